@@ -1,0 +1,133 @@
+package queue
+
+import (
+	"context"
+)
+
+// Store is a durable database behind the Engine. It runs functions in
+// transactions; the Engine holds the rules.
+type Store interface {
+	// Update runs fn in one read-write transaction and commits it durably.
+	// When the database reports a serialization failure or a deadlock, the
+	// store rolls back and runs fn again, a bounded number of times, then
+	// returns an error wrapping ErrConflict. fn may be run more than once.
+	Update(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+	// View runs fn in a read-only transaction (or on a reader connection).
+	View(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
+	// Close releases the database.
+	Close() error
+}
+
+// HeadQuery selects the first waiting ticket by (Rank, SortKey), or by
+// WaitingSince when ByWait is set.
+type HeadQuery struct {
+	Site    string
+	Day     string
+	Service string
+	// Counter: when set, only tickets transferred to this counter match;
+	// when empty, tickets transferred to any counter are excluded.
+	Counter string
+	// Classes, when not empty, keeps only these classes; NotClasses drops
+	// these classes.
+	Classes    []Class
+	NotClasses []Class
+	// WaitingBefore, when not zero (unix ms), keeps tickets waiting since
+	// before that instant.
+	WaitingBefore int64
+	// ByWait orders by WaitingSince instead of (Rank, SortKey).
+	ByWait bool
+	// Lock asks the store to lock the row it returns for the rest of the
+	// transaction, skipping rows other transactions hold (FOR UPDATE SKIP
+	// LOCKED) where the database has it.
+	Lock bool
+}
+
+// Filter selects tickets for sweeps.
+type Filter struct {
+	Site      string
+	Service   string   // empty: every service
+	Day       string   // exact service day; empty: any
+	BeforeDay string   // service day strictly before; empty: any
+	Statuses  []Status // empty: any
+	// CalledBefore, when not zero (unix ms), keeps tickets called before it.
+	CalledBefore int64
+	Limit        int // 0: no limit
+}
+
+// StatRow is one aggregate row of a service day, grouped by service,
+// counter and status. Times are unix milliseconds.
+type StatRow struct {
+	Service         string
+	Counter         string
+	Status          Status
+	N               int
+	MinWaitingSince int64 // smallest WaitingSince in the group
+	SumWait         int64 // sum of CalledAt-IssuedAt over called tickets
+	NWait           int   // tickets counted in SumWait
+	SumService      int64 // sum of FinishedAt-ServingAt over finished served tickets
+	NService        int
+}
+
+// Tx is the set of primitives a store offers inside a transaction. Every
+// method is a single statement or two; the Engine composes them.
+type Tx interface {
+	// Savepoint, RollbackTo and Release scope one request inside a group
+	// commit transaction.
+	Savepoint(ctx context.Context, name string) error
+	RollbackTo(ctx context.Context, name string) error
+	Release(ctx context.Context, name string) error
+
+	// LookupRequest returns the stored result of an earlier request with
+	// the same device and idempotency key.
+	LookupRequest(ctx context.Context, device, key string) (op string, result []byte, found bool, err error)
+	// SaveRequest records a request's result; a second save of the same
+	// (device, key) fails.
+	SaveRequest(ctx context.Context, device, key, op string, result []byte, atMs int64) error
+
+	// NextSeq allocates the next number of (site, service, day), starting at 1.
+	NextSeq(ctx context.Context, site, service, day string) (int, error)
+
+	// InsertTicket stores a new ticket and sets t.ID. A duplicate
+	// (site, service, day, seq) fails with ErrDuplicate.
+	InsertTicket(ctx context.Context, t *Ticket) error
+	// UpdateTicket writes t if its stored status is still from; it returns
+	// ErrConflict when the row changed under it.
+	UpdateTicket(ctx context.Context, t *Ticket, from Status) error
+	// Ticket reads one ticket by id, ErrNotFound if none.
+	Ticket(ctx context.Context, id int64) (*Ticket, error)
+	// TicketByNumber finds the ticket with this display number on a day.
+	TicketByNumber(ctx context.Context, site, day, number string) (*Ticket, error)
+	// Head returns the first waiting ticket the query selects, nil if none.
+	Head(ctx context.Context, q HeadQuery) (*Ticket, error)
+	// Waiting lists up to limit waiting tickets of a service with one rank,
+	// not transferred to a counter, ordered by SortKey.
+	Waiting(ctx context.Context, site, day, service string, rank, limit int) ([]Ticket, error)
+	// Ahead counts the waiting tickets of t's service ordered before t.
+	Ahead(ctx context.Context, t *Ticket) (int, error)
+	// SetSortKey moves a waiting ticket.
+	SetSortKey(ctx context.Context, id, key int64) error
+	// Find lists tickets for sweeps, ordered by id.
+	Find(ctx context.Context, f Filter) ([]Ticket, error)
+	// Stats aggregates a site's service day.
+	Stats(ctx context.Context, site, day string) ([]StatRow, error)
+
+	// Counter reads a counter's state, locking it for the transaction; a
+	// counter never written is returned open and idle.
+	Counter(ctx context.Context, site, id string) (CounterState, error)
+	// PutCounter writes a counter's state.
+	PutCounter(ctx context.Context, c CounterState) error
+	// Counters lists the stored counter states of a site.
+	Counters(ctx context.Context, site string) ([]CounterState, error)
+
+	// Streak reads and SetStreak writes the number of non-priority calls
+	// since the last priority call of a service (the ratio policy).
+	Streak(ctx context.Context, site, service string) (int, error)
+	SetStreak(ctx context.Context, site, service string, n int) error
+
+	// AppendEvent gives e the site's next version and stores it.
+	AppendEvent(ctx context.Context, e *Event) error
+	// Events lists up to limit events of a site with Version > after.
+	Events(ctx context.Context, site string, after int64, limit int) ([]Event, error)
+	// LastVersion is the newest event version of a site, 0 if none.
+	LastVersion(ctx context.Context, site string) (int64, error)
+}

@@ -1,0 +1,143 @@
+package queue
+
+import (
+	"time"
+)
+
+// Class is the kind of a ticket; it decides its rank in the queue and where
+// it is inserted.
+type Class string
+
+// Ticket classes.
+const (
+	ClassNormal      Class = "normal"
+	ClassVIP         Class = "vip"
+	ClassEmergency   Class = "emergency"
+	ClassRevisit     Class = "revisit"
+	ClassAppointment Class = "appointment"
+	ClassReentered   Class = "reentered"
+)
+
+// DefaultRanks are the class ranks used when a site names none: lower ranks
+// are called first. Revisit and re-entered tickets share the normal rank and
+// are placed by position inside it.
+func DefaultRanks() map[Class]int {
+	return map[Class]int{
+		ClassEmergency:   0,
+		ClassVIP:         10,
+		ClassAppointment: 15,
+		ClassNormal:      20,
+	}
+}
+
+// Status is the state of a ticket.
+type Status string
+
+// Ticket states. DONE, NO_SHOW, CANCELLED and EXPIRED are terminal for the
+// day (a NO_SHOW may still be re-entered).
+const (
+	StatusWaiting   Status = "WAITING"
+	StatusCalled    Status = "CALLED"
+	StatusServing   Status = "SERVING"
+	StatusDone      Status = "DONE"
+	StatusNoShow    Status = "NO_SHOW"
+	StatusCancelled Status = "CANCELLED"
+	StatusExpired   Status = "EXPIRED"
+)
+
+// Terminal reports whether s ends a ticket's day.
+func (s Status) Terminal() bool {
+	switch s {
+	case StatusDone, StatusNoShow, StatusCancelled, StatusExpired:
+		return true
+	}
+	return false
+}
+
+// Ticket is one customer's number for one service on one service day.
+// Times are zero when the step has not happened.
+type Ticket struct {
+	ID      int64
+	Site    string
+	Service string
+	Day     string // service day, "2006-01-02"
+	Seq     int
+	Number  string // display text: prefix + zero-padded Seq
+	Class   Class
+	Status  Status
+
+	// Rank and SortKey order waiting tickets of a service: (Rank, SortKey).
+	Rank    int
+	SortKey int64
+
+	Counter       string // counter that called or serves it
+	TargetCounter string // set by a transfer to a counter: only it may call the ticket
+
+	CallCount   int
+	NoShowCount int // times marked no-show; also the re-entries used
+
+	IssuedAt     time.Time
+	WaitingSince time.Time // issue, re-entry or transfer time
+	CalledAt     time.Time
+	ServingAt    time.Time
+	FinishedAt   time.Time
+
+	Device  string // device that issued it
+	IdemKey string // idempotency key of the request that created it
+}
+
+// CounterMode is the state of a counter.
+type CounterMode string
+
+// Counter modes. A counter never seen by the store is open.
+const (
+	CounterOpen   CounterMode = "open"
+	CounterPaused CounterMode = "paused"
+	CounterClosed CounterMode = "closed"
+)
+
+// CounterState is the live state of one counter.
+type CounterState struct {
+	Site     string
+	ID       string
+	Mode     CounterMode
+	TicketID int64     // ticket called or served now, 0 when idle
+	Since    time.Time // when Mode or TicketID last changed
+}
+
+// EventType names a state change in the event log.
+type EventType string
+
+// Event types.
+const (
+	EventIssued        EventType = "ISSUED"
+	EventCalled        EventType = "CALLED"
+	EventRecalled      EventType = "RECALLED"
+	EventNoShow        EventType = "NO_SHOW"
+	EventReentered     EventType = "REENTERED"
+	EventTransferred   EventType = "TRANSFERRED"
+	EventServing       EventType = "SERVING"
+	EventDone          EventType = "DONE"
+	EventCancelled     EventType = "CANCELLED"
+	EventExpired       EventType = "EXPIRED"
+	EventCounterOpened EventType = "COUNTER_OPENED"
+	EventCounterPaused EventType = "COUNTER_PAUSED"
+	EventPrintFailed   EventType = "PRINT_FAILED"
+)
+
+// Event is one committed state change. Version increases by exactly one per
+// event within a site.
+type Event struct {
+	Site     string
+	Version  int64
+	Type     EventType
+	TicketID int64
+	Number   string
+	Service  string
+	Class    Class
+	Status   Status // ticket status after the change
+	Counter  string
+	Actor    string // device or operator
+	Detail   string // e.g. transfer target, failure reason
+	At       time.Time
+}
