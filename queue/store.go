@@ -21,8 +21,10 @@ type Store interface {
 // HeadQuery selects the first waiting ticket by (Rank, SortKey), or by
 // WaitingSince when ByWait is set.
 type HeadQuery struct {
-	Site    string
-	Day     string
+	Site string
+	Day  string
+	// Service is the queue (Ticket.Queue) to look in; empty matches every
+	// queue (used with Counter to find tickets transferred to a counter).
 	Service string
 	// Counter: when set, only tickets transferred to this counter match;
 	// when empty, tickets transferred to any counter are excluded.
@@ -45,7 +47,7 @@ type HeadQuery struct {
 // Filter selects tickets for sweeps.
 type Filter struct {
 	Site      string
-	Service   string   // empty: every service
+	Service   string   // queue (Ticket.Queue); empty: every queue
 	Day       string   // exact service day; empty: any
 	BeforeDay string   // service day strictly before; empty: any
 	Statuses  []Status // empty: any
@@ -54,7 +56,7 @@ type Filter struct {
 	Limit        int // 0: no limit
 }
 
-// StatRow is one aggregate row of a service day, grouped by service,
+// StatRow is one aggregate row of a service day, grouped by queue (Ticket.Queue, reported as Service),
 // counter and status. Times are unix milliseconds.
 type StatRow struct {
 	Service         string
@@ -99,10 +101,11 @@ type Tx interface {
 	TicketByNumber(ctx context.Context, site, day, number string) (*Ticket, error)
 	// Head returns the first waiting ticket the query selects, nil if none.
 	Head(ctx context.Context, q HeadQuery) (*Ticket, error)
-	// Waiting lists up to limit waiting tickets of a service with one rank,
+	// Waiting lists up to limit waiting tickets of a queue (Ticket.Queue) with one rank,
 	// not transferred to a counter, ordered by SortKey.
 	Waiting(ctx context.Context, site, day, service string, rank, limit int) ([]Ticket, error)
-	// Ahead counts the waiting tickets of t's service ordered before t.
+	// Ahead counts the waiting tickets of t's queue (same Queue, not
+	// transferred to a counter) ordered before t by (Rank, SortKey).
 	Ahead(ctx context.Context, t *Ticket) (int, error)
 	// SetSortKey moves a waiting ticket.
 	SetSortKey(ctx context.Context, id, key int64) error

@@ -59,12 +59,15 @@ func (s Status) Terminal() bool {
 type Ticket struct {
 	ID      int64
 	Site    string
-	Service string
-	Day     string // service day, "2006-01-02"
-	Seq     int
-	Number  string // display text: prefix + zero-padded Seq
-	Class   Class
-	Status  Status
+	Service string // service that issued the number; (Site, Service, Day, Seq) is unique
+	// Queue is the service whose queue the ticket waits in: Service, unless
+	// a transfer moved it (it keeps its number).
+	Queue  string
+	Day    string // service day, "2006-01-02"
+	Seq    int
+	Number string // display text: prefix + zero-padded Seq
+	Class  Class
+	Status Status
 
 	// Rank and SortKey order waiting tickets of a service: (Rank, SortKey).
 	Rank    int
