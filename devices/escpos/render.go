@@ -1,0 +1,496 @@
+package escpos
+
+import (
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/simplifiedchinese"
+)
+
+// Control bytes and command prefixes used by the renderer.
+const (
+	esc = 0x1B
+	gs  = 0x1D
+	fs  = 0x1C
+	dle = 0x10
+	eot = 0x04
+	lf  = 0x0A
+)
+
+// Ticket is everything printed on one ticket. It is a plain value so that this
+// package does not depend on the queue domain.
+type Ticket struct {
+	Site          string        // site (branch, hall) name, first line
+	Service       string        // service (queue) display name
+	Number        string        // ticket number text, e.g. "A023"
+	PeopleAhead   int           // waiting tickets before this one
+	EstimatedWait time.Duration // estimated wait; rounded up to minutes
+	Issued        time.Time     // issue time, printed in Issued.Location()
+	QR            string        // QR payload, e.g. a lookup URL; empty: no QR
+	Footer        string        // free footer text from the site config
+	Lang          string        // "en" or "zh"; empty: Layout.Lang
+}
+
+// QRMode selects how the QR code is printed.
+type QRMode int
+
+// QR modes.
+const (
+	// QRNative prints the QR code with the printer's own GS ( k command.
+	QRNative QRMode = iota
+	// QRRaster draws the QR code and sends it as a GS v 0 raster image, for
+	// printers without GS ( k.
+	QRRaster
+	// QRNone prints no QR code.
+	QRNone
+)
+
+// String returns "native", "raster" or "none".
+func (m QRMode) String() string {
+	switch m {
+	case QRNative:
+		return "native"
+	case QRRaster:
+		return "raster"
+	case QRNone:
+		return "none"
+	}
+	return fmt.Sprintf("QRMode(%d)", int(m))
+}
+
+// ParseQRMode is the inverse of QRMode.String, for configuration files.
+func ParseQRMode(s string) (QRMode, error) {
+	for _, m := range []QRMode{QRNative, QRRaster, QRNone} {
+		if m.String() == s {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("escpos: parse qr mode %q: %w", s, ErrBadLayout)
+}
+
+// Labels are the text/template lines printed under the number. The template
+// data has the Ticket fields plus WaitMinutes (int, rounded up) and
+// IssuedText (Issued formatted with Layout.TimeFormat).
+type Labels struct {
+	PeopleAhead string
+	Wait        string
+	Issued      string
+}
+
+// DefaultLabels returns the built-in labels for lang ("en" or "zh"); any other
+// language gets the English labels.
+func DefaultLabels(lang string) Labels {
+	if lang == "zh" {
+		return Labels{
+			PeopleAhead: "前面还有 {{.PeopleAhead}} 人",
+			Wait:        "预计等待 {{.WaitMinutes}} 分钟",
+			Issued:      "取号时间 {{.IssuedText}}",
+		}
+	}
+	return Labels{
+		PeopleAhead: "People ahead: {{.PeopleAhead}}",
+		Wait:        "Estimated wait: {{.WaitMinutes}} min",
+		Issued:      "Issued: {{.IssuedText}}",
+	}
+}
+
+// Layout is the per-site printing layout, usually built from the config.
+type Layout struct {
+	PaperMM    int    // 58 (32 columns, 384 dots) or 80 (48 columns, 576 dots)
+	Lang       string // language when Ticket.Lang is empty
+	QR         QRMode // how to print the QR code
+	QRSize     int    // QR module size in dots, 1..16
+	NumberSize int    // magnification of the ticket number, 1..8 (GS !)
+	Title      string // text/template for the header (double size, bold)
+	Footer     string // text/template for the footer
+	TimeFormat string // Go time layout for IssuedText
+	FeedLines  int    // extra feed before the cut, 0..255 (GS V 66 n)
+	// Labels overrides the built-in labels per language; missing
+	// languages use DefaultLabels.
+	Labels map[string]Labels
+}
+
+// DefaultLayout returns an 80 mm English layout with a native QR code.
+func DefaultLayout() Layout {
+	return Layout{
+		PaperMM:    80,
+		Lang:       "en",
+		QR:         QRNative,
+		QRSize:     6,
+		NumberSize: 4,
+		Title:      "{{.Site}}",
+		Footer:     "{{.Footer}}",
+		TimeFormat: "2006-01-02 15:04",
+		FeedLines:  3,
+	}
+}
+
+// Columns returns the Font A line width in characters for the paper width.
+func (l Layout) Columns() int {
+	switch l.PaperMM {
+	case 58:
+		return 32
+	case 80:
+		return 48
+	}
+	return 0
+}
+
+// Dots returns the printable width in dots (203 dpi) for the paper width.
+func (l Layout) Dots() int {
+	switch l.PaperMM {
+	case 58:
+		return 384
+	case 80:
+		return 576
+	}
+	return 0
+}
+
+// Validate reports the first problem that would make Render fail for every
+// ticket.
+func (l Layout) Validate() error {
+	if l.Columns() == 0 {
+		return fmt.Errorf("escpos: layout: paper_mm %d not 58 or 80: %w", l.PaperMM, ErrBadLayout)
+	}
+	if l.QR < QRNative || l.QR > QRNone {
+		return fmt.Errorf("escpos: layout: qr mode %d: %w", int(l.QR), ErrBadLayout)
+	}
+	if l.QR != QRNone && (l.QRSize < 1 || l.QRSize > 16) {
+		return fmt.Errorf("escpos: layout: qr size %d not in 1..16: %w", l.QRSize, ErrBadLayout)
+	}
+	if l.NumberSize < 1 || l.NumberSize > 8 {
+		return fmt.Errorf("escpos: layout: number size %d not in 1..8: %w", l.NumberSize, ErrBadLayout)
+	}
+	if l.FeedLines < 0 || l.FeedLines > 255 {
+		return fmt.Errorf("escpos: layout: feed lines %d not in 0..255: %w", l.FeedLines, ErrBadLayout)
+	}
+	if _, err := l.templates("en"); err != nil {
+		return err
+	}
+	for lang := range l.Labels {
+		if _, err := l.templates(lang); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// templateData is what the layout templates see.
+type templateData struct {
+	Ticket
+	WaitMinutes int
+	IssuedText  string
+}
+
+type layoutTemplates struct {
+	title, footer, ahead, wait, issued *template.Template
+}
+
+func (l Layout) templates(lang string) (layoutTemplates, error) {
+	labels, ok := l.Labels[lang]
+	if !ok {
+		labels = DefaultLabels(lang)
+	}
+	var t layoutTemplates
+	for _, p := range []struct {
+		name string
+		src  string
+		dst  **template.Template
+	}{
+		{"title", l.Title, &t.title},
+		{"footer", l.Footer, &t.footer},
+		{"people_ahead", labels.PeopleAhead, &t.ahead},
+		{"wait", labels.Wait, &t.wait},
+		{"issued", labels.Issued, &t.issued},
+	} {
+		tp, err := template.New(p.name).Option("missingkey=error").Parse(p.src)
+		if err != nil {
+			return t, fmt.Errorf("escpos: layout: template %s (%s): %v: %w", p.name, lang, err, ErrBadLayout)
+		}
+		*p.dst = tp
+	}
+	return t, nil
+}
+
+func execute(tp *template.Template, data templateData) (string, error) {
+	var b strings.Builder
+	if err := tp.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("escpos: render: template %s: %v: %w", tp.Name(), err, ErrBadLayout)
+	}
+	return b.String(), nil
+}
+
+// Render returns the ESC/POS bytes of one ticket. It is pure: the same ticket
+// and layout always give the same bytes.
+func Render(t Ticket, l Layout) ([]byte, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	lang := t.Lang
+	if lang == "" {
+		lang = l.Lang
+	}
+	tpl, err := l.templates(lang)
+	if err != nil {
+		return nil, err
+	}
+	data := templateData{Ticket: t, WaitMinutes: waitMinutes(t.EstimatedWait)}
+	if !t.Issued.IsZero() {
+		data.IssuedText = t.Issued.Format(l.TimeFormat)
+	}
+	cols := l.Columns()
+	w := &writer{}
+
+	w.cmd(esc, '@')    // initialize
+	w.cmd(esc, 'a', 1) // centre
+
+	title, err := execute(tpl.title, data)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(title) != "" {
+		w.cmd(esc, 'E', 1)
+		w.size(2)
+		w.paragraph(title, cols/2)
+		w.size(1)
+		w.cmd(esc, 'E', 0)
+	}
+	if t.Service != "" {
+		w.paragraph(t.Service, cols)
+	}
+	w.cmd(lf)
+	if t.Number != "" {
+		w.size(l.NumberSize)
+		w.paragraph(t.Number, cols/l.NumberSize)
+		w.size(1)
+		w.cmd(lf)
+	}
+	for _, tp := range []*template.Template{tpl.ahead, tpl.wait} {
+		s, err := execute(tp, data)
+		if err != nil {
+			return nil, err
+		}
+		w.paragraph(s, cols)
+	}
+	if data.IssuedText != "" {
+		s, err := execute(tpl.issued, data)
+		if err != nil {
+			return nil, err
+		}
+		w.paragraph(s, cols)
+	}
+	if t.QR != "" && l.QR != QRNone {
+		w.cmd(lf)
+		switch l.QR {
+		case QRNative:
+			err = w.qrNative(t.QR, l.QRSize)
+		case QRRaster:
+			err = w.qrRaster(t.QR, l.QRSize, l.Dots())
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	footer, err := execute(tpl.footer, data)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(footer) != "" {
+		w.cmd(lf)
+		w.paragraph(footer, cols)
+	}
+	w.cmd(gs, 'V', 66, byte(l.FeedLines)) // feed and partial cut
+	return w.buf, nil
+}
+
+// waitMinutes rounds d up to whole minutes; negative durations are 0.
+func waitMinutes(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int((d + time.Minute - 1) / time.Minute)
+}
+
+// writer accumulates ESC/POS bytes and tracks Kanji mode.
+type writer struct {
+	buf   []byte
+	kanji bool
+}
+
+func (w *writer) cmd(b ...byte) { w.buf = append(w.buf, b...) }
+
+// size sets width and height magnification n (1..8) with GS !.
+func (w *writer) size(n int) {
+	m := byte(n-1) & 7
+	w.cmd(gs, '!', m<<4|m)
+}
+
+// paragraph wraps s (which may hold several lines) to cols columns and
+// prints each line followed by LF.
+func (w *writer) paragraph(s string, cols int) {
+	for _, para := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		for _, line := range wrap(para, cols) {
+			w.text(line)
+			w.cmd(lf)
+		}
+	}
+}
+
+// text appends s: ASCII in the plain character mode, any other rune in GB18030
+// inside FS & ... FS . (Kanji mode). Control characters become spaces, so a
+// site name cannot inject commands. Kanji mode is left at the end.
+func (w *writer) text(s string) {
+	s = sanitize(s)
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && s[i] < utf8.RuneSelf {
+			i++
+		}
+		if i > 0 {
+			if w.kanji {
+				w.cmd(fs, '.')
+				w.kanji = false
+			}
+			w.buf = append(w.buf, s[:i]...)
+			s = s[i:]
+		}
+		j := 0
+		for j < len(s) && s[j] >= utf8.RuneSelf {
+			j++
+		}
+		if j > 0 {
+			if !w.kanji {
+				w.cmd(fs, '&')
+				w.kanji = true
+			}
+			w.buf = append(w.buf, gb18030(s[:j])...)
+			s = s[j:]
+		}
+	}
+	if w.kanji {
+		w.cmd(fs, '.')
+		w.kanji = false
+	}
+}
+
+// gb18030 encodes valid UTF-8 text. GB18030 maps every Unicode scalar value,
+// so the encoder cannot fail on sanitized input; "?" is the safe fallback.
+func gb18030(s string) []byte {
+	b, err := simplifiedchinese.GB18030.NewEncoder().Bytes([]byte(s))
+	if err != nil {
+		return []byte(strings.Repeat("?", utf8.RuneCountInString(s)))
+	}
+	return b
+}
+
+// sanitize replaces invalid UTF-8 with U+FFFD and control characters with
+// spaces.
+func sanitize(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// runeWidth is the printed width in Font A columns: ASCII is one column,
+// everything printed in Kanji mode is two.
+func runeWidth(r rune) int {
+	if r < utf8.RuneSelf {
+		return 1
+	}
+	return 2
+}
+
+func width(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeWidth(r)
+	}
+	return n
+}
+
+// wrap breaks s into lines at most cols columns wide: ASCII words wrap at
+// spaces, CJK text may break between any two characters, and a word longer
+// than a line is cut. It returns no lines for blank text.
+func wrap(s string, cols int) []string {
+	s = sanitize(s)
+	if cols < 2 {
+		cols = 2
+	}
+	var lines []string
+	var line strings.Builder
+	w := 0
+	flush := func() {
+		lines = append(lines, strings.TrimRight(line.String(), " "))
+		line.Reset()
+		w = 0
+	}
+	for _, tok := range tokens(s) {
+		if tok == " " {
+			if w > 0 && w < cols {
+				line.WriteByte(' ')
+				w++
+			}
+			continue
+		}
+		tw := width(tok)
+		if w > 0 && w+tw > cols {
+			flush()
+		}
+		for tw > cols {
+			head, rest := cut(tok, cols)
+			lines = append(lines, head)
+			tok, tw = rest, width(rest)
+		}
+		line.WriteString(tok)
+		w += tw
+	}
+	if w > 0 {
+		flush()
+	}
+	return lines
+}
+
+// tokens splits s into ASCII words, single spaces and single non-ASCII runes.
+func tokens(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		switch {
+		case r == ' ':
+			out = append(out, " ")
+		case r >= utf8.RuneSelf:
+			out = append(out, s[:n])
+		default:
+			n = strings.IndexFunc(s, func(r rune) bool { return r == ' ' || r >= utf8.RuneSelf })
+			if n < 0 {
+				n = len(s)
+			}
+			out = append(out, s[:n])
+		}
+		s = s[n:]
+	}
+	return out
+}
+
+// cut returns the longest prefix of s at most cols wide (at least one rune)
+// and the rest.
+func cut(s string, cols int) (string, string) {
+	w := 0
+	for i, r := range s {
+		rw := runeWidth(r)
+		if w+rw > cols && i > 0 {
+			return s[:i], s[i:]
+		}
+		w += rw
+	}
+	return s, ""
+}

@@ -1,0 +1,230 @@
+package escpos
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// cst is UTC+8 without tzdata, so the tests run on minimal systems.
+var cst = time.FixedZone("CST", 8*3600)
+
+func ticketEN() Ticket {
+	return Ticket{
+		Site:          "Central Hospital",
+		Service:       "Internal Medicine",
+		Number:        "A023",
+		PeopleAhead:   5,
+		EstimatedWait: 17*time.Minute + 30*time.Second,
+		Issued:        time.Date(2026, 11, 29, 9, 5, 0, 0, cst),
+		QR:            "https://q.example.org/t/2026-11-29/A023",
+		Footer:        "Please keep this ticket. Numbers are called in order of arrival.",
+		Lang:          "en",
+	}
+}
+
+func ticketZH() Ticket {
+	return Ticket{
+		Site:          "市第一人民医院",
+		Service:       "内科门诊 Internal Medicine",
+		Number:        "A023",
+		PeopleAhead:   12,
+		EstimatedWait: 40 * time.Minute,
+		Issued:        time.Date(2026, 11, 29, 9, 5, 0, 0, cst),
+		QR:            "https://q.example.org/t/2026-11-29/A023",
+		Footer:        "请留意叫号，过号请到服务台重新取号。谢谢您的耐心等候！",
+		Lang:          "zh",
+	}
+}
+
+type goldenCase struct {
+	name   string
+	ticket Ticket
+	layout Layout
+}
+
+func goldenCases() []goldenCase {
+	l58 := DefaultLayout()
+	l58.PaperMM = 58
+	l58.QRSize = 5
+	l58.NumberSize = 3
+	lzh := DefaultLayout()
+	lzh.Lang = "zh"
+	lraster := DefaultLayout()
+	lraster.QR = QRRaster
+	return []goldenCase{
+		{"ticket_58_native_en", ticketEN(), l58},
+		{"ticket_80_native_zh", ticketZH(), lzh},
+		{"ticket_80_raster_en", ticketEN(), lraster},
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	for _, tc := range goldenCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Render(tc.ticket, tc.layout)
+			if err != nil {
+				t.Fatalf("Render: %v", err)
+			}
+			dump := Dump(got)
+			binPath := filepath.Join("testdata", tc.name+".bin")
+			txtPath := filepath.Join("testdata", tc.name+".txt")
+			if *update {
+				if err := os.WriteFile(binPath, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(txtPath, []byte(dump), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(binPath)
+			if err != nil {
+				t.Fatalf("read golden (run with -update): %v", err)
+			}
+			wantDump, err := os.ReadFile(txtPath)
+			if err != nil {
+				t.Fatalf("read golden (run with -update): %v", err)
+			}
+			if string(wantDump) != dump {
+				t.Errorf("dump differs from %s:\ngot:\n%s\nwant:\n%s", txtPath, dump, wantDump)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("bytes differ from %s (got %d bytes, want %d)", binPath, len(got), len(want))
+			}
+		})
+	}
+}
+
+func TestRenderIsPure(t *testing.T) {
+	for _, tc := range goldenCases() {
+		a, err := Render(tc.ticket, tc.layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := Render(tc.ticket, tc.layout)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: two renders differ", tc.name)
+		}
+	}
+}
+
+func TestRenderStructure(t *testing.T) {
+	for _, tc := range goldenCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := Render(tc.ticket, tc.layout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.HasPrefix(b, []byte{esc, '@'}) {
+				t.Errorf("does not start with ESC @: % X", b[:4])
+			}
+			cut := []byte{gs, 'V', 66, byte(tc.layout.FeedLines)}
+			if !bytes.HasSuffix(b, cut) {
+				t.Errorf("does not end with GS V 66 n: % X", b[len(b)-4:])
+			}
+			m := byte(tc.layout.NumberSize - 1)
+			big := append([]byte{gs, '!', m<<4 | m}, tc.ticket.Number...)
+			if !bytes.Contains(b, big) {
+				t.Errorf("number %q not printed at GS ! 0x%02X", tc.ticket.Number, m<<4|m)
+			}
+			// Kanji mode is always left again.
+			if bytes.Count(b, []byte{fs, '&'}) != bytes.Count(b, []byte{fs, '.'}) {
+				t.Errorf("unbalanced FS & / FS .")
+			}
+		})
+	}
+}
+
+func TestRenderIssueTimeInTicketZone(t *testing.T) {
+	tk := ticketEN()
+	tk.QR = ""
+	// 01:05 UTC is 09:05 in UTC+8: the ticket's own location is used.
+	tk.Issued = time.Date(2026, 11, 29, 1, 5, 0, 0, time.UTC).In(cst)
+	b, err := Render(tk, DefaultLayout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("Issued: 2026-11-29 09:05")) {
+		t.Errorf("issue time not in ticket zone:\n%s", Dump(b))
+	}
+}
+
+func TestRenderNoControlInjection(t *testing.T) {
+	tk := ticketEN()
+	tk.Site = "Evil\x1b@\x1dV\x42\x00Site"
+	tk.QR = ""
+	b, err := Render(tk, DefaultLayout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("Evil @ V")) {
+		t.Errorf("control characters not replaced:\n%s", Dump(b))
+	}
+	if n := bytes.Count(b, []byte{esc, '@'}); n != 1 {
+		t.Errorf("ESC @ appears %d times, want 1", n)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	long := strings.Repeat("x", maxQRData+1)
+	tests := []struct {
+		name   string
+		ticket Ticket
+		edit   func(*Layout)
+	}{
+		{"paper 57", ticketEN(), func(l *Layout) { l.PaperMM = 57 }},
+		{"number size 0", ticketEN(), func(l *Layout) { l.NumberSize = 0 }},
+		{"number size 9", ticketEN(), func(l *Layout) { l.NumberSize = 9 }},
+		{"qr size 17", ticketEN(), func(l *Layout) { l.QRSize = 17 }},
+		{"qr mode", ticketEN(), func(l *Layout) { l.QR = 7 }},
+		{"feed", ticketEN(), func(l *Layout) { l.FeedLines = 256 }},
+		{"bad title", ticketEN(), func(l *Layout) { l.Title = "{{.Site" }},
+		{"unknown field", ticketEN(), func(l *Layout) { l.Footer = "{{.Nope}}" }},
+		{"bad label", ticketEN(), func(l *Layout) { l.Labels = map[string]Labels{"fr": {Wait: "{{"}} }},
+		{"native qr too long", Ticket{QR: long}, func(*Layout) {}},
+		{"raster qr too long", Ticket{QR: long}, func(l *Layout) { l.QR = QRRaster }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := DefaultLayout()
+			tt.edit(&l)
+			_, err := Render(tt.ticket, l)
+			if !errors.Is(err, ErrBadLayout) {
+				t.Errorf("Render error = %v, want ErrBadLayout", err)
+			}
+		})
+	}
+}
+
+func TestParseQRMode(t *testing.T) {
+	for _, m := range []QRMode{QRNative, QRRaster, QRNone} {
+		got, err := ParseQRMode(m.String())
+		if err != nil || got != m {
+			t.Errorf("ParseQRMode(%q) = %v, %v", m.String(), got, err)
+		}
+	}
+	if _, err := ParseQRMode("laser"); !errors.Is(err, ErrBadLayout) {
+		t.Errorf("ParseQRMode(laser) error = %v", err)
+	}
+}
+
+func TestLabelsOverride(t *testing.T) {
+	l := DefaultLayout()
+	l.Labels = map[string]Labels{"en": {PeopleAhead: "Before you: {{.PeopleAhead}}", Wait: "", Issued: "{{.IssuedText}}"}}
+	tk := ticketEN()
+	tk.QR = ""
+	b, err := Render(tk, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("Before you: 5\n")) || bytes.Contains(b, []byte("Estimated")) {
+		t.Errorf("labels not overridden:\n%s", Dump(b))
+	}
+}
