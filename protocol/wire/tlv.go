@@ -1,0 +1,253 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unicode/utf8"
+)
+
+// WireType is the second byte of a field header: how its value is encoded.
+type WireType uint8
+
+// Wire types. A receiver skips a field whose tag it does not know, whatever
+// its wire type, using the length in the field header.
+const (
+	// WireUint is an unsigned big-endian integer of 0 to 8 bytes; booleans
+	// are a 1-byte WireUint, 0 or 1.
+	WireUint WireType = 0
+	// WireInt is a signed two's-complement big-endian integer of 0 to 8 bytes.
+	WireInt WireType = 1
+	// WireBytes is raw bytes.
+	WireBytes WireType = 2
+	// WireString is UTF-8 text.
+	WireString WireType = 3
+	// WireRecord is a nested sequence of fields.
+	WireRecord WireType = 4
+)
+
+// FieldHeaderSize is the size of a field header: tag (1), wire type (1),
+// value length (2, big-endian).
+const FieldHeaderSize = 4
+
+// MaxFieldLen is the largest value length a field header can declare.
+const MaxFieldLen = 0xFFFF
+
+// encoder appends fields to b. Zero values are omitted: an absent field
+// decodes as the zero value. The first error sticks.
+type encoder struct {
+	b   []byte
+	err error
+}
+
+func (e *encoder) header(tag uint8, wt WireType, n int) {
+	if n > MaxFieldLen {
+		if e.err == nil {
+			e.err = fmt.Errorf("wire: encode field %d: %d bytes: %w", tag, n, ErrFrameTooLarge)
+		}
+		n = 0
+	}
+	e.b = append(e.b, tag, byte(wt), byte(n>>8), byte(n))
+}
+
+// uint writes v in exactly width bytes, omitting zero.
+func (e *encoder) uint(tag uint8, v uint64, width int) {
+	if v == 0 {
+		return
+	}
+	e.uintAlways(tag, v, width)
+}
+
+// uintAlways writes v even when zero (elements of repeated integers).
+func (e *encoder) uintAlways(tag uint8, v uint64, width int) {
+	e.header(tag, WireUint, width)
+	for i := width - 1; i >= 0; i-- {
+		e.b = append(e.b, byte(v>>(8*i)))
+	}
+}
+
+func (e *encoder) int(tag uint8, v int64) {
+	if v == 0 {
+		return
+	}
+	e.header(tag, WireInt, 8)
+	e.b = binary.BigEndian.AppendUint64(e.b, uint64(v))
+}
+
+func (e *encoder) bool(tag uint8, v bool) {
+	if v {
+		e.uintAlways(tag, 1, 1)
+	}
+}
+
+// str writes s, omitting "".
+func (e *encoder) str(tag uint8, s string) {
+	if s == "" {
+		return
+	}
+	e.header(tag, WireString, len(s))
+	if len(s) <= MaxFieldLen {
+		e.b = append(e.b, s...)
+	}
+}
+
+// strAlways writes s even when empty (elements of repeated strings).
+func (e *encoder) strAlways(tag uint8, s string) {
+	e.header(tag, WireString, len(s))
+	if len(s) <= MaxFieldLen {
+		e.b = append(e.b, s...)
+	}
+}
+
+func (e *encoder) bytes(tag uint8, p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	e.header(tag, WireBytes, len(p))
+	if len(p) <= MaxFieldLen {
+		e.b = append(e.b, p...)
+	}
+}
+
+// begin starts a record field and returns where its header is; end patches
+// the length once the record's fields are appended.
+func (e *encoder) begin(tag uint8) int {
+	start := len(e.b)
+	e.b = append(e.b, tag, byte(WireRecord), 0, 0)
+	return start
+}
+
+func (e *encoder) end(start int) {
+	n := len(e.b) - start - FieldHeaderSize
+	if n > MaxFieldLen {
+		if e.err == nil {
+			e.err = fmt.Errorf("wire: encode record %d: %d bytes: %w", e.b[start], n, ErrFrameTooLarge)
+		}
+		return
+	}
+	binary.BigEndian.PutUint16(e.b[start+2:], uint16(n))
+}
+
+// decoder walks the fields of a payload. next advances to the following
+// field; the typed getters check the wire type and bounds of the current
+// field and record the first error, which ends the walk.
+type decoder struct {
+	b   []byte
+	t   MsgType
+	err error
+
+	tag uint8
+	wt  WireType
+	val []byte
+}
+
+func (d *decoder) next() bool {
+	if d.err != nil || len(d.b) == 0 {
+		return false
+	}
+	if len(d.b) < FieldHeaderSize {
+		d.fail("field header cut short")
+		return false
+	}
+	tag, wt := d.b[0], WireType(d.b[1])
+	n := int(binary.BigEndian.Uint16(d.b[2:4]))
+	if tag == 0 {
+		d.fail("tag 0")
+		return false
+	}
+	if n > len(d.b)-FieldHeaderSize {
+		d.tag = tag
+		d.fail(fmt.Sprintf("length %d beyond payload", n))
+		return false
+	}
+	d.tag, d.wt, d.val = tag, wt, d.b[FieldHeaderSize:FieldHeaderSize+n]
+	d.b = d.b[FieldHeaderSize+n:]
+	return true
+}
+
+func (d *decoder) fail(why string) {
+	if d.err == nil {
+		d.err = &FieldError{Type: d.t, Tag: d.tag, Reason: why}
+	}
+}
+
+func (d *decoder) want(wt WireType) bool {
+	if d.wt != wt {
+		d.fail(fmt.Sprintf("wire type %d, want %d", d.wt, wt))
+		return false
+	}
+	return true
+}
+
+// uint returns the current field as an unsigned integer of at most bits.
+func (d *decoder) uint(bits int) uint64 {
+	if !d.want(WireUint) {
+		return 0
+	}
+	if len(d.val) > 8 {
+		d.fail("integer longer than 8 bytes")
+		return 0
+	}
+	var v uint64
+	for _, c := range d.val {
+		v = v<<8 | uint64(c)
+	}
+	if bits < 64 && v>>bits != 0 {
+		d.fail(fmt.Sprintf("value %d does not fit %d bits", v, bits))
+		return 0
+	}
+	return v
+}
+
+func (d *decoder) int() int64 {
+	if !d.want(WireInt) {
+		return 0
+	}
+	if len(d.val) > 8 {
+		d.fail("integer longer than 8 bytes")
+		return 0
+	}
+	if len(d.val) == 0 {
+		return 0
+	}
+	v := int64(int8(d.val[0])) // sign-extend
+	for _, c := range d.val[1:] {
+		v = v<<8 | int64(c)
+	}
+	return v
+}
+
+func (d *decoder) bool() bool {
+	return d.uint(64) != 0
+}
+
+func (d *decoder) str() string {
+	if !d.want(WireString) {
+		return ""
+	}
+	if !utf8.Valid(d.val) {
+		d.fail("string is not UTF-8")
+		return ""
+	}
+	return string(d.val)
+}
+
+// bytes returns a copy of the current field: the payload buffer may be
+// reused by the caller after Decode.
+func (d *decoder) bytes() []byte {
+	if !d.want(WireBytes) || len(d.val) == 0 {
+		return nil
+	}
+	return append([]byte(nil), d.val...)
+}
+
+// record decodes the current field as a nested record with fn.
+func (d *decoder) record(fn func(*decoder)) {
+	if !d.want(WireRecord) {
+		return
+	}
+	sub := decoder{b: d.val, t: d.t}
+	fn(&sub)
+	if sub.err != nil && d.err == nil {
+		d.err = sub.err
+	}
+}
