@@ -1,0 +1,372 @@
+package led
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+// hexDump renders frames one per line as spaced hex, the golden format.
+func hexDump(frames [][]byte) string {
+	var b strings.Builder
+	for _, f := range frames {
+		fmt.Fprintf(&b, "% x\n", f)
+	}
+	return b.String()
+}
+
+// parseHexDump is the inverse of hexDump.
+func parseHexDump(t *testing.T, s string) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+		b, err := hex.DecodeString(strings.ReplaceAll(line, " ", ""))
+		if err != nil {
+			t.Fatalf("golden line %q: %v", line, err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func golden(t *testing.T, name string, frames [][]byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name+".hex")
+	got := hexDump(frames)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("frames for %s differ from %s:\ngot:\n%swant:\n%s", name, path, got, want)
+	}
+}
+
+func TestChecksumCheckValues(t *testing.T) {
+	check := []byte("123456789")
+	if got := CRC16Modbus(check); got != 0x4B37 {
+		t.Errorf("CRC16Modbus check = %#04x, want 0x4b37", got)
+	}
+	if got := CRC16ARC(check); got != 0xBB3D {
+		t.Errorf("CRC16ARC check = %#04x, want 0xbb3d", got)
+	}
+	if got := Sum8([]byte{0xFF, 0x02}); got != 0x01 {
+		t.Errorf("Sum8 = %#02x, want 0x01", got)
+	}
+	if got := Xor8([]byte{0xA5, 0x5A}); got != 0xFF {
+		t.Errorf("Xor8 = %#02x, want 0xff", got)
+	}
+}
+
+func mustModbus(t *testing.T, o ModbusOpts) *Modbus {
+	t.Helper()
+	m, err := NewModbus(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestModbusKnownFrames checks frames against values worked out by hand
+// from the Modbus specification, independent of the golden files.
+func TestModbusKnownFrames(t *testing.T) {
+	tests := []struct {
+		name string
+		opts ModbusOpts
+		addr int
+		c    Content
+		want string
+	}{
+		// The widely published example "write 3 to register 1 of slave 1".
+		{"binary single", ModbusOpts{Start: 1, Encoding: "binary"}, 1, Content{Number: "3"}, "01 06 00 01 00 03 98 0b"},
+		// Two characters fit one register: function 06, "A1" = 0x4131.
+		{"ascii single", ModbusOpts{Chars: 2}, 1, Content{Number: "A1"}, "01 06 00 00 41 31 " + crcHex([]byte{1, 6, 0, 0, 0x41, 0x31})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			frames, err := mustModbus(t, tt.opts).Encode(tt.addr, tt.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprintf("% x", frames[0]); got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func crcHex(b []byte) string {
+	c := CRC16Modbus(b)
+	return fmt.Sprintf("%02x %02x", byte(c), byte(c>>8))
+}
+
+func mustOnbon(t *testing.T, o OnbonOpts) *Onbon {
+	t.Helper()
+	d, err := NewOnbon(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func mustAlpha(t *testing.T, o AlphaOpts) *Alpha {
+	t.Helper()
+	d, err := NewAlpha(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func mustTemplate(t *testing.T, o TemplateOpts) *Template {
+	t.Helper()
+	d, err := NewTemplate(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// goldenCases is the one table of canonical frames: it drives the golden
+// files, the decode round trips and the fuzz seeds.
+func goldenCases(t *testing.T) []struct {
+	name string
+	d    Driver
+	addr int
+	c    Content
+} {
+	modbus := mustModbus(t, ModbusOpts{})
+	modbus6 := mustModbus(t, ModbusOpts{Start: 0x0010, Chars: 6})
+	onbon := mustOnbon(t, OnbonOpts{Width: 64, Height: 16})
+	onbonHall := mustOnbon(t, OnbonOpts{Width: 192, Height: 32, Area: 1, Template: "{lines}", WantReply: true})
+	alpha := mustAlpha(t, AlphaOpts{})
+	tmpl := mustTemplate(t, TemplateOpts{Header: []byte{0x01}, Body: "{number:-4}{counter:2}", Trailer: []byte{0x07}})
+	tmplSum := mustTemplate(t, TemplateOpts{Header: []byte{0xAA, 0x55}, AddrFormat: "ascii2", Checksum: "sum8", ChecksumFrom: 2, Body: "{number}", Trailer: []byte{0x0D}})
+	tmplCRC := mustTemplate(t, TemplateOpts{AddrFormat: "byte", Charset: "gbk", Checksum: "crc16modbus", Body: "{number}号到{counter}号窗口"})
+	tmplXor := mustTemplate(t, TemplateOpts{Header: []byte{0x02}, AddrFormat: "ascii3", Checksum: "xor8", ChecksumFrom: 1, Body: "{lines}", LineSep: "|", Trailer: []byte{0x03}})
+	hall := Content{Number: "A023", Counter: "5", Lines: []string{"A023 -> 5", "B101 -> 2", "A022 -> 1"}}
+	call := Content{Number: "A023", Counter: "5"}
+	return []struct {
+		name string
+		d    Driver
+		addr int
+		c    Content
+	}{
+		{"modbus_a023", modbus, 1, call},
+		{"modbus_blank", modbus, 247, Content{}},
+		{"modbus_6chars", modbus6, 17, Content{Number: "VIP007"}},
+		{"onbon_a023", onbon, 1, call},
+		{"onbon_gbk", onbon, 2, Content{Text: "请A023号到5号窗口", Number: "", Counter: ""}},
+		{"onbon_hall", onbonHall, 0x5A, hall},
+		{"onbon_blank", onbon, 1, Content{}},
+		{"alpha_a023", alpha, 0, call},
+		{"alpha_addr_1f", alpha, 0x1F, hall},
+		{"alpha_blank", alpha, 0, Content{}},
+		{"template_01_07", tmpl, 3, call},
+		{"template_sum8", tmplSum, 12, call},
+		{"template_crc_gbk", tmplCRC, 4, call},
+		{"template_xor_hall", tmplXor, 101, hall},
+	}
+}
+
+func TestGoldenFrames(t *testing.T) {
+	for _, tt := range goldenCases(t) {
+		t.Run(tt.name, func(t *testing.T) {
+			frames, err := tt.d.Encode(tt.addr, tt.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in, ok := tt.d.(Initializer); ok {
+				init, err := in.Init(tt.addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				frames = append(init, frames...)
+			}
+			golden(t, tt.name, frames)
+		})
+	}
+}
+
+// TestOnbonRoundTrip decodes every Onbon golden frame back: stuffing,
+// CRC-16/ARC and the data length are consistent, and the text is GBK.
+func TestOnbonRoundTrip(t *testing.T) {
+	d := mustOnbon(t, OnbonOpts{Width: 64, Height: 16, Template: "{text}"})
+	frames, err := d.Encode(0xA55A, Content{Text: "请A023号到5号窗口"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := frames[0]
+	if !bytes.HasPrefix(f, bytes.Repeat([]byte{0xA5}, 8)) || f[len(f)-1] != 0x5A {
+		t.Fatalf("frame % x: want 8×A5 … 5A", f)
+	}
+	if bytes.Contains(f[8:len(f)-1], []byte{0xA5}) || bytes.Contains(f[8:len(f)-1], []byte{0x5A}) {
+		t.Fatalf("frame % x: A5 or 5A not stuffed", f)
+	}
+	pkt, n, err := DecodeOnbonFrame(f)
+	if err != nil || n != len(f) {
+		t.Fatalf("decode: n=%d err=%v", n, err)
+	}
+	if pkt[0] != 0x5A || pkt[1] != 0xA5 {
+		t.Errorf("dst address % x, want 5a a5", pkt[:2])
+	}
+	gbk, _ := encodeText("gbk", "请A023号到5号窗口")
+	if !bytes.HasSuffix(pkt, gbk) {
+		t.Errorf("packet % x does not end with GBK text % x", pkt, gbk)
+	}
+	if pkt[14] != 0xA3 || pkt[15] != 0x06 {
+		t.Errorf("command % x, want a3 06", pkt[14:16])
+	}
+	// Corrupt one byte: the CRC must catch it.
+	bad := append([]byte(nil), f...)
+	bad[20] ^= 0x01
+	if _, _, err := DecodeOnbonFrame(bad); !errors.Is(err, ErrChecksum) && !errors.Is(err, ErrReply) {
+		t.Errorf("corrupted frame: err=%v, want checksum error", err)
+	}
+}
+
+func TestAlphaChecksum(t *testing.T) {
+	frames, err := mustAlpha(t, AlphaOpts{}).Encode(0, Content{Number: "A1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// STX 'G' '1' 'A' '1' ETX = 02+47+31+41+31+03 = 0xEF.
+	want := "\x00\x00\x00\x00\x00\x01Z00\x02G1A1\x0300EF\x04"
+	if got := string(frames[0]); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestEncodeErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		d    Driver
+		addr int
+		c    Content
+		want error
+	}{
+		{"modbus addr 0", mustModbus(t, ModbusOpts{}), 0, Content{Number: "1"}, ErrAddress},
+		{"modbus addr 248", mustModbus(t, ModbusOpts{}), 248, Content{Number: "1"}, ErrAddress},
+		{"modbus too long", mustModbus(t, ModbusOpts{}), 1, Content{Number: "A0234"}, ErrTooLong},
+		{"modbus non-ascii", mustModbus(t, ModbusOpts{}), 1, Content{Number: "号"}, ErrCharset},
+		{"modbus binary overflow", mustModbus(t, ModbusOpts{Encoding: "binary"}), 1, Content{Number: "A99999"}, ErrTooLong},
+		{"onbon broadcast", mustOnbon(t, OnbonOpts{Width: 8, Height: 8}), 0xFFFF, Content{}, ErrAddress},
+		{"onbon not gbk", mustOnbon(t, OnbonOpts{Width: 8, Height: 8}), 1, Content{Number: "😀"}, ErrCharset},
+		{"alpha addr", mustAlpha(t, AlphaOpts{}), 256, Content{}, ErrAddress},
+		{"alpha too long", mustAlpha(t, AlphaOpts{StringSize: 3}), 1, Content{Number: "A023"}, ErrTooLong},
+		{"alpha control", mustAlpha(t, AlphaOpts{}), 1, Content{Text: "a\x03b", Number: "x"}, nil},
+		{"template ascii2", mustTemplate(t, TemplateOpts{AddrFormat: "ascii2"}), 100, Content{}, ErrAddress},
+		{"template byte", mustTemplate(t, TemplateOpts{}), -1, Content{}, ErrAddress},
+		{"template charset", mustTemplate(t, TemplateOpts{}), 1, Content{Number: "号"}, ErrCharset},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.d.Encode(tt.addr, tt.c)
+			if tt.want == nil {
+				if err != nil {
+					t.Errorf("err = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, tt.want) {
+				t.Errorf("err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewDriverErrors(t *testing.T) {
+	if _, err := NewModbus(ModbusOpts{Chars: 300}); err == nil {
+		t.Error("NewModbus 300 chars: want error")
+	}
+	if _, err := NewModbus(ModbusOpts{Start: 0xFFFF, Chars: 4}); err == nil {
+		t.Error("NewModbus past 0xFFFF: want error")
+	}
+	if _, err := NewModbus(ModbusOpts{Encoding: "bcd"}); err == nil {
+		t.Error("NewModbus bcd: want error")
+	}
+	if _, err := NewOnbon(OnbonOpts{}); err == nil {
+		t.Error("NewOnbon without size: want error")
+	}
+	if _, err := NewAlpha(AlphaOpts{TextLabel: '1'}); err == nil {
+		t.Error("NewAlpha same labels: want error")
+	}
+	if _, err := NewTemplate(TemplateOpts{Checksum: "md5"}); err == nil {
+		t.Error("NewTemplate md5: want error")
+	}
+	if _, err := NewTemplate(TemplateOpts{Charset: "latin1"}); err == nil {
+		t.Error("NewTemplate latin1: want error")
+	}
+}
+
+func TestRender(t *testing.T) {
+	c := Content{Number: "A023", Counter: "5", Text: "hi", Lines: []string{"x", "y"}}
+	tests := []struct{ tmpl, want string }{
+		{"{number}{counter}", "A0235"},
+		{"{number:6}|{counter:-3}|", "  A023|5  |"},
+		{"{number:2}", "A0"},
+		{"{lines}", "x/y"},
+		{"{line2}{line3}", "y"},
+		{"{unknown}{number", "{unknown}{number"},
+		{"{text}", "hi"},
+	}
+	for _, tt := range tests {
+		if got := Render(tt.tmpl, c, "/"); got != tt.want {
+			t.Errorf("Render(%q) = %q, want %q", tt.tmpl, got, tt.want)
+		}
+	}
+}
+
+func TestParseHex(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []byte
+		err  bool
+	}{
+		{"01", []byte{1}, false},
+		{"0x07", []byte{7}, false},
+		{"A5 a5,5A", []byte{0xA5, 0xA5, 0x5A}, false},
+		{"0102", []byte{1, 2}, false},
+		{"", nil, false},
+		{"zz", nil, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseHex(tt.in)
+		if (err != nil) != tt.err || !bytes.Equal(got, tt.want) {
+			t.Errorf("ParseHex(%q) = % x, %v; want % x, err %v", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+func TestHall(t *testing.T) {
+	h := NewHall(3)
+	h.Call("A001", "1")
+	h.Call("A002", "2")
+	h.Call("B001", "3")
+	h.Call("A003", "1")
+	got := h.Call("A002", "4") // recalled at another counter: moves to top
+	want := Content{Number: "A002", Counter: "4", Lines: []string{"A002 -> 4", "A003 -> 1", "B001 -> 3"}}
+	if !got.Equal(want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	got = h.Remove("A003")
+	if len(got.Lines) != 2 || got.Lines[1] != "B001 -> 3" {
+		t.Errorf("after remove: %+v", got)
+	}
+}

@@ -1,0 +1,162 @@
+package led
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+)
+
+// TemplateOpts describes a simple vendor frame:
+//
+//	Header | address | body | checksum | Trailer
+//
+// e.g. the common "01 addr … 07" counter boards: Header {0x01}, AddrFormat
+// "byte", Body "{number:4}{counter:2}", Trailer {0x07}.
+type TemplateOpts struct {
+	Header []byte
+	// AddrFormat is "byte" (one binary byte, 0–255), "ascii2" (two decimal
+	// digits, 0–99), "ascii3" (three decimal digits, 0–999), "hex2" (two
+	// uppercase hex digits, 0–255) or "none".
+	AddrFormat string
+	// Charset is "ascii" (default) or "gbk".
+	Charset string
+	// Checksum is "none" (default), "sum8", "xor8" or "crc16modbus" (two
+	// bytes, low first).
+	Checksum string
+	// ChecksumFrom and ChecksumTo select the checksummed bytes of the frame
+	// before the checksum: frame[ChecksumFrom:ChecksumTo], where ChecksumTo
+	// 0 means "up to the end of the body" and a negative ChecksumTo counts
+	// back from there.
+	ChecksumFrom, ChecksumTo int
+	Trailer                  []byte
+	// Body is the content template (see Render); empty means DefaultText.
+	Body string
+	// LineSep joins hall board lines for {lines} (default " ").
+	LineSep string
+}
+
+// Template is a [Driver] built from [TemplateOpts], for boards whose vendor
+// frame is a fixed header, an address, the text, a checksum and a trailer.
+type Template struct {
+	opts TemplateOpts
+}
+
+var _ Driver = (*Template)(nil)
+
+// NewTemplate checks opts and returns a Template driver.
+func NewTemplate(opts TemplateOpts) (*Template, error) {
+	if opts.LineSep == "" {
+		opts.LineSep = " "
+	}
+	switch opts.AddrFormat {
+	case "", "byte", "ascii2", "ascii3", "hex2", "none":
+	default:
+		return nil, fmt.Errorf("led: template address format %q: want byte, ascii2, ascii3, hex2 or none", opts.AddrFormat)
+	}
+	switch opts.Checksum {
+	case "", "none", "sum8", "xor8", "crc16modbus":
+	default:
+		return nil, fmt.Errorf("led: template checksum %q: want none, sum8, xor8 or crc16modbus", opts.Checksum)
+	}
+	if _, err := encodeText(opts.Charset, ""); err != nil {
+		return nil, err
+	}
+	if opts.ChecksumFrom < 0 {
+		return nil, fmt.Errorf("led: template checksum from %d: must not be negative", opts.ChecksumFrom)
+	}
+	return &Template{opts: opts}, nil
+}
+
+// Encode returns one frame for the board at addr.
+func (t *Template) Encode(addr int, c Content) ([][]byte, error) {
+	f := append([]byte(nil), t.opts.Header...)
+	switch t.opts.AddrFormat {
+	case "", "byte":
+		if addr < 0 || addr > 255 {
+			return nil, fmt.Errorf("led: template address %d: %w (0-255)", addr, ErrAddress)
+		}
+		f = append(f, byte(addr))
+	case "ascii2":
+		if addr < 0 || addr > 99 {
+			return nil, fmt.Errorf("led: template address %d: %w (0-99)", addr, ErrAddress)
+		}
+		f = fmt.Appendf(f, "%02d", addr)
+	case "ascii3":
+		if addr < 0 || addr > 999 {
+			return nil, fmt.Errorf("led: template address %d: %w (0-999)", addr, ErrAddress)
+		}
+		f = fmt.Appendf(f, "%03d", addr)
+	case "hex2":
+		if addr < 0 || addr > 255 {
+			return nil, fmt.Errorf("led: template address %d: %w (0-255)", addr, ErrAddress)
+		}
+		f = fmt.Appendf(f, "%02X", addr)
+	}
+	body, err := encodeText(t.opts.Charset, text(t.opts.Body, c, t.opts.LineSep))
+	if err != nil {
+		return nil, err
+	}
+	f = append(f, body...)
+	if t.opts.Checksum != "" && t.opts.Checksum != "none" {
+		to := t.opts.ChecksumTo
+		if to <= 0 {
+			to += len(f)
+		}
+		if t.opts.ChecksumFrom > to || to > len(f) {
+			return nil, fmt.Errorf("led: template checksum range [%d:%d] of a %d-byte frame: %w",
+				t.opts.ChecksumFrom, to, len(f), ErrTooLong)
+		}
+		span := f[t.opts.ChecksumFrom:to]
+		switch t.opts.Checksum {
+		case "sum8":
+			f = append(f, Sum8(span))
+		case "xor8":
+			f = append(f, Xor8(span))
+		case "crc16modbus":
+			f = binary.LittleEndian.AppendUint16(f, CRC16Modbus(span))
+		}
+	}
+	f = append(f, t.opts.Trailer...)
+	return [][]byte{f}, nil
+}
+
+// ParseHex parses config bytes written as hex ("01", "0x07", "A5 A5",
+// "01,02"), for TemplateOpts.Header and Trailer.
+func ParseHex(s string) ([]byte, error) {
+	var out []byte
+	tok := ""
+	flush := func() error {
+		if tok == "" {
+			return nil
+		}
+		t := tok
+		tok = ""
+		if len(t) > 2 && (t[:2] == "0x" || t[:2] == "0X") {
+			t = t[2:]
+		}
+		if len(t)%2 != 0 {
+			t = "0" + t
+		}
+		for i := 0; i < len(t); i += 2 {
+			v, err := strconv.ParseUint(t[i:i+2], 16, 8)
+			if err != nil {
+				return fmt.Errorf("led: parse hex %q: %w", s, err)
+			}
+			out = append(out, byte(v))
+		}
+		return nil
+	}
+	for _, r := range s {
+		if r == ' ' || r == ',' || r == '\t' {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		tok += string(r)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
