@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync"
 	"time"
 )
@@ -46,7 +47,8 @@ func EmbeddedPack() *Pack {
 
 // Segment returns the recording of token in lang, at the pack's own rate.
 func (p *Pack) Segment(lang, token string) (*Clip, error) {
-	if !fs.ValidPath(lang) || !fs.ValidPath(token) {
+	if token == "" || strings.ContainsAny(token, "/\\") || !fs.ValidPath(token) ||
+		lang != "" && (strings.ContainsAny(lang, "/\\") || !fs.ValidPath(lang)) {
 		return nil, fmt.Errorf("%w %q in %q", ErrNoSegment, token, lang)
 	}
 	key := lang + "/" + token
@@ -58,7 +60,11 @@ func (p *Pack) Segment(lang, token string) (*Clip, error) {
 	}
 	var b []byte
 	var err error
-	for _, name := range []string{lang + "/" + token + ".wav", "common/" + token + ".wav"} {
+	names := []string{"common/" + token + ".wav"}
+	if lang != "" {
+		names = append([]string{lang + "/" + token + ".wav"}, names...)
+	}
+	for _, name := range names {
 		b, err = fs.ReadFile(p.fsys, p.dir+name)
 		if err == nil || !errors.Is(err, fs.ErrNotExist) {
 			break
@@ -101,4 +107,22 @@ func (p *Pack) Render(ctx context.Context, ph Phrase) (*Clip, error) {
 		parts = append(parts, c)
 	}
 	return Concat(Rate, parts...), nil
+}
+
+// Check reports the first token l can produce that has no segment in p for
+// l's language: template words, numerals and the letters A-Z.
+func (p *Pack) Check(l Language) error {
+	toks := []string{ChimeToken}
+	for w := range l.Words {
+		toks = append(toks, w)
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		toks = append(toks, string(c))
+	}
+	for _, tok := range toks {
+		if _, err := p.Segment(l.Code, tok); err != nil {
+			return fmt.Errorf("voice: pack check %s: %w", l.Code, err)
+		}
+	}
+	return nil
 }
