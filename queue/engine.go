@@ -1,0 +1,341 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Opts configures an Engine.
+type Opts struct {
+	Store Store
+	Sites []Site
+	// Clock returns the current time; the Engine never reads the wall clock
+	// itself.
+	Clock func() time.Time
+	// Batch is the most requests applied in one group-commit transaction.
+	Batch int
+	// Committers is the number of parallel committing goroutines; requests
+	// of one site always go to the same one, so a site's events keep their
+	// order. SQLite wants 1.
+	Committers int
+	// PollInterval is how often the event feed reads the store for events
+	// other daemons committed. 0 means no polling (a single daemon).
+	PollInterval time.Duration
+	// FeedSize is how many recent events per site the feed keeps in memory.
+	FeedSize int
+	// MaxReplay is the largest gap a subscriber may catch up from the store;
+	// beyond it the subscriber gets ErrGapTooLarge and should take a snapshot.
+	MaxReplay int
+	Logger    *slog.Logger
+}
+
+// DefaultOpts returns the defaults for everything but Store and Sites.
+func DefaultOpts() Opts {
+	return Opts{
+		Clock:      time.Now,
+		Batch:      64,
+		Committers: 1,
+		FeedSize:   4096,
+		MaxReplay:  10000,
+		Logger:     slog.New(slog.DiscardHandler),
+	}
+}
+
+// Engine applies queue operations through a Store: every operation is one
+// request in a group-commit transaction, with its own savepoint, its
+// idempotency record and its events. It is safe for concurrent use.
+type Engine struct {
+	store Store
+	sites map[string]*Site
+	order []string
+	clock func() time.Time
+	batch int
+	log   *slog.Logger
+	feed  *feed
+
+	mu     sync.RWMutex
+	closed bool
+	shards []chan *job
+	wg     sync.WaitGroup
+}
+
+// Request carries who asks and the idempotency key of the request. A retry
+// with the same Device and Key returns the first result.
+type Request struct {
+	Site   string
+	Device string // actor: device id or operator name
+	Key    string // idempotency key; empty: not idempotent
+}
+
+type job struct {
+	ctx    context.Context
+	site   string
+	fn     func(ctx context.Context, tx Tx, j *job) error
+	err    error
+	events []Event
+	done   chan struct{}
+}
+
+// New validates the sites and starts the committers.
+func New(o Opts) (*Engine, error) {
+	d := DefaultOpts()
+	if o.Store == nil {
+		return nil, errors.New("queue: new engine: no store")
+	}
+	if o.Clock == nil {
+		o.Clock = d.Clock
+	}
+	if o.Batch <= 0 {
+		o.Batch = d.Batch
+	}
+	if o.Committers <= 0 {
+		o.Committers = d.Committers
+	}
+	if o.FeedSize <= 0 {
+		o.FeedSize = d.FeedSize
+	}
+	if o.MaxReplay <= 0 {
+		o.MaxReplay = d.MaxReplay
+	}
+	if o.Logger == nil {
+		o.Logger = d.Logger
+	}
+	e := &Engine{store: o.Store, sites: map[string]*Site{}, clock: o.Clock, batch: o.Batch, log: o.Logger}
+	for i := range o.Sites {
+		s := o.Sites[i]
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		if _, dup := e.sites[s.ID]; dup {
+			return nil, fmt.Errorf("queue: site %s defined twice", s.ID)
+		}
+		e.sites[s.ID] = &s
+		e.order = append(e.order, s.ID)
+	}
+	e.feed = newFeed(e, o.FeedSize, o.MaxReplay, o.PollInterval)
+	for i := 0; i < o.Committers; i++ {
+		ch := make(chan *job, o.Batch*4)
+		e.shards = append(e.shards, ch)
+		e.wg.Add(1)
+		go e.commitLoop(ch)
+	}
+	return e, nil
+}
+
+// Sites returns the site definitions in configuration order.
+func (e *Engine) Sites() []Site {
+	out := make([]Site, 0, len(e.order))
+	for _, id := range e.order {
+		out = append(out, *e.sites[id])
+	}
+	return out
+}
+
+// Site returns one site's definition.
+func (e *Engine) Site(id string) (*Site, error) {
+	s, ok := e.sites[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownSite, id)
+	}
+	return s, nil
+}
+
+// Now is the engine's clock.
+func (e *Engine) Now() time.Time { return e.clock() }
+
+// Close stops taking requests, applies those already queued and stops the
+// committers and the feed. It returns ctx's error if they do not finish in
+// time.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	if !e.closed {
+		e.closed = true
+		for _, ch := range e.shards {
+			close(ch)
+		}
+	}
+	e.mu.Unlock()
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); e.feed.close(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("queue: close engine: %w", ctx.Err())
+	}
+}
+
+// submit queues fn for the committer of site and waits for its result.
+func (e *Engine) submit(ctx context.Context, site string, fn func(ctx context.Context, tx Tx, j *job) error) error {
+	j := &job{ctx: ctx, site: site, fn: fn, done: make(chan struct{})}
+	e.mu.RLock()
+	if e.closed {
+		e.mu.RUnlock()
+		return ErrClosed
+	}
+	h := fnv.New32a()
+	h.Write([]byte(site))
+	ch := e.shards[int(h.Sum32())%len(e.shards)]
+	select {
+	case ch <- j:
+	case <-ctx.Done():
+		e.mu.RUnlock()
+		return ctx.Err()
+	}
+	e.mu.RUnlock()
+	select {
+	case <-j.done:
+		return j.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *Engine) commitLoop(ch chan *job) {
+	defer e.wg.Done()
+	for j := range ch {
+		batch := []*job{j}
+	drain:
+		for len(batch) < e.batch {
+			select {
+			case j, ok := <-ch:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, j)
+			default:
+				break drain
+			}
+		}
+		e.runBatch(batch)
+	}
+}
+
+// runBatch applies the jobs in one transaction, each in a savepoint: a
+// refused request is rolled back alone. If the transaction itself fails, each
+// job is tried again alone so one bad request cannot fail the others.
+func (e *Engine) runBatch(batch []*job) {
+	live := batch[:0:0]
+	for _, j := range batch {
+		if err := j.ctx.Err(); err != nil {
+			j.err = err
+			close(j.done)
+			continue
+		}
+		live = append(live, j)
+	}
+	if len(live) == 0 {
+		return
+	}
+	err := e.apply(live)
+	if err != nil && len(live) > 1 {
+		for _, j := range live {
+			j.err = e.apply([]*job{j})
+		}
+	} else if err != nil {
+		live[0].err = err
+	}
+	for _, j := range live {
+		if j.err == nil {
+			e.feed.publish(j.events)
+		}
+		close(j.done)
+	}
+}
+
+func (e *Engine) apply(jobs []*job) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+		if len(jobs) == 1 {
+			j := jobs[0]
+			j.events, j.err = j.events[:0], nil
+			return j.fn(ctx, tx, j)
+		}
+		for i, j := range jobs {
+			j.events, j.err = j.events[:0], nil
+			sp := fmt.Sprintf("r%d", i)
+			if err := tx.Savepoint(ctx, sp); err != nil {
+				return err
+			}
+			if err := j.fn(ctx, tx, j); err != nil {
+				if !domainError(err) {
+					return err
+				}
+				j.err = err
+				j.events = j.events[:0]
+				if err := tx.RollbackTo(ctx, sp); err != nil {
+					return err
+				}
+			}
+			if err := tx.Release(ctx, sp); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// emit appends an event in the job's transaction.
+func (j *job) emit(ctx context.Context, tx Tx, ev Event) error {
+	if err := tx.AppendEvent(ctx, &ev); err != nil {
+		return fmt.Errorf("queue: append %s event: %w", ev.Type, err)
+	}
+	j.events = append(j.events, ev)
+	return nil
+}
+
+// do runs one idempotent operation: a stored result for (device, key) is
+// returned as it was; otherwise fn runs and its result is stored in the same
+// transaction.
+func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error)) (T, error) {
+	var out T
+	s, err := e.Site(r.Site)
+	if err != nil {
+		return out, err
+	}
+	err = e.submit(ctx, s.ID, func(ctx context.Context, tx Tx, j *job) error {
+		if r.Key != "" {
+			gotOp, res, found, err := tx.LookupRequest(ctx, r.Device, r.Key)
+			if err != nil {
+				return fmt.Errorf("queue: look up request %s/%s: %w", r.Device, r.Key, err)
+			}
+			if found {
+				if gotOp != op {
+					return fmt.Errorf("%w: key %q was used for %s, not %s", ErrKeyReused, r.Key, gotOp, op)
+				}
+				return json.Unmarshal(res, &out)
+			}
+		}
+		v, err := fn(ctx, tx, j, s)
+		if err != nil {
+			return err
+		}
+		if r.Key != "" {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return fmt.Errorf("queue: encode result of %s: %w", op, err)
+			}
+			if err := tx.SaveRequest(ctx, r.Device, r.Key, op, b, ms(e.clock())); err != nil {
+				return fmt.Errorf("queue: save request %s/%s: %w", r.Device, r.Key, err)
+			}
+		}
+		out = v
+		return nil
+	})
+	return out, err
+}
+
+// ms converts a time to the unix milliseconds stores keep; zero stays 0.
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}

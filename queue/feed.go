@@ -1,0 +1,233 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// ErrGapTooLarge tells a subscriber that it is too far behind to replay
+// events: it should take a Snapshot and Reset to its version.
+var ErrGapTooLarge = errors.New("queue: subscriber too far behind: take a snapshot")
+
+// feed keeps the recent events of each site in memory, in version order,
+// for subscribers. The event table is the record: the feed fills itself from
+// local commits and, for events other daemons committed, from the store.
+type feed struct {
+	e         *Engine
+	size      int
+	maxReplay int
+
+	mu    sync.Mutex
+	sites map[string]*siteFeed
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+type siteFeed struct {
+	ring []Event // contiguous versions ending at last
+	last int64
+	wake chan struct{} // closed and replaced when events arrive
+}
+
+func newFeed(e *Engine, size, maxReplay int, poll time.Duration) *feed {
+	f := &feed{e: e, size: size, maxReplay: maxReplay, sites: map[string]*siteFeed{}, stop: make(chan struct{})}
+	if poll > 0 {
+		f.wg.Add(1)
+		go f.pollLoop(poll)
+	}
+	return f
+}
+
+func (f *feed) close() {
+	select {
+	case <-f.stop:
+	default:
+		close(f.stop)
+	}
+	f.wg.Wait()
+}
+
+func (f *feed) pollLoop(every time.Duration) {
+	defer f.wg.Done()
+	tk := time.NewTicker(every)
+	defer tk.Stop()
+	for {
+		select {
+		case <-f.stop:
+			return
+		case <-tk.C:
+		}
+		for _, id := range f.e.order {
+			f.mu.Lock()
+			if sf, err := f.site(id); err == nil {
+				if err := f.catchUp(id, sf); err != nil {
+					f.e.log.Warn("event feed: poll failed", "site", id, "err", err)
+				}
+			}
+			f.mu.Unlock()
+		}
+	}
+}
+
+// site returns the feed of a site, reading its last version on first use.
+// f.mu is held.
+func (f *feed) site(id string) (*siteFeed, error) {
+	if sf, ok := f.sites[id]; ok {
+		return sf, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var v int64
+	err := f.e.store.View(ctx, func(ctx context.Context, tx Tx) error {
+		var err error
+		v, err = tx.LastVersion(ctx, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: event feed of %s: %w", id, err)
+	}
+	sf := &siteFeed{last: v, wake: make(chan struct{})}
+	f.sites[id] = sf
+	return sf, nil
+}
+
+// catchUp reads events newer than sf.last from the store. f.mu is held.
+func (f *feed) catchUp(id string, sf *siteFeed) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		evs, err := f.e.Events(ctx, id, sf.last, 1000)
+		if err != nil {
+			return err
+		}
+		f.append(sf, evs)
+		if len(evs) < 1000 {
+			return nil
+		}
+	}
+}
+
+// append adds contiguous events and wakes subscribers. f.mu is held.
+func (f *feed) append(sf *siteFeed, evs []Event) bool {
+	added := false
+	for _, ev := range evs {
+		if ev.Version != sf.last+1 {
+			continue
+		}
+		sf.ring = append(sf.ring, ev)
+		sf.last = ev.Version
+		added = true
+	}
+	if over := len(sf.ring) - f.size; over > 0 {
+		sf.ring = append(sf.ring[:0:0], sf.ring[over:]...)
+	}
+	if added {
+		close(sf.wake)
+		sf.wake = make(chan struct{})
+	}
+	return added
+}
+
+// publish hands committed events to the feed, in commit order.
+func (f *feed) publish(evs []Event) {
+	if len(evs) == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := 0; i < len(evs); {
+		id := evs[i].Site
+		k := i
+		for k < len(evs) && evs[k].Site == id {
+			k++
+		}
+		sf, err := f.site(id)
+		if err != nil {
+			f.e.log.Warn("event feed: publish failed", "site", id, "err", err)
+			i = k
+			continue
+		}
+		if evs[i].Version > sf.last+1 {
+			// Another daemon committed in between: read what we missed.
+			if err := f.catchUp(id, sf); err != nil {
+				f.e.log.Warn("event feed: catch up failed", "site", id, "err", err)
+			}
+		}
+		f.append(sf, evs[i:k])
+		i = k
+	}
+}
+
+// Subscription delivers a site's committed events in version order.
+type Subscription struct {
+	f     *feed
+	site  string
+	after int64
+}
+
+// Subscribe follows a site's events after version after (0: from the first).
+func (e *Engine) Subscribe(site string, after int64) (*Subscription, error) {
+	if _, err := e.Site(site); err != nil {
+		return nil, err
+	}
+	return &Subscription{f: e.feed, site: site, after: after}, nil
+}
+
+// Version is the last version delivered.
+func (s *Subscription) Version() int64 { return s.after }
+
+// Reset moves the subscription to a version, e.g. that of a snapshot.
+func (s *Subscription) Reset(version int64) { s.after = version }
+
+// Next blocks until events after the last delivered one are committed and
+// returns them in order. A subscriber too far behind gets ErrGapTooLarge.
+func (s *Subscription) Next(ctx context.Context) ([]Event, error) {
+	f := s.f
+	for {
+		f.mu.Lock()
+		sf, err := f.site(s.site)
+		if err != nil {
+			f.mu.Unlock()
+			return nil, err
+		}
+		if s.after < sf.last {
+			first := sf.last + 1
+			if len(sf.ring) > 0 {
+				first = sf.ring[0].Version
+			}
+			if s.after+1 >= first {
+				out := append([]Event(nil), sf.ring[s.after+1-first:]...)
+				s.after = sf.last
+				f.mu.Unlock()
+				return out, nil
+			}
+			gap := sf.last - s.after
+			f.mu.Unlock()
+			if gap > int64(f.maxReplay) {
+				return nil, fmt.Errorf("%w: %d events behind", ErrGapTooLarge, gap)
+			}
+			evs, err := f.e.Events(ctx, s.site, s.after, f.maxReplay)
+			if err != nil {
+				return nil, err
+			}
+			if len(evs) > 0 {
+				s.after = evs[len(evs)-1].Version
+				return evs, nil
+			}
+			continue
+		}
+		wake := sf.wake
+		f.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-f.stop:
+			return nil, ErrClosed
+		}
+	}
+}

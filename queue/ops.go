@@ -1,0 +1,701 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// keyGap is the distance between the sort keys of consecutive numbers, so
+// tickets can be inserted between them.
+const keyGap int64 = 1 << 20
+
+// IssueRequest asks for a new ticket.
+type IssueRequest struct {
+	Request
+	Service string
+	Class   Class // empty: normal
+}
+
+// CounterRequest acts for one counter.
+type CounterRequest struct {
+	Request
+	Counter string
+}
+
+// NumberRequest acts on a ticket by its number of today; Counter is the
+// counter acting, when one does.
+type NumberRequest struct {
+	Request
+	Counter string
+	Number  string
+}
+
+// TransferRequest moves the counter's current ticket back to waiting, in
+// another service's queue or for a given counter. It keeps its number.
+type TransferRequest struct {
+	Request
+	Counter   string
+	ToService string
+	ToCounter string
+}
+
+// Issue takes a new number for a service.
+func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
+	return do(ctx, e, r.Request, "issue", func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		sv, err := s.service(r.Service)
+		if err != nil {
+			return Ticket{}, err
+		}
+		class := r.Class
+		if class == "" {
+			class = ClassNormal
+		}
+		if err := s.checkIssueClass(class); err != nil {
+			return Ticket{}, err
+		}
+		now := e.clock()
+		if !sv.OpenAt(now, s.Location) {
+			return Ticket{}, fmt.Errorf("%w: %s at %s", ErrServiceClosed, sv.Code, now.In(s.Location).Format("Mon 15:04"))
+		}
+		day := s.Day(now)
+		seq, err := tx.NextSeq(ctx, s.ID, sv.Code, day)
+		if err != nil {
+			return Ticket{}, fmt.Errorf("queue: issue ticket for %s: next number: %w", sv.Code, err)
+		}
+		if sv.DailyCap > 0 && seq > sv.DailyCap {
+			return Ticket{}, fmt.Errorf("%w: %s issued its %d tickets for %s", ErrServiceFull, sv.Code, sv.DailyCap, day)
+		}
+		t := Ticket{
+			Site: s.ID, Service: sv.Code, Queue: sv.Code, Day: day, Seq: seq, Number: sv.NumberText(seq),
+			Class: class, Status: StatusWaiting, Rank: s.rank(class), SortKey: int64(seq) * keyGap,
+			IssuedAt: now, WaitingSince: now, Device: r.Device, IdemKey: r.Key,
+		}
+		if class == ClassRevisit {
+			if err := place(ctx, tx, &t, sv.RevisitAfter); err != nil {
+				return Ticket{}, err
+			}
+		}
+		if err := tx.InsertTicket(ctx, &t); err != nil {
+			return Ticket{}, fmt.Errorf("queue: issue ticket for %s: %w", sv.Code, err)
+		}
+		return t, j.emit(ctx, tx, ticketEvent(EventIssued, &t, "", r.Device, "", now))
+	})
+}
+
+func (s *Site) checkIssueClass(c Class) error {
+	switch c {
+	case ClassNormal, ClassRevisit:
+		return nil
+	case ClassReentered:
+		return fmt.Errorf("%w: class %s is given by re-entry, not at issue", ErrBadRequest, c)
+	}
+	ranks := s.Ranks
+	if ranks == nil {
+		ranks = DefaultRanks()
+	}
+	if _, ok := ranks[c]; !ok {
+		return fmt.Errorf("%w: unknown ticket class %q at site %s", ErrBadRequest, c, s.ID)
+	}
+	return nil
+}
+
+// place gives t a sort key exactly n places after the head of the waiting
+// tickets of its queue with its rank ("exactly" by rank, not by time). With
+// fewer than n waiting it goes last.
+func place(ctx context.Context, tx Tx, t *Ticket, n int) error {
+	if n < 0 {
+		n = 0
+	}
+	list, err := tx.Waiting(ctx, t.Site, t.Day, t.Queue, t.Rank, n+1)
+	if err != nil {
+		return fmt.Errorf("queue: place %s: %w", t.Number, err)
+	}
+	list = slices.DeleteFunc(list, func(w Ticket) bool { return w.ID == t.ID && t.ID != 0 })
+	switch {
+	case len(list) <= n:
+		if len(list) > 0 {
+			t.SortKey = max(t.SortKey, list[len(list)-1].SortKey+keyGap)
+		}
+		return nil
+	case n == 0:
+		t.SortKey = list[0].SortKey - keyGap
+		return nil
+	}
+	prev, next := list[n-1].SortKey, list[n].SortKey
+	if next-prev >= 2 {
+		t.SortKey = prev + (next-prev)/2
+		return nil
+	}
+	// No room left between the neighbours: spread the band again, keeping
+	// its order, then insert.
+	all, err := tx.Waiting(ctx, t.Site, t.Day, t.Queue, t.Rank, 1<<30)
+	if err != nil {
+		return fmt.Errorf("queue: place %s: %w", t.Number, err)
+	}
+	all = slices.DeleteFunc(all, func(w Ticket) bool { return w.ID == t.ID && t.ID != 0 })
+	base := all[0].SortKey
+	for i := range all {
+		k := base + int64(i)*keyGap
+		if i >= n {
+			k += keyGap
+		}
+		if err := tx.SetSortKey(ctx, all[i].ID, k); err != nil {
+			return fmt.Errorf("queue: place %s: renumber: %w", t.Number, err)
+		}
+	}
+	t.SortKey = base + int64(n)*keyGap
+	return nil
+}
+
+func ticketEvent(typ EventType, t *Ticket, counter, actor, detail string, at time.Time) Event {
+	return Event{Site: t.Site, Type: typ, TicketID: t.ID, Number: t.Number, Service: t.Queue, Class: t.Class,
+		Status: t.Status, Counter: counter, Actor: actor, Detail: detail, At: at}
+}
+
+// move applies action a to t, writes it with a compare-and-set on its old
+// status and appends the event.
+func move(ctx context.Context, tx Tx, j *job, t *Ticket, a Action, typ EventType, counter, actor, detail string, now time.Time, change func(*Ticket)) error {
+	to, err := Next(t.Number, t.Status, a)
+	if err != nil {
+		return err
+	}
+	from := t.Status
+	t.Status = to
+	if change != nil {
+		change(t)
+	}
+	if err := tx.UpdateTicket(ctx, t, from); err != nil {
+		return fmt.Errorf("queue: %s %s: %w", a, t.Number, err)
+	}
+	return j.emit(ctx, tx, ticketEvent(typ, t, counter, actor, detail, now))
+}
+
+// counterTicket loads the counter's definition, state and current ticket.
+func counterTicket(ctx context.Context, tx Tx, s *Site, id string) (*Counter, CounterState, *Ticket, error) {
+	c, err := s.counter(id)
+	if err != nil {
+		return nil, CounterState{}, nil, err
+	}
+	cs, err := tx.Counter(ctx, s.ID, id)
+	if err != nil {
+		return nil, cs, nil, fmt.Errorf("queue: read counter %s: %w", id, err)
+	}
+	if cs.TicketID == 0 {
+		return c, cs, nil, nil
+	}
+	t, err := tx.Ticket(ctx, cs.TicketID)
+	if errors.Is(err, ErrNotFound) {
+		return c, cs, nil, nil
+	}
+	if err != nil {
+		return nil, cs, nil, fmt.Errorf("queue: read ticket of counter %s: %w", id, err)
+	}
+	if t.Status != StatusCalled && t.Status != StatusServing {
+		// Cancelled or expired by someone else: the counter is free.
+		return c, cs, nil, nil
+	}
+	return c, cs, t, nil
+}
+
+func setCounter(ctx context.Context, tx Tx, cs CounterState, ticket int64, now time.Time) error {
+	cs.TicketID, cs.Since = ticket, now
+	if cs.Mode == "" {
+		cs.Mode = CounterOpen
+	}
+	if err := tx.PutCounter(ctx, cs); err != nil {
+		return fmt.Errorf("queue: write counter %s: %w", cs.ID, err)
+	}
+	return nil
+}
+
+// readyToCall completes a ticket the counter is serving (calling next ends
+// the current service) and refuses while a ticket is still only called.
+func readyToCall(ctx context.Context, tx Tx, j *job, c *Counter, cs CounterState, cur *Ticket, actor string, now time.Time) error {
+	if cs.Mode == CounterPaused || cs.Mode == CounterClosed {
+		return fmt.Errorf("%w: counter %s is %s", ErrCounterPaused, c.ID, cs.Mode)
+	}
+	if cur == nil {
+		return nil
+	}
+	if cur.Status == StatusCalled {
+		return fmt.Errorf("%w: counter %s is calling %s: start, recall or mark it no-show first", ErrCounterBusy, c.ID, cur.Number)
+	}
+	return move(ctx, tx, j, cur, ActComplete, EventDone, c.ID, actor, "", now, func(t *Ticket) { t.FinishedAt = now })
+}
+
+// claim calls waiting ticket t to counter c; it returns ErrConflict when
+// another transaction took it first.
+func claim(ctx context.Context, tx Tx, j *job, t *Ticket, c *Counter, cs CounterState, actor string, now time.Time) error {
+	err := move(ctx, tx, j, t, ActCall, EventCalled, c.ID, actor, "", now, func(t *Ticket) {
+		t.Counter, t.TargetCounter = c.ID, ""
+		t.CallCount++
+		t.CalledAt = now
+	})
+	if err != nil {
+		return err
+	}
+	return setCounter(ctx, tx, cs, t.ID, now)
+}
+
+// CallNext calls the next ticket for a counter by its policy.
+func (e *Engine) CallNext(ctx context.Context, r CounterRequest) (Ticket, error) {
+	return do(ctx, e, r.Request, "call-next", func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		c, cs, cur, err := counterTicket(ctx, tx, s, r.Counter)
+		if err != nil {
+			return Ticket{}, err
+		}
+		now := e.clock()
+		if err := readyToCall(ctx, tx, j, c, cs, cur, r.Device, now); err != nil {
+			return Ticket{}, err
+		}
+		for attempt := 0; attempt < 5; attempt++ {
+			p, err := pick(ctx, tx, s, c, s.Day(now), now)
+			if err != nil {
+				return Ticket{}, err
+			}
+			if p == nil {
+				return Ticket{}, fmt.Errorf("%w: for counter %s", ErrNoneWaiting, c.ID)
+			}
+			err = claim(ctx, tx, j, p.t, c, cs, r.Device, now)
+			if errors.Is(err, ErrConflict) {
+				continue // another daemon took it between our read and write
+			}
+			if err != nil {
+				return Ticket{}, err
+			}
+			if p.ratio != nil {
+				n := p.streak + 1
+				if p.priority {
+					n = 0
+				}
+				if err := tx.SetStreak(ctx, s.ID, p.t.Queue, n); err != nil {
+					return Ticket{}, fmt.Errorf("queue: ratio streak of %s: %w", p.t.Queue, err)
+				}
+			}
+			return *p.t, nil
+		}
+		return Ticket{}, fmt.Errorf("queue: call next for counter %s: %w", c.ID, ErrConflict)
+	})
+}
+
+// picked is the ticket chosen for a counter and how the ratio policy saw it.
+type picked struct {
+	t        *Ticket
+	ratio    *Ratio
+	priority bool
+	streak   int
+}
+
+// pick chooses the next ticket for counter c: tickets transferred to it
+// first, then any ticket over its service's maximum wait (oldest first),
+// then by the counter's policy over its services.
+func pick(ctx context.Context, tx Tx, s *Site, c *Counter, day string, now time.Time) (*picked, error) {
+	t, err := tx.Head(ctx, HeadQuery{Site: s.ID, Day: day, Counter: c.ID, Lock: true})
+	if err != nil || t != nil {
+		return wrapPick(t, err)
+	}
+	var oldest *Ticket
+	for _, cs := range c.Services {
+		sv, err := s.service(cs.Service)
+		if err != nil {
+			return nil, err
+		}
+		if sv.MaxWait <= 0 {
+			continue
+		}
+		t, err := tx.Head(ctx, HeadQuery{Site: s.ID, Day: day, Service: sv.Code, WaitingBefore: ms(now.Add(-sv.MaxWait)), ByWait: true})
+		if err != nil {
+			return nil, fmt.Errorf("queue: pick for counter %s: %w", c.ID, err)
+		}
+		if t != nil && (oldest == nil || t.WaitingSince.Before(oldest.WaitingSince)) {
+			oldest = t
+		}
+	}
+	if oldest != nil {
+		return &picked{t: oldest}, nil
+	}
+	if c.Policy == PolicyWeighted {
+		var best *picked
+		var bestScore float64
+		for _, cs := range c.Services {
+			p, err := serviceHead(ctx, tx, s, cs.Service, day, false)
+			if err != nil {
+				return nil, err
+			}
+			if p == nil {
+				continue
+			}
+			w := max(cs.Weight, 1)
+			score := float64(now.Sub(p.t.WaitingSince)+time.Millisecond) * float64(w)
+			if best == nil || score > bestScore {
+				best, bestScore = p, score
+			}
+		}
+		return best, nil
+	}
+	for _, cs := range c.Services {
+		p, err := serviceHead(ctx, tx, s, cs.Service, day, true)
+		if err != nil || p != nil {
+			return p, err
+		}
+	}
+	return nil, nil
+}
+
+func wrapPick(t *Ticket, err error) (*picked, error) {
+	if err != nil {
+		return nil, fmt.Errorf("queue: pick: %w", err)
+	}
+	return &picked{t: t}, nil
+}
+
+// serviceHead is the head of one service's queue, honouring its ratio: one
+// priority ticket after every NormalPerPriority others.
+func serviceHead(ctx context.Context, tx Tx, s *Site, code, day string, lock bool) (*picked, error) {
+	sv, err := s.service(code)
+	if err != nil {
+		return nil, err
+	}
+	q := HeadQuery{Site: s.ID, Day: day, Service: code, Lock: lock}
+	if sv.Ratio == nil {
+		t, err := tx.Head(ctx, q)
+		if err != nil || t == nil {
+			return nil, wrapErr(err, code)
+		}
+		return &picked{t: t}, nil
+	}
+	streak, err := tx.Streak(ctx, s.ID, code)
+	if err != nil {
+		return nil, wrapErr(err, code)
+	}
+	pq, nq := q, q
+	pq.Classes, nq.NotClasses = sv.Ratio.Priority, sv.Ratio.Priority
+	order := []HeadQuery{nq, pq}
+	if streak >= sv.Ratio.NormalPerPriority {
+		order = []HeadQuery{pq, nq}
+	}
+	for _, hq := range order {
+		t, err := tx.Head(ctx, hq)
+		if err != nil {
+			return nil, wrapErr(err, code)
+		}
+		if t != nil {
+			return &picked{t: t, ratio: sv.Ratio, priority: len(hq.Classes) > 0, streak: streak}, nil
+		}
+	}
+	return nil, nil
+}
+
+func wrapErr(err error, code string) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("queue: head of %s: %w", code, err)
+}
+
+// CallNumber calls a given waiting ticket to a counter.
+func (e *Engine) CallNumber(ctx context.Context, r NumberRequest) (Ticket, error) {
+	return do(ctx, e, r.Request, "call-number", func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		c, cs, cur, err := counterTicket(ctx, tx, s, r.Counter)
+		if err != nil {
+			return Ticket{}, err
+		}
+		now := e.clock()
+		t, err := e.byNumber(ctx, tx, s, r.Number, now)
+		if err != nil {
+			return Ticket{}, err
+		}
+		if _, err := Next(t.Number, t.Status, ActCall); err != nil {
+			return Ticket{}, err
+		}
+		if err := readyToCall(ctx, tx, j, c, cs, cur, r.Device, now); err != nil {
+			return Ticket{}, err
+		}
+		if err := claim(ctx, tx, j, t, c, cs, r.Device, now); err != nil {
+			return Ticket{}, err
+		}
+		return *t, nil
+	})
+}
+
+func (e *Engine) byNumber(ctx context.Context, tx Tx, s *Site, number string, now time.Time) (*Ticket, error) {
+	if number == "" {
+		return nil, fmt.Errorf("%w: no ticket number", ErrBadRequest)
+	}
+	t, err := tx.TicketByNumber(ctx, s.ID, s.Day(now), number)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s today at %s", ErrNotFound, number, s.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue: find ticket %s: %w", number, err)
+	}
+	return t, nil
+}
+
+// currentOp acts on the ticket a counter calls or serves now.
+func (e *Engine) currentOp(ctx context.Context, r CounterRequest, op string, a Action, typ EventType, free bool, change func(t *Ticket, now time.Time)) (Ticket, error) {
+	return do(ctx, e, r.Request, op, func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		c, cs, cur, err := counterTicket(ctx, tx, s, r.Counter)
+		if err != nil {
+			return Ticket{}, err
+		}
+		if cur == nil {
+			return Ticket{}, fmt.Errorf("%w: counter %s cannot %s", ErrCounterIdle, c.ID, a)
+		}
+		now := e.clock()
+		if err := move(ctx, tx, j, cur, a, typ, c.ID, r.Device, "", now, func(t *Ticket) { change(t, now) }); err != nil {
+			return Ticket{}, err
+		}
+		if free {
+			if err := setCounter(ctx, tx, cs, 0, now); err != nil {
+				return Ticket{}, err
+			}
+		}
+		return *cur, nil
+	})
+}
+
+// Recall announces the counter's called ticket again.
+func (e *Engine) Recall(ctx context.Context, r CounterRequest) (Ticket, error) {
+	return e.currentOp(ctx, r, "recall", ActRecall, EventRecalled, false, func(t *Ticket, _ time.Time) { t.CallCount++ })
+}
+
+// NoShow marks the counter's called ticket as not come.
+func (e *Engine) NoShow(ctx context.Context, r CounterRequest) (Ticket, error) {
+	return e.currentOp(ctx, r, "no-show", ActNoShow, EventNoShow, true, func(t *Ticket, now time.Time) {
+		t.NoShowCount++
+		t.FinishedAt = now
+	})
+}
+
+// Start begins serving the counter's called ticket.
+func (e *Engine) Start(ctx context.Context, r CounterRequest) (Ticket, error) {
+	return e.currentOp(ctx, r, "start", ActStart, EventServing, false, func(t *Ticket, now time.Time) { t.ServingAt = now })
+}
+
+// Complete finishes the ticket the counter serves.
+func (e *Engine) Complete(ctx context.Context, r CounterRequest) (Ticket, error) {
+	return e.currentOp(ctx, r, "complete", ActComplete, EventDone, true, func(t *Ticket, now time.Time) { t.FinishedAt = now })
+}
+
+// Reenter puts a no-show ticket back in its queue, ReentryAfter places after
+// the head, at most MaxReentries times.
+func (e *Engine) Reenter(ctx context.Context, r NumberRequest) (Ticket, error) {
+	return do(ctx, e, r.Request, "re-enter", func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		now := e.clock()
+		t, err := e.byNumber(ctx, tx, s, r.Number, now)
+		if err != nil {
+			return Ticket{}, err
+		}
+		if _, err := Next(t.Number, t.Status, ActReenter); err != nil {
+			return Ticket{}, err
+		}
+		sv, err := s.service(t.Queue)
+		if err != nil {
+			return Ticket{}, err
+		}
+		if t.NoShowCount > sv.MaxReentries {
+			return Ticket{}, fmt.Errorf("%w: %s was re-entered %d times, the limit is %d", ErrReentryLimit, t.Number, t.NoShowCount-1, sv.MaxReentries)
+		}
+		if err := place(ctx, tx, t, sv.ReentryAfter); err != nil {
+			return Ticket{}, err
+		}
+		err = move(ctx, tx, j, t, ActReenter, EventReentered, "", r.Device, "", now, func(t *Ticket) {
+			t.Class = ClassReentered
+			t.Counter, t.TargetCounter = "", ""
+			t.WaitingSince, t.FinishedAt = now, time.Time{}
+		})
+		return *t, err
+	})
+}
+
+// Transfer sends the counter's ticket back to waiting in another service's
+// queue (at the head of its class) or for one counter; it keeps its number.
+func (e *Engine) Transfer(ctx context.Context, r TransferRequest) (Ticket, error) {
+	return do(ctx, e, r.Request, "transfer", func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		if (r.ToService == "") == (r.ToCounter == "") {
+			return Ticket{}, fmt.Errorf("%w: transfer needs a service or a counter, not both", ErrBadRequest)
+		}
+		c, cs, cur, err := counterTicket(ctx, tx, s, r.Counter)
+		if err != nil {
+			return Ticket{}, err
+		}
+		if cur == nil {
+			return Ticket{}, fmt.Errorf("%w: counter %s cannot transfer", ErrCounterIdle, c.ID)
+		}
+		now := e.clock()
+		detail := ""
+		queue, target := cur.Queue, ""
+		if r.ToService != "" {
+			sv, err := s.service(r.ToService)
+			if err != nil {
+				return Ticket{}, err
+			}
+			queue, detail = sv.Code, "service "+sv.Code
+		} else {
+			tc, err := s.counter(r.ToCounter)
+			if err != nil {
+				return Ticket{}, err
+			}
+			target, detail = tc.ID, "counter "+tc.ID
+		}
+		if _, err := Next(cur.Number, cur.Status, ActTransfer); err != nil {
+			return Ticket{}, err
+		}
+		moved := *cur
+		moved.Queue, moved.TargetCounter = queue, target
+		if target == "" {
+			if err := place(ctx, tx, &moved, 0); err != nil {
+				return Ticket{}, err
+			}
+		}
+		err = move(ctx, tx, j, cur, ActTransfer, EventTransferred, c.ID, r.Device, detail, now, func(t *Ticket) {
+			t.Queue, t.TargetCounter, t.SortKey = moved.Queue, moved.TargetCounter, moved.SortKey
+			t.Counter = ""
+			t.WaitingSince = now
+		})
+		if err != nil {
+			return Ticket{}, err
+		}
+		return *cur, setCounter(ctx, tx, cs, 0, now)
+	})
+}
+
+// Cancel withdraws a waiting or called ticket.
+func (e *Engine) Cancel(ctx context.Context, r NumberRequest) (Ticket, error) {
+	return do(ctx, e, r.Request, "cancel", func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		now := e.clock()
+		t, err := e.byNumber(ctx, tx, s, r.Number, now)
+		if err != nil {
+			return Ticket{}, err
+		}
+		counter := t.Counter
+		if err := move(ctx, tx, j, t, ActCancel, EventCancelled, counter, r.Device, "", now, func(t *Ticket) { t.FinishedAt = now }); err != nil {
+			return Ticket{}, err
+		}
+		return *t, freeCounterOf(ctx, tx, s.ID, counter, t.ID, now)
+	})
+}
+
+// freeCounterOf clears a counter whose current ticket left it.
+func freeCounterOf(ctx context.Context, tx Tx, site, counter string, ticket int64, now time.Time) error {
+	if counter == "" {
+		return nil
+	}
+	cs, err := tx.Counter(ctx, site, counter)
+	if err != nil {
+		return fmt.Errorf("queue: read counter %s: %w", counter, err)
+	}
+	if cs.TicketID != ticket {
+		return nil
+	}
+	return setCounter(ctx, tx, cs, 0, now)
+}
+
+// Pause stops a counter from calling; Resume opens it again.
+func (e *Engine) Pause(ctx context.Context, r CounterRequest) (CounterState, error) {
+	return e.setMode(ctx, r, "pause", CounterPaused, EventCounterPaused)
+}
+
+// Resume opens a paused counter.
+func (e *Engine) Resume(ctx context.Context, r CounterRequest) (CounterState, error) {
+	return e.setMode(ctx, r, "resume", CounterOpen, EventCounterOpened)
+}
+
+func (e *Engine) setMode(ctx context.Context, r CounterRequest, op string, mode CounterMode, typ EventType) (CounterState, error) {
+	return do(ctx, e, r.Request, op, func(ctx context.Context, tx Tx, j *job, s *Site) (CounterState, error) {
+		c, err := s.counter(r.Counter)
+		if err != nil {
+			return CounterState{}, err
+		}
+		cs, err := tx.Counter(ctx, s.ID, c.ID)
+		if err != nil {
+			return CounterState{}, fmt.Errorf("queue: read counter %s: %w", c.ID, err)
+		}
+		now := e.clock()
+		cs.Site, cs.ID, cs.Mode, cs.Since = s.ID, c.ID, mode, now
+		if err := tx.PutCounter(ctx, cs); err != nil {
+			return CounterState{}, fmt.Errorf("queue: write counter %s: %w", c.ID, err)
+		}
+		return cs, j.emit(ctx, tx, Event{Site: s.ID, Type: typ, Counter: c.ID, Actor: r.Device, At: now})
+	})
+}
+
+// MarkPrintFailed records that a ticket's paper copy did not print.
+func (e *Engine) MarkPrintFailed(ctx context.Context, site string, ticketID int64, actor, reason string) error {
+	s, err := e.Site(site)
+	if err != nil {
+		return err
+	}
+	return e.submit(ctx, s.ID, func(ctx context.Context, tx Tx, j *job) error {
+		t, err := tx.Ticket(ctx, ticketID)
+		if err != nil {
+			return fmt.Errorf("queue: mark print failed: %w", err)
+		}
+		return j.emit(ctx, tx, ticketEvent(EventPrintFailed, t, "", actor, reason, e.clock()))
+	})
+}
+
+// Sweep expires every open ticket of past service days and applies call
+// time-outs. The daemon runs it every few seconds; it returns how many
+// tickets it moved.
+func (e *Engine) Sweep(ctx context.Context) (int, error) {
+	total := 0
+	for _, id := range e.order {
+		s := e.sites[id]
+		n := 0
+		err := e.submit(ctx, s.ID, func(ctx context.Context, tx Tx, j *job) error {
+			n = 0
+			now := e.clock()
+			day := s.Day(now)
+			old, err := tx.Find(ctx, Filter{Site: s.ID, BeforeDay: day, Statuses: []Status{StatusWaiting, StatusCalled, StatusServing}, Limit: 1000})
+			if err != nil {
+				return fmt.Errorf("queue: sweep %s: %w", s.ID, err)
+			}
+			for i := range old {
+				t := &old[i]
+				counter := t.Counter
+				if err := move(ctx, tx, j, t, ActExpire, EventExpired, counter, "rollover", "", now, func(t *Ticket) { t.FinishedAt = now }); err != nil {
+					return err
+				}
+				if err := freeCounterOf(ctx, tx, s.ID, counter, t.ID, now); err != nil {
+					return err
+				}
+				n++
+			}
+			for _, sv := range s.Services {
+				if sv.CallTimeout <= 0 {
+					continue
+				}
+				late, err := tx.Find(ctx, Filter{Site: s.ID, Service: sv.Code, Day: day, Statuses: []Status{StatusCalled}, CalledBefore: ms(now.Add(-sv.CallTimeout)), Limit: 1000})
+				if err != nil {
+					return fmt.Errorf("queue: sweep %s: %w", s.ID, err)
+				}
+				for i := range late {
+					t := &late[i]
+					counter := t.Counter
+					a, typ, change := ActTimeoutNoShow, EventNoShow, func(t *Ticket) { t.NoShowCount++; t.FinishedAt = now }
+					if sv.TimeoutAction == TimeoutRequeue {
+						a, typ, change = ActTimeoutRequeue, EventReentered, func(t *Ticket) { t.Counter = ""; t.WaitingSince = now }
+					}
+					if err := move(ctx, tx, j, t, a, typ, counter, "timeout", "call timeout", now, change); err != nil {
+						return err
+					}
+					if err := freeCounterOf(ctx, tx, s.ID, counter, t.ID, now); err != nil {
+						return err
+					}
+					n++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
+}

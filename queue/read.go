@@ -1,0 +1,235 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ServiceStatus is the live picture of one service of a day.
+type ServiceStatus struct {
+	Code        string
+	Waiting     int
+	LongestWait time.Duration // of the ticket waiting longest now
+	AvgWait     time.Duration // issue to call, over tickets called today
+	AvgService  time.Duration // start to done, over tickets served today
+	Issued      int
+	Served      int // DONE today
+	NoShows     int
+	Cancelled   int
+	Open        bool // taking tickets now
+	Full        bool // daily cap reached
+}
+
+// CounterStatus is the live picture of one counter.
+type CounterStatus struct {
+	ID     string
+	Mode   CounterMode
+	Ticket *Ticket // called or served now
+	Since  time.Time
+	Served int // DONE today
+}
+
+// Snapshot is a site's state at one event version.
+type Snapshot struct {
+	Site     string
+	Day      string
+	Version  int64
+	At       time.Time
+	Services []ServiceStatus
+	Counters []CounterStatus
+}
+
+// Snapshot reads a consistent picture of a site: every service and counter
+// and the event version it reflects.
+func (e *Engine) Snapshot(ctx context.Context, site string) (Snapshot, error) {
+	s, err := e.Site(site)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	now := e.clock()
+	snap := Snapshot{Site: s.ID, Day: s.Day(now), At: now}
+	err = e.store.View(ctx, func(ctx context.Context, tx Tx) error {
+		v, err := tx.LastVersion(ctx, s.ID)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Stats(ctx, s.ID, snap.Day)
+		if err != nil {
+			return err
+		}
+		states, err := tx.Counters(ctx, s.ID)
+		if err != nil {
+			return err
+		}
+		snap.Version = v
+		snap.Services = serviceStatus(s, rows, now)
+		byID := map[string]CounterState{}
+		for _, cs := range states {
+			byID[cs.ID] = cs
+		}
+		for _, c := range s.Counters {
+			cs, ok := byID[c.ID]
+			st := CounterStatus{ID: c.ID, Mode: CounterOpen}
+			if ok {
+				st.Mode, st.Since = cs.Mode, cs.Since
+				if cs.TicketID != 0 {
+					t, err := tx.Ticket(ctx, cs.TicketID)
+					if err != nil {
+						return err
+					}
+					if t.Status == StatusCalled || t.Status == StatusServing {
+						st.Ticket = t
+					}
+				}
+			}
+			for _, r := range rows {
+				if r.Counter == c.ID && r.Status == StatusDone {
+					st.Served += r.N
+				}
+			}
+			snap.Counters = append(snap.Counters, st)
+		}
+		return nil
+	})
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("queue: snapshot of %s: %w", s.ID, err)
+	}
+	return snap, nil
+}
+
+func serviceStatus(s *Site, rows []StatRow, now time.Time) []ServiceStatus {
+	out := make([]ServiceStatus, 0, len(s.Services))
+	for _, sv := range s.Services {
+		st := ServiceStatus{Code: sv.Code, Open: sv.OpenAt(now, s.Location)}
+		var sumWait, sumSvc int64
+		var nWait, nSvc int
+		for _, r := range rows {
+			if r.Service != sv.Code {
+				continue
+			}
+			st.Issued += r.N
+			sumWait += r.SumWait
+			nWait += r.NWait
+			sumSvc += r.SumService
+			nSvc += r.NService
+			switch r.Status {
+			case StatusWaiting:
+				st.Waiting += r.N
+				if r.MinWaitingSince > 0 {
+					w := now.Sub(time.UnixMilli(r.MinWaitingSince))
+					st.LongestWait = max(st.LongestWait, w)
+				}
+			case StatusDone:
+				st.Served += r.N
+			case StatusNoShow:
+				st.NoShows += r.N
+			case StatusCancelled:
+				st.Cancelled += r.N
+			}
+		}
+		if nWait > 0 {
+			st.AvgWait = time.Duration(sumWait/int64(nWait)) * time.Millisecond
+		}
+		if nSvc > 0 {
+			st.AvgService = time.Duration(sumSvc/int64(nSvc)) * time.Millisecond
+		}
+		st.Full = sv.DailyCap > 0 && st.Issued >= sv.DailyCap
+		out = append(out, st)
+	}
+	return out
+}
+
+// Position is where a ticket stands in its queue.
+type Position struct {
+	Ticket Ticket
+	Ahead  int           // waiting tickets to be called before it
+	Wait   time.Duration // estimated wait
+}
+
+// Position finds a ticket of today by number and estimates its wait: the
+// people ahead times the service's average service time, shared by the open
+// counters serving it.
+func (e *Engine) Position(ctx context.Context, site, number string) (Position, error) {
+	s, err := e.Site(site)
+	if err != nil {
+		return Position{}, err
+	}
+	var p Position
+	err = e.store.View(ctx, func(ctx context.Context, tx Tx) error {
+		t, err := e.byNumber(ctx, tx, s, number, e.clock())
+		if err != nil {
+			return err
+		}
+		p, err = e.position(ctx, tx, s, t)
+		return err
+	})
+	return p, err
+}
+
+// TicketPosition is Position for a ticket already read, e.g. just issued.
+func (e *Engine) TicketPosition(ctx context.Context, t Ticket) (Position, error) {
+	s, err := e.Site(t.Site)
+	if err != nil {
+		return Position{}, err
+	}
+	var p Position
+	err = e.store.View(ctx, func(ctx context.Context, tx Tx) error {
+		cur, err := tx.Ticket(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		p, err = e.position(ctx, tx, s, cur)
+		return err
+	})
+	return p, err
+}
+
+func (e *Engine) position(ctx context.Context, tx Tx, s *Site, t *Ticket) (Position, error) {
+	p := Position{Ticket: *t}
+	if t.Status != StatusWaiting {
+		return p, nil
+	}
+	n, err := tx.Ahead(ctx, t)
+	if err != nil {
+		return p, fmt.Errorf("queue: position of %s: %w", t.Number, err)
+	}
+	p.Ahead = n
+	sv, err := s.service(t.Queue)
+	if err != nil {
+		return p, err
+	}
+	states, err := tx.Counters(ctx, s.ID)
+	if err != nil {
+		return p, fmt.Errorf("queue: position of %s: %w", t.Number, err)
+	}
+	paused := map[string]bool{}
+	for _, cs := range states {
+		paused[cs.ID] = cs.Mode != CounterOpen
+	}
+	open := 0
+	for _, c := range s.Counters {
+		for _, cs := range c.Services {
+			if cs.Service == sv.Code && !paused[c.ID] {
+				open++
+				break
+			}
+		}
+	}
+	p.Wait = time.Duration(n) * sv.AvgService / time.Duration(max(open, 1))
+	return p, nil
+}
+
+// Events lists up to limit committed events of a site after a version.
+func (e *Engine) Events(ctx context.Context, site string, after int64, limit int) ([]Event, error) {
+	var evs []Event
+	err := e.store.View(ctx, func(ctx context.Context, tx Tx) error {
+		var err error
+		evs, err = tx.Events(ctx, site, after, limit)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: events of %s after %d: %w", site, after, err)
+	}
+	return evs, nil
+}

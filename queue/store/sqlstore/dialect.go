@@ -1,0 +1,142 @@
+// Package sqlstore implements queue.Store and queue.Tx once, over
+// database/sql, for the three SQL databases nowserving runs on. A small
+// Dialect says what differs between them: placeholders, upserts, row locks,
+// how a driver error is classified into a queue error, and the embedded
+// migrations. The sqlite, postgres and mysql packages each supply a Dialect
+// and the connections; the queries and the transaction logic live here.
+//
+// Nothing returned by this package wraps a driver type: driver errors are
+// classified into queue.ErrConflict, queue.ErrDuplicate or
+// queue.ErrUnavailable, or flattened to their text.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"io/fs"
+	"strconv"
+	"strings"
+)
+
+// UpsertStyle is how a dialect writes "insert or update".
+type UpsertStyle int
+
+// Upsert styles.
+const (
+	// OnConflict is INSERT ... ON CONFLICT (keys) DO UPDATE ... RETURNING
+	// (PostgreSQL, SQLite).
+	OnConflict UpsertStyle = iota
+	// OnDuplicateKey is INSERT ... ON DUPLICATE KEY UPDATE with the
+	// LAST_INSERT_ID(expr) trick for counters (MySQL, MariaDB).
+	OnDuplicateKey
+)
+
+// Dialect describes one SQL database.
+type Dialect struct {
+	// Name prefixes every error: "sqlite", "postgres", "mysql".
+	Name string
+	// Dollar rewrites ? placeholders to $1, $2, ... (PostgreSQL).
+	Dollar bool
+	// RowLocks enables SELECT ... FOR UPDATE in read-write transactions.
+	RowLocks bool
+	// SkipLocked adds SKIP LOCKED to a locking Head.
+	SkipLocked bool
+	// Upsert selects the upsert and counter-increment statements.
+	Upsert UpsertStyle
+	// ReturningID inserts tickets with RETURNING id instead of reading
+	// LastInsertId.
+	ReturningID bool
+	// SumCast, when set, wraps aggregate sums as CAST(SUM(x) AS SumCast) so
+	// they scan as integers ("BIGINT" on PostgreSQL, "SIGNED" on MySQL).
+	SumCast string
+	// Snapshot is the isolation level Check reads under, so its queries see
+	// one consistent state (sql.LevelDefault where one transaction already
+	// is a snapshot, as on SQLite).
+	Snapshot sql.IsolationLevel
+	// WriteIsolation is the isolation level of Update transactions
+	// (sql.LevelDefault: the session's).
+	WriteIsolation sql.IsolationLevel
+	// Classify maps a driver error onto queue.ErrConflict, queue.ErrDuplicate
+	// or queue.ErrUnavailable, or returns nil when it is none of them.
+	Classify func(err error) error
+	// Migrations holds NNNN_name.sql files at its root, applied in order.
+	Migrations fs.FS
+	// LockMigrations, when set, takes a lock on conn that keeps other
+	// processes from migrating the same database at the same time, and
+	// returns the function that releases it.
+	LockMigrations func(ctx context.Context, conn *sql.Conn) (unlock func(), err error)
+	// DropIndex is the statement that drops the named index of tickets; only
+	// tests that corrupt a database on purpose use it.
+	DropIndex func(name string) string
+}
+
+// Rebind rewrites ? placeholders for the dialect. The queries of this
+// package never hold a ? inside a string literal.
+func (d *Dialect) Rebind(q string) string {
+	if !d.Dollar {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
+
+// upsert returns the statement inserting cols (keys first) into table, or
+// updating the non-key columns when the keys exist.
+func (d *Dialect) upsert(table string, keys, cols []string) string {
+	all := append(append([]string{}, keys...), cols...)
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + table + " (" + strings.Join(all, ", ") + ") VALUES (")
+	b.WriteString(strings.TrimSuffix(strings.Repeat("?, ", len(all)), ", "))
+	b.WriteString(")")
+	set := make([]string, len(cols))
+	switch d.Upsert {
+	case OnDuplicateKey:
+		for i, c := range cols {
+			set[i] = c + " = VALUES(" + c + ")"
+		}
+		b.WriteString(" ON DUPLICATE KEY UPDATE " + strings.Join(set, ", "))
+	default:
+		for i, c := range cols {
+			set[i] = c + " = excluded." + c
+		}
+		b.WriteString(" ON CONFLICT (" + strings.Join(keys, ", ") + ") DO UPDATE SET " + strings.Join(set, ", "))
+	}
+	return d.Rebind(b.String())
+}
+
+// increment returns the statement that adds one to column col of the row of
+// table with the given keys, inserting it with 1 when it is missing. With
+// OnConflict the statement returns the new value; with OnDuplicateKey the
+// value is LAST_INSERT_ID().
+func (d *Dialect) increment(table string, keys []string, col string) string {
+	ph := strings.Repeat("?, ", len(keys))
+	cols := strings.Join(keys, ", ") + ", " + col
+	switch d.Upsert {
+	case OnDuplicateKey:
+		return "INSERT INTO " + table + " (" + cols + ") VALUES (" + ph + "LAST_INSERT_ID(1))" +
+			" ON DUPLICATE KEY UPDATE " + col + " = LAST_INSERT_ID(" + col + " + 1)"
+	default:
+		return d.Rebind("INSERT INTO " + table + " (" + cols + ") VALUES (" + ph + "1)" +
+			" ON CONFLICT (" + strings.Join(keys, ", ") + ") DO UPDATE SET " + col + " = " + table + "." + col + " + 1" +
+			" RETURNING " + col)
+	}
+}
+
+// sum returns SUM(expr), cast to an integer where the dialect needs it.
+func (d *Dialect) sum(expr string) string {
+	if d.SumCast == "" {
+		return "COALESCE(SUM(" + expr + "), 0)"
+	}
+	return "CAST(COALESCE(SUM(" + expr + "), 0) AS " + d.SumCast + ")"
+}

@@ -1,0 +1,215 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"time"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// DefaultMaxRetries is how many times Update runs fn again after a conflict
+// when Opts.MaxRetries is zero.
+const DefaultMaxRetries = 5
+
+// Opts configures a store. The zero value is usable.
+type Opts struct {
+	// Logger receives retry and migration messages; nil discards them.
+	Logger *slog.Logger
+	// MaxRetries bounds how many times Update runs fn again after a
+	// serialization failure or deadlock: 0 means DefaultMaxRetries, a
+	// negative value means never.
+	MaxRetries int
+	// MaxConns caps the open connections of the pool (the reader pool on
+	// SQLite); 0 leaves the store's default.
+	MaxConns int
+	// NoMigrate skips applying migrations at Open (for `check` on a
+	// database another version of the daemon owns).
+	NoMigrate bool
+}
+
+// Store is a queue.Store over database/sql.
+type Store struct {
+	d       *Dialect
+	writer  *sql.DB
+	reader  *sql.DB
+	log     *slog.Logger
+	retries int
+	q       queries
+}
+
+var _ queue.Store = (*Store)(nil)
+
+// New returns a store writing through writer and reading through reader
+// (the same pool on servers; on SQLite one writer connection and a pool of
+// readers). It does not migrate: call Migrate. Close closes both pools.
+func New(d *Dialect, writer, reader *sql.DB, opts Opts) *Store {
+	if reader == nil {
+		reader = writer
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	retries := opts.MaxRetries
+	switch {
+	case retries == 0:
+		retries = DefaultMaxRetries
+	case retries < 0:
+		retries = 0
+	}
+	return &Store{d: d, writer: writer, reader: reader, log: log, retries: retries, q: buildQueries(d)}
+}
+
+// Dialect returns the store's dialect.
+func (s *Store) Dialect() *Dialect { return s.d }
+
+// DB returns the pool that writes (tests use it to corrupt a database on
+// purpose; nothing else should).
+func (s *Store) DB() *sql.DB { return s.writer }
+
+// Close closes the connections.
+func (s *Store) Close() error {
+	err := s.writer.Close()
+	if s.reader != s.writer {
+		if rerr := s.reader.Close(); err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: close: %w", s.d.Name, err)
+	}
+	return nil
+}
+
+// Update runs fn in a read-write transaction and commits it. A conflict
+// (serialization failure, deadlock, lock timeout, or a compare-and-set that
+// found the row changed) rolls back and runs fn again, up to the configured
+// number of retries, with a short jittered pause; then the error wraps
+// queue.ErrConflict.
+func (s *Store) Update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
+	for attempt := 0; ; attempt++ {
+		err := s.update(ctx, fn)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, queue.ErrConflict) {
+			return err
+		}
+		if attempt >= s.retries {
+			return fmt.Errorf("%s: update: gave up after %d attempts: %w", s.d.Name, attempt+1, err)
+		}
+		s.log.DebugContext(ctx, "transaction conflict, retrying", "store", s.d.Name, "attempt", attempt+1, "err", err)
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return fmt.Errorf("%s: update: %w", s.d.Name, err)
+		}
+	}
+}
+
+// backoff is the pause before retry attempt+1: about 1, 2, 4 ... ms, capped
+// at 50 ms, with full jitter so colliding transactions spread out.
+func backoff(attempt int) time.Duration {
+	d := time.Millisecond << min(attempt, 6)
+	d = min(d, 50*time.Millisecond)
+	return d/2 + rand.N(d/2+1)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) (err error) {
+	var opts *sql.TxOptions
+	if s.d.WriteIsolation != sql.LevelDefault {
+		opts = &sql.TxOptions{Isolation: s.d.WriteIsolation}
+	}
+	stx, err := s.writer.BeginTx(ctx, opts)
+	if err != nil {
+		return s.wrap("begin", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = stx.Rollback() // fn panicked: free the connection, then re-panic
+		}
+	}()
+	if err := fn(ctx, &tx{s: s, tx: stx, write: true}); err != nil {
+		done = true
+		_ = stx.Rollback()
+		return err
+	}
+	done = true
+	if err := stx.Commit(); err != nil {
+		return s.wrap("commit", err)
+	}
+	return nil
+}
+
+// View runs fn in a read-only transaction on a reader connection. Locks
+// asked for inside it (HeadQuery.Lock, Counter) are not taken.
+func (s *Store) View(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
+	return s.view(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, t *tx) error { return fn(ctx, t) })
+}
+
+func (s *Store) view(ctx context.Context, opts *sql.TxOptions, fn func(ctx context.Context, t *tx) error) error {
+	stx, err := s.reader.BeginTx(ctx, opts)
+	if err != nil {
+		return s.wrap("begin read", err)
+	}
+	defer func() { _ = stx.Rollback() }() // no-op after Commit
+	if err := fn(ctx, &tx{s: s, tx: stx}); err != nil {
+		return err
+	}
+	if err := stx.Commit(); err != nil {
+		return s.wrap("end read", err)
+	}
+	return nil
+}
+
+// wrap turns a driver error into an error that names the store and the
+// action and wraps a queue sentinel (or the context's error) without
+// exposing the driver's type.
+func (s *Store) wrap(action string, err error) error {
+	if err == nil {
+		return nil
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s: %s: %w", s.d.Name, action, context.Canceled)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s: %s: %w", s.d.Name, action, context.DeadlineExceeded)
+	}
+	if sentinel := s.classify(err); sentinel != nil {
+		return fmt.Errorf("%s: %s: %w: %v", s.d.Name, action, sentinel, err)
+	}
+	return fmt.Errorf("%s: %s: %v", s.d.Name, action, err)
+}
+
+func (s *Store) classify(err error) error {
+	if s.d.Classify != nil {
+		if c := s.d.Classify(err); c != nil {
+			return c
+		}
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.As(err, &ne):
+		return queue.ErrUnavailable
+	}
+	return nil
+}
