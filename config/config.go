@@ -1,0 +1,433 @@
+// Package config loads and validates the nowserving configuration: the
+// store, the listeners, logging, the sites with their services and counters,
+// and the devices allowed to connect.
+//
+// A configuration is read from a YAML file, then overridden by NOWSERVING_*
+// environment variables (key path upper-cased, "." replaced by "_", e.g.
+// NOWSERVING_STORE_DSN for store.dsn), then by command-line flags registered
+// with [BindFlags]. Only the scalar sections (store, listen, log) can be
+// overridden; sites and devices come from the file.
+//
+// viper is used only here, always through viper.New(). Unknown keys are an
+// error, and [Config.Validate] reports every problem at once, each naming the
+// key path and saying why, e.g.
+//
+//	sites[0].services[1].width: must be 1..6, got 9
+//
+// The package does not import the domain package: cmd/nowserving maps these
+// plain structs onto it.
+package config
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Config is a whole nowserving configuration.
+type Config struct {
+	Store   Store    `mapstructure:"store"`
+	Listen  Listen   `mapstructure:"listen"`
+	Log     Log      `mapstructure:"log"`
+	Sites   []Site   `mapstructure:"sites"`
+	Devices []Device `mapstructure:"devices"`
+}
+
+// Driver names a database engine.
+type Driver string
+
+// The supported store drivers.
+const (
+	DriverSQLite   Driver = "sqlite"
+	DriverPostgres Driver = "postgres"
+	DriverMySQL    Driver = "mysql"
+)
+
+// Store says where the tickets live.
+type Store struct {
+	// Driver is sqlite, postgres or mysql.
+	Driver Driver `mapstructure:"driver"`
+	// DSN is a file path for sqlite, a postgres:// URL (or key=value string)
+	// for postgres, and user:pass@tcp(host:port)/db for mysql.
+	DSN string `mapstructure:"dsn"`
+	// Batch is the maximum number of requests applied in one group-commit
+	// transaction.
+	Batch int `mapstructure:"batch"`
+}
+
+// Listen holds the network listeners.
+type Listen struct {
+	// Protocol is the host:port of the device protocol (TCP).
+	Protocol string `mapstructure:"protocol"`
+	// TLS enables TLS on the device protocol when both files are set.
+	TLS TLS `mapstructure:"tls"`
+	// HTTP is the host:port for metrics, health, API and web display;
+	// empty disables it.
+	HTTP string `mapstructure:"http"`
+	// MaxConnections caps concurrent device connections.
+	MaxConnections int `mapstructure:"max_connections"`
+	// Heartbeat is the interval of protocol heartbeats.
+	Heartbeat time.Duration `mapstructure:"heartbeat"`
+}
+
+// TLS names a PEM certificate and key file; both or neither.
+type TLS struct {
+	Cert string `mapstructure:"cert"`
+	Key  string `mapstructure:"key"`
+}
+
+// Enabled reports whether TLS is configured.
+func (t TLS) Enabled() bool { return t.Cert != "" && t.Key != "" }
+
+// Log configures the daemon's slog handler.
+type Log struct {
+	// Level is debug, info, warn or error.
+	Level string `mapstructure:"level"`
+	// Format is text or json.
+	Format string `mapstructure:"format"`
+}
+
+// SlogLevel returns Level as a slog.Level (info when unknown).
+func (l Log) SlogLevel() slog.Level {
+	switch l.Level {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+// Names maps a language tag ("en", "zh") to a display text.
+type Names map[string]string
+
+// Pick returns the text for the first of langs that has one, or "".
+func (n Names) Pick(langs ...string) string {
+	for _, l := range langs {
+		if s := n[l]; s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// Site is a branch or hall with its own time zone, day rollover, services
+// and counters.
+type Site struct {
+	// ID is unique, [a-z0-9-]+.
+	ID   string `mapstructure:"id"`
+	Name Names  `mapstructure:"name"`
+	// Timezone is an IANA zone name such as "Asia/Shanghai".
+	Timezone string `mapstructure:"timezone"`
+	// Rollover is the local time at which the service day changes
+	// (default 00:00).
+	Rollover Clock `mapstructure:"rollover"`
+	// Languages lists the site's languages, the main one first
+	// (default [en]). Every service and the site have a name in each.
+	Languages []string `mapstructure:"languages"`
+	// Classes maps a ticket class to its rank; lower is called first.
+	// Default: emergency 0, vip 10, appointment 15, normal 20.
+	Classes  map[string]int `mapstructure:"classes"`
+	Services []Service      `mapstructure:"services"`
+	Counters []Counter      `mapstructure:"counters"`
+
+	loc *time.Location // set by Validate
+}
+
+// Location returns the site's time zone (UTC if Timezone cannot be loaded,
+// which Validate reports).
+func (s *Site) Location() *time.Location {
+	if s.loc != nil {
+		return s.loc
+	}
+	loc, err := time.LoadLocation(s.Timezone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// Service returns the service with the given code.
+func (s *Site) Service(code string) (*Service, bool) {
+	for i := range s.Services {
+		if s.Services[i].Code == code {
+			return &s.Services[i], true
+		}
+	}
+	return nil, false
+}
+
+// Counter returns the counter with the given id.
+func (s *Site) Counter(id string) (*Counter, bool) {
+	for i := range s.Counters {
+		if s.Counters[i].ID == id {
+			return &s.Counters[i], true
+		}
+	}
+	return nil, false
+}
+
+// Rank returns the rank of a ticket class.
+func (s *Site) Rank(class string) (int, bool) {
+	r, ok := s.Classes[class]
+	return r, ok
+}
+
+// TimeoutAction says what happens to a called ticket nobody starts in time.
+type TimeoutAction string
+
+// The call time-out actions.
+const (
+	TimeoutNoShow  TimeoutAction = "noshow"
+	TimeoutRequeue TimeoutAction = "requeue"
+)
+
+// Service is one queue: its numbers, hours and ordering rules.
+type Service struct {
+	// Code is unique in the site, [A-Z0-9]{1,8}.
+	Code string `mapstructure:"code"`
+	Name Names  `mapstructure:"name"`
+	// Prefix is printed before the number, [A-Z0-9]{0,4}; default Code.
+	Prefix string `mapstructure:"prefix"`
+	// Width is the zero-padded number width, 1..6 (default 3).
+	Width int `mapstructure:"width"`
+	// DailyCap is the maximum number of tickets per service day; 0 = no cap.
+	DailyCap int `mapstructure:"daily_cap"`
+	// Hours lists opening hours; empty means always open.
+	Hours []Hours `mapstructure:"hours"`
+	// AvgService is the average service time, for wait estimates
+	// (default 5m).
+	AvgService time.Duration `mapstructure:"avg_service"`
+	// WaitTarget is the wait beyond which metrics and the console report a
+	// breach; 0 = none.
+	WaitTarget time.Duration `mapstructure:"wait_target"`
+	// MaxWait promotes a ticket that has waited this long; 0 = off.
+	MaxWait time.Duration `mapstructure:"max_wait"`
+	// RevisitAfter places a revisit exactly this many places after the head
+	// (default 3).
+	RevisitAfter int `mapstructure:"revisit_after"`
+	// ReentryAfter places a re-entered no-show this many places after the
+	// head (default RevisitAfter/2).
+	ReentryAfter int `mapstructure:"reentry_after"`
+	// MaxReentries is how many times a no-show may re-enter (default 2).
+	MaxReentries int `mapstructure:"max_reentries"`
+	// CallTimeout turns a called ticket not started in time into
+	// CallTimeoutAction; 0 = off.
+	CallTimeout time.Duration `mapstructure:"call_timeout"`
+	// CallTimeoutAction is noshow or requeue (default noshow).
+	CallTimeoutAction TimeoutAction `mapstructure:"call_timeout_action"`
+	// Ratio, when set, serves one priority ticket after every
+	// NormalPerPriority normal ones.
+	Ratio *Ratio `mapstructure:"ratio"`
+}
+
+// OpenAt reports whether the service takes tickets at t, read in t's own
+// location (convert it to the site's Location first). No hours means always
+// open.
+func (s *Service) OpenAt(t time.Time) bool {
+	if len(s.Hours) == 0 {
+		return true
+	}
+	m := t.Hour()*60 + t.Minute()
+	for _, h := range s.Hours {
+		if h.Contains(t.Weekday(), m) {
+			return true
+		}
+	}
+	return false
+}
+
+// Hours is one opening window on the listed days.
+type Hours struct {
+	// Days are written mon..sun; empty means every day.
+	Days []time.Weekday `mapstructure:"days"`
+	// Open is inclusive, Close exclusive; Open < Close (no overnight
+	// windows; split them in two).
+	Open  Clock `mapstructure:"open"`
+	Close Clock `mapstructure:"close"`
+}
+
+// Contains reports whether minute (minutes since local midnight) of day wd
+// falls inside the window.
+func (h Hours) Contains(wd time.Weekday, minute int) bool {
+	if len(h.Days) > 0 {
+		found := false
+		for _, d := range h.Days {
+			if d == wd {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return minute >= h.Open.Minutes() && minute < h.Close.Minutes()
+}
+
+// Ratio serves one ticket of the Priority classes after every
+// NormalPerPriority tickets of other classes.
+type Ratio struct {
+	Priority          []string `mapstructure:"priority"`
+	NormalPerPriority int      `mapstructure:"normal_per_priority"`
+}
+
+// Policy is how a counter serving several services picks the next ticket.
+type Policy string
+
+// The counter policies.
+const (
+	// PolicyStrict serves the services in the listed order.
+	PolicyStrict Policy = "strict"
+	// PolicyWeighted serves the longest wait multiplied by the weight.
+	PolicyWeighted Policy = "weighted"
+)
+
+// Counter is a window that calls tickets.
+type Counter struct {
+	// ID is unique in the site, [A-Za-z0-9-]{1,8}, e.g. "5".
+	ID string `mapstructure:"id"`
+	// Name is optional; when set it needs every site language.
+	Name Names `mapstructure:"name"`
+	// Services are served in this order (strict) or by weight (weighted).
+	// A bare code is accepted for {service: CODE, weight: 1}.
+	Services []CounterService `mapstructure:"services"`
+	// Policy is strict or weighted (default strict).
+	Policy Policy `mapstructure:"policy"`
+	// Zone is the voice zone announcing this counter; empty = site default.
+	Zone string `mapstructure:"zone"`
+}
+
+// CounterService is one service of a counter with its weight (default 1).
+type CounterService struct {
+	Service string `mapstructure:"service"`
+	Weight  int    `mapstructure:"weight"`
+}
+
+// Role is what a device may do.
+type Role string
+
+// The device roles.
+const (
+	RoleKiosk   Role = "kiosk"
+	RoleKeypad  Role = "keypad"
+	RoleDisplay Role = "display"
+	RoleConsole Role = "console"
+)
+
+// Device is the credential of one device allowed on the protocol.
+type Device struct {
+	ID   string `mapstructure:"id"`
+	Role Role   `mapstructure:"role"`
+	// Site is required, except for a console where empty means every site.
+	Site string `mapstructure:"site"`
+	// Counter is required for a keypad and forbidden otherwise.
+	Counter string `mapstructure:"counter"`
+	// Secret is the shared HMAC secret, at least 16 characters. After
+	// Load it holds the value of SecretEnv when that is set.
+	Secret string `mapstructure:"secret"`
+	// SecretEnv names an environment variable holding the secret.
+	SecretEnv string `mapstructure:"secret_env"`
+}
+
+// Site returns the site with the given id.
+func (c *Config) Site(id string) (*Site, bool) {
+	for i := range c.Sites {
+		if c.Sites[i].ID == id {
+			return &c.Sites[i], true
+		}
+	}
+	return nil, false
+}
+
+// Device returns the device with the given id.
+func (c *Config) Device(id string) (*Device, bool) {
+	for i := range c.Devices {
+		if c.Devices[i].ID == id {
+			return &c.Devices[i], true
+		}
+	}
+	return nil, false
+}
+
+// DefaultClasses returns the default class ranks.
+func DefaultClasses() map[string]int {
+	return map[string]int{"emergency": 0, "vip": 10, "appointment": 15, "normal": 20}
+}
+
+// DefaultConfig returns the defaults of the top-level sections; it has no
+// sites or devices. Load decodes the file on top of it.
+func DefaultConfig() Config {
+	return Config{
+		Store: Store{Driver: DriverSQLite, DSN: "nowserving.db", Batch: 64},
+		Listen: Listen{
+			Protocol:       "127.0.0.1:7400",
+			HTTP:           "127.0.0.1:7480",
+			MaxConnections: 10000,
+			Heartbeat:      10 * time.Second,
+		},
+		Log: Log{Level: "info", Format: "text"},
+	}
+}
+
+// Defaults for omitted per-service and per-counter values.
+const (
+	DefaultWidth        = 3
+	DefaultAvgService   = 5 * time.Minute
+	DefaultRevisitAfter = 3
+	DefaultMaxReentries = 2
+)
+
+// applyDefaults fills omitted values of sites, services and counters.
+// isSet reports whether a key path (as in Problem.Key) was given, so that an
+// explicit zero is kept.
+func applyDefaults(c *Config, isSet func(key string) bool) {
+	for i := range c.Sites {
+		s := &c.Sites[i]
+		sk := keyf("sites[%d]", i)
+		if !isSet(sk+".languages") && len(s.Languages) == 0 {
+			s.Languages = []string{"en"}
+		}
+		if !isSet(sk+".classes") && len(s.Classes) == 0 {
+			s.Classes = DefaultClasses()
+		}
+		for j := range s.Services {
+			v := &s.Services[j]
+			vk := keyf("%s.services[%d]", sk, j)
+			if !isSet(vk + ".prefix") {
+				v.Prefix = v.Code
+			}
+			if !isSet(vk + ".width") {
+				v.Width = DefaultWidth
+			}
+			if !isSet(vk + ".avg_service") {
+				v.AvgService = DefaultAvgService
+			}
+			if !isSet(vk + ".revisit_after") {
+				v.RevisitAfter = DefaultRevisitAfter
+			}
+			if !isSet(vk + ".reentry_after") {
+				v.ReentryAfter = v.RevisitAfter / 2
+			}
+			if !isSet(vk + ".max_reentries") {
+				v.MaxReentries = DefaultMaxReentries
+			}
+			if !isSet(vk + ".call_timeout_action") {
+				v.CallTimeoutAction = TimeoutNoShow
+			}
+		}
+		for j := range s.Counters {
+			ct := &s.Counters[j]
+			ck := keyf("%s.counters[%d]", sk, j)
+			if !isSet(ck + ".policy") {
+				ct.Policy = PolicyStrict
+			}
+			for k := range ct.Services {
+				if !isSet(keyf("%s.services[%d].weight", ck, k)) {
+					ct.Services[k].Weight = 1
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Problem is one thing wrong with a configuration.
+type Problem struct {
+	// Key is the path of the offending key, e.g. "sites[0].services[1].width";
+	// empty for the document as a whole.
+	Key string
+	// Msg says why, e.g. "must be 1..6, got 9".
+	Msg string
+}
+
+// String formats the problem as "key: msg".
+func (p Problem) String() string {
+	if p.Key == "" {
+		return p.Msg
+	}
+	return p.Key + ": " + p.Msg
+}
+
+// Error lists every problem found in a configuration. Load and Validate
+// return it as *Error; use errors.As to get the list.
+type Error struct {
+	// File is the configuration file, if any.
+	File     string
+	Problems []Problem
+}
+
+// Error formats one problem on one line, several one per line.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("config: ")
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(": ")
+	}
+	if len(e.Problems) == 1 {
+		b.WriteString(e.Problems[0].String())
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%d problems:", len(e.Problems))
+	for _, p := range e.Problems {
+		b.WriteString("\n\t")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// problems collects Problems during decoding and validation.
+type problems []Problem
+
+func (ps *problems) add(key, format string, args ...any) {
+	*ps = append(*ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+func keyf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -1,0 +1,407 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// EnvPrefix starts every environment variable that overrides a key.
+const EnvPrefix = "NOWSERVING_"
+
+// Opts says where a configuration comes from. Precedence, highest first:
+// changed flags, environment, file, defaults.
+type Opts struct {
+	// File is the YAML file; empty means defaults, environment and flags
+	// only (which Validate rejects for want of a site).
+	File string
+	// Flags is a flag set on which BindFlags was called; only flags the
+	// user changed override the file. Nil means no flags.
+	Flags *pflag.FlagSet
+	// LookupEnv reads the environment (NOWSERVING_* overrides and
+	// devices[].secret_env); nil means os.LookupEnv.
+	LookupEnv func(key string) (string, bool)
+}
+
+// EnvName returns the environment variable overriding a key path:
+// "store.dsn" -> "NOWSERVING_STORE_DSN".
+func EnvName(key string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// override is a key that environment and flags may set.
+type override struct {
+	key, flag, usage string
+	kind             string // "string", "int" or "duration"
+}
+
+// overrides lists the keys settable by environment and flags, with the flag
+// name (key with "." and "_" turned into "-").
+func overrides() []override {
+	o := []override{
+		{key: "store.driver", usage: "store driver: sqlite, postgres or mysql"},
+		{key: "store.dsn", usage: "store DSN: sqlite file, postgres://..., or user:pass@tcp(host:port)/db"},
+		{key: "store.batch", kind: "int", usage: "maximum requests per group-commit transaction"},
+		{key: "listen.protocol", usage: "device protocol address host:port"},
+		{key: "listen.tls.cert", usage: "TLS certificate file for the device protocol"},
+		{key: "listen.tls.key", usage: "TLS key file for the device protocol"},
+		{key: "listen.http", usage: "HTTP address host:port for metrics, health and API (empty: off)"},
+		{key: "listen.max_connections", kind: "int", usage: "maximum device connections"},
+		{key: "listen.heartbeat", kind: "duration", usage: "protocol heartbeat interval"},
+		{key: "log.level", usage: "log level: debug, info, warn or error"},
+		{key: "log.format", usage: "log format: text or json"},
+	}
+	for i := range o {
+		o[i].flag = strings.NewReplacer(".", "-", "_", "-").Replace(o[i].key)
+		if o[i].kind == "" {
+			o[i].kind = "string"
+		}
+	}
+	return o
+}
+
+// BindFlags registers on fs one flag per overridable key, named after the
+// key: --store-driver, --store-dsn, --store-batch, --listen-protocol,
+// --listen-tls-cert, --listen-tls-key, --listen-http,
+// --listen-max-connections, --listen-heartbeat, --log-level, --log-format.
+// Pass fs to Load in Opts.Flags. The caller owns --config.
+func BindFlags(fs *pflag.FlagSet) {
+	d := DefaultConfig()
+	def := map[string]string{
+		"store.driver": string(d.Store.Driver), "store.dsn": d.Store.DSN,
+		"listen.protocol": d.Listen.Protocol, "listen.http": d.Listen.HTTP,
+		"log.level": d.Log.Level, "log.format": d.Log.Format,
+	}
+	for _, o := range overrides() {
+		usage := o.usage + " (env " + EnvName(o.key) + ")"
+		switch o.kind {
+		case "int":
+			n := d.Store.Batch
+			if o.key == "listen.max_connections" {
+				n = d.Listen.MaxConnections
+			}
+			fs.Int(o.flag, n, usage)
+		case "duration":
+			fs.Duration(o.flag, d.Listen.Heartbeat, usage)
+		default:
+			fs.String(o.flag, def[o.key], usage)
+		}
+	}
+}
+
+// Load reads, overrides, completes with defaults and validates a
+// configuration. Configuration mistakes come back as *Error listing every
+// problem; I/O failures as other errors.
+func Load(opts Opts) (*Config, error) {
+	var data []byte
+	if opts.File != "" {
+		var err error
+		data, err = os.ReadFile(opts.File)
+		if err != nil {
+			return nil, fmt.Errorf("config: read: %w", err)
+		}
+	}
+	return load(data, opts)
+}
+
+func load(data []byte, opts Opts) (*Config, error) {
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	fail := func(ps []Problem) error { return &Error{File: opts.File, Problems: ps} }
+
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+			var pe viper.ConfigParseError
+			if errors.As(err, &pe) && pe.Unwrap() != nil {
+				err = pe.Unwrap()
+			}
+			return nil, fail([]Problem{{Msg: err.Error()}})
+		}
+	}
+
+	// Environment: merged over the file as if it had been written there.
+	// viper's AutomaticEnv reads the process environment directly; merging
+	// ourselves keeps LookupEnv injectable and avoids viper's blind spot
+	// for keys absent from the file.
+	env := map[string]any{}
+	for _, o := range overrides() {
+		if val, ok := lookup(EnvName(o.key)); ok {
+			setPath(env, o.key, val)
+		}
+	}
+	if len(env) > 0 {
+		if err := v.MergeConfigMap(env); err != nil {
+			return nil, fmt.Errorf("config: merge environment: %w", err)
+		}
+	}
+
+	// Flags: only those the user changed, so flag defaults never mask the
+	// file.
+	if opts.Flags != nil {
+		byFlag := map[string]string{}
+		for _, o := range overrides() {
+			byFlag[o.flag] = o.key
+		}
+		var bindErr error
+		opts.Flags.Visit(func(f *pflag.Flag) {
+			if key, ok := byFlag[f.Name]; ok && bindErr == nil {
+				bindErr = v.BindPFlag(key, f)
+			}
+		})
+		if bindErr != nil {
+			return nil, fmt.Errorf("config: bind flags: %w", bindErr)
+		}
+	}
+
+	cfg := DefaultConfig()
+	var md mapstructure.Metadata
+	err := v.UnmarshalExact(&cfg, func(dc *mapstructure.DecoderConfig) {
+		dc.DecodeHook = decodeHook()
+		dc.Metadata = &md
+	})
+	var decoded problems
+	if err != nil {
+		decodeProblems(err, &decoded)
+		sort.SliceStable(decoded, func(i, j int) bool { return keyLess(decoded[i].Key, decoded[j].Key) })
+	}
+	set := make(map[string]bool, len(md.Keys))
+	for _, k := range md.Keys {
+		set[k] = true
+	}
+	applyDefaults(&cfg, func(key string) bool { return set[key] })
+
+	for i := range cfg.Devices {
+		d := &cfg.Devices[i]
+		if d.SecretEnv == "" {
+			continue
+		}
+		k := keyf("devices[%d].secret_env", i)
+		if d.Secret != "" {
+			decoded.add(k, "set secret or secret_env, not both")
+			continue
+		}
+		val, ok := lookup(d.SecretEnv)
+		if !ok {
+			decoded.add(k, "environment variable %s is not set", d.SecretEnv)
+			continue
+		}
+		d.Secret = val
+	}
+
+	// Validate what decoded, but say nothing more about a key that already
+	// failed: its zero value would only produce a confusing second message.
+	var failed []string
+	for _, p := range decoded {
+		if !strings.HasSuffix(p.Msg, msgUnknownKey) {
+			failed = append(failed, p.Key)
+		}
+	}
+	all := append(problems(nil), decoded...)
+	for _, p := range cfg.validate() {
+		if !under(p.Key, failed) {
+			all = append(all, p)
+		}
+	}
+	if len(all) > 0 {
+		return nil, fail(all)
+	}
+	return &cfg, nil
+}
+
+// setPath sets m[a][b][c] = val for key "a.b.c".
+func setPath(m map[string]any, key string, val any) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = val
+}
+
+// under reports whether key is one of prefixes or inside one of them.
+func under(key string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if key == p || p == "" ||
+			strings.HasPrefix(key, p+".") || strings.HasPrefix(key, p+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+const msgUnknownKey = "unknown key"
+
+// decodeProblems turns a mapstructure error tree into Problems.
+func decodeProblems(err error, ps *problems) {
+	var de *mapstructure.DecodeError
+	switch e := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			decodeProblems(inner, ps)
+		}
+		return
+	case *mapstructure.DecodeError:
+		de = e
+	default:
+		if !errors.As(err, &de) {
+			if u := errors.Unwrap(err); u != nil {
+				decodeProblems(u, ps)
+				return
+			}
+			ps.add("", "%s", err.Error())
+			return
+		}
+	}
+	name, inner := de.Name(), de.Unwrap()
+	msg := inner.Error()
+	if rest, ok := strings.CutPrefix(msg, "has invalid keys: "); ok {
+		for _, k := range strings.Split(rest, ", ") {
+			ps.add(joinKey(name, k), msgUnknownKey)
+		}
+		return
+	}
+	ps.add(name, "%s", msg)
+}
+
+func joinKey(parent, k string) string {
+	if parent == "" {
+		return k
+	}
+	return parent + "." + k
+}
+
+// keyLess orders key paths with list indexes compared as numbers, so
+// sites[2] sorts before sites[10].
+func keyLess(a, b string) bool {
+	for a != "" && b != "" {
+		if isDigit(a[0]) && isDigit(b[0]) {
+			na, ra := splitNum(a)
+			nb, rb := splitNum(b)
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = ra, rb
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func splitNum(s string) (num, rest string) {
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	num = strings.TrimLeft(s[:i], "0")
+	return num, s[i:]
+}
+
+// decodeHook converts YAML scalars into the typed fields, with messages an
+// operator can act on.
+func decodeHook() mapstructure.DecodeHookFuncType {
+	var (
+		durationType       = reflect.TypeOf(time.Duration(0))
+		clockType          = reflect.TypeOf(Clock{})
+		weekdayType        = reflect.TypeOf(time.Weekday(0))
+		namesType          = reflect.TypeOf(Names(nil))
+		counterServiceType = reflect.TypeOf(CounterService{})
+		weekdays           = map[string]time.Weekday{
+			"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
+			"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
+		}
+	)
+	return func(f, t reflect.Type, data any) (any, error) {
+		if f == nil || data == nil {
+			return data, nil
+		}
+		switch t {
+		case durationType:
+			if f == durationType {
+				return data, nil
+			}
+			if s, ok := data.(string); ok {
+				d, err := time.ParseDuration(s)
+				if err != nil {
+					return nil, fmt.Errorf("invalid duration %q (want e.g. 90s, 5m, 1h30m)", s)
+				}
+				return d, nil
+			}
+			if isNumber(f.Kind()) {
+				if reflect.ValueOf(data).IsZero() {
+					return time.Duration(0), nil
+				}
+				return nil, fmt.Errorf("duration %v needs a unit, e.g. \"%vs\" or \"%vm\"", data, data, data)
+			}
+			return nil, fmt.Errorf("want a duration such as \"5m\", got %s", describe(data))
+		case clockType:
+			s, ok := data.(string)
+			if !ok {
+				return nil, fmt.Errorf("want a quoted \"HH:MM\", got %s", describe(data))
+			}
+			c, err := parseClock(s)
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		case weekdayType:
+			s, ok := data.(string)
+			if !ok {
+				return nil, fmt.Errorf("want a day mon..sun, got %s", describe(data))
+			}
+			d, ok := weekdays[strings.ToLower(s)]
+			if !ok {
+				return nil, fmt.Errorf("unknown day %q (want mon, tue, wed, thu, fri, sat or sun)", s)
+			}
+			return d, nil
+		case namesType:
+			if f.Kind() != reflect.Map {
+				return nil, fmt.Errorf("want a map of language to text such as {en: \"...\"}, got %s", describe(data))
+			}
+		case counterServiceType:
+			if s, ok := data.(string); ok {
+				return map[string]any{"service": s}, nil
+			}
+		}
+		return data, nil
+	}
+}
+
+func isNumber(k reflect.Kind) bool {
+	return k >= reflect.Int && k <= reflect.Float64
+}
+
+func describe(data any) string {
+	switch data.(type) {
+	case map[string]any, map[any]any:
+		return "a map"
+	case []any:
+		return "a list"
+	}
+	return fmt.Sprintf("%v", data)
+}
