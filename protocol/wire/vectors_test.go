@@ -1,0 +1,237 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/vectors, the fuzz seeds and the vectors section of PROTOCOL.md")
+
+// vector is one canonical frame: the message, the header fields and a note
+// for PROTOCOL.md. Its bytes live in testdata/vectors/<name>.hex.
+type vector struct {
+	name  string
+	note  string
+	id    uint32
+	flags Flags
+	msg   Message
+}
+
+// Fixed inputs of the AUTH example, repeated in PROTOCOL.md.
+var (
+	exampleSecret = []byte("kiosk-1-secret")
+	exampleNonce  = func() []byte {
+		b := make([]byte, NonceSize)
+		for i := range b {
+			b[i] = byte(i)
+		}
+		return b
+	}()
+)
+
+// vectors is the one table of canonical frames: encode, decode,
+// split-at-every-offset tests and the fuzz seeds all read it.
+var vectors = []vector{
+	{name: "hello", note: "kiosk-1 says hello after a reboot; it has seen events up to version 41.", id: 1,
+		msg: &Hello{DeviceID: "kiosk-1", Role: RoleKiosk, ProtocolVersion: 1, BootNonce: 0x0123456789ABCDEF, LastVersion: 41, Firmware: "kiosk 1.0"}},
+	{name: "challenge", note: "The daemon's challenge: nonce 00 01 02 .. 1f.", id: 1, flags: FlagResponse,
+		msg: &Challenge{Nonce: exampleNonce}},
+	{name: "auth", note: `HMAC-SHA256 with secret "kiosk-1-secret" over the nonce above followed by "kiosk-1".`, id: 2,
+		msg: &Auth{MAC: ComputeMAC(exampleSecret, exampleNonce, "kiosk-1")}},
+	{name: "welcome", note: "Kiosk accepted: may send TAKE_TICKET and STATUS; heartbeat every 10 s.", id: 2, flags: FlagResponse,
+		msg: &Welcome{ServerTimeMS: 1796000000000, Site: "main", ServiceDay: "2026-11-30", Role: RoleKiosk,
+			Allowed: Allow(TypeTakeTicket, TypeStatus), HeartbeatMS: 10000, Version: 41, MaxPayload: MaxPayload, RateLimit: 10}},
+	{name: "welcome_keypad", note: "Keypad bound to counter 5: every counter action.", id: 2, flags: FlagResponse,
+		msg: &Welcome{ServerTimeMS: 1796000000000, Site: "main", ServiceDay: "2026-11-30", Role: RoleKeypad, Counter: 5,
+			Allowed:     Allow(TypeCallNext, TypeCallNumber, TypeRecall, TypeNoShow, TypeReenter, TypeStart, TypeComplete, TypeTransfer, TypePause, TypeResume, TypeStatus),
+			HeartbeatMS: 10000, Version: 41, MaxPayload: MaxPayload, RateLimit: 10}},
+	{name: "heartbeat", note: "Heartbeat from the daemon (request id 0).",
+		msg: &Heartbeat{TimeMS: 1796000010000, Version: 42}},
+	{name: "heartbeat_empty", note: "The smallest valid frame: a heartbeat with an empty payload.",
+		msg: &Heartbeat{}},
+	{name: "error_full", note: "TAKE_TICKET refused: service full today (not retryable).", id: 3, flags: FlagResponse,
+		msg: ErrServiceFull.WithMsg("service A full today").Reply(3)},
+	{name: "error_rate", note: "Rate limited: retry after 500 ms.", id: 9, flags: FlagResponse,
+		msg: &ErrorMsg{Code: ErrRateLimited.Code, Msg: "rate limited", Retryable: true, RequestID: 9, RetryAfterMS: 500}},
+	{name: "take_ticket", note: "Kiosk asks for a ticket of service A, printed, in English.", id: 3,
+		msg: &TakeTicket{IdemKey: "k1-0003", Service: "A", WantESCPOS: true, Language: "en"}},
+	{name: "take_ticket_retry", note: "The same request resent after a reconnect (FlagRetry, same key).", id: 3, flags: FlagRetry,
+		msg: &TakeTicket{IdemKey: "k1-0003", Service: "A", WantESCPOS: true, Language: "en"}},
+	{name: "call_next", note: "Keypad of counter 5 calls the next ticket.", id: 7,
+		msg: &CallNext{IdemKey: "kp5-0007", Counter: 5}},
+	{name: "call_number", note: "Call A023 to counter 5.", id: 8,
+		msg: &CallNumber{IdemKey: "kp5-0008", Counter: 5, Number: "A023"}},
+	{name: "recall", note: "Announce the current ticket of counter 5 again.", id: 9,
+		msg: &Recall{IdemKey: "kp5-0009", Counter: 5}},
+	{name: "no_show", note: "A023 did not come.", id: 10,
+		msg: &NoShow{IdemKey: "kp5-000a", Counter: 5, Number: "A023"}},
+	{name: "reenter", note: "A023 came back late.", id: 11,
+		msg: &Reenter{IdemKey: "kp5-000b", Counter: 5, Number: "A023"}},
+	{name: "start", note: "Start serving the called ticket.", id: 12,
+		msg: &Start{IdemKey: "kp5-000c", Counter: 5}},
+	{name: "complete", note: "Done with the current ticket.", id: 13,
+		msg: &Complete{IdemKey: "kp5-000d", Counter: 5}},
+	{name: "transfer", note: "Send the current ticket to service B, counter 7.", id: 14,
+		msg: &Transfer{IdemKey: "kp5-000e", Counter: 5, ToService: "B", ToCounter: 7}},
+	{name: "cancel", note: "Console cancels A024 (no counter).", id: 15,
+		msg: &Cancel{IdemKey: "con-000f", Number: "A024"}},
+	{name: "pause", note: "Counter 5 goes on a break.", id: 16,
+		msg: &Pause{IdemKey: "kp5-0010", Counter: 5, Reason: "break"}},
+	{name: "resume", note: "Counter 5 is back.", id: 17,
+		msg: &Resume{IdemKey: "kp5-0011", Counter: 5}},
+	{name: "status_ticket", note: "Where is A023?", id: 18,
+		msg: &Status{Number: "A023"}},
+	{name: "subscribe", note: "Display resumes after version 41, services A and B only.", id: 4,
+		msg: &Subscribe{Services: []string{"A", "B"}, FromVersion: 41}},
+	{name: "subscribe_counter", note: "Keypad subscribes to its counter's events, snapshot first.", id: 4,
+		msg: &Subscribe{Counters: []uint32{5}, Snapshot: true}},
+	{name: "ok", note: "Generic success, with LCD lines for a keypad.", id: 16, flags: FlagResponse,
+		msg: &OK{Version: 57, LCD: []string{"Counter 5", "paused"}}},
+	{name: "ticket", note: "The kiosk's new ticket A023: 4 people ahead, about 6 minutes, with 12 bytes of ESC/POS.", id: 3, flags: FlagResponse,
+		msg: &Ticket{ID: 1023, Site: "main", Service: "A", Number: "A023", Status: StatusWaiting, IssuedMS: 1796000020000,
+			PeopleAhead: 4, WaitSeconds: 360, ESCPOS: []byte("\x1b@\x1ba\x01A023\n\x1dV\x00"), ServiceDay: "2026-11-30", Version: 42}},
+	{name: "ticket_called", note: "Answer to CALL_NEXT: A023 called to counter 5, LCD lines for the keypad.", id: 7, flags: FlagResponse,
+		msg: &Ticket{ID: 1023, Site: "main", Service: "A", Number: "A023", Class: ClassVIP, Status: StatusCalled, Counter: 5, CallCount: 1,
+			IssuedMS: 1796000020000, CalledMS: 1796000380000, LCD: []string{"A023 -> 5", "12 waiting"}, ServiceDay: "2026-11-30", Version: 43}},
+	{name: "snapshot", note: "Site state: two services, two counters.", id: 4, flags: FlagResponse,
+		msg: &Snapshot{Version: 43, Site: "main", ServiceDay: "2026-11-30", TimeMS: 1796000380000,
+			Services: []ServiceInfo{
+				{Code: "A", Name: "Personal", Waiting: 12, Served: 22, Issued: 35, LastCalled: "A023", Open: true},
+				{Code: "B", Name: "Business", Issued: 2, Open: true},
+			},
+			Counters: []CounterInfo{
+				{ID: 5, Name: "Window 5", State: CounterOpen, Number: "A023", Status: StatusCalled, Service: "A"},
+				{ID: 7, Name: "Window 7", State: CounterPaused},
+			}}},
+	{name: "event_called", note: "Pushed to subscribers: A023 called to counter 5 (request id 0).",
+		msg: &Event{Version: 43, Site: "main", Kind: EventCalled, Number: "A023", Service: "A", Counter: 5, Actor: "keypad-5",
+			TimeMS: 1796000380000, Status: StatusCalled, TicketID: 1023, CallCount: 1, ServiceDay: "2026-11-30"}},
+}
+
+// hexDump renders b as lower-case hex, 16 bytes a line, bytes separated by
+// spaces: the format of testdata/vectors/*.hex and of PROTOCOL.md.
+func hexDump(b []byte) string {
+	var s strings.Builder
+	for i := 0; i < len(b); i += 16 {
+		line := b[i:min(i+16, len(b))]
+		for j, c := range line {
+			if j > 0 {
+				s.WriteByte(' ')
+			}
+			fmt.Fprintf(&s, "%02x", c)
+		}
+		s.WriteByte('\n')
+	}
+	return s.String()
+}
+
+// parseHex reads a hexDump back.
+func parseHex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
+	if err != nil {
+		t.Fatalf("parse hex: %v", err)
+	}
+	return b
+}
+
+func (v vector) encode(t testing.TB) []byte {
+	t.Helper()
+	b, err := EncodeMessage(nil, v.id, v.flags, v.msg)
+	if err != nil {
+		t.Fatalf("%s: EncodeMessage: %v", v.name, err)
+	}
+	return b
+}
+
+func vectorPath(name string) string { return filepath.Join("testdata", "vectors", name+".hex") }
+
+// goldenVector returns the bytes of v from its .hex file.
+func goldenVector(t testing.TB, v vector) []byte {
+	t.Helper()
+	s, err := os.ReadFile(vectorPath(v.name))
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create)", err)
+	}
+	return parseHex(t, string(s))
+}
+
+const (
+	docPath     = "../PROTOCOL.md"
+	beginMarker = "<!-- BEGIN VECTORS (generated by go test ./protocol/wire -update) -->\n"
+	endMarker   = "<!-- END VECTORS -->\n"
+)
+
+func renderDocVectors() string {
+	var s strings.Builder
+	for _, v := range vectors {
+		b, _ := EncodeMessage(nil, v.id, v.flags, v.msg)
+		fmt.Fprintf(&s, "\n#### %s: %s, request id %d, flags 0x%02x\n\n%s\n\n```\n%s```\n", v.name, v.msg.Type(), v.id, uint8(v.flags), v.note, hexDump(b))
+	}
+	return s.String() + "\n"
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if *update {
+		if err := writeGolden(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// writeGolden rewrites the vector files, the fuzz seed corpus and the
+// vectors section of PROTOCOL.md from the table.
+func writeGolden() error {
+	dirs := []string{
+		filepath.Join("testdata", "vectors"),
+		filepath.Join("testdata", "fuzz", "FuzzDecodeFrame"),
+		filepath.Join("testdata", "fuzz", "FuzzDecodeMessage"),
+		filepath.Join("testdata", "fuzz", "FuzzReadFrame"),
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	for _, v := range vectors {
+		b, err := EncodeMessage(nil, v.id, v.flags, v.msg)
+		if err != nil {
+			return fmt.Errorf("%s: %w", v.name, err)
+		}
+		if err := os.WriteFile(vectorPath(v.name), []byte(hexDump(b)), 0o644); err != nil {
+			return err
+		}
+		seed := func(p []byte) []byte { return []byte(fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", p)) }
+		if err := os.WriteFile(filepath.Join(dirs[1], "vector_"+v.name), seed(b), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dirs[3], "vector_"+v.name), seed(b), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dirs[2], "vector_"+v.name), seed(b[HeaderSize:len(b)-TrailerSize]), 0o644); err != nil {
+			return err
+		}
+	}
+	doc, err := os.ReadFile(docPath)
+	if err != nil {
+		return err
+	}
+	i := bytes.Index(doc, []byte(beginMarker))
+	j := bytes.Index(doc, []byte(endMarker))
+	if i < 0 || j < i {
+		return fmt.Errorf("%s: vector markers missing", docPath)
+	}
+	out := append([]byte(nil), doc[:i+len(beginMarker)]...)
+	out = append(out, renderDocVectors()...)
+	out = append(out, doc[j:]...)
+	return os.WriteFile(docPath, out, 0o644)
+}
