@@ -435,7 +435,7 @@ func wrap(s string, cols int) []string {
 	}
 	for _, tok := range tokens(s) {
 		if tok == " " {
-			if w > 0 && w < cols {
+			if w > 0 && w < cols && !strings.HasSuffix(line.String(), " ") {
 				line.WriteByte(' ')
 				w++
 			}
