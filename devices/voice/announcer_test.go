@@ -21,6 +21,7 @@ type recordSink struct {
 	wavs    [][]byte
 	overlap bool
 	played  chan string
+	entered chan struct{} // when set, gets a value as each Play starts
 }
 
 func (s *recordSink) Play(ctx context.Context, wav []byte, name string) error {
@@ -30,6 +31,9 @@ func (s *recordSink) Play(ctx context.Context, wav []byte, name string) error {
 		s.mu.Unlock()
 	}
 	defer s.playing.Add(-1)
+	if s.entered != nil {
+		s.entered <- struct{}{}
+	}
 	if s.gate != nil {
 		select {
 		case <-s.gate:
@@ -158,11 +162,13 @@ func TestAnnouncerOverflow(t *testing.T) {
 }
 
 func TestAnnouncerCloseDeadline(t *testing.T) {
-	sink := &recordSink{gate: make(chan struct{})} // never opened: Play blocks until cancelled
+	// The gate never opens: Play blocks until cancelled.
+	sink := &recordSink{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
 	a := newTestAnnouncer(t, sink, nil)
 	errc := startRun(t, a)
 	a.Announce(Call{Number: "A1", Counter: "1"})
 	a.Announce(Call{Number: "A2", Counter: "1"})
+	<-sink.entered // Run is playing A1
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := a.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {

@@ -149,3 +149,18 @@ func TestSoxMeasureSeesSilence(t *testing.T) {
 		t.Error("empty clip is not a WAV")
 	}
 }
+
+func BenchmarkAnnouncerRender(b *testing.B) {
+	o := DefaultOpts()
+	o.Sink = &recordSink{}
+	a, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := Call{Number: "A023", Counter: "5"}
+	for b.Loop() {
+		if _, err := a.Render(context.Background(), c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -85,7 +85,7 @@ func TestDecodeWAV(t *testing.T) {
 		{"8 bit", rawWAV(1, 1, 8000, 8, pcm, 8), 0, nil, true},
 		{"3 channels", rawWAV(1, 3, 8000, 16, pcm[:6], 6), 0, nil, true},
 		{"rate zero", rawWAV(1, 1, 0, 16, pcm, 8), 0, nil, true},
-		{"rate huge", rawWAV(1, 1, 1 << 30, 16, pcm, 8), 0, nil, true},
+		{"rate huge", rawWAV(1, 1, 1<<30, 16, pcm, 8), 0, nil, true},
 		{"no data", rawWAV(1, 1, 8000, 16, nil, 0)[:36], 0, nil, true},
 		{"data before fmt", []byte("RIFF\x0c\x00\x00\x00WAVEdata\x00\x00\x00\x00"), 0, nil, true},
 		{"short fmt", []byte("RIFF\x10\x00\x00\x00WAVEfmt \x04\x00\x00\x00\x01\x00\x01\x00"), 0, nil, true},
