@@ -116,15 +116,17 @@ func (n Names) Pick(langs ...string) string {
 // and counters.
 type Site struct {
 	// ID is unique, [a-z0-9-]+.
-	ID   string `mapstructure:"id"`
-	Name Names  `mapstructure:"name"`
+	ID string `mapstructure:"id"`
+	// Name is optional (tickets then show ID); when set it needs every
+	// site language.
+	Name Names `mapstructure:"name"`
 	// Timezone is an IANA zone name such as "Asia/Shanghai".
 	Timezone string `mapstructure:"timezone"`
 	// Rollover is the local time at which the service day changes
 	// (default 00:00).
 	Rollover Clock `mapstructure:"rollover"`
 	// Languages lists the site's languages, the main one first
-	// (default [en]). Every service and the site have a name in each.
+	// (default [en]). Every service has a name in each.
 	Languages []string `mapstructure:"languages"`
 	// Classes maps a ticket class to its rank; lower is called first.
 	// Default: emergency 0, vip 10, appointment 15, normal 20.

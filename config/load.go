@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -250,34 +252,33 @@ const msgUnknownKey = "unknown key"
 
 // decodeProblems turns a mapstructure error tree into Problems.
 func decodeProblems(err error, ps *problems) {
-	var de *mapstructure.DecodeError
 	switch e := err.(type) {
+	case *mapstructure.DecodeError:
+		name, msg := e.Name(), e.Unwrap().Error()
+		if rest, ok := strings.CutPrefix(msg, "has invalid keys: "); ok {
+			for _, k := range strings.Split(rest, ", ") {
+				if hint := suggest(name, k); hint != "" {
+					ps.add(joinKey(name, k), "%s (did you mean %s?)", msgUnknownKey, hint)
+				} else {
+					ps.add(joinKey(name, k), msgUnknownKey)
+				}
+			}
+			return
+		}
+		ps.add(name, "%s", msg)
 	case interface{ Unwrap() []error }:
 		for _, inner := range e.Unwrap() {
 			decodeProblems(inner, ps)
 		}
-		return
-	case *mapstructure.DecodeError:
-		de = e
-	default:
-		if !errors.As(err, &de) {
-			if u := errors.Unwrap(err); u != nil {
-				decodeProblems(u, ps)
-				return
-			}
-			ps.add("", "%s", err.Error())
+	case interface{ Unwrap() error }:
+		if inner := e.Unwrap(); inner != nil {
+			decodeProblems(inner, ps)
 			return
 		}
+		ps.add("", "%s", err.Error())
+	default:
+		ps.add("", "%s", err.Error())
 	}
-	name, inner := de.Name(), de.Unwrap()
-	msg := inner.Error()
-	if rest, ok := strings.CutPrefix(msg, "has invalid keys: "); ok {
-		for _, k := range strings.Split(rest, ", ") {
-			ps.add(joinKey(name, k), msgUnknownKey)
-		}
-		return
-	}
-	ps.add(name, "%s", msg)
 }
 
 func joinKey(parent, k string) string {
@@ -388,6 +389,22 @@ func decodeHook() mapstructure.DecodeHookFuncType {
 				return map[string]any{"service": s}, nil
 			}
 		}
+		if t.Kind() == reflect.Int {
+			switch x := data.(type) {
+			case string:
+				n, err := strconv.Atoi(strings.TrimSpace(x))
+				if err != nil {
+					return nil, fmt.Errorf("want a whole number, got %q", x)
+				}
+				return n, nil
+			case float64:
+				if x != math.Trunc(x) {
+					return nil, fmt.Errorf("want a whole number, got %v", x)
+				}
+			case bool:
+				return nil, fmt.Errorf("want a whole number, got %v", x)
+			}
+		}
 		return data, nil
 	}
 }
@@ -404,4 +421,72 @@ func describe(data any) string {
 		return "a list"
 	}
 	return fmt.Sprintf("%v", data)
+}
+
+// suggest returns the known key closest to an unknown key k found under the
+// key path parent, or "" when none is close.
+func suggest(parent, k string) string {
+	t := reflect.TypeOf(Config{})
+	for _, part := range strings.FieldsFunc(parent, func(r rune) bool { return r == '.' || r == '[' }) {
+		if strings.HasSuffix(part, "]") { // a list index
+			continue
+		}
+		f, ok := fieldByTag(t, part)
+		if !ok {
+			return ""
+		}
+		t = f.Type
+		for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+	}
+	if t.Kind() != reflect.Struct {
+		return ""
+	}
+	best, bestDist := "", 3
+	squash := func(s string) string { return strings.ReplaceAll(s, "_", "") }
+	for i := range t.NumField() {
+		tag := t.Field(i).Tag.Get("mapstructure")
+		if tag == "" {
+			continue
+		}
+		d := editDistance(squash(k), squash(tag))
+		if d < bestDist {
+			best, bestDist = tag, d
+		}
+	}
+	return best
+}
+
+func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
+	if t.Kind() != reflect.Struct {
+		return reflect.StructField{}, false
+	}
+	for i := range t.NumField() {
+		if t.Field(i).Tag.Get("mapstructure") == tag {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

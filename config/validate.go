@@ -140,18 +140,21 @@ func (s *Site) validate(k string, ps *problems) {
 	if len(s.Languages) == 0 {
 		ps.add(k+".languages", "at least one language is required")
 	}
-	seenLang := map[string]bool{}
+	// langs are the valid languages, in order: names are checked against
+	// them so that one bad tag gives one message, not one per name.
+	var langs []string
 	for i, l := range s.Languages {
 		lk := keyf("%s.languages[%d]", k, i)
 		switch {
 		case !reLang.MatchString(l):
 			ps.add(lk, "want a lowercase language tag such as \"en\" or \"zh\", got %q", l)
-		case seenLang[l]:
+		case slices.Contains(langs, l):
 			ps.add(lk, "duplicate language %q", l)
+		default:
+			langs = append(langs, l)
 		}
-		seenLang[l] = true
 	}
-	s.checkNames(k+".name", s.Name, true, ps)
+	checkNames(k+".name", s.Name, langs, false, ps)
 
 	s.loc = nil
 	if s.Timezone == "" {
@@ -197,7 +200,7 @@ func (s *Site) validate(k string, ps *problems) {
 		} else {
 			prefixAt[v.Prefix] = i
 		}
-		s.validateService(vk, v, ps)
+		s.validateService(vk, v, langs, ps)
 	}
 
 	if len(s.Counters) == 0 {
@@ -220,7 +223,7 @@ func (s *Site) validate(k string, ps *problems) {
 			counterAt[ct.ID] = i
 		}
 		if len(ct.Name) > 0 {
-			s.checkNames(ck+".name", ct.Name, true, ps)
+			checkNames(ck+".name", ct.Name, langs, true, ps)
 		}
 		switch ct.Policy {
 		case PolicyStrict, PolicyWeighted:
@@ -258,33 +261,33 @@ func (s *Site) validate(k string, ps *problems) {
 }
 
 // checkNames requires a text for every site language and no other.
-func (s *Site) checkNames(k string, n Names, required bool, ps *problems) {
+func checkNames(k string, n Names, langs []string, required bool, ps *problems) {
 	if len(n) == 0 {
 		if required {
-			ps.add(k, "required, in every site language (%s)", strings.Join(s.Languages, ", "))
+			ps.add(k, "required, in every site language (%s)", strings.Join(langs, ", "))
 		}
 		return
 	}
-	for _, l := range s.Languages {
+	for _, l := range langs {
 		if n[l] == "" {
-			ps.add(k+"."+l, "missing (site languages: %s)", strings.Join(s.Languages, ", "))
+			ps.add(k+"."+l, "missing (site languages: %s)", strings.Join(langs, ", "))
 		}
 	}
 	for _, l := range sortedKeys(n) {
-		if !slices.Contains(s.Languages, l) {
-			ps.add(k+"."+l, "language %q is not in the site languages (%s)", l, strings.Join(s.Languages, ", "))
+		if !slices.Contains(langs, l) {
+			ps.add(k+"."+l, "language %q is not in the site languages (%s)", l, strings.Join(langs, ", "))
 		}
 	}
 }
 
-func (s *Site) validateService(k string, v *Service, ps *problems) {
+func (s *Site) validateService(k string, v *Service, langs []string, ps *problems) {
 	switch {
 	case v.Code == "":
 		ps.add(k+".code", "required")
 	case !reCode.MatchString(v.Code):
 		ps.add(k+".code", "must be 1 to 8 uppercase letters or digits, got %q", v.Code)
 	}
-	s.checkNames(k+".name", v.Name, true, ps)
+	checkNames(k+".name", v.Name, langs, true, ps)
 	if !rePrefix.MatchString(v.Prefix) {
 		ps.add(k+".prefix", "must be 0 to 4 uppercase letters or digits, got %q", v.Prefix)
 	}
