@@ -1,0 +1,43 @@
+# nowserving — make help lists the targets.
+GO       ?= go
+BIN      := bin/nowserving
+CONFIG   ?= testdata/hospital.yaml
+PKGS     := ./...
+FUZZTIME ?= 20s
+
+.PHONY: help build run test check fmt vet lint fuzz bench soak clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+build: ## build bin/nowserving
+	$(GO) build -o $(BIN) ./cmd/nowserving
+
+run: build ## run the daemon on embedded SQLite with the demo hospital
+	./$(BIN) serve --config $(CONFIG)
+
+test: ## all tests with the race detector (needs PostgreSQL and MariaDB; see README)
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+check: fmt vet test fuzz ## gofmt, go vet, staticcheck, tests and a short fuzz run
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
+
+fmt: ## fail if gofmt would change a file
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+
+vet: ## go vet
+	$(GO) vet $(PKGS)
+
+fuzz: ## run every fuzz target for FUZZTIME each
+	@for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+bench: ## benchmarks of stores, protocol and codecs
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+clean: ## remove build output and the demo database
+	rm -rf bin nowserving-demo.db nowserving-demo.db-*

@@ -1,0 +1,82 @@
+// Command nowserving is the daemon of a "take a number, wait to be called"
+// system and its tools: serve runs the daemon, sim plays kiosks, keypads and
+// displays, console is the supervisor's terminal UI, migrate prepares a
+// database, check verifies the invariants on a live database, report prints
+// statistics, bench measures a store.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nowserving/nowserving/config"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRoot().ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "nowserving:", err)
+		var ex exitError
+		if errors.As(err, &ex) {
+			os.Exit(int(ex))
+		}
+		os.Exit(1)
+	}
+}
+
+// exitError is an exit status a subcommand chose (check exits 1 on a
+// violation, 2 on a usage error).
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "nowserving",
+		Short:         "Take a number, wait to be called: the queue daemon and its tools",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	for _, add := range commands {
+		root.AddCommand(add())
+	}
+	return root
+}
+
+// commands are the subcommands; each file of this package registers its own
+// in an init function.
+var commands []func() *cobra.Command
+
+// configFlags adds --config and the overridable keys to cmd.
+func configFlags(cmd *cobra.Command) *string {
+	file := cmd.Flags().String("config", "", "YAML configuration file (e.g. testdata/hospital.yaml)")
+	config.BindFlags(cmd.Flags())
+	return file
+}
+
+// loadConfig loads and validates the configuration for cmd.
+func loadConfig(cmd *cobra.Command, file string) (*config.Config, error) {
+	cfg, err := config.Load(config.Opts{File: file, Flags: cmd.Flags()})
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// newLogger builds the process logger from the log section, on stderr.
+func newLogger(l config.Log) *slog.Logger {
+	o := &slog.HandlerOptions{Level: l.SlogLevel()}
+	if l.Format == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, o))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, o))
+}
