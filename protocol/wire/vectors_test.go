@@ -172,9 +172,38 @@ func renderDocVectors() string {
 	var s strings.Builder
 	for _, v := range vectors {
 		b, _ := EncodeMessage(nil, v.id, v.flags, v.msg)
-		fmt.Fprintf(&s, "\n#### %s: %s, request id %d, flags 0x%02x\n\n%s\n\n```\n%s```\n", v.name, v.msg.Type(), v.id, uint8(v.flags), v.note, hexDump(b))
+		fields := dumpFields(b[HeaderSize:len(b)-TrailerSize], "")
+		if fields == "" {
+			fields = "(no fields)\n"
+		}
+		fmt.Fprintf(&s, "\n#### %s: %s, request id %d, flags 0x%02x\n\n%s\n\n```\n%s```\n\nFields:\n\n```\n%s```\n",
+			v.name, v.msg.Type(), v.id, uint8(v.flags), v.note, hexDump(b), fields)
 	}
 	return s.String() + "\n"
+}
+
+// dumpFields lists the fields of a payload, one a line: tag, wire type,
+// length and value, records indented.
+func dumpFields(p []byte, indent string) string {
+	var s strings.Builder
+	d := decoder{b: p}
+	names := []string{"uint", "int", "bytes", "string", "record"}
+	for d.next() {
+		fmt.Fprintf(&s, "%stag %d %s len %d:", indent, d.tag, names[d.wt], len(d.val))
+		switch d.wt {
+		case WireUint:
+			fmt.Fprintf(&s, " %d\n", d.uint(64))
+		case WireInt:
+			fmt.Fprintf(&s, " %d\n", d.int())
+		case WireString:
+			fmt.Fprintf(&s, " %q\n", d.val)
+		case WireBytes:
+			fmt.Fprintf(&s, " %x\n", d.val)
+		case WireRecord:
+			s.WriteString("\n" + dumpFields(d.val, indent+"    "))
+		}
+	}
+	return s.String()
 }
 
 func TestMain(m *testing.M) {
