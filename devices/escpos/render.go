@@ -33,6 +33,7 @@ type Ticket struct {
 	QR            string        // QR payload, e.g. a lookup URL; empty: no QR
 	Footer        string        // free footer text from the site config
 	Lang          string        // "en" or "zh"; empty: Layout.Lang
+	Reprint       bool          // a reprint of a ticket issued before: says so under the number
 }
 
 // QRMode selects how the QR code is printed.
@@ -72,13 +73,15 @@ func ParseQRMode(s string) (QRMode, error) {
 	return 0, fmt.Errorf("escpos: parse qr mode %q: %w", s, ErrBadLayout)
 }
 
-// Labels are the text/template lines printed under the number. The template
-// data has the Ticket fields plus WaitMinutes (int, rounded up) and
-// IssuedText (Issued formatted with Layout.TimeFormat).
+// Labels are the text/template lines printed under the number; an empty
+// template prints no line. The template data has the Ticket fields plus
+// WaitMinutes (int, rounded up) and IssuedText (Issued formatted with
+// Layout.TimeFormat).
 type Labels struct {
 	PeopleAhead string
 	Wait        string
 	Issued      string
+	Reprint     string // printed in bold under the number of a reprint
 }
 
 // DefaultLabels returns the built-in labels for lang ("en" or "zh"); any other
@@ -89,12 +92,14 @@ func DefaultLabels(lang string) Labels {
 			PeopleAhead: "前面还有 {{.PeopleAhead}} 人",
 			Wait:        "预计等待 {{.WaitMinutes}} 分钟",
 			Issued:      "取号时间 {{.IssuedText}}",
+			Reprint:     "*** 补打 ***",
 		}
 	}
 	return Labels{
 		PeopleAhead: "People ahead: {{.PeopleAhead}}",
 		Wait:        "Estimated wait: {{.WaitMinutes}} min",
 		Issued:      "Issued: {{.IssuedText}}",
+		Reprint:     "*** REPRINT ***",
 	}
 }
 
@@ -188,7 +193,7 @@ type templateData struct {
 }
 
 type layoutTemplates struct {
-	title, footer, ahead, wait, issued *template.Template
+	title, footer, ahead, wait, issued, reprint *template.Template
 }
 
 func (l Layout) templates(lang string) (layoutTemplates, error) {
@@ -207,6 +212,7 @@ func (l Layout) templates(lang string) (layoutTemplates, error) {
 		{"people_ahead", labels.PeopleAhead, &t.ahead},
 		{"wait", labels.Wait, &t.wait},
 		{"issued", labels.Issued, &t.issued},
+		{"reprint", labels.Reprint, &t.reprint},
 	} {
 		tp, err := template.New(p.name).Option("missingkey=error").Parse(p.src)
 		if err != nil {
@@ -268,6 +274,17 @@ func Render(t Ticket, l Layout) ([]byte, error) {
 		w.size(l.NumberSize)
 		w.paragraph(t.Number, cols/l.NumberSize)
 		w.size(1)
+	}
+	if t.Reprint {
+		s, err := execute(tpl.reprint, data)
+		if err != nil {
+			return nil, err
+		}
+		w.cmd(esc, 'E', 1)
+		w.paragraph(s, cols)
+		w.cmd(esc, 'E', 0)
+	}
+	if t.Number != "" || t.Reprint {
 		w.cmd(lf)
 	}
 	for _, tp := range []*template.Template{tpl.ahead, tpl.wait} {

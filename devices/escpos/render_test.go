@@ -228,3 +228,71 @@ func TestLabelsOverride(t *testing.T) {
 		t.Errorf("labels not overridden:\n%s", Dump(b))
 	}
 }
+
+func TestRenderReprint(t *testing.T) {
+	for _, lang := range []string{"en", "zh"} {
+		tk := ticketEN()
+		tk.Lang = lang
+		tk.QR = ""
+		first, err := Render(tk, DefaultLayout())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk.Reprint = true
+		again, err := Render(tk, DefaultLayout())
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &writer{}
+		w.text(DefaultLabels(lang).Reprint)
+		mark := append([]byte{esc, 'E', 1}, w.buf...)
+		if bytes.Contains(first, mark) || !bytes.Contains(again, mark) {
+			t.Errorf("%s: reprint mark in first print %v, in reprint %v", lang, bytes.Contains(first, mark), bytes.Contains(again, mark))
+		}
+	}
+}
+
+func BenchmarkRender(b *testing.B) {
+	for _, tc := range goldenCases() {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Render(tc.ticket, tc.layout); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func FuzzRender(f *testing.F) {
+	f.Add("Central Hospital", "内科门诊", "A023", "https://q.example.org/t/A023", "请留意叫号", 58, false)
+	f.Add("\x1b@", "\xff\xfe", "", "", "a\nb", 80, true)
+	f.Fuzz(func(t *testing.T, site, service, number, qr, footer string, paper int, raster bool) {
+		l := DefaultLayout()
+		l.PaperMM = 58 + 22*(paper&1)
+		if raster {
+			l.QR = QRRaster
+		}
+		tk := Ticket{Site: site, Service: service, Number: number, QR: qr, Footer: footer}
+		b, err := Render(tk, l)
+		if err != nil {
+			if !errors.Is(err, ErrBadLayout) {
+				t.Fatalf("Render error %v is not ErrBadLayout", err)
+			}
+			return
+		}
+		if n := bytes.Count(b, []byte{esc, '@'}); n < 1 {
+			t.Fatalf("no ESC @")
+		}
+		// Every token must be a known command or text; text never holds
+		// control bytes, so user text cannot inject commands.
+		for _, c := range commands(t, b) {
+			if c[0] == esc && c[1] == '@' && &c[0] != &b[0] {
+				t.Fatalf("second ESC @ injected")
+			}
+		}
+		if !bytes.HasSuffix(b, []byte{gs, 'V', 66, byte(l.FeedLines)}) {
+			t.Fatalf("no cut at the end")
+		}
+	})
+}
