@@ -142,45 +142,56 @@ func DecodeFrame(src []byte) (f Frame, n int, err error) {
 }
 
 // ReadFrame reads one frame from r. It refuses a declared payload longer than
-// max (or MaxPayload when max <= 0 or larger) before allocating the payload.
-// At a clean frame boundary with no more input it returns io.EOF; input that
-// ends inside a frame gives an error wrapping ErrTruncated. Errors from r
-// (deadlines, resets) are returned wrapped.
+// max (or MaxPayload when max <= 0 or larger) before allocating the payload,
+// and refuses bad magic or version as soon as those bytes arrive, without
+// waiting for a whole header. At a clean frame boundary with no more input it
+// returns io.EOF; input that ends inside a frame gives an error wrapping
+// ErrTruncated. Errors from r (deadlines, resets) are returned wrapped. The
+// only allocation is the payload.
 func ReadFrame(r *bufio.Reader, max int) (Frame, error) {
 	if max <= 0 || max > MaxPayload {
 		max = MaxPayload
 	}
-	var h [HeaderSize]byte
-	n, err := io.ReadFull(r, h[:])
-	if n == 0 && errors.Is(err, io.EOF) {
-		return Frame{}, io.EOF
+	// Peek a growing prefix of the header: one garbage byte is enough to
+	// refuse the stream. bufio.Reader buffers hold at least 16 bytes, more
+	// than HeaderSize.
+	var h []byte
+	for _, n := range [...]int{1, 2, 3, HeaderSize} {
+		var err error
+		h, err = r.Peek(n)
+		if err != nil {
+			if len(h) == 0 && errors.Is(err, io.EOF) {
+				return Frame{}, io.EOF
+			}
+			return Frame{}, readErr(err)
+		}
+		if _, err := checkHeader(h, max); err != nil && !errors.Is(err, ErrTruncated) {
+			return Frame{}, fmt.Errorf("wire: read frame: %w", err)
+		}
 	}
-	// Validate what arrived before reporting a short read: garbage is
-	// answered as garbage, not as a truncated frame.
-	if _, herr := checkHeader(h[:n], max); herr != nil && !errors.Is(herr, ErrTruncated) {
-		return Frame{}, fmt.Errorf("wire: read frame: %w", herr)
-	}
-	if err != nil {
-		return Frame{}, readErr(err)
-	}
-	plen, err := checkHeader(h[:], max)
+	plen, err := checkHeader(h, max)
 	if err != nil {
 		return Frame{}, fmt.Errorf("wire: read frame: %w", err)
+	}
+	f := Frame{
+		Type:      MsgType(h[3]),
+		Flags:     Flags(h[4]),
+		RequestID: binary.BigEndian.Uint32(h[5:9]),
+	}
+	crc := crc32.ChecksumIEEE(h)
+	if _, err := r.Discard(HeaderSize); err != nil {
+		return Frame{}, readErr(err)
 	}
 	buf := make([]byte, plen+TrailerSize)
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return Frame{}, readErr(err)
 	}
-	crc := crc32.Update(crc32.ChecksumIEEE(h[:]), crc32.IEEETable, buf[:plen])
+	crc = crc32.Update(crc, crc32.IEEETable, buf[:plen])
 	if got := binary.BigEndian.Uint32(buf[plen:]); got != crc {
 		return Frame{}, fmt.Errorf("wire: read frame: %w: got %08x, want %08x", ErrBadChecksum, got, crc)
 	}
-	return Frame{
-		Type:      MsgType(h[3]),
-		Flags:     Flags(h[4]),
-		RequestID: binary.BigEndian.Uint32(h[5:9]),
-		Payload:   buf[:plen:plen],
-	}, nil
+	f.Payload = buf[:plen:plen]
+	return f, nil
 }
 
 func readErr(err error) error {

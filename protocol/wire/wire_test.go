@@ -254,6 +254,10 @@ func TestReadFrameErrors(t *testing.T) {
 		{"eof in payload", bytes.NewReader(good[:HeaderSize+3]), 0, ErrTruncated},
 		{"eof in crc", bytes.NewReader(good[:len(good)-2]), 0, ErrTruncated},
 		{"short garbage is bad magic", bytes.NewReader([]byte("hi")), 0, ErrBadMagic},
+		// A silent peer after one garbage byte is refused at once, not
+		// after its deadline.
+		{"one garbage byte then silence", &errReader{b: []byte("G"), err: timeout}, 0, ErrBadMagic},
+		{"bad version then silence", &errReader{b: hx("4e 53 02"), err: timeout}, 0, ErrBadVersion},
 		// Only the header is available: the length must be refused without
 		// waiting for (or allocating) the payload.
 		{"over caller max", &errReader{b: good[:HeaderSize], err: timeout}, 8, ErrFrameTooLarge},
