@@ -159,6 +159,21 @@ func (l Layout) Dots() int {
 // Validate reports the first problem that would make Render fail for every
 // ticket.
 func (l Layout) Validate() error {
+	if err := l.validateFields(); err != nil {
+		return err
+	}
+	if _, err := l.templates(l.Lang); err != nil {
+		return err
+	}
+	for lang := range l.Labels {
+		if _, err := l.templates(lang); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l Layout) validateFields() error {
 	if l.Columns() == 0 {
 		return fmt.Errorf("escpos: layout: paper_mm %d not 58 or 80: %w", l.PaperMM, ErrBadLayout)
 	}
@@ -173,14 +188,6 @@ func (l Layout) Validate() error {
 	}
 	if l.FeedLines < 0 || l.FeedLines > 255 {
 		return fmt.Errorf("escpos: layout: feed lines %d not in 0..255: %w", l.FeedLines, ErrBadLayout)
-	}
-	if _, err := l.templates("en"); err != nil {
-		return err
-	}
-	for lang := range l.Labels {
-		if _, err := l.templates(lang); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -234,7 +241,7 @@ func execute(tp *template.Template, data templateData) (string, error) {
 // Render returns the ESC/POS bytes of one ticket. It is pure: the same ticket
 // and layout always give the same bytes.
 func Render(t Ticket, l Layout) ([]byte, error) {
-	if err := l.Validate(); err != nil {
+	if err := l.validateFields(); err != nil {
 		return nil, err
 	}
 	lang := t.Lang

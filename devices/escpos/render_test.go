@@ -187,7 +187,7 @@ func TestRenderErrors(t *testing.T) {
 		{"feed", ticketEN(), func(l *Layout) { l.FeedLines = 256 }},
 		{"bad title", ticketEN(), func(l *Layout) { l.Title = "{{.Site" }},
 		{"unknown field", ticketEN(), func(l *Layout) { l.Footer = "{{.Nope}}" }},
-		{"bad label", ticketEN(), func(l *Layout) { l.Labels = map[string]Labels{"fr": {Wait: "{{"}} }},
+		{"bad label", Ticket{Lang: "fr"}, func(l *Layout) { l.Labels = map[string]Labels{"fr": {Wait: "{{"}} }},
 		{"native qr too long", Ticket{QR: long}, func(*Layout) {}},
 		{"raster qr too long", Ticket{QR: long}, func(l *Layout) { l.QR = QRRaster }},
 	}
@@ -295,4 +295,20 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("no cut at the end")
 		}
 	})
+}
+
+func TestLayoutValidate(t *testing.T) {
+	if err := DefaultLayout().Validate(); err != nil {
+		t.Errorf("DefaultLayout().Validate() = %v", err)
+	}
+	l := DefaultLayout()
+	l.Labels = map[string]Labels{"fr": {Wait: "{{"}}
+	if err := l.Validate(); !errors.Is(err, ErrBadLayout) || !strings.Contains(err.Error(), "wait (fr)") {
+		t.Errorf("Validate with a bad fr label = %v", err)
+	}
+	l = DefaultLayout()
+	l.PaperMM = 76
+	if err := l.Validate(); !errors.Is(err, ErrBadLayout) {
+		t.Errorf("Validate with 76 mm paper = %v", err)
+	}
 }
