@@ -155,3 +155,25 @@ func Allow(ts ...MsgType) Actions {
 func (a Actions) Allows(t MsgType) bool {
 	return t.IsRequest() && a&(1<<(t-0x10)) != 0
 }
+
+// RoleActions returns the requests a role may send, as in the role table of
+// PROTOCOL.md; the daemon sends it in WELCOME.Allowed. An unknown role may
+// send nothing.
+func RoleActions(r Role) Actions {
+	switch r {
+	case RoleKiosk:
+		return Allow(TypeTakeTicket, TypeStatus)
+	case RoleKeypad:
+		return Allow(TypeCallNext, TypeCallNumber, TypeRecall, TypeNoShow, TypeReenter, TypeStart,
+			TypeComplete, TypeTransfer, TypePause, TypeResume, TypeStatus, TypeSubscribe)
+	case RoleDisplay:
+		return Allow(TypeSubscribe, TypeStatus)
+	case RoleConsole:
+		var a Actions
+		for t := MsgType(0x10); t <= TypeSubscribe; t++ {
+			a |= Allow(t)
+		}
+		return a
+	}
+	return 0
+}

@@ -570,3 +570,71 @@ func TestTypes(t *testing.T) {
 		t.Error("enum String wrong")
 	}
 }
+
+func TestValidate(t *testing.T) {
+	long := strings.Repeat("x", MaxIDLen+1)
+	bad := []struct {
+		name string
+		m    Message
+		tag  uint8
+	}{
+		{"hello without id", &Hello{Role: RoleKiosk}, 1},
+		{"hello long id", &Hello{DeviceID: long, Role: RoleKiosk}, 1},
+		{"hello without role", &Hello{DeviceID: "k"}, 2},
+		{"short nonce", &Challenge{Nonce: make([]byte, 31)}, 1},
+		{"short mac", &Auth{MAC: make([]byte, 16)}, 1},
+		{"take ticket without service", &TakeTicket{IdemKey: "k"}, 4},
+		{"take ticket long key", &TakeTicket{IdemKey: long, Service: "A"}, 1},
+		{"call number without number", &CallNumber{Counter: 5}, 3},
+		{"reenter without number", &Reenter{}, 3},
+		{"cancel without number", &Cancel{}, 3},
+		{"transfer nowhere", &Transfer{Counter: 5}, 5},
+		{"status long number", &Status{Number: long}, 3},
+		{"subscribe long service", &Subscribe{Services: []string{"A", long}}, 4},
+		{"error code 0", &ErrorMsg{Msg: "x"}, 1},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Validate(tt.m)
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Tag != tt.tag || !errors.Is(StatusOf(err), ErrBadPayload) {
+				t.Errorf("Validate = %v, want a FieldError on tag %d", err, tt.tag)
+			}
+		})
+	}
+	for _, v := range vectors {
+		if err := Validate(v.msg); err != nil {
+			t.Errorf("vector %s: Validate = %v", v.name, err)
+		}
+	}
+}
+
+func TestRoleActions(t *testing.T) {
+	tests := []struct {
+		role  Role
+		allow []MsgType
+		deny  []MsgType
+	}{
+		{RoleKiosk, []MsgType{TypeTakeTicket, TypeStatus}, []MsgType{TypeCallNext, TypeSubscribe, TypeCancel}},
+		{RoleKeypad, []MsgType{TypeCallNext, TypeTransfer, TypePause, TypeSubscribe}, []MsgType{TypeTakeTicket, TypeCancel}},
+		{RoleDisplay, []MsgType{TypeSubscribe, TypeStatus}, []MsgType{TypeCallNext, TypeTakeTicket}},
+		{RoleConsole, []MsgType{TypeTakeTicket, TypeCancel, TypeSubscribe, TypeResume}, []MsgType{TypeHello, TypeTicket}},
+		{Role(9), nil, []MsgType{TypeStatus}},
+	}
+	for _, tt := range tests {
+		a := RoleActions(tt.role)
+		for _, ty := range tt.allow {
+			if !a.Allows(ty) {
+				t.Errorf("%s may not send %s", tt.role, ty)
+			}
+		}
+		for _, ty := range tt.deny {
+			if a.Allows(ty) {
+				t.Errorf("%s may send %s", tt.role, ty)
+			}
+		}
+	}
+	if RoleActions(RoleConsole) != 1<<14-1 {
+		t.Errorf("console actions = %#x", uint32(RoleActions(RoleConsole)))
+	}
+}
