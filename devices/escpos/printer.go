@@ -253,20 +253,16 @@ func (c *conn) query(n byte) (byte, error) {
 	if _, err := c.Write([]byte{dle, eot, n}); err != nil {
 		return 0, c.ioErr(err)
 	}
-	for skipped := 0; skipped < 256; {
+	for range 256 {
 		k, err := c.Read(c.buf[:1])
-		if k == 1 {
-			if IsStatusByte(c.buf[0]) {
-				return c.buf[0], nil
-			}
-			skipped++
-			continue
+		if k == 1 && IsStatusByte(c.buf[0]) {
+			return c.buf[0], nil
 		}
 		if err != nil {
 			return 0, fmt.Errorf("DLE EOT %d: %w", n, c.ioErr(err))
 		}
 	}
-	return 0, fmt.Errorf("DLE EOT %d: no status byte in 256 bytes: %w", n, ErrNoAnswer)
+	return 0, fmt.Errorf("DLE EOT %d: no status byte in 256 reads: %w", n, ErrNoAnswer)
 }
 
 // status asks DLE EOT 1, DLE EOT 2 when offline, and DLE EOT 4.

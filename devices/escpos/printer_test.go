@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -251,5 +253,36 @@ func TestDecodeStatusOffline(t *testing.T) {
 func TestNewPrinterDefaultPort(t *testing.T) {
 	if got := escpos.NewPrinter(escpos.Opts{Addr: "192.0.2.7"}).Addr(); got != "192.0.2.7:9100" {
 		t.Errorf("Addr = %q, want port 9100 added", got)
+	}
+}
+
+// TestStatusSkipsFlowControl: a printer with XON/XOFF flow control may send
+// 0x11 / 0x13 between status replies; they are not status bytes.
+func TestStatusSkipsFlowControl(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		q := make([]byte, 3)
+		for _, reply := range [][]byte{{0x13, 0x11, 0x12}, {0x13, 0x1E}} {
+			if _, err := io.ReadFull(c, q); err != nil {
+				return
+			}
+			c.Write(reply)
+		}
+	}()
+	st, err := escpos.NewPrinter(testOpts(ln.Addr().String())).Status(context.Background())
+	if err != nil {
+		t.Fatalf("Status: %v", err)
+	}
+	if st.Offline || !st.PaperNearEnd || st.PaperOut {
+		t.Errorf("Status = %+v, want online with paper near end", st)
 	}
 }
