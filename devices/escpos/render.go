@@ -112,7 +112,7 @@ type Layout struct {
 	NumberSize int    // magnification of the ticket number, 1..8 (GS !)
 	Title      string // text/template for the header (double size, bold)
 	Footer     string // text/template for the footer
-	TimeFormat string // Go time layout for IssuedText
+	TimeFormat string // Go time layout for IssuedText; empty prints no issue time
 	FeedLines  int    // extra feed before the cut, 0..255 (GS V 66 n)
 	// Labels overrides the built-in labels per language; missing
 	// languages use DefaultLabels.
