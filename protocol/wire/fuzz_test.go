@@ -21,7 +21,7 @@ func addSeeds(f *testing.F, payloadOnly bool) {
 	}
 	f.Add([]byte{})
 	f.Add(hx("4e 53 01 05 00 00000000 00010001"))
-	f.Add(field(5, WireRecord, field(1, WireString, []byte("A"))))
+	f.Add(field(5, FieldRecord, field(1, FieldString, []byte("A"))))
 }
 
 // FuzzDecodeFrame checks that DecodeFrame never panics, never claims more

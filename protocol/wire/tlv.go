@@ -6,23 +6,24 @@ import (
 	"unicode/utf8"
 )
 
-// WireType is the second byte of a field header: how its value is encoded.
-type WireType uint8
+// FieldType is the second byte of a field header (the "wire type" of
+// PROTOCOL.md): how its value is encoded.
+type FieldType uint8
 
-// Wire types. A receiver skips a field whose tag it does not know, whatever
+// Field types. A receiver skips a field whose tag it does not know, whatever
 // its wire type, using the length in the field header.
 const (
-	// WireUint is an unsigned big-endian integer of 0 to 8 bytes; booleans
-	// are a 1-byte WireUint, 0 or 1.
-	WireUint WireType = 0
-	// WireInt is a signed two's-complement big-endian integer of 0 to 8 bytes.
-	WireInt WireType = 1
-	// WireBytes is raw bytes.
-	WireBytes WireType = 2
-	// WireString is UTF-8 text.
-	WireString WireType = 3
-	// WireRecord is a nested sequence of fields.
-	WireRecord WireType = 4
+	// FieldUint is an unsigned big-endian integer of 0 to 8 bytes; booleans
+	// are a 1-byte FieldUint, 0 or 1.
+	FieldUint FieldType = 0
+	// FieldInt is a signed two's-complement big-endian integer of 0 to 8 bytes.
+	FieldInt FieldType = 1
+	// FieldBytes is raw bytes.
+	FieldBytes FieldType = 2
+	// FieldString is UTF-8 text.
+	FieldString FieldType = 3
+	// FieldRecord is a nested sequence of fields.
+	FieldRecord FieldType = 4
 )
 
 // FieldHeaderSize is the size of a field header: tag (1), wire type (1),
@@ -39,7 +40,7 @@ type encoder struct {
 	err error
 }
 
-func (e *encoder) header(tag uint8, wt WireType, n int) {
+func (e *encoder) header(tag uint8, wt FieldType, n int) {
 	if n > MaxFieldLen {
 		if e.err == nil {
 			e.err = fmt.Errorf("wire: encode field %d: %d bytes: %w", tag, n, ErrFrameTooLarge)
@@ -59,7 +60,7 @@ func (e *encoder) uint(tag uint8, v uint64, width int) {
 
 // uintAlways writes v even when zero (elements of repeated integers).
 func (e *encoder) uintAlways(tag uint8, v uint64, width int) {
-	e.header(tag, WireUint, width)
+	e.header(tag, FieldUint, width)
 	for i := width - 1; i >= 0; i-- {
 		e.b = append(e.b, byte(v>>(8*i)))
 	}
@@ -69,7 +70,7 @@ func (e *encoder) int(tag uint8, v int64) {
 	if v == 0 {
 		return
 	}
-	e.header(tag, WireInt, 8)
+	e.header(tag, FieldInt, 8)
 	e.b = binary.BigEndian.AppendUint64(e.b, uint64(v))
 }
 
@@ -84,7 +85,7 @@ func (e *encoder) str(tag uint8, s string) {
 	if s == "" {
 		return
 	}
-	e.header(tag, WireString, len(s))
+	e.header(tag, FieldString, len(s))
 	if len(s) <= MaxFieldLen {
 		e.b = append(e.b, s...)
 	}
@@ -92,7 +93,7 @@ func (e *encoder) str(tag uint8, s string) {
 
 // strAlways writes s even when empty (elements of repeated strings).
 func (e *encoder) strAlways(tag uint8, s string) {
-	e.header(tag, WireString, len(s))
+	e.header(tag, FieldString, len(s))
 	if len(s) <= MaxFieldLen {
 		e.b = append(e.b, s...)
 	}
@@ -102,7 +103,7 @@ func (e *encoder) bytes(tag uint8, p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	e.header(tag, WireBytes, len(p))
+	e.header(tag, FieldBytes, len(p))
 	if len(p) <= MaxFieldLen {
 		e.b = append(e.b, p...)
 	}
@@ -112,7 +113,7 @@ func (e *encoder) bytes(tag uint8, p []byte) {
 // the length once the record's fields are appended.
 func (e *encoder) begin(tag uint8) int {
 	start := len(e.b)
-	e.b = append(e.b, tag, byte(WireRecord), 0, 0)
+	e.b = append(e.b, tag, byte(FieldRecord), 0, 0)
 	return start
 }
 
@@ -136,7 +137,7 @@ type decoder struct {
 	err error
 
 	tag uint8
-	wt  WireType
+	wt  FieldType
 	val []byte
 }
 
@@ -148,7 +149,7 @@ func (d *decoder) next() bool {
 		d.fail("field header cut short")
 		return false
 	}
-	tag, wt := d.b[0], WireType(d.b[1])
+	tag, wt := d.b[0], FieldType(d.b[1])
 	n := int(binary.BigEndian.Uint16(d.b[2:4]))
 	if tag == 0 {
 		d.fail("tag 0")
@@ -170,7 +171,7 @@ func (d *decoder) fail(why string) {
 	}
 }
 
-func (d *decoder) want(wt WireType) bool {
+func (d *decoder) want(wt FieldType) bool {
 	if d.wt != wt {
 		d.fail(fmt.Sprintf("wire type %d, want %d", d.wt, wt))
 		return false
@@ -180,7 +181,7 @@ func (d *decoder) want(wt WireType) bool {
 
 // uint returns the current field as an unsigned integer of at most bits.
 func (d *decoder) uint(bits int) uint64 {
-	if !d.want(WireUint) {
+	if !d.want(FieldUint) {
 		return 0
 	}
 	if len(d.val) > 8 {
@@ -199,7 +200,7 @@ func (d *decoder) uint(bits int) uint64 {
 }
 
 func (d *decoder) int() int64 {
-	if !d.want(WireInt) {
+	if !d.want(FieldInt) {
 		return 0
 	}
 	if len(d.val) > 8 {
@@ -221,7 +222,7 @@ func (d *decoder) bool() bool {
 }
 
 func (d *decoder) str() string {
-	if !d.want(WireString) {
+	if !d.want(FieldString) {
 		return ""
 	}
 	if !utf8.Valid(d.val) {
@@ -234,7 +235,7 @@ func (d *decoder) str() string {
 // bytes returns a copy of the current field: the payload buffer may be
 // reused by the caller after Decode.
 func (d *decoder) bytes() []byte {
-	if !d.want(WireBytes) || len(d.val) == 0 {
+	if !d.want(FieldBytes) || len(d.val) == 0 {
 		return nil
 	}
 	return append([]byte(nil), d.val...)
@@ -242,7 +243,7 @@ func (d *decoder) bytes() []byte {
 
 // record decodes the current field as a nested record with fn.
 func (d *decoder) record(fn func(*decoder)) {
-	if !d.want(WireRecord) {
+	if !d.want(FieldRecord) {
 		return
 	}
 	sub := decoder{b: d.val, t: d.t}

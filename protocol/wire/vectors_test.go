@@ -191,15 +191,15 @@ func dumpFields(p []byte, indent string) string {
 	for d.next() {
 		fmt.Fprintf(&s, "%stag %d %s len %d:", indent, d.tag, names[d.wt], len(d.val))
 		switch d.wt {
-		case WireUint:
+		case FieldUint:
 			fmt.Fprintf(&s, " %d\n", d.uint(64))
-		case WireInt:
+		case FieldInt:
 			fmt.Fprintf(&s, " %d\n", d.int())
-		case WireString:
+		case FieldString:
 			fmt.Fprintf(&s, " %q\n", d.val)
-		case WireBytes:
+		case FieldBytes:
 			fmt.Fprintf(&s, " %x\n", d.val)
-		case WireRecord:
+		case FieldRecord:
 			s.WriteString("\n" + dumpFields(d.val, indent+"    "))
 		}
 	}

@@ -292,17 +292,17 @@ func TestCRCCheckValue(t *testing.T) {
 }
 
 // withField inserts raw field bytes at position at of a payload.
-func field(tag uint8, wt WireType, val []byte) []byte {
+func field(tag uint8, wt FieldType, val []byte) []byte {
 	return append([]byte{tag, byte(wt), byte(len(val) >> 8), byte(len(val))}, val...)
 }
 
 func TestUnknownTagsSkipped(t *testing.T) {
 	unknown := bytes.Join([][]byte{
-		field(200, WireUint, hx("0102030405060708")),
-		field(201, WireInt, nil),
-		field(202, WireBytes, []byte{0, 0, 0, 0}),
-		field(203, WireString, []byte("future")),
-		field(204, WireRecord, field(1, WireUint, []byte{1})),
+		field(200, FieldUint, hx("0102030405060708")),
+		field(201, FieldInt, nil),
+		field(202, FieldBytes, []byte{0, 0, 0, 0}),
+		field(203, FieldString, []byte("future")),
+		field(204, FieldRecord, field(1, FieldUint, []byte{1})),
 		field(205, 9, []byte("an unknown wire type is skipped too")),
 	}, nil)
 	for _, v := range vectors {
@@ -326,7 +326,7 @@ func TestUnknownTagsSkipped(t *testing.T) {
 		})
 	}
 	// Inside a nested record too.
-	in := field(5, WireRecord, append(field(99, WireString, []byte("x")), field(1, WireString, []byte("A"))...))
+	in := field(5, FieldRecord, append(field(99, FieldString, []byte("x")), field(1, FieldString, []byte("A"))...))
 	var s Snapshot
 	if err := s.Decode(in); err != nil || len(s.Services) != 1 || s.Services[0].Code != "A" {
 		t.Errorf("nested unknown tag: %+v, %v", s, err)
@@ -349,18 +349,18 @@ func TestMalformedPayload(t *testing.T) {
 	}{
 		{"field header cut", TypeHello, hx("01 03 00"), 0},
 		{"length beyond payload", TypeHello, hx("01 03 00 05 6b 69"), 1},
-		{"tag zero", TypeHello, field(0, WireString, nil), 0},
-		{"string as uint", TypeHello, field(1, WireUint, []byte{1}), 1},
-		{"uint as string", TypeHello, field(2, WireString, []byte("1")), 2},
-		{"uint longer than 8", TypeHello, field(4, WireUint, make([]byte, 9)), 4},
-		{"role does not fit u8", TypeHello, field(2, WireUint, []byte{1, 0}), 2},
-		{"u32 overflow", TypeWelcome, field(5, WireUint, []byte{1, 0, 0, 0, 0}), 5},
-		{"int longer than 8", TypeWelcome, field(1, WireInt, make([]byte, 9)), 1},
-		{"bad utf-8", TypeTakeTicket, field(4, WireString, []byte{0xff, 0xfe}), 4},
-		{"record as string", TypeSnapshot, field(5, WireString, []byte("A")), 5},
-		{"bad field inside record", TypeSnapshot, field(6, WireRecord, field(1, WireString, []byte("5"))), 1},
-		{"record cut", TypeSnapshot, field(5, WireRecord, hx("01 03 00 09 41")), 1},
-		{"repeated u32 as string", TypeSubscribe, field(2, WireString, []byte("5")), 2},
+		{"tag zero", TypeHello, field(0, FieldString, nil), 0},
+		{"string as uint", TypeHello, field(1, FieldUint, []byte{1}), 1},
+		{"uint as string", TypeHello, field(2, FieldString, []byte("1")), 2},
+		{"uint longer than 8", TypeHello, field(4, FieldUint, make([]byte, 9)), 4},
+		{"role does not fit u8", TypeHello, field(2, FieldUint, []byte{1, 0}), 2},
+		{"u32 overflow", TypeWelcome, field(5, FieldUint, []byte{1, 0, 0, 0, 0}), 5},
+		{"int longer than 8", TypeWelcome, field(1, FieldInt, make([]byte, 9)), 1},
+		{"bad utf-8", TypeTakeTicket, field(4, FieldString, []byte{0xff, 0xfe}), 4},
+		{"record as string", TypeSnapshot, field(5, FieldString, []byte("A")), 5},
+		{"bad field inside record", TypeSnapshot, field(6, FieldRecord, field(1, FieldString, []byte("5"))), 1},
+		{"record cut", TypeSnapshot, field(5, FieldRecord, hx("01 03 00 09 41")), 1},
+		{"repeated u32 as string", TypeSubscribe, field(2, FieldString, []byte("5")), 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -385,10 +385,10 @@ func TestMalformedPayload(t *testing.T) {
 func TestLenientIntegers(t *testing.T) {
 	var w Welcome
 	in := bytes.Join([][]byte{
-		field(1, WireInt, []byte{0xFF}),                  // -1, sign-extended
-		field(5, WireUint, []byte{7}),                    // u32 sent in 1 byte
-		field(7, WireUint, nil),                          // empty uint is 0
-		field(8, WireUint, hx("00000000000000002a")[1:]), // u64 in 8 bytes
+		field(1, FieldInt, []byte{0xFF}),                  // -1, sign-extended
+		field(5, FieldUint, []byte{7}),                    // u32 sent in 1 byte
+		field(7, FieldUint, nil),                          // empty uint is 0
+		field(8, FieldUint, hx("00000000000000002a")[1:]), // u64 in 8 bytes
 	}, nil)
 	if err := w.Decode(in); err != nil {
 		t.Fatal(err)
@@ -397,7 +397,7 @@ func TestLenientIntegers(t *testing.T) {
 		t.Errorf("got %+v", w)
 	}
 	var s Subscribe
-	if err := s.Decode(field(13, WireUint, []byte{2})); err != nil || !s.Snapshot {
+	if err := s.Decode(field(13, FieldUint, []byte{2})); err != nil || !s.Snapshot {
 		t.Errorf("bool from 2 = %v, %v; want true", s.Snapshot, err)
 	}
 }
