@@ -1,0 +1,150 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Migration is one embedded schema change.
+type Migration struct {
+	Version int
+	Name    string // file name
+	SQL     string
+}
+
+// Migrations lists the NNNN_name.sql files at the root of fsys by version.
+func Migrations(fsys fs.FS) ([]Migration, error) {
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: list migrations: %w", err)
+	}
+	var out []Migration
+	seen := map[int]string{}
+	for _, name := range names {
+		prefix, _, ok := strings.Cut(path.Base(name), "_")
+		v, err := strconv.Atoi(prefix)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("sqlstore: migration %s: name must be NNNN_name.sql", name)
+		}
+		if other, dup := seen[v]; dup {
+			return nil, fmt.Errorf("sqlstore: migrations %s and %s share version %d", other, name, v)
+		}
+		seen[v] = name
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: read migration %s: %w", name, err)
+		}
+		out = append(out, Migration{Version: v, Name: name, SQL: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}
+
+// Statements splits a migration into statements: each ends with a
+// semicolon at the end of a line; lines starting with -- are comments.
+func Statements(src string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.Split(src, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteString("\n")
+		if strings.HasSuffix(trimmed, ";") {
+			stmt := strings.TrimSuffix(strings.TrimSpace(cur.String()), ";")
+			out = append(out, stmt)
+			cur.Reset()
+		}
+	}
+	if rest := strings.TrimSpace(cur.String()); rest != "" {
+		out = append(out, rest)
+	}
+	return out
+}
+
+// Migrate applies the migrations not yet recorded in schema_migrations,
+// each in its own transaction (MySQL commits DDL implicitly: its migrations
+// are written to be re-runnable). The dialect's migration lock keeps two
+// daemons starting together from applying the same migration twice.
+func (s *Store) Migrate(ctx context.Context) error {
+	ms, err := Migrations(s.d.Migrations)
+	if err != nil {
+		return err
+	}
+	conn, err := s.writer.Conn(ctx)
+	if err != nil {
+		return s.wrap("migrate: connect", err)
+	}
+	defer conn.Close()
+	if s.d.LockMigrations != nil {
+		unlock, err := s.d.LockMigrations(ctx, conn)
+		if err != nil {
+			return s.wrap("migrate: lock", err)
+		}
+		defer unlock()
+	}
+	if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS schema_migrations ("+
+		"version BIGINT NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at BIGINT NOT NULL)"); err != nil {
+		return s.wrap("migrate: create schema_migrations", err)
+	}
+	for _, m := range ms {
+		applied, err := s.apply(ctx, conn, m)
+		if err != nil {
+			return err
+		}
+		if applied {
+			s.log.InfoContext(ctx, "applied migration", "store", s.d.Name, "migration", m.Name)
+		}
+	}
+	return nil
+}
+
+func (s *Store) apply(ctx context.Context, conn *sql.Conn, m Migration) (applied bool, err error) {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return false, s.wrap("migrate: begin "+m.Name, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	var n int
+	if err := tx.QueryRowContext(ctx, s.d.Rebind("SELECT COUNT(*) FROM schema_migrations WHERE version = ?"), m.Version).Scan(&n); err != nil {
+		return false, s.wrap("migrate: read schema_migrations", err)
+	}
+	if n > 0 {
+		return false, tx.Commit()
+	}
+	for _, stmt := range Statements(m.SQL) {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return false, s.wrap("migrate: "+m.Name, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, s.d.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+		m.Version, m.Name, time.Now().UnixMilli()); err != nil {
+		return false, s.wrap("migrate: record "+m.Name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, s.wrap("migrate: commit "+m.Name, err)
+	}
+	return true, nil
+}
+
+// Version is the newest applied migration, 0 on an empty database.
+func (s *Store) Version(ctx context.Context) (int, error) {
+	var v sql.NullInt64
+	if err := s.reader.QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&v); err != nil {
+		return 0, s.wrap("schema version", err)
+	}
+	return int(v.Int64), nil
+}
