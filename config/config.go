@@ -19,6 +19,7 @@
 package config
 
 import (
+	"io"
 	"log/slog"
 	"time"
 )
@@ -97,6 +98,15 @@ func (l Log) SlogLevel() slog.Level {
 		return slog.LevelError
 	}
 	return slog.LevelInfo
+}
+
+// NewLogger returns a logger writing to w in Format at Level.
+func (l Log) NewLogger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: l.SlogLevel()}
+	if l.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // Names maps a language tag ("en", "zh") to a display text.

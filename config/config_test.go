@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -440,5 +441,44 @@ func TestValidateByHand(t *testing.T) {
 	want := "config: 2 problems:\n\tsites[0].services[0].width: must be 1..6, got 7\n\tdevices[1].counter: keypad needs a counter"
 	if err := c.Validate(); err == nil || err.Error() != want {
 		t.Errorf("Validate = %v\nwant %s", err, want)
+	}
+}
+
+// TestOverridesNameRealKeys guards the table of environment/flag keys
+// against drifting from the struct tags.
+func TestOverridesNameRealKeys(t *testing.T) {
+	for _, o := range overrides() {
+		parts := strings.Split(o.key, ".")
+		typ := reflect.TypeOf(Config{})
+		for _, p := range parts {
+			f, ok := fieldByTag(typ, p)
+			if !ok {
+				t.Errorf("override %s: no field %q", o.key, p)
+				break
+			}
+			typ = f.Type
+		}
+	}
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	BindFlags(fs)
+	for _, name := range []string{"store-driver", "store-dsn", "store-batch", "listen-protocol",
+		"listen-tls-cert", "listen-tls-key", "listen-http", "listen-max-connections",
+		"listen-heartbeat", "log-level", "log-format"} {
+		if fs.Lookup(name) == nil {
+			t.Errorf("BindFlags did not define --%s", name)
+		}
+	}
+	if got := EnvName("listen.max_connections"); got != "NOWSERVING_LISTEN_MAX_CONNECTIONS" {
+		t.Errorf("EnvName = %s", got)
+	}
+}
+
+func TestLogger(t *testing.T) {
+	var b strings.Builder
+	l := Log{Level: "warn", Format: "json"}.NewLogger(&b)
+	l.Info("hidden")
+	l.Warn("shown", "k", 1)
+	if s := b.String(); strings.Contains(s, "hidden") || !strings.Contains(s, `"msg":"shown"`) {
+		t.Errorf("log output = %q", s)
 	}
 }
