@@ -37,7 +37,9 @@ type State struct {
 	PaperLeft int
 }
 
-// Printer is a fake network printer. Its methods are safe for concurrent use.
+// Printer is a fake network printer. Like a real one it serves one
+// connection at a time, in the order they arrive. Its methods are safe for
+// concurrent use.
 type Printer struct {
 	ln   net.Listener
 	wg   sync.WaitGroup
@@ -162,16 +164,16 @@ func (p *Printer) serve() {
 		}
 		p.conns[c] = struct{}{}
 		p.mu.Unlock()
-		p.wg.Add(1)
-		go p.handle(c)
+		p.handle(c)
 	}
 }
 
-// handle splits the stream into commands, so that status requests are
+// handle serves one connection to its end; like a real printer the fake
+// serves one connection at a time, the next waits in the listen backlog.
+// It splits the stream into commands, so that status requests are
 // recognised only at command boundaries (never inside raster or QR data),
 // answers them, and records everything else.
 func (p *Printer) handle(c net.Conn) {
-	defer p.wg.Done()
 	var job []byte
 	defer func() {
 		c.Close()
