@@ -22,13 +22,13 @@ const waiting = "'" + string(queue.StatusWaiting) + "'"
 
 // queries are the fixed statements, rebound for the dialect once.
 type queries struct {
-	nextSeq, nextVersion                                     string
-	insertTicket, updateTicket, ticket, ticketByNumber        string
-	waiting, waitingAll, ahead, setSortKey, stats             string
-	counter, counterLock, putCounter, counters               string
-	streak, setStreak                                        string
-	insertEvent, events, eventsAll, lastVersion              string
-	lookupRequest, saveRequest                               string
+	nextSeq, nextVersion                               string
+	insertTicket, updateTicket, ticket, ticketByNumber string
+	waiting, waitingAll, ahead, setSortKey, stats      string
+	counter, counterLock, putCounter, counters         string
+	streak, setStreak                                  string
+	insertEvent, events, eventsAll, lastVersion        string
+	lookupRequest, saveRequest                         string
 }
 
 func buildQueries(d *Dialect) queries {

@@ -1,0 +1,119 @@
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+)
+
+// Default DSNs of the test servers; NOWSERVING_TEST_POSTGRES and
+// NOWSERVING_TEST_MYSQL override them.
+const (
+	DefaultPostgresDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	DefaultMySQLDSN    = "root@tcp(127.0.0.1:3306)/test"
+)
+
+// unreachable fails the test, or skips it when NOWSERVING_SKIP_DB=1.
+func unreachable(t testing.TB, what string, err error) {
+	t.Helper()
+	if os.Getenv("NOWSERVING_SKIP_DB") == "1" {
+		t.Skipf("%s unreachable (NOWSERVING_SKIP_DB=1): %v", what, err)
+	}
+	t.Fatalf("%s unreachable: %v (start it, set its DSN, or set NOWSERVING_SKIP_DB=1 to skip)", what, err)
+}
+
+func randomName(prefix string) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// PostgresDSN creates a fresh schema on the test PostgreSQL server, drops
+// it when the test ends, and returns a DSN whose search_path is that schema.
+func PostgresDSN(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("NOWSERVING_TEST_POSTGRES")
+	if base == "" {
+		base = DefaultPostgresDSN
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("postgres test DSN %q: %v", base, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		unreachable(t, "PostgreSQL at "+base, err)
+	}
+	schema := randomName("t_")
+	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		db.Close()
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := db.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+		db.Close()
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("postgres test DSN %q must be a URL: %v", base, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// MySQLDSN creates a fresh database on the test MariaDB/MySQL server, drops
+// it when the test ends, and returns a DSN naming it.
+func MySQLDSN(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("NOWSERVING_TEST_MYSQL")
+	if base == "" {
+		base = DefaultMySQLDSN
+	}
+	cfg, err := mysql.ParseDSN(base)
+	if err != nil {
+		t.Fatalf("mysql test DSN %q: %v", base, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	admin := cfg.Clone()
+	admin.DBName = ""
+	db, err := sql.Open("mysql", admin.FormatDSN())
+	if err != nil {
+		t.Fatalf("mysql test DSN %q: %v", base, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		unreachable(t, "MySQL/MariaDB at "+base, err)
+	}
+	name := randomName("nstest_")
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+		db.Close()
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := db.ExecContext(ctx, "DROP DATABASE "+name); err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+		db.Close()
+	})
+	cfg.DBName = name
+	return cfg.FormatDSN()
+}
