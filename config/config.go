@@ -31,6 +31,10 @@ type Config struct {
 	Log     Log      `mapstructure:"log"`
 	Sites   []Site   `mapstructure:"sites"`
 	Devices []Device `mapstructure:"devices"`
+
+	// Device hardware sections (printers, led, voice) are added below by
+	// their owners: one typed field each, checked by a step called from
+	// Config.validate. Until then such keys are rejected as unknown.
 }
 
 // Driver names a database engine.
