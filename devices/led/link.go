@@ -1,0 +1,193 @@
+package led
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"go.bug.st/serial"
+)
+
+// Link is an open serial line: a serial port or a TCP connection to a serial
+// device server. ReadTimeout returns what arrives within d, and (0, nil) when
+// nothing did; d == 0 only takes what is already buffered.
+type Link interface {
+	io.Writer
+	ReadTimeout(p []byte, d time.Duration) (int, error)
+	io.Closer
+}
+
+// Open opens the line named by opts.Name: "tcp://host:port" dials a serial
+// device server (loopback only in tests), anything else is a serial device
+// opened with go.bug.st/serial in opts' mode (Baud, DataBits, Parity,
+// StopBits).
+func Open(opts PortOpts) (Link, error) {
+	opts = opts.withDefaults()
+	if addr, ok := strings.CutPrefix(opts.Name, "tcp://"); ok {
+		c, err := net.DialTimeout("tcp", addr, opts.DialTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("led: dial %s: %w", opts.Name, err)
+		}
+		return &tcpLink{c: c}, nil
+	}
+	mode, err := opts.mode()
+	if err != nil {
+		return nil, err
+	}
+	p, err := serial.Open(opts.Name, mode)
+	if err != nil {
+		return nil, fmt.Errorf("led: open %s: %w", opts.Name, err)
+	}
+	return &serialLink{p: p}, nil
+}
+
+func (o PortOpts) mode() (*serial.Mode, error) {
+	m := &serial.Mode{BaudRate: o.Baud, DataBits: o.DataBits}
+	switch strings.ToLower(o.Parity) {
+	case "", "none", "n":
+		m.Parity = serial.NoParity
+	case "odd", "o":
+		m.Parity = serial.OddParity
+	case "even", "e":
+		m.Parity = serial.EvenParity
+	case "mark", "m":
+		m.Parity = serial.MarkParity
+	case "space", "s":
+		m.Parity = serial.SpaceParity
+	default:
+		return nil, fmt.Errorf("led: %s: parity %q: want none, odd, even, mark or space", o.Name, o.Parity)
+	}
+	switch o.StopBits {
+	case 0, 1:
+		m.StopBits = serial.OneStopBit
+	case 2:
+		m.StopBits = serial.TwoStopBits
+	default:
+		return nil, fmt.Errorf("led: %s: stop bits %d: want 1 or 2", o.Name, o.StopBits)
+	}
+	if o.DataBits < 5 || o.DataBits > 8 {
+		return nil, fmt.Errorf("led: %s: data bits %d: want 5-8", o.Name, o.DataBits)
+	}
+	if o.Baud <= 0 {
+		return nil, fmt.Errorf("led: %s: baud %d: must be positive", o.Name, o.Baud)
+	}
+	return m, nil
+}
+
+type serialLink struct{ p serial.Port }
+
+func (s *serialLink) Write(b []byte) (int, error) { return s.p.Write(b) }
+func (s *serialLink) Close() error                { return s.p.Close() }
+func (s *serialLink) ReadTimeout(b []byte, d time.Duration) (int, error) {
+	if err := s.p.SetReadTimeout(d); err != nil {
+		return 0, err
+	}
+	return s.p.Read(b)
+}
+
+type tcpLink struct{ c net.Conn }
+
+func (t *tcpLink) Write(b []byte) (int, error) { return t.c.Write(b) }
+func (t *tcpLink) Close() error                { return t.c.Close() }
+func (t *tcpLink) ReadTimeout(b []byte, d time.Duration) (int, error) {
+	if err := t.c.SetReadDeadline(time.Now().Add(d)); err != nil {
+		return 0, err
+	}
+	n, err := t.c.Read(b)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return n, nil
+	}
+	return n, err
+}
+
+// conn runs the writes of one Link in their own goroutine so that a write
+// stuck in the kernel (a jammed line, a full pty) costs the owner a timeout,
+// never a hang. At most one write is in flight.
+type conn struct {
+	l    Link
+	reqs chan []byte
+	res  chan error
+	done chan struct{} // closed when the writer goroutine has exited
+}
+
+func newConn(l Link) *conn {
+	c := &conn{l: l, reqs: make(chan []byte), res: make(chan error, 1), done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		for p := range c.reqs {
+			_, err := l.Write(p)
+			c.res <- err
+		}
+	}()
+	return c
+}
+
+// write sends p within d; on a timeout the caller must close the conn.
+func (c *conn) write(p []byte, d time.Duration) error {
+	c.reqs <- p
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case err := <-c.res:
+		return err
+	case <-t.C:
+		return ErrTimeout
+	}
+}
+
+// close closes the link and lets the writer exit once its write returns.
+func (c *conn) close() error {
+	close(c.reqs)
+	return c.l.Close()
+}
+
+// drain discards bytes already received (a late reply, line noise).
+func (c *conn) drain(buf []byte) error {
+	for range 16 {
+		n, err := c.l.ReadTimeout(buf, 0)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// await reads until parse reports a complete reply, d has passed or ctx is
+// done (checked every 50 ms).
+func (c *conn) await(ctx context.Context, d time.Duration, parse func([]byte) (bool, error)) ([]byte, error) {
+	deadline := time.Now().Add(d)
+	var got []byte
+	buf := make([]byte, 256)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return got, ErrTimeout
+		}
+		if err := ctx.Err(); err != nil {
+			return got, err
+		}
+		n, err := c.l.ReadTimeout(buf, min(left, 50*time.Millisecond))
+		if err != nil {
+			return got, err
+		}
+		if n == 0 {
+			continue
+		}
+		got = append(got, buf[:n]...)
+		if len(got) > 64<<10 {
+			return got, fmt.Errorf("led: reply over 64 KiB: %w", ErrReply)
+		}
+		done, err := parse(got)
+		if done || err != nil {
+			return got, err
+		}
+	}
+}

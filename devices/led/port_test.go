@@ -1,0 +1,457 @@
+package led_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/nowserving/nowserving/devices/led"
+	"github.com/nowserving/nowserving/devices/led/ledtest"
+)
+
+// line is the far end of a pseudo-terminal: the test plays the board.
+type line struct {
+	master *os.File
+	slave  string
+	mu     sync.Mutex
+	got    []byte
+	more   chan struct{}
+	closed chan struct{}
+}
+
+// openPTY opens a pty pair whose master is registered with Go's poller, so
+// that closing it interrupts a pending Read and really hangs up the line.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, s, err := pty.Open()
+	if err != nil {
+		t.Fatalf("pty.Open: %v", err)
+	}
+	fd, err := syscall.Dup(int(m.Fd()))
+	m.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		t.Fatal(err)
+	}
+	return os.NewFile(uintptr(fd), "/dev/ptmx"), s
+}
+
+// newLine opens a pty pair; the slave is reached through link (a symlink),
+// so a test can "replug" the board on a new pty under the same name.
+func newLine(t *testing.T, link string) *line {
+	t.Helper()
+	m, s := openPTY(t)
+	name := s.Name()
+	// The port opens the slave by name; the test keeps its own handle open
+	// so the pts node stays until the master is closed.
+	t.Cleanup(func() { s.Close() })
+	_ = os.Remove(link)
+	if err := os.Symlink(name, link); err != nil {
+		t.Fatal(err)
+	}
+	l := &line{master: m, slave: name, more: make(chan struct{}), closed: make(chan struct{})}
+	go func() {
+		defer close(l.closed)
+		buf := make([]byte, 4096)
+		for {
+			n, err := m.Read(buf)
+			if n > 0 {
+				l.mu.Lock()
+				l.got = append(l.got, buf[:n]...)
+				close(l.more)
+				l.more = make(chan struct{})
+				l.mu.Unlock()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { l.unplug() })
+	return l
+}
+
+func (l *line) unplug() { l.master.Close() }
+
+// waitBytes waits until the bytes received end with want (a frame written
+// after earlier ones) and then clears the buffer.
+func (l *line) waitBytes(t *testing.T, want []byte) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		l.mu.Lock()
+		ok := bytes.Contains(l.got, want)
+		got := append([]byte(nil), l.got...)
+		ch := l.more
+		if ok {
+			l.got = nil
+		}
+		l.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("pty never received\n% x\ngot\n% x", want, got)
+		}
+	}
+}
+
+// serveModbus answers every complete Modbus write request while answer()
+// is true; it returns the requests seen.
+func (l *line) serveModbus(ctx context.Context, answer func() bool) {
+	go func() {
+		for {
+			l.mu.Lock()
+			got, ch := l.got, l.more
+			if len(got) >= 8 && got[1] == 0x06 || len(got) >= 9 && got[1] == 0x10 && len(got) >= 9+int(got[6]) {
+				n := 8
+				if got[1] == 0x10 {
+					n = 9 + int(got[6])
+				}
+				req := append([]byte(nil), got[:n]...)
+				l.got = l.got[n:]
+				l.mu.Unlock()
+				if answer() {
+					reply := append([]byte(nil), req[:6]...)
+					reply = binary.LittleEndian.AppendUint16(reply, led.CRC16Modbus(reply))
+					l.master.Write(reply)
+				}
+				continue
+			}
+			l.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+func encode(t *testing.T, d led.Driver, addr int, c led.Content) []byte {
+	t.Helper()
+	frames, err := d.Encode(addr, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Join(frames, nil)
+}
+
+func fastOpts(name string, d led.Driver) led.PortOpts {
+	o := led.DefaultPortOpts()
+	o.Name = name
+	o.Driver = d
+	o.Gap = time.Millisecond
+	o.ReplyTimeout = 100 * time.Millisecond
+	o.WriteTimeout = 500 * time.Millisecond
+	o.MinBackoff = 10 * time.Millisecond
+	o.MaxBackoff = 80 * time.Millisecond
+	o.OfflineAfter = 2
+	o.CloseTimeout = time.Second
+	return o
+}
+
+func startPort(t *testing.T, o led.PortOpts) *led.Port {
+	t.Helper()
+	p, err := led.NewPort(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- p.Run(context.Background()) }()
+	t.Cleanup(func() {
+		p.Close()
+		<-errc
+	})
+	return p
+}
+
+func template(t *testing.T) led.Driver {
+	d, err := led.NewTemplate(led.TemplateOpts{Header: []byte{0x01}, Body: "{number:-4}{counter:2}", Trailer: []byte{0x07}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// statusLog collects OnStatus callbacks.
+type statusLog struct {
+	mu  sync.Mutex
+	sts []led.BoardStatus
+}
+
+func (s *statusLog) add(st led.BoardStatus) {
+	s.mu.Lock()
+	s.sts = append(s.sts, st)
+	s.mu.Unlock()
+}
+
+func (s *statusLog) has(addr int, online bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.sts {
+		if st.Addr == addr && st.Online == online {
+			return true
+		}
+	}
+	return false
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestPortGoldenOverPTY: the bytes reaching the far end of the line are the
+// golden frames, the latest content per address wins, and Close blanks.
+func TestPortGoldenOverPTY(t *testing.T) {
+	dir := t.TempDir()
+	l := newLine(t, filepath.Join(dir, "ttyLED"))
+	d := template(t)
+	p := startPort(t, fastOpts(filepath.Join(dir, "ttyLED"), d))
+
+	golden, err := os.ReadFile(filepath.Join("testdata", "golden", "template_01_07.hex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.ReplaceAll(golden, []byte(" "), nil)
+	wantBytes := make([]byte, len(want)/2)
+	if _, err := hexDecode(wantBytes, bytes.TrimSpace(want)); err != nil {
+		t.Fatal(err)
+	}
+	p.Show(3, led.Content{Number: "A023", Counter: "5"})
+	l.waitBytes(t, wantBytes)
+	eventually(t, "board 3 online", func() bool { return p.Online(3) })
+
+	// Several updates in a burst: the last one must be what the board ends on.
+	for i := range 50 {
+		p.Show(4, led.Content{Number: "B" + string(rune('0'+i%10)), Counter: "1"})
+	}
+	p.Show(4, led.Content{Number: "C999", Counter: "9"})
+	l.waitBytes(t, encode(t, d, 4, led.Content{Number: "C999", Counter: "9"}))
+
+	if err := p.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	l.waitBytes(t, append(encode(t, d, 3, led.Content{}), encode(t, d, 4, led.Content{})...))
+}
+
+func hexDecode(dst, src []byte) (int, error) {
+	n := 0
+	for i := 0; i+1 < len(src); i += 2 {
+		if src[i] == '\n' {
+			i--
+			continue
+		}
+		var v byte
+		for _, c := range src[i : i+2] {
+			v <<= 4
+			switch {
+			case c >= '0' && c <= '9':
+				v |= c - '0'
+			case c >= 'a' && c <= 'f':
+				v |= c - 'a' + 10
+			}
+		}
+		dst[n] = v
+		n++
+	}
+	return n, nil
+}
+
+// TestPortModbusReplies: replies are awaited and checked; a board that
+// stops answering goes offline, and when it answers again it is online and
+// shows the latest content.
+func TestPortModbusReplies(t *testing.T) {
+	dir := t.TempDir()
+	l := newLine(t, filepath.Join(dir, "ttyMB"))
+	d, err := led.NewModbus(led.ModbusOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	answering := true
+	answer := func() bool { mu.Lock(); defer mu.Unlock(); return answering }
+	setAnswer := func(v bool) { mu.Lock(); answering = v; mu.Unlock() }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l.serveModbus(ctx, answer)
+
+	var log statusLog
+	o := fastOpts(filepath.Join(dir, "ttyMB"), d)
+	o.OnStatus = log.add
+	p := startPort(t, o)
+
+	p.Show(7, led.Content{Number: "A001"})
+	eventually(t, "board 7 online", func() bool { return p.Online(7) })
+
+	setAnswer(false)
+	p.Show(7, led.Content{Number: "A002"})
+	eventually(t, "board 7 offline", func() bool { return !p.Online(7) })
+	if !log.has(7, false) {
+		t.Error("no offline status reported for board 7")
+	}
+	p.Show(7, led.Content{Number: "A003"})
+	setAnswer(true)
+	eventually(t, "board 7 back online", func() bool { return p.Online(7) && log.has(7, true) })
+	st := p.Status()
+	if len(st) != 1 || st[0].Addr != 7 || !st[0].Online || st[0].Err != nil {
+		t.Errorf("Status() = %+v", st)
+	}
+}
+
+// TestPortUnplugReplug: closing the pty takes the board offline; a new pty
+// under the same name brings it back with the latest content.
+func TestPortUnplugReplug(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "ttyUSB0")
+	l := newLine(t, name)
+	d := template(t)
+	var log statusLog
+	o := fastOpts(name, d)
+	o.OnStatus = log.add
+	p := startPort(t, o)
+
+	p.Show(1, led.Content{Number: "A001", Counter: "1"})
+	l.waitBytes(t, encode(t, d, 1, led.Content{Number: "A001", Counter: "1"}))
+	eventually(t, "online", func() bool { return p.Online(1) })
+
+	l.unplug()
+	<-l.closed
+	p.Show(1, led.Content{Number: "A002", Counter: "1"})
+	eventually(t, "offline after unplug", func() bool { return !p.Online(1) && log.has(1, false) })
+	p.Show(1, led.Content{Number: "A003", Counter: "2"})
+
+	l2 := newLine(t, name)
+	l2.waitBytes(t, encode(t, d, 1, led.Content{Number: "A003", Counter: "2"}))
+	eventually(t, "online after replug", func() bool { return p.Online(1) })
+}
+
+// TestStuckPortDoesNotBlockOthers: a port whose boards never answer and
+// whose line is never read does not delay Show on it or another port.
+func TestStuckPortDoesNotBlockOthers(t *testing.T) {
+	dir := t.TempDir()
+	stuckLine := newLine(t, filepath.Join(dir, "ttyStuck"))
+	_ = stuckLine
+	good := newLine(t, filepath.Join(dir, "ttyGood"))
+
+	big, err := led.NewTemplate(led.TemplateOpts{Body: "{text}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := led.NewModbus(led.ModbusOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stuck port: Modbus boards that never reply.
+	so := fastOpts(filepath.Join(dir, "ttyStuck"), mb)
+	so.ReplyTimeout = 500 * time.Millisecond
+	stuck := startPort(t, so)
+	_ = big
+
+	d := template(t)
+	gp := startPort(t, fastOpts(filepath.Join(dir, "ttyGood"), d))
+
+	done := make(chan struct{})
+	go func() {
+		for i := range 1000 {
+			stuck.Show(1+i%200, led.Content{Number: "A001"})
+		}
+		gp.Show(2, led.Content{Number: "A777", Counter: "3"})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Show blocked")
+	}
+	good.waitBytes(t, encode(t, d, 2, led.Content{Number: "A777", Counter: "3"}))
+	if stuck.Online(1) {
+		t.Error("board on the stuck port reported online")
+	}
+}
+
+// TestCloseWithJammedLine: a line whose far end never reads fills the pty
+// buffer; writes then block, and Close still returns.
+func TestCloseWithJammedLine(t *testing.T) {
+	dir := t.TempDir()
+	m, s := openPTY(t)
+	defer m.Close()
+	defer s.Close()
+	big, err := led.NewTemplate(led.TemplateOpts{Body: "{text}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = dir
+	o := fastOpts(s.Name(), big)
+	o.WriteTimeout = 200 * time.Millisecond
+	o.CloseTimeout = 300 * time.Millisecond
+	p, err := led.NewPort(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- p.Run(context.Background()) }()
+	text := string(bytes.Repeat([]byte("x"), 4000))
+	for i := range 64 {
+		p.Show(i, led.Content{Text: text + string(rune('a'+i%26))})
+	}
+	eventually(t, "a board to go offline on the jammed line", func() bool {
+		for _, st := range p.Status() {
+			if st.Err != nil {
+				return true
+			}
+		}
+		return false
+	})
+	closed := make(chan error, 1)
+	go func() { closed <- p.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close blocked on a jammed line")
+	}
+	<-errc
+}
+
+// TestPortWithRecorder: the ledtest recorder stands in for a line.
+func TestPortWithRecorder(t *testing.T) {
+	rec := ledtest.New()
+	d := template(t)
+	o := fastOpts("rec", d)
+	o.Dial = rec.Dial
+	p := startPort(t, o)
+	p.Show(9, led.Content{Number: "A009", Counter: "4"})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	want := encode(t, d, 9, led.Content{Number: "A009", Counter: "4"})
+	if _, err := rec.WaitFor(ctx, func(f []byte) bool { return bytes.Equal(f, want) }); err != nil {
+		t.Fatal(err)
+	}
+	rec.Unplug()
+	p.Show(9, led.Content{Number: "A010", Counter: "4"})
+	eventually(t, "offline", func() bool { return !p.Online(9) })
+	rec.Plug()
+	want = encode(t, d, 9, led.Content{Number: "A010", Counter: "4"})
+	if _, err := rec.WaitFor(ctx, func(f []byte) bool { return bytes.Equal(f, want) }); err != nil {
+		t.Fatal(err)
+	}
+}
