@@ -1,0 +1,215 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// loadSite has three services and ten counters serving all of them.
+func loadSite() queue.Site {
+	s := queue.Site{ID: "load", Location: shanghai, Rollover: 4 * time.Hour}
+	for _, c := range []string{"A", "B", "C"} {
+		s.Services = append(s.Services, queue.Service{Code: c, Prefix: c, Width: 4, MaxReentries: 1})
+	}
+	for i := 1; i <= 10; i++ {
+		c := queue.Counter{ID: fmt.Sprint(i), Policy: queue.PolicyStrict}
+		for k := 0; k < 3; k++ {
+			c.Services = append(c.Services, queue.CounterService{Service: s.Services[(i+k)%3].Code, Weight: 1})
+		}
+		s.Counters = append(s.Counters, c)
+	}
+	return s
+}
+
+// RunConcurrency issues tickets from many goroutines while counters call,
+// recall, no-show and complete, then checks the invariants of DESIGN §6 on
+// what was committed. Scale it down with short tests only by the caller.
+func RunConcurrency(t *testing.T, open func(t *testing.T) queue.Store, issuers, tickets, counters int) {
+	site := loadSite()
+	en := newEnv(t, open, site)
+	ctx, cancel := context.WithTimeout(en.ctx, 5*time.Minute)
+	defer cancel()
+
+	var issued atomic.Int64
+	var wg sync.WaitGroup
+	errc := make(chan error, issuers+counters)
+	next := atomic.Int64{}
+	for g := 0; g < issuers; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for {
+				n := next.Add(1)
+				if n > int64(tickets) {
+					return
+				}
+				svc := site.Services[n%3].Code
+				r := queue.IssueRequest{Request: queue.Request{Site: "load", Device: fmt.Sprintf("kiosk-%d", g), Key: fmt.Sprint(n)}, Service: svc}
+				if _, err := en.e.Issue(ctx, r); err != nil {
+					errc <- fmt.Errorf("issue %d: %w", n, err)
+					return
+				}
+				issued.Add(1)
+			}
+		}(g)
+	}
+	var done atomic.Bool
+	var cw sync.WaitGroup
+	for c := 1; c <= counters; c++ {
+		cw.Add(1)
+		go func(id string, seed uint64) {
+			defer cw.Done()
+			rng := rand.New(rand.NewPCG(seed, 7))
+			k := 0
+			req := func() queue.CounterRequest {
+				k++
+				return queue.CounterRequest{Request: queue.Request{Site: "load", Device: "keypad-" + id, Key: fmt.Sprint(k)}, Counter: id}
+			}
+			for {
+				_, err := en.e.CallNext(ctx, req())
+				if errors.Is(err, queue.ErrNoneWaiting) {
+					if done.Load() {
+						return
+					}
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				if err != nil {
+					errc <- fmt.Errorf("counter %s next: %w", id, err)
+					return
+				}
+				if rng.IntN(5) == 0 {
+					if _, err := en.e.Recall(ctx, req()); err != nil {
+						errc <- fmt.Errorf("counter %s recall: %w", id, err)
+						return
+					}
+				}
+				if rng.IntN(8) == 0 {
+					if _, err := en.e.NoShow(ctx, req()); err != nil {
+						errc <- fmt.Errorf("counter %s no-show: %w", id, err)
+						return
+					}
+					continue
+				}
+				if _, err := en.e.Start(ctx, req()); err != nil {
+					errc <- fmt.Errorf("counter %s start: %w", id, err)
+					return
+				}
+				if rng.IntN(2) == 0 {
+					if _, err := en.e.Complete(ctx, req()); err != nil {
+						errc <- fmt.Errorf("counter %s done: %w", id, err)
+						return
+					}
+				} // else the next call completes it
+			}
+		}(fmt.Sprint(c), uint64(c))
+	}
+	wg.Wait()
+	done.Store(true)
+	cw.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	if t.Failed() {
+		return
+	}
+	if got := issued.Load(); got != int64(tickets) {
+		t.Fatalf("issued %d, want %d", got, tickets)
+	}
+	// Close every counter's last ticket, then end the day.
+	for _, c := range site.Counters {
+		k := queue.CounterRequest{Request: queue.Request{Site: "load", Device: "closer"}, Counter: c.ID}
+		if _, err := en.e.Complete(ctx, k); err != nil && !errors.Is(err, queue.ErrCounterIdle) {
+			t.Fatalf("close counter %s: %v", c.ID, err)
+		}
+	}
+	evs, err := en.e.Events(ctx, "load", 0, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvents(t, evs, tickets)
+	en.clock.Add(24 * time.Hour)
+	if _, err := en.e.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := en.e.Snapshot(ctx, "load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range snap.Counters {
+		if c.Ticket != nil {
+			t.Errorf("counter %s still holds %s after the day ended", c.ID, c.Ticket.Number)
+		}
+	}
+}
+
+// checkEvents replays the event log: versions gapless from 1, every number
+// issued once, no ticket called while another counter holds it, no counter
+// holding two tickets, and every ticket ending in a terminal state.
+func checkEvents(t *testing.T, evs []queue.Event, tickets int) {
+	t.Helper()
+	type tstate struct {
+		number, service string
+		status          queue.Status
+		counter         string
+	}
+	byID := map[int64]*tstate{}
+	numbers := map[string]bool{}
+	holding := map[string]int64{} // counter -> ticket
+	for i, ev := range evs {
+		if ev.Version != int64(i+1) {
+			t.Fatalf("event %d has version %d: versions must be gapless from 1", i, ev.Version)
+		}
+		st := byID[ev.TicketID]
+		switch ev.Type {
+		case queue.EventIssued:
+			if st != nil || numbers[ev.Service+"/"+ev.Number] {
+				t.Fatalf("v%d: %s issued twice", ev.Version, ev.Number)
+			}
+			numbers[ev.Service+"/"+ev.Number] = true
+			byID[ev.TicketID] = &tstate{number: ev.Number, service: ev.Service, status: queue.StatusWaiting}
+			continue
+		}
+		if st == nil {
+			t.Fatalf("v%d: %s for unknown ticket %d", ev.Version, ev.Type, ev.TicketID)
+		}
+		switch ev.Type {
+		case queue.EventCalled:
+			if st.status != queue.StatusWaiting {
+				t.Fatalf("v%d: %s called at %s while %s at %s", ev.Version, st.number, ev.Counter, st.status, st.counter)
+			}
+			if other, busy := holding[ev.Counter]; busy {
+				t.Fatalf("v%d: counter %s calls %s while holding ticket %d", ev.Version, ev.Counter, st.number, other)
+			}
+			holding[ev.Counter] = ev.TicketID
+			st.counter = ev.Counter
+		case queue.EventDone, queue.EventNoShow, queue.EventCancelled, queue.EventExpired:
+			if st.counter != "" && holding[st.counter] == ev.TicketID {
+				delete(holding, st.counter)
+			}
+			st.counter = ""
+		case queue.EventRecalled, queue.EventServing:
+			if holding[ev.Counter] != ev.TicketID {
+				t.Fatalf("v%d: %s %s at %s which does not hold it", ev.Version, ev.Type, st.number, ev.Counter)
+			}
+		}
+		st.status = ev.Status
+	}
+	if len(byID) != tickets {
+		t.Errorf("%d tickets issued in the log, want %d", len(byID), tickets)
+	}
+	for id, st := range byID {
+		if !st.status.Terminal() {
+			t.Errorf("ticket %d (%s) ends the day %s", id, st.number, st.status)
+		}
+	}
+}
