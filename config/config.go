@@ -238,21 +238,6 @@ type Service struct {
 	Ratio *Ratio `mapstructure:"ratio"`
 }
 
-// OpenAt reports whether the service takes tickets at t, read in t's own
-// location (convert it to the site's Location first). No hours means always
-// open.
-func (s *Service) OpenAt(t time.Time) bool {
-	if len(s.Hours) == 0 {
-		return true
-	}
-	m := t.Hour()*60 + t.Minute()
-	for _, h := range s.Hours {
-		if h.Contains(t.Weekday(), m) {
-			return true
-		}
-	}
-	return false
-}
 
 // Hours is one opening window on the listed days.
 type Hours struct {
@@ -264,23 +249,6 @@ type Hours struct {
 	Close Clock `mapstructure:"close"`
 }
 
-// Contains reports whether minute (minutes since local midnight) of day wd
-// falls inside the window.
-func (h Hours) Contains(wd time.Weekday, minute int) bool {
-	if len(h.Days) > 0 {
-		found := false
-		for _, d := range h.Days {
-			if d == wd {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return minute >= h.Open.Minutes() && minute < h.Close.Minutes()
-}
 
 // Ratio serves one ticket of the Priority classes after every
 // NormalPerPriority tickets of other classes.
@@ -302,7 +270,9 @@ const (
 
 // Counter is a window that calls tickets.
 type Counter struct {
-	// ID is unique in the site, [A-Za-z0-9-]{1,8}, e.g. "5".
+	// ID is the counter number, unique in the site, 1..9999 written in
+	// decimal, e.g. "5": the protocol, LED boards and keypads address
+	// counters by number.
 	ID string `mapstructure:"id"`
 	// Name is optional; when set it needs every site language.
 	Name Names `mapstructure:"name"`

@@ -2,7 +2,6 @@ package config_test
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/nowserving/nowserving/config"
 )
@@ -25,9 +24,6 @@ func Example() {
 	}
 	c3, _ := site.Counter("3")
 	fmt.Println("counter 3:", c3.Policy, c3.Services)
-	monday := time.Date(2026, 11, 30, 8, 0, 0, 0, site.Location())
-	a, _ := site.Service("A")
-	fmt.Println("A open Monday 08:00:", a.OpenAt(monday))
 	// Output:
 	// sqlite nowserving-demo.db
 	// hospital City Hospital Asia/Shanghai rollover 04:00
@@ -35,7 +31,6 @@ func Example() {
 	// R Revisit     prefix R width 3 avg 4m0s
 	// E Emergency   prefix E width 3 avg 10m0s
 	// counter 3: weighted [{R 2} {A 1}]
-	// A open Monday 08:00: true
 }
 
 func ExampleLoad_errors() {

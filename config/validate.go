@@ -31,7 +31,7 @@ var (
 	reClass     = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	reCode      = regexp.MustCompile(`^[A-Z0-9]{1,8}$`)
 	rePrefix    = regexp.MustCompile(`^[A-Z0-9]{0,4}$`)
-	reCounterID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,7}$`)
+	reCounterID = regexp.MustCompile(`^[1-9][0-9]{0,3}$`)
 	reZone      = regexp.MustCompile(`^[a-z0-9-]*$`)
 	reDeviceID  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 )
@@ -215,7 +215,7 @@ func (s *Site) validate(k string, ps *problems) {
 		case ct.ID == "":
 			ps.add(ck+".id", "required")
 		case !reCounterID.MatchString(ct.ID):
-			ps.add(ck+".id", "must be 1 to 8 letters, digits or dashes, got %q", ct.ID)
+			ps.add(ck+".id", "must be a counter number 1..9999 (devices address counters by number), got %q", ct.ID)
 		}
 		if j, dup := counterAt[ct.ID]; dup && ct.ID != "" {
 			ps.add(ck+".id", "duplicate counter id %q (also %s.counters[%d])", ct.ID, k, j)
