@@ -393,11 +393,16 @@ func (p *Port) sleep(ctx context.Context, until time.Time) {
 }
 
 func (p *Port) backoff(fails int) time.Duration {
-	d := p.opts.MinBackoff
-	for i := 1; i < fails && d < p.opts.MaxBackoff; i++ {
+	return expBackoff(p.opts.MinBackoff, p.opts.MaxBackoff, fails)
+}
+
+// expBackoff is lo·2^(n-1), capped at hi.
+func expBackoff(lo, hi time.Duration, n int) time.Duration {
+	d := lo
+	for i := 1; i < n && d < hi; i++ {
 		d *= 2
 	}
-	return min(d, p.opts.MaxBackoff)
+	return min(d, hi)
 }
 
 // send writes the board's current content; it returns an error only when
