@@ -238,7 +238,6 @@ type Service struct {
 	Ratio *Ratio `mapstructure:"ratio"`
 }
 
-
 // Hours is one opening window on the listed days.
 type Hours struct {
 	// Days are written mon..sun; empty means every day.
@@ -248,7 +247,6 @@ type Hours struct {
 	Open  Clock `mapstructure:"open"`
 	Close Clock `mapstructure:"close"`
 }
-
 
 // Ratio serves one ticket of the Priority classes after every
 // NormalPerPriority tickets of other classes.

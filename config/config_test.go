@@ -382,7 +382,6 @@ func TestParseClock(t *testing.T) {
 	}
 }
 
-
 func TestKeyLess(t *testing.T) {
 	keys := []string{"sites[10].id", "sites[2].id", "devices[1]", "sites[2].name", "sites[1]"}
 	slices.SortFunc(keys, func(a, b string) int {

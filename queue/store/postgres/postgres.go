@@ -65,7 +65,7 @@ func Dialect() *sqlstore.Dialect {
 func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", flatten(err))
+		return nil, fmt.Errorf("postgres: open: %w", Dialect().Err(err))
 	}
 	n := opts.MaxConns
 	if n <= 0 {
@@ -75,7 +75,7 @@ func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	db.SetMaxIdleConns(n)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("postgres: connect: %w", flatten(err))
+		return nil, fmt.Errorf("postgres: connect: %w", Dialect().Err(err))
 	}
 	s := &Store{sqlstore.New(Dialect(), db, db, opts)}
 	if !opts.NoMigrate {
@@ -124,13 +124,4 @@ func classify(err error) error {
 		return queue.ErrUnavailable
 	}
 	return nil
-}
-
-// flatten wraps the queue sentinel of err with err's text, or flattens err
-// to its text: no driver type escapes the package.
-func flatten(err error) error {
-	if c := classify(err); c != nil {
-		return fmt.Errorf("%w: %v", c, err)
-	}
-	return errors.New(err.Error())
 }

@@ -88,7 +88,7 @@ func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	// reader opens it.
 	if err := writer.PingContext(ctx); err != nil {
 		writer.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", dsn, classifyOrText(err))
+		return nil, fmt.Errorf("sqlite: open %s: %w", dsn, Dialect().Err(err))
 	}
 	reader, err := sql.Open("sqlite", readerDSN)
 	if err != nil {
@@ -132,13 +132,4 @@ func classify(err error) error {
 		}
 	}
 	return nil
-}
-
-// classifyOrText wraps the queue sentinel of err with err's text, or
-// flattens err to its text: no driver type escapes the package.
-func classifyOrText(err error) error {
-	if c := classify(err); c != nil {
-		return fmt.Errorf("%w: %v", c, err)
-	}
-	return errors.New(err.Error())
 }

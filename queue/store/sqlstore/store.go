@@ -181,27 +181,34 @@ func (s *Store) view(ctx context.Context, opts *sql.TxOptions, fn func(ctx conte
 }
 
 // wrap turns a driver error into an error that names the store and the
-// action and wraps a queue sentinel (or the context's error) without
-// exposing the driver's type.
+// action; see Dialect.Err.
 func (s *Store) wrap(action string, err error) error {
 	if err == nil {
 		return nil
 	}
-	switch {
-	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("%s: %s: %w", s.d.Name, action, context.Canceled)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s: %s: %w", s.d.Name, action, context.DeadlineExceeded)
-	}
-	if sentinel := s.classify(err); sentinel != nil {
-		return fmt.Errorf("%s: %s: %w: %v", s.d.Name, action, sentinel, err)
-	}
-	return fmt.Errorf("%s: %s: %v", s.d.Name, action, err)
+	return fmt.Errorf("%s: %s: %w", s.d.Name, action, s.d.Err(err))
 }
 
-func (s *Store) classify(err error) error {
-	if s.d.Classify != nil {
-		if c := s.d.Classify(err); c != nil {
+// Err returns an error with err's text that wraps the queue sentinel
+// err is classified as (or the context's error), and never a driver type.
+func (d *Dialect) Err(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%w (%v)", context.Canceled, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
+	}
+	if sentinel := d.classify(err); sentinel != nil {
+		return fmt.Errorf("%w: %v", sentinel, err)
+	}
+	return errors.New(err.Error())
+}
+
+func (d *Dialect) classify(err error) error {
+	if d.Classify != nil {
+		if c := d.Classify(err); c != nil {
 			return c
 		}
 	}
