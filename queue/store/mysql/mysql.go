@@ -1,0 +1,178 @@
+// Package mysql is the MySQL-compatible store of nowserving (MariaDB 10.6+,
+// MySQL 8), through github.com/go-sql-driver/mysql. Sessions run in READ
+// COMMITTED; the waiting-ticket index follows the ORDER BY of call-next
+// column for column, so FOR UPDATE SKIP LOCKED locks one row and not every
+// row scanned; the day counter is
+// INSERT ... ON DUPLICATE KEY UPDATE last = LAST_INSERT_ID(last + 1).
+// Every time is a BIGINT of unix milliseconds, so the driver's time parsing
+// is not used. Migrations run under a named lock (GET_LOCK).
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Opts configures the store; see sqlstore.Opts. MaxConns caps the pool
+// (default 20).
+type Opts = sqlstore.Opts
+
+// Store is the MySQL/MariaDB store.
+type Store struct {
+	*sqlstore.Store
+}
+
+var _ queue.Store = (*Store)(nil)
+
+// LockWaitTimeout is the sessions' innodb_lock_wait_timeout in seconds:
+// a transaction waiting longer for a row lock fails with a conflict, which
+// Update retries.
+const LockWaitTimeout = 10
+
+// Dialect returns the MySQL dialect.
+func Dialect() *sqlstore.Dialect {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		panic(err) // the embedded directory exists: a build-time fact
+	}
+	return &sqlstore.Dialect{
+		Name:           "mysql",
+		RowLocks:       true,
+		SkipLocked:     true,
+		Upsert:         sqlstore.OnDuplicateKey,
+		SumCast:        "SIGNED",
+		Snapshot:       sql.LevelRepeatableRead,
+		Classify:       classify,
+		Migrations:     sub,
+		LockMigrations: lockMigrations,
+		DropIndex:      func(name string) string { return "DROP INDEX " + name + " ON tickets" },
+	}
+}
+
+// Open connects to the database named in dsn (the driver's DSN format,
+// user:password@tcp(host:port)/dbname?params) and applies the migrations
+// unless opts.NoMigrate. The store sets clientFoundRows (a compare-and-set
+// that writes the same values still counts its row), interpolateParams
+// (one round trip per statement), READ COMMITTED and the lock wait
+// timeout.
+func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("mysql: open: %w", Dialect().Err(err))
+	}
+	if cfg.DBName == "" {
+		return nil, fmt.Errorf("mysql: open: %w: the DSN names no database", queue.ErrBadRequest)
+	}
+	cfg.ClientFoundRows = true
+	cfg.InterpolateParams = true
+	cfg.ParseTime = false
+	isolation, err := isolationVar(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("mysql: connect: %w", Dialect().Err(err))
+	}
+	cfg.Params = withParam(cfg.Params, isolation, "'READ-COMMITTED'")
+	cfg.Params = withParam(cfg.Params, "innodb_lock_wait_timeout", fmt.Sprint(LockWaitTimeout))
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("mysql: open: %w", Dialect().Err(err))
+	}
+	db := sql.OpenDB(conn)
+	n := opts.MaxConns
+	if n <= 0 {
+		n = 20
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("mysql: connect: %w", Dialect().Err(err))
+	}
+	s := &Store{sqlstore.New(Dialect(), db, db, opts)}
+	if !opts.NoMigrate {
+		if err := s.Migrate(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func withParam(p map[string]string, k, v string) map[string]string {
+	if p == nil {
+		p = map[string]string{}
+	}
+	p[k] = v
+	return p
+}
+
+// isolationVar names the session variable of the isolation level:
+// transaction_isolation on MySQL 8 and MariaDB 11.1+, tx_isolation before.
+func isolationVar(ctx context.Context, cfg *mysql.Config) (string, error) {
+	probe := cfg.Clone()
+	conn, err := mysql.NewConnector(probe)
+	if err != nil {
+		return "", err
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	var level string
+	err = db.QueryRowContext(ctx, "SELECT @@transaction_isolation").Scan(&level)
+	var me *mysql.MySQLError
+	switch {
+	case err == nil:
+		return "transaction_isolation", nil
+	case errors.As(err, &me) && me.Number == 1193: // unknown system variable
+		return "tx_isolation", nil
+	}
+	return "", err
+}
+
+// lockMigrations takes a named lock for the database (GET_LOCK names are
+// server-wide), so daemons starting together migrate one after the other.
+func lockMigrations(ctx context.Context, conn *sql.Conn) (func(), error) {
+	const name = "LEFT(CONCAT('nowserving migrate ', DATABASE()), 64)"
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK("+name+", 120)").Scan(&got); err != nil {
+		return nil, err
+	}
+	if got.Int64 != 1 {
+		return nil, fmt.Errorf("%w: another process holds the migration lock", queue.ErrConflict)
+	}
+	return func() {
+		_, _ = conn.ExecContext(context.Background(), "SELECT RELEASE_LOCK("+name+")")
+	}, nil
+}
+
+// classify maps server error numbers: deadlock (1213) and lock wait
+// timeout (1205) are conflicts, duplicate key (1062) a duplicate; too many
+// connections, shutdown and lost connections make the store unavailable.
+func classify(err error) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1213, 1205:
+			return queue.ErrConflict
+		case 1062:
+			return queue.ErrDuplicate
+		case 1040, 1053, 1077, 1152, 1158, 1159, 1160, 1161, 1927, 4031:
+			return queue.ErrUnavailable
+		}
+		return nil
+	}
+	if errors.Is(err, mysql.ErrInvalidConn) {
+		return queue.ErrUnavailable
+	}
+	return nil
+}
