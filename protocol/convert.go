@@ -1,0 +1,228 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
+)
+
+// statusOf maps an engine error onto what a device is told. Domain
+// refusals keep their message (it names the ticket, service or counter);
+// anything else is logged by the caller and reported as an internal error.
+func statusOf(err error) (se *wire.StatusError, internal bool) {
+	if err == nil {
+		return nil, false
+	}
+	var ws *wire.StatusError
+	if errors.As(err, &ws) {
+		return ws, false
+	}
+	msg := strings.TrimPrefix(err.Error(), "queue: ")
+	for _, m := range errorMap {
+		if errors.Is(err, m.err) {
+			return m.status.WithMsg(msg), false
+		}
+	}
+	switch {
+	case errors.Is(err, queue.ErrClosed):
+		return shuttingDown, false
+	case errors.Is(err, queue.ErrConflict):
+		return wire.ErrBusy.WithMsg("busy: try again"), true
+	case errors.Is(err, queue.ErrUnavailable):
+		return wire.ErrStoreUnavailable, true
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return wire.ErrBusy.WithMsg("request timed out: try again"), true
+	}
+	return wire.ErrInternal, true
+}
+
+var errorMap = []struct {
+	err    error
+	status *wire.StatusError
+}{
+	{queue.ErrUnknownService, wire.ErrUnknownService},
+	{queue.ErrServiceFull, wire.ErrServiceFull},
+	{queue.ErrServiceClosed, wire.ErrServiceClosed},
+	{queue.ErrNoneWaiting, wire.ErrNoTicketWaiting},
+	{queue.ErrInvalidTransition, wire.ErrInvalidTransition},
+	{queue.ErrCounterBusy, wire.ErrInvalidTransition},
+	{queue.ErrCounterIdle, wire.ErrInvalidTransition},
+	{queue.ErrNotFound, wire.ErrUnknownTicket},
+	{queue.ErrReentryLimit, wire.ErrReentryLimit},
+	{queue.ErrCounterPaused, wire.ErrCounterPaused},
+	{queue.ErrUnknownCounter, wire.ErrUnknownCounter},
+	{queue.ErrKeyReused, wire.ErrKeyReused},
+	{queue.ErrBadRequest, wire.ErrBadPayload},
+	{queue.ErrUnknownSite, wire.ErrBadPayload},
+}
+
+var classToWire = map[queue.Class]wire.Class{
+	queue.ClassNormal: wire.ClassNormal, queue.ClassVIP: wire.ClassVIP, queue.ClassEmergency: wire.ClassEmergency,
+	queue.ClassRevisit: wire.ClassRevisit, queue.ClassAppointment: wire.ClassAppointment, queue.ClassReentered: wire.ClassReentered,
+}
+
+// classFromWire maps a wire class onto the queue's; false for values this
+// daemon does not know.
+func classFromWire(c wire.Class) (queue.Class, bool) {
+	for q, w := range classToWire {
+		if w == c {
+			return q, true
+		}
+	}
+	return "", false
+}
+
+var statusToWire = map[queue.Status]wire.TicketStatus{
+	queue.StatusWaiting: wire.StatusWaiting, queue.StatusCalled: wire.StatusCalled, queue.StatusServing: wire.StatusServing,
+	queue.StatusDone: wire.StatusDone, queue.StatusNoShow: wire.StatusNoShow, queue.StatusCancelled: wire.StatusCancelled,
+	queue.StatusExpired: wire.StatusExpired,
+}
+
+var eventToWire = map[queue.EventType]wire.EventKind{
+	queue.EventIssued: wire.EventIssued, queue.EventCalled: wire.EventCalled, queue.EventRecalled: wire.EventRecalled,
+	queue.EventNoShow: wire.EventNoShow, queue.EventReentered: wire.EventReentered, queue.EventTransferred: wire.EventTransferred,
+	queue.EventServing: wire.EventServing, queue.EventDone: wire.EventDone, queue.EventCancelled: wire.EventCancelled,
+	queue.EventExpired: wire.EventExpired, queue.EventCounterOpened: wire.EventCounterOpened,
+	queue.EventCounterPaused: wire.EventCounterPaused,
+}
+
+var modeToWire = map[queue.CounterMode]wire.CounterState{
+	queue.CounterOpen: wire.CounterOpen, queue.CounterPaused: wire.CounterPaused, queue.CounterClosed: wire.CounterClosed,
+}
+
+// ticketMsg is the TICKET answer for t; pos may be nil.
+func ticketMsg(t *queue.Ticket, pos *queue.Position) *wire.Ticket {
+	m := &wire.Ticket{
+		ID: uint64(t.ID), Site: t.Site, Service: t.Queue, Number: t.Number,
+		Class: classToWire[t.Class], Status: statusToWire[t.Status], Counter: counterWire(t.Counter),
+		CallCount: uint16(min(t.CallCount, 0xFFFF)), ServiceDay: t.Day,
+	}
+	if m.Service == "" {
+		m.Service = t.Service
+	}
+	if !t.IssuedAt.IsZero() {
+		m.IssuedMS = t.IssuedAt.UnixMilli()
+	}
+	if !t.CalledAt.IsZero() {
+		m.CalledMS = t.CalledAt.UnixMilli()
+	}
+	if pos != nil {
+		m.PeopleAhead = uint32(max(pos.Ahead, 0))
+		m.WaitSeconds = uint32(max(pos.Wait.Seconds(), 0))
+	}
+	return m
+}
+
+// eventMsg is the EVENT frame for ev; false for event types devices are
+// not told about.
+func eventMsg(site *queue.Site, ev *queue.Event) (*wire.Event, bool) {
+	k, ok := eventToWire[ev.Type]
+	if !ok {
+		return nil, false
+	}
+	m := &wire.Event{
+		Version: uint64(ev.Version), Site: ev.Site, Kind: k, Number: ev.Number, Service: ev.Service,
+		Counter: counterWire(ev.Counter), Actor: ev.Actor, Status: statusToWire[ev.Status],
+		TicketID: uint64(ev.TicketID),
+	}
+	if !ev.At.IsZero() {
+		m.TimeMS = ev.At.UnixMilli()
+		m.ServiceDay = site.Day(ev.At)
+	}
+	return m, true
+}
+
+// pickName picks a display name: English, else the first language in
+// alphabetical order, else fallback.
+func pickName(names map[string]string, fallback string) string {
+	if n := names["en"]; n != "" {
+		return n
+	}
+	keys := make([]string, 0, len(names))
+	for k := range names {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if names[k] != "" {
+			return names[k]
+		}
+	}
+	return fallback
+}
+
+// snapshotMsg is the SNAPSHOT answer for snap.
+func snapshotMsg(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
+	m := &wire.Snapshot{Version: uint64(snap.Version), Site: snap.Site, ServiceDay: snap.Day}
+	if !snap.At.IsZero() {
+		m.TimeMS = snap.At.UnixMilli()
+	}
+	names := map[string]string{}
+	for _, sv := range site.Services {
+		names[sv.Code] = pickName(sv.Names, sv.Code)
+	}
+	for _, st := range snap.Services {
+		m.Services = append(m.Services, wire.ServiceInfo{
+			Code: st.Code, Name: names[st.Code], Waiting: uint32(st.Waiting), Served: uint32(st.Served),
+			Issued: uint32(st.Issued), Open: st.Open && !st.Full,
+		})
+	}
+	cnames := map[string]string{}
+	for _, c := range site.Counters {
+		cnames[c.ID] = pickName(c.Names, "Counter "+c.ID)
+	}
+	for _, c := range snap.Counters {
+		ci := wire.CounterInfo{ID: counterWire(c.ID), Name: cnames[c.ID], State: modeToWire[c.Mode]}
+		if c.Ticket != nil {
+			ci.Number, ci.Status, ci.Service = c.Ticket.Number, statusToWire[c.Ticket.Status], c.Ticket.Queue
+		}
+		m.Counters = append(m.Counters, ci)
+	}
+	return m
+}
+
+// waitingFor counts the tickets waiting in the services a counter serves.
+func waitingFor(site *queue.Site, snap *queue.Snapshot, counter string) int {
+	serves := map[string]bool{}
+	for _, c := range site.Counters {
+		if c.ID == counter {
+			for _, cs := range c.Services {
+				serves[cs.Service] = true
+			}
+		}
+	}
+	n := 0
+	for _, st := range snap.Services {
+		if serves[st.Code] {
+			n += st.Waiting
+		}
+	}
+	return n
+}
+
+// lcdFirst is the first LCD line for a keypad after action t on ticket tk.
+func lcdFirst(t wire.MsgType, tk *queue.Ticket, counter string) string {
+	switch t {
+	case wire.TypeNoShow:
+		return tk.Number + " no-show"
+	case wire.TypeStart:
+		return tk.Number + " serving"
+	case wire.TypeComplete:
+		return tk.Number + " done"
+	case wire.TypeTransfer:
+		if tk.TargetCounter != "" {
+			return fmt.Sprintf("%s => %s", tk.Number, tk.TargetCounter)
+		}
+		return fmt.Sprintf("%s => %s", tk.Number, tk.Queue)
+	case wire.TypeReenter:
+		return tk.Number + " back"
+	case wire.TypeCancel:
+		return tk.Number + " cancelled"
+	}
+	return fmt.Sprintf("%s -> %s", tk.Number, counter)
+}

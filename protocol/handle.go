@@ -1,0 +1,496 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
+)
+
+// requestTimeout bounds one request inside the engine.
+const requestTimeout = 30 * time.Second
+
+// maxKey is the longest idempotency key a device may send.
+const maxKey = 64
+
+// welcome builds the WELCOME for a device.
+func (s *Server) welcome(dev *device) (*wire.Welcome, error) {
+	now := s.eng.Now()
+	w := &wire.Welcome{
+		ServerTimeMS: now.UnixMilli(), Role: dev.Role, Counter: dev.counterNum, Allowed: dev.allowed,
+		HeartbeatMS: uint32(s.o.Heartbeat.Milliseconds()), MaxPayload: uint32(s.o.MaxFrame),
+	}
+	if s.o.RateLimit > 0 {
+		w.RateLimit = uint16(min(s.o.RateLimit, 0xFFFF))
+	}
+	site := dev.Site
+	if site == "" {
+		if sites := s.eng.Sites(); len(sites) > 0 {
+			site = sites[0].ID
+		}
+	}
+	if site == "" {
+		return w, nil
+	}
+	def, err := s.eng.Site(site)
+	if err != nil {
+		return nil, err
+	}
+	w.Site, w.ServiceDay = def.ID, def.Day(now)
+	if dev.Role != wire.RoleKiosk {
+		// Subscribers resume from here; kiosks do not need it and there
+		// may be many of them.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		snap, err := s.eng.Snapshot(ctx, site)
+		if err != nil {
+			return nil, err
+		}
+		w.Version = uint64(snap.Version)
+	}
+	return w, nil
+}
+
+// handle answers one frame of a welcomed session.
+func (ss *session) handle(ctx context.Context, f wire.Frame) {
+	s := ss.srv
+	switch f.Type {
+	case wire.TypeHeartbeat:
+		return
+	case wire.TypeError:
+		s.log.Debug("device sent an error", "device", ss.dev.ID, "request_id", f.RequestID)
+		return
+	}
+	start := s.o.Clock()
+	code := uint16(0)
+	defer func() { s.metrics.Request(f.Type, code, s.o.Clock().Sub(start)) }()
+	fail := func(e *wire.StatusError, retryAfter time.Duration) {
+		code = e.Code
+		m := e.Reply(f.RequestID)
+		if retryAfter > 0 {
+			m.RetryAfterMS = uint32(retryAfter.Milliseconds())
+		}
+		ss.send(f.RequestID, m)
+	}
+	if !f.Type.IsRequest() {
+		msg := fmt.Sprintf("unknown message type %s", f.Type)
+		if _, err := wire.New(f.Type); err == nil {
+			msg = fmt.Sprintf("%s is not a request a device may send now", f.Type)
+		}
+		fail(wire.ErrUnsupportedType.WithMsg(msg), 0)
+		return
+	}
+	if !ss.dev.allowed.Allows(f.Type) {
+		fail(wire.ErrForbidden.WithMsg(fmt.Sprintf("a %s may not send %s", ss.dev.Role, f.Type)), 0)
+		return
+	}
+	if ok, wait := ss.dev.bucket.take(start); !ok {
+		s.rateLimited.Add(1)
+		fail(wire.ErrRateLimited, wait)
+		return
+	}
+	m, err := wire.DecodeMessage(f)
+	if err != nil {
+		fail(wire.StatusOf(err), 0)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	answer, err := ss.dispatch(ctx, f, m)
+	if errors.Is(err, errAnswered) || errors.Is(err, errSessionGone) {
+		return
+	}
+	if err != nil {
+		se, internal := statusOf(err)
+		if internal {
+			s.log.Error("request failed", "device", ss.dev.ID, "type", f.Type.String(), "request_id", f.RequestID, "err", err)
+		}
+		fail(se, 0)
+		return
+	}
+	ss.send(f.RequestID, answer)
+}
+
+// req is a request after its site, counter and key were resolved.
+type req struct {
+	site    *queue.Site
+	counter string // acting counter; "" when none
+	qr      queue.Request
+}
+
+// resolve checks the site, counter and idempotency key of a request.
+// needCounter: the request acts for a counter (a console must name it).
+func (ss *session) resolve(f wire.Frame, site string, counter uint32, key string, needCounter bool) (req, error) {
+	var r req
+	def, err := ss.siteFor(site)
+	if err != nil {
+		return r, err
+	}
+	r.site = def
+	if needCounter || counter != 0 {
+		if r.counter, err = ss.counterFor(counter, needCounter); err != nil {
+			return r, err
+		}
+	}
+	if len(key) > maxKey {
+		return r, wire.ErrBadPayload.WithMsg(fmt.Sprintf("idempotency key longer than %d bytes", maxKey))
+	}
+	if key == "" && f.Type.IsMutating() {
+		key = wire.DerivedKey(ss.dev.ID, ss.hello.BootNonce, f.RequestID)
+	}
+	r.qr = queue.Request{Site: def.ID, Device: ss.dev.ID, Key: key}
+	return r, nil
+}
+
+// siteFor resolves the site a request names ("" = the device's own).
+func (ss *session) siteFor(name string) (*queue.Site, error) {
+	dev := ss.dev
+	eng := ss.srv.eng
+	switch {
+	case name == "" && dev.Site != "":
+		name = dev.Site
+	case name == "":
+		sites := eng.Sites()
+		if len(sites) != 1 {
+			return nil, wire.ErrBadPayload.WithMsg("site required: this daemon serves several sites")
+		}
+		name = sites[0].ID
+	case dev.Site != "" && name != dev.Site:
+		return nil, wire.ErrForbidden.WithMsg(fmt.Sprintf("device %s may not act on site %s", dev.ID, name))
+	}
+	def, err := eng.Site(name)
+	if err != nil {
+		return nil, wire.ErrBadPayload.WithMsg(fmt.Sprintf("unknown site %q", name))
+	}
+	return def, nil
+}
+
+// counterFor resolves the counter a request acts for.
+func (ss *session) counterFor(n uint32, required bool) (string, error) {
+	dev := ss.dev
+	if dev.Role == wire.RoleKeypad {
+		if n != 0 && n != dev.counterNum {
+			return "", wire.ErrWrongCounter.WithMsg(fmt.Sprintf("keypad %s is bound to counter %s, not %d", dev.ID, dev.Counter, n))
+		}
+		return dev.Counter, nil
+	}
+	if n == 0 {
+		if required {
+			return "", wire.ErrBadPayload.WithMsg("counter required")
+		}
+		return "", nil
+	}
+	return strconv.FormatUint(uint64(n), 10), nil
+}
+
+// dispatch runs a decoded request against the engine.
+func (ss *session) dispatch(ctx context.Context, f wire.Frame, m wire.Message) (wire.Message, error) {
+	eng := ss.srv.eng
+	switch m := m.(type) {
+	case *wire.TakeTicket:
+		return ss.takeTicket(ctx, f, m)
+	case *wire.CallNext:
+		r, err := ss.resolve(f, m.Site, m.Counter, m.IdemKey, true)
+		if err != nil {
+			return nil, err
+		}
+		t, err := eng.CallNext(ctx, queue.CounterRequest{Request: r.qr, Counter: r.counter})
+		return ss.ticketAnswer(ctx, f.Type, r, t, err)
+	case *wire.CallNumber:
+		r, err := ss.resolve(f, m.Site, m.Counter, m.IdemKey, true)
+		if err != nil {
+			return nil, err
+		}
+		t, err := eng.CallNumber(ctx, queue.NumberRequest{Request: r.qr, Counter: r.counter, Number: m.Number})
+		return ss.ticketAnswer(ctx, f.Type, r, t, err)
+	case *wire.Recall:
+		return ss.counterOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Recall)
+	case *wire.NoShow:
+		return ss.counterOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.NoShow)
+	case *wire.Start:
+		return ss.counterOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Start)
+	case *wire.Complete:
+		return ss.counterOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Complete)
+	case *wire.Reenter:
+		r, err := ss.resolve(f, m.Site, m.Counter, m.IdemKey, false)
+		if err != nil {
+			return nil, err
+		}
+		t, err := eng.Reenter(ctx, queue.NumberRequest{Request: r.qr, Counter: r.counter, Number: m.Number})
+		return ss.ticketAnswer(ctx, f.Type, r, t, err)
+	case *wire.Transfer:
+		r, err := ss.resolve(f, m.Site, m.Counter, m.IdemKey, true)
+		if err != nil {
+			return nil, err
+		}
+		tr := queue.TransferRequest{Request: r.qr, Counter: r.counter, ToService: m.ToService}
+		if m.ToCounter != 0 {
+			tr.ToCounter = strconv.FormatUint(uint64(m.ToCounter), 10)
+		}
+		t, err := eng.Transfer(ctx, tr)
+		return ss.ticketAnswer(ctx, f.Type, r, t, err)
+	case *wire.Cancel:
+		r, err := ss.resolve(f, m.Site, m.Counter, m.IdemKey, false)
+		if err != nil {
+			return nil, err
+		}
+		t, err := eng.Cancel(ctx, queue.NumberRequest{Request: r.qr, Counter: r.counter, Number: m.Number})
+		return ss.ticketAnswer(ctx, f.Type, r, t, err)
+	case *wire.Pause:
+		return ss.modeOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Pause, "paused")
+	case *wire.Resume:
+		return ss.modeOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Resume, "open")
+	case *wire.Status:
+		return ss.status(ctx, m)
+	case *wire.Subscribe:
+		return ss.subscribe(ctx, f, m)
+	}
+	return nil, wire.ErrUnsupportedType.WithMsg(fmt.Sprintf("%s is not handled", f.Type))
+}
+
+func (ss *session) takeTicket(ctx context.Context, f wire.Frame, m *wire.TakeTicket) (wire.Message, error) {
+	r, err := ss.resolve(f, m.Site, 0, m.IdemKey, false)
+	if err != nil {
+		return nil, err
+	}
+	class, ok := classFromWire(m.Class)
+	if !ok {
+		return nil, wire.ErrBadPayload.WithMsg(fmt.Sprintf("unknown ticket class %d", m.Class))
+	}
+	render := ss.srv.o.Render
+	if m.WantESCPOS && render == nil {
+		return nil, wire.ErrBadPayload.WithMsg("printing not configured")
+	}
+	t, err := ss.srv.eng.Issue(ctx, queue.IssueRequest{Request: r.qr, Service: m.Service, Class: class})
+	if err != nil {
+		return nil, err
+	}
+	pos, err := ss.srv.eng.TicketPosition(ctx, t)
+	if err != nil {
+		return nil, fmt.Errorf("protocol: position of %s: %w", t.Number, err)
+	}
+	out := ticketMsg(&pos.Ticket, &pos)
+	if m.WantESCPOS {
+		b, err := render(r.site.ID, pos.Ticket, pos, m.Language)
+		if err != nil {
+			return nil, fmt.Errorf("protocol: render ticket %s: %w", t.Number, err)
+		}
+		out.ESCPOS = b
+	}
+	return out, nil
+}
+
+type counterFunc func(context.Context, queue.CounterRequest) (queue.Ticket, error)
+
+func (ss *session) counterOp(ctx context.Context, f wire.Frame, site string, counter uint32, key string, fn counterFunc) (wire.Message, error) {
+	r, err := ss.resolve(f, site, counter, key, true)
+	if err != nil {
+		return nil, err
+	}
+	t, err := fn(ctx, queue.CounterRequest{Request: r.qr, Counter: r.counter})
+	return ss.ticketAnswer(ctx, f.Type, r, t, err)
+}
+
+type modeFunc func(context.Context, queue.CounterRequest) (queue.CounterState, error)
+
+func (ss *session) modeOp(ctx context.Context, f wire.Frame, site string, counter uint32, key string, fn modeFunc, word string) (wire.Message, error) {
+	r, err := ss.resolve(f, site, counter, key, true)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := fn(ctx, queue.CounterRequest{Request: r.qr, Counter: r.counter}); err != nil {
+		return nil, err
+	}
+	ok := &wire.OK{}
+	if ss.dev.Role == wire.RoleKeypad {
+		ok.LCD = []string{pickName(counterNames(r.site, r.counter), "Counter "+r.counter), word}
+	}
+	return ok, nil
+}
+
+func counterNames(s *queue.Site, id string) map[string]string {
+	for _, c := range s.Counters {
+		if c.ID == id {
+			return c.Names
+		}
+	}
+	return nil
+}
+
+// ticketAnswer turns an engine result into TICKET, with LCD lines for a
+// keypad.
+func (ss *session) ticketAnswer(ctx context.Context, t wire.MsgType, r req, tk queue.Ticket, err error) (wire.Message, error) {
+	if err != nil {
+		return nil, err
+	}
+	var pos *queue.Position
+	if tk.Status == queue.StatusWaiting {
+		if p, err := ss.srv.eng.TicketPosition(ctx, tk); err == nil {
+			pos = &p
+		}
+	}
+	out := ticketMsg(&tk, pos)
+	if ss.dev.Role == wire.RoleKeypad {
+		out.LCD = []string{lcdFirst(t, &tk, r.counter)}
+		if snap, err := ss.srv.eng.Snapshot(ctx, r.site.ID); err == nil {
+			out.LCD = append(out.LCD, fmt.Sprintf("%d waiting", waitingFor(r.site, &snap, r.counter)))
+		}
+	}
+	return out, nil
+}
+
+func (ss *session) status(ctx context.Context, m *wire.Status) (wire.Message, error) {
+	def, err := ss.siteFor(m.Site)
+	if err != nil {
+		return nil, err
+	}
+	if m.Number != "" {
+		p, err := ss.srv.eng.Position(ctx, def.ID, m.Number)
+		if err != nil {
+			return nil, err
+		}
+		return ticketMsg(&p.Ticket, &p), nil
+	}
+	snap, err := ss.srv.eng.Snapshot(ctx, def.ID)
+	if err != nil {
+		return nil, err
+	}
+	return snapshotMsg(def, &snap), nil
+}
+
+// filter selects the events a subscription forwards.
+type filter struct {
+	counters map[string]bool // nil: every counter
+	services map[string]bool // nil: every service
+}
+
+func (fl filter) match(ev *queue.Event) bool {
+	if fl.counters != nil && !fl.counters[ev.Counter] {
+		return false
+	}
+	if fl.services != nil && !fl.services[ev.Service] {
+		return false
+	}
+	return true
+}
+
+func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscribe) (wire.Message, error) {
+	s := ss.srv
+	def, err := ss.siteFor(m.Site)
+	if err != nil {
+		return nil, err
+	}
+	var fl filter
+	if ss.dev.Role == wire.RoleKeypad {
+		for _, c := range m.Counters {
+			if c != ss.dev.counterNum {
+				return nil, wire.ErrWrongCounter.WithMsg(fmt.Sprintf("keypad %s is bound to counter %s, not %d", ss.dev.ID, ss.dev.Counter, c))
+			}
+		}
+		fl.counters = map[string]bool{ss.dev.Counter: true}
+	} else if len(m.Counters) > 0 {
+		fl.counters = map[string]bool{}
+		for _, c := range m.Counters {
+			fl.counters[strconv.FormatUint(uint64(c), 10)] = true
+		}
+	}
+	if len(m.Services) > 0 {
+		fl.services = map[string]bool{}
+		for _, sv := range m.Services {
+			fl.services[sv] = true
+		}
+	}
+	ss.stopPump()
+	snap, err := s.eng.Snapshot(ctx, def.ID)
+	if err != nil {
+		return nil, err
+	}
+	from := int64(m.FromVersion)
+	v := snap.Version
+	var answer wire.Message = &wire.OK{Version: uint64(v)}
+	if m.FromVersion == 0 || m.Snapshot || from > v || v-from > int64(s.o.MaxReplay) {
+		answer, from = snapshotMsg(def, &snap), v
+	}
+	sub, err := s.eng.Subscribe(def.ID, from)
+	if err != nil {
+		return nil, err
+	}
+	// The answer goes into the queue before any event of the pump.
+	if !ss.send(f.RequestID, answer) {
+		return nil, errSessionGone
+	}
+	ss.startPump(def, sub, fl)
+	return nil, errAnswered
+}
+
+// errAnswered and errSessionGone tell handle that dispatch already queued
+// its answer (or could not).
+var (
+	errAnswered    = errors.New("protocol: answered")
+	errSessionGone = errors.New("protocol: session gone")
+)
+
+// startPump forwards the subscription's events into the send queue.
+func (ss *session) startPump(site *queue.Site, sub *queue.Subscription, fl filter) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	ss.subCancel, ss.subDone = cancel, done
+	go func() {
+		defer close(done)
+		ss.pump(ctx, site, sub, fl)
+	}()
+}
+
+func (ss *session) stopPump() {
+	if ss.subCancel != nil {
+		ss.subCancel()
+		<-ss.subDone
+		ss.subCancel, ss.subDone = nil, nil
+	}
+}
+
+func (ss *session) pump(ctx context.Context, site *queue.Site, sub *queue.Subscription, fl filter) {
+	s := ss.srv
+	for {
+		evs, err := sub.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
+				return
+			}
+			if errors.Is(err, queue.ErrGapTooLarge) {
+				snap, serr := s.eng.Snapshot(ctx, site.ID)
+				if serr == nil {
+					if !ss.send(0, snapshotMsg(site, &snap)) {
+						return
+					}
+					sub.Reset(snap.Version)
+					continue
+				}
+				err = serr
+			}
+			s.log.Warn("event subscription failed; retrying", "device", ss.dev.ID, "site", site.ID, "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for i := range evs {
+			if !fl.match(&evs[i]) {
+				continue
+			}
+			m, ok := eventMsg(site, &evs[i])
+			if !ok {
+				continue
+			}
+			if !ss.send(0, m) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,353 @@
+package protocol_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/protocol"
+	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
+)
+
+// clock is a test clock for the engine: a fixed day that moves a
+// millisecond per reading.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
+func testSite() queue.Site {
+	loc, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		loc = time.FixedZone("CST", 8*3600)
+	}
+	cs := []queue.CounterService{{Service: "A", Weight: 1}, {Service: "B", Weight: 1}}
+	return queue.Site{
+		ID: "hq", Location: loc, Rollover: 4 * time.Hour,
+		Services: []queue.Service{
+			{Code: "A", Prefix: "A", Width: 3, AvgService: 5 * time.Minute, MaxReentries: 2, Names: map[string]string{"en": "General"}},
+			{Code: "B", Prefix: "B", Width: 3, AvgService: time.Minute},
+			{Code: "F", Prefix: "F", Width: 2, DailyCap: 1},
+		},
+		Counters: []queue.Counter{
+			{ID: "1", Services: cs}, {ID: "2", Services: cs}, {ID: "3", Services: cs},
+			{ID: "4", Services: cs}, {ID: "5", Services: cs},
+		},
+	}
+}
+
+// testDevices: kiosk-1..8, keypad-1..5 on counters 1..5, display-1..3,
+// console-1. The secret of each is "<id>-secret-0123456789".
+func testDevices() []protocol.Device {
+	var ds []protocol.Device
+	add := func(id string, role wire.Role, counter string) {
+		ds = append(ds, protocol.Device{ID: id, Role: role, Site: "hq", Counter: counter, Secret: secretOf(id)})
+	}
+	for i := 1; i <= 8; i++ {
+		add(fmt.Sprintf("kiosk-%d", i), wire.RoleKiosk, "")
+	}
+	for i := 1; i <= 5; i++ {
+		add(fmt.Sprintf("keypad-%d", i), wire.RoleKeypad, fmt.Sprint(i))
+	}
+	for i := 1; i <= 3; i++ {
+		add(fmt.Sprintf("display-%d", i), wire.RoleDisplay, "")
+	}
+	add("console-1", wire.RoleConsole, "")
+	return ds
+}
+
+func secretOf(id string) []byte { return []byte(id + "-secret-0123456789") }
+
+func roleOf(id string) wire.Role {
+	for _, d := range testDevices() {
+		if d.ID == id {
+			return d.Role
+		}
+	}
+	return wire.RoleKiosk
+}
+
+// env is a daemon on loopback: a SQLite store, an engine and a server.
+type env struct {
+	t      testing.TB
+	dbPath string
+	opts   func(*protocol.Opts)
+	store  *sqlite.Store
+	eng    *queue.Engine
+	srv    *protocol.Server
+	addr   string
+	served chan error
+	wrap   func(net.Listener) net.Listener
+}
+
+func testLogger(t testing.TB) *slog.Logger {
+	if os.Getenv("NOWSERVING_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// newEnv starts a daemon; opts adjusts the server options.
+func newEnv(t testing.TB, opts func(*protocol.Opts)) *env {
+	t.Helper()
+	en := &env{t: t, dbPath: filepath.Join(t.TempDir(), "q.db"), opts: opts}
+	en.start()
+	t.Cleanup(en.stop)
+	return en
+}
+
+var engineClock = &clock{t: time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)} // 10:00 in Shanghai
+
+func (en *env) start() {
+	t := en.t
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, en.dbPath, sqlite.Opts{})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	en.store = st
+	en.eng, err = queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: engineClock.Now, Batch: 64, Committers: 1})
+	if err != nil {
+		t.Fatalf("new engine: %v", err)
+	}
+	o := protocol.Opts{Engine: en.eng, Devices: testDevices(), Logger: testLogger(t), RateLimit: -1}
+	if en.opts != nil {
+		en.opts(&o)
+	}
+	en.srv, err = protocol.New(o)
+	if err != nil {
+		t.Fatalf("new server: %v", err)
+	}
+	addr := "127.0.0.1:0"
+	if en.addr != "" {
+		addr = en.addr // restart on the same port
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	en.addr = ln.Addr().String()
+	if en.wrap != nil {
+		ln = en.wrap(ln)
+	}
+	en.served = make(chan error, 1)
+	go func() { en.served <- en.srv.Serve(ln) }()
+}
+
+// stop shuts the daemon down in order: server, engine, store.
+func (en *env) stop() {
+	if en.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := en.srv.Shutdown(ctx); err != nil {
+		en.t.Errorf("shutdown: %v", err)
+	}
+	if err := <-en.served; !errors.Is(err, protocol.ErrServerClosed) {
+		en.t.Errorf("Serve returned %v, want ErrServerClosed", err)
+	}
+	if err := en.eng.Close(ctx); err != nil {
+		en.t.Errorf("close engine: %v", err)
+	}
+	if err := en.store.Close(); err != nil {
+		en.t.Errorf("close store: %v", err)
+	}
+	en.srv = nil
+}
+
+// restart stops the daemon and starts a new one on the same database file
+// and port.
+func (en *env) restart() {
+	en.stop()
+	en.start()
+}
+
+// client is a raw protocol client for tests, written on protocol/wire.
+type client struct {
+	t     testing.TB
+	c     net.Conn
+	br    *bufio.Reader
+	id    string
+	boot  uint64
+	next  uint32
+	evs   []*wire.Event // events read while waiting for an answer
+	other []wire.Message
+}
+
+func (en *env) dial() *client {
+	en.t.Helper()
+	c, err := net.DialTimeout("tcp", en.addr, 5*time.Second)
+	if err != nil {
+		en.t.Fatalf("dial: %v", err)
+	}
+	cl := &client{t: en.t, c: c, br: bufio.NewReader(c)}
+	en.t.Cleanup(func() { c.Close() })
+	return cl
+}
+
+// login dials and authenticates device id with boot nonce boot.
+func (en *env) login(id string, boot uint64) (*client, *wire.Welcome) {
+	en.t.Helper()
+	cl := en.dial()
+	w, err := cl.auth(id, roleOf(id), boot, secretOf(id))
+	if err != nil {
+		en.t.Fatalf("login %s: %v", id, err)
+	}
+	return cl, w
+}
+
+func (cl *client) auth(id string, role wire.Role, boot uint64, secret []byte) (*wire.Welcome, error) {
+	cl.id, cl.boot = id, boot
+	cl.next = 2
+	cl.write(1, 0, &wire.Hello{DeviceID: id, Role: role, ProtocolVersion: 1, BootNonce: boot})
+	f, m, err := cl.read()
+	if err != nil {
+		return nil, err
+	}
+	ch, ok := m.(*wire.Challenge)
+	if !ok {
+		return nil, fmt.Errorf("got %s, want CHALLENGE: %v", f.Type, m)
+	}
+	cl.write(2, 0, &wire.Auth{MAC: wire.ComputeMAC(secret, ch.Nonce, id)})
+	f, m, err = cl.read()
+	if err != nil {
+		return nil, err
+	}
+	switch m := m.(type) {
+	case *wire.Welcome:
+		cl.next = 3
+		return m, nil
+	case *wire.ErrorMsg:
+		return nil, m.Err()
+	}
+	return nil, fmt.Errorf("got %s, want WELCOME", f.Type)
+}
+
+func (cl *client) write(reqID uint32, fl wire.Flags, m wire.Message) {
+	cl.t.Helper()
+	b, err := wire.EncodeMessage(nil, reqID, fl, m)
+	if err != nil {
+		cl.t.Fatalf("encode %s: %v", m.Type(), err)
+	}
+	cl.raw(b)
+}
+
+func (cl *client) raw(b []byte) {
+	cl.t.Helper()
+	_ = cl.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := cl.c.Write(b); err != nil {
+		cl.t.Fatalf("write: %v", err)
+	}
+}
+
+// read reads one frame (10 s at most) and decodes it.
+func (cl *client) read() (wire.Frame, wire.Message, error) {
+	return cl.readWithin(10 * time.Second)
+}
+
+func (cl *client) readWithin(d time.Duration) (wire.Frame, wire.Message, error) {
+	_ = cl.c.SetReadDeadline(time.Now().Add(d))
+	f, err := wire.ReadFrame(cl.br, 0)
+	if err != nil {
+		return f, nil, err
+	}
+	m, err := wire.DecodeMessage(f)
+	return f, m, err
+}
+
+// do sends m as the next request and returns the answer with its id,
+// keeping events and unsolicited frames that arrive before it.
+func (cl *client) do(m wire.Message) wire.Message {
+	cl.t.Helper()
+	id := cl.next
+	cl.next++
+	cl.write(id, 0, m)
+	return cl.await(id)
+}
+
+func (cl *client) await(id uint32) wire.Message {
+	cl.t.Helper()
+	for {
+		f, m, err := cl.read()
+		if err != nil {
+			cl.t.Fatalf("%s: waiting for answer %d: %v", cl.id, id, err)
+		}
+		if f.RequestID == id && f.Flags&wire.FlagResponse != 0 {
+			return m
+		}
+		if ev, ok := m.(*wire.Event); ok {
+			cl.evs = append(cl.evs, ev)
+			continue
+		}
+		if _, ok := m.(*wire.Heartbeat); ok {
+			continue
+		}
+		cl.other = append(cl.other, m)
+	}
+}
+
+// ticket sends m and wants a TICKET back.
+func (cl *client) ticket(m wire.Message) *wire.Ticket {
+	cl.t.Helper()
+	a := cl.do(m)
+	tk, ok := a.(*wire.Ticket)
+	if !ok {
+		cl.t.Fatalf("%s: %s: got %T %+v, want TICKET", cl.id, m.Type(), a, a)
+	}
+	return tk
+}
+
+// wantError sends m and wants ERROR code back.
+func (cl *client) wantError(m wire.Message, code uint16) *wire.ErrorMsg {
+	cl.t.Helper()
+	a := cl.do(m)
+	e, ok := a.(*wire.ErrorMsg)
+	if !ok || e.Code != code {
+		cl.t.Fatalf("%s: %s: got %T %+v, want ERROR 0x%02x", cl.id, m.Type(), a, a, code)
+	}
+	return e
+}
+
+// expectClose reads until the server closes, and returns the ERROR codes
+// seen on the way (heartbeats and events skipped).
+func (cl *client) expectClose() []uint16 {
+	cl.t.Helper()
+	var codes []uint16
+	for {
+		_, m, err := cl.read()
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, wire.ErrTruncated) || isReset(err) {
+				return codes
+			}
+			cl.t.Fatalf("%s: waiting for close: %v", cl.id, err)
+		}
+		if e, ok := m.(*wire.ErrorMsg); ok {
+			codes = append(codes, e.Code)
+		}
+	}
+}
+
+func isReset(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && !op.Timeout()
+}

@@ -1,0 +1,467 @@
+package protocol
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
+)
+
+// ErrServerClosed is returned by Serve after Shutdown or Close.
+var ErrServerClosed = errors.New("protocol: server closed")
+
+// Device is the credential and binding of one device allowed to connect.
+type Device struct {
+	// ID is the device id sent in HELLO.
+	ID string
+	// Role is what the device is; HELLO must claim the same role.
+	Role wire.Role
+	// Site is the device's site. For a console, empty means every site.
+	Site string
+	// Counter is the counter a keypad is bound to (a queue counter id,
+	// decimal digits on the wire); empty for other roles.
+	Counter string
+	// Secret is the shared HMAC secret.
+	Secret []byte
+}
+
+// RenderFunc renders a ticket as ESC/POS bytes for a kiosk that asked for
+// them (TAKE_TICKET WantESCPOS), in language lang ("" for the site's main
+// language).
+type RenderFunc func(site string, t queue.Ticket, pos queue.Position, lang string) ([]byte, error)
+
+// Metrics receives counts from the server; every method must be safe for
+// concurrent use and cheap. Opts.Metrics may be nil.
+type Metrics interface {
+	// SessionOpened is called when a session is welcomed.
+	SessionOpened(role wire.Role)
+	// SessionClosed is called when a welcomed session ends, with a short
+	// reason ("eof", "timeout", "slow consumer", "shutdown", ...).
+	SessionClosed(role wire.Role, reason string)
+	// AuthFailed is called for every failed handshake.
+	AuthFailed(reason string)
+	// Request is called after each request with its outcome: 0 for
+	// success, else the wire error code sent.
+	Request(t wire.MsgType, code uint16, d time.Duration)
+	// ConnRefused is called when a connection is refused at the cap.
+	ConnRefused()
+}
+
+// Opts configures a Server. Zero values take the defaults of DefaultOpts.
+type Opts struct {
+	// Engine applies the requests; required.
+	Engine *queue.Engine
+	// Devices lists who may connect.
+	Devices []Device
+	// Logger receives session and error logs; nil discards them.
+	Logger *slog.Logger
+	// Heartbeat is the interval announced in WELCOME; a peer silent for 3
+	// intervals is dropped.
+	Heartbeat time.Duration
+	// IdleTimeout overrides the silence after which a welcomed peer is
+	// dropped (default 3 × Heartbeat).
+	IdleTimeout time.Duration
+	// HandshakeTimeout bounds connect to WELCOME.
+	HandshakeTimeout time.Duration
+	// WriteTimeout bounds one write to a peer, and how long a frame waits
+	// for room in a full send queue before the session is dropped as a
+	// slow consumer.
+	WriteTimeout time.Duration
+	// MaxConns caps concurrent connections; above it ERROR 0x32.
+	MaxConns int
+	// SendQueue is the number of frames queued per session; a queue that
+	// stays full for WriteTimeout drops the session as a slow consumer.
+	SendQueue int
+	// RateLimit is the average requests per second per device; RateBurst
+	// the bucket size. RateLimit < 0 disables limiting.
+	RateLimit float64
+	RateBurst int
+	// MaxFrame is the largest payload accepted and announced in WELCOME.
+	MaxFrame int
+	// MaxReplay is the largest gap a SUBSCRIBE catches up by events;
+	// beyond it the subscriber gets a SNAPSHOT.
+	MaxReplay int
+	// TLSConfig, when set, makes Serve wrap its listener in TLS.
+	TLSConfig *tls.Config
+	// Render renders tickets for kiosks that ask for ESC/POS; nil answers
+	// such requests with "printing not configured".
+	Render RenderFunc
+	// Metrics receives counts; nil ignores them.
+	Metrics Metrics
+	// Clock is the time source for deadlines and rate limits (default
+	// time.Now).
+	Clock func() time.Time
+}
+
+// DefaultOpts returns the defaults for every field but Engine and Devices.
+func DefaultOpts() Opts {
+	return Opts{
+		Heartbeat:        10 * time.Second,
+		HandshakeTimeout: 10 * time.Second,
+		WriteTimeout:     10 * time.Second,
+		MaxConns:         10000,
+		SendQueue:        256,
+		RateLimit:        10,
+		RateBurst:        20,
+		MaxFrame:         wire.MaxPayload,
+		MaxReplay:        10000,
+		Clock:            time.Now,
+	}
+}
+
+// Stats are the server's running counts.
+type Stats struct {
+	// Conns is the number of open connections.
+	Conns int
+	// AuthFailures counts failed handshakes since New.
+	AuthFailures int64
+	// SlowConsumers counts sessions dropped because their queue was full.
+	SlowConsumers int64
+	// RateLimited counts requests refused by the rate limit.
+	RateLimited int64
+}
+
+// Server serves the device protocol. Create it with New.
+type Server struct {
+	o       Opts
+	log     *slog.Logger
+	eng     *queue.Engine
+	devices map[string]*device
+	metrics Metrics
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	sessions  map[*session]struct{}
+	closing   bool
+	done      chan struct{} // closed by Shutdown
+	wg        sync.WaitGroup
+
+	conns         atomic.Int64
+	authFailures  atomic.Int64
+	slowConsumers atomic.Int64
+	rateLimited   atomic.Int64
+}
+
+// device is a configured device with its resolved binding and rate bucket.
+type device struct {
+	Device
+	counterNum uint32 // keypad: wire number of Counter
+	allowed    wire.Actions
+	bucket     *bucket
+}
+
+// New checks the options and returns a server ready to Serve.
+func New(o Opts) (*Server, error) {
+	if o.Engine == nil {
+		return nil, errors.New("protocol: new server: no engine")
+	}
+	d := DefaultOpts()
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = d.Heartbeat
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 3 * o.Heartbeat
+	}
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = d.HandshakeTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = d.WriteTimeout
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = d.MaxConns
+	}
+	if o.SendQueue <= 0 {
+		o.SendQueue = d.SendQueue
+	}
+	if o.RateLimit == 0 {
+		o.RateLimit = d.RateLimit
+	}
+	if o.RateBurst <= 0 {
+		o.RateBurst = d.RateBurst
+	}
+	if o.MaxFrame <= 0 || o.MaxFrame > wire.MaxPayload {
+		o.MaxFrame = d.MaxFrame
+	}
+	if o.MaxReplay <= 0 {
+		o.MaxReplay = d.MaxReplay
+	}
+	if o.Clock == nil {
+		o.Clock = d.Clock
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		o: o, log: o.Logger, eng: o.Engine, devices: map[string]*device{},
+		metrics:   o.Metrics,
+		listeners: map[net.Listener]struct{}{}, sessions: map[*session]struct{}{},
+		done: make(chan struct{}),
+	}
+	if s.metrics == nil {
+		s.metrics = nopMetrics{}
+	}
+	for _, dv := range o.Devices {
+		if dv.ID == "" || len(dv.ID) > 64 {
+			return nil, fmt.Errorf("protocol: device %q: id must be 1..64 bytes", dv.ID)
+		}
+		if _, dup := s.devices[dv.ID]; dup {
+			return nil, fmt.Errorf("protocol: device %s defined twice", dv.ID)
+		}
+		if len(dv.Secret) == 0 {
+			return nil, fmt.Errorf("protocol: device %s: no secret", dv.ID)
+		}
+		allowed, ok := roleActions[dv.Role]
+		if !ok {
+			return nil, fmt.Errorf("protocol: device %s: unknown role %d", dv.ID, dv.Role)
+		}
+		if dv.Site != "" {
+			if _, err := o.Engine.Site(dv.Site); err != nil {
+				return nil, fmt.Errorf("protocol: device %s: %w", dv.ID, err)
+			}
+		} else if dv.Role != wire.RoleConsole {
+			return nil, fmt.Errorf("protocol: device %s: no site", dv.ID)
+		}
+		x := &device{Device: dv, allowed: allowed, bucket: newBucket(o.RateLimit, o.RateBurst, o.Clock())}
+		if dv.Role == wire.RoleKeypad {
+			n, err := counterNumber(dv.Counter)
+			if err != nil || n == 0 {
+				return nil, fmt.Errorf("protocol: device %s: keypad counter %q must be a decimal number 1..4294967295", dv.ID, dv.Counter)
+			}
+			site, _ := o.Engine.Site(dv.Site)
+			if !hasCounter(site, dv.Counter) {
+				return nil, fmt.Errorf("protocol: device %s: %w: %s at %s", dv.ID, queue.ErrUnknownCounter, dv.Counter, dv.Site)
+			}
+			x.counterNum = n
+		}
+		s.devices[dv.ID] = x
+	}
+	return s, nil
+}
+
+// ParseRole maps a configuration role name (kiosk, keypad, display,
+// console) onto its wire value.
+func ParseRole(name string) (wire.Role, error) {
+	for _, r := range []wire.Role{wire.RoleKiosk, wire.RoleKeypad, wire.RoleDisplay, wire.RoleConsole} {
+		if r.String() == name {
+			return r, nil
+		}
+	}
+	return 0, fmt.Errorf("protocol: unknown role %q", name)
+}
+
+// roleActions is what each role may send (PROTOCOL.md §4).
+var roleActions = map[wire.Role]wire.Actions{
+	wire.RoleKiosk: wire.Allow(wire.TypeTakeTicket, wire.TypeStatus),
+	wire.RoleKeypad: wire.Allow(wire.TypeCallNext, wire.TypeCallNumber, wire.TypeRecall, wire.TypeNoShow,
+		wire.TypeReenter, wire.TypeStart, wire.TypeComplete, wire.TypeTransfer, wire.TypePause,
+		wire.TypeResume, wire.TypeStatus, wire.TypeSubscribe),
+	wire.RoleDisplay: wire.Allow(wire.TypeSubscribe, wire.TypeStatus),
+	wire.RoleConsole: wire.Allow(wire.TypeTakeTicket, wire.TypeCallNext, wire.TypeCallNumber, wire.TypeRecall,
+		wire.TypeNoShow, wire.TypeReenter, wire.TypeStart, wire.TypeComplete, wire.TypeTransfer,
+		wire.TypeCancel, wire.TypePause, wire.TypeResume, wire.TypeStatus, wire.TypeSubscribe),
+}
+
+// counterNumber is the wire number of a queue counter id ("5" -> 5).
+func counterNumber(id string) (uint32, error) {
+	n, err := strconv.ParseUint(id, 10, 32)
+	return uint32(n), err
+}
+
+// counterWire is counterNumber for display: 0 when id is empty or not a
+// number.
+func counterWire(id string) uint32 {
+	n, _ := counterNumber(id)
+	return n
+}
+
+func hasCounter(s *queue.Site, id string) bool {
+	for _, c := range s.Counters {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Stats returns the running counts.
+func (s *Server) Stats() Stats {
+	return Stats{
+		Conns:         int(s.conns.Load()),
+		AuthFailures:  s.authFailures.Load(),
+		SlowConsumers: s.slowConsumers.Load(),
+		RateLimited:   s.rateLimited.Load(),
+	}
+}
+
+// Serve accepts connections on ln until Shutdown or Close, and returns
+// ErrServerClosed then. With Opts.TLSConfig the listener is wrapped in TLS.
+// Serve may be called on several listeners at once.
+func (s *Server) Serve(ln net.Listener) error {
+	if s.o.TLSConfig != nil {
+		ln = tls.NewListener(ln, s.o.TLSConfig)
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+		ln.Close()
+	}()
+	var backoff time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-s.done:
+				return ErrServerClosed
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", "err", err, "backoff_s", backoff.Seconds())
+				select {
+				case <-time.After(backoff):
+				case <-s.done:
+					return ErrServerClosed
+				}
+				continue
+			}
+			return fmt.Errorf("protocol: accept: %w", err)
+		}
+		backoff = 0
+		if !s.admit(c) {
+			continue
+		}
+		go s.serveConn(c)
+	}
+}
+
+// admit counts c in, or refuses it at the cap or during shutdown.
+func (s *Server) admit(c net.Conn) bool {
+	s.mu.Lock()
+	closing := s.closing
+	n := s.conns.Load()
+	if !closing && n < int64(s.o.MaxConns) {
+		s.conns.Add(1)
+		s.wg.Add(1)
+		s.mu.Unlock()
+		return true
+	}
+	s.mu.Unlock()
+	reason := wire.ErrTooManyConnections
+	if closing {
+		reason = shuttingDown
+	} else {
+		s.metrics.ConnRefused()
+		s.log.Warn("connection refused: too many connections", "remote", c.RemoteAddr().String(), "max", s.o.MaxConns)
+	}
+	go func() {
+		_ = c.SetWriteDeadline(s.o.Clock().Add(time.Second))
+		if b, err := wire.EncodeMessage(nil, 0, 0, reason.Reply(0)); err == nil {
+			_, _ = c.Write(b)
+		}
+		c.Close()
+	}()
+	return false
+}
+
+// shuttingDown is the ERROR sent to every session at Shutdown.
+var shuttingDown = wire.ErrBusy.WithMsg("server shutting down")
+
+// Shutdown stops accepting, tells every session the server is shutting
+// down (ERROR 0x31, retryable), lets requests in flight finish and returns
+// when every connection is closed, or closes them all when ctx ends first
+// and returns ctx's error.
+func (s *Server) Shutdown(ctx context.Context) error {
+	sessions := s.beginClose()
+	for _, ss := range sessions {
+		ss.lameDuck()
+	}
+	idle := make(chan struct{})
+	go func() { s.wg.Wait(); close(idle) }()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		for ss := range s.sessions {
+			ss.kill(shuttingDown, "shutdown deadline")
+		}
+		s.mu.Unlock()
+		<-idle
+		return fmt.Errorf("protocol: shutdown: %w", ctx.Err())
+	}
+}
+
+// Close closes every listener and connection at once.
+func (s *Server) Close() error {
+	s.beginClose()
+	s.mu.Lock()
+	for ss := range s.sessions {
+		ss.kill(shuttingDown, "close")
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Server) beginClose() []*session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closing {
+		s.closing = true
+		close(s.done)
+		for ln := range s.listeners {
+			ln.Close()
+		}
+	}
+	out := make([]*session, 0, len(s.sessions))
+	for ss := range s.sessions {
+		out = append(out, ss)
+	}
+	return out
+}
+
+// track registers a session; false when the server is closing.
+func (s *Server) track(ss *session) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.sessions[ss] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(ss *session) {
+	s.mu.Lock()
+	delete(s.sessions, ss)
+	s.mu.Unlock()
+}
+
+type nopMetrics struct{}
+
+func (nopMetrics) SessionOpened(wire.Role)                     {}
+func (nopMetrics) SessionClosed(wire.Role, string)             {}
+func (nopMetrics) AuthFailed(string)                           {}
+func (nopMetrics) Request(wire.MsgType, uint16, time.Duration) {}
+func (nopMetrics) ConnRefused()                                {}
