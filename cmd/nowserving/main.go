@@ -24,11 +24,11 @@ func main() {
 	err := newRoot().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "nowserving:", err)
 		var ex exitError
 		if errors.As(err, &ex) {
-			os.Exit(int(ex))
+			os.Exit(int(ex)) // the command has said why
 		}
+		fmt.Fprintln(os.Stderr, "nowserving:", err)
 		os.Exit(1)
 	}
 }

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
+)
+
+func init() {
+	commands = append(commands, newMigrateCmd, newCheckCmd)
+}
+
+// dbTarget resolves the store of an admin command: --db DSN (with the driver
+// guessed from its form, or --driver), else the configuration.
+type dbTarget struct {
+	file, db, driver *string
+}
+
+func addDBFlags(cmd *cobra.Command) dbTarget {
+	return dbTarget{
+		file:   configFlags(cmd),
+		db:     cmd.Flags().String("db", "", "database DSN: a SQLite file, postgres://..., or user@tcp(host:port)/db (overrides the config's store)"),
+		driver: cmd.Flags().String("driver", "", "driver for --db: sqlite, postgres or mysql (default: guessed from the DSN)"),
+	}
+}
+
+// guessDriver tells the driver from a DSN's form.
+func guessDriver(dsn string) config.Driver {
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"), strings.Contains(dsn, "host=") && strings.Contains(dsn, "dbname="):
+		return config.DriverPostgres
+	case strings.Contains(dsn, "@tcp("), strings.Contains(dsn, "@unix("), strings.HasPrefix(dsn, "tcp("):
+		return config.DriverMySQL
+	}
+	return config.DriverSQLite
+}
+
+// resolve returns the store settings and, when a config file was given,
+// the configuration.
+func (d dbTarget) resolve(cmd *cobra.Command) (config.Store, *config.Config, error) {
+	if *d.db != "" && *d.file == "" {
+		drv := config.Driver(*d.driver)
+		if drv == "" {
+			drv = guessDriver(*d.db)
+		}
+		return config.Store{Driver: drv, DSN: *d.db}, nil, nil
+	}
+	if *d.file == "" {
+		return config.Store{}, nil, fmt.Errorf("say which database: --db DSN, or --config FILE")
+	}
+	cfg, err := loadConfig(cmd, *d.file)
+	if err != nil {
+		return config.Store{}, nil, err
+	}
+	st := cfg.Store
+	if *d.db != "" {
+		st.DSN = *d.db
+		st.Driver = config.Driver(*d.driver)
+		if st.Driver == "" {
+			st.Driver = guessDriver(*d.db)
+		}
+	}
+	return st, cfg, nil
+}
+
+func newMigrateCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the embedded schema migrations to the database",
+		Args:  cobra.NoArgs,
+	}
+	target := addDBFlags(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		st, _, err := target.resolve(cmd)
+		if err != nil {
+			return err
+		}
+		s, err := openStore(cmd.Context(), st, nil, true)
+		if err != nil {
+			return fmt.Errorf("migrate %s database: %w", st.Driver, err)
+		}
+		defer s.Close()
+		fmt.Fprintf(cmd.OutOrStdout(), "%s database is up to date\n", st.Driver)
+		return nil
+	}
+	return cmd
+}
+
+func newCheckCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Check the invariants of a live database; exit 1 on a violation",
+		Long: `check verifies on a live database that no two tickets share a number of a
+service day, no ticket is held by two counters and no counter holds two
+tickets, event versions are gapless per site, every ticket has its ISSUED
+event, and every ticket of a past service day ended in a terminal state.
+It prints what it found and exits 1 when an invariant is broken.`,
+		Args: cobra.NoArgs,
+	}
+	target := addDBFlags(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		st, cfg, err := target.resolve(cmd)
+		if err != nil {
+			return err
+		}
+		s, err := openStore(cmd.Context(), st, nil, false)
+		if err != nil {
+			return fmt.Errorf("check %s database: %w", st.Driver, err)
+		}
+		defer s.Close()
+		opts := sqlstore.CheckOpts{}
+		if cfg != nil {
+			defs := map[string]queue.Site{}
+			for _, s := range sites(cfg) {
+				defs[s.ID] = s
+			}
+			opts.Today = func(site string) string {
+				if s, ok := defs[site]; ok {
+					return s.Day(time.Now())
+				}
+				return ""
+			}
+		}
+		rep, err := s.Check(cmd.Context(), opts)
+		if err != nil {
+			return fmt.Errorf("check %s database (a nowserving database? `nowserving migrate` creates the schema): %w", st.Driver, err)
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), strings.TrimRight(rep.String(), "\n"))
+		if !rep.OK() {
+			return exitError(1)
+		}
+		return nil
+	}
+	return cmd
+}
