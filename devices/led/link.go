@@ -94,6 +94,9 @@ type tcpLink struct{ c net.Conn }
 func (t *tcpLink) Write(b []byte) (int, error) { return t.c.Write(b) }
 func (t *tcpLink) Close() error                { return t.c.Close() }
 func (t *tcpLink) ReadTimeout(b []byte, d time.Duration) (int, error) {
+	// A deadline already past fails before reading, which would hide a
+	// pending EOF: poll for at least a millisecond.
+	d = max(d, time.Millisecond)
 	if err := t.c.SetReadDeadline(time.Now().Add(d)); err != nil {
 		return 0, err
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -141,6 +142,20 @@ type Port struct {
 	runErr  error
 
 	wake chan struct{}
+
+	framesSent, failures, replaced atomic.Uint64
+}
+
+// PortStats counts what a Port did, for metrics.
+type PortStats struct {
+	FramesSent uint64 // frames written (and, with replies, acknowledged)
+	Failures   uint64 // failed attempts to update a board
+	Replaced   uint64 // contents replaced by a newer Show before being written
+}
+
+// Stats returns the port's counters.
+func (p *Port) Stats() PortStats {
+	return PortStats{FramesSent: p.framesSent.Load(), Failures: p.failures.Load(), Replaced: p.replaced.Load()}
 }
 
 type board struct {
@@ -204,6 +219,9 @@ func (p *Port) Show(addr int, c Content) {
 	if b.gen != 0 && b.want.Equal(c) {
 		p.mu.Unlock()
 		return
+	}
+	if b.gen != b.sent && b.gen != 0 {
+		p.replaced.Add(1)
 	}
 	b.want = c
 	b.gen++
@@ -430,11 +448,11 @@ func (p *Port) send(ctx context.Context, c *conn, addr int) error {
 	var ioErr, failErr error
 	buf := make([]byte, 256)
 	for _, f := range frames {
-		if p.reply != nil {
-			if err := c.drain(buf); err != nil {
-				ioErr = err
-				break
-			}
+		// Drain stale input; this also notices a line that hung up
+		// (EOF from a device server, EIO from an unplugged adapter).
+		if err := c.drain(buf); err != nil {
+			ioErr = fmt.Errorf("led: read %s: %w", p.opts.Name, err)
+			break
 		}
 		if err := c.write(f, p.opts.WriteTimeout); err != nil {
 			ioErr = fmt.Errorf("led: write frame to %s: %w", p.opts.Name, err)
@@ -450,6 +468,7 @@ func (p *Port) send(ctx context.Context, c *conn, addr int) error {
 				break
 			}
 		}
+		p.framesSent.Add(1)
 		p.sleep(ctx, time.Now().Add(p.gap))
 	}
 	if ctx.Err() != nil && ioErr == nil {
@@ -472,6 +491,7 @@ func (p *Port) send(ctx context.Context, c *conn, addr int) error {
 	}
 	p.mu.Unlock()
 	if failErr != nil {
+		p.failures.Add(1)
 		p.opts.Logger.Warn("led board write failed", "port", p.opts.Name, "addr", addr, "err", failErr)
 	}
 	p.report(st)
@@ -520,11 +540,17 @@ func (p *Port) report(st *BoardStatus) {
 	}
 }
 
-// blank writes empty content to every board, within CloseTimeout.
+// blank writes empty content to every board that is not known to be
+// offline, within CloseTimeout.
 func (p *Port) blank(c *conn) error {
 	deadline := time.Now().Add(p.opts.CloseTimeout)
 	p.mu.Lock()
-	addrs := p.addrsLocked()
+	var addrs []int
+	for _, a := range p.addrsLocked() {
+		if p.boards[a].fails < p.opts.OfflineAfter {
+			addrs = append(addrs, a)
+		}
+	}
 	p.mu.Unlock()
 	if len(addrs) == 0 {
 		return nil
@@ -549,9 +575,7 @@ func (p *Port) blank(c *conn) error {
 			if left <= 0 {
 				return fmt.Errorf("led: blank boards on %s: %w", p.opts.Name, ErrTimeout)
 			}
-			if p.reply != nil {
-				_ = c.drain(buf)
-			}
+			_ = c.drain(buf)
 			if err := c.write(f, min(left, p.opts.WriteTimeout)); err != nil {
 				return fmt.Errorf("led: blank boards on %s: %w", p.opts.Name, err)
 			}

@@ -1,0 +1,113 @@
+package led_test
+
+import (
+	"bytes"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/devices/led"
+)
+
+// deviceServer is a loopback stand-in for a serial device server: it
+// accepts connections and collects what arrives.
+type deviceServer struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	got   []byte
+	conns []net.Conn
+}
+
+func newDeviceServer(t *testing.T) *deviceServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &deviceServer{ln: ln}
+	t.Cleanup(func() {
+		ln.Close()
+		s.dropAll()
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
+			go func() {
+				buf := make([]byte, 1024)
+				for {
+					n, err := c.Read(buf)
+					s.mu.Lock()
+					s.got = append(s.got, buf[:n]...)
+					s.mu.Unlock()
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return s
+}
+
+func (s *deviceServer) dropAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		c.Close()
+	}
+	s.conns = nil
+}
+
+func (s *deviceServer) has(b []byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Contains(s.got, b)
+}
+
+func (s *deviceServer) accepted() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// TestPortTCPDeviceServer: "tcp://host:port" reaches a serial device
+// server; when the server drops the connection the port reconnects and
+// writes the latest content.
+func TestPortTCPDeviceServer(t *testing.T) {
+	srv := newDeviceServer(t)
+	d := template(t)
+	p := startPort(t, fastOpts("tcp://"+srv.ln.Addr().String(), d))
+
+	c1 := led.Content{Number: "A100", Counter: "1"}
+	p.Show(5, c1)
+	eventually(t, "first frame over tcp", func() bool { return srv.has(encode(t, d, 5, c1)) })
+
+	srv.dropAll()
+	time.Sleep(20 * time.Millisecond) // let the FIN arrive
+	c2 := led.Content{Number: "A101", Counter: "2"}
+	p.Show(5, c2)
+	eventually(t, "frame after reconnect", func() bool { return srv.has(encode(t, d, 5, c2)) && srv.accepted() >= 1 })
+}
+
+func TestNewPortErrors(t *testing.T) {
+	d := template(t)
+	tests := []led.PortOpts{
+		{Driver: d},
+		{Name: "/dev/null"},
+		{Name: "/dev/ttyS0", Driver: d, Parity: "weird"},
+		{Name: "/dev/ttyS0", Driver: d, StopBits: 3},
+		{Name: "/dev/ttyS0", Driver: d, DataBits: 9},
+	}
+	for _, o := range tests {
+		if _, err := led.NewPort(o); err == nil {
+			t.Errorf("NewPort(%+v): want error", o)
+		}
+	}
+}
