@@ -370,3 +370,23 @@ func TestHall(t *testing.T) {
 		t.Errorf("after remove: %+v", got)
 	}
 }
+
+func TestNewDriver(t *testing.T) {
+	tests := []struct {
+		o    DriverOpts
+		want string
+	}{
+		{DriverOpts{Kind: "modbus"}, "*led.Modbus"},
+		{DriverOpts{Kind: "onbon", Onbon: OnbonOpts{Width: 8, Height: 8}}, "*led.Onbon"},
+		{DriverOpts{Kind: "alpha"}, "*led.Alpha"},
+		{DriverOpts{Kind: "template"}, "*led.Template"},
+		{DriverOpts{Kind: "onbon"}, ""},
+		{DriverOpts{Kind: "sony"}, ""},
+	}
+	for _, tt := range tests {
+		d, err := NewDriver(tt.o)
+		if got := fmt.Sprintf("%T", d); (tt.want == "") != (err != nil) || (err == nil && got != tt.want) {
+			t.Errorf("NewDriver(%q) = %s, %v; want %s", tt.o.Kind, got, err, tt.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -22,11 +23,19 @@ type Link interface {
 }
 
 // Open opens the line named by opts.Name: "tcp://host:port" dials a serial
-// device server (loopback only in tests), anything else is a serial device
+// device server, "file:PATH" appends every frame to a file (for demos
+// without hardware; nothing ever answers), anything else is a serial device
 // opened with go.bug.st/serial in opts' mode (Baud, DataBits, Parity,
 // StopBits).
 func Open(opts PortOpts) (Link, error) {
 	opts = opts.withDefaults()
+	if path, ok := strings.CutPrefix(opts.Name, "file:"); ok {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("led: open %s: %w", opts.Name, err)
+		}
+		return fileLink{f}, nil
+	}
 	if addr, ok := strings.CutPrefix(opts.Name, "tcp://"); ok {
 		c, err := net.DialTimeout("tcp", addr, opts.DialTimeout)
 		if err != nil {
@@ -87,6 +96,13 @@ func (s *serialLink) ReadTimeout(b []byte, d time.Duration) (int, error) {
 		return 0, err
 	}
 	return s.p.Read(b)
+}
+
+type fileLink struct{ *os.File }
+
+func (f fileLink) ReadTimeout(_ []byte, d time.Duration) (int, error) {
+	time.Sleep(min(d, 50*time.Millisecond))
+	return 0, nil
 }
 
 type tcpLink struct{ c net.Conn }

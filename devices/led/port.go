@@ -15,8 +15,8 @@ import (
 // PortOpts configures one serial line and the boards on it. Zero fields
 // take the values of [DefaultPortOpts].
 type PortOpts struct {
-	// Name is the serial device ("/dev/ttyUSB0") or "tcp://host:port" for a
-	// serial device server.
+	// Name is the serial device ("/dev/ttyUSB0"), "tcp://host:port" for a
+	// serial device server, or "file:PATH" to append frames to a file.
 	Name string
 	// Baud, DataBits, Parity ("none", "odd", "even", "mark", "space") and
 	// StopBits (1 or 2) set the line mode; default 9600 8N1.
@@ -179,7 +179,7 @@ func NewPort(opts PortOpts) (*Port, error) {
 		return nil, fmt.Errorf("led: port %s: driver required", opts.Name)
 	}
 	opts = opts.withDefaults()
-	if !strings.HasPrefix(opts.Name, "tcp://") {
+	if !strings.HasPrefix(opts.Name, "tcp://") && !strings.HasPrefix(opts.Name, "file:") {
 		if _, err := opts.mode(); err != nil {
 			return nil, err
 		}

@@ -3,6 +3,8 @@ package led_test
 import (
 	"bytes"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -110,4 +112,18 @@ func TestNewPortErrors(t *testing.T) {
 			t.Errorf("NewPort(%+v): want error", o)
 		}
 	}
+}
+
+// TestPortFile: "file:PATH" appends frames, for demos without hardware.
+func TestPortFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "led.bin")
+	d := template(t)
+	p := startPort(t, fastOpts("file:"+path, d))
+	c := led.Content{Number: "A001", Counter: "7"}
+	p.Show(1, c)
+	want := encode(t, d, 1, c)
+	eventually(t, "frame in file", func() bool {
+		b, _ := os.ReadFile(path)
+		return bytes.Equal(b, want)
+	})
 }
