@@ -74,7 +74,7 @@ func TestChecksumCheckValues(t *testing.T) {
 	}
 }
 
-func mustModbus(t *testing.T, o ModbusOpts) *Modbus {
+func mustModbus(t testing.TB, o ModbusOpts) *Modbus {
 	t.Helper()
 	m, err := NewModbus(o)
 	if err != nil {
@@ -116,7 +116,7 @@ func crcHex(b []byte) string {
 	return fmt.Sprintf("%02x %02x", byte(c), byte(c>>8))
 }
 
-func mustOnbon(t *testing.T, o OnbonOpts) *Onbon {
+func mustOnbon(t testing.TB, o OnbonOpts) *Onbon {
 	t.Helper()
 	d, err := NewOnbon(o)
 	if err != nil {
@@ -125,7 +125,7 @@ func mustOnbon(t *testing.T, o OnbonOpts) *Onbon {
 	return d
 }
 
-func mustAlpha(t *testing.T, o AlphaOpts) *Alpha {
+func mustAlpha(t testing.TB, o AlphaOpts) *Alpha {
 	t.Helper()
 	d, err := NewAlpha(o)
 	if err != nil {
@@ -134,7 +134,7 @@ func mustAlpha(t *testing.T, o AlphaOpts) *Alpha {
 	return d
 }
 
-func mustTemplate(t *testing.T, o TemplateOpts) *Template {
+func mustTemplate(t testing.TB, o TemplateOpts) *Template {
 	t.Helper()
 	d, err := NewTemplate(o)
 	if err != nil {
@@ -145,7 +145,7 @@ func mustTemplate(t *testing.T, o TemplateOpts) *Template {
 
 // goldenCases is the one table of canonical frames: it drives the golden
 // files, the decode round trips and the fuzz seeds.
-func goldenCases(t *testing.T) []struct {
+func goldenCases(t testing.TB) []struct {
 	name string
 	d    Driver
 	addr int
@@ -388,5 +388,68 @@ func TestNewDriver(t *testing.T) {
 		if got := fmt.Sprintf("%T", d); (tt.want == "") != (err != nil) || (err == nil && got != tt.want) {
 			t.Errorf("NewDriver(%q) = %s, %v; want %s", tt.o.Kind, got, err, tt.want)
 		}
+	}
+}
+
+func TestReplyParserSelection(t *testing.T) {
+	if replyParser(mustModbus(t, ModbusOpts{})) == nil {
+		t.Error("modbus: want a reply parser")
+	}
+	if replyParser(mustOnbon(t, OnbonOpts{Width: 8, Height: 8})) != nil {
+		t.Error("onbon without WantReply: want no reply parser")
+	}
+	if replyParser(mustOnbon(t, OnbonOpts{Width: 8, Height: 8, WantReply: true})) == nil {
+		t.Error("onbon with WantReply: want a reply parser")
+	}
+	if replyParser(mustAlpha(t, AlphaOpts{})) != nil {
+		t.Error("alpha: want no reply parser")
+	}
+}
+
+func TestOnbonParseReply(t *testing.T) {
+	d := mustOnbon(t, OnbonOpts{Width: 8, Height: 8, WantReply: true})
+	frames, err := d.Encode(3, Content{Number: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := frames[0]
+	reply := func(dst, src uint16, data ...byte) []byte {
+		o := d.opts
+		o.SrcAddr = src
+		pkt := append(onbonHeader(dst, o, len(data)), data...)
+		return OnbonFrame(1, pkt)
+	}
+	tests := []struct {
+		name string
+		buf  []byte
+		done bool
+		ok   bool
+	}{
+		{"ok", reply(0x8000, 3, 0xA0, 0x00, 0x00), true, true},
+		{"partial", reply(0x8000, 3, 0xA0, 0x00, 0x00)[:10], false, true},
+		{"status error", reply(0x8000, 3, 0xA0, 0x00, 0x05), true, false},
+		{"other card", reply(0x8000, 4, 0xA0, 0x00, 0x00), true, false},
+		{"not a return", reply(0x8000, 3, 0xA3, 0x06, 0x00), true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			done, err := d.ParseReply(req, tt.buf)
+			if done != tt.done || (err == nil) != tt.ok {
+				t.Errorf("ParseReply = %v, %v; want done %v ok %v", done, err, tt.done, tt.ok)
+			}
+		})
+	}
+}
+
+func BenchmarkEncode(b *testing.B) {
+	c := Content{Number: "A023", Counter: "5", Lines: []string{"A023 -> 5", "B101 -> 2"}}
+	for _, tt := range goldenCases(b) {
+		b.Run(tt.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := tt.d.Encode(tt.addr, c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

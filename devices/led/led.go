@@ -46,8 +46,23 @@ type Driver interface {
 // returns done=false, err=nil while more bytes are needed, done=true when buf
 // holds a complete valid reply, and an error when the reply is wrong (bad
 // checksum, exception, other address). It must not panic on any input.
+//
+// A driver whose boards answer only in some configurations also implements
+// ExpectsReply() bool; when that returns false the Port does not wait.
 type ReplyParser interface {
 	ParseReply(req, buf []byte) (done bool, err error)
+}
+
+// replyParser returns d's ReplyParser if its boards answer.
+func replyParser(d Driver) ReplyParser {
+	rp, ok := d.(ReplyParser)
+	if !ok {
+		return nil
+	}
+	if e, ok := d.(interface{ ExpectsReply() bool }); ok && !e.ExpectsReply() {
+		return nil
+	}
+	return rp
 }
 
 // Initializer is implemented by drivers that must configure a board before

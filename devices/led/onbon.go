@@ -243,9 +243,14 @@ func DecodeOnbonFrame(buf []byte) (pkt []byte, n int, err error) {
 	return nil, 0, nil
 }
 
+// ExpectsReply reports whether the card was asked to answer (WantReply).
+func (o *Onbon) ExpectsReply() bool { return o.opts.WantReply }
+
 // ParseReply checks a card's answer: a well-formed frame from the addressed
 // card (its DstAddr is our SrcAddr, its SrcAddr the card) whose command
-// group is 0xA0 (return) and whose status byte is 0.
+// group is 0xA0 (return) and whose third data byte (status) is 0. The reply
+// layout is the least certain part of this driver (see [Onbon]); sites that
+// cannot confirm it leave WantReply off.
 func (o *Onbon) ParseReply(req, buf []byte) (bool, error) {
 	pkt, n, err := DecodeOnbonFrame(buf)
 	if err != nil {

@@ -197,7 +197,7 @@ func NewPort(opts PortOpts) (*Port, error) {
 	if p.gap == 0 {
 		p.gap = 20 * time.Millisecond
 	}
-	p.reply, _ = opts.Driver.(ReplyParser)
+	p.reply = replyParser(opts.Driver)
 	p.init, _ = opts.Driver.(Initializer)
 	return p, nil
 }
