@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+const serveYAML = `
+store: { driver: sqlite, dsn: %q }
+listen: { protocol: "127.0.0.1:0", http: "" }
+sites:
+  - id: clinic
+    timezone: UTC
+    services:
+      - { code: A, name: { en: General } }
+    counters:
+      - { id: "1", services: [A] }
+devices:
+  - { id: kiosk-1, role: kiosk, site: clinic, secret: "test-kiosk-1-secret-0123" }
+`
+
+func serveConfig(t *testing.T) *config.Config {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "site.yaml")
+	if err := os.WriteFile(file, fmt.Appendf(nil, serveYAML, filepath.Join(dir, "q.db")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatalf("load config: %v", err)
+	}
+	return cfg
+}
+
+// takeTicket authenticates as kiosk-1 and takes a ticket of service A with
+// request id 3 and the given boot nonce.
+func takeTicket(t *testing.T, addr string, boot uint64) *wire.Ticket {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	send := func(id uint32, m wire.Message) {
+		b, err := wire.EncodeMessage(nil, id, 0, m)
+		if err == nil {
+			_, err = c.Write(b)
+		}
+		if err != nil {
+			t.Fatalf("send %s: %v", m.Type(), err)
+		}
+	}
+	recv := func() wire.Message {
+		for {
+			f, err := wire.ReadFrame(br, 0)
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			m, err := wire.DecodeMessage(f)
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			if _, hb := m.(*wire.Heartbeat); !hb {
+				return m
+			}
+		}
+	}
+	send(1, &wire.Hello{DeviceID: "kiosk-1", Role: wire.RoleKiosk, ProtocolVersion: 1, BootNonce: boot})
+	ch, ok := recv().(*wire.Challenge)
+	if !ok {
+		t.Fatal("no challenge")
+	}
+	send(2, &wire.Auth{MAC: wire.ComputeMAC([]byte("test-kiosk-1-secret-0123"), ch.Nonce, "kiosk-1")})
+	if _, ok := recv().(*wire.Welcome); !ok {
+		t.Fatal("not welcomed")
+	}
+	send(3, &wire.TakeTicket{Service: "A", WantESCPOS: true})
+	m := recv()
+	tk, ok := m.(*wire.Ticket)
+	if !ok {
+		t.Fatalf("take ticket: %+v", m)
+	}
+	return tk
+}
+
+// syncBuffer is a log sink safe for the daemon's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestServe(t *testing.T) {
+	cfg := serveConfig(t)
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	start := func() (string, context.CancelFunc, chan error) {
+		ctx, cancel := context.WithCancel(context.Background())
+		d, err := newDaemon(ctx, cfg, log)
+		if err != nil {
+			t.Fatalf("new daemon: %v", err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- d.run(ctx) }()
+		return d.protocolAddr.String(), cancel, done
+	}
+	addr, stop, done := start()
+	if got := listenAddr(logs.String()); got != addr {
+		t.Errorf("log announces %q, want %q; log:\n%s", got, addr, logs.String())
+	}
+	first := takeTicket(t, addr, 42)
+	if first.Number != "A001" || len(first.ESCPOS) == 0 {
+		t.Errorf("ticket %s with %d bytes of ESC/POS", first.Number, len(first.ESCPOS))
+	}
+	stop() // as SIGINT does
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	for _, want := range []string{"shutting down", "stopped"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+	// Restarted on the same database: the retry gets the same ticket.
+	addr, stop, done = start()
+	if again := takeTicket(t, addr, 42); again.ID != first.ID {
+		t.Errorf("after restart: %s, want %s", again.Number, first.Number)
+	}
+	if next := takeTicket(t, addr, 43); next.Number != "A002" {
+		t.Errorf("new boot: %s, want A002", next.Number)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+}
+
+func TestServeBadConfig(t *testing.T) {
+	cfg := serveConfig(t)
+	cfg.Listen.Protocol = "256.0.0.1:bad"
+	if _, err := newDaemon(context.Background(), cfg, slog.New(slog.DiscardHandler)); err == nil {
+		t.Fatal("newDaemon accepted a bad listen address")
+	}
+	// The store was closed on the way out: it opens again.
+	cfg.Listen.Protocol = "127.0.0.1:0"
+	d, err := newDaemon(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	if err := d.close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fakePart records the order of shutdowns.
+type fakePart struct {
+	name string
+	log  *[]string
+	mu   *sync.Mutex
+	stop chan struct{}
+	err  error
+}
+
+func (p *fakePart) Name() string { return p.name }
+func (p *fakePart) Run(context.Context) error {
+	if p.err != nil {
+		return p.err
+	}
+	<-p.stop
+	return nil
+}
+func (p *fakePart) Shutdown(context.Context) error {
+	p.mu.Lock()
+	*p.log = append(*p.log, "shutdown "+p.name)
+	p.mu.Unlock()
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+	return nil
+}
+
+func TestDaemonOrder(t *testing.T) {
+	for _, failing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("failing=%v", failing), func(t *testing.T) {
+			var got []string
+			var mu sync.Mutex
+			mk := func(name string) *fakePart {
+				return &fakePart{name: name, log: &got, mu: &mu, stop: make(chan struct{})}
+			}
+			a, b := mk("protocol"), mk("sweeper")
+			if failing {
+				b.err = errors.New("boom")
+			}
+			closeStep := func(name string) closer {
+				return closer{name, func(context.Context) error {
+					mu.Lock()
+					got = append(got, "close "+name)
+					mu.Unlock()
+					return nil
+				}}
+			}
+			d := &daemon{log: slog.New(slog.DiscardHandler), grace: time.Second, parts: []part{a, b},
+				closers: []closer{closeStep("engine"), closeStep("store")}}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- d.run(ctx) }()
+			if !failing {
+				cancel()
+			}
+			err := <-done
+			if failing != (err != nil) {
+				t.Errorf("run: %v", err)
+			}
+			want := "shutdown protocol,shutdown sweeper,close engine,close store"
+			if s := strings.Join(got, ","); s != want {
+				t.Errorf("order %q, want %q", s, want)
+			}
+		})
+	}
+}
