@@ -38,6 +38,19 @@
 // board that keeps failing is reported offline and refreshed with its
 // current content when it answers again. [Port.Show] never blocks.
 //
+// Wiring, as cmd/nowserving would do it:
+//
+//	d, err := led.NewDriver(led.DriverOpts{Kind: "modbus"})
+//	o := led.DefaultPortOpts()
+//	o.Name, o.Driver, o.Logger = "/dev/ttyUSB0", d, logger
+//	o.OnStatus = func(s led.BoardStatus) { /* metrics gauge, console */ }
+//	p, err := led.NewPort(o)
+//	go p.Run(ctx)              // or in an errgroup; cancel ctx or p.Close() to stop
+//	p.Show(5, led.Content{Number: "A023", Counter: "5"})
+//
+// Names other than a device path: "tcp://host:port" (serial device server)
+// and "file:PATH" (append frames to a file, for demos without hardware).
+//
 // # Keypads
 //
 // [KeypadBus] polls QSystem-style wired keypads on an RS-485 bus; the frame

@@ -15,6 +15,6 @@ var (
 	ErrChecksum = errors.New("led: bad checksum")
 	// ErrTimeout is returned when a write or a reply took too long.
 	ErrTimeout = errors.New("led: timeout")
-	// ErrClosed is returned by a Port or KeypadBus used after Close.
-	ErrClosed = errors.New("led: closed")
+	// ErrKeypadFrame is returned for bytes that are not a valid keypad frame.
+	ErrKeypadFrame = errors.New("led: bad keypad frame")
 )

@@ -86,9 +86,6 @@ type KeypadFrame struct {
 	Text string
 }
 
-// ErrKeypadFrame is returned for bytes that are not a valid keypad frame.
-var ErrKeypadFrame = errors.New("led: bad keypad frame")
-
 func checkKeypadAddr(addr int) error {
 	if addr < 1 || addr > 254 {
 		return fmt.Errorf("led: keypad address %d: %w (1-254)", addr, ErrAddress)
