@@ -446,6 +446,7 @@ func TestPortWithRecorder(t *testing.T) {
 	if _, err := rec.WaitFor(ctx, func(f []byte) bool { return bytes.Equal(f, want) }); err != nil {
 		t.Fatal(err)
 	}
+	eventually(t, "online", func() bool { return p.Online(9) })
 	rec.Unplug()
 	p.Show(9, led.Content{Number: "A010", Counter: "4"})
 	eventually(t, "offline", func() bool { return !p.Online(9) })
