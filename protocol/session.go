@@ -21,12 +21,6 @@ const readBufferSize = 1024
 // errLameDuck stops a read loop when the server shuts down.
 var errLameDuck = errors.New("protocol: server shutting down")
 
-// outFrame is one entry of a session's send queue.
-type outFrame struct {
-	b     []byte // an encoded frame, or nil
-	close bool   // close the connection after writing b
-}
-
 // session is one connection. The reader goroutine (run) owns the handshake
 // and the requests; the writer goroutine owns all writes after WELCOME.
 type session struct {
@@ -39,7 +33,7 @@ type session struct {
 	dev   *device // set once welcomed
 	hello wire.Hello
 
-	out        chan outFrame
+	out        *sendQueue
 	dead       chan struct{} // closed by kill
 	writerDone chan struct{}
 	killOnce   sync.Once
@@ -59,7 +53,7 @@ func (s *Server) serveConn(c net.Conn) {
 	ss := &session{
 		srv: s, conn: c, remote: c.RemoteAddr().String(), start: s.o.Clock(),
 		br:         bufio.NewReaderSize(c, readBufferSize),
-		out:        make(chan outFrame, s.o.SendQueue),
+		out:        newSendQueue(s.o.SendQueue),
 		dead:       make(chan struct{}),
 		writerDone: make(chan struct{}),
 	}
@@ -279,7 +273,6 @@ func (ss *session) writer() {
 	defer ss.conn.Close()
 	hb := time.NewTimer(s.o.Heartbeat)
 	defer hb.Stop()
-	var bufs net.Buffers
 	for {
 		select {
 		case <-ss.dead:
@@ -287,40 +280,24 @@ func (ss *session) writer() {
 			return
 		default:
 		}
+		var bufs net.Buffers
 		var closeAfter bool
 		select {
-		case fr := <-ss.out:
-			bufs = bufs[:0]
-			if fr.b != nil {
-				bufs = append(bufs, fr.b)
-			}
-			closeAfter = fr.close
-		drain:
-			for !closeAfter && len(bufs) < 64 {
-				select {
-				case fr := <-ss.out:
-					if fr.b != nil {
-						bufs = append(bufs, fr.b)
-					}
-					closeAfter = fr.close
-				default:
-					break drain
-				}
-			}
+		case <-ss.out.ready:
+			bufs, closeAfter = ss.out.take()
 		case <-hb.C:
 			b, err := wire.EncodeMessage(nil, 0, 0, &wire.Heartbeat{TimeMS: s.o.Clock().UnixMilli()})
 			if err != nil {
 				continue
 			}
-			bufs = append(bufs[:0], b)
+			bufs = net.Buffers{b}
 		case <-ss.dead:
 			ss.writeFinal()
 			return
 		}
 		if len(bufs) > 0 {
 			_ = ss.conn.SetWriteDeadline(s.o.Clock().Add(s.o.WriteTimeout))
-			w := bufs // WriteTo consumes its receiver
-			if _, err := w.WriteTo(ss.conn); err != nil {
+			if _, err := bufs.WriteTo(ss.conn); err != nil {
 				if isTimeout(err) {
 					// The peer stopped reading: its socket is full.
 					ss.dropSlow("write timed out")
@@ -369,23 +346,30 @@ func (ss *session) kill(e *wire.StatusError, reason string) {
 // blocks only this session's reader or event pump, never anyone else). It
 // reports whether the frame was queued.
 func (ss *session) enqueue(b []byte) bool {
-	select {
-	case <-ss.dead:
-		return false
-	case ss.out <- outFrame{b: b}:
-		return true
-	default:
-	}
-	t := time.NewTimer(ss.srv.o.WriteTimeout)
-	defer t.Stop()
-	select {
-	case <-ss.dead:
-		return false
-	case ss.out <- outFrame{b: b}:
-		return true
-	case <-t.C:
-		ss.dropSlow("send queue full")
-		return false
+	var timeout <-chan time.Time
+	for {
+		select {
+		case <-ss.dead:
+			return false
+		default:
+		}
+		ok, room := ss.out.push(b, false)
+		if ok {
+			return true
+		}
+		if timeout == nil {
+			t := time.NewTimer(ss.srv.o.WriteTimeout)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-room:
+		case <-ss.dead:
+			return false
+		case <-timeout:
+			ss.dropSlow("send queue full")
+			return false
+		}
 	}
 }
 
@@ -398,7 +382,7 @@ func (ss *session) dropSlow(why string) {
 	}
 	ss.srv.slowConsumers.Add(1)
 	ss.srv.log.Warn("dropping slow consumer", "device", ss.dev.ID, "remote", ss.remote, "why", why,
-		"queue", cap(ss.out), "timeout_s", ss.srv.o.WriteTimeout.Seconds())
+		"queue", ss.out.max, "timeout_s", ss.srv.o.WriteTimeout.Seconds())
 	ss.kill(wire.ErrSlowConsumer, "slow consumer")
 }
 
@@ -411,9 +395,7 @@ func (ss *session) finish(final *wire.StatusError, reason string) {
 			b = nil
 		}
 	}
-	select {
-	case ss.out <- outFrame{b: b, close: true}:
-	default:
+	if ok, _ := ss.out.push(b, true); !ok {
 		ss.kill(final, reason)
 	}
 }

@@ -1,0 +1,223 @@
+package protocol_test
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"net"
+	"runtime"
+	"sort"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/protocol"
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+var (
+	benchConns  = flag.Int("conns", 0, "BenchmarkConns: connections to open (0: b.N); each takes 2 file descriptors in this process")
+	benchKiosks = flag.Int("kiosks", 64, "BenchmarkTakeTicket: concurrent kiosk connections")
+)
+
+// fdRoom is how many connections the open-file limit leaves room for: the
+// benchmark holds both ends of each connection in one process.
+func fdRoom() int {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 1000
+	}
+	return int(rl.Cur-200) / 2
+}
+
+// benchLogin opens an authenticated kiosk connection and returns it with
+// no reader attached (the handshake's small bufio.Reader is dropped).
+func benchLogin(addr string, boot uint64) (net.Conn, error) {
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	br := bufio.NewReaderSize(c, 64)
+	write := func(id uint32, m wire.Message) error {
+		b, err := wire.EncodeMessage(nil, id, 0, m)
+		if err == nil {
+			_, err = c.Write(b)
+		}
+		return err
+	}
+	if err := write(1, &wire.Hello{DeviceID: "kiosk-1", Role: wire.RoleKiosk, ProtocolVersion: 1, BootNonce: boot}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	f, err := wire.ReadFrame(br, 0)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	var ch wire.Challenge
+	if err := ch.Decode(f.Payload); err != nil || f.Type != wire.TypeChallenge {
+		c.Close()
+		return nil, fmt.Errorf("no challenge: %v", err)
+	}
+	if err := write(2, &wire.Auth{MAC: wire.ComputeMAC(secretOf("kiosk-1"), ch.Nonce, "kiosk-1")}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if f, err = wire.ReadFrame(br, 0); err != nil || f.Type != wire.TypeWelcome {
+		c.Close()
+		return nil, fmt.Errorf("not welcomed: %v %v", f.Type, err)
+	}
+	_ = c.SetDeadline(time.Time{})
+	return c, nil
+}
+
+// BenchmarkConns opens N authenticated kiosk connections (-conns, else
+// b.N) and reports the server's memory per connection. Both ends live in
+// this process: the client side is a bare net.Conn, so the figures are
+// dominated by the server's session (two goroutines, a 1 KiB read buffer
+// and the send queue). 10,000 connections need `ulimit -n` above 20,200.
+//
+//	go test ./protocol -run '^$' -bench Conns -conns 10000 -benchtime 1x
+func BenchmarkConns(b *testing.B) {
+	n := *benchConns
+	if n == 0 {
+		n = b.N
+	}
+	if room := fdRoom(); n > room {
+		b.Logf("open-file limit allows %d connections, not %d: raise ulimit -n", room, n)
+		n = room
+	}
+	en := newEnv(b, func(o *protocol.Opts) { o.MaxConns = n + 10; o.Heartbeat = time.Minute })
+	conns := make([]net.Conn, n)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	next := make(chan int)
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				c, err := benchLogin(en.addr, uint64(i))
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					continue
+				}
+				conns[i] = c
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if firstErr != nil {
+		b.Fatalf("login: %v", firstErr)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if got := en.srv.Stats().Conns; got != n {
+		b.Errorf("server has %d connections, want %d", got, n)
+	}
+	heap := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
+	stack := float64(int64(after.StackInuse)-int64(before.StackInuse)) / float64(n)
+	b.ReportMetric(heap, "heap-B/conn")
+	b.ReportMetric(stack, "stack-B/conn")
+	b.ReportMetric(float64(n)/elapsed.Seconds(), "logins/s")
+	b.ReportMetric(float64(n), "conns")
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
+// BenchmarkTakeTicket measures ticket issue over TCP with -kiosks
+// concurrent kiosks (default 64), each waiting for its answer before
+// sending the next request: throughput and latency percentiles. Every
+// ticket is committed durably (SQLite, synchronous=FULL, group commit).
+//
+//	go test ./protocol -run '^$' -bench TakeTicket -benchtime 5000x
+func BenchmarkTakeTicket(b *testing.B) {
+	k := max(*benchKiosks, 1)
+	en := newEnv(b, func(o *protocol.Opts) { o.MaxConns = k + 10 })
+	type kiosk struct {
+		c  net.Conn
+		br *bufio.Reader
+	}
+	ks := make([]kiosk, k)
+	for i := range ks {
+		c, err := benchLogin(en.addr, uint64(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		ks[i] = kiosk{c: c, br: bufio.NewReader(c)}
+	}
+	lat := make([][]time.Duration, k)
+	work := make(chan uint32, b.N)
+	for i := 0; i < b.N; i++ {
+		work <- uint32(i + 3)
+	}
+	close(work)
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range ks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kk := ks[i]
+			for id := range work {
+				t0 := time.Now()
+				frame, _ := wire.EncodeMessage(nil, id, 0, &wire.TakeTicket{Service: []string{"A", "B"}[id%2]})
+				if _, err := kk.c.Write(frame); err != nil {
+					b.Error(err)
+					return
+				}
+				f, err := wire.ReadFrame(kk.br, 0)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if f.Type != wire.TypeTicket {
+					var e wire.ErrorMsg
+					_ = e.Decode(f.Payload)
+					b.Errorf("got %s %+v", f.Type, e)
+					return
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	if len(all) == 0 {
+		return
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	pct := func(p float64) float64 {
+		return float64(all[min(len(all)-1, int(p*float64(len(all))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "tickets/s")
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(0, "ns/op")
+}
