@@ -1,0 +1,118 @@
+package metrics
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// clock is a settable test clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+func at(hhmm string) time.Time {
+	t, err := time.Parse("2006-01-02 15:04", "2026-03-02 "+hhmm)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func testSite() queue.Site {
+	return queue.Site{
+		ID: "main", Location: time.UTC,
+		Services: []queue.Service{
+			{Code: "A", Prefix: "A", Width: 3, AvgService: 5 * time.Minute, WaitTarget: 20 * time.Minute},
+			{Code: "B", Prefix: "B", Width: 3, AvgService: 5 * time.Minute},
+		},
+		Counters: []queue.Counter{
+			{ID: "1", Services: []queue.CounterService{{Service: "A", Weight: 1}, {Service: "B", Weight: 1}}, Policy: queue.PolicyStrict},
+			{ID: "2", Services: []queue.CounterService{{Service: "B", Weight: 1}}, Policy: queue.PolicyStrict},
+		},
+	}
+}
+
+// openStore opens a real SQLite store in a temporary directory.
+func openStore(t *testing.T) queue.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), sqlite.Opts{})
+	if err != nil {
+		t.Fatalf("open sqlite: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newEngine(t *testing.T, st queue.Store, c *clock) *queue.Engine {
+	t.Helper()
+	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now})
+	if err != nil {
+		t.Fatalf("new engine: %v", err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	return eng
+}
+
+// compareGolden compares the named metrics gathered from g with
+// testdata/name, rewriting it with -update.
+func compareGolden(t *testing.T, g prometheus.Gatherer, name string, metricNames ...string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		mfs, err := g.Gather()
+		if err != nil {
+			t.Fatalf("gather: %v", err)
+		}
+		var b bytes.Buffer
+		for _, mf := range mfs {
+			if len(metricNames) > 0 && !slices.Contains(metricNames, mf.GetName()) {
+				continue
+			}
+			if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
+				t.Fatalf("format: %v", err)
+			}
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create): %v", err)
+	}
+	if err := testutil.GatherAndCompare(g, bytes.NewReader(want), metricNames...); err != nil {
+		t.Errorf("metrics differ from %s (run with -update to accept):\n%v", path, err)
+	}
+}
+
+func testutilToFloat(c prometheus.Collector) float64 { return testutil.ToFloat64(c) }
+
+func histCount(t *testing.T, h prometheus.Histogram) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := h.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
+}

@@ -1,0 +1,82 @@
+package metrics
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nowserving/nowserving/protocol"
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+// Protocol implements protocol.Metrics (pass it as protocol.Opts.Metrics):
+//
+//	nowserving_protocol_sessions{role}                      (gauge)
+//	nowserving_protocol_sessions_closed_total{role, reason}
+//	nowserving_protocol_auth_failures_total{reason}
+//	nowserving_protocol_request_duration_seconds{type}
+//	nowserving_protocol_errors_total{type, code}            (code as 0x21)
+//	nowserving_protocol_connections_refused_total
+type Protocol struct {
+	sessions *prometheus.GaugeVec
+	closed   *prometheus.CounterVec
+	auth     *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	errs     *prometheus.CounterVec
+	refused  prometheus.Counter
+}
+
+var _ protocol.Metrics = (*Protocol)(nil)
+
+// NewProtocol registers the protocol metrics on reg.
+func NewProtocol(reg prometheus.Registerer) (*Protocol, error) {
+	const ns, sub = "nowserving", "protocol"
+	p := &Protocol{
+		sessions: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "sessions",
+			Help: "Device sessions open now, by role."}, []string{"role"}),
+		closed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "sessions_closed_total",
+			Help: "Device sessions ended, by role and reason."}, []string{"role", "reason"}),
+		auth: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "auth_failures_total",
+			Help: "Failed handshakes, by reason."}, []string{"reason"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "request_duration_seconds",
+			Help:    "Time to answer a device request, by message type.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}}, []string{"type"}),
+		errs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "errors_total",
+			Help: "Requests answered with an error, by message type and wire error code."}, []string{"type", "code"}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "connections_refused_total",
+			Help: "Connections refused at the connection cap."}),
+	}
+	for _, c := range []prometheus.Collector{p.sessions, p.closed, p.auth, p.latency, p.errs, p.refused} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("metrics: register protocol metrics: %w", err)
+		}
+	}
+	for _, r := range []wire.Role{wire.RoleKiosk, wire.RoleKeypad, wire.RoleDisplay, wire.RoleConsole} {
+		p.sessions.WithLabelValues(r.String())
+	}
+	return p, nil
+}
+
+// SessionOpened counts a welcomed session.
+func (p *Protocol) SessionOpened(role wire.Role) { p.sessions.WithLabelValues(role.String()).Inc() }
+
+// SessionClosed counts a session's end.
+func (p *Protocol) SessionClosed(role wire.Role, reason string) {
+	p.sessions.WithLabelValues(role.String()).Dec()
+	p.closed.WithLabelValues(role.String(), reason).Inc()
+}
+
+// AuthFailed counts a failed handshake.
+func (p *Protocol) AuthFailed(reason string) { p.auth.WithLabelValues(reason).Inc() }
+
+// Request observes a request's latency and counts its error code.
+func (p *Protocol) Request(t wire.MsgType, code uint16, d time.Duration) {
+	p.latency.WithLabelValues(t.String()).Observe(d.Seconds())
+	if code != 0 {
+		p.errs.WithLabelValues(t.String(), fmt.Sprintf("0x%02x", code)).Inc()
+	}
+}
+
+// ConnRefused counts a connection refused at the cap.
+func (p *Protocol) ConnRefused() { p.refused.Inc() }

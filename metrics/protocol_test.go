@@ -1,0 +1,56 @@
+package metrics
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+func TestProtocol(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	p, err := NewProtocol(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SessionOpened(wire.RoleKiosk)
+	p.SessionOpened(wire.RoleKiosk)
+	p.SessionOpened(wire.RoleKeypad)
+	p.SessionClosed(wire.RoleKiosk, "eof")
+	p.AuthFailed("bad mac")
+	p.AuthFailed("bad mac")
+	p.AuthFailed("unknown device")
+	p.Request(wire.TypeTakeTicket, 0, 3*time.Millisecond)
+	p.Request(wire.TypeTakeTicket, 0x21, 20*time.Millisecond)
+	p.Request(wire.TypeCallNext, 0, 200*time.Millisecond)
+	p.ConnRefused()
+	compareGolden(t, reg, "protocol.golden")
+	if _, err := NewProtocol(reg); err == nil {
+		t.Error("registering the protocol metrics twice on one registry: no error")
+	}
+}
+
+func TestDevices(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	err := RegisterDevices(reg, DeviceSources{
+		Boards: func() []Board {
+			return []Board{{Port: "/dev/ttyUSB0", Address: 1, Online: true}, {Port: "/dev/ttyUSB0", Address: 2}, {Port: "/dev/ttyUSB0", Address: 2}}
+		},
+		Printers: func() []Printer { return []Printer{{Name: "hall", Status: "paper_out"}, {Name: "desk", Status: "ok"}} },
+		Zones:    func() []Zone { return []Zone{{Zone: "hall", Pending: 2, Queued: 40, Dropped: 3}} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareGolden(t, reg, "devices.golden")
+
+	empty := prometheus.NewPedanticRegistry()
+	if err := RegisterDevices(empty, DeviceSources{}); err != nil {
+		t.Fatal(err)
+	}
+	if mfs, err := empty.Gather(); err != nil || len(mfs) != 0 {
+		t.Errorf("no sources: gathered %d families, err %v; want none", len(mfs), err)
+	}
+}

@@ -1,0 +1,353 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// QueueOpts configures a Queue collector.
+type QueueOpts struct {
+	// Engine is followed; required.
+	Engine *queue.Engine
+	// Registry receives the metrics; required.
+	Registry prometheus.Registerer
+	// Logger receives subscription problems; nil discards them.
+	Logger *slog.Logger
+	// ScrapeTimeout bounds the snapshots read at scrape time (default 5s).
+	ScrapeTimeout time.Duration
+}
+
+// Queue follows the engine's events of every site and keeps the ticket
+// counters and the wait and service time histograms; at scrape time it reads
+// each site's snapshot for the gauges. Metrics (labels site, service unless
+// said otherwise):
+//
+//	nowserving_queue_tickets_issued_total
+//	nowserving_queue_tickets_called_total       (every call, not recalls)
+//	nowserving_queue_tickets_served_total       (DONE)
+//	nowserving_queue_tickets_noshow_total
+//	nowserving_queue_wait_duration_seconds      (issue to first call)
+//	nowserving_queue_service_duration_seconds   (start to done)
+//	nowserving_queue_wait_target_breaches_total (first call after the service's wait target)
+//	nowserving_queue_waiting_tickets            (gauge, scrape time)
+//	nowserving_queue_longest_wait_seconds       (gauge, scrape time)
+//	nowserving_queue_counters{site, mode}       (gauge, scrape time: open, paused, closed)
+//
+// Start and issue times are kept in memory per ticket until the ticket
+// ends; for a ticket issued before the process started they are read from
+// the engine (Position) when it is called or done.
+type Queue struct {
+	eng     *queue.Engine
+	log     *slog.Logger
+	timeout time.Duration
+
+	issued, called, served, noShow, breaches *prometheus.CounterVec
+	wait, service                            *prometheus.HistogramVec
+
+	waitingDesc, longestDesc, countersDesc *prometheus.Desc
+
+	mu       sync.Mutex
+	tickets  map[string]map[int64]*ticketTimes // by site, ticket id
+	versions map[string]int64                  // last version applied per site
+	changed  chan struct{}                     // closed and replaced after each batch
+}
+
+type ticketTimes struct {
+	issued  time.Time
+	called  bool
+	serving time.Time
+}
+
+// WaitBuckets are the wait-time histogram buckets in seconds: 30 s to 2 h.
+var WaitBuckets = []float64{30, 60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 7200}
+
+// ServiceBuckets are the service-time histogram buckets in seconds.
+var ServiceBuckets = []float64{30, 60, 120, 180, 300, 600, 900, 1200, 1800, 3600}
+
+// NewQueue registers the collector's metrics; Run feeds them.
+func NewQueue(o QueueOpts) (*Queue, error) {
+	if o.Engine == nil || o.Registry == nil {
+		return nil, errors.New("metrics: new queue collector: engine and registry are required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ScrapeTimeout <= 0 {
+		o.ScrapeTimeout = 5 * time.Second
+	}
+	counter := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "nowserving", Subsystem: "queue", Name: name, Help: help}, []string{"site", "service"})
+	}
+	hist := func(name, help string, b []float64) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "nowserving", Subsystem: "queue", Name: name, Help: help, Buckets: b}, []string{"site", "service"})
+	}
+	q := &Queue{
+		eng: o.Engine, log: o.Logger, timeout: o.ScrapeTimeout,
+		issued:   counter("tickets_issued_total", "Tickets issued."),
+		called:   counter("tickets_called_total", "Tickets called to a counter (recalls not counted)."),
+		served:   counter("tickets_served_total", "Tickets served to the end (DONE)."),
+		noShow:   counter("tickets_noshow_total", "Tickets marked no-show."),
+		breaches: counter("wait_target_breaches_total", "Tickets first called after waiting longer than the service's wait target."),
+		wait:     hist("wait_duration_seconds", "Time from issue to first call.", WaitBuckets),
+		service:  hist("service_duration_seconds", "Time from start of service to done.", ServiceBuckets),
+		waitingDesc: prometheus.NewDesc("nowserving_queue_waiting_tickets",
+			"Tickets waiting now.", []string{"site", "service"}, nil),
+		longestDesc: prometheus.NewDesc("nowserving_queue_longest_wait_seconds",
+			"How long the ticket waiting longest has waited.", []string{"site", "service"}, nil),
+		countersDesc: prometheus.NewDesc("nowserving_queue_counters",
+			"Counters by mode (open, paused, closed).", []string{"site", "mode"}, nil),
+		tickets:  map[string]map[int64]*ticketTimes{},
+		versions: map[string]int64{},
+		changed:  make(chan struct{}),
+	}
+	for _, c := range []prometheus.Collector{q.issued, q.called, q.served, q.noShow, q.breaches, q.wait, q.service, scrape{q}} {
+		if err := o.Registry.Register(c); err != nil {
+			return nil, fmt.Errorf("metrics: register queue metrics: %w", err)
+		}
+	}
+	for _, s := range o.Engine.Sites() {
+		q.tickets[s.ID] = map[int64]*ticketTimes{}
+		for _, sv := range s.Services {
+			for _, v := range []*prometheus.CounterVec{q.issued, q.called, q.served, q.noShow, q.breaches} {
+				v.WithLabelValues(s.ID, sv.Code)
+			}
+		}
+	}
+	return q, nil
+}
+
+// Run follows every site's events from the current version until ctx ends
+// or the engine closes; it returns nil then. A follower that falls too far
+// behind takes a snapshot and goes on from it (the missed events are not
+// counted).
+func (q *Queue) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(q.eng.Sites()))
+	for _, s := range q.eng.Sites() {
+		snap, err := q.eng.Snapshot(ctx, s.ID)
+		if err != nil {
+			return fmt.Errorf("metrics: follow %s: %w", s.ID, err)
+		}
+		sub, err := q.eng.Subscribe(s.ID, snap.Version)
+		if err != nil {
+			return fmt.Errorf("metrics: follow %s: %w", s.ID, err)
+		}
+		q.applied(s.ID, snap.Version)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- q.follow(ctx, s, sub)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var all error
+	for err := range errs {
+		all = errors.Join(all, err)
+	}
+	return all
+}
+
+func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscription) error {
+	for {
+		evs, err := sub.Next(ctx)
+		switch {
+		case errors.Is(err, queue.ErrGapTooLarge):
+			snap, serr := q.eng.Snapshot(ctx, s.ID)
+			if serr != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				q.log.Warn("metrics: snapshot after gap", "site", s.ID, "err", serr)
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(time.Second):
+				}
+				continue
+			}
+			q.log.Warn("metrics: events skipped", "site", s.ID, "from", sub.Version(), "to", snap.Version)
+			sub.Reset(snap.Version)
+			q.applied(s.ID, snap.Version)
+			continue
+		case errors.Is(err, queue.ErrClosed), ctx.Err() != nil:
+			return nil
+		case err != nil:
+			q.log.Warn("metrics: follow events", "site", s.ID, "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for _, ev := range evs {
+			q.apply(ctx, &s, ev)
+		}
+		if len(evs) > 0 {
+			q.applied(s.ID, evs[len(evs)-1].Version)
+		}
+	}
+}
+
+func (q *Queue) applied(site string, v int64) {
+	q.mu.Lock()
+	q.versions[site] = v
+	close(q.changed)
+	q.changed = make(chan struct{})
+	q.mu.Unlock()
+}
+
+// waitVersion blocks until the events of site up to v are applied.
+func (q *Queue) waitVersion(ctx context.Context, site string, v int64) error {
+	for {
+		q.mu.Lock()
+		got, ch := q.versions[site], q.changed
+		q.mu.Unlock()
+		if got >= v {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// times returns the in-memory record of a ticket, creating it.
+// q.mu is held.
+func (q *Queue) times(site string, id int64) *ticketTimes {
+	m := q.tickets[site]
+	if m == nil {
+		m = map[int64]*ticketTimes{}
+		q.tickets[site] = m
+	}
+	t := m[id]
+	if t == nil {
+		t = &ticketTimes{}
+		m[id] = t
+	}
+	return t
+}
+
+// lookup reads a ticket the collector did not see issued.
+func (q *Queue) lookup(ctx context.Context, ev queue.Event) (queue.Ticket, bool) {
+	ctx, cancel := context.WithTimeout(ctx, q.timeout)
+	defer cancel()
+	p, err := q.eng.Position(ctx, ev.Site, ev.Number)
+	if err != nil || p.Ticket.ID != ev.TicketID {
+		return queue.Ticket{}, false
+	}
+	return p.Ticket, true
+}
+
+func (q *Queue) apply(ctx context.Context, s *queue.Site, ev queue.Event) {
+	svc := ev.Service
+	switch ev.Type {
+	case queue.EventIssued:
+		q.issued.WithLabelValues(s.ID, svc).Inc()
+		q.mu.Lock()
+		q.times(s.ID, ev.TicketID).issued = ev.At
+		q.mu.Unlock()
+	case queue.EventCalled:
+		q.called.WithLabelValues(s.ID, svc).Inc()
+		q.mu.Lock()
+		t, known := q.tickets[s.ID][ev.TicketID]
+		q.mu.Unlock()
+		var issued time.Time
+		switch {
+		case known && t.called:
+			return // a second call after re-entry or transfer: the wait was counted
+		case known && !t.issued.IsZero():
+			issued = t.issued
+		default:
+			tk, ok := q.lookup(ctx, ev)
+			if !ok || tk.CallCount > 1 {
+				break
+			}
+			issued = tk.IssuedAt
+		}
+		q.mu.Lock()
+		q.times(s.ID, ev.TicketID).called = true
+		q.mu.Unlock()
+		if issued.IsZero() {
+			return
+		}
+		w := ev.At.Sub(issued)
+		q.wait.WithLabelValues(s.ID, svc).Observe(w.Seconds())
+		for _, sv := range s.Services {
+			if sv.Code == svc && sv.WaitTarget > 0 && w > sv.WaitTarget {
+				q.breaches.WithLabelValues(s.ID, svc).Inc()
+			}
+		}
+	case queue.EventServing:
+		q.mu.Lock()
+		q.times(s.ID, ev.TicketID).serving = ev.At
+		q.mu.Unlock()
+	case queue.EventDone:
+		q.served.WithLabelValues(s.ID, svc).Inc()
+		q.mu.Lock()
+		t := q.tickets[s.ID][ev.TicketID]
+		delete(q.tickets[s.ID], ev.TicketID)
+		q.mu.Unlock()
+		var start time.Time
+		if t != nil && !t.serving.IsZero() {
+			start = t.serving
+		} else if tk, ok := q.lookup(ctx, ev); ok {
+			start = tk.ServingAt
+		}
+		if !start.IsZero() {
+			q.service.WithLabelValues(s.ID, svc).Observe(ev.At.Sub(start).Seconds())
+		}
+	case queue.EventNoShow:
+		q.noShow.WithLabelValues(s.ID, svc).Inc()
+	case queue.EventReentered, queue.EventTransferred:
+		// Waiting again; its first call was already counted.
+	case queue.EventCancelled, queue.EventExpired:
+		q.mu.Lock()
+		delete(q.tickets[s.ID], ev.TicketID)
+		q.mu.Unlock()
+	}
+}
+
+// scrape is the part of Queue read from snapshots at scrape time.
+type scrape struct{ q *Queue }
+
+func (c scrape) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.q.waitingDesc
+	ch <- c.q.longestDesc
+	ch <- c.q.countersDesc
+}
+
+func (c scrape) Collect(ch chan<- prometheus.Metric) {
+	q := c.q
+	for _, s := range q.eng.Sites() {
+		ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
+		snap, err := q.eng.Snapshot(ctx, s.ID)
+		cancel()
+		if err != nil {
+			q.log.Warn("metrics: snapshot at scrape", "site", s.ID, "err", err)
+			continue
+		}
+		for _, sv := range snap.Services {
+			ch <- prometheus.MustNewConstMetric(q.waitingDesc, prometheus.GaugeValue, float64(sv.Waiting), s.ID, sv.Code)
+			ch <- prometheus.MustNewConstMetric(q.longestDesc, prometheus.GaugeValue, sv.LongestWait.Seconds(), s.ID, sv.Code)
+		}
+		modes := map[queue.CounterMode]int{queue.CounterOpen: 0, queue.CounterPaused: 0, queue.CounterClosed: 0}
+		for _, cs := range snap.Counters {
+			modes[cs.Mode]++
+		}
+		for m, n := range modes {
+			ch <- prometheus.MustNewConstMetric(q.countersDesc, prometheus.GaugeValue, float64(n), s.ID, string(m))
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package metrics
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// TestQueue runs a morning at one site and compares every queue metric with
+// testdata/queue.golden: A001 is issued before the collector starts (its
+// wait is read back from the engine), both A tickets wait 25 minutes against
+// a 20 minute target, A002 is a no-show, B001 is served in 10 minutes.
+func TestQueue(t *testing.T) {
+	c := &clock{}
+	c.Set(at("09:00"))
+	eng := newEngine(t, openStore(t), c)
+	ctx := context.Background()
+	req := func(dev string) queue.Request { return queue.Request{Site: "main", Device: dev} }
+	issue := func(hhmm, svc string) {
+		t.Helper()
+		c.Set(at(hhmm))
+		if _, err := eng.Issue(ctx, queue.IssueRequest{Request: req("kiosk"), Service: svc}); err != nil {
+			t.Fatalf("issue %s at %s: %v", svc, hhmm, err)
+		}
+	}
+	counter := func(hhmm, counter, op string) {
+		t.Helper()
+		c.Set(at(hhmm))
+		r := queue.CounterRequest{Request: req("keypad" + counter), Counter: counter}
+		var err error
+		switch op {
+		case "call":
+			_, err = eng.CallNext(ctx, r)
+		case "start":
+			_, err = eng.Start(ctx, r)
+		case "done":
+			_, err = eng.Complete(ctx, r)
+		case "noshow":
+			_, err = eng.NoShow(ctx, r)
+		case "pause":
+			_, err = eng.Pause(ctx, r)
+		}
+		if err != nil {
+			t.Fatalf("%s counter %s at %s: %v", op, counter, hhmm, err)
+		}
+	}
+
+	issue("09:00", "A") // before the collector starts
+
+	reg := prometheus.NewPedanticRegistry()
+	q, err := NewQueue(QueueOpts{Engine: eng, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- q.Run(rctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	// Run subscribes from the version it finds; wait for it.
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := q.waitVersion(wctx, "main", 1); err != nil {
+		t.Fatalf("collector did not start: %v", err)
+	}
+
+	issue("09:05", "A")
+	issue("09:05", "B")
+	counter("09:25", "1", "call") // A001, waited 25m: breach
+	counter("09:26", "1", "start")
+	counter("09:30", "1", "done")  // served in 4m
+	counter("09:30", "1", "call")  // A002, waited 25m: breach
+	counter("09:31", "1", "noshow")
+	counter("09:32", "2", "call") // B001, waited 27m, B has no target
+	counter("09:33", "2", "start")
+	counter("09:43", "2", "done") // served in 10m
+	issue("09:40", "A")
+	counter("09:44", "2", "pause")
+	c.Set(at("09:45"))
+
+	snap, err := eng.Snapshot(ctx, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.waitVersion(wctx, "main", snap.Version); err != nil {
+		t.Fatalf("collector stuck before version %d: %v", snap.Version, err)
+	}
+	compareGolden(t, reg, "queue.golden")
+}
+
+// TestQueueGap: a collector that falls too far behind takes a snapshot and
+// goes on from its version instead of stopping.
+func TestQueueGap(t *testing.T) {
+	c := &clock{}
+	c.Set(at("09:00"))
+	st := openStore(t)
+	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now, FeedSize: 2, MaxReplay: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	reg := prometheus.NewRegistry()
+	q, err := NewQueue(QueueOpts{Engine: eng, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, err := eng.Subscribe("main", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		if _, err := eng.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: "main", Device: "k"}, Service: "A"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The follower starts at 0 and is 5 events behind a replay limit of 2.
+	rctx, rcancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- q.follow(rctx, testSite(), sub) }()
+	if err := q.waitVersion(ctx, "main", 5); err != nil {
+		t.Fatalf("follower did not recover from the gap: %v", err)
+	}
+	rcancel()
+	if err := <-done; err != nil {
+		t.Errorf("follow: %v", err)
+	}
+	if got := testutilValue(t, q.issued, "main", "A"); got != 0 {
+		t.Errorf("issued after a skipped gap = %v, want 0 (skipped events are not counted)", got)
+	}
+}
+
+func testutilValue(t *testing.T, v *prometheus.CounterVec, labels ...string) float64 {
+	t.Helper()
+	m, err := v.GetMetricWithLabelValues(labels...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testutilToFloat(m)
+}

@@ -1,0 +1,110 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// Store is a queue.Store that measures the store it wraps.
+type Store struct {
+	next    queue.Store
+	latency *prometheus.HistogramVec
+	errs    *prometheus.CounterVec
+	now     func() time.Time
+}
+
+var _ queue.Store = (*Store)(nil)
+
+// NewStore wraps next and registers on reg:
+//
+//	nowserving_store_transaction_duration_seconds{op="update|view"}
+//	nowserving_store_errors_total{op, kind="conflict|duplicate|unavailable|other"}
+//
+// Refusals of one request by the rules (service full, unknown ticket, ...)
+// are not store errors and are not counted, nor are cancelled contexts.
+// Registering twice on one registry reuses the first collectors; any other
+// registration failure is returned.
+func NewStore(next queue.Store, reg prometheus.Registerer) (*Store, error) {
+	lat := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "nowserving", Subsystem: "store", Name: "transaction_duration_seconds",
+		Help:    "Time to run and commit one store transaction, by op (update or view).",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+	}, []string{"op"})
+	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "nowserving", Subsystem: "store", Name: "errors_total",
+		Help: "Store transactions that failed, by op and kind (conflict, duplicate, unavailable, other).",
+	}, []string{"op", "kind"})
+	var err error
+	if lat, err = register(reg, lat); err != nil {
+		return nil, fmt.Errorf("metrics: register store latency: %w", err)
+	}
+	if errs, err = register(reg, errs); err != nil {
+		return nil, fmt.Errorf("metrics: register store errors: %w", err)
+	}
+	for _, op := range []string{"update", "view"} {
+		lat.WithLabelValues(op)
+		for _, k := range []string{"conflict", "duplicate", "unavailable", "other"} {
+			errs.WithLabelValues(op, k)
+		}
+	}
+	return &Store{next: next, latency: lat, errs: errs, now: time.Now}, nil
+}
+
+// Update measures next.Update.
+func (s *Store) Update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
+	return s.measure("update", func() error { return s.next.Update(ctx, fn) })
+}
+
+// View measures next.View.
+func (s *Store) View(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
+	return s.measure("view", func() error { return s.next.View(ctx, fn) })
+}
+
+// Close closes next.
+func (s *Store) Close() error { return s.next.Close() }
+
+func (s *Store) measure(op string, fn func() error) error {
+	start := s.now()
+	err := fn()
+	s.latency.WithLabelValues(op).Observe(s.now().Sub(start).Seconds())
+	if k := ErrorKind(err); k != "" {
+		s.errs.WithLabelValues(op, k).Inc()
+	}
+	return err
+}
+
+// refusals are the queue errors that refuse one request by the rules: they
+// are answers, not store failures.
+var refusals = []error{
+	queue.ErrUnknownSite, queue.ErrUnknownService, queue.ErrUnknownCounter, queue.ErrNotFound,
+	queue.ErrServiceFull, queue.ErrServiceClosed, queue.ErrNoneWaiting, queue.ErrInvalidTransition,
+	queue.ErrReentryLimit, queue.ErrCounterPaused, queue.ErrCounterBusy, queue.ErrCounterIdle,
+	queue.ErrKeyReused, queue.ErrBadRequest, context.Canceled,
+}
+
+// ErrorKind classifies a store error for the errors counter: "" for nil and
+// for refusals by the rules, else conflict, duplicate, unavailable or other.
+func ErrorKind(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, queue.ErrConflict):
+		return "conflict"
+	case errors.Is(err, queue.ErrDuplicate):
+		return "duplicate"
+	case errors.Is(err, queue.ErrUnavailable):
+		return "unavailable"
+	}
+	for _, r := range refusals {
+		if errors.Is(err, r) {
+			return ""
+		}
+	}
+	return "other"
+}
