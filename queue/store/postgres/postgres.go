@@ -50,6 +50,7 @@ func Dialect() *sqlstore.Dialect {
 		SkipLocked:     true,
 		Upsert:         sqlstore.OnConflict,
 		ReturningID:    true,
+		EventCTE:       true,
 		SumCast:        "BIGINT",
 		Snapshot:       sql.LevelRepeatableRead,
 		Classify:       classify,

@@ -46,6 +46,10 @@ type Dialect struct {
 	// ReturningID inserts tickets with RETURNING id instead of reading
 	// LastInsertId.
 	ReturningID bool
+	// EventCTE appends an event in one statement, the version upsert in a
+	// data-modifying WITH (PostgreSQL): one round trip less while the
+	// site's version row is locked.
+	EventCTE bool
 	// SumCast, when set, wraps aggregate sums as CAST(SUM(x) AS SumCast) so
 	// they scan as integers ("BIGINT" on PostgreSQL, "SIGNED" on MySQL).
 	SumCast string

@@ -22,13 +22,13 @@ const waiting = "'" + string(queue.StatusWaiting) + "'"
 
 // queries are the fixed statements, rebound for the dialect once.
 type queries struct {
-	nextSeq, nextVersion                               string
-	insertTicket, updateTicket, ticket, ticketByNumber string
-	waiting, waitingAll, ahead, setSortKey, stats      string
-	counter, counterLock, putCounter, counters         string
-	streak, setStreak                                  string
-	insertEvent, events, eventsAll, lastVersion        string
-	lookupRequest, saveRequest                         string
+	nextSeq, nextVersion                                        string
+	insertTicket, updateTicket, ticket, ticketByNumber          string
+	waiting, waitingAll, ahead, setSortKey, stats               string
+	counter, counterLock, putCounter, counters                  string
+	streak, setStreak                                           string
+	insertEvent, appendEventCTE, events, eventsAll, lastVersion string
+	lookupRequest, saveRequest                                  string
 }
 
 func buildQueries(d *Dialect) queries {
@@ -64,13 +64,16 @@ func buildQueries(d *Dialect) queries {
 			d.sum("CASE WHEN serving_at > 0 AND finished_at > 0 THEN finished_at - serving_at ELSE 0 END") + ", " +
 			d.sum("CASE WHEN serving_at > 0 AND finished_at > 0 THEN 1 ELSE 0 END") +
 			" FROM tickets WHERE site = ? AND day = ? GROUP BY queue, counter, status ORDER BY queue, counter, status"),
-		counter:       r(counterQ),
-		counterLock:   r(counterQ + " FOR UPDATE"),
-		putCounter:    d.upsert("counters", []string{"site", "id"}, []string{"mode", "ticket_id", "since"}),
-		counters:      r("SELECT site, id, mode, ticket_id, since FROM counters WHERE site = ? ORDER BY id"),
-		streak:        r("SELECT n FROM service_streaks WHERE site = ? AND service = ?"),
-		setStreak:     d.upsert("service_streaks", []string{"site", "service"}, []string{"n"}),
-		insertEvent:   r("INSERT INTO events (" + eventCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+		counter:     r(counterQ),
+		counterLock: r(counterQ + " FOR UPDATE"),
+		putCounter:  d.upsert("counters", []string{"site", "id"}, []string{"mode", "ticket_id", "since"}),
+		counters:    r("SELECT site, id, mode, ticket_id, since FROM counters WHERE site = ? ORDER BY id"),
+		streak:      r("SELECT n FROM service_streaks WHERE site = ? AND service = ?"),
+		setStreak:   d.upsert("service_streaks", []string{"site", "service"}, []string{"n"}),
+		insertEvent: r("INSERT INTO events (" + eventCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+		appendEventCTE: r("WITH v AS (INSERT INTO site_versions (site, version) VALUES (?, 1) ON CONFLICT (site) DO UPDATE " +
+			"SET version = site_versions.version + 1 RETURNING site, version) INSERT INTO events (" + eventCols + ") " +
+			"SELECT v.site, v.version, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM v RETURNING version"),
 		events:        r(eventsQ + " LIMIT ?"),
 		eventsAll:     r(eventsQ),
 		lastVersion:   r("SELECT version FROM site_versions WHERE site = ?"),
@@ -540,6 +543,16 @@ func (t *tx) SetStreak(ctx context.Context, site, service string, n int) error {
 // stays locked until commit, so versions commit in order and without gaps)
 // and stores e with it.
 func (t *tx) AppendEvent(ctx context.Context, e *queue.Event) error {
+	if t.s.d.EventCTE {
+		var v int64
+		err := t.tx.QueryRowContext(ctx, t.s.q.appendEventCTE, e.Site, string(e.Type), e.TicketID, e.Number, e.Service,
+			string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At)).Scan(&v)
+		if err != nil {
+			return t.wrap("append event", err)
+		}
+		e.Version = v
+		return nil
+	}
 	v, err := t.increment(ctx, t.s.q.nextVersion, e.Site)
 	if err != nil {
 		return t.wrap("next event version", err)
