@@ -76,8 +76,8 @@ func TestQueue(t *testing.T) {
 	issue("09:05", "B")
 	counter("09:25", "1", "call") // A001, waited 25m: breach
 	counter("09:26", "1", "start")
-	counter("09:30", "1", "done")  // served in 4m
-	counter("09:30", "1", "call")  // A002, waited 25m: breach
+	counter("09:30", "1", "done") // served in 4m
+	counter("09:30", "1", "call") // A002, waited 25m: breach
 	counter("09:31", "1", "noshow")
 	counter("09:32", "2", "call") // B001, waited 27m, B has no target
 	counter("09:33", "2", "start")
