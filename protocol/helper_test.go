@@ -3,6 +3,7 @@ package protocol_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -96,6 +97,8 @@ type env struct {
 	addr   string
 	served chan error
 	wrap   func(net.Listener) net.Listener
+	// tlsClient, when set, makes dial speak TLS.
+	tlsClient *tls.Config
 }
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -196,7 +199,13 @@ type client struct {
 
 func (en *env) dial() *client {
 	en.t.Helper()
-	c, err := net.DialTimeout("tcp", en.addr, 5*time.Second)
+	var c net.Conn
+	var err error
+	if en.tlsClient != nil {
+		c, err = tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", en.addr, en.tlsClient)
+	} else {
+		c, err = net.DialTimeout("tcp", en.addr, 5*time.Second)
+	}
 	if err != nil {
 		en.t.Fatalf("dial: %v", err)
 	}
@@ -350,4 +359,16 @@ func (cl *client) expectClose() []uint16 {
 func isReset(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && !op.Timeout()
+}
+
+// waitConns waits until the server counts n connections.
+func (en *env) waitConns(n int) {
+	en.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for en.srv.Stats().Conns != n {
+		if time.Now().After(deadline) {
+			en.t.Fatalf("server has %d connections, want %d", en.srv.Stats().Conns, n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }

@@ -691,10 +691,7 @@ func TestMaxConns(t *testing.T) {
 		t.Errorf("third connection: %v, want ERROR 0x32", codes)
 	}
 	a.c.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for en.srv.Stats().Conns > 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	en.waitConns(1)
 	b, _ := en.login("kiosk-3", 1)
 	b.ticket(&wire.TakeTicket{Service: "A"})
 }

@@ -159,13 +159,13 @@ func (ss *session) handshake() bool {
 	s := ss.srv
 	deadline := ss.start.Add(s.o.HandshakeTimeout)
 	fail := func(e *wire.StatusError, reqID uint32, reason string) bool {
-		if e != nil {
-			ss.writeNow(e.Reply(reqID), reqID, time.Second)
-		}
 		if reason != "eof" && reason != "shutdown" && reason != "read error" {
 			s.authFailures.Add(1)
 			s.metrics.AuthFailed(reason)
 			s.log.Warn("handshake failed", "remote", ss.remote, "device", ss.hello.DeviceID, "reason", reason)
+		}
+		if e != nil {
+			ss.writeNow(e.Reply(reqID), reqID, time.Second)
 		}
 		return false
 	}

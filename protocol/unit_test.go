@@ -1,0 +1,76 @@
+package protocol
+
+import (
+	"testing"
+	"time"
+)
+
+func TestBucket(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	tests := []struct {
+		name  string
+		rate  float64
+		burst int
+		at    []time.Duration // offsets of the takes
+		want  []bool
+	}{
+		{"burst then refused", 1, 3, []time.Duration{0, 0, 0, 0}, []bool{true, true, true, false}},
+		{"refill", 2, 1, []time.Duration{0, 0, 500 * time.Millisecond, 600 * time.Millisecond}, []bool{true, false, true, false}},
+		{"refill capped at burst", 10, 2, []time.Duration{0, 0, time.Hour, time.Hour, time.Hour}, []bool{true, true, true, true, false}},
+		{"disabled", -1, 0, []time.Duration{0, 0, 0}, []bool{true, true, true}},
+		{"zero rate", 0, 1, []time.Duration{0, time.Hour}, []bool{true, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBucket(tt.rate, tt.burst, t0)
+			for i, d := range tt.at {
+				ok, wait := b.take(t0.Add(d))
+				if ok != tt.want[i] {
+					t.Fatalf("take %d at +%v: %v, want %v", i, d, ok, tt.want[i])
+				}
+				if !ok && wait <= 0 {
+					t.Errorf("take %d refused with no wait", i)
+				}
+			}
+		})
+	}
+	b := newBucket(4, 1, t0)
+	b.take(t0)
+	if _, wait := b.take(t0); wait != 250*time.Millisecond {
+		t.Errorf("wait %v, want 250ms", wait)
+	}
+}
+
+func TestSendQueue(t *testing.T) {
+	q := newSendQueue(2)
+	if ok, _ := q.push([]byte("a"), false); !ok {
+		t.Fatal("push a")
+	}
+	if ok, _ := q.push([]byte("b"), false); !ok {
+		t.Fatal("push b")
+	}
+	ok, room := q.push([]byte("c"), false)
+	if ok || room == nil {
+		t.Fatal("push c into a full queue succeeded")
+	}
+	select {
+	case <-q.ready:
+	default:
+		t.Fatal("no ready token")
+	}
+	got, closing := q.take()
+	if len(got) != 2 || string(got[0]) != "a" || string(got[1]) != "b" || closing {
+		t.Fatalf("take: %q closing=%v", got, closing)
+	}
+	select {
+	case <-room:
+	default:
+		t.Fatal("room not signalled after take")
+	}
+	if ok, _ := q.push(nil, true); !ok {
+		t.Fatal("push close marker")
+	}
+	if got, closing = q.take(); len(got) != 0 || !closing {
+		t.Fatalf("take after close marker: %q closing=%v", got, closing)
+	}
+}
