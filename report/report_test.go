@@ -1,0 +1,281 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+	_ "time/tzdata" // Europe/Berlin on machines without zoneinfo
+
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/postgres"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/storetest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+func berlin(t *testing.T) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
+func testSite(t *testing.T) queue.Site {
+	return queue.Site{
+		ID: "clinic", Location: berlin(t), Rollover: 4 * time.Hour,
+		Services: []queue.Service{
+			{Code: "A", Prefix: "A", Width: 3, AvgService: 5 * time.Minute},
+			{Code: "B", Prefix: "B", Width: 3, AvgService: 5 * time.Minute},
+			{Code: "C", Prefix: "C", Width: 3, AvgService: 5 * time.Minute},
+		},
+		Counters: []queue.Counter{
+			{ID: "1", Services: []queue.CounterService{{Service: "A", Weight: 1}, {Service: "B", Weight: 1}}, Policy: queue.PolicyStrict},
+			{ID: "2", Services: []queue.CounterService{{Service: "B", Weight: 1}}, Policy: queue.PolicyStrict},
+			{ID: "3", Services: []queue.CounterService{{Service: "C", Weight: 1}}, Policy: queue.PolicyStrict},
+		},
+	}
+}
+
+// play runs two service days at the clinic on st and returns the engine.
+func play(t *testing.T, st queue.Store) *queue.Engine {
+	t.Helper()
+	site := testSite(t)
+	c := &clock{}
+	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	ctx := context.Background()
+	set := func(day, hhmm string) {
+		tm, err := time.ParseInLocation("2006-01-02 15:04", day+" "+hhmm, site.Location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Set(tm)
+	}
+	req := queue.Request{Site: "clinic", Device: "test"}
+	steps := []struct {
+		day, at, op, arg string
+	}{
+		{"2026-03-02", "08:10", "issue", "A"}, // A001
+		{"2026-03-02", "08:20", "issue", "A"}, // A002
+		{"2026-03-02", "08:25", "issue", "B"}, // B001
+		{"2026-03-02", "08:30", "call", "1"},  // A001 waited 20m
+		{"2026-03-02", "08:31", "start", "1"},
+		{"2026-03-02", "08:40", "issue", "A"}, // A003
+		{"2026-03-02", "08:41", "done", "1"},  // served 10m
+		{"2026-03-02", "08:41", "call", "1"},  // A002 waited 21m
+		{"2026-03-02", "08:42", "recall", "1"},
+		{"2026-03-02", "08:45", "noshow", "1"},
+		{"2026-03-02", "08:50", "call", "2"}, // B001 waited 25m
+		{"2026-03-02", "08:52", "start", "2"},
+		{"2026-03-02", "09:00", "done", "2"},      // served 8m
+		{"2026-03-02", "09:01", "cancel", "A003"}, // cancelled while waiting
+		{"2026-03-02", "09:05", "issue", "B"},     // B002
+		{"2026-03-02", "09:10", "call", "2"},      // B002 waited 5m
+		{"2026-03-02", "09:11", "start", "2"},
+		{"2026-03-02", "09:20", "done", "2"},  // served 9m
+		{"2026-03-03", "03:30", "issue", "A"}, // before the 04:00 rollover: still 2026-03-02, A004
+		{"2026-03-03", "03:40", "call", "1"},  // A004 waited 10m
+		{"2026-03-03", "03:41", "start", "1"},
+		{"2026-03-03", "03:50", "done", "1"},  // served 9m
+		{"2026-03-03", "10:00", "issue", "A"}, // 2026-03-03 A001
+		{"2026-03-03", "10:05", "call", "1"},  // waited 5m
+		{"2026-03-03", "10:06", "start", "1"},
+		{"2026-03-03", "10:16", "done", "1"}, // served 10m
+	}
+	for _, s := range steps {
+		set(s.day, s.at)
+		cr := queue.CounterRequest{Request: req, Counter: s.arg}
+		var err error
+		switch s.op {
+		case "issue":
+			_, err = eng.Issue(ctx, queue.IssueRequest{Request: req, Service: s.arg})
+		case "call":
+			_, err = eng.CallNext(ctx, cr)
+		case "start":
+			_, err = eng.Start(ctx, cr)
+		case "done":
+			_, err = eng.Complete(ctx, cr)
+		case "recall":
+			_, err = eng.Recall(ctx, cr)
+		case "noshow":
+			_, err = eng.NoShow(ctx, cr)
+		case "cancel":
+			_, err = eng.Cancel(ctx, queue.NumberRequest{Request: req, Number: s.arg})
+		}
+		if err != nil {
+			t.Fatalf("%s %s: %s %s: %v", s.day, s.at, s.op, s.arg, err)
+		}
+	}
+	return eng
+}
+
+func sqliteStore(t *testing.T) queue.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"), sqlite.Opts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run with -update to accept):\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+func TestBuildFormats(t *testing.T) {
+	eng := play(t, sqliteStore(t))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, from, to string
+		formats        []string
+	}{
+		{"day1", "2026-03-02", "", Formats},
+		{"day2", "2026-03-03", "2026-03-03", []string{"table"}},
+		{"range", "2026-03-02", "2026-03-03", []string{"table", "json"}},
+		{"empty", "2026-03-10", "", []string{"table", "csv", "json"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Build(ctx, eng, "clinic", tc.from, tc.to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range tc.formats {
+				var b bytes.Buffer
+				if err := Write(&b, r, f); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, tc.name+"."+f, b.Bytes())
+			}
+		})
+	}
+}
+
+// TestBuildFigures checks the first day's figures by hand, independent of
+// the golden files.
+func TestBuildFigures(t *testing.T) {
+	eng := play(t, sqliteStore(t))
+	r, err := Build(context.Background(), eng, "clinic", "2026-03-02", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := r.Services[0]
+	want := Stats{Issued: 4, Called: 3, Served: 2, NoShows: 1, Cancelled: 1,
+		AvgWait: 17 * time.Minute, P90Wait: 21 * time.Minute, AvgService: 9*time.Minute + 30*time.Second,
+		BusiestHour: 8, BusiestCount: 3}
+	if a.ID != "A" || a.Stats != want {
+		t.Errorf("service A:\n got %+v\nwant %+v", a.Stats, want)
+	}
+	if c := r.Counters[1]; c.ID != "2" || c.Called != 2 || c.Served != 2 || c.AvgService != 8*time.Minute+30*time.Second || c.BusiestHour != 8 {
+		t.Errorf("counter 2: %+v", c)
+	}
+	if c := r.Counters[2]; c.ID != "3" || c.Called != 0 || c.BusiestHour != -1 {
+		t.Errorf("idle counter 3: %+v", c)
+	}
+	if r.Total.Issued != 6 || r.Total.Served != 4 {
+		t.Errorf("total: %+v", r.Total)
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	eng := play(t, sqliteStore(t))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		site, from, to string
+		want           error
+	}{
+		{"nowhere", "2026-03-02", "", queue.ErrUnknownSite},
+		{"clinic", "2026-3-2", "", queue.ErrBadRequest},
+		{"clinic", "2026-03-02", "tomorrow", queue.ErrBadRequest},
+		{"clinic", "2026-03-03", "2026-03-02", queue.ErrBadRequest},
+	} {
+		if _, err := Build(ctx, eng, tc.site, tc.from, tc.to); !errors.Is(err, tc.want) {
+			t.Errorf("Build(%q, %q, %q) = %v, want %v", tc.site, tc.from, tc.to, err, tc.want)
+		}
+	}
+	if err := Write(&bytes.Buffer{}, Report{}, "xml"); !errors.Is(err, ErrFormat) {
+		t.Errorf("Write xml: %v, want ErrFormat", err)
+	}
+}
+
+func TestP90(t *testing.T) {
+	ds := func(n ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range n {
+			out = append(out, time.Duration(x)*time.Second)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		in   []time.Duration
+		want time.Duration
+	}{
+		{nil, 0},
+		{ds(5), 5 * time.Second},
+		{ds(10, 1, 9, 2, 8, 3, 7, 4, 6, 5), 9 * time.Second},
+		{ds(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), 10 * time.Second},
+	} {
+		if got := p90(tc.in); got != tc.want {
+			t.Errorf("p90(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestSameOnPostgres plays the same days on PostgreSQL and expects the same
+// report: it is computed from events only.
+func TestSameOnPostgres(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	st, err := postgres.Open(context.Background(), dsn, postgres.Opts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	lite, pg := play(t, sqliteStore(t)), play(t, st)
+	for _, days := range [][2]string{{"2026-03-02", ""}, {"2026-03-02", "2026-03-03"}} {
+		a, err := Build(context.Background(), lite, "clinic", days[0], days[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Build(context.Background(), pg, "clinic", days[0], days[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%v: SQLite and PostgreSQL reports differ:\nsqlite   %+v\npostgres %+v", days, a, b)
+		}
+	}
+}
