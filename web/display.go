@@ -1,0 +1,287 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// DisplayState is what the hall display shows; it is sent as the event
+// "state" on every (re)connect and after every batch of changes.
+type DisplayState struct {
+	Site     string           `json:"site"`
+	Name     string           `json:"name"`
+	TimeZone string           `json:"tz"`
+	Version  int64            `json:"version"`
+	Now      time.Time        `json:"now"`
+	Services []DisplayService `json:"services"`
+	Calls    []Call           `json:"calls"` // newest first
+}
+
+// DisplayService is the waiting count of one service.
+type DisplayService struct {
+	Code    string `json:"code"`
+	Name    string `json:"name"`
+	Waiting int    `json:"waiting"`
+}
+
+// Call is one number called to a counter; it is also sent alone as the
+// event "call" (the display chimes and highlights it).
+type Call struct {
+	Version     int64     `json:"version"`
+	Number      string    `json:"number"`
+	Service     string    `json:"service"`
+	Counter     string    `json:"counter"`
+	CounterName string    `json:"counter_name"`
+	Recall      bool      `json:"recall"`
+	At          time.Time `json:"at"`
+}
+
+// pick returns the name in the preferred language, else the first by
+// language code, else def.
+func (s *Server) pick(names map[string]string, def string) string {
+	for _, l := range s.o.Languages {
+		if n := names[l]; n != "" {
+			return n
+		}
+	}
+	keys := make([]string, 0, len(names))
+	for k := range names {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if names[k] != "" {
+			return names[k]
+		}
+	}
+	return def
+}
+
+func (s *Server) counterName(site *queue.Site, id string) string {
+	for _, c := range site.Counters {
+		if c.ID == id {
+			return s.pick(c.Names, id)
+		}
+	}
+	return id
+}
+
+// callScan is how many recent events are read to list the last calls.
+const callScan = 2000
+
+// recentCalls lists the last calls of today up to version v, newest first,
+// one per number.
+func (s *Server) recentCalls(ctx context.Context, site *queue.Site, v int64, day string) ([]Call, error) {
+	var calls []Call
+	after := max(0, v-callScan)
+	for after < v {
+		evs, err := s.o.Engine.Events(ctx, site.ID, after, 500)
+		if err != nil {
+			return nil, err
+		}
+		if len(evs) == 0 {
+			break
+		}
+		for _, e := range evs {
+			after = e.Version
+			if e.Version > v {
+				break
+			}
+			if c, ok := s.callOf(site, e); ok && site.Day(e.At) == day {
+				calls = s.addCall(calls, c)
+			}
+		}
+	}
+	return calls, nil
+}
+
+func (s *Server) callOf(site *queue.Site, e queue.Event) (Call, bool) {
+	if e.Type != queue.EventCalled && e.Type != queue.EventRecalled {
+		return Call{}, false
+	}
+	return Call{Version: e.Version, Number: e.Number, Service: e.Service, Counter: e.Counter,
+		CounterName: s.counterName(site, e.Counter), Recall: e.Type == queue.EventRecalled, At: e.At}, true
+}
+
+// addCall puts c first, dropping an older call of the same number, and
+// keeps RecentCalls.
+func (s *Server) addCall(calls []Call, c Call) []Call {
+	calls = slices.DeleteFunc(calls, func(x Call) bool { return x.Number == c.Number })
+	calls = append([]Call{c}, calls...)
+	if len(calls) > s.o.RecentCalls {
+		calls = calls[:s.o.RecentCalls]
+	}
+	return calls
+}
+
+func (s *Server) displayState(site *queue.Site, sn queue.Snapshot, calls []Call) DisplayState {
+	st := DisplayState{Site: site.ID, Name: s.pick(site.Names, site.ID), TimeZone: site.Location.String(),
+		Version: sn.Version, Now: s.o.Clock(), Services: []DisplayService{}, Calls: calls}
+	if st.Calls == nil {
+		st.Calls = []Call{}
+	}
+	for _, v := range sn.Services {
+		name := v.Code
+		for _, sv := range site.Services {
+			if sv.Code == v.Code {
+				name = s.pick(sv.Names, v.Code)
+			}
+		}
+		st.Services = append(st.Services, DisplayService{Code: v.Code, Name: name, Waiting: v.Waiting})
+	}
+	return st
+}
+
+// displayEvents is the public, read-only stream of the hall display: a
+// "state" on connect (so a reconnect needs nothing else), then a "call" per
+// call or recall and a fresh "state" after each batch.
+func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
+	site, err := s.o.Engine.Site(r.PathValue("site"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	sn, err := s.o.Engine.Snapshot(r.Context(), site.ID)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	calls, err := s.recentCalls(r.Context(), site, sn.Version, sn.Day)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	sub, err := s.o.Engine.Subscribe(site.ID, sn.Version)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	st, ctx, done := s.startStream(w, r)
+	defer done()
+	if st.send(sn.Version, "state", s.displayState(site, sn, calls)) != nil {
+		return
+	}
+	for {
+		evs, err := s.next(ctx, st, sub)
+		gap := errors.Is(err, queue.ErrGapTooLarge)
+		if err != nil && !gap {
+			return
+		}
+		day := site.Day(s.o.Clock())
+		for _, e := range evs {
+			if c, ok := s.callOf(site, e); ok {
+				calls = s.addCall(calls, c)
+				if st.send(e.Version, "call", c) != nil {
+					return
+				}
+			}
+		}
+		sn, err = s.o.Engine.Snapshot(ctx, site.ID)
+		if err != nil {
+			return
+		}
+		if gap || sn.Day != day {
+			sub.Reset(sn.Version)
+			if calls, err = s.recentCalls(ctx, site, sn.Version, sn.Day); err != nil {
+				return
+			}
+		}
+		if st.send(sn.Version, "state", s.displayState(site, sn, calls)) != nil {
+			return
+		}
+	}
+}
+
+// TicketStatus is what the ticket page shows; sent as the event "status".
+type TicketStatus struct {
+	Site        string `json:"site"`
+	SiteName    string `json:"site_name"`
+	ServiceName string `json:"service_name"`
+	CounterName string `json:"counter_name,omitempty"`
+	Position    `json:"position"`
+}
+
+func (s *Server) ticketStatus(ctx context.Context, site *queue.Site, number string) (TicketStatus, error) {
+	p, err := s.o.Engine.Position(ctx, site.ID, number)
+	if err != nil {
+		return TicketStatus{}, err
+	}
+	ts := TicketStatus{Site: site.ID, SiteName: s.pick(site.Names, site.ID), Position: toPosition(p, s.o.Clock())}
+	ts.ServiceName = p.Ticket.Queue
+	for _, sv := range site.Services {
+		if sv.Code == p.Ticket.Queue {
+			ts.ServiceName = s.pick(sv.Names, sv.Code)
+		}
+	}
+	if p.Ticket.Counter != "" {
+		ts.CounterName = s.counterName(site, p.Ticket.Counter)
+	}
+	return ts, nil
+}
+
+// ticketEvents is the public stream of one ticket's page: a "status" on
+// connect and after every batch of changes that may move it.
+func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
+	site, err := s.o.Engine.Site(r.PathValue("site"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	number := r.PathValue("number")
+	sn, err := s.o.Engine.Snapshot(r.Context(), site.ID)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	ts, err := s.ticketStatus(r.Context(), site, number)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	sub, err := s.o.Engine.Subscribe(site.ID, sn.Version)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	st, ctx, done := s.startStream(w, r)
+	defer done()
+	if st.send(sn.Version, "status", ts) != nil {
+		return
+	}
+	for {
+		evs, err := s.next(ctx, st, sub)
+		gap := errors.Is(err, queue.ErrGapTooLarge)
+		if err != nil && !gap {
+			return
+		}
+		v := sub.Version()
+		if gap {
+			sn, err := s.o.Engine.Snapshot(ctx, site.ID)
+			if err != nil {
+				return
+			}
+			sub.Reset(sn.Version)
+			v = sn.Version
+		}
+		moved := gap
+		for _, e := range evs {
+			// Counters opening or pausing change the estimate too.
+			moved = moved || e.Service == ts.Ticket.Queue || e.Number == number || e.TicketID == 0
+		}
+		if !moved {
+			continue
+		}
+		if ts, err = s.ticketStatus(ctx, site, number); err != nil {
+			return
+		}
+		if st.send(v, "status", ts) != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,232 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
+)
+
+const (
+	testToken  = "secret-token-0123456789"
+	otherToken = "other-token-0123456789"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func testSite() queue.Site {
+	return queue.Site{
+		ID: "main", Location: time.UTC, Names: map[string]string{"en": "Main Hall"},
+		Services: []queue.Service{
+			{Code: "A", Prefix: "A", Width: 3, AvgService: 5 * time.Minute, Names: map[string]string{"en": "General"}},
+			{Code: "F", Prefix: "F", Width: 3, AvgService: 5 * time.Minute, DailyCap: 1},
+		},
+		Counters: []queue.Counter{
+			{ID: "5", Names: map[string]string{"en": "Counter 5"}, Services: []queue.CounterService{{Service: "A", Weight: 1}}, Policy: queue.PolicyStrict},
+			{ID: "6", Services: []queue.CounterService{{Service: "F", Weight: 1}}, Policy: queue.PolicyStrict},
+		},
+	}
+}
+
+type env struct {
+	t     *testing.T
+	eng   *queue.Engine
+	srv   *Server
+	http  *httptest.Server
+	clock *clock
+}
+
+// newEnv runs a real engine on SQLite behind a test HTTP server.
+func newEnv(t *testing.T, mod func(*queue.Opts, *Opts)) *env {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "web.db"), sqlite.Opts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	qo := queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now}
+	wo := Opts{Clock: c.Now, Languages: []string{"en"}, Tokens: []TokenInfo{
+		{Name: "his", Token: testToken},
+		{Name: "elsewhere", Token: otherToken, Sites: []string{"other"}},
+	}}
+	if mod != nil {
+		mod(&qo, &wo)
+	}
+	eng, err := queue.New(qo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	wo.Engine = eng
+	srv, err := New(wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		srv.stop() // end the streams so Close does not wait for them
+		hs.Close()
+	})
+	return &env{t: t, eng: eng, srv: srv, http: hs, clock: c}
+}
+
+// do sends a request with the test token unless token is "-".
+func (e *env) do(method, path, token, body string, hdr ...string) *http.Response {
+	e.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, e.http.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if token != "-" {
+		if token == "" {
+			token = testToken
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// decode reads a JSON body into v and checks the status.
+func decode[T any](t *testing.T, resp *http.Response, status int) T {
+	t.Helper()
+	var v T
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != status {
+		t.Fatalf("%s %s: status %d, want %d; body %s", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, status, b)
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+	return v
+}
+
+func (e *env) issue(service string) queue.Ticket {
+	e.t.Helper()
+	tk, err := e.eng.Issue(context.Background(), queue.IssueRequest{Request: queue.Request{Site: "main", Device: "kiosk"}, Service: service})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tk
+}
+
+func (e *env) call(counter string) queue.Ticket {
+	e.t.Helper()
+	tk, err := e.eng.CallNext(context.Background(), queue.CounterRequest{Request: queue.Request{Site: "main", Device: "keypad"}, Counter: counter})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tk
+}
+
+// sseEvent is one parsed Server-Sent Event.
+type sseEvent struct {
+	ID, Event, Data string
+}
+
+// sseReader parses a text/event-stream, skipping comments and retry lines.
+type sseReader struct {
+	t  *testing.T
+	br *bufio.Reader
+	ch chan sseEvent
+}
+
+func newSSE(t *testing.T, resp *http.Response) *sseReader {
+	t.Helper()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("stream: status %d, type %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	r := &sseReader{t: t, br: bufio.NewReader(resp.Body), ch: make(chan sseEvent, 100)}
+	go func() {
+		defer close(r.ch)
+		var ev sseEvent
+		for {
+			line, err := r.br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			line = strings.TrimRight(line, "\n")
+			switch {
+			case line == "":
+				if ev.Data != "" {
+					r.ch <- ev
+				}
+				ev = sseEvent{}
+			case strings.HasPrefix(line, "id: "):
+				ev.ID = line[4:]
+			case strings.HasPrefix(line, "event: "):
+				ev.Event = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				ev.Data = line[6:]
+			}
+		}
+	}()
+	return r
+}
+
+// next returns the next event within 5 s.
+func (r *sseReader) next() sseEvent {
+	r.t.Helper()
+	select {
+	case ev, ok := <-r.ch:
+		if !ok {
+			r.t.Fatal("stream ended")
+		}
+		return ev
+	case <-time.After(5 * time.Second):
+		r.t.Fatal("no event within 5 s")
+	}
+	return sseEvent{}
+}
+
+// nextOf skips events until one named event.
+func (r *sseReader) nextOf(event string) sseEvent {
+	r.t.Helper()
+	for {
+		if ev := r.next(); ev.Event == event {
+			return ev
+		}
+	}
+}
+
+func unmarshal[T any](t *testing.T, data string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(data), &v); err != nil {
+		t.Fatalf("decode %s: %v", data, err)
+	}
+	return v
+}

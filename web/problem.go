@@ -1,0 +1,80 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// Problem is an RFC 9457 problem detail, with a stable machine code.
+type Problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	Code   string `json:"code"`
+}
+
+// ProblemType is the prefix of Problem.Type; the code follows it.
+const ProblemType = "urn:nowserving:problem:"
+
+func writeProblem(w http.ResponseWriter, status int, code, title, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(Problem{Type: ProblemType + code, Title: title, Status: status, Detail: detail, Code: code})
+}
+
+// problems maps the engine's errors onto HTTP. A refusal that waiting
+// cannot cure (service full today, closed now, bad transition) is 409 (not
+// 429: retrying later the same day does not help a full service); a store
+// that is busy or down is 503 with Retry-After.
+var problems = []struct {
+	err    error
+	status int
+	code   string
+	title  string
+}{
+	{queue.ErrUnknownSite, http.StatusNotFound, "unknown_site", "unknown site"},
+	{queue.ErrUnknownCounter, http.StatusNotFound, "unknown_counter", "unknown counter"},
+	{queue.ErrNotFound, http.StatusNotFound, "ticket_not_found", "no such ticket today"},
+	{queue.ErrUnknownService, http.StatusUnprocessableEntity, "unknown_service", "unknown service"},
+	{queue.ErrBadRequest, http.StatusBadRequest, "bad_request", "bad request"},
+	{queue.ErrServiceFull, http.StatusConflict, "service_full", "service full today"},
+	{queue.ErrServiceClosed, http.StatusConflict, "service_closed", "service closed now"},
+	{queue.ErrNoneWaiting, http.StatusConflict, "none_waiting", "no ticket waiting"},
+	{queue.ErrInvalidTransition, http.StatusConflict, "invalid_transition", "not allowed in the ticket's state"},
+	{queue.ErrReentryLimit, http.StatusConflict, "reentry_limit", "re-entry limit reached"},
+	{queue.ErrCounterPaused, http.StatusConflict, "counter_paused", "counter paused"},
+	{queue.ErrCounterBusy, http.StatusConflict, "counter_busy", "counter is calling a ticket"},
+	{queue.ErrCounterIdle, http.StatusConflict, "counter_idle", "counter has no ticket"},
+	{queue.ErrKeyReused, http.StatusUnprocessableEntity, "idempotency_key_reused", "idempotency key used for another operation"},
+	{queue.ErrClosed, http.StatusServiceUnavailable, "shutting_down", "shutting down"},
+	{queue.ErrConflict, http.StatusServiceUnavailable, "busy", "busy, try again"},
+	{queue.ErrUnavailable, http.StatusServiceUnavailable, "store_unavailable", "store unavailable"},
+	{context.DeadlineExceeded, http.StatusServiceUnavailable, "timeout", "timed out, try again"},
+}
+
+// writeError answers err as a problem; unexpected errors are logged and
+// answered without detail.
+func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
+	for _, p := range problems {
+		if errors.Is(err, p.err) {
+			if p.status == http.StatusServiceUnavailable {
+				w.Header().Set("Retry-After", "1")
+			}
+			writeProblem(w, p.status, p.code, p.title, strings.TrimPrefix(err.Error(), "queue: "))
+			return
+		}
+	}
+	if errors.Is(err, context.Canceled) {
+		return // the client left
+	}
+	log.Error("web: request failed", "err", err)
+	writeProblem(w, http.StatusInternalServerError, "internal", "internal error", "")
+}

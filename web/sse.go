@@ -1,0 +1,88 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// stream writes Server-Sent Events.
+type stream struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+// startStream answers with the SSE headers and returns the stream and a
+// context that ends when the client leaves or the server shuts down.
+func (s *Server) startStream(w http.ResponseWriter, r *http.Request) (*stream, context.Context, func()) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any write timeout
+	st := &stream{w: w, rc: rc}
+	// Tell EventSource to retry after 1 s rather than its default 3 s.
+	fmt.Fprint(w, "retry: 1000\n\n")
+	_ = rc.Flush()
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(s.streams, cancel)
+	return st, ctx, func() { stop(); cancel() }
+}
+
+// send writes one event; id < 0 writes none, event "" is a default message.
+func (st *stream) send(id int64, event string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("web: encode event: %w", err)
+	}
+	var out []byte
+	if id >= 0 {
+		out = append(out, "id: "...)
+		out = strconv.AppendInt(out, id, 10)
+		out = append(out, '\n')
+	}
+	if event != "" {
+		out = append(out, "event: "...)
+		out = append(out, event...)
+		out = append(out, '\n')
+	}
+	out = append(out, "data: "...)
+	out = append(out, b...) // JSON has no raw newlines
+	out = append(out, "\n\n"...)
+	if _, err := st.w.Write(out); err != nil {
+		return err
+	}
+	return st.rc.Flush()
+}
+
+func (st *stream) ping() error {
+	if _, err := st.w.Write([]byte(": ping\n\n")); err != nil {
+		return err
+	}
+	return st.rc.Flush()
+}
+
+// next waits for the subscription's next events, writing a keep-alive
+// comment every heartbeat meanwhile.
+func (s *Server) next(ctx context.Context, st *stream, sub *queue.Subscription) ([]queue.Event, error) {
+	for {
+		hctx, cancel := context.WithTimeout(ctx, s.o.Heartbeat)
+		evs, err := sub.Next(hctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			if err := st.ping(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return evs, err
+	}
+}

@@ -1,0 +1,168 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// TestEventsResume: a client reads from ?from=, drops, and resumes with
+// Last-Event-ID without missing or repeating an event; live events follow.
+func TestEventsResume(t *testing.T) {
+	e := newEnv(t, nil)
+	for range 3 {
+		e.issue("A")
+	}
+	r := newSSE(t, e.do("GET", "/api/v1/sites/main/events?from=1", "", ""))
+	for _, want := range []int64{2, 3} {
+		ev := r.next()
+		got := unmarshal[Event](t, ev.Data)
+		if ev.ID != strconv.FormatInt(want, 10) || got.Version != want || got.Type != "ISSUED" {
+			t.Fatalf("event id %s %+v, want version %d", ev.ID, got, want)
+		}
+	}
+	e.issue("A") // version 4, while connected
+	if ev := r.next(); ev.ID != "4" {
+		t.Fatalf("live event id %s, want 4", ev.ID)
+	}
+	// Reconnect as EventSource does: Last-Event-ID wins over ?from=.
+	e.call("5") // version 5, while disconnected
+	r2 := newSSE(t, e.do("GET", "/api/v1/sites/main/events?from=0", "", "", "Last-Event-ID", "4"))
+	ev := r2.next()
+	got := unmarshal[Event](t, ev.Data)
+	if ev.ID != "5" || got.Type != "CALLED" || got.Number != "A001" || got.Counter != "5" {
+		t.Fatalf("resumed with %s %+v, want 5 CALLED A001 at 5", ev.ID, got)
+	}
+	// Without a version the stream starts now.
+	r3 := newSSE(t, e.do("GET", "/api/v1/sites/main/events", "", ""))
+	e.issue("A")
+	if ev := r3.next(); ev.ID != "6" {
+		t.Fatalf("fresh stream started at %s, want 6", ev.ID)
+	}
+}
+
+// TestEventsGap: a client too far behind gets a snapshot, then live events.
+func TestEventsGap(t *testing.T) {
+	e := newEnv(t, func(q *queue.Opts, _ *Opts) { q.FeedSize, q.MaxReplay = 2, 2 })
+	for range 5 {
+		e.issue("A")
+	}
+	r := newSSE(t, e.do("GET", "/api/v1/sites/main/events?from=0", "", ""))
+	ev := r.next()
+	if ev.Event != "snapshot" || ev.ID != "5" {
+		t.Fatalf("got %q id %s, want a snapshot at 5", ev.Event, ev.ID)
+	}
+	if sn := unmarshal[Snapshot](t, ev.Data); sn.Services[0].Waiting != 5 {
+		t.Errorf("snapshot: %+v", sn)
+	}
+	e.issue("A")
+	if ev := r.next(); ev.ID != "6" || ev.Event != "" {
+		t.Fatalf("after the snapshot: %q id %s, want message 6", ev.Event, ev.ID)
+	}
+}
+
+func TestHeartbeat(t *testing.T) {
+	e := newEnv(t, func(_ *queue.Opts, o *Opts) { o.Heartbeat = 20 * time.Millisecond })
+	resp := e.do("GET", "/api/v1/sites/main/events", "", "")
+	buf := make([]byte, 64)
+	deadline := time.Now().Add(5 * time.Second)
+	var got string
+	for time.Now().Before(deadline) {
+		n, err := resp.Body.Read(buf)
+		got += string(buf[:n])
+		if err != nil || len(got) > 30 {
+			break
+		}
+	}
+	if want := "retry: 1000\n\n: ping\n\n"; len(got) < len(want) || got[:len(want)] != want {
+		t.Errorf("stream began %q, want %q", got, want)
+	}
+}
+
+func TestDisplayStream(t *testing.T) {
+	e := newEnv(t, nil)
+	e.issue("A")
+	e.issue("A")
+	e.call("5") // A001 before the display connects: listed as a recent call
+	r := newSSE(t, e.do("GET", "/display/main/events", "-", ""))
+	st := unmarshal[DisplayState](t, r.nextOf("state").Data)
+	if st.Name != "Main Hall" || len(st.Calls) != 1 || st.Calls[0].Number != "A001" || st.Calls[0].CounterName != "Counter 5" ||
+		st.Services[0].Name != "General" || st.Services[0].Waiting != 1 || st.Services[1].Name != "F" {
+		t.Fatalf("first state: %+v", st)
+	}
+	e.eng.Start(context.Background(), queue.CounterRequest{Request: queue.Request{Site: "main", Device: "k"}, Counter: "5"})
+	e.call("5") // completes A001, calls A002
+	c := unmarshal[Call](t, r.nextOf("call").Data)
+	if c.Number != "A002" || c.Counter != "5" || c.Recall {
+		t.Fatalf("call: %+v", c)
+	}
+	st = unmarshal[DisplayState](t, r.nextOf("state").Data)
+	if len(st.Calls) != 2 || st.Calls[0].Number != "A002" || st.Calls[1].Number != "A001" || st.Services[0].Waiting != 0 {
+		t.Fatalf("state after call: %+v", st)
+	}
+	// A reconnecting display gets the whole picture again.
+	r2 := newSSE(t, e.do("GET", "/display/main/events", "-", "", "Last-Event-ID", "1"))
+	st2 := unmarshal[DisplayState](t, r2.nextOf("state").Data)
+	if len(st2.Calls) != 2 || st2.Calls[0].Number != "A002" || st2.Version != st.Version {
+		t.Fatalf("state on reconnect: %+v", st2)
+	}
+}
+
+func TestTicketStream(t *testing.T) {
+	e := newEnv(t, nil)
+	e.issue("A")
+	e.issue("A")
+	r := newSSE(t, e.do("GET", "/t/main/A002/events", "-", ""))
+	st := unmarshal[TicketStatus](t, r.nextOf("status").Data)
+	if st.Ticket.Number != "A002" || st.Ahead != 1 || st.ServiceName != "General" || st.SiteName != "Main Hall" {
+		t.Fatalf("first status: %+v", st)
+	}
+	e.call("5")
+	st = unmarshal[TicketStatus](t, r.nextOf("status").Data)
+	if st.Ticket.Status != "WAITING" || st.Ahead != 0 {
+		t.Fatalf("after A001 was called: %+v", st)
+	}
+	e.eng.Start(context.Background(), queue.CounterRequest{Request: queue.Request{Site: "main", Device: "k"}, Counter: "5"})
+	r.nextOf("status")
+	e.call("5")
+	st = unmarshal[TicketStatus](t, r.nextOf("status").Data)
+	if st.Ticket.Status != "CALLED" || st.CalledToCounter != "5" || st.CounterName != "Counter 5" {
+		t.Fatalf("when called: %+v", st)
+	}
+	if resp := e.do("GET", "/t/main/A999/events", "-", ""); resp.StatusCode != 404 {
+		t.Errorf("stream of an unknown ticket: %d", resp.StatusCode)
+	}
+}
+
+// TestShutdown: Shutdown ends open event streams and Serve returns
+// ErrServerClosed.
+func TestShutdown(t *testing.T) {
+	e := newEnv(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- e.srv.Serve(ln) }()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/display/main/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := newSSE(t, resp)
+	r.nextOf("state")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := <-served; !errors.Is(err, ErrServerClosed) {
+		t.Errorf("Serve returned %v, want ErrServerClosed", err)
+	}
+}

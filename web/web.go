@@ -1,0 +1,289 @@
+// Package web is nowserving's HTTP side: health and readiness probes, the
+// Prometheus /metrics endpoint, a JSON API with bearer tokens for hospital
+// and bank systems (tickets, status, snapshots, counter actions and a
+// Server-Sent Events stream, documented in openapi.yaml), the hall display
+// page /display/{site} and the ticket status page /t/{site}/{number} that
+// the QR code on a printed ticket opens. The pages are plain HTML, CSS and
+// JavaScript embedded in the binary; they follow the site live over SSE.
+package web
+
+import (
+	"context"
+	"crypto/subtle"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+//go:embed static openapi.yaml
+var files embed.FS
+
+// TokenInfo is one API client. Its Name becomes the actor of what it does
+// ("api:" + Name) and the device half of its idempotency keys.
+type TokenInfo struct {
+	Name string
+	// Token is the bearer secret.
+	Token string
+	// Sites the token may act on; empty means every site.
+	Sites []string
+}
+
+// Opts configures a Server.
+type Opts struct {
+	// Engine serves the API and the pages; required.
+	Engine *queue.Engine
+	// Registry is served at /metrics; nil serves an empty registry.
+	Registry prometheus.Gatherer
+	// Ready reports whether the daemon can serve (store reachable,
+	// migrations applied, listeners up); nil means always ready.
+	Ready func(ctx context.Context) error
+	// Tokens are the API clients; with none, every API call is refused.
+	Tokens []TokenInfo
+	// Languages is the preference order for display names (site, service
+	// and counter names); default: the first name in alphabetical order of
+	// language.
+	Languages []string
+	// Logger receives request errors; nil discards them.
+	Logger *slog.Logger
+	// Clock is the time shown by the pages; default time.Now.
+	Clock func() time.Time
+	// Heartbeat is the interval of SSE keep-alive comments (default 15s).
+	Heartbeat time.Duration
+	// RecentCalls is how many calls the hall display lists (default 8).
+	RecentCalls int
+}
+
+// Server is the HTTP server. Handler can be mounted elsewhere; Serve and
+// Shutdown follow net/http's contract.
+type Server struct {
+	o       Opts
+	log     *slog.Logger
+	mux     *http.ServeMux
+	handler http.Handler
+	srv     *http.Server
+
+	// streams is cancelled on Shutdown so SSE handlers end and connections
+	// become idle.
+	streams context.Context
+	stop    context.CancelFunc
+	once    sync.Once
+}
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = http.ErrServerClosed
+
+// route is one entry of the mux; the same table is checked against
+// openapi.yaml by a test.
+type route struct {
+	method, path string
+	h            http.HandlerFunc
+}
+
+func (s *Server) routes() []route {
+	return []route{
+		{"GET", "/healthz", s.healthz},
+		{"GET", "/readyz", s.readyz},
+		{"GET", "/metrics", s.metrics},
+		{"POST", "/api/v1/sites/{site}/tickets", s.auth(s.issue)},
+		{"GET", "/api/v1/sites/{site}/tickets/{number}", s.auth(s.ticket)},
+		{"GET", "/api/v1/sites/{site}/snapshot", s.auth(s.snapshot)},
+		{"POST", "/api/v1/sites/{site}/counters/{counter}/{action}", s.auth(s.counterAction)},
+		{"GET", "/api/v1/sites/{site}/events", s.auth(s.apiEvents)},
+		{"GET", "/display/{site}", s.page("static/display.html")},
+		{"GET", "/display/{site}/events", s.displayEvents},
+		{"GET", "/t/{site}/{number}", s.page("static/ticket.html")},
+		{"GET", "/t/{site}/{number}/events", s.ticketEvents},
+		{"GET", "/static/{file}", s.static},
+	}
+}
+
+// New builds a server.
+func New(o Opts) (*Server, error) {
+	if o.Engine == nil {
+		return nil, errors.New("web: new server: no engine")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 15 * time.Second
+	}
+	if o.RecentCalls <= 0 {
+		o.RecentCalls = 8
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	names := map[string]bool{}
+	for i, t := range o.Tokens {
+		if t.Name == "" || len(t.Token) < 16 {
+			return nil, fmt.Errorf("web: token %d (%q): needs a name and a token of at least 16 characters", i, t.Name)
+		}
+		if names[t.Name] {
+			return nil, fmt.Errorf("web: token name %q used twice", t.Name)
+		}
+		names[t.Name] = true
+	}
+	s := &Server{o: o, log: o.Logger, mux: http.NewServeMux()}
+	s.streams, s.stop = context.WithCancel(context.Background())
+	for _, r := range s.routes() {
+		s.mux.HandleFunc(r.method+" "+r.path, r.h)
+	}
+	s.handler = s.recoverer(s.mux)
+	s.srv = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
+	}
+	s.srv.RegisterOnShutdown(s.stop)
+	return s, nil
+}
+
+// Handler returns the routes, for mounting or tests.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve serves HTTP on ln until Shutdown; it then returns ErrServerClosed.
+func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+
+// Shutdown ends the event streams, stops accepting and waits for requests
+// in flight within ctx.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("web: shutdown: %w", err)
+	}
+	return nil
+}
+
+// recoverer turns a handler panic into a 500 problem: one bad request must
+// not take the daemon down.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("web: handler panic", "path", r.URL.Path, "panic", fmt.Sprint(v))
+				writeProblem(w, http.StatusInternalServerError, "internal", "internal error", "")
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintln(w, "ok")
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.o.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		if err := s.o.Ready(ctx); err != nil {
+			writeProblem(w, http.StatusServiceUnavailable, "not_ready", "not ready", err.Error())
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintln(w, "ready")
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	promhttp.HandlerFor(s.o.Registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}).ServeHTTP(w, r)
+}
+
+type ctxKey struct{}
+
+// auth checks the bearer token and its site, and passes its name on.
+func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		const prefix = "Bearer "
+		h := r.Header.Get("Authorization")
+		var tok *TokenInfo
+		if len(h) > len(prefix) && (h[:len(prefix)] == prefix || h[:len(prefix)] == "bearer ") {
+			given := []byte(h[len(prefix):])
+			for i := range s.o.Tokens {
+				if subtle.ConstantTimeCompare(given, []byte(s.o.Tokens[i].Token)) == 1 {
+					tok = &s.o.Tokens[i]
+				}
+			}
+		}
+		if tok == nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="nowserving"`)
+			writeProblem(w, http.StatusUnauthorized, "unauthorized", "missing or unknown bearer token", "")
+			return
+		}
+		if site := r.PathValue("site"); len(tok.Sites) > 0 && !slices.Contains(tok.Sites, site) {
+			writeProblem(w, http.StatusForbidden, "forbidden_site", "token not allowed on this site", fmt.Sprintf("token %s may not act on site %s", tok.Name, site))
+			return
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, tok.Name)))
+	}
+}
+
+func tokenName(r *http.Request) string {
+	n, _ := r.Context().Value(ctxKey{}).(string)
+	return n
+}
+
+// page serves an embedded HTML page for a known site.
+func (s *Server) page(name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, err := s.o.Engine.Site(r.PathValue("site")); err != nil {
+			writeError(w, s.log, err)
+			return
+		}
+		b, err := fs.ReadFile(files, name)
+		if err != nil {
+			writeError(w, s.log, err)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Write(b)
+	}
+}
+
+func (s *Server) static(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
+	if !fs.ValidPath(name) || name == "." {
+		http.NotFound(w, r)
+		return
+	}
+	b, err := fs.ReadFile(files, "static/"+name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	switch {
+	case hasSuffix(name, ".js"):
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	case hasSuffix(name, ".css"):
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	case hasSuffix(name, ".html"):
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	}
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Write(b)
+}
+
+func hasSuffix(s, suf string) bool { return len(s) >= len(suf) && s[len(s)-len(suf):] == suf }
