@@ -1,0 +1,433 @@
+package client_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/protocol"
+	"github.com/nowserving/nowserving/protocol/client"
+	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
+)
+
+// These tests run the client against the real daemon (protocol.Server on a
+// SQLite engine) through a proxy that can cut connections at chosen frames.
+
+func site() queue.Site {
+	cs := []queue.CounterService{{Service: "A", Weight: 1}}
+	return queue.Site{
+		ID: "hq", Location: time.UTC, Rollover: 4 * time.Hour,
+		Services: []queue.Service{{Code: "A", Prefix: "A", Width: 3, AvgService: time.Minute, MaxReentries: 2}},
+		Counters: []queue.Counter{{ID: "1", Services: cs}, {ID: "2", Services: cs}},
+	}
+}
+
+func secret(id string) []byte { return []byte(id + "-secret-0123456789") }
+
+func devices() []protocol.Device {
+	return []protocol.Device{
+		{ID: "kiosk-1", Role: wire.RoleKiosk, Site: "hq", Secret: secret("kiosk-1")},
+		{ID: "keypad-1", Role: wire.RoleKeypad, Site: "hq", Counter: "1", Secret: secret("keypad-1")},
+		{ID: "display-1", Role: wire.RoleDisplay, Site: "hq", Secret: secret("display-1")},
+		{ID: "console-1", Role: wire.RoleConsole, Site: "hq", Secret: secret("console-1")},
+	}
+}
+
+func logger() *slog.Logger {
+	if os.Getenv("NOWSERVING_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// daemon is a real daemon on a SQLite file, restartable on the same port.
+type daemon struct {
+	t      *testing.T
+	db     string
+	addr   string
+	store  *sqlite.Store
+	eng    *queue.Engine
+	srv    *protocol.Server
+	served chan error
+}
+
+func startDaemon(t *testing.T) *daemon {
+	t.Helper()
+	d := &daemon{t: t, db: filepath.Join(t.TempDir(), "q.db"), addr: "127.0.0.1:0"}
+	d.start()
+	t.Cleanup(d.stop)
+	return d
+}
+
+func (d *daemon) start() {
+	t := d.t
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, d.db, sqlite.Opts{})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	d.store = st
+	d.eng, err = queue.New(queue.Opts{Store: st, Sites: []queue.Site{site()}, Clock: time.Now, Batch: 64, Committers: 1})
+	if err != nil {
+		t.Fatalf("new engine: %v", err)
+	}
+	d.srv, err = protocol.New(protocol.Opts{Engine: d.eng, Devices: devices(), Logger: logger(), RateLimit: -1})
+	if err != nil {
+		t.Fatalf("new server: %v", err)
+	}
+	var ln net.Listener
+	for i := 0; ; i++ { // the port of a stopped daemon may linger a moment
+		ln, err = net.Listen("tcp", d.addr)
+		if err == nil || i == 50 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	d.addr = ln.Addr().String()
+	d.served = make(chan error, 1)
+	go func() { d.served <- d.srv.Serve(ln) }()
+}
+
+func (d *daemon) stop() {
+	if d.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = d.srv.Shutdown(ctx)
+	<-d.served
+	_ = d.eng.Close(ctx)
+	_ = d.store.Close()
+	d.srv = nil
+}
+
+// proxy forwards frames between clients and the daemon. While muted for a
+// request type, it forwards the first such request, swallows the daemon's
+// answer and cuts the connection: the request was applied, the answer lost.
+type proxy struct {
+	t      *testing.T
+	ln     net.Listener
+	target string
+
+	mu      sync.Mutex
+	conns   []net.Conn
+	refuse  bool
+	cutOn   wire.MsgType // 0: none
+	cutDone chan struct{}
+	onCut   func() // runs after the cut, before new connections are let in
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{t: t, ln: ln, target: target}
+	go p.accept()
+	t.Cleanup(func() { ln.Close(); p.cutAll() })
+	return p
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+func (p *proxy) setRefuse(v bool) {
+	p.mu.Lock()
+	p.refuse = v
+	p.mu.Unlock()
+}
+
+// cutAfterAnswer arms the proxy: the next request of type t is applied by
+// the daemon but its answer never reaches the client.
+func (p *proxy) cutAfterAnswer(t wire.MsgType) chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cutOn = t
+	p.cutDone = make(chan struct{})
+	return p.cutDone
+}
+
+func (p *proxy) cutAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *proxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		refuse := p.refuse
+		p.mu.Unlock()
+		if refuse {
+			c.Close()
+			continue
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, s)
+		p.mu.Unlock()
+		var muted sync.Mutex
+		mute := false
+		go func() { // client -> daemon
+			br := bufio.NewReader(c)
+			for {
+				f, err := wire.ReadFrame(br, 0)
+				if err != nil {
+					s.Close()
+					return
+				}
+				p.mu.Lock()
+				if p.cutOn != 0 && f.Type == p.cutOn {
+					p.cutOn = 0
+					muted.Lock()
+					mute = true
+					muted.Unlock()
+				}
+				p.mu.Unlock()
+				if _, err := s.Write(wire.AppendFrame(nil, f)); err != nil {
+					c.Close()
+					return
+				}
+			}
+		}()
+		go func() { // daemon -> client
+			br := bufio.NewReader(s)
+			for {
+				f, err := wire.ReadFrame(br, 0)
+				if err != nil {
+					c.Close()
+					return
+				}
+				muted.Lock()
+				m := mute
+				muted.Unlock()
+				if m && f.Flags&wire.FlagResponse != 0 {
+					// The answer arrived: the request was applied. Lose it.
+					c.Close()
+					s.Close()
+					p.mu.Lock()
+					done, hook := p.cutDone, p.onCut
+					p.mu.Unlock()
+					if hook != nil {
+						hook()
+					}
+					close(done)
+					return
+				}
+				if _, err := c.Write(wire.AppendFrame(nil, f)); err != nil {
+					s.Close()
+					return
+				}
+			}
+		}()
+	}
+}
+
+func opts(id string, role wire.Role) client.Opts {
+	return client.Opts{
+		DeviceID: id, Secret: secret(id), Role: role, Logger: logger(),
+		Timeout: 3 * time.Second, Retries: 10, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
+	}
+}
+
+func dial(t *testing.T, addr, id string, role wire.Role) *client.Client {
+	t.Helper()
+	c, err := client.Dial(context.Background(), addr, opts(id, role))
+	if err != nil {
+		t.Fatalf("dial %s: %v", id, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func issued(t *testing.T, addr string) uint32 {
+	t.Helper()
+	c := dial(t, addr, "console-1", wire.RoleConsole)
+	defer c.Close()
+	s, err := c.Snapshot(context.Background(), 0)
+	if err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	for _, sv := range s.Services {
+		if sv.Code == "A" {
+			return sv.Issued
+		}
+	}
+	t.Fatalf("no service A in %+v", s)
+	return 0
+}
+
+// A kiosk whose connection drops after TAKE_TICKET was applied retries
+// and gets the same ticket: over a new connection, and also when the
+// daemon was restarted in between.
+func TestRealRetryGetsSameTicket(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+			d := startDaemon(t)
+			p := newProxy(t, d.addr)
+			c := dial(t, p.addr(), "kiosk-1", wire.RoleKiosk)
+			ctx := context.Background()
+			first, err := c.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if restart {
+				p.onCut = func() { d.stop(); d.start() }
+			}
+			cut := p.cutAfterAnswer(wire.TypeTakeTicket)
+			got, err := c.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
+			if err != nil {
+				t.Fatalf("TakeTicket across the cut: %v", err)
+			}
+			select {
+			case <-cut:
+			default:
+				t.Fatal("the proxy never cut the connection")
+			}
+			if got.Number == first.Number || got.Number != "A002" {
+				t.Errorf("ticket after retry = %s, want A002 (first was %s)", got.Number, first.Number)
+			}
+			if n := issued(t, d.addr); n != 2 {
+				t.Errorf("daemon issued %d tickets, want 2", n)
+			}
+			next, err := c.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
+			if err != nil || next.Number != "A003" {
+				t.Errorf("next ticket = %v, %v; want A003", next, err)
+			}
+		})
+	}
+}
+
+// A display that reconnects receives exactly the events it missed, in
+// order, then live ones.
+func TestRealSubscribeResume(t *testing.T) {
+	d := startDaemon(t)
+	p := newProxy(t, d.addr)
+	ctx := context.Background()
+	k := dial(t, d.addr, "kiosk-1", wire.RoleKiosk)
+	take := func(n int) {
+		for i := 0; i < n; i++ {
+			if _, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	take(2)
+	disp := dial(t, p.addr(), "display-1", wire.RoleDisplay)
+	from := disp.Welcome().Version
+	s, err := disp.Subscribe(ctx, client.Filter{FromVersion: from})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*wire.Event
+	next := func(n int) {
+		t.Helper()
+		timeout := time.After(10 * time.Second)
+		for i := 0; i < n; i++ {
+			select {
+			case u, ok := <-s.Updates():
+				if !ok {
+					t.Fatalf("subscription ended: %v", s.Err())
+				}
+				if u.Snapshot != nil {
+					t.Fatalf("unexpected snapshot at v%d", u.Snapshot.Version)
+				}
+				got = append(got, u.Event)
+			case <-timeout:
+				t.Fatalf("waited for %d events, got %d", n, i)
+			}
+		}
+	}
+	take(3)
+	next(3)
+	p.setRefuse(true)
+	p.cutAll()
+	take(4) // missed while away
+	p.setRefuse(false)
+	next(4)
+	take(1)
+	next(1)
+	for i, e := range got {
+		if want := from + uint64(i) + 1; e.Version != want || e.Kind != wire.EventIssued {
+			t.Errorf("event %d: v%d %s, want v%d issued", i, e.Version, e.Kind, want)
+		}
+	}
+	select {
+	case u := <-s.Updates():
+		t.Errorf("extra update %+v", u)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func TestRealErrors(t *testing.T) {
+	d := startDaemon(t)
+	ctx := context.Background()
+	k := dial(t, d.addr, "kiosk-1", wire.RoleKiosk)
+	_, err := k.TakeTicket(ctx, "Z", wire.ClassNormal, client.TicketOpts{})
+	if !errors.Is(err, wire.ErrUnknownService) {
+		t.Errorf("unknown service: %v", err)
+	}
+	if _, err := k.CallNext(ctx, 1); !errors.Is(err, wire.ErrForbidden) {
+		t.Errorf("kiosk calling: %v, want ErrForbidden", err)
+	}
+	kp := dial(t, d.addr, "keypad-1", wire.RoleKeypad)
+	if _, err := kp.CallNext(ctx, 0); !errors.Is(err, wire.ErrNoTicketWaiting) {
+		t.Errorf("call on an empty queue: %v, want ErrNoTicketWaiting", err)
+	}
+	if _, err := kp.CallNext(ctx, 2); !errors.Is(err, wire.ErrWrongCounter) {
+		t.Errorf("keypad 1 acting for 2: %v, want ErrWrongCounter", err)
+	}
+	o := opts("kiosk-1", wire.RoleKiosk)
+	o.Secret = []byte("not the secret at all")
+	if _, err := client.Dial(ctx, d.addr, o); !errors.Is(err, wire.ErrAuthFailed) {
+		t.Errorf("wrong secret: %v, want ErrAuthFailed", err)
+	}
+	// A ticket's whole life.
+	tk, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		do   func() (*wire.Ticket, error)
+		want wire.TicketStatus
+	}{
+		{func() (*wire.Ticket, error) { return kp.CallNext(ctx, 0) }, wire.StatusCalled},
+		{func() (*wire.Ticket, error) { return kp.Recall(ctx, 0, "") }, wire.StatusCalled},
+		{func() (*wire.Ticket, error) { return kp.Start(ctx, 0, "") }, wire.StatusServing},
+		{func() (*wire.Ticket, error) { return kp.Complete(ctx, 0, "") }, wire.StatusDone},
+	}
+	for i, st := range steps {
+		got, err := st.do()
+		if err != nil || got.Number != tk.Number || got.Status != st.want {
+			t.Errorf("step %d: %+v, %v; want %s %s", i, got, err, tk.Number, st.want)
+		}
+	}
+	st, err := k.Status(ctx, tk.Number)
+	if err != nil || st.Status != wire.StatusDone {
+		t.Errorf("status: %+v, %v; want done", st, err)
+	}
+}
