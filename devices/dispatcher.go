@@ -1,0 +1,618 @@
+package devices
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nowserving/nowserving/devices/escpos"
+	"github.com/nowserving/nowserving/devices/led"
+	"github.com/nowserving/nowserving/devices/voice"
+	"github.com/nowserving/nowserving/queue"
+)
+
+// Board is one LED board: a counter board showing its counter's ticket, or a
+// hall board showing the site's last calls.
+type Board struct {
+	// Port is the line the board is on; it must be listed in Opts.Ports.
+	Port *led.Port
+	// Addr is the board's address on the line.
+	Addr int
+	// Site is the board's site.
+	Site string
+	// Counter is the counter whose ticket the board shows; empty for a hall
+	// board.
+	Counter string
+	// HallLines, on a hall board, is how many calls it lists (default 4).
+	HallLines int
+	// Idle is what a counter board shows when its counter has no ticket;
+	// empty blanks the board.
+	Idle string
+}
+
+// Zone is one voice zone: the announcer playing the calls of the counters
+// whose queue.Counter.Zone names it. A counter with no zone uses the first
+// zone of its site.
+type Zone struct {
+	Name      string
+	Site      string
+	Announcer *voice.Announcer
+}
+
+// Printer is a network ticket printer and its layout.
+type Printer struct {
+	ID      string
+	Printer *escpos.Printer
+	// Layout is how tickets are laid out; Layout.Lang empty means the
+	// site's main language.
+	Layout escpos.Layout
+	// Footer is the free footer text printed on each ticket.
+	Footer string
+}
+
+// Keypad is a bus of wired keypads and the counter of each address.
+type Keypad struct {
+	Bus      *led.KeypadBus
+	Site     string
+	Counters map[int]string // keypad address -> counter id
+	// Name identifies the bus in logs and as the actor of its operations
+	// (e.g. the line's name).
+	Name string
+}
+
+// Opts configures a Dispatcher.
+type Opts struct {
+	// Engine is the queue; required.
+	Engine *queue.Engine
+	// Languages lists each site's languages, the main one first; a site
+	// missing here speaks English on tickets.
+	Languages map[string][]string
+	// Ports are the LED lines; Run runs them. Boards names the boards on
+	// them.
+	Ports  []*led.Port
+	Boards []Board
+	// Zones are the voice zones; Run runs their announcers.
+	Zones []Zone
+	// Printers are the network ticket printers, and Kiosks maps a kiosk's
+	// device id to the id of the printer it prints on.
+	Printers []Printer
+	Kiosks   map[string]string
+	// Layout is the layout of RenderTicket (kiosks that print themselves);
+	// zero means escpos.DefaultLayout in the site's main language.
+	Layout escpos.Layout
+	// QR returns the QR payload printed on a ticket; nil means
+	// DefaultQR, "" prints no QR code.
+	QR func(t queue.Ticket) string
+	// Keypads are the wired keypad buses; Run runs them.
+	Keypads []Keypad
+	// OpTimeout bounds one engine operation of a keypad press and the
+	// recording of a failed print (default 5 s).
+	OpTimeout time.Duration
+	// Retry is the pause before following a site's feed again after an
+	// error (default 1 s).
+	Retry time.Duration
+	// Logger receives device failures; nil discards.
+	Logger *slog.Logger
+}
+
+// DefaultQR is the QR payload of a ticket: "nowserving:SITE:DAY:NUMBER",
+// enough for a lookup page or a kiosk scanner to find the ticket.
+func DefaultQR(t queue.Ticket) string {
+	return fmt.Sprintf("nowserving:%s:%s:%s", t.Site, t.Day, t.Number)
+}
+
+// Dispatcher turns a queue's committed events into board frames and
+// announcements, prints tickets, and maps wired keypad presses onto the
+// engine. Create it with New, start it with Run, stop it with Shutdown (or
+// by cancelling Run's context).
+type Dispatcher struct {
+	eng      *queue.Engine
+	o        Opts
+	log      *slog.Logger
+	printers map[string]*Printer
+	zones    map[string]*Zone // by site + "\x00" + name
+	first    map[string]*Zone // first zone of each site
+	keypads  map[string][]keypadAt
+
+	mu     sync.Mutex
+	status map[string]PrinterStatus
+
+	started    atomic.Bool
+	loops      context.Context
+	stopLoops  context.CancelFunc
+	done       chan struct{}
+	shutOnce   sync.Once
+	shutdownCh chan struct{}
+}
+
+// keypadAt is one keypad showing a counter's ticket.
+type keypadAt struct {
+	bus  *led.KeypadBus
+	addr int
+}
+
+func zoneKey(site, name string) string { return site + "\x00" + name }
+
+// New checks opts and returns a Dispatcher.
+func New(opts Opts) (*Dispatcher, error) {
+	if opts.Engine == nil {
+		return nil, errors.New("devices: new dispatcher: Engine is required")
+	}
+	if opts.OpTimeout <= 0 {
+		opts.OpTimeout = 5 * time.Second
+	}
+	if opts.Retry <= 0 {
+		opts.Retry = time.Second
+	}
+	if opts.QR == nil {
+		opts.QR = DefaultQR
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	d := &Dispatcher{
+		eng: opts.Engine, o: opts, log: log,
+		printers: map[string]*Printer{}, zones: map[string]*Zone{}, first: map[string]*Zone{},
+		keypads: map[string][]keypadAt{}, status: map[string]PrinterStatus{},
+		done: make(chan struct{}), shutdownCh: make(chan struct{}),
+	}
+	d.loops, d.stopLoops = context.WithCancel(context.Background())
+
+	ports := map[*led.Port]bool{}
+	for _, p := range opts.Ports {
+		if p == nil {
+			return nil, errors.New("devices: new dispatcher: nil port")
+		}
+		ports[p] = true
+	}
+	for i, b := range opts.Boards {
+		if !ports[b.Port] {
+			return nil, fmt.Errorf("devices: new dispatcher: board %d (site %s, address %d): its port is not in Ports", i, b.Site, b.Addr)
+		}
+		s, err := d.eng.Site(b.Site)
+		if err != nil {
+			return nil, fmt.Errorf("devices: new dispatcher: board %d: %w", i, err)
+		}
+		if b.Counter != "" && !hasCounter(s, b.Counter) {
+			return nil, fmt.Errorf("devices: new dispatcher: board %d: counter %s: %w", i, b.Counter, queue.ErrUnknownCounter)
+		}
+	}
+	for i := range opts.Zones {
+		z := &opts.Zones[i]
+		if z.Announcer == nil {
+			return nil, fmt.Errorf("devices: new dispatcher: zone %s: nil announcer", z.Name)
+		}
+		if _, err := d.eng.Site(z.Site); err != nil {
+			return nil, fmt.Errorf("devices: new dispatcher: zone %s: %w", z.Name, err)
+		}
+		d.zones[zoneKey(z.Site, z.Name)] = z
+		if d.first[z.Site] == nil {
+			d.first[z.Site] = z
+		}
+	}
+	for i := range opts.Printers {
+		p := &opts.Printers[i]
+		if p.Printer == nil {
+			return nil, fmt.Errorf("devices: new dispatcher: printer %s: nil printer", p.ID)
+		}
+		if err := p.Layout.Validate(); err != nil {
+			return nil, fmt.Errorf("devices: new dispatcher: printer %s: %w", p.ID, err)
+		}
+		d.printers[p.ID] = p
+		d.status[p.ID] = PrinterStatus{ID: p.ID, Addr: p.Printer.Addr(), Status: "unknown"}
+	}
+	for dev, pid := range opts.Kiosks {
+		if d.printers[pid] == nil {
+			return nil, fmt.Errorf("devices: new dispatcher: kiosk %s: printer %q: %w", dev, pid, ErrNoPrinter)
+		}
+	}
+	for i, k := range opts.Keypads {
+		if k.Bus == nil {
+			return nil, fmt.Errorf("devices: new dispatcher: keypad bus %d: nil bus", i)
+		}
+		s, err := d.eng.Site(k.Site)
+		if err != nil {
+			return nil, fmt.Errorf("devices: new dispatcher: keypad bus %d: %w", i, err)
+		}
+		for addr, c := range k.Counters {
+			if !hasCounter(s, c) {
+				return nil, fmt.Errorf("devices: new dispatcher: keypad bus %d address %d: counter %s: %w", i, addr, c, queue.ErrUnknownCounter)
+			}
+			d.keypads[zoneKey(k.Site, c)] = append(d.keypads[zoneKey(k.Site, c)], keypadAt{k.Bus, addr})
+		}
+	}
+	if opts.Layout.PaperMM != 0 {
+		if err := opts.Layout.Validate(); err != nil {
+			return nil, fmt.Errorf("devices: new dispatcher: layout: %w", err)
+		}
+	}
+	return d, nil
+}
+
+func hasCounter(s *queue.Site, id string) bool {
+	for _, c := range s.Counters {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Name names the dispatcher among the daemon's parts.
+func (d *Dispatcher) Name() string { return "devices" }
+
+// Run drives the devices until ctx ends or Shutdown is called: every LED
+// port, voice announcer and keypad bus, and one loop per site following the
+// engine's events. It returns nil after a clean stop. Run may be called once.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	if !d.started.CompareAndSwap(false, true) {
+		return ErrClosed
+	}
+	defer close(d.done)
+	stop := context.AfterFunc(ctx, d.stopLoops)
+	defer stop()
+
+	var g errgroup.Group
+	for _, p := range d.o.Ports {
+		g.Go(func() error {
+			// Run fails only when the boards could not be blanked on
+			// the way out: worth a warning, not a failed daemon.
+			if err := p.Run(ctx); err != nil && !isStop(err) {
+				d.log.Warn("devices: led port stopped", "port", p.Name(), "err", err)
+			}
+			return nil
+		})
+	}
+	for _, z := range d.o.Zones {
+		g.Go(func() error {
+			if err := z.Announcer.Run(ctx); err != nil && !isStop(err) && !errors.Is(err, voice.ErrClosed) {
+				return fmt.Errorf("devices: voice zone %s: %w", z.Name, err)
+			}
+			return nil
+		})
+	}
+	for _, k := range d.o.Keypads {
+		g.Go(func() error {
+			if err := k.Bus.Run(ctx); err != nil && !isStop(err) {
+				return fmt.Errorf("devices: keypad bus %s: %w", k.Name, err)
+			}
+			return nil
+		})
+		g.Go(func() error { d.keys(d.loops, k); return nil })
+	}
+	for _, s := range d.eng.Sites() {
+		g.Go(func() error { d.follow(d.loops, s.ID); return nil })
+	}
+	// A Shutdown before Run stops the parts at once.
+	select {
+	case <-d.shutdownCh:
+		d.stopParts(context.Background())
+	default:
+	}
+	return g.Wait()
+}
+
+func isStop(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// Shutdown stops following events and reading keypads, lets each voice
+// zone finish what it has queued, then blanks the boards and closes the
+// lines, all within ctx. It returns ctx's error if Run did not end in time.
+func (d *Dispatcher) Shutdown(ctx context.Context) error {
+	first := false
+	d.shutOnce.Do(func() { first = true; close(d.shutdownCh) })
+	if !d.started.Load() {
+		return nil
+	}
+	var err error
+	if first {
+		err = d.stopParts(ctx)
+	}
+	select {
+	case <-d.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stopParts stops the parts in order: feeds and keypads, voice, boards.
+func (d *Dispatcher) stopParts(ctx context.Context) error {
+	d.stopLoops()
+	var errs error
+	for _, k := range d.o.Keypads {
+		if err := k.Bus.Close(); err != nil {
+			errs = errors.Join(errs, fmt.Errorf("devices: close keypad bus %s: %w", k.Name, err))
+		}
+	}
+	for _, z := range d.o.Zones {
+		if err := z.Announcer.Close(ctx); err != nil {
+			errs = errors.Join(errs, fmt.Errorf("devices: close voice zone %s: %w", z.Name, err))
+		}
+	}
+	for _, p := range d.o.Ports {
+		// Port.Close reports boards it could not blank; Run logs it.
+		_ = p.Close()
+	}
+	return errs
+}
+
+// follow shows a site's events on its devices until ctx ends.
+func (d *Dispatcher) follow(ctx context.Context, site string) {
+	st := d.newSiteState(site)
+	var sub *queue.Subscription
+	for ctx.Err() == nil {
+		if sub == nil || st.stale {
+			snap, err := d.eng.Snapshot(ctx, site)
+			if err != nil {
+				if d.stopped(ctx, err) {
+					return
+				}
+				d.log.Warn("devices: snapshot failed", "site", site, "err", err)
+				d.pause(ctx)
+				continue
+			}
+			st.restore(snap)
+			if sub == nil {
+				sub, err = d.eng.Subscribe(site, snap.Version)
+				if err != nil {
+					d.log.Error("devices: subscribe failed", "site", site, "err", err)
+					return
+				}
+			} else {
+				sub.Reset(snap.Version)
+			}
+			st.stale = false
+		}
+		evs, err := sub.Next(ctx)
+		switch {
+		case errors.Is(err, queue.ErrGapTooLarge):
+			d.log.Info("devices: behind the feed, taking a snapshot", "site", site)
+			st.stale = true
+			continue
+		case err != nil && d.stopped(ctx, err):
+			return
+		case err != nil:
+			d.log.Warn("devices: follow events failed", "site", site, "err", err)
+			d.pause(ctx)
+			continue
+		}
+		for i := range evs {
+			st.apply(&evs[i])
+		}
+	}
+}
+
+func (d *Dispatcher) stopped(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, queue.ErrClosed)
+}
+
+func (d *Dispatcher) pause(ctx context.Context) {
+	t := time.NewTimer(d.o.Retry)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// siteState is what one site's loop knows: the number each counter shows
+// and the hall boards' lists. Only the site's loop touches it.
+type siteState struct {
+	d       *Dispatcher
+	site    string
+	def     *queue.Site
+	stale   bool
+	current map[string]string // counter -> number shown
+	boards  map[string][]*Board
+	halls   []hallBoard
+}
+
+type hallBoard struct {
+	b    *Board
+	hall *led.Hall
+}
+
+func (d *Dispatcher) newSiteState(site string) *siteState {
+	def, _ := d.eng.Site(site)
+	st := &siteState{d: d, site: site, def: def, current: map[string]string{}, boards: map[string][]*Board{}}
+	for i := range d.o.Boards {
+		b := &d.o.Boards[i]
+		if b.Site != site {
+			continue
+		}
+		if b.Counter == "" {
+			n := b.HallLines
+			if n < 1 {
+				n = 4
+			}
+			st.halls = append(st.halls, hallBoard{b: b, hall: led.NewHall(n)})
+			continue
+		}
+		st.boards[b.Counter] = append(st.boards[b.Counter], b)
+	}
+	return st
+}
+
+// restore shows every counter's current ticket from a snapshot.
+func (st *siteState) restore(snap queue.Snapshot) {
+	var called []*queue.Ticket
+	for _, c := range snap.Counters {
+		t := c.Ticket
+		if t != nil && (t.Status == queue.StatusCalled || t.Status == queue.StatusServing) {
+			st.show(c.ID, t.Number)
+			called = append(called, t)
+			continue
+		}
+		st.show(c.ID, "")
+	}
+	sort.SliceStable(called, func(i, j int) bool { return called[i].CalledAt.Before(called[j].CalledAt) })
+	for _, t := range called {
+		for _, h := range st.halls {
+			h.hall.Call(t.Number, t.Counter)
+		}
+	}
+	for _, h := range st.halls {
+		h.b.Port.Show(h.b.Addr, h.hall.Content())
+	}
+}
+
+// show puts number (or the idle content when "") on a counter's boards and
+// keypads.
+func (st *siteState) show(counter, number string) {
+	if number == "" {
+		delete(st.current, counter)
+	} else {
+		st.current[counter] = number
+	}
+	for _, b := range st.boards[counter] {
+		c := led.Content{Text: b.Idle}
+		if number != "" {
+			c = led.Content{Number: number, Counter: counter}
+		}
+		b.Port.Show(b.Addr, c)
+	}
+	for _, k := range st.d.keypads[zoneKey(st.site, counter)] {
+		k.bus.Display(k.addr, keypadText(number))
+	}
+}
+
+// keypadText is what a keypad's 3-character display shows for a number:
+// its last three characters ("A023" -> "023"), or "---" for none.
+func keypadText(number string) string {
+	if number == "" {
+		return "---"
+	}
+	if len(number) > 3 {
+		return number[len(number)-3:]
+	}
+	return number
+}
+
+// apply shows one event.
+func (st *siteState) apply(e *queue.Event) {
+	switch e.Type {
+	case queue.EventCalled, queue.EventRecalled:
+		if e.Counter == "" {
+			return
+		}
+		st.show(e.Counter, e.Number)
+		for _, h := range st.halls {
+			h.b.Port.Show(h.b.Addr, h.hall.Call(e.Number, e.Counter))
+		}
+		if z := st.zone(e.Counter); z != nil {
+			if !z.Announcer.Announce(voice.Call{Number: e.Number, Counter: e.Counter, Recall: e.Type == queue.EventRecalled}) {
+				st.d.log.Warn("devices: announcement dropped", "zone", z.Name, "number", e.Number)
+			}
+		}
+	case queue.EventDone, queue.EventNoShow, queue.EventCancelled, queue.EventExpired, queue.EventTransferred:
+		counter := e.Counter
+		if st.current[counter] != e.Number {
+			counter = ""
+			for c, n := range st.current {
+				if n == e.Number {
+					counter = c
+				}
+			}
+		}
+		if counter != "" {
+			st.show(counter, "")
+		}
+		if e.Type != queue.EventDone {
+			for _, h := range st.halls {
+				before := h.hall.Content()
+				if after := h.hall.Remove(e.Number); !after.Equal(before) {
+					h.b.Port.Show(h.b.Addr, after)
+				}
+			}
+		}
+	}
+}
+
+// zone returns the voice zone announcing a counter, nil if none.
+func (st *siteState) zone(counter string) *Zone {
+	if st.def != nil {
+		for _, c := range st.def.Counters {
+			if c.ID == counter && c.Zone != "" {
+				return st.d.zones[zoneKey(st.site, c.Zone)]
+			}
+		}
+	}
+	return st.d.first[st.site]
+}
+
+// keys applies the key presses of one keypad bus until ctx ends.
+func (d *Dispatcher) keys(ctx context.Context, k Keypad) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-k.Bus.Events():
+			if !ok {
+				return
+			}
+			d.press(ctx, k, ev)
+		}
+	}
+}
+
+// press applies one key press and answers on the keypad's display.
+func (d *Dispatcher) press(ctx context.Context, k Keypad, ev led.KeyEvent) {
+	counter, ok := k.Counters[ev.Addr]
+	if !ok {
+		d.log.Warn("devices: key press from an unmapped keypad", "bus", k.Name, "address", ev.Addr)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.o.OpTimeout)
+	defer cancel()
+	r := queue.CounterRequest{
+		Request: queue.Request{Site: k.Site, Device: fmt.Sprintf("keypad:%s:%d", k.Name, ev.Addr)},
+		Counter: counter,
+	}
+	var (
+		t   queue.Ticket
+		err error
+	)
+	switch ev.Key {
+	case led.KeyCallNext:
+		t, err = d.eng.CallNext(ctx, r)
+	case led.KeyStart:
+		t, err = d.eng.Start(ctx, r)
+	case led.KeyNoShow:
+		_, err = d.eng.NoShow(ctx, r)
+	case led.KeyRedirect:
+		_, err = d.redirect(ctx, r)
+	default:
+		return
+	}
+	text := keypadText(t.Number)
+	if err != nil {
+		text = "---"
+		d.log.Info("devices: keypad operation refused", "bus", k.Name, "address", ev.Addr, "counter", counter, "key", ev.Key.String(), "err", err)
+	}
+	k.Bus.Display(ev.Addr, text)
+}
+
+// redirect sends the counter's ticket back to the head of its own queue.
+func (d *Dispatcher) redirect(ctx context.Context, r queue.CounterRequest) (queue.Ticket, error) {
+	snap, err := d.eng.Snapshot(ctx, r.Site)
+	if err != nil {
+		return queue.Ticket{}, err
+	}
+	for _, c := range snap.Counters {
+		if c.ID == r.Counter && c.Ticket != nil {
+			return d.eng.Transfer(ctx, queue.TransferRequest{Request: r.Request, Counter: r.Counter, ToService: c.Ticket.Queue})
+		}
+	}
+	return queue.Ticket{}, fmt.Errorf("devices: redirect at counter %s: %w", r.Counter, queue.ErrCounterIdle)
+}

@@ -1,0 +1,383 @@
+package devices_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/devices"
+	"github.com/nowserving/nowserving/devices/led"
+	"github.com/nowserving/nowserving/devices/led/ledtest"
+	"github.com/nowserving/nowserving/devices/voice"
+	"github.com/nowserving/nowserving/queue"
+)
+
+// newAnnouncer announces in English then Chinese into dir.
+func newAnnouncer(t *testing.T, sink voice.Sink) *voice.Announcer {
+	t.Helper()
+	o := voice.DefaultOpts()
+	o.Sink, o.Langs = sink, []string{"en", "zh"}
+	a, err := voice.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// readGolden reads a led golden frame file (hex, one frame a line).
+func readGolden(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("led", "testdata", "golden", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame, err := led.ParseHex(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return frame
+}
+
+// TestKeypadCallOnPTY is the end-to-end path of issue 4: a key press on a
+// wired keypad (pty) calls the next ticket, the counter board (another pty)
+// receives the driver's golden frame for "A023 at counter 5", the keypad
+// shows "023" and the hall zone writes a WAV announcement.
+func TestKeypadCallOnPTY(t *testing.T) {
+	eng, clk := newEngine(t)
+	tickets := issue(t, eng, "A", 23)
+	for _, tk := range tickets[:22] {
+		if _, err := eng.Cancel(context.Background(), queue.NumberRequest{Request: queue.Request{Site: "hospital", Device: "console"}, Number: tk.Number}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	board := newLine(t)
+	port := newPort(t, board.slave, counterDriver(t), nil)
+
+	keys := newLine(t)
+	pads := newKeypads(7)
+	pads.serve(t, keys)
+	ko := led.KeypadOpts{Addrs: []int{7}, PollInterval: 5 * time.Millisecond}
+	ko.PortOpts = led.DefaultPortOpts()
+	ko.Name = keys.slave
+	bus, err := led.NewKeypadBus(ko)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	sink, err := voice.NewDirSink(dir, clk.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := newAnnouncer(t, sink)
+
+	d, err := devices.New(devices.Opts{
+		Engine: eng, Languages: langs,
+		Ports:   []*led.Port{port},
+		Boards:  []devices.Board{{Port: port, Addr: 3, Site: "hospital", Counter: "5"}},
+		Zones:   []devices.Zone{{Name: "hall", Site: "hospital", Announcer: ann}},
+		Keypads: []devices.Keypad{{Bus: bus, Site: "hospital", Counters: map[int]string{7: "5"}, Name: "keys"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, d)
+
+	// The idle counter shows "---" once the dispatcher has restored it.
+	pads.waitDisplay(t, 7, "---")
+	pads.press(7, led.KeyCallNext)
+	board.waitBytes(t, readGolden(t, "template_01_07.hex"))
+	pads.waitDisplay(t, 7, "023")
+	if got := ticketStatus(t, eng, "A023"); got.Status != queue.StatusCalled || got.Counter != "5" {
+		t.Fatalf("A023 is %s at counter %q, want CALLED at 5", got.Status, got.Counter)
+	}
+
+	var wav string
+	waitFor(t, "a WAV announcement", func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, "*.wav"))
+		if len(m) > 0 {
+			wav = m[0]
+		}
+		return wav != ""
+	})
+	if !strings.Contains(filepath.Base(wav), "A023-5") {
+		t.Errorf("announcement file %s does not name A023-5", wav)
+	}
+	b, err := os.ReadFile(wav)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clip, err := voice.DecodeWAV(b)
+	if err != nil {
+		t.Fatalf("announcement is not a valid WAV: %v", err)
+	}
+	if d := clip.Duration(); d < 500*time.Millisecond || d > 30*time.Second {
+		t.Errorf("announcement lasts %s, want 0.5 s .. 30 s", d)
+	}
+	var peak int16
+	for _, s := range clip.Samples {
+		peak = max(peak, s, -s)
+	}
+	if peak < 1000 {
+		t.Errorf("announcement is silent: peak %d", peak)
+	}
+}
+
+// TestKeypadKeys checks each key of a wired keypad against the engine and
+// what the keypad's display answers.
+func TestKeypadKeys(t *testing.T) {
+	tests := []struct {
+		name    string
+		keys    []led.Key
+		status  queue.Status // of A001 after the keys
+		display string
+	}{
+		{"call", []led.Key{led.KeyCallNext}, queue.StatusCalled, "001"},
+		{"call start", []led.Key{led.KeyCallNext, led.KeyStart}, queue.StatusServing, "001"},
+		{"call no-show", []led.Key{led.KeyCallNext, led.KeyNoShow}, queue.StatusNoShow, "---"},
+		{"call redirect", []led.Key{led.KeyCallNext, led.KeyRedirect}, queue.StatusWaiting, "---"},
+		{"start while idle", []led.Key{led.KeyStart}, queue.StatusWaiting, "---"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eng, _ := newEngine(t)
+			issue(t, eng, "A", 2)
+			rec := ledtest.New()
+			pads := newKeypads(2)
+			rec.Reply(pads.answer)
+			ko := led.KeypadOpts{Addrs: []int{2}, PollInterval: time.Millisecond}
+			ko.PortOpts = led.DefaultPortOpts()
+			ko.Name, ko.Dial = "keys", rec.Dial
+			bus, err := led.NewKeypadBus(ko)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := devices.New(devices.Opts{Engine: eng, Keypads: []devices.Keypad{{Bus: bus, Site: "hospital", Counters: map[int]string{2: "1"}, Name: "keys"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(t, d)
+			pads.waitDisplay(t, 2, "---")
+			want := []queue.Status{queue.StatusCalled, queue.StatusServing}
+			for i, k := range tt.keys {
+				pads.press(2, k)
+				if i < len(tt.keys)-1 {
+					waitFor(t, "A001 "+string(want[i]), func() bool { return ticketStatus(t, eng, "A001").Status == want[i] })
+				}
+			}
+			waitFor(t, "A001 "+string(tt.status), func() bool {
+				tk := ticketStatus(t, eng, "A001")
+				return tk.Status == tt.status && (tt.status != queue.StatusWaiting || len(tt.keys) == 1 || tk.CallCount == 1)
+			})
+			pads.waitDisplay(t, 2, tt.display)
+			if tt.name == "call redirect" {
+				// Back at the head of its queue: called again next.
+				if tk := callNext(t, eng, "5"); tk.Number != "A001" {
+					t.Errorf("after a redirect counter 5 called %s, want A001", tk.Number)
+				}
+			}
+		})
+	}
+}
+
+// stuckLink is a line whose writes never return until it is closed: a
+// jammed serial port.
+type stuckLink struct {
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (l *stuckLink) Write(p []byte) (int, error) {
+	<-l.closed
+	return 0, errors.New("stuck line closed")
+}
+
+func (l *stuckLink) ReadTimeout(p []byte, d time.Duration) (int, error) { return 0, nil }
+
+func (l *stuckLink) Close() error { l.once.Do(func() { close(l.closed) }); return nil }
+
+// TestStuckBoardDoesNotDelayCalls: a jammed board neither stops counters
+// from calling nor the other boards from showing the calls.
+func TestStuckBoardDoesNotDelayCalls(t *testing.T) {
+	eng, _ := newEngine(t)
+	issue(t, eng, "A", 12)
+	stuck := newPort(t, "stuck", counterDriver(t), func(led.PortOpts) (led.Link, error) {
+		return &stuckLink{closed: make(chan struct{})}, nil
+	})
+	rec := ledtest.New()
+	hall := newPort(t, "hall", textDriver(t, "{lines}"), rec.Dial)
+	d, err := devices.New(devices.Opts{
+		Engine: eng,
+		Ports:  []*led.Port{stuck, hall},
+		Boards: []devices.Board{
+			{Port: stuck, Addr: 1, Site: "hospital", Counter: "5"},
+			{Port: hall, Addr: 9, Site: "hospital", HallLines: 2},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, d)
+	for i := range 12 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := eng.CallNext(ctx, queue.CounterRequest{Request: queue.Request{Site: "hospital", Device: "keypad-5"}, Counter: "5"})
+		cancel()
+		if err != nil {
+			t.Fatalf("call %d with a stuck board: %v", i+1, err)
+		}
+		if i < 11 {
+			r := queue.CounterRequest{Request: queue.Request{Site: "hospital", Device: "keypad-5"}, Counter: "5"}
+			if _, err := eng.Start(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := eng.Complete(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := rec.WaitFor(ctx, func(f []byte) bool { return string(f) == "\x09A012 -> 5|A011 -> 5\n" }); err != nil {
+		t.Fatalf("hall board never showed the last calls: %v; frames %q", err, rec.Frames())
+	}
+	if st := d.Status(); st.Boards[0].Online {
+		t.Errorf("stuck board reported online: %+v", st.Boards[0])
+	}
+}
+
+// TestRestoreAfterRestart: boards show the current state from a snapshot
+// when the dispatcher starts, and again after a restart with new boards.
+func TestRestoreAfterRestart(t *testing.T) {
+	eng, clk := newEngine(t)
+	issue(t, eng, "A", 3)
+	callNext(t, eng, "1") // A001
+	clk.Add(time.Minute)
+	callNext(t, eng, "5") // A002
+	clk.Add(time.Minute)
+	r1 := queue.CounterRequest{Request: queue.Request{Site: "hospital", Device: "keypad-1"}, Counter: "1"}
+	if _, err := eng.Start(context.Background(), r1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Complete(context.Background(), queue.CounterRequest{Request: queue.Request{Site: "hospital", Device: "keypad-1"}, Counter: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	callNext(t, eng, "1") // A003
+
+	for round := range 2 {
+		rec := ledtest.New()
+		counters := newPort(t, "counters", textDriver(t, "{number}@{counter}"), rec.Dial)
+		hall := newPort(t, "hall", textDriver(t, "{lines}"), rec.Dial)
+		d, err := devices.New(devices.Opts{
+			Engine: eng,
+			Ports:  []*led.Port{counters, hall},
+			Boards: []devices.Board{
+				{Port: counters, Addr: 1, Site: "hospital", Counter: "1"},
+				{Port: counters, Addr: 5, Site: "hospital", Counter: "5"},
+				{Port: hall, Addr: 9, Site: "hospital", HallLines: 4},
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errc := make(chan error, 1)
+		go func() { errc <- d.Run(context.Background()) }()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		for _, want := range []string{"\x01A003@1\n", "\x05A002@5\n", "\x09A003 -> 1|A002 -> 5\n"} {
+			if _, err := rec.WaitFor(ctx, func(f []byte) bool { return string(f) == want }); err != nil {
+				t.Fatalf("round %d: board never showed %q: %v; frames %q", round, want, err, rec.Frames())
+			}
+		}
+		cancel()
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := d.Shutdown(sctx); err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+		scancel()
+		if err := <-errc; err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		// Shutdown blanks the boards.
+		frames := rec.Frames()
+		if last := frames[len(frames)-1]; len(last) != 2 {
+			t.Errorf("round %d: last frame %q, want a blank board", round, last)
+		}
+	}
+}
+
+// recordSink keeps the names of the announcements played.
+type recordSink struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (s *recordSink) Play(_ context.Context, _ []byte, name string) error {
+	s.mu.Lock()
+	s.names = append(s.names, name)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *recordSink) played() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.names...)
+}
+
+// TestEventsOnBoardsAndVoice follows a ticket through call, recall and
+// done: the counter board shows it then the idle text, the hall keeps it,
+// and the recall is announced again.
+func TestEventsOnBoardsAndVoice(t *testing.T) {
+	eng, _ := newEngine(t)
+	issue(t, eng, "A", 1)
+	rec := ledtest.New()
+	p := newPort(t, "line", textDriver(t, "{number}{text}"), rec.Dial)
+	sink := &recordSink{}
+	ann := newAnnouncer(t, sink)
+	d, err := devices.New(devices.Opts{
+		Engine: eng,
+		Ports:  []*led.Port{p},
+		Boards: []devices.Board{{Port: p, Addr: 1, Site: "hospital", Counter: "1", Idle: "WELCOME"}},
+		Zones:  []devices.Zone{{Name: "hall", Site: "hospital", Announcer: ann}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, d)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wait := func(want string) {
+		t.Helper()
+		if _, err := rec.WaitFor(ctx, func(f []byte) bool { return string(f) == want }); err != nil {
+			t.Fatalf("board never showed %q: %v; frames %q", want, err, rec.Frames())
+		}
+		rec.Reset()
+	}
+	wait("\x01WELCOME\n")
+	r := queue.CounterRequest{Request: queue.Request{Site: "hospital", Device: "keypad-1"}, Counter: "1"}
+	callNext(t, eng, "1")
+	wait("\x01A001\n")
+	if _, err := eng.Recall(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "two announcements", func() bool { return len(sink.played()) == 2 })
+	if _, err := eng.Start(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Complete(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	wait("\x01WELCOME\n")
+	if got := sink.played(); len(got) != 2 || got[0] != "A001-1" || got[1] != "A001-1" {
+		t.Errorf("announcements %q, want a call and a recall of A001-1", got)
+	}
+	st := d.Status()
+	if len(st.Zones) != 1 || st.Zones[0].Stats.Played != 2 {
+		t.Errorf("zone status %+v, want 2 played", st.Zones)
+	}
+}

@@ -1,0 +1,31 @@
+package devices
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNoPrinter is returned by PrintTicket for a device that has no
+	// printer configured, and by Reprint for an unknown printer.
+	ErrNoPrinter = errors.New("devices: no printer configured")
+	// ErrClosed is returned by Run when it was called twice.
+	ErrClosed = errors.New("devices: dispatcher already run")
+)
+
+// PrintError says that a ticket did not print. It wraps the printer's error,
+// so errors.Is(err, escpos.ErrPaperOut) (or ErrCoverOpen, ErrOffline,
+// ErrNoAnswer) tells the cause.
+type PrintError struct {
+	Printer string // printer id
+	Number  string // ticket number
+	Err     error
+}
+
+// Error implements error.
+func (e *PrintError) Error() string {
+	return fmt.Sprintf("devices: print %s on printer %s: %v", e.Number, e.Printer, e.Err)
+}
+
+// Unwrap returns the printer's error.
+func (e *PrintError) Unwrap() error { return e.Err }

@@ -1,0 +1,340 @@
+package devices_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/nowserving/nowserving/devices"
+	"github.com/nowserving/nowserving/devices/led"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// clock is a settable test clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// testSite is a small hospital: service A at counters 1 and 5, emergency E
+// at counter 5; counter 5 announces in zone "hall".
+func testSite() queue.Site {
+	loc, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		panic(err)
+	}
+	return queue.Site{
+		ID: "hospital", Names: map[string]string{"en": "City Hospital", "zh": "市人民医院"}, Location: loc,
+		Rollover: 4 * time.Hour,
+		Services: []queue.Service{
+			{Code: "A", Names: map[string]string{"en": "First visit", "zh": "初诊"}, Prefix: "A", Width: 3, AvgService: 6 * time.Minute},
+			{Code: "E", Names: map[string]string{"en": "Emergency", "zh": "急诊"}, Prefix: "E", Width: 3, AvgService: 10 * time.Minute},
+		},
+		Counters: []queue.Counter{
+			{ID: "1", Services: []queue.CounterService{{Service: "A", Weight: 1}}, Policy: queue.PolicyStrict, Zone: "hall"},
+			{ID: "5", Services: []queue.CounterService{{Service: "E", Weight: 1}, {Service: "A", Weight: 1}}, Policy: queue.PolicyStrict, Zone: "hall"},
+		},
+	}
+}
+
+var langs = map[string][]string{"hospital": {"zh", "en"}}
+
+// newEngine opens a real SQLite store in a temporary folder and an engine
+// on a fixed clock (2026-11-30 09:30 in Shanghai).
+func newEngine(t *testing.T) (*queue.Engine, *clock) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), sqlite.Opts{})
+	if err != nil {
+		t.Fatalf("open sqlite: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	c := &clock{t: time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC)}
+	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now, Committers: 1})
+	if err != nil {
+		t.Fatalf("new engine: %v", err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	return eng, c
+}
+
+// issue takes n tickets of service A.
+func issue(t *testing.T, eng *queue.Engine, svc string, n int) []queue.Ticket {
+	t.Helper()
+	var out []queue.Ticket
+	for range n {
+		tk, err := eng.Issue(context.Background(), queue.IssueRequest{Request: queue.Request{Site: "hospital", Device: "kiosk-1"}, Service: svc})
+		if err != nil {
+			t.Fatalf("issue: %v", err)
+		}
+		out = append(out, tk)
+	}
+	return out
+}
+
+func callNext(t *testing.T, eng *queue.Engine, counter string) queue.Ticket {
+	t.Helper()
+	tk, err := eng.CallNext(context.Background(), queue.CounterRequest{Request: queue.Request{Site: "hospital", Device: "keypad-" + counter}, Counter: counter})
+	if err != nil {
+		t.Fatalf("call next at %s: %v", counter, err)
+	}
+	return tk
+}
+
+// run starts d and stops it at the end of the test.
+func run(t *testing.T, d *devices.Dispatcher) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- d.Run(context.Background()) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := d.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-errc; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+}
+
+// newPort makes a port on dial (a ledtest.Recorder's Dial, or nil for a
+// real line named name).
+func newPort(t *testing.T, name string, d led.Driver, dial func(led.PortOpts) (led.Link, error)) *led.Port {
+	t.Helper()
+	o := led.DefaultPortOpts()
+	o.Name, o.Driver, o.Dial = name, d, dial
+	o.MinBackoff, o.MaxBackoff = 10*time.Millisecond, 50*time.Millisecond
+	p, err := led.NewPort(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// counterDriver is the "01 addr … 07" template board of the led golden
+// file template_01_07.
+func counterDriver(t *testing.T) led.Driver {
+	t.Helper()
+	d, err := led.NewTemplate(led.TemplateOpts{Header: []byte{0x01}, Body: "{number:-4}{counter:2}", Trailer: []byte{0x07}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// textDriver frames content as "<addr byte>TEXT\n" for readable asserts.
+func textDriver(t *testing.T, body string) led.Driver {
+	t.Helper()
+	d, err := led.NewTemplate(led.TemplateOpts{AddrFormat: "byte", Body: body, LineSep: "|", Trailer: []byte{'\n'}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// line is the far end of a pseudo-terminal: the test plays the device.
+type line struct {
+	master *os.File
+	slave  string
+	mu     sync.Mutex
+	got    []byte
+	more   chan struct{}
+}
+
+// newLine opens a pty pair whose master is registered with Go's poller (so
+// closing it interrupts a pending Read) and collects what arrives.
+func newLine(t *testing.T) *line {
+	t.Helper()
+	m, s, err := pty.Open()
+	if err != nil {
+		t.Fatalf("pty.Open: %v", err)
+	}
+	fd, err := syscall.Dup(int(m.Fd()))
+	m.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		t.Fatal(err)
+	}
+	master := os.NewFile(uintptr(fd), "/dev/ptmx")
+	l := &line{master: master, slave: s.Name(), more: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			if n > 0 {
+				l.mu.Lock()
+				l.got = append(l.got, buf[:n]...)
+				close(l.more)
+				l.more = make(chan struct{})
+				l.mu.Unlock()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		master.Close()
+		<-done
+		s.Close()
+	})
+	return l
+}
+
+// waitBytes waits until the bytes received contain want.
+func (l *line) waitBytes(t *testing.T, want []byte) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		l.mu.Lock()
+		ok := bytes.Contains(l.got, want)
+		got := append([]byte(nil), l.got...)
+		ch := l.more
+		l.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("pty never received\n% x\ngot\n% x", want, got)
+		}
+	}
+}
+
+// keypads plays wired keypads on the far end of a line: each answers every
+// frame addressed to it with its next queued key, and keeps its display.
+type keypads struct {
+	mu      sync.Mutex
+	keys    map[int][]led.Key
+	display map[int]string
+	shown   chan struct{}
+}
+
+func (k *keypads) press(addr int, key led.Key) {
+	k.mu.Lock()
+	k.keys[addr] = append(k.keys[addr], key)
+	k.mu.Unlock()
+}
+
+// waitDisplay waits until the keypad at addr shows text.
+func (k *keypads) waitDisplay(t *testing.T, addr int, text string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		k.mu.Lock()
+		got, ch := k.display[addr], k.shown
+		k.mu.Unlock()
+		if got == text {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("keypad %d shows %q, want %q", addr, got, text)
+		}
+	}
+}
+
+// answer returns the reply to one frame written to the bus, nil if none.
+func (k *keypads) answer(frame []byte) []byte {
+	f, n, err := led.DecodeKeypadFrame(frame)
+	if n == 0 || err != nil || f.Cmd == 0 {
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if _, ok := k.display[f.Addr]; !ok {
+		return nil
+	}
+	key := led.KeyNone
+	if q := k.keys[f.Addr]; len(q) > 0 {
+		key, k.keys[f.Addr] = q[0], q[1:]
+	}
+	if f.Cmd == 'D' {
+		k.display[f.Addr] = f.Text
+		close(k.shown)
+		k.shown = make(chan struct{})
+	}
+	reply, _ := led.EncodeKeypadReply(f.Addr, key)
+	return reply
+}
+
+func newKeypads(addrs ...int) *keypads {
+	k := &keypads{keys: map[int][]led.Key{}, display: map[int]string{}, shown: make(chan struct{})}
+	for _, a := range addrs {
+		k.display[a] = ""
+	}
+	return k
+}
+
+// serve plays the keypads on a pty line until the test ends.
+func (k *keypads) serve(t *testing.T, l *line) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		for {
+			l.mu.Lock()
+			f, n, _ := led.DecodeKeypadFrame(l.got)
+			frame := append([]byte(nil), l.got[:n]...)
+			l.got = l.got[n:]
+			ch := l.more
+			l.mu.Unlock()
+			if n > 0 {
+				if f.Cmd != 0 {
+					if reply := k.answer(frame); reply != nil {
+						l.master.Write(reply)
+					}
+				}
+				continue
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+// waitFor polls cond until it holds or 10 s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// ticketStatus reads a ticket of today by number.
+func ticketStatus(t *testing.T, eng *queue.Engine, number string) queue.Ticket {
+	t.Helper()
+	pos, err := eng.Position(context.Background(), "hospital", number)
+	if err != nil && !errors.Is(err, queue.ErrNotFound) {
+		t.Fatalf("position %s: %v", number, err)
+	}
+	return pos.Ticket
+}

@@ -1,0 +1,159 @@
+package devices
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nowserving/nowserving/devices/escpos"
+	"github.com/nowserving/nowserving/queue"
+)
+
+// PrintTicket prints a ticket just issued to a kiosk on the kiosk's network
+// printer (Opts.Kiosks), in the printer's layout. The printer's status is
+// asked before and after the ticket. When the ticket does not print, the
+// failure is committed as a PRINT_FAILED event (so it is not counted as
+// served silently) and a *PrintError wrapping the cause (escpos.ErrPaperOut,
+// ErrCoverOpen, ErrOffline, ErrNoAnswer, or the context's error) is
+// returned for the kiosk. A device with no printer gets ErrNoPrinter and
+// nothing is recorded.
+func (d *Dispatcher) PrintTicket(ctx context.Context, device string, t queue.Ticket, pos queue.Position) error {
+	pid, ok := d.o.Kiosks[device]
+	if !ok {
+		return fmt.Errorf("devices: print %s for %s: %w", t.Number, device, ErrNoPrinter)
+	}
+	p := d.printers[pid]
+	b, err := d.render(t, pos, p.Layout, "", p.Footer, false)
+	if err == nil {
+		err = p.Printer.Print(ctx, b)
+		d.setStatus(pid, err)
+	}
+	if err == nil {
+		return nil
+	}
+	perr := &PrintError{Printer: pid, Number: t.Number, Err: err}
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.o.OpTimeout)
+	defer cancel()
+	if merr := d.eng.MarkPrintFailed(mctx, t.Site, t.ID, device, printReason(err)); merr != nil {
+		d.log.Error("devices: record failed print", "ticket", t.Number, "err", merr)
+		return errors.Join(perr, fmt.Errorf("devices: record failed print of %s: %w", t.Number, merr))
+	}
+	return perr
+}
+
+// Reprint prints a ticket of today again, by number, on a printer; the
+// ticket says it is a reprint and shows its current place in the queue.
+// A failed reprint is returned as a *PrintError and not recorded.
+func (d *Dispatcher) Reprint(ctx context.Context, site, number, printerID string) error {
+	p := d.printers[printerID]
+	if p == nil {
+		return fmt.Errorf("devices: reprint %s on %q: %w", number, printerID, ErrNoPrinter)
+	}
+	pos, err := d.eng.Position(ctx, site, number)
+	if err != nil {
+		return fmt.Errorf("devices: reprint %s: %w", number, err)
+	}
+	b, err := d.render(pos.Ticket, pos, p.Layout, "", p.Footer, true)
+	if err == nil {
+		err = p.Printer.Print(ctx, b)
+		d.setStatus(printerID, err)
+	}
+	if err != nil {
+		return &PrintError{Printer: printerID, Number: number, Err: err}
+	}
+	return nil
+}
+
+// RenderTicket returns the ESC/POS bytes of a ticket for a kiosk that
+// prints it itself, in Opts.Layout and language lang ("" for the layout's,
+// else the site's main language). Its signature is protocol.RenderFunc.
+func (d *Dispatcher) RenderTicket(site string, t queue.Ticket, pos queue.Position, lang string) ([]byte, error) {
+	l := d.o.Layout
+	if l.PaperMM == 0 {
+		l = escpos.DefaultLayout()
+		l.Lang = ""
+	}
+	if t.Site == "" {
+		t.Site = site
+	}
+	return d.render(t, pos, l, lang, "", false)
+}
+
+// render lays out a ticket with the site's and service's names in the
+// ticket's language.
+func (d *Dispatcher) render(t queue.Ticket, pos queue.Position, l escpos.Layout, lang, footer string, reprint bool) ([]byte, error) {
+	s, err := d.eng.Site(t.Site)
+	if err != nil {
+		return nil, fmt.Errorf("devices: render %s: %w", t.Number, err)
+	}
+	langs := d.o.Languages[t.Site]
+	switch {
+	case lang != "":
+	case l.Lang != "":
+		lang = l.Lang
+	case len(langs) > 0:
+		lang = langs[0]
+	default:
+		lang = "en"
+	}
+	pick := func(names map[string]string, def string) string {
+		if n := names[lang]; n != "" {
+			return n
+		}
+		for _, x := range langs {
+			if n := names[x]; n != "" {
+				return n
+			}
+		}
+		return def
+	}
+	service := t.Service
+	for _, sv := range s.Services {
+		if sv.Code == t.Service {
+			service = pick(sv.Names, sv.Code)
+		}
+	}
+	issued := t.IssuedAt
+	if s.Location != nil && !issued.IsZero() {
+		issued = issued.In(s.Location)
+	}
+	b, err := escpos.Render(escpos.Ticket{
+		Site: pick(s.Names, s.ID), Service: service, Number: t.Number,
+		PeopleAhead: pos.Ahead, EstimatedWait: pos.Wait, Issued: issued,
+		QR: d.o.QR(t), Footer: footer, Lang: lang, Reprint: reprint,
+	}, l)
+	if err != nil {
+		return nil, fmt.Errorf("devices: render %s: %w", t.Number, err)
+	}
+	return b, nil
+}
+
+// printReason names a print failure for the PRINT_FAILED event and the
+// printer status: paper_out, cover_open, offline, no_answer, or the error.
+func printReason(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, escpos.ErrPaperOut):
+		return "paper_out"
+	case errors.Is(err, escpos.ErrCoverOpen):
+		return "cover_open"
+	case errors.Is(err, escpos.ErrOffline):
+		return "offline"
+	case errors.Is(err, escpos.ErrNoAnswer):
+		return "no_answer"
+	}
+	return err.Error()
+}
+
+func (d *Dispatcher) setStatus(id string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.status[id]
+	s.Status, s.Err = printReason(err), err
+	if err != nil && s.Status == err.Error() {
+		s.Status = "error"
+	}
+	s.At = d.eng.Now()
+	d.status[id] = s
+}

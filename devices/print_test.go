@@ -1,0 +1,190 @@
+package devices_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/devices"
+	"github.com/nowserving/nowserving/devices/escpos"
+	"github.com/nowserving/nowserving/devices/escpos/escpostest"
+	"github.com/nowserving/nowserving/queue"
+)
+
+// kioskLayout is the 80 mm Chinese layout of the golden ticket.
+func kioskLayout() escpos.Layout {
+	l := escpos.DefaultLayout()
+	l.Lang = "zh"
+	return l
+}
+
+// newPrinting returns a dispatcher whose kiosk-1 prints on a fake 9100
+// printer.
+func newPrinting(t *testing.T, eng *queue.Engine) (*devices.Dispatcher, *escpostest.Printer) {
+	t.Helper()
+	fake := escpostest.NewPrinter()
+	t.Cleanup(func() { fake.Close() })
+	o := escpos.DefaultOpts()
+	o.Addr = fake.Addr()
+	o.StatusTimeout = 500 * time.Millisecond
+	d, err := devices.New(devices.Opts{
+		Engine: eng, Languages: langs,
+		Printers: []devices.Printer{{ID: "hall-printer", Printer: escpos.NewPrinter(o), Layout: kioskLayout(), Footer: "请留意叫号 Please wait to be called"}},
+		Kiosks:   map[string]string{"kiosk-1": "hall-printer"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, fake
+}
+
+// golden compares got with testdata/name (and a readable dump next to it),
+// rewriting both with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path+".bin", got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path+".txt", []byte(escpos.Dump(got)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path + ".bin")
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("ticket differs from %s.bin\ngot:\n%s\nwant:\n%s", path, escpos.Dump(got), escpos.Dump(want))
+	}
+}
+
+// TestPrintTicketGolden: a kiosk's ticket reaches its network printer as
+// the golden ESC/POS bytes, with a status query before and after.
+func TestPrintTicketGolden(t *testing.T) {
+	eng, _ := newEngine(t)
+	issue(t, eng, "A", 2)
+	tk := issue(t, eng, "A", 1)[0]
+	pos, err := eng.TicketPosition(context.Background(), tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, fake := newPrinting(t, eng)
+	if err := d.PrintTicket(context.Background(), "kiosk-1", pos.Ticket, pos); err != nil {
+		t.Fatalf("print: %v", err)
+	}
+	jobs, err := fake.Jobs(), error(nil)
+	if len(jobs) != 1 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		jobs, err = fake.WaitJobs(ctx, 1)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	golden(t, "kiosk_80_zh", jobs[0])
+	if q := fake.Queries(); len(q) < 4 {
+		t.Errorf("status queries %v, want DLE EOT before and after the ticket", q)
+	}
+	st := d.Status()
+	if len(st.Printers) != 1 || st.Printers[0].Status != "ok" {
+		t.Errorf("printer status %+v, want ok", st.Printers)
+	}
+	// RenderTicket (kiosks printing themselves) uses the default layout.
+	b, err := d.RenderTicket("hospital", pos.Ticket, pos, "en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "render_80_en", b)
+}
+
+// TestPrintFailures: paper out, cover open and a silent printer reach the
+// kiosk as typed errors, and each failure is committed as PRINT_FAILED.
+func TestPrintFailures(t *testing.T) {
+	tests := []struct {
+		name   string
+		state  escpostest.State
+		want   error
+		reason string
+	}{
+		{"paper out", escpostest.State{Paper: escpostest.PaperOut}, escpos.ErrPaperOut, "paper_out"},
+		{"cover open", escpostest.State{CoverOpen: true}, escpos.ErrCoverOpen, "cover_open"},
+		{"silent", escpostest.State{Silent: true}, escpos.ErrNoAnswer, "no_answer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eng, _ := newEngine(t)
+			tk := issue(t, eng, "A", 1)[0]
+			d, fake := newPrinting(t, eng)
+			fake.SetState(tt.state)
+			err := d.PrintTicket(context.Background(), "kiosk-1", tk, queue.Position{Ticket: tk})
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("print error %v, want %v", err, tt.want)
+			}
+			var pe *devices.PrintError
+			if !errors.As(err, &pe) || pe.Printer != "hall-printer" || pe.Number != "A001" {
+				t.Errorf("error %#v, want a *PrintError for A001 on hall-printer", err)
+			}
+			evs, err := eng.Events(context.Background(), "hospital", 0, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := evs[len(evs)-1]
+			if last.Type != queue.EventPrintFailed || last.TicketID != tk.ID || last.Detail != tt.reason || last.Actor != "kiosk-1" {
+				t.Errorf("last event %+v, want PRINT_FAILED of A001 by kiosk-1 (%s)", last, tt.reason)
+			}
+			if st := d.Status(); st.Printers[0].Status != tt.reason {
+				t.Errorf("printer status %q, want %q", st.Printers[0].Status, tt.reason)
+			}
+		})
+	}
+}
+
+// TestPrintNoPrinter: a kiosk without a printer gets ErrNoPrinter and no
+// event is committed.
+func TestPrintNoPrinter(t *testing.T) {
+	eng, _ := newEngine(t)
+	tk := issue(t, eng, "A", 1)[0]
+	d, _ := newPrinting(t, eng)
+	if err := d.PrintTicket(context.Background(), "kiosk-2", tk, queue.Position{Ticket: tk}); !errors.Is(err, devices.ErrNoPrinter) {
+		t.Fatalf("print error %v, want ErrNoPrinter", err)
+	}
+	evs, err := eng.Events(context.Background(), "hospital", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 {
+		t.Errorf("events %+v, want only ISSUED", evs)
+	}
+}
+
+// TestReprint prints a ticket again by number, marked as a reprint.
+func TestReprint(t *testing.T) {
+	eng, _ := newEngine(t)
+	issue(t, eng, "A", 2)
+	d, fake := newPrinting(t, eng)
+	if err := d.Reprint(context.Background(), "hospital", "A002", "hall-printer"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	jobs, err := fake.WaitJobs(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "reprint_80_zh", jobs[0])
+	if err := d.Reprint(context.Background(), "hospital", "A009", "hall-printer"); !errors.Is(err, queue.ErrNotFound) {
+		t.Errorf("reprint of an unknown number: %v, want ErrNotFound", err)
+	}
+	if err := d.Reprint(context.Background(), "hospital", "A001", "nope"); !errors.Is(err, devices.ErrNoPrinter) {
+		t.Errorf("reprint on an unknown printer: %v, want ErrNoPrinter", err)
+	}
+}
