@@ -48,11 +48,12 @@ func Dialect() *sqlstore.Dialect {
 		panic(err) // the embedded directory exists: a build-time fact
 	}
 	return &sqlstore.Dialect{
-		Name:       "sqlite",
-		Upsert:     sqlstore.OnConflict,
-		Classify:   classify,
-		Migrations: sub,
-		DropIndex:  func(name string) string { return "DROP INDEX " + name },
+		Name:            "sqlite",
+		Upsert:          sqlstore.OnConflict,
+		CacheStatements: true,
+		Classify:        classify,
+		Migrations:      sub,
+		DropIndex:       func(name string) string { return "DROP INDEX " + name },
 	}
 }
 

@@ -50,6 +50,9 @@ type Dialect struct {
 	// data-modifying WITH (PostgreSQL): one round trip less while the
 	// site's version row is locked.
 	EventCTE bool
+	// CacheStatements keeps statements prepared per connection (for a
+	// driver that parses every statement again otherwise).
+	CacheStatements bool
 	// SumCast, when set, wraps aggregate sums as CAST(SUM(x) AS SumCast) so
 	// they scan as integers ("BIGINT" on PostgreSQL, "SIGNED" on MySQL).
 	SumCast string

@@ -43,6 +43,9 @@ type Store struct {
 	log     *slog.Logger
 	retries int
 	q       queries
+	// wstmts and rstmts cache prepared statements of the writer and the
+	// reader pool when the dialect asks for it.
+	wstmts, rstmts *stmtCache
 }
 
 var _ queue.Store = (*Store)(nil)
@@ -65,7 +68,15 @@ func New(d *Dialect, writer, reader *sql.DB, opts Opts) *Store {
 	case retries < 0:
 		retries = 0
 	}
-	return &Store{d: d, writer: writer, reader: reader, log: log, retries: retries, q: buildQueries(d)}
+	s := &Store{d: d, writer: writer, reader: reader, log: log, retries: retries, q: buildQueries(d)}
+	if d.CacheStatements {
+		s.wstmts = newStmtCache(writer)
+		s.rstmts = s.wstmts
+		if reader != writer {
+			s.rstmts = newStmtCache(reader)
+		}
+	}
+	return s
 }
 
 // Dialect returns the store's dialect.
@@ -77,6 +88,10 @@ func (s *Store) DB() *sql.DB { return s.writer }
 
 // Close closes the connections.
 func (s *Store) Close() error {
+	if s.wstmts != nil {
+		s.wstmts.close()
+		s.rstmts.close()
+	}
 	err := s.writer.Close()
 	if s.reader != s.writer {
 		if rerr := s.reader.Close(); err == nil {
@@ -133,6 +148,9 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) (err error) {
+	if s.wstmts != nil {
+		defer s.wstmts.prepare(context.WithoutCancel(ctx))
+	}
 	var opts *sql.TxOptions
 	if s.d.WriteIsolation != sql.LevelDefault {
 		opts = &sql.TxOptions{Isolation: s.d.WriteIsolation}
@@ -147,7 +165,7 @@ func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queu
 			_ = stx.Rollback() // fn panicked: free the connection, then re-panic
 		}
 	}()
-	if err := fn(ctx, &tx{s: s, tx: stx, write: true}); err != nil {
+	if err := fn(ctx, &tx{s: s, tx: stx, write: true, cache: s.wstmts}); err != nil {
 		done = true
 		_ = stx.Rollback()
 		return err
@@ -166,12 +184,15 @@ func (s *Store) View(ctx context.Context, fn func(ctx context.Context, tx queue.
 }
 
 func (s *Store) view(ctx context.Context, opts *sql.TxOptions, fn func(ctx context.Context, t *tx) error) error {
+	if s.rstmts != nil {
+		defer s.rstmts.prepare(context.WithoutCancel(ctx))
+	}
 	stx, err := s.reader.BeginTx(ctx, opts)
 	if err != nil {
 		return s.wrap("begin read", err)
 	}
 	defer func() { _ = stx.Rollback() }() // no-op after Commit
-	if err := fn(ctx, &tx{s: s, tx: stx}); err != nil {
+	if err := fn(ctx, &tx{s: s, tx: stx, cache: s.rstmts}); err != nil {
 		return err
 	}
 	if err := stx.Commit(); err != nil {

@@ -86,7 +86,8 @@ func buildQueries(d *Dialect) queries {
 type tx struct {
 	s     *Store
 	tx    *sql.Tx
-	write bool // false inside View: no row locks
+	write bool       // false inside View: no row locks
+	cache *stmtCache // prepared statements of the pool, nil when the driver caches
 }
 
 var _ queue.Tx = (*tx)(nil)
@@ -155,7 +156,7 @@ func (t *tx) Release(ctx context.Context, name string) error {
 func (t *tx) LookupRequest(ctx context.Context, device, key string) (string, []byte, bool, error) {
 	var op string
 	var result []byte
-	err := t.tx.QueryRowContext(ctx, t.s.q.lookupRequest, device, key).Scan(&op, &result)
+	err := t.queryRow(ctx, t.s.q.lookupRequest, device, key).Scan(&op, &result)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil, false, nil
 	}
@@ -171,7 +172,7 @@ func (t *tx) SaveRequest(ctx context.Context, device, key, op string, result []b
 	if result == nil {
 		result = []byte{}
 	}
-	if _, err := t.tx.ExecContext(ctx, t.s.q.saveRequest, device, key, op, result, atMs); err != nil {
+	if _, err := t.exec(ctx, t.s.q.saveRequest, device, key, op, result, atMs); err != nil {
 		return t.wrap("save request", err)
 	}
 	return nil
@@ -181,14 +182,14 @@ func (t *tx) SaveRequest(ctx context.Context, device, key, op string, result []b
 // returns the new value.
 func (t *tx) increment(ctx context.Context, q string, args ...any) (int64, error) {
 	if t.s.d.Upsert == OnDuplicateKey {
-		res, err := t.tx.ExecContext(ctx, q, args...)
+		res, err := t.exec(ctx, q, args...)
 		if err != nil {
 			return 0, err
 		}
 		return res.LastInsertId()
 	}
 	var n int64
-	err := t.tx.QueryRowContext(ctx, q, args...).Scan(&n)
+	err := t.queryRow(ctx, q, args...).Scan(&n)
 	return n, err
 }
 
@@ -213,12 +214,12 @@ func (t *tx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
 		ms(tk.IssuedAt), ms(tk.WaitingSince), ms(tk.CalledAt), ms(tk.ServingAt), ms(tk.FinishedAt),
 		tk.Device, tk.IdemKey}
 	if t.s.d.ReturningID {
-		if err := t.tx.QueryRowContext(ctx, t.s.q.insertTicket, args...).Scan(&tk.ID); err != nil {
+		if err := t.queryRow(ctx, t.s.q.insertTicket, args...).Scan(&tk.ID); err != nil {
 			return t.wrap("insert ticket "+tk.Number, err)
 		}
 		return nil
 	}
-	res, err := t.tx.ExecContext(ctx, t.s.q.insertTicket, args...)
+	res, err := t.exec(ctx, t.s.q.insertTicket, args...)
 	if err != nil {
 		return t.wrap("insert ticket "+tk.Number, err)
 	}
@@ -234,7 +235,7 @@ func (t *tx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
 // rank, sort key, counters, call and no-show counts, waiting and later
 // times) if the stored status is still from; otherwise queue.ErrConflict.
 func (t *tx) UpdateTicket(ctx context.Context, tk *queue.Ticket, from queue.Status) error {
-	res, err := t.tx.ExecContext(ctx, t.s.q.updateTicket, tk.Queue, string(tk.Class), string(tk.Status),
+	res, err := t.exec(ctx, t.s.q.updateTicket, tk.Queue, string(tk.Class), string(tk.Status),
 		tk.Rank, tk.SortKey, tk.Counter, tk.TargetCounter, tk.CallCount, tk.NoShowCount,
 		ms(tk.WaitingSince), ms(tk.CalledAt), ms(tk.ServingAt), ms(tk.FinishedAt), tk.ID, string(from))
 	if err != nil {
@@ -270,7 +271,7 @@ func scanTicket(r scanner, tk *queue.Ticket) error {
 // one reads at most one ticket; nil, nil when there is none.
 func (t *tx) one(ctx context.Context, action, q string, args ...any) (*queue.Ticket, error) {
 	tk := new(queue.Ticket)
-	err := scanTicket(t.tx.QueryRowContext(ctx, q, args...), tk)
+	err := scanTicket(t.queryRow(ctx, q, args...), tk)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -281,7 +282,7 @@ func (t *tx) one(ctx context.Context, action, q string, args ...any) (*queue.Tic
 }
 
 func (t *tx) list(ctx context.Context, action, q string, args ...any) ([]queue.Ticket, error) {
-	rows, err := t.tx.QueryContext(ctx, q, args...)
+	rows, err := t.query(ctx, q, args...)
 	if err != nil {
 		return nil, t.wrap(action, err)
 	}
@@ -380,7 +381,7 @@ func (t *tx) Waiting(ctx context.Context, site, day, service string, rank, limit
 // to a counter, ordered before tk by (rank, sort key, id).
 func (t *tx) Ahead(ctx context.Context, tk *queue.Ticket) (int, error) {
 	var n int
-	err := t.tx.QueryRowContext(ctx, t.s.q.ahead, tk.Site, tk.Day, tk.Queue,
+	err := t.queryRow(ctx, t.s.q.ahead, tk.Site, tk.Day, tk.Queue,
 		tk.Rank, tk.Rank, tk.SortKey, tk.SortKey, tk.ID).Scan(&n)
 	if err != nil {
 		return 0, t.wrap("count ahead of "+tk.Number, err)
@@ -391,7 +392,7 @@ func (t *tx) Ahead(ctx context.Context, tk *queue.Ticket) (int, error) {
 // SetSortKey moves a waiting ticket; a ticket no longer waiting is a
 // conflict.
 func (t *tx) SetSortKey(ctx context.Context, id, key int64) error {
-	res, err := t.tx.ExecContext(ctx, t.s.q.setSortKey, key, id)
+	res, err := t.exec(ctx, t.s.q.setSortKey, key, id)
 	if err != nil {
 		return t.wrap("set sort key", err)
 	}
@@ -442,7 +443,7 @@ func (t *tx) Find(ctx context.Context, f queue.Filter) ([]queue.Ticket, error) {
 
 // Stats aggregates a site's service day by service, counter and status.
 func (t *tx) Stats(ctx context.Context, site, day string) ([]queue.StatRow, error) {
-	rows, err := t.tx.QueryContext(ctx, t.s.q.stats, site, day)
+	rows, err := t.query(ctx, t.s.q.stats, site, day)
 	if err != nil {
 		return nil, t.wrap("stats", err)
 	}
@@ -475,7 +476,7 @@ func (t *tx) Counter(ctx context.Context, site, id string) (queue.CounterState, 
 	c := queue.CounterState{Site: site, ID: id, Mode: queue.CounterOpen}
 	var mode string
 	var since int64
-	err := t.tx.QueryRowContext(ctx, q, site, id).Scan(&mode, &c.TicketID, &since)
+	err := t.queryRow(ctx, q, site, id).Scan(&mode, &c.TicketID, &since)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, nil
 	}
@@ -488,7 +489,7 @@ func (t *tx) Counter(ctx context.Context, site, id string) (queue.CounterState, 
 
 // PutCounter writes a counter's state.
 func (t *tx) PutCounter(ctx context.Context, c queue.CounterState) error {
-	if _, err := t.tx.ExecContext(ctx, t.s.q.putCounter, c.Site, c.ID, string(c.Mode), c.TicketID, ms(c.Since)); err != nil {
+	if _, err := t.exec(ctx, t.s.q.putCounter, c.Site, c.ID, string(c.Mode), c.TicketID, ms(c.Since)); err != nil {
 		return t.wrap("write counter "+c.ID, err)
 	}
 	return nil
@@ -496,7 +497,7 @@ func (t *tx) PutCounter(ctx context.Context, c queue.CounterState) error {
 
 // Counters lists the stored counter states of a site, by id.
 func (t *tx) Counters(ctx context.Context, site string) ([]queue.CounterState, error) {
-	rows, err := t.tx.QueryContext(ctx, t.s.q.counters, site)
+	rows, err := t.query(ctx, t.s.q.counters, site)
 	if err != nil {
 		return nil, t.wrap("list counters", err)
 	}
@@ -521,7 +522,7 @@ func (t *tx) Counters(ctx context.Context, site string) ([]queue.CounterState, e
 // Streak reads the ratio policy's streak of a service, 0 if never set.
 func (t *tx) Streak(ctx context.Context, site, service string) (int, error) {
 	var n int
-	err := t.tx.QueryRowContext(ctx, t.s.q.streak, site, service).Scan(&n)
+	err := t.queryRow(ctx, t.s.q.streak, site, service).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -533,7 +534,7 @@ func (t *tx) Streak(ctx context.Context, site, service string) (int, error) {
 
 // SetStreak writes the ratio policy's streak of a service.
 func (t *tx) SetStreak(ctx context.Context, site, service string, n int) error {
-	if _, err := t.tx.ExecContext(ctx, t.s.q.setStreak, site, service, n); err != nil {
+	if _, err := t.exec(ctx, t.s.q.setStreak, site, service, n); err != nil {
 		return t.wrap("write streak", err)
 	}
 	return nil
@@ -545,7 +546,7 @@ func (t *tx) SetStreak(ctx context.Context, site, service string, n int) error {
 func (t *tx) AppendEvent(ctx context.Context, e *queue.Event) error {
 	if t.s.d.EventCTE {
 		var v int64
-		err := t.tx.QueryRowContext(ctx, t.s.q.appendEventCTE, e.Site, string(e.Type), e.TicketID, e.Number, e.Service,
+		err := t.queryRow(ctx, t.s.q.appendEventCTE, e.Site, string(e.Type), e.TicketID, e.Number, e.Service,
 			string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At)).Scan(&v)
 		if err != nil {
 			return t.wrap("append event", err)
@@ -557,7 +558,7 @@ func (t *tx) AppendEvent(ctx context.Context, e *queue.Event) error {
 	if err != nil {
 		return t.wrap("next event version", err)
 	}
-	_, err = t.tx.ExecContext(ctx, t.s.q.insertEvent, e.Site, v, string(e.Type), e.TicketID, e.Number, e.Service,
+	_, err = t.exec(ctx, t.s.q.insertEvent, e.Site, v, string(e.Type), e.TicketID, e.Number, e.Service,
 		string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At))
 	if err != nil {
 		return t.wrap("append event", err)
@@ -572,9 +573,9 @@ func (t *tx) Events(ctx context.Context, site string, after int64, limit int) ([
 	var rows *sql.Rows
 	var err error
 	if limit > 0 {
-		rows, err = t.tx.QueryContext(ctx, t.s.q.events, site, after, limit)
+		rows, err = t.query(ctx, t.s.q.events, site, after, limit)
 	} else {
-		rows, err = t.tx.QueryContext(ctx, t.s.q.eventsAll, site, after)
+		rows, err = t.query(ctx, t.s.q.eventsAll, site, after)
 	}
 	if err != nil {
 		return nil, t.wrap("list events", err)
@@ -601,7 +602,7 @@ func (t *tx) Events(ctx context.Context, site string, after int64, limit int) ([
 // LastVersion is the site's newest event version, 0 if none.
 func (t *tx) LastVersion(ctx context.Context, site string) (int64, error) {
 	var v int64
-	err := t.tx.QueryRowContext(ctx, t.s.q.lastVersion, site).Scan(&v)
+	err := t.queryRow(ctx, t.s.q.lastVersion, site).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

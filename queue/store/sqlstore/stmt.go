@@ -1,0 +1,132 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// maxCachedStmts bounds a statement cache: the fixed queries plus the
+// variants of Head and Find (by how many classes or statuses they list).
+const maxCachedStmts = 256
+
+// stmtCache keeps prepared statements of one pool by query text, for a
+// driver that does not cache them itself (modernc.org/sqlite parses every
+// statement again otherwise). A statement is prepared on the pool after the
+// transaction that first wanted it ends (preparing inside it would wait for
+// a second connection, and SQLite's writer pool has one); database/sql then
+// prepares it on each connection the first time a transaction there uses
+// it.
+type stmtCache struct {
+	db   *sql.DB
+	mu   sync.Mutex
+	m    map[string]*sql.Stmt
+	want map[string]bool
+}
+
+func newStmtCache(db *sql.DB) *stmtCache {
+	return &stmtCache{db: db, m: map[string]*sql.Stmt{}, want: map[string]bool{}}
+}
+
+// get returns the statement for q, or nil when it is not prepared yet (the
+// caller runs q as text; prepare prepares it later).
+func (c *stmtCache) get(q string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.m[q]; ok {
+		return st
+	}
+	if len(c.m)+len(c.want) < maxCachedStmts {
+		c.want[q] = true
+	}
+	return nil
+}
+
+// prepare prepares the statements wanted since the last call. It must run
+// outside any transaction of the pool. A statement that fails to prepare
+// is left to run as text.
+func (c *stmtCache) prepare(ctx context.Context) {
+	c.mu.Lock()
+	if len(c.want) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	var qs []string
+	for q := range c.want {
+		qs = append(qs, q)
+	}
+	clear(c.want)
+	c.mu.Unlock()
+	for _, q := range qs {
+		st, err := c.db.PrepareContext(ctx, q)
+		if err != nil {
+			continue
+		}
+		c.mu.Lock()
+		if _, dup := c.m[q]; dup || len(c.m) >= maxCachedStmts {
+			_ = st.Close()
+		} else {
+			c.m[q] = st
+		}
+		c.mu.Unlock()
+	}
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for q, st := range c.m {
+		_ = st.Close()
+		delete(c.m, q)
+	}
+}
+
+// errRow is a row that fails to scan with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// stmt returns q prepared for the transaction, or nil to run it as text.
+func (t *tx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if t.cache == nil {
+		return nil, nil
+	}
+	st := t.cache.get(q)
+	if st == nil {
+		return nil, nil
+	}
+	return t.tx.StmtContext(ctx, st), nil
+}
+
+func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, err := t.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return t.tx.ExecContext(ctx, q, args...)
+}
+
+func (t *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := t.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return t.tx.QueryContext(ctx, q, args...)
+}
+
+func (t *tx) queryRow(ctx context.Context, q string, args ...any) scanner {
+	st, err := t.stmt(ctx, q)
+	if err != nil {
+		return errRow{err}
+	}
+	if st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return t.tx.QueryRowContext(ctx, q, args...)
+}
