@@ -233,6 +233,19 @@ func (e *simEnv) explain(err error, d simDevice) error {
 	return err
 }
 
+// reason says why a connection was lost: the daemon's own words when it
+// sent an ERROR before closing, else what explain says.
+func (e *simEnv) reason(err error, d simDevice) string {
+	var se *wire.StatusError
+	if errors.As(err, &se) && !errors.Is(err, wire.ErrAuthFailed) {
+		return se.Msg
+	}
+	if err == nil {
+		return ""
+	}
+	return e.explain(err, d).Error()
+}
+
 // counterNum is a counter id as a wire number.
 func counterNum(id string) (uint32, error) {
 	if id == "" {
@@ -507,13 +520,16 @@ reconnections and resumes where it stopped.`,
 			}
 			o := e.opts(d)
 			errw := cmd.ErrOrStderr()
+			last := "" // say each reason once, not at every redial
 			o.OnState = func(s client.State, err error) {
 				switch s {
 				case client.StateReconnecting:
-					if err != nil {
-						fmt.Fprintf(errw, "connection lost (%v), reconnecting...\n", e.explain(err, d))
+					if msg := e.reason(err, d); err != nil && msg != last {
+						last = msg
+						fmt.Fprintf(errw, "connection lost (%s), reconnecting...\n", msg)
 					}
 				case client.StateConnected:
+					last = ""
 					fmt.Fprintln(errw, "reconnected")
 				}
 			}

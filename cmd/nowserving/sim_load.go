@@ -325,6 +325,14 @@ func (l *loader) keypad(ctx context.Context, c *client.Client, serviceTime, call
 		case errors.Is(err, wire.ErrNoTicketWaiting), errors.Is(err, wire.ErrCounterPaused):
 			sleep(500 * time.Millisecond)
 			continue
+		case errors.Is(err, wire.ErrInvalidTransition):
+			// The counter is still handling a ticket from before the run
+			// (or from someone else): finish it first.
+			if _, err := c.Complete(ctx, 0, ""); err != nil {
+				_, _ = c.Start(ctx, 0, "")
+				_, _ = c.Complete(ctx, 0, "")
+			}
+			continue
 		default:
 			l.fail(err)
 			sleep(time.Second)

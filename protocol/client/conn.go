@@ -33,7 +33,7 @@ type conn struct {
 }
 
 func newConn(nc net.Conn, timeout time.Duration) *conn {
-	cn := &conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), timeout: timeout, dead: make(chan struct{})}
+	cn := &conn{nc: nc, br: bufio.NewReaderSize(nc, 4<<10), timeout: timeout, dead: make(chan struct{})}
 	now := time.Now().UnixNano()
 	cn.lastSend.Store(now)
 	cn.lastRecv.Store(now)
