@@ -104,6 +104,7 @@
     }
     highlightUntil = Date.now() + 8000;
     render();
+    document.body.dataset.shownAt = String(Date.now()); // for tests and monitoring
     tick();
     chime();
   });

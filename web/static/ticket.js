@@ -31,7 +31,10 @@
     $("number").textContent = t.number;
     document.title = t.number + " - " + (st.site_name || st.site);
     var msg = "", cls = "message";
-    var counter = st.counter_name || t.counter;
+    var counter = t.counter;
+    if (st.counter_name && st.counter_name !== t.counter && st.counter_name.indexOf(t.counter) < 0) {
+      counter += " (" + st.counter_name + ")";
+    }
     switch (t.status) {
       case "WAITING":
         msg = p.ahead === 0 ? "You are next." : "Please wait; we will call your number.";

@@ -1,0 +1,88 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// artifacts is where screenshots go: $NOWSERVING_ARTIFACTS, else a
+// temporary directory.
+func artifacts(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("NOWSERVING_ARTIFACTS")
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestBrowser opens the hall display and a ticket page in headless
+// Chromium: the display shows a call within a second of a keypad pressing
+// next, and the ticket page says which counter calls it. The 1 s bound is
+// a correctness window (the page is live), not a performance target.
+func TestBrowser(t *testing.T) {
+	b := startBrowser(t)
+	e := newEnv(t, nil)
+	e.issue("A")
+	e.issue("A")
+	dir := artifacts(t)
+
+	display := b.open(e.http.URL + "/display/main")
+	ticket := b.open(e.http.URL + "/t/main/A002")
+	b.waitFor(display, "document.body.dataset.ready", "1", 20*time.Second)
+	b.waitFor(display, "document.getElementById('current-number').textContent", "\u2014", time.Second)
+	b.waitFor(ticket, "document.body.dataset.status", "WAITING", 20*time.Second)
+	b.waitFor(ticket, "document.getElementById('ahead').textContent", "1", time.Second)
+
+	start := time.Now()
+	e.call("5") // the keypad presses next: A001 to counter 5
+	seen := b.waitFor(display, "document.getElementById('current-number').textContent", "A001", 5*time.Second)
+	// The page stamps when it rendered the call (browser and test share
+	// the machine's clock); polling over the DevTools pipe adds its own
+	// tens of milliseconds, so the bound is checked on the page's stamp.
+	v, err := b.eval(display, "document.body.dataset.shownAt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.Fatalf("data-shown-at %q: %v", v, err)
+	}
+	if d := time.Duration(shown-start.UnixMilli()) * time.Millisecond; d > time.Second {
+		t.Errorf("display showed the call %v after it, want within 1 s", d)
+	} else {
+		t.Logf("display rendered A001 %v after the call (seen by the test after %v)", d, seen.Sub(start).Round(time.Millisecond))
+	}
+	b.waitFor(display, "document.getElementById('current-counter').textContent", "Counter 5", time.Second)
+	b.waitFor(display, "document.querySelector('#waiting .count').textContent", "1", time.Second)
+	b.waitFor(ticket, "document.getElementById('ahead').textContent", "0", 2*time.Second)
+
+	ctx := context.Background()
+	if _, err := e.eng.Start(ctx, queue.CounterRequest{Request: queue.Request{Site: "main", Device: "k"}, Counter: "5"}); err != nil {
+		t.Fatal(err)
+	}
+	e.call("5") // A002, the ticket page's number
+	b.waitFor(ticket, "document.getElementById('message').textContent", "You are being called to counter 5", 2*time.Second)
+	b.waitFor(display, "document.querySelector('#calls .number').textContent", "A001", 2*time.Second)
+
+	for name, s := range map[string]string{"display.png": display, "ticket.png": ticket} {
+		png := b.screenshot(s)
+		if !bytes.HasPrefix(png, []byte("\x89PNG")) {
+			t.Fatalf("%s: not a PNG", name)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("screenshots in %s", dir)
+}

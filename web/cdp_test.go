@@ -1,0 +1,222 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+)
+
+// browser drives a headless Chromium over the DevTools protocol on a pipe
+// (--remote-debugging-pipe: commands on fd 3, replies on fd 4, each a JSON
+// message ended by a NUL byte), so no WebSocket library is needed.
+type browser struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	in   *os.File // our end of the command pipe
+	done chan struct{}
+
+	mu      sync.Mutex
+	next    int
+	pending map[int]chan cdpReply
+}
+
+type cdpReply struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// chromiumPath finds the browser or fails (skips only with
+// NOWSERVING_SKIP_MISSING=1).
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "" && os.Getenv("NOWSERVING_SKIP_MISSING") == "1" {
+		t.Skip("chromium not installed (NOWSERVING_SKIP_MISSING=1); Debian package: chromium")
+	}
+	t.Fatal("chromium not installed: apt-get install chromium (or set NOWSERVING_SKIP_MISSING=1 outside CI to skip)")
+	return ""
+}
+
+func startBrowser(t *testing.T) *browser {
+	t.Helper()
+	path := chromiumPath(t)
+	cmdR, cmdW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path,
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-default-apps", "--disable-extensions", "--no-first-run", "--no-default-browser-check",
+		"--mute-audio", "--autoplay-policy=no-user-gesture-required",
+		"--window-size=1280,720", "--user-data-dir="+t.TempDir(),
+		"--remote-debugging-pipe", "about:blank")
+	cmd.ExtraFiles = []*os.File{cmdR, outW} // fd 3: commands in, fd 4: replies out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	cmdR.Close()
+	outW.Close()
+	b := &browser{t: t, cmd: cmd, in: cmdW, done: make(chan struct{}), pending: map[int]chan cdpReply{}}
+	go b.read(outR)
+	t.Cleanup(b.close)
+	return b
+}
+
+func (b *browser) read(f *os.File) {
+	defer close(b.done)
+	defer f.Close()
+	br := bufio.NewReader(f)
+	for {
+		msg, err := br.ReadBytes(0)
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID int `json:"id"`
+			cdpReply
+		}
+		if json.Unmarshal(msg[:len(msg)-1], &m) != nil || m.ID == 0 {
+			continue // an event: not needed here
+		}
+		b.mu.Lock()
+		ch := b.pending[m.ID]
+		delete(b.pending, m.ID)
+		b.mu.Unlock()
+		if ch != nil {
+			ch <- m.cdpReply
+		}
+	}
+}
+
+// call sends one command (to a page when session is set) and decodes its
+// result into out.
+func (b *browser) call(session, method string, params any, out any) error {
+	b.mu.Lock()
+	b.next++
+	id := b.next
+	ch := make(chan cdpReply, 1)
+	b.pending[id] = ch
+	b.mu.Unlock()
+	msg := map[string]any{"id": id, "method": method, "params": params}
+	if session != "" {
+		msg["sessionId"] = session
+	}
+	data, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	if _, err := b.in.Write(append(data, 0)); err != nil {
+		return fmt.Errorf("cdp %s: %w", method, err)
+	}
+	select {
+	case r := <-ch:
+		if r.Error != nil {
+			return fmt.Errorf("cdp %s: %s", method, r.Error.Message)
+		}
+		if out != nil {
+			return json.Unmarshal(r.Result, out)
+		}
+		return nil
+	case <-b.done:
+		return fmt.Errorf("cdp %s: browser exited", method)
+	case <-time.After(20 * time.Second):
+		return fmt.Errorf("cdp %s: no reply in 20 s", method)
+	}
+}
+
+// open opens url in a new page and returns the page's session.
+func (b *browser) open(url string) string {
+	b.t.Helper()
+	var target struct {
+		TargetID string `json:"targetId"`
+	}
+	if err := b.call("", "Target.createTarget", map[string]any{"url": url, "newWindow": true}, &target); err != nil {
+		b.t.Fatal(err)
+	}
+	var att struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := b.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att); err != nil {
+		b.t.Fatal(err)
+	}
+	return att.SessionID
+}
+
+// eval evaluates a JavaScript expression in a page and returns its string
+// value.
+func (b *browser) eval(session, expr string) (string, error) {
+	var r struct {
+		Result struct {
+			Value any `json:"value"`
+		} `json:"result"`
+	}
+	if err := b.call(session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &r); err != nil {
+		return "", err
+	}
+	return fmt.Sprint(r.Result.Value), nil
+}
+
+// waitFor polls expr until it returns want, or fails after timeout. It
+// returns when it first saw want.
+func (b *browser) waitFor(session, expr, want string, timeout time.Duration) time.Time {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var got string
+	for {
+		v, err := b.eval(session, expr)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		if v == want {
+			return time.Now()
+		}
+		got = v
+		select {
+		case <-ctx.Done():
+			b.t.Fatalf("%s = %q after %v, want %q", expr, got, timeout, want)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func (b *browser) screenshot(session string) []byte {
+	b.t.Helper()
+	var r struct {
+		Data []byte `json:"data"` // base64 in JSON: decoded by encoding/json
+	}
+	if err := b.call(session, "Page.captureScreenshot", map[string]any{"format": "png"}, &r); err != nil {
+		b.t.Fatal(err)
+	}
+	return r.Data
+}
+
+func (b *browser) close() {
+	_ = b.call("", "Browser.close", map[string]any{}, nil)
+	b.in.Close()
+	exited := make(chan struct{})
+	go func() { b.cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		b.cmd.Process.Kill()
+		<-exited
+	}
+}
