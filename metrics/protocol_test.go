@@ -54,3 +54,18 @@ func TestDevices(t *testing.T) {
 		t.Errorf("no sources: gathered %d families, err %v; want none", len(mfs), err)
 	}
 }
+
+func TestNewRegistry(t *testing.T) {
+	reg := NewRegistry()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, mf := range mfs {
+		found = found || mf.GetName() == "go_goroutines"
+	}
+	if !found {
+		t.Error("no go_goroutines in the daemon registry")
+	}
+}

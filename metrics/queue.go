@@ -54,6 +54,10 @@ type Queue struct {
 
 	waitingDesc, longestDesc, countersDesc *prometheus.Desc
 
+	stop     chan struct{} // closed by Shutdown
+	stopOnce sync.Once
+	running  chan struct{} // closed when Run returns
+
 	mu       sync.Mutex
 	tickets  map[string]map[int64]*ticketTimes // by site, ticket id
 	versions map[string]int64                  // last version applied per site
@@ -107,6 +111,8 @@ func NewQueue(o QueueOpts) (*Queue, error) {
 		tickets:  map[string]map[int64]*ticketTimes{},
 		versions: map[string]int64{},
 		changed:  make(chan struct{}),
+		stop:     make(chan struct{}),
+		running:  make(chan struct{}),
 	}
 	for _, c := range []prometheus.Collector{q.issued, q.called, q.served, q.noShow, q.breaches, q.wait, q.service, scrape{q}} {
 		if err := o.Registry.Register(c); err != nil {
@@ -124,11 +130,24 @@ func NewQueue(o QueueOpts) (*Queue, error) {
 	return q, nil
 }
 
-// Run follows every site's events from the current version until ctx ends
-// or the engine closes; it returns nil then. A follower that falls too far
-// behind takes a snapshot and goes on from it (the missed events are not
-// counted).
+// Name names the collector among the daemon's parts.
+func (q *Queue) Name() string { return "metrics" }
+
+// Run follows every site's events from the current version until ctx ends,
+// Shutdown is called or the engine closes; it returns nil then. A follower
+// that falls too far behind takes a snapshot and goes on from it (the
+// missed events are not counted). Run is called once.
 func (q *Queue) Run(ctx context.Context) error {
+	defer close(q.running)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-q.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(q.eng.Sites()))
 	for _, s := range q.eng.Sites() {
@@ -154,6 +173,17 @@ func (q *Queue) Run(ctx context.Context) error {
 		all = errors.Join(all, err)
 	}
 	return all
+}
+
+// Shutdown stops Run and waits for it within ctx.
+func (q *Queue) Shutdown(ctx context.Context) error {
+	q.stopOnce.Do(func() { close(q.stop) })
+	select {
+	case <-q.running:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("metrics: shutdown: %w", ctx.Err())
+	}
 }
 
 func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscription) error {

@@ -56,11 +56,14 @@ func TestQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- q.Run(rctx) }()
+	go func() { done <- q.Run(ctx) }()
 	defer func() {
-		cancel()
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := q.Shutdown(sctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
 		}

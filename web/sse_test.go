@@ -148,8 +148,9 @@ func TestShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	part := Part{Server: e.srv, Listener: ln}
 	served := make(chan error, 1)
-	go func() { served <- e.srv.Serve(ln) }()
+	go func() { served <- part.Run(context.Background()) }()
 	resp, err := http.Get("http://" + ln.Addr().String() + "/display/main/events")
 	if err != nil {
 		t.Fatal(err)
@@ -159,10 +160,13 @@ func TestShutdown(t *testing.T) {
 	r.nextOf("state")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := e.srv.Shutdown(ctx); err != nil {
+	if err := part.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	if err := <-served; !errors.Is(err, ErrServerClosed) {
-		t.Errorf("Serve returned %v, want ErrServerClosed", err)
+	if err := <-served; err != nil {
+		t.Errorf("Run returned %v after Shutdown, want nil", err)
+	}
+	if err := e.srv.Serve(ln); !errors.Is(err, ErrServerClosed) {
+		t.Errorf("Serve after Shutdown: %v, want ErrServerClosed", err)
 	}
 }
