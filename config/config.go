@@ -35,6 +35,15 @@ type Config struct {
 	// Device hardware sections (printers, led, voice) are added below by
 	// their owners: one typed field each, checked by a step called from
 	// Config.validate. Until then such keys are rejected as unknown.
+
+	// Printers are network ticket printers (hardware.go).
+	Printers []Printer `mapstructure:"printers"`
+	// LED holds the LED boards' serial lines and boards.
+	LED LED `mapstructure:"led"`
+	// Voice holds the voice zones.
+	Voice Voice `mapstructure:"voice"`
+	// Keypads are buses of wired serial keypads.
+	Keypads []Keypads `mapstructure:"keypads"`
 }
 
 // Driver names a database engine.
@@ -313,6 +322,9 @@ type Device struct {
 	Secret string `mapstructure:"secret"`
 	// SecretEnv names an environment variable holding the secret.
 	SecretEnv string `mapstructure:"secret_env"`
+	// Printer, for a kiosk with no printer of its own, is the id of the
+	// network printer (printers[].id) its tickets print on.
+	Printer string `mapstructure:"printer"`
 }
 
 // Site returns the site with the given id.
@@ -414,4 +426,5 @@ func applyDefaults(c *Config, isSet func(key string) bool) {
 			}
 		}
 	}
+	applyHardwareDefaults(c, isSet)
 }

@@ -67,6 +67,7 @@ func (c *Config) validate() problems {
 		}
 		c.validateDevice(k, d, &ps)
 	}
+	c.validateHardware(&ps)
 	return ps
 }
 

@@ -1,0 +1,549 @@
+package config
+
+import (
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Hardware sections of the configuration: network ticket printers, LED
+// boards on serial lines, voice zones and wired keypads. They are plain
+// values; cmd/nowserving builds the drivers (packages devices/...) from them.
+
+// Printer is a network ticket printer (ESC/POS over raw TCP). Kiosks that
+// have only a button print on one: devices[].printer names it.
+type Printer struct {
+	// ID is unique; devices[].printer refers to it.
+	ID string `mapstructure:"id"`
+	// Addr is host:port; the port defaults to 9100.
+	Addr string `mapstructure:"addr"`
+	// PaperMM is the paper width, 58 or 80 (default 80).
+	PaperMM int `mapstructure:"paper_mm"`
+	// QR is how the ticket's QR code is printed: native (GS ( k), raster
+	// (GS v 0, printers without a QR command) or none (default native).
+	QR string `mapstructure:"qr"`
+	// Lang is the ticket language (en or zh); empty means the site's main
+	// language.
+	Lang string `mapstructure:"lang"`
+	// Footer is printed at the bottom of every ticket.
+	Footer string `mapstructure:"footer"`
+}
+
+// LED holds the serial lines and the boards on them.
+type LED struct {
+	Ports  []LEDPort  `mapstructure:"ports"`
+	Boards []LEDBoard `mapstructure:"boards"`
+}
+
+// LEDPort is one serial line (or serial device server) and the protocol
+// its boards speak.
+type LEDPort struct {
+	// Name is a serial device ("/dev/ttyUSB0"), "tcp://host:port" for a
+	// serial device server, or "file:PATH" to append the frames to a file
+	// (demos without hardware).
+	Name string `mapstructure:"name"`
+	// Baud, DataBits, Parity and StopBits set the line mode (default
+	// 9600 8N1). Parity is none, odd, even, mark or space.
+	Baud     int    `mapstructure:"baud"`
+	DataBits int    `mapstructure:"data_bits"`
+	Parity   string `mapstructure:"parity"`
+	StopBits int    `mapstructure:"stop_bits"`
+	// Driver is the boards' protocol.
+	Driver LEDDriver `mapstructure:"driver"`
+}
+
+// LEDDriver names a board protocol and its options; only the options of
+// the named kind apply (see package devices/led).
+type LEDDriver struct {
+	// Kind is modbus, onbon, alpha or template.
+	Kind string `mapstructure:"kind"`
+	// Template is the text shown, with {number}, {counter}, {text},
+	// {lines}, {line1}..{line9} and widths such as {number:-4}; for the
+	// template kind it is the frame body. Empty: the driver's default.
+	Template string `mapstructure:"template"`
+	// Charset is ascii or gbk (onbon, template).
+	Charset string `mapstructure:"charset"`
+
+	// Modbus: first holding register, display characters, ascii|binary.
+	Start    int    `mapstructure:"start"`
+	Chars    int    `mapstructure:"chars"`
+	Encoding string `mapstructure:"encoding"`
+
+	// Onbon BX-5K/6K dynamic area.
+	Preamble        int  `mapstructure:"preamble"`
+	SrcAddr         int  `mapstructure:"src_addr"`
+	DeviceType      int  `mapstructure:"device_type"`
+	ProtocolVersion int  `mapstructure:"protocol_version"`
+	Area            int  `mapstructure:"area"`
+	X               int  `mapstructure:"x"`
+	Y               int  `mapstructure:"y"`
+	Width           int  `mapstructure:"width"`
+	Height          int  `mapstructure:"height"`
+	WantReply       bool `mapstructure:"want_reply"`
+
+	// Alpha: sign type code (one character, default Z) and STRING size.
+	TypeCode   string `mapstructure:"type_code"`
+	StringSize int    `mapstructure:"string_size"`
+
+	// Template frames: Header | address | body | checksum | Trailer.
+	// Header and Trailer are hex bytes ("01", "0xA5 0xA5").
+	Header       string `mapstructure:"header"`
+	Trailer      string `mapstructure:"trailer"`
+	AddrFormat   string `mapstructure:"addr_format"` // byte, ascii2, ascii3, hex2, none
+	Checksum     string `mapstructure:"checksum"`    // none, sum8, xor8, crc16modbus
+	ChecksumFrom int    `mapstructure:"checksum_from"`
+	ChecksumTo   int    `mapstructure:"checksum_to"`
+	LineSep      string `mapstructure:"line_sep"`
+}
+
+// LEDBoard is one board: a counter board (Counter set) showing the
+// counter's ticket, or a hall board (Hall) listing the last calls.
+type LEDBoard struct {
+	// Port is the name of the led.ports entry the board is on.
+	Port string `mapstructure:"port"`
+	// Addr is the board's address on the line.
+	Addr int    `mapstructure:"addr"`
+	Site string `mapstructure:"site"`
+	// Counter is the counter id whose ticket the board shows.
+	Counter string `mapstructure:"counter"`
+	// Hall makes a hall board showing the last Lines calls (default 4).
+	Hall  bool `mapstructure:"hall"`
+	Lines int  `mapstructure:"lines"`
+	// Idle is shown on a counter board while its counter has no ticket;
+	// empty blanks it.
+	Idle string `mapstructure:"idle"`
+}
+
+// Voice holds the voice zones.
+type Voice struct {
+	Zones []VoiceZone `mapstructure:"zones"`
+}
+
+// VoiceZone is one set of speakers: counters name their zone
+// (sites[].counters[].zone; empty means the site's first zone).
+type VoiceZone struct {
+	// Name is unique in the site, [a-z0-9-]+.
+	Name string `mapstructure:"name"`
+	Site string `mapstructure:"site"`
+	// Engine is pack (the recorded voice built into the binary, default) or
+	// command (an external TTS command per language, see Commands).
+	Engine string `mapstructure:"engine"`
+	// Commands maps a language to a TTS command, e.g.
+	// {en: "espeak-ng -v en -w {out} {text}"}; engine command only.
+	Commands map[string]string `mapstructure:"commands"`
+	// Output is "dir:PATH" (write WAV files into a folder) or an audio
+	// command such as "aplay -q -D default {file}".
+	Output string `mapstructure:"output"`
+	// Langs are the announcement languages in speaking order, en and/or
+	// zh (default: the site's languages among those).
+	Langs []string `mapstructure:"langs"`
+	// Chime plays a chime before each announcement (default true).
+	Chime bool `mapstructure:"chime"`
+	// Repeat is how many times an announcement is spoken, 1..5 (default 1).
+	Repeat int `mapstructure:"repeat"`
+}
+
+// Keypads is one RS-485 bus of wired keypads (QSystem-style, see package
+// devices/led), each address mapped to a counter of the site.
+type Keypads struct {
+	// Port is the serial line (same forms as led.ports[].name), not
+	// shared with LED boards.
+	Port     string `mapstructure:"port"`
+	Baud     int    `mapstructure:"baud"`
+	DataBits int    `mapstructure:"data_bits"`
+	Parity   string `mapstructure:"parity"`
+	StopBits int    `mapstructure:"stop_bits"`
+	Site     string `mapstructure:"site"`
+	// Addrs maps a keypad's bus address (1..254) to a counter id.
+	Addrs map[string]string `mapstructure:"addrs"`
+}
+
+// AddrNumbers returns the keypad addresses as numbers, with their
+// counters; entries that Validate rejects are left out.
+func (k *Keypads) AddrNumbers() map[int]string {
+	out := map[int]string{}
+	for a, c := range k.Addrs {
+		if n, err := strconv.Atoi(a); err == nil {
+			out[n] = c
+		}
+	}
+	return out
+}
+
+// OutputDir returns the folder of a "dir:PATH" output and true, or false for
+// an audio command.
+func (z *VoiceZone) OutputDir() (string, bool) {
+	return strings.CutPrefix(z.Output, "dir:")
+}
+
+// Printer returns the printer with the given id.
+func (c *Config) Printer(id string) (*Printer, bool) {
+	for i := range c.Printers {
+		if c.Printers[i].ID == id {
+			return &c.Printers[i], true
+		}
+	}
+	return nil, false
+}
+
+// voiceLangs are the languages the voice engines speak.
+var voiceLangs = []string{"en", "zh"}
+
+// applyHardwareDefaults fills omitted hardware values; isSet as in
+// applyDefaults.
+func applyHardwareDefaults(c *Config, isSet func(key string) bool) {
+	for i := range c.Printers {
+		p := &c.Printers[i]
+		if p.PaperMM == 0 {
+			p.PaperMM = 80
+		}
+		if p.QR == "" {
+			p.QR = "native"
+		}
+		if p.Addr != "" {
+			if _, _, err := net.SplitHostPort(p.Addr); err != nil && strings.Contains(err.Error(), "missing port") {
+				p.Addr = net.JoinHostPort(strings.Trim(p.Addr, "[]"), "9100")
+			}
+		}
+	}
+	for i := range c.LED.Boards {
+		b := &c.LED.Boards[i]
+		if b.Hall && b.Lines == 0 {
+			b.Lines = 4
+		}
+	}
+	for i := range c.Voice.Zones {
+		z := &c.Voice.Zones[i]
+		k := keyf("voice.zones[%d]", i)
+		if z.Engine == "" {
+			z.Engine = "pack"
+		}
+		if !isSet(k + ".chime") {
+			z.Chime = true
+		}
+		if z.Repeat == 0 && !isSet(k+".repeat") {
+			z.Repeat = 1
+		}
+		if len(z.Langs) == 0 && !isSet(k+".langs") {
+			if s, ok := c.Site(z.Site); ok {
+				for _, l := range s.Languages {
+					if slices.Contains(voiceLangs, l) {
+						z.Langs = append(z.Langs, l)
+					}
+				}
+			}
+		}
+	}
+}
+
+func (c *Config) validateHardware(ps *problems) {
+	printerAt := map[string]int{}
+	for i := range c.Printers {
+		p := &c.Printers[i]
+		k := keyf("printers[%d]", i)
+		switch {
+		case p.ID == "":
+			ps.add(k+".id", "required")
+		case !reDeviceID.MatchString(p.ID):
+			ps.add(k+".id", "must be 1 to 64 letters, digits, '.', '_' or '-', got %q", p.ID)
+		}
+		if j, dup := printerAt[p.ID]; dup && p.ID != "" {
+			ps.add(k+".id", "duplicate printer id %q (also printers[%d])", p.ID, j)
+		} else {
+			printerAt[p.ID] = i
+		}
+		if p.Addr == "" {
+			ps.add(k+".addr", "required (host:port of the printer, port 9100 by default)")
+		} else if err := checkAddr(p.Addr); err != "" {
+			ps.add(k+".addr", "%s", err)
+		}
+		if p.PaperMM != 58 && p.PaperMM != 80 {
+			ps.add(k+".paper_mm", "must be 58 or 80, got %d", p.PaperMM)
+		}
+		switch p.QR {
+		case "native", "raster", "none":
+		default:
+			ps.add(k+".qr", "must be native, raster or none, got %q", p.QR)
+		}
+		if p.Lang != "" && !slices.Contains(voiceLangs, p.Lang) {
+			ps.add(k+".lang", "must be en or zh (empty: the site's main language), got %q", p.Lang)
+		}
+	}
+	for i := range c.Devices {
+		d := &c.Devices[i]
+		if d.Printer == "" {
+			continue
+		}
+		k := keyf("devices[%d].printer", i)
+		if d.Role != RoleKiosk {
+			ps.add(k, "only a kiosk prints (role %s)", d.Role)
+		} else if _, ok := printerAt[d.Printer]; !ok {
+			ps.add(k, "unknown printer %q", d.Printer)
+		}
+	}
+
+	// lines are the serial lines in use, so that two owners are refused.
+	lines := map[string]string{}
+	portAt := map[string]int{}
+	for i := range c.LED.Ports {
+		p := &c.LED.Ports[i]
+		k := keyf("led.ports[%d]", i)
+		checkLine(k+".name", p.Name, ps)
+		if j, dup := portAt[p.Name]; dup && p.Name != "" {
+			ps.add(k+".name", "duplicate port %q (also led.ports[%d])", p.Name, j)
+		} else {
+			portAt[p.Name] = i
+			lines[p.Name] = k
+		}
+		checkMode(k, p.Baud, p.DataBits, p.Parity, p.StopBits, ps)
+		checkDriver(k+".driver", &p.Driver, ps)
+	}
+	boardAt := map[string]int{}
+	for i := range c.LED.Boards {
+		b := &c.LED.Boards[i]
+		k := keyf("led.boards[%d]", i)
+		if b.Port == "" {
+			ps.add(k+".port", "required (the name of a led.ports entry)")
+		} else if _, ok := portAt[b.Port]; !ok {
+			ps.add(k+".port", "unknown port %q (not in led.ports)", b.Port)
+		}
+		if b.Addr < 0 || b.Addr > 65535 {
+			ps.add(k+".addr", "must be 0..65535, got %d", b.Addr)
+		}
+		id := b.Port + "\x00" + strconv.Itoa(b.Addr)
+		if j, dup := boardAt[id]; dup {
+			ps.add(k+".addr", "address %d already used on port %q by led.boards[%d]", b.Addr, b.Port, j)
+		} else {
+			boardAt[id] = i
+		}
+		site := c.siteRef(k+".site", b.Site, ps)
+		switch {
+		case b.Hall && b.Counter != "":
+			ps.add(k+".counter", "a hall board shows every counter: set counter or hall, not both")
+		case !b.Hall && b.Counter == "":
+			ps.add(k+".counter", "required (or hall: true for a hall board)")
+		case b.Counter != "" && site != nil:
+			if _, ok := site.Counter(b.Counter); !ok {
+				ps.add(k+".counter", "unknown counter %q in site %q", b.Counter, b.Site)
+			}
+		}
+		if b.Hall && (b.Lines < 1 || b.Lines > 9) {
+			ps.add(k+".lines", "must be 1..9, got %d", b.Lines)
+		}
+		if !b.Hall && b.Lines != 0 {
+			ps.add(k+".lines", "only a hall board has lines")
+		}
+	}
+
+	zoneAt := map[string]int{}
+	for i := range c.Voice.Zones {
+		z := &c.Voice.Zones[i]
+		k := keyf("voice.zones[%d]", i)
+		switch {
+		case z.Name == "":
+			ps.add(k+".name", "required")
+		case !reZone.MatchString(z.Name):
+			ps.add(k+".name", "must be lowercase letters, digits and dashes, got %q", z.Name)
+		}
+		site := c.siteRef(k+".site", z.Site, ps)
+		id := z.Site + "\x00" + z.Name
+		if j, dup := zoneAt[id]; dup && z.Name != "" {
+			ps.add(k+".name", "duplicate zone %q in site %q (also voice.zones[%d])", z.Name, z.Site, j)
+		} else {
+			zoneAt[id] = i
+		}
+		if len(z.Langs) == 0 {
+			ps.add(k+".langs", "at least one language is required: en, zh or both (default: those of the site)")
+		}
+		for j, l := range z.Langs {
+			if !slices.Contains(voiceLangs, l) {
+				ps.add(keyf("%s.langs[%d]", k, j), "must be en or zh, got %q", l)
+			} else if site != nil && !slices.Contains(site.Languages, l) {
+				ps.add(keyf("%s.langs[%d]", k, j), "language %q is not in the site languages (%s)", l, strings.Join(site.Languages, ", "))
+			}
+		}
+		switch z.Engine {
+		case "pack":
+			if len(z.Commands) > 0 {
+				ps.add(k+".commands", "only for engine command")
+			}
+		case "command":
+			for _, l := range z.Langs {
+				if slices.Contains(voiceLangs, l) && strings.TrimSpace(z.Commands[l]) == "" {
+					ps.add(k+".commands."+l, "required: a TTS command for each language, e.g. \"espeak-ng -v en -w {out} {text}\"")
+				}
+			}
+		default:
+			ps.add(k+".engine", "must be pack or command, got %q", z.Engine)
+		}
+		if dir, ok := z.OutputDir(); ok && dir == "" {
+			ps.add(k+".output", "want dir:PATH with a folder")
+		} else if strings.TrimSpace(z.Output) == "" {
+			ps.add(k+".output", "required: dir:PATH for WAV files, or an audio command such as \"aplay -q {file}\"")
+		}
+		if z.Repeat < 1 || z.Repeat > 5 {
+			ps.add(k+".repeat", "must be 1..5, got %d", z.Repeat)
+		}
+	}
+	// A site with zones must know the zone of each of its counters.
+	for i := range c.Sites {
+		s := &c.Sites[i]
+		var names []string
+		for _, z := range c.Voice.Zones {
+			if z.Site == s.ID && !slices.Contains(names, z.Name) {
+				names = append(names, z.Name)
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		for j, ct := range s.Counters {
+			if ct.Zone != "" && !slices.Contains(names, ct.Zone) {
+				ps.add(keyf("sites[%d].counters[%d].zone", i, j), "unknown voice zone %q (zones of site %q: %s)", ct.Zone, s.ID, strings.Join(names, ", "))
+			}
+		}
+	}
+
+	for i := range c.Keypads {
+		kp := &c.Keypads[i]
+		k := keyf("keypads[%d]", i)
+		checkLine(k+".port", kp.Port, ps)
+		if other, dup := lines[kp.Port]; dup && kp.Port != "" {
+			ps.add(k+".port", "line %q is already used by %s", kp.Port, other)
+		} else {
+			lines[kp.Port] = k
+		}
+		checkMode(k, kp.Baud, kp.DataBits, kp.Parity, kp.StopBits, ps)
+		site := c.siteRef(k+".site", kp.Site, ps)
+		if len(kp.Addrs) == 0 {
+			ps.add(k+".addrs", "at least one keypad is required, e.g. {\"1\": \"5\"} (address: counter)")
+		}
+		for _, a := range sortedKeys(kp.Addrs) {
+			ak := k + ".addrs." + a
+			if n, err := strconv.Atoi(a); err != nil || n < 1 || n > 254 {
+				ps.add(ak, "keypad address must be 1..254")
+			}
+			if site != nil {
+				if _, ok := site.Counter(kp.Addrs[a]); !ok {
+					ps.add(ak, "unknown counter %q in site %q", kp.Addrs[a], kp.Site)
+				}
+			}
+		}
+	}
+}
+
+// siteRef checks a required reference to a site.
+func (c *Config) siteRef(k, id string, ps *problems) *Site {
+	if id == "" {
+		ps.add(k, "required")
+		return nil
+	}
+	s, ok := c.Site(id)
+	if !ok {
+		ps.add(k, "unknown site %q", id)
+		return nil
+	}
+	return s
+}
+
+// checkLine checks a serial line name.
+func checkLine(k, name string, ps *problems) {
+	switch {
+	case name == "":
+		ps.add(k, "required: a serial device (/dev/ttyUSB0), tcp://host:port or file:PATH")
+	case strings.HasPrefix(name, "tcp://"):
+		if err := checkAddr(strings.TrimPrefix(name, "tcp://")); err != "" {
+			ps.add(k, "%s", err)
+		}
+	case strings.HasPrefix(name, "file:") && len(name) == len("file:"):
+		ps.add(k, "want file:PATH with a path")
+	}
+}
+
+// checkMode checks a serial line mode; zeros take the defaults (9600 8N1).
+func checkMode(k string, baud, dataBits int, parity string, stopBits int, ps *problems) {
+	if baud < 0 || baud > 4000000 {
+		ps.add(k+".baud", "must be 1..4000000 (0: 9600), got %d", baud)
+	}
+	if dataBits != 0 && (dataBits < 5 || dataBits > 8) {
+		ps.add(k+".data_bits", "must be 5..8, got %d", dataBits)
+	}
+	switch parity {
+	case "", "none", "odd", "even", "mark", "space":
+	default:
+		ps.add(k+".parity", "must be none, odd, even, mark or space, got %q", parity)
+	}
+	if stopBits != 0 && stopBits != 1 && stopBits != 2 {
+		ps.add(k+".stop_bits", "must be 1 or 2, got %d", stopBits)
+	}
+}
+
+// checkDriver checks a board driver's options.
+func checkDriver(k string, d *LEDDriver, ps *problems) {
+	oneOf := func(key, v string, allowed ...string) {
+		if v != "" && !slices.Contains(allowed, v) {
+			ps.add(k+"."+key, "must be %s, got %q", strings.Join(allowed, ", "), v)
+		}
+	}
+	oneOf("charset", d.Charset, "ascii", "gbk")
+	switch d.Kind {
+	case "modbus":
+		if d.Start < 0 || d.Start > 65535 {
+			ps.add(k+".start", "must be 0..65535, got %d", d.Start)
+		}
+		if d.Chars < 0 || d.Chars > 246 {
+			ps.add(k+".chars", "must be 1..246 (0: 4), got %d", d.Chars)
+		}
+		oneOf("encoding", d.Encoding, "ascii", "binary")
+	case "onbon":
+		if d.Width <= 0 || d.Height <= 0 {
+			ps.add(k+".width", "width and height of the area are required (pixels)")
+		}
+		for _, n := range []struct {
+			key string
+			v   int
+			max int
+		}{{"preamble", d.Preamble, 64}, {"src_addr", d.SrcAddr, 65535}, {"device_type", d.DeviceType, 255},
+			{"protocol_version", d.ProtocolVersion, 255}, {"area", d.Area, 255}, {"x", d.X, 65535},
+			{"y", d.Y, 65535}, {"width", d.Width, 65535}, {"height", d.Height, 65535}} {
+			if n.v < 0 || n.v > n.max {
+				ps.add(k+"."+n.key, "must be 0..%d, got %d", n.max, n.v)
+			}
+		}
+	case "alpha":
+		if len(d.TypeCode) > 1 {
+			ps.add(k+".type_code", "must be one character, got %q", d.TypeCode)
+		}
+		if d.StringSize < 0 || d.StringSize > 125 {
+			ps.add(k+".string_size", "must be 1..125 (0: 32), got %d", d.StringSize)
+		}
+	case "template":
+		for _, h := range []struct{ key, v string }{{"header", d.Header}, {"trailer", d.Trailer}} {
+			if !isHexBytes(h.v) {
+				ps.add(k+"."+h.key, "want hex bytes such as \"01\" or \"0xA5 0xA5\", got %q", h.v)
+			}
+		}
+		oneOf("addr_format", d.AddrFormat, "byte", "ascii2", "ascii3", "hex2", "none")
+		oneOf("checksum", d.Checksum, "none", "sum8", "xor8", "crc16modbus")
+	case "":
+		ps.add(k+".kind", "required: modbus, onbon, alpha or template")
+	default:
+		ps.add(k+".kind", "must be modbus, onbon, alpha or template, got %q", d.Kind)
+	}
+}
+
+// isHexBytes reports whether s is empty or hex bytes separated by spaces or
+// commas, each optionally prefixed 0x.
+func isHexBytes(s string) bool {
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' }) {
+		f = strings.TrimPrefix(strings.TrimPrefix(f, "0x"), "0X")
+		if len(f) == 0 || len(f) > 2 {
+			return false
+		}
+		if _, err := strconv.ParseUint(f, 16, 8); err != nil {
+			return false
+		}
+	}
+	return true
+}
