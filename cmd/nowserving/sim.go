@@ -215,6 +215,19 @@ func (e *simEnv) dial(ctx context.Context, d simDevice, o client.Opts) (*client.
 	return c, nil
 }
 
+// unreachableError says that nothing answers at the daemon's address; it
+// unwraps to the client's error (client.ErrUnreachable).
+type unreachableError struct {
+	addr string
+	err  error
+}
+
+func (u *unreachableError) Error() string {
+	return fmt.Sprintf("cannot reach the daemon at %s: is `nowserving serve` running?", u.addr)
+}
+
+func (u *unreachableError) Unwrap() error { return u.err }
+
 // explain turns a client error into a clear message.
 func (e *simEnv) explain(err error, d simDevice) error {
 	var se *wire.StatusError
@@ -226,7 +239,7 @@ func (e *simEnv) explain(err error, d simDevice) error {
 	case errors.As(err, &se):
 		return fmt.Errorf("refused: %s (code 0x%02x)", se.Msg, se.Code)
 	case errors.Is(err, client.ErrUnreachable):
-		return fmt.Errorf("cannot reach the daemon at %s: is `nowserving serve` running?", e.addr)
+		return &unreachableError{addr: e.addr, err: err}
 	case errors.Is(err, client.ErrTimeout):
 		return fmt.Errorf("the daemon at %s did not answer in time", e.addr)
 	}
@@ -498,6 +511,7 @@ func newSimDisplayCmd(f *simFlags) *cobra.Command {
 		counters []string
 		services []string
 		snapshot bool
+		wait     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "display",
@@ -535,6 +549,17 @@ reconnections and resumes where it stopped.`,
 			}
 			ctx := cmd.Context()
 			c, err := e.dial(ctx, d, o)
+			for attempt := 0; wait && errors.Is(err, client.ErrUnreachable); attempt++ {
+				if attempt == 0 {
+					fmt.Fprintf(errw, "waiting for the daemon at %s...\n", e.addr)
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(client.Backoff(attempt, 200*time.Millisecond, 2*time.Second)):
+				}
+				c, err = e.dial(ctx, d, o)
+			}
 			if err != nil {
 				return err
 			}
@@ -582,6 +607,7 @@ reconnections and resumes where it stopped.`,
 	fl.StringSliceVar(&counters, "counter", nil, "only events of these counters")
 	fl.StringSliceVar(&services, "service", nil, "only events of these services")
 	fl.BoolVar(&snapshot, "snapshot", false, "print the state of the site first")
+	fl.BoolVar(&wait, "wait", false, "wait for the daemon to come up instead of failing (a board that boots first)")
 	return cmd
 }
 
