@@ -375,9 +375,8 @@ func (c *Client) serve(cn *conn) {
 		defer c.wg.Done()
 		c.heartbeat(cn, every)
 	}()
-	limit := int(c.Welcome().MaxPayload)
 	for {
-		f, err := wire.ReadFrame(cn.br, max(limit, wire.MaxPayload))
+		f, err := wire.ReadFrame(cn.br, 0)
 		if err != nil {
 			cn.fail(err)
 			return

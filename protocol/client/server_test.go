@@ -52,7 +52,8 @@ func logger() *slog.Logger {
 
 // daemon is a real daemon on a SQLite file, restartable on the same port.
 type daemon struct {
-	t      *testing.T
+	t         *testing.T
+	maxReplay int // 0: the server's default
 	db     string
 	addr   string
 	store  *sqlite.Store
@@ -61,9 +62,12 @@ type daemon struct {
 	served chan error
 }
 
-func startDaemon(t *testing.T) *daemon {
+func startDaemon(t *testing.T, maxReplay ...int) *daemon {
 	t.Helper()
 	d := &daemon{t: t, db: filepath.Join(t.TempDir(), "q.db"), addr: "127.0.0.1:0"}
+	if len(maxReplay) > 0 {
+		d.maxReplay = maxReplay[0]
+	}
 	d.start()
 	t.Cleanup(d.stop)
 	return d
@@ -82,7 +86,7 @@ func (d *daemon) start() {
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
 	}
-	d.srv, err = protocol.New(protocol.Opts{Engine: d.eng, Devices: devices(), Logger: logger(), RateLimit: -1})
+	d.srv, err = protocol.New(protocol.Opts{Engine: d.eng, Devices: devices(), Logger: logger(), RateLimit: -1, MaxReplay: d.maxReplay})
 	if err != nil {
 		t.Fatalf("new server: %v", err)
 	}
@@ -429,5 +433,66 @@ func TestRealErrors(t *testing.T) {
 	st, err := k.Status(ctx, tk.Number)
 	if err != nil || st.Status != wire.StatusDone {
 		t.Errorf("status: %+v, %v; want done", st, err)
+	}
+}
+
+// When the display was away for more events than the daemon replays, it
+// gets a SNAPSHOT, then the events after it.
+func TestRealSubscribeSnapshotOnGap(t *testing.T) {
+	d := startDaemon(t, 2)
+	p := newProxy(t, d.addr)
+	ctx := context.Background()
+	k := dial(t, d.addr, "kiosk-1", wire.RoleKiosk)
+	take := func(n int) {
+		for i := 0; i < n; i++ {
+			if _, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	take(1) // v1: subscribing from version 0 would ask for a snapshot
+	disp := dial(t, p.addr(), "display-1", wire.RoleDisplay)
+	s, err := disp.Subscribe(ctx, client.Filter{FromVersion: disp.Welcome().Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func() client.Update {
+		t.Helper()
+		select {
+		case u, ok := <-s.Updates():
+			if !ok {
+				t.Fatalf("subscription ended: %v", s.Err())
+			}
+			return u
+		case <-time.After(10 * time.Second):
+			t.Fatal("no update")
+		}
+		return client.Update{}
+	}
+	take(1)
+	if u := next(); u.Event == nil || u.Event.Version != 2 {
+		t.Fatalf("first update %+v, want event v2", u)
+	}
+	p.setRefuse(true)
+	p.cutAll()
+	take(5) // v3..v7: more than the daemon replays
+	p.setRefuse(false)
+	u := next()
+	if u.Snapshot == nil || u.Snapshot.Version != 7 {
+		t.Fatalf("after the gap: %+v, want a snapshot at v7", u)
+	}
+	var issued uint32
+	for _, sv := range u.Snapshot.Services {
+		issued += sv.Issued
+	}
+	if issued != 7 {
+		t.Errorf("snapshot shows %d issued, want 7", issued)
+	}
+	take(1)
+	if u := next(); u.Event == nil || u.Event.Version != 8 {
+		t.Errorf("after the snapshot: %+v, want event v8", u)
+	}
+	if s.Version() != 8 {
+		t.Errorf("Version = %d, want 8", s.Version())
 	}
 }
