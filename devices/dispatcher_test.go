@@ -100,7 +100,7 @@ func TestKeypadCallOnPTY(t *testing.T) {
 
 	var wav string
 	waitFor(t, "a WAV announcement", func() bool {
-		m, _ := filepath.Glob(filepath.Join(dir, "*.wav"))
+		m, _ := filepath.Glob(filepath.Join(dir, "[0-9]*.wav"))
 		if len(m) > 0 {
 			wav = m[0]
 		}
