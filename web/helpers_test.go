@@ -49,7 +49,7 @@ func testSite() queue.Site {
 }
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	eng   *queue.Engine
 	srv   *Server
 	http  *httptest.Server
@@ -57,7 +57,7 @@ type env struct {
 }
 
 // newEnv runs a real engine on SQLite behind a test HTTP server.
-func newEnv(t *testing.T, mod func(*queue.Opts, *Opts)) *env {
+func newEnv(t testing.TB, mod func(*queue.Opts, *Opts)) *env {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "web.db"), sqlite.Opts{})
 	if err != nil {

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/queue"
+)
+
+// TestReportCmd issues and serves a ticket through an engine on the
+// configured SQLite file, then runs `nowserving report` on it.
+func TestReportCmd(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "r.db")
+	cfgFile := filepath.Join(dir, "site.yaml")
+	yaml := fmt.Sprintf(`store:
+  driver: sqlite
+  dsn: %s
+sites:
+  - id: branch
+    timezone: UTC
+    services:
+      - code: A
+        name: {en: Accounts}
+    counters:
+      - id: "1"
+        services: [A]
+`, db)
+	if err := os.WriteFile(cfgFile, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, error) {
+		root := newRoot()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetErr(&out)
+		root.SetArgs(args)
+		err := root.ExecuteContext(context.Background())
+		return out.String(), err
+	}
+	if out, err := run("migrate", "--config", cfgFile); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, out)
+	}
+
+	// Play a ticket on the same database.
+	cfg, err := config.Load(config.Opts{File: cfgFile, LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := openStore(context.Background(), cfg.Store, newLogger(cfg.Log), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	eng, err := queue.New(queue.Opts{Store: st, Sites: sites(cfg), Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	req := queue.Request{Site: "branch", Device: "t"}
+	if _, err := eng.Issue(ctx, queue.IssueRequest{Request: req, Service: "A"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []func(context.Context, queue.CounterRequest) (queue.Ticket, error){eng.CallNext, eng.Start, eng.Complete} {
+		now = now.Add(6 * time.Minute)
+		if _, err := op(ctx, queue.CounterRequest{Request: req, Counter: "1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eng.Close(ctx)
+	st.Close()
+
+	out, err := run("report", "--config", cfgFile, "--day", "2026-03-02", "--format", "csv")
+	if err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	if want := "branch,2026-03-02,2026-03-02,service,A,1,1,1,0,0,360,360,360,10,1\n"; !strings.Contains(out, want) {
+		t.Errorf("report csv:\n%s\nwant a line %q", out, want)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--format", "xml"}, "unknown format"},
+		{[]string{"--day", "yesterday"}, "bad request"},
+		{[]string{"--site", "nowhere", "--day", "2026-03-02"}, "unknown site"},
+	} {
+		out, err := run(append([]string{"report", "--config", cfgFile}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("report %v: %v (%s), want an error with %q", tc.args, err, out, tc.want)
+		}
+	}
+}
