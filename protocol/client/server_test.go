@@ -54,12 +54,12 @@ func logger() *slog.Logger {
 type daemon struct {
 	t         *testing.T
 	maxReplay int // 0: the server's default
-	db     string
-	addr   string
-	store  *sqlite.Store
-	eng    *queue.Engine
-	srv    *protocol.Server
-	served chan error
+	db        string
+	addr      string
+	store     *sqlite.Store
+	eng       *queue.Engine
+	srv       *protocol.Server
+	served    chan error
 }
 
 func startDaemon(t *testing.T, maxReplay ...int) *daemon {

@@ -151,7 +151,8 @@ func (s *Subscription) resumeFrom() uint64 {
 // subscription ends.
 func (s *Subscription) Updates() <-chan Update { return s.ch }
 
-// Version returns the version of the last update the consumer took.
+// Version returns the version of the last update given to the consumer
+// (taken from the channel, or being handed over).
 func (s *Subscription) Version() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -230,6 +231,10 @@ func (s *Subscription) pump() {
 			u = s.queue[0]
 			s.queue[0] = Update{}
 			s.queue = s.queue[1:]
+			// u leaves the queue for the consumer: it is the one an
+			// overflow resumes after, and what Version reports once the
+			// consumer holds it.
+			s.delivered = u.Version()
 		}
 		s.mu.Unlock()
 		if !have {
@@ -242,11 +247,6 @@ func (s *Subscription) pump() {
 		}
 		select {
 		case s.ch <- u:
-			s.mu.Lock()
-			if v := u.Version(); v > s.delivered || u.Snapshot != nil {
-				s.delivered = v
-			}
-			s.mu.Unlock()
 		case <-s.done:
 			return
 		}
