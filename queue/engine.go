@@ -76,10 +76,17 @@ type Request struct {
 type job struct {
 	ctx    context.Context
 	site   string
+	key    RequestKey // idempotency key; empty Key: none
 	fn     func(ctx context.Context, tx Tx, j *job) error
 	err    error
 	events []Event
 	done   chan struct{}
+
+	// prior is the stored result of an earlier request with the same key,
+	// read for the whole batch at once; save is this request's result,
+	// written for the whole batch at once after the last job.
+	prior *StoredRequest
+	save  *SavedRequest
 }
 
 // New validates the sites and starts the committers.
@@ -172,8 +179,8 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 // submit queues fn for the committer of site and waits for its result.
-func (e *Engine) submit(ctx context.Context, site string, fn func(ctx context.Context, tx Tx, j *job) error) error {
-	j := &job{ctx: ctx, site: site, fn: fn, done: make(chan struct{})}
+func (e *Engine) submit(ctx context.Context, site string, key RequestKey, fn func(ctx context.Context, tx Tx, j *job) error) error {
+	j := &job{ctx: ctx, site: site, key: key, fn: fn, done: make(chan struct{})}
 	e.mu.RLock()
 	if e.closed {
 		e.mu.RUnlock()
@@ -222,13 +229,27 @@ func (e *Engine) commitLoop(ch chan *job) {
 // job is tried again alone so one bad request cannot fail the others.
 func (e *Engine) runBatch(batch []*job) {
 	live := batch[:0:0]
+	var later []*job
+	seen := map[RequestKey]bool{}
 	for _, j := range batch {
 		if err := j.ctx.Err(); err != nil {
 			j.err = err
 			close(j.done)
 			continue
 		}
+		if j.key.Key != "" {
+			if seen[j.key] {
+				// A retry of a request in this batch: it must see the
+				// first one's stored result, so it runs after the commit.
+				later = append(later, j)
+				continue
+			}
+			seen[j.key] = true
+		}
 		live = append(live, j)
+	}
+	if len(later) > 0 {
+		defer e.runBatch(later)
 	}
 	if len(live) == 0 {
 		return
@@ -253,30 +274,55 @@ func (e *Engine) apply(jobs []*job) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
-		if len(jobs) == 1 {
-			j := jobs[0]
-			j.events, j.err = j.events[:0], nil
-			return j.fn(ctx, tx, j)
+		var keys []RequestKey
+		for _, j := range jobs {
+			j.events, j.err, j.prior, j.save = j.events[:0], nil, nil, nil
+			if j.key.Key != "" {
+				keys = append(keys, j.key)
+			}
 		}
-		for i, j := range jobs {
-			j.events, j.err = j.events[:0], nil
-			sp := fmt.Sprintf("r%d", i)
-			if err := tx.Savepoint(ctx, sp); err != nil {
-				return err
+		if len(keys) > 0 {
+			stored, err := tx.LookupRequests(ctx, keys)
+			if err != nil {
+				return fmt.Errorf("queue: look up requests: %w", err)
 			}
-			if err := j.fn(ctx, tx, j); err != nil {
-				if !domainError(err) {
-					return err
-				}
-				j.err = err
-				j.events = j.events[:0]
-				if err := tx.RollbackTo(ctx, sp); err != nil {
-					return err
+			for _, j := range jobs {
+				if r, ok := stored[j.key]; ok && j.key.Key != "" {
+					j.prior = &r
 				}
 			}
-			if err := tx.Release(ctx, sp); err != nil {
+		}
+		if len(jobs) == 1 {
+			if err := jobs[0].fn(ctx, tx, jobs[0]); err != nil {
 				return err
 			}
+		} else {
+			for i, j := range jobs {
+				// Savepoints are not released: RELEASE would cost a round
+				// trip and free nothing a batch needs back.
+				sp := fmt.Sprintf("r%d", i)
+				if err := tx.Savepoint(ctx, sp); err != nil {
+					return err
+				}
+				if err := j.fn(ctx, tx, j); err != nil {
+					if !domainError(err) {
+						return err
+					}
+					j.err, j.events, j.save = err, j.events[:0], nil
+					if err := tx.RollbackTo(ctx, sp); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		var saves []SavedRequest
+		for _, j := range jobs {
+			if j.save != nil {
+				saves = append(saves, *j.save)
+			}
+		}
+		if err := tx.SaveRequests(ctx, saves); err != nil {
+			return fmt.Errorf("queue: save requests: %w", err)
 		}
 		return nil
 	})
@@ -300,18 +346,13 @@ func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx
 	if err != nil {
 		return out, err
 	}
-	err = e.submit(ctx, s.ID, func(ctx context.Context, tx Tx, j *job) error {
-		if r.Key != "" {
-			gotOp, res, found, err := tx.LookupRequest(ctx, r.Device, r.Key)
-			if err != nil {
-				return fmt.Errorf("queue: look up request %s/%s: %w", r.Device, r.Key, err)
+	key := RequestKey{Device: r.Device, Key: r.Key}
+	err = e.submit(ctx, s.ID, key, func(ctx context.Context, tx Tx, j *job) error {
+		if j.prior != nil {
+			if j.prior.Op != op {
+				return fmt.Errorf("%w: key %q was used for %s, not %s", ErrKeyReused, r.Key, j.prior.Op, op)
 			}
-			if found {
-				if gotOp != op {
-					return fmt.Errorf("%w: key %q was used for %s, not %s", ErrKeyReused, r.Key, gotOp, op)
-				}
-				return json.Unmarshal(res, &out)
-			}
+			return json.Unmarshal(j.prior.Result, &out)
 		}
 		v, err := fn(ctx, tx, j, s)
 		if err != nil {
@@ -322,9 +363,7 @@ func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx
 			if err != nil {
 				return fmt.Errorf("queue: encode result of %s: %w", op, err)
 			}
-			if err := tx.SaveRequest(ctx, r.Device, r.Key, op, b, ms(e.clock())); err != nil {
-				return fmt.Errorf("queue: save request %s/%s: %w", r.Device, r.Key, err)
-			}
+			j.save = &SavedRequest{RequestKey: key, Op: op, Result: b, AtMs: ms(e.clock())}
 		}
 		out = v
 		return nil

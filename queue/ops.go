@@ -630,7 +630,7 @@ func (e *Engine) MarkPrintFailed(ctx context.Context, site string, ticketID int6
 	if err != nil {
 		return err
 	}
-	return e.submit(ctx, s.ID, func(ctx context.Context, tx Tx, j *job) error {
+	return e.submit(ctx, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
 		t, err := tx.Ticket(ctx, ticketID)
 		if err != nil {
 			return fmt.Errorf("queue: mark print failed: %w", err)
@@ -647,7 +647,7 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	for _, id := range e.order {
 		s := e.sites[id]
 		n := 0
-		err := e.submit(ctx, s.ID, func(ctx context.Context, tx Tx, j *job) error {
+		err := e.submit(ctx, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
 			n = 0
 			now := e.clock()
 			day := s.Day(now)

@@ -70,6 +70,26 @@ type StatRow struct {
 	NService        int
 }
 
+// RequestKey names one idempotent request: the device and its key.
+type RequestKey struct {
+	Device string
+	Key    string
+}
+
+// StoredRequest is the recorded result of an earlier request.
+type StoredRequest struct {
+	Op     string
+	Result []byte
+}
+
+// SavedRequest is a request result to record.
+type SavedRequest struct {
+	RequestKey
+	Op     string
+	Result []byte
+	AtMs   int64
+}
+
 // Tx is the set of primitives a store offers inside a transaction. Every
 // method is a single statement or two; the Engine composes them.
 type Tx interface {
@@ -79,6 +99,13 @@ type Tx interface {
 	RollbackTo(ctx context.Context, name string) error
 	Release(ctx context.Context, name string) error
 
+	// LookupRequests returns the stored results of earlier requests among
+	// keys (one query for a whole group-commit batch); keys not found are
+	// absent from the map.
+	LookupRequests(ctx context.Context, keys []RequestKey) (map[RequestKey]StoredRequest, error)
+	// SaveRequests records the results of several requests in one
+	// statement; a (device, key) saved before fails with ErrDuplicate.
+	SaveRequests(ctx context.Context, reqs []SavedRequest) error
 	// LookupRequest returns the stored result of an earlier request with
 	// the same device and idempotency key.
 	LookupRequest(ctx context.Context, device, key string) (op string, result []byte, found bool, err error)

@@ -18,5 +18,7 @@ func engineBenchStore(b *testing.B) *sqlite.Store {
 	return s
 }
 
-func BenchmarkEngineIssue16(b *testing.B)    { storetest.BenchEngineIssue(b, engineBenchStore(b), 16) }
-func BenchmarkEngineCallNext10(b *testing.B) { storetest.BenchEngineCallNext(b, engineBenchStore(b), 10) }
+func BenchmarkEngineIssue16(b *testing.B) { storetest.BenchEngineIssue(b, engineBenchStore(b), 16) }
+func BenchmarkEngineCallNext10(b *testing.B) {
+	storetest.BenchEngineCallNext(b, engineBenchStore(b), 10)
+}

@@ -1,0 +1,10 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/nowserving/nowserving/queue/store/storetest"
+)
+
+func BenchmarkEngineIssue16(b *testing.B)    { storetest.BenchEngineIssue(b, open(b), 16) }
+func BenchmarkEngineCallNext10(b *testing.B) { storetest.BenchEngineCallNext(b, open(b), 10) }
