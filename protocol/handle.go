@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -25,7 +26,7 @@ func (s *Server) welcome(dev *device) (*wire.Welcome, error) {
 		HeartbeatMS: uint32(s.o.Heartbeat.Milliseconds()), MaxPayload: uint32(s.o.MaxFrame),
 	}
 	if s.o.RateLimit > 0 {
-		w.RateLimit = uint16(min(s.o.RateLimit, 0xFFFF))
+		w.RateLimit = uint16(min(math.Ceil(s.o.RateLimit), 0xFFFF))
 	}
 	site := dev.Site
 	if site == "" {
