@@ -485,11 +485,11 @@ func (ss *session) pump(ctx context.Context, site *queue.Site, sub *queue.Subscr
 			if !fl.match(&evs[i]) {
 				continue
 			}
-			m, ok := eventMsg(site, &evs[i])
-			if !ok {
+			b := s.frames.eventFrame(site, &evs[i])
+			if b == nil {
 				continue
 			}
-			if !ss.send(0, m) {
+			if !ss.enqueue(b) {
 				return
 			}
 		}

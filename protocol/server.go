@@ -138,6 +138,7 @@ type Server struct {
 	eng     *queue.Engine
 	devices map[string]*device
 	metrics Metrics
+	frames  frameCache
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
