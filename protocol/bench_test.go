@@ -221,3 +221,144 @@ func BenchmarkTakeTicket(b *testing.B) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(0, "ns/op")
 }
+
+var benchDisplays = flag.Int("displays", 200, "BenchmarkFanout: subscribed display connections")
+
+// BenchmarkFanout measures how long an event takes from the kiosk sending
+// TAKE_TICKET to each of -displays subscribed displays (default 200)
+// reading its EVENT: the key-press-to-board latency, over TCP, including
+// the durable commit. Tickets are taken one after another.
+//
+//	go test ./protocol -run '^$' -bench Fanout -benchtime 200x -displays 1000
+func BenchmarkFanout(b *testing.B) {
+	d := max(*benchDisplays, 1)
+	if room := fdRoom() - 10; d > room {
+		d = room
+	}
+	en := newEnv(b, func(o *protocol.Opts) { o.MaxConns = d + 10 })
+	sent := make([]time.Time, b.N+1) // by event version
+	var mu sync.Mutex
+	var lat []time.Duration
+	var ready, done sync.WaitGroup
+	for i := 0; i < d; i++ {
+		c, err := benchDisplay(en.addr, uint64(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			br := bufio.NewReader(c)
+			mine := make([]time.Duration, 0, b.N)
+			subscribed := false
+			for {
+				f, err := wire.ReadFrame(br, 0)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if f.Type == wire.TypeSnapshot && !subscribed {
+					subscribed = true
+					ready.Done()
+					continue
+				}
+				if f.Type != wire.TypeEvent {
+					continue
+				}
+				var ev wire.Event
+				if err := ev.Decode(f.Payload); err != nil {
+					b.Error(err)
+					return
+				}
+				mu.Lock()
+				mine = append(mine, time.Since(sent[ev.Version]))
+				mu.Unlock()
+				if ev.Version >= uint64(b.N) {
+					mu.Lock()
+					lat = append(lat, mine...)
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	ready.Wait()
+	kiosk, err := benchLogin(en.addr, 1<<40)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer kiosk.Close()
+	br := bufio.NewReader(kiosk)
+	b.ResetTimer()
+	for i := 1; i <= b.N; i++ {
+		frame, _ := wire.EncodeMessage(nil, uint32(i+2), 0, &wire.TakeTicket{Service: "A"})
+		mu.Lock()
+		sent[i] = time.Now()
+		mu.Unlock()
+		if _, err := kiosk.Write(frame); err != nil {
+			b.Fatal(err)
+		}
+		if f, err := wire.ReadFrame(br, 0); err != nil || f.Type != wire.TypeTicket {
+			b.Fatalf("take ticket: %v %v", f.Type, err)
+		}
+	}
+	done.Wait()
+	b.StopTimer()
+	if len(lat) == 0 {
+		return
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	pct := func(p float64) float64 {
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(d), "displays")
+}
+
+// benchDisplay opens a display session subscribed from scratch; the
+// SNAPSHOT answer is left for the caller to read.
+func benchDisplay(addr string, boot uint64) (net.Conn, error) {
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	br := bufio.NewReaderSize(c, 64)
+	write := func(id uint32, m wire.Message) error {
+		b, err := wire.EncodeMessage(nil, id, 0, m)
+		if err == nil {
+			_, err = c.Write(b)
+		}
+		return err
+	}
+	id := fmt.Sprintf("display-%d", 1+boot%3)
+	fail := func(err error) (net.Conn, error) { c.Close(); return nil, err }
+	if err := write(1, &wire.Hello{DeviceID: id, Role: wire.RoleDisplay, ProtocolVersion: 1, BootNonce: boot}); err != nil {
+		return fail(err)
+	}
+	f, err := wire.ReadFrame(br, 0)
+	if err != nil {
+		return fail(err)
+	}
+	var ch wire.Challenge
+	if err := ch.Decode(f.Payload); err != nil {
+		return fail(err)
+	}
+	if err := write(2, &wire.Auth{MAC: wire.ComputeMAC(secretOf(id), ch.Nonce, id)}); err != nil {
+		return fail(err)
+	}
+	if f, err = wire.ReadFrame(br, 0); err != nil || f.Type != wire.TypeWelcome {
+		return fail(fmt.Errorf("not welcomed: %v %v", f.Type, err))
+	}
+	if br.Buffered() != 0 {
+		return fail(fmt.Errorf("unexpected bytes after WELCOME"))
+	}
+	if err := write(3, &wire.Subscribe{Snapshot: true}); err != nil {
+		return fail(err)
+	}
+	_ = c.SetDeadline(time.Time{})
+	return c, nil
+}
