@@ -1,8 +1,11 @@
 package devices_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -380,4 +383,115 @@ func TestEventsOnBoardsAndVoice(t *testing.T) {
 	if len(st.Zones) != 1 || st.Zones[0].Stats.Played != 2 {
 		t.Errorf("zone status %+v, want 2 played", st.Zones)
 	}
+}
+
+// TestBurstAndGaps: with a tiny feed ring and replay limit, a burst of
+// calls from two counters may leave the dispatcher behind (it then takes a
+// snapshot); either way the boards end on the last call of each counter.
+func TestBurstAndGaps(t *testing.T) {
+	st, err := openSQLite(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Committers: 1, FeedSize: 2, MaxReplay: 2,
+		Clock: func() time.Time { return time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	rec := ledtest.New()
+	p := newPort(t, "line", textDriver(t, "{number}{text}"), rec.Dial)
+	var logs syncBuffer
+	d, err := devices.New(devices.Opts{
+		Engine: eng,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Ports:  []*led.Port{p},
+		Boards: []devices.Board{
+			{Port: p, Addr: 1, Site: "hospital", Counter: "1", Idle: "-"},
+			{Port: p, Addr: 5, Site: "hospital", Counter: "5", Idle: "-"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, d)
+	// Tickets taken together are committed in one transaction: their
+	// events arrive at once, more than the feed keeps.
+	var wg sync.WaitGroup
+	for range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := eng.Issue(context.Background(), queue.IssueRequest{Request: queue.Request{Site: "hospital", Device: "kiosk-1"}, Service: "A"}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	last := map[string]string{}
+	var mu sync.Mutex
+	for _, c := range []string{"1", "5"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := queue.CounterRequest{Request: queue.Request{Site: "hospital", Device: "keypad-" + c}, Counter: c}
+			for range 20 {
+				tk, err := eng.CallNext(context.Background(), r)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				last[c] = tk.Number
+				mu.Unlock()
+				if _, err := eng.NoShow(context.Background(), r); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			tk, err := eng.CallNext(context.Background(), r)
+			if err != nil && !errors.Is(err, queue.ErrNoneWaiting) {
+				t.Error(err)
+			}
+			mu.Lock()
+			last[c] = tk.Number
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for addr, c := range map[byte]string{1: "1", 5: "5"} {
+		want := string([]byte{addr}) + "-\n"
+		if last[c] != "" {
+			want = string([]byte{addr}) + last[c] + "\n"
+		}
+		// The latest frame for the address must be want: wait until it is.
+		waitFor(t, fmt.Sprintf("board %d to end on %q", addr, want), func() bool {
+			var got []byte
+			for _, f := range rec.Frames() {
+				if len(f) > 0 && f[0] == addr {
+					got = f
+				}
+			}
+			return string(got) == want
+		})
+	}
+	t.Logf("snapshots taken after falling behind: %d", strings.Count(logs.String(), "behind the feed"))
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -59,11 +59,10 @@ var langs = map[string][]string{"hospital": {"zh", "en"}}
 // on a fixed clock (2026-11-30 09:30 in Shanghai).
 func newEngine(t *testing.T) (*queue.Engine, *clock) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), sqlite.Opts{})
+	st, err := openSQLite(t)
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
-	t.Cleanup(func() { st.Close() })
 	c := &clock{t: time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC)}
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now, Committers: 1})
 	if err != nil {
@@ -71,6 +70,17 @@ func newEngine(t *testing.T) (*queue.Engine, *clock) {
 	}
 	t.Cleanup(func() { eng.Close(context.Background()) })
 	return eng, c
+}
+
+// openSQLite opens a real SQLite store in a temporary folder.
+func openSQLite(t *testing.T) (queue.Store, error) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), sqlite.Opts{})
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, nil
 }
 
 // issue takes n tickets of service A.
