@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	gomysql "github.com/go-sql-driver/mysql"
+
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -126,4 +128,8 @@ func TestUnreachable(t *testing.T) {
 	if !errors.Is(err, queue.ErrUnavailable) {
 		t.Errorf("Open of a closed port: %v, want ErrUnavailable", err)
 	}
+}
+
+func TestErrorsHideDriver(t *testing.T) {
+	storetest.ErrorsHideDriver(t, open(t), (*gomysql.MySQLError)(nil))
 }

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -65,4 +67,8 @@ func TestUnreachable(t *testing.T) {
 	if !errorsIs(err, queue.ErrUnavailable) {
 		t.Errorf("Open of a closed port: %v, want ErrUnavailable", err)
 	}
+}
+
+func TestErrorsHideDriver(t *testing.T) {
+	storetest.ErrorsHideDriver(t, open(t), (*pgconn.PgError)(nil))
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	msqlite "modernc.org/sqlite"
+
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -86,4 +88,8 @@ func TestPragmas(t *testing.T) {
 			t.Errorf("PRAGMA %s = %s, want %s", pragma, got, want)
 		}
 	}
+}
+
+func TestErrorsHideDriver(t *testing.T) {
+	storetest.ErrorsHideDriver(t, open(t), (*msqlite.Error)(nil))
 }

@@ -122,6 +122,18 @@ func (d *Dialect) upsert(table string, keys, cols []string) string {
 	return d.Rebind(b.String())
 }
 
+// insertIfMissing returns the statement inserting cols into table unless
+// a row with the same key exists (noop names a column the MySQL form sets
+// to itself).
+func (d *Dialect) insertIfMissing(table string, cols []string, noop string) string {
+	q := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES (" +
+		strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	if d.Upsert == OnDuplicateKey {
+		return q + " ON DUPLICATE KEY UPDATE " + noop + " = " + noop
+	}
+	return d.Rebind(q + " ON CONFLICT DO NOTHING")
+}
+
 // increment returns the statement that adds one to column col of the row of
 // table with the given keys, inserting it with 1 when it is missing. With
 // OnConflict the statement returns the new value; with OnDuplicateKey the

@@ -60,8 +60,10 @@ func Statements(src string) []string {
 		cur.WriteString(line)
 		cur.WriteString("\n")
 		if strings.HasSuffix(trimmed, ";") {
-			stmt := strings.TrimSuffix(strings.TrimSpace(cur.String()), ";")
-			out = append(out, stmt)
+			stmt := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(cur.String()), ";"))
+			if stmt != "" {
+				out = append(out, stmt)
+			}
 			cur.Reset()
 		}
 	}

@@ -25,7 +25,7 @@ type queries struct {
 	nextSeq, nextVersion                                        string
 	insertTicket, updateTicket, ticket, ticketByNumber          string
 	waiting, waitingAll, ahead, setSortKey, stats               string
-	counter, counterLock, putCounter, counters                  string
+	counter, counterLock, putCounter, counters, ensureCounter   string
 	streak, setStreak                                           string
 	insertEvent, appendEventCTE, events, eventsAll, lastVersion string
 	lookupRequest, saveRequest                                  string
@@ -64,13 +64,14 @@ func buildQueries(d *Dialect) queries {
 			d.sum("CASE WHEN serving_at > 0 AND finished_at > 0 THEN finished_at - serving_at ELSE 0 END") + ", " +
 			d.sum("CASE WHEN serving_at > 0 AND finished_at > 0 THEN 1 ELSE 0 END") +
 			" FROM tickets WHERE site = ? AND day = ? GROUP BY queue, counter, status ORDER BY queue, counter, status"),
-		counter:     r(counterQ),
-		counterLock: r(counterQ + " FOR UPDATE"),
-		putCounter:  d.upsert("counters", []string{"site", "id"}, []string{"mode", "ticket_id", "since"}),
-		counters:    r("SELECT site, id, mode, ticket_id, since FROM counters WHERE site = ? ORDER BY id"),
-		streak:      r("SELECT n FROM service_streaks WHERE site = ? AND service = ?"),
-		setStreak:   d.upsert("service_streaks", []string{"site", "service"}, []string{"n"}),
-		insertEvent: r("INSERT INTO events (" + eventCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+		counter:       r(counterQ),
+		counterLock:   r(counterQ + " FOR UPDATE"),
+		putCounter:    d.upsert("counters", []string{"site", "id"}, []string{"mode", "ticket_id", "since"}),
+		ensureCounter: d.insertIfMissing("counters", []string{"site", "id", "mode", "ticket_id", "since"}, "mode"),
+		counters:      r("SELECT site, id, mode, ticket_id, since FROM counters WHERE site = ? ORDER BY id"),
+		streak:        r("SELECT n FROM service_streaks WHERE site = ? AND service = ?"),
+		setStreak:     d.upsert("service_streaks", []string{"site", "service"}, []string{"n"}),
+		insertEvent:   r("INSERT INTO events (" + eventCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
 		appendEventCTE: r("WITH v AS (INSERT INTO site_versions (site, version) VALUES (?, 1) ON CONFLICT (site) DO UPDATE " +
 			"SET version = site_versions.version + 1 RETURNING site, version) INSERT INTO events (" + eventCols + ") " +
 			"SELECT v.site, v.version, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM v RETURNING version"),
@@ -465,26 +466,40 @@ func (t *tx) Stats(ctx context.Context, site, day string) ([]queue.StatRow, erro
 	return out, nil
 }
 
-// Counter reads a counter's state, locking its row in a read-write
-// transaction where the database has row locks. A counter never written is
-// open and idle.
+// Counter reads a counter's state. In a read-write transaction on a
+// database with row locks it locks the counter's row, creating it (open,
+// idle) first when the counter was never written: locking a missing row
+// locks nothing, and two transactions of one counter must not both see it
+// idle. A counter never written is open and idle.
 func (t *tx) Counter(ctx context.Context, site, id string) (queue.CounterState, error) {
-	q := t.s.q.counter
-	if t.write && t.s.d.RowLocks {
-		q = t.s.q.counterLock
+	if !t.write || !t.s.d.RowLocks {
+		c, _, err := t.readCounter(ctx, t.s.q.counter, site, id)
+		return c, err
 	}
+	c, found, err := t.readCounter(ctx, t.s.q.counterLock, site, id)
+	if err != nil || found {
+		return c, err
+	}
+	if _, err := t.exec(ctx, t.s.q.ensureCounter, site, id, string(queue.CounterOpen), 0, 0); err != nil {
+		return c, t.wrap("create counter "+id, err)
+	}
+	c, _, err = t.readCounter(ctx, t.s.q.counterLock, site, id)
+	return c, err
+}
+
+func (t *tx) readCounter(ctx context.Context, q, site, id string) (queue.CounterState, bool, error) {
 	c := queue.CounterState{Site: site, ID: id, Mode: queue.CounterOpen}
 	var mode string
 	var since int64
 	err := t.queryRow(ctx, q, site, id).Scan(&mode, &c.TicketID, &since)
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, nil
+		return c, false, nil
 	}
 	if err != nil {
-		return c, t.wrap("read counter "+id, err)
+		return c, false, t.wrap("read counter "+id, err)
 	}
 	c.Mode, c.Since = queue.CounterMode(mode), at(since)
-	return c, nil
+	return c, true, nil
 }
 
 // PutCounter writes a counter's state.

@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"Find", txFind},
 		{"Stats", txStats},
 		{"Counters", txCounters},
+		{"CounterLock", txCounterLock},
 		{"Streaks", txStreaks},
 		{"Events", txEvents},
 		{"EventsConcurrent", txEventsConcurrent},
@@ -724,6 +725,45 @@ func txCounters(t *testing.T, s queue.Store) {
 		}
 		return nil
 	})
+}
+
+// txCounterLock: two transactions of a counter never written before; the
+// second reads the counter only after the first committed its ticket (on
+// stores with row locks: the row is created to be locked; on SQLite the
+// single writer orders them).
+func txCounterLock(t *testing.T, s queue.Store) {
+	locked, firstDone := make(chan struct{}), make(chan struct{})
+	var second queue.CounterState
+	var secondErr error
+	go func() {
+		defer close(firstDone)
+		<-locked
+		secondErr = s.Update(t.Context(), func(ctx context.Context, tx queue.Tx) (err error) {
+			second, err = tx.Counter(ctx, "s1", "c9")
+			return err
+		})
+	}()
+	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
+		c, err := tx.Counter(ctx, "s1", "c9")
+		if err != nil {
+			return err
+		}
+		if c.TicketID != 0 || c.Mode != queue.CounterOpen {
+			t.Errorf("unwritten counter = %+v", c)
+		}
+		close(locked)
+		// Give the second transaction time to reach its read.
+		time.Sleep(300 * time.Millisecond)
+		c.TicketID = 7
+		return tx.PutCounter(ctx, c)
+	})
+	<-firstDone
+	if secondErr != nil {
+		t.Fatal(secondErr)
+	}
+	if second.TicketID != 7 {
+		t.Errorf("second transaction read counter %+v while the first held it, want ticket 7", second)
+	}
 }
 
 func txStreaks(t *testing.T, s queue.Store) {

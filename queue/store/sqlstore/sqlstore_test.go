@@ -1,0 +1,105 @@
+package sqlstore
+
+import (
+	"reflect"
+	"testing"
+	"testing/fstest"
+)
+
+func TestRebind(t *testing.T) {
+	pg, my := &Dialect{Dollar: true}, &Dialect{}
+	cases := []struct{ in, pg string }{
+		{"SELECT 1", "SELECT 1"},
+		{"a = ? AND b = ?", "a = $1 AND b = $2"},
+		{"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"},
+	}
+	for _, c := range cases {
+		if got := pg.Rebind(c.in); got != c.pg {
+			t.Errorf("postgres Rebind(%q) = %q, want %q", c.in, got, c.pg)
+		}
+		if got := my.Rebind(c.in); got != c.in {
+			t.Errorf("mysql Rebind(%q) = %q, want it unchanged", c.in, got)
+		}
+	}
+}
+
+func TestUpsertStatements(t *testing.T) {
+	pg, my := &Dialect{Dollar: true}, &Dialect{Upsert: OnDuplicateKey}
+	cases := []struct{ name, got, want string }{
+		{"pg upsert", pg.upsert("t", []string{"a", "b"}, []string{"c"}),
+			"INSERT INTO t (a, b, c) VALUES ($1, $2, $3) ON CONFLICT (a, b) DO UPDATE SET c = excluded.c"},
+		{"mysql upsert", my.upsert("t", []string{"a"}, []string{"b", "c"}),
+			"INSERT INTO t (a, b, c) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE b = VALUES(b), c = VALUES(c)"},
+		{"pg increment", pg.increment("day_counters", []string{"site", "service", "day"}, "last"),
+			"INSERT INTO day_counters (site, service, day, last) VALUES ($1, $2, $3, 1) ON CONFLICT (site, service, day) DO UPDATE SET last = day_counters.last + 1 RETURNING last"},
+		{"mysql increment", my.increment("site_versions", []string{"site"}, "version"),
+			"INSERT INTO site_versions (site, version) VALUES (?, LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE version = LAST_INSERT_ID(version + 1)"},
+		{"pg insert if missing", pg.insertIfMissing("c", []string{"a", "b"}, "b"),
+			"INSERT INTO c (a, b) VALUES ($1, $2) ON CONFLICT DO NOTHING"},
+		{"mysql insert if missing", my.insertIfMissing("c", []string{"a", "b"}, "b"),
+			"INSERT INTO c (a, b) VALUES (?, ?) ON DUPLICATE KEY UPDATE b = b"},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestStatements(t *testing.T) {
+	src := "-- a comment\nCREATE TABLE a (\n  x INT -- inline\n);\n\n-- another\nCREATE INDEX i ON a (x);\nSELECT 1"
+	want := []string{"CREATE TABLE a (\n  x INT -- inline\n)", "CREATE INDEX i ON a (x)", "SELECT 1"}
+	if got := Statements(src); !reflect.DeepEqual(got, want) {
+		t.Errorf("Statements = %q, want %q", got, want)
+	}
+	if got := Statements("-- only a comment\n\n"); len(got) != 0 {
+		t.Errorf("Statements(comment) = %q", got)
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	good := fstest.MapFS{
+		"0002_more.sql": {Data: []byte("B;")},
+		"0001_init.sql": {Data: []byte("A;")},
+		"README.md":     {Data: []byte("not a migration")},
+	}
+	ms, err := Migrations(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 2 || ms[0].Version != 1 || ms[1].Version != 2 || ms[1].SQL != "B;" {
+		t.Errorf("Migrations = %+v", ms)
+	}
+	for name, fsys := range map[string]fstest.MapFS{
+		"no number": {"init.sql": {Data: []byte("A;")}},
+		"zero":      {"0000_x.sql": {Data: []byte("A;")}},
+		"duplicate": {"0001_a.sql": {Data: []byte("A;")}, "1_b.sql": {Data: []byte("B;")}},
+	} {
+		if _, err := Migrations(fsys); err == nil {
+			t.Errorf("%s: Migrations accepted %v", name, fsys)
+		}
+	}
+}
+
+func TestValidName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"r1": true, "_x": true, "Req_12": true, "": false, "1r": false, "a-b": false, "a b": false,
+		"a;DROP": false, "é": false, string(make([]byte, 64)): false,
+	} {
+		if got := validName(name); got != want {
+			t.Errorf("validName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func FuzzStatements(f *testing.F) {
+	f.Add("CREATE TABLE a (x INT);\nCREATE INDEX i ON a (x);")
+	f.Add("-- c\n;\n;;\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		for _, s := range Statements(src) {
+			if s == "" {
+				t.Errorf("empty statement from %q", src)
+			}
+		}
+	})
+}
