@@ -170,6 +170,7 @@ func TestPages(t *testing.T) {
 		{"/static/display.js", "text/javascript", 200},
 		{"/static/ticket.js", "text/javascript", 200},
 		{"/static/style.css", "text/css", 200},
+		{"/static/i18n.js", "text/javascript", 200},
 		{"/display/nope", "application/problem+json", 404},
 		{"/static/missing.js", "text/plain", 404},
 	} {
@@ -179,7 +180,7 @@ func TestPages(t *testing.T) {
 		}
 	}
 	// Pages must work without network: no external resource.
-	for _, f := range []string{"static/display.html", "static/ticket.html", "static/display.js", "static/ticket.js", "static/style.css"} {
+	for _, f := range []string{"static/display.html", "static/ticket.html", "static/display.js", "static/ticket.js", "static/i18n.js", "static/style.css"} {
 		b, err := files.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

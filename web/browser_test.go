@@ -86,3 +86,18 @@ func TestBrowser(t *testing.T) {
 	}
 	t.Logf("screenshots in %s", dir)
 }
+
+// TestBrowserWords: a site whose main language is Chinese gets the page's
+// own words in Chinese (names come from the configuration). CJK glyphs
+// need a font such as Debian's fonts-noto-cjk to look right on a screen;
+// the test checks the text, not the pixels.
+func TestBrowserWords(t *testing.T) {
+	b := startBrowser(t)
+	e := newEnv(t, func(_ *queue.Opts, o *Opts) { o.Languages = map[string][]string{"main": {"zh", "en"}} })
+	page := b.open(e.http.URL + "/display/main")
+	b.waitFor(page, "document.body.dataset.ready", "1", 20*time.Second)
+	b.waitFor(page, "document.querySelector('[data-word=nowCalling]').textContent", "\u6b63\u5728\u547c\u53eb", time.Second)
+	b.waitFor(page, "document.documentElement.lang", "zh", time.Second)
+	// Names fall back to another language when the site has none in zh.
+	b.waitFor(page, "document.getElementById('site').textContent", "Main Hall", time.Second)
+}

@@ -3,9 +3,12 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
@@ -17,6 +20,7 @@ type DisplayState struct {
 	Site     string           `json:"site"`
 	Name     string           `json:"name"`
 	TimeZone string           `json:"tz"`
+	Lang     string           `json:"lang"` // the site's main language, for the page's own words
 	Version  int64            `json:"version"`
 	Now      time.Time        `json:"now"`
 	Services []DisplayService `json:"services"`
@@ -42,10 +46,10 @@ type Call struct {
 	At          time.Time `json:"at"`
 }
 
-// pick returns the name in the preferred language, else the first by
-// language code, else def.
-func (s *Server) pick(names map[string]string, def string) string {
-	for _, l := range s.o.Languages {
+// pick returns the name in the site's first language that has one, else
+// the first by language code, else def.
+func (s *Server) pick(site string, names map[string]string, def string) string {
+	for _, l := range s.o.Languages[site] {
 		if n := names[l]; n != "" {
 			return n
 		}
@@ -63,10 +67,18 @@ func (s *Server) pick(names map[string]string, def string) string {
 	return def
 }
 
+// lang is a site's main language, "en" when none is configured.
+func (s *Server) lang(site string) string {
+	if l := s.o.Languages[site]; len(l) > 0 {
+		return l[0]
+	}
+	return "en"
+}
+
 func (s *Server) counterName(site *queue.Site, id string) string {
 	for _, c := range site.Counters {
 		if c.ID == id {
-			return s.pick(c.Names, id)
+			return s.pick(site.ID, c.Names, id)
 		}
 	}
 	return id
@@ -121,7 +133,7 @@ func (s *Server) addCall(calls []Call, c Call) []Call {
 }
 
 func (s *Server) displayState(site *queue.Site, sn queue.Snapshot, calls []Call) DisplayState {
-	st := DisplayState{Site: site.ID, Name: s.pick(site.Names, site.ID), TimeZone: site.Location.String(),
+	st := DisplayState{Site: site.ID, Name: s.pick(site.ID, site.Names, site.ID), TimeZone: site.Location.String(), Lang: s.lang(site.ID),
 		Version: sn.Version, Now: s.o.Clock(), Services: []DisplayService{}, Calls: calls}
 	if st.Calls == nil {
 		st.Calls = []Call{}
@@ -130,7 +142,7 @@ func (s *Server) displayState(site *queue.Site, sn queue.Snapshot, calls []Call)
 		name := v.Code
 		for _, sv := range site.Services {
 			if sv.Code == v.Code {
-				name = s.pick(sv.Names, v.Code)
+				name = s.pick(site.ID, sv.Names, v.Code)
 			}
 		}
 		st.Services = append(st.Services, DisplayService{Code: v.Code, Name: name, Waiting: v.Waiting})
@@ -202,6 +214,7 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 type TicketStatus struct {
 	Site        string `json:"site"`
 	SiteName    string `json:"site_name"`
+	Lang        string `json:"lang"`
 	ServiceName string `json:"service_name"`
 	CounterName string `json:"counter_name,omitempty"`
 	Position    `json:"position"`
@@ -212,11 +225,11 @@ func (s *Server) ticketStatus(ctx context.Context, site *queue.Site, number stri
 	if err != nil {
 		return TicketStatus{}, err
 	}
-	ts := TicketStatus{Site: site.ID, SiteName: s.pick(site.Names, site.ID), Position: toPosition(p, s.o.Clock())}
+	ts := TicketStatus{Site: site.ID, SiteName: s.pick(site.ID, site.Names, site.ID), Lang: s.lang(site.ID), Position: toPosition(p, s.o.Clock())}
 	ts.ServiceName = p.Ticket.Queue
 	for _, sv := range site.Services {
 		if sv.Code == p.Ticket.Queue {
-			ts.ServiceName = s.pick(sv.Names, sv.Code)
+			ts.ServiceName = s.pick(site.ID, sv.Names, sv.Code)
 		}
 	}
 	if p.Ticket.Counter != "" {
@@ -234,6 +247,14 @@ func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	number := r.PathValue("number")
+	if day := r.URL.Query().Get("day"); day != "" {
+		// The QR code names the day: a number is reused every day.
+		if today := site.Day(s.o.Clock()); day != today {
+			writeProblem(w, http.StatusNotFound, "ticket_not_found", "no such ticket today",
+				fmt.Sprintf("ticket %s was for %s; today is %s", number, day, today))
+			return
+		}
+	}
 	sn, err := s.o.Engine.Snapshot(r.Context(), site.ID)
 	if err != nil {
 		writeError(w, s.log, err)
@@ -284,4 +305,16 @@ func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// TicketURL is the address of a ticket's status page under base (the
+// daemon's public HTTP address, e.g. https://queue.example.org), for the QR
+// code printed on the ticket. It names the service day, so yesterday's
+// A023 does not show today's.
+func TicketURL(base, site, number, day string) string {
+	u := strings.TrimRight(base, "/") + "/t/" + url.PathEscape(site) + "/" + url.PathEscape(number)
+	if day != "" {
+		u += "?day=" + url.QueryEscape(day)
+	}
+	return u
 }

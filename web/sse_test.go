@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,6 +139,15 @@ func TestTicketStream(t *testing.T) {
 	if resp := e.do("GET", "/t/main/A999/events", "-", ""); resp.StatusCode != 404 {
 		t.Errorf("stream of an unknown ticket: %d", resp.StatusCode)
 	}
+	// The QR code names the day: yesterday's A002 is not today's.
+	p := decode[Problem](t, e.do("GET", "/t/main/A002/events?day=2026-03-01", "-", ""), 404)
+	if p.Code != "ticket_not_found" || !strings.Contains(p.Detail, "2026-03-01") {
+		t.Errorf("ticket of another day: %+v", p)
+	}
+	today := newSSE(t, e.do("GET", "/t/main/A002/events?day=2026-03-02", "-", ""))
+	if st := unmarshal[TicketStatus](t, today.nextOf("status").Data); st.Ticket.Number != "A002" || st.Lang != "en" {
+		t.Errorf("ticket of today: %+v", st)
+	}
 }
 
 // TestShutdown: Shutdown ends open event streams and Serve returns
@@ -168,5 +178,17 @@ func TestShutdown(t *testing.T) {
 	}
 	if err := e.srv.Serve(ln); !errors.Is(err, ErrServerClosed) {
 		t.Errorf("Serve after Shutdown: %v, want ErrServerClosed", err)
+	}
+}
+
+func TestTicketURL(t *testing.T) {
+	for _, tc := range []struct{ base, site, number, day, want string }{
+		{"https://q.example.org/", "main", "A023", "2026-03-02", "https://q.example.org/t/main/A023?day=2026-03-02"},
+		{"http://10.0.0.5:7480", "main", "VIP001", "", "http://10.0.0.5:7480/t/main/VIP001"},
+		{"http://h", "a b", "A/1", "2026-03-02", "http://h/t/a%20b/A%2F1?day=2026-03-02"},
+	} {
+		if got := TicketURL(tc.base, tc.site, tc.number, tc.day); got != tc.want {
+			t.Errorf("TicketURL(%q, %q, %q, %q) = %q, want %q", tc.base, tc.site, tc.number, tc.day, got, tc.want)
+		}
 	}
 }

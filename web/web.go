@@ -51,10 +51,12 @@ type Opts struct {
 	Ready func(ctx context.Context) error
 	// Tokens are the API clients; with none, every API call is refused.
 	Tokens []TokenInfo
-	// Languages is the preference order for display names (site, service
-	// and counter names); default: the first name in alphabetical order of
-	// language.
-	Languages []string
+	// Languages lists each site's languages, the main one first (config
+	// sites[].languages): names (site, service, counter) are shown in the
+	// first one that has a text, and the pages use the main one for their
+	// own words (en and zh are built in; others fall back to en). A site
+	// without an entry shows names in the alphabetically first language.
+	Languages map[string][]string
 	// Logger receives request errors; nil discards them.
 	Logger *slog.Logger
 	// Clock is the time shown by the pages; default time.Now.

@@ -58,8 +58,9 @@
 
   function render() {
     if (!state) return;
+    nowServingApply(state.lang);
     $("site").textContent = state.name || state.site;
-    document.title = "Now serving - " + (state.name || state.site);
+    document.title = nowServingT(state.lang, "title") + " - " + (state.name || state.site);
     var calls = state.calls || [];
     var cur = calls[0];
     $("current-number").textContent = cur ? cur.number : "\u2014";

@@ -8,9 +8,12 @@
 
   function $(id) { return document.getElementById(id); }
 
+  var lang = "en";
+  function T(key, args) { return nowServingT(lang, key, args); }
+
   function minutes(s) {
     var m = Math.round(s / 60);
-    return m < 1 ? "less than a minute" : "about " + m + " min";
+    return m < 1 ? T("lessMinute") : T("aboutMin", { m: m });
   }
 
   function beep() {
@@ -26,6 +29,10 @@
 
   function render(st) {
     var p = st.position, t = p.ticket;
+    if (st.lang && st.lang !== lang) {
+      lang = st.lang;
+      nowServingApply(lang);
+    }
     $("site").textContent = st.site_name || st.site;
     $("service").textContent = st.service_name || t.queue;
     $("number").textContent = t.number;
@@ -37,25 +44,25 @@
     }
     switch (t.status) {
       case "WAITING":
-        msg = p.ahead === 0 ? "You are next." : "Please wait; we will call your number.";
+        msg = p.ahead === 0 ? T("next") : T("pleaseWait");
         $("ahead").textContent = String(p.ahead);
         $("wait").textContent = minutes(p.estimated_wait_s);
         break;
       case "CALLED":
-        msg = "You are being called to counter " + counter;
+        msg = T("called", { c: counter });
         cls += " called";
         break;
       case "SERVING":
-        msg = "Being served at counter " + counter;
+        msg = T("serving", { c: counter });
         break;
       case "DONE":
-        msg = "Thank you for your visit.";
+        msg = T("done");
         break;
       case "NO_SHOW":
-        msg = "You missed your call. Please ask at the reception.";
+        msg = T("noShow");
         break;
       default:
-        msg = "This ticket is " + t.status.toLowerCase().replace("_", " ") + ".";
+        msg = T("other", { s: t.status.toLowerCase().replace("_", " ") });
     }
     if (t.status !== "WAITING") {
       $("ahead").textContent = "\u2013";
@@ -68,7 +75,8 @@
     lastStatus = t.status;
   }
 
-  var es = new EventSource("/t/" + encodeURIComponent(site) + "/" + encodeURIComponent(number) + "/events");
+  // The QR code carries ?day=YYYY-MM-DD: the stream refuses another day.
+  var es = new EventSource("/t/" + encodeURIComponent(site) + "/" + encodeURIComponent(number) + "/events" + location.search);
   es.addEventListener("status", function (e) {
     got = true;
     render(JSON.parse(e.data));
@@ -78,7 +86,7 @@
     $("conn").className = "conn down";
     if (!got && es.readyState === EventSource.CLOSED) {
       $("number").textContent = number;
-      $("message").textContent = "No ticket " + number + " today.";
+      $("message").textContent = T("notFound", { n: number });
     }
   };
 })();
