@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"Events", txEvents},
 		{"EventsConcurrent", txEventsConcurrent},
 		{"Requests", txRequests},
+		{"RequestBatches", txRequestBatches},
 		{"Savepoint", txSavepoint},
 		{"UpdateRetries", txUpdateRetries},
 		{"UpdateRollsBack", txUpdateRollsBack},
@@ -956,6 +957,61 @@ func txRequests(t *testing.T, s queue.Store) {
 	if !errors.Is(dupErr, queue.ErrDuplicate) {
 		t.Errorf("second SaveRequest error = %v, want ErrDuplicate", dupErr)
 	}
+}
+
+// txRequestBatches: a group commit's idempotency keys read and saved in
+// one statement each.
+func txRequestBatches(t *testing.T, s queue.Store) {
+	k := func(dev, key string) queue.RequestKey { return queue.RequestKey{Device: dev, Key: key} }
+	saves := []queue.SavedRequest{
+		{RequestKey: k("kiosk-1", "a"), Op: "issue", Result: []byte{1, 2}, AtMs: 1},
+		{RequestKey: k("kiosk-2", "a"), Op: "call", Result: nil, AtMs: 2},
+		{RequestKey: k("kiosk-1", "b"), Op: "issue", Result: []byte("ü"), AtMs: 3},
+	}
+	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
+		if got, err := tx.LookupRequests(ctx, nil); err != nil || len(got) != 0 {
+			t.Errorf("LookupRequests(nil) = %v, %v", got, err)
+		}
+		if err := tx.SaveRequests(ctx, nil); err != nil {
+			t.Errorf("SaveRequests(nil) = %v", err)
+		}
+		return tx.SaveRequests(ctx, saves)
+	})
+	var dupErr error
+	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
+		got, err := tx.LookupRequests(ctx, []queue.RequestKey{k("kiosk-1", "a"), k("kiosk-1", "b"), k("kiosk-2", "a"), k("kiosk-2", "b"), k("kiosk-1", "a")})
+		if err != nil {
+			return err
+		}
+		want := map[queue.RequestKey]queue.StoredRequest{
+			k("kiosk-1", "a"): {Op: "issue", Result: []byte{1, 2}},
+			k("kiosk-2", "a"): {Op: "call", Result: []byte{}},
+			k("kiosk-1", "b"): {Op: "issue", Result: []byte("ü")},
+		}
+		if len(got) != len(want) {
+			t.Errorf("LookupRequests found %d keys, want %d: %v", len(got), len(want), got)
+		}
+		for key, w := range want {
+			g, ok := got[key]
+			if !ok || g.Op != w.Op || string(g.Result) != string(w.Result) {
+				t.Errorf("LookupRequests[%v] = %+v, %v; want %+v", key, g, ok, w)
+			}
+		}
+		if err := tx.Savepoint(ctx, "batch"); err != nil {
+			return err
+		}
+		dupErr = tx.SaveRequests(ctx, []queue.SavedRequest{{RequestKey: k("kiosk-3", "new"), Op: "issue"}, saves[1]})
+		return tx.RollbackTo(ctx, "batch")
+	})
+	if !errors.Is(dupErr, queue.ErrDuplicate) {
+		t.Errorf("SaveRequests with a saved key: %v, want ErrDuplicate", dupErr)
+	}
+	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
+		if _, _, found, err := tx.LookupRequest(ctx, "kiosk-3", "new"); err != nil || found {
+			t.Errorf("a refused batch left kiosk-3's key (found %v, err %v)", found, err)
+		}
+		return nil
+	})
 }
 
 func txSavepoint(t *testing.T, s queue.Store) {
