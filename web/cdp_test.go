@@ -16,7 +16,6 @@ import (
 // (--remote-debugging-pipe: commands on fd 3, replies on fd 4, each a JSON
 // message ended by a NUL byte), so no WebSocket library is needed.
 type browser struct {
-	t    *testing.T
 	cmd  *exec.Cmd
 	in   *os.File // our end of the command pipe
 	done chan struct{}
@@ -73,7 +72,7 @@ func startBrowser(t *testing.T) *browser {
 	}
 	cmdR.Close()
 	outW.Close()
-	b := &browser{t: t, cmd: cmd, in: cmdW, done: make(chan struct{}), pending: map[int]chan cdpReply{}}
+	b := &browser{cmd: cmd, in: cmdW, done: make(chan struct{}), pending: map[int]chan cdpReply{}}
 	go b.read(outR)
 	t.Cleanup(b.close)
 	return b
@@ -142,19 +141,19 @@ func (b *browser) call(session, method string, params any, out any) error {
 }
 
 // open opens url in a new page and returns the page's session.
-func (b *browser) open(url string) string {
-	b.t.Helper()
+func (b *browser) open(t testing.TB, url string) string {
+	t.Helper()
 	var target struct {
 		TargetID string `json:"targetId"`
 	}
 	if err := b.call("", "Target.createTarget", map[string]any{"url": url, "newWindow": true}, &target); err != nil {
-		b.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var att struct {
 		SessionID string `json:"sessionId"`
 	}
 	if err := b.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att); err != nil {
-		b.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return att.SessionID
 }
@@ -175,15 +174,15 @@ func (b *browser) eval(session, expr string) (string, error) {
 
 // waitFor polls expr until it returns want, or fails after timeout. It
 // returns when it first saw want.
-func (b *browser) waitFor(session, expr, want string, timeout time.Duration) time.Time {
-	b.t.Helper()
+func (b *browser) waitFor(t testing.TB, session, expr, want string, timeout time.Duration) time.Time {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var got string
 	for {
 		v, err := b.eval(session, expr)
 		if err != nil {
-			b.t.Fatal(err)
+			t.Fatal(err)
 		}
 		if v == want {
 			return time.Now()
@@ -191,19 +190,19 @@ func (b *browser) waitFor(session, expr, want string, timeout time.Duration) tim
 		got = v
 		select {
 		case <-ctx.Done():
-			b.t.Fatalf("%s = %q after %v, want %q", expr, got, timeout, want)
+			t.Fatalf("%s = %q after %v, want %q", expr, got, timeout, want)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }
 
-func (b *browser) screenshot(session string) []byte {
-	b.t.Helper()
+func (b *browser) screenshot(t testing.TB, session string) []byte {
+	t.Helper()
 	var r struct {
 		Data []byte `json:"data"` // base64 in JSON: decoded by encoding/json
 	}
 	if err := b.call(session, "Page.captureScreenshot", map[string]any{"format": "png"}, &r); err != nil {
-		b.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return r.Data
 }
