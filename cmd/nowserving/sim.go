@@ -266,7 +266,7 @@ func counterNum(id string) (uint32, error) {
 	}
 	n, err := strconv.ParseUint(id, 10, 32)
 	if err != nil || n == 0 {
-		return 0, fmt.Errorf("sim: counter %q: the protocol numbers counters 1, 2, 3...", id)
+		return 0, fmt.Errorf("sim: counter %q: want a counter number such as 1 or 12", id)
 	}
 	return uint32(n), nil
 }
