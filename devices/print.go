@@ -41,6 +41,13 @@ func (d *Dispatcher) PrintTicket(ctx context.Context, device string, t queue.Tic
 	return perr
 }
 
+// HasPrinter reports whether device (a kiosk's id) prints on a network
+// printer, i.e. whether PrintTicket applies to it.
+func (d *Dispatcher) HasPrinter(device string) bool {
+	_, ok := d.o.Kiosks[device]
+	return ok
+}
+
 // Reprint prints a ticket of today again, by number, on a printer; the
 // ticket says it is a reprint and shows its current place in the queue.
 // A failed reprint is returned as a *PrintError and not recorded.

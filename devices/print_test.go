@@ -154,6 +154,9 @@ func TestPrintNoPrinter(t *testing.T) {
 	eng, _ := newEngine(t)
 	tk := issue(t, eng, "A", 1)[0]
 	d, _ := newPrinting(t, eng)
+	if !d.HasPrinter("kiosk-1") || d.HasPrinter("kiosk-2") {
+		t.Errorf("HasPrinter: kiosk-1 %v, kiosk-2 %v; want true, false", d.HasPrinter("kiosk-1"), d.HasPrinter("kiosk-2"))
+	}
 	if err := d.PrintTicket(context.Background(), "kiosk-2", tk, queue.Position{Ticket: tk}); !errors.Is(err, devices.ErrNoPrinter) {
 		t.Fatalf("print error %v, want ErrNoPrinter", err)
 	}
