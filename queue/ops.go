@@ -5,12 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
 // keyGap is the distance between the sort keys of consecutive numbers, so
 // tickets can be inserted between them.
 const keyGap int64 = 1 << 20
+
+// opName names an operation with the fields that identify it, so an
+// idempotency key reused for a different request (another service, another
+// counter) is refused instead of returning the first result.
+func opName(op string, fields ...string) string {
+	return op + " " + strings.Join(fields, " ")
+}
 
 // IssueRequest asks for a new ticket.
 type IssueRequest struct {
@@ -44,7 +52,7 @@ type TransferRequest struct {
 
 // Issue takes a new number for a service.
 func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, "issue", func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return do(ctx, e, r.Request, opName("issue", r.Service, string(r.Class)), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		sv, err := s.service(r.Service)
 		if err != nil {
 			return Ticket{}, err
@@ -242,7 +250,7 @@ func claim(ctx context.Context, tx Tx, j *job, t *Ticket, c *Counter, cs Counter
 
 // CallNext calls the next ticket for a counter by its policy.
 func (e *Engine) CallNext(ctx context.Context, r CounterRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, "call-next", func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return do(ctx, e, r.Request, opName("call-next", r.Counter), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		c, cs, cur, err := counterTicket(ctx, tx, s, r.Counter)
 		if err != nil {
 			return Ticket{}, err
@@ -398,7 +406,7 @@ func wrapErr(err error, code string) error {
 
 // CallNumber calls a given waiting ticket to a counter.
 func (e *Engine) CallNumber(ctx context.Context, r NumberRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, "call-number", func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return do(ctx, e, r.Request, opName("call-number", r.Counter, r.Number), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		c, cs, cur, err := counterTicket(ctx, tx, s, r.Counter)
 		if err != nil {
 			return Ticket{}, err
@@ -437,7 +445,7 @@ func (e *Engine) byNumber(ctx context.Context, tx Tx, s *Site, number string, no
 
 // currentOp acts on the ticket a counter calls or serves now.
 func (e *Engine) currentOp(ctx context.Context, r CounterRequest, op string, a Action, typ EventType, free bool, change func(t *Ticket, now time.Time)) (Ticket, error) {
-	return do(ctx, e, r.Request, op, func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return do(ctx, e, r.Request, opName(op, r.Counter), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		c, cs, cur, err := counterTicket(ctx, tx, s, r.Counter)
 		if err != nil {
 			return Ticket{}, err
@@ -484,7 +492,7 @@ func (e *Engine) Complete(ctx context.Context, r CounterRequest) (Ticket, error)
 // Reenter puts a no-show ticket back in its queue, ReentryAfter places after
 // the head, at most MaxReentries times.
 func (e *Engine) Reenter(ctx context.Context, r NumberRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, "re-enter", func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return do(ctx, e, r.Request, opName("re-enter", r.Number), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		now := e.clock()
 		t, err := e.byNumber(ctx, tx, s, r.Number, now)
 		if err != nil {
@@ -515,7 +523,7 @@ func (e *Engine) Reenter(ctx context.Context, r NumberRequest) (Ticket, error) {
 // Transfer sends the counter's ticket back to waiting in another service's
 // queue (at the head of its class) or for one counter; it keeps its number.
 func (e *Engine) Transfer(ctx context.Context, r TransferRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, "transfer", func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return do(ctx, e, r.Request, opName("transfer", r.Counter, r.ToService, r.ToCounter), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		if (r.ToService == "") == (r.ToCounter == "") {
 			return Ticket{}, fmt.Errorf("%w: transfer needs a service or a counter, not both", ErrBadRequest)
 		}
@@ -566,7 +574,7 @@ func (e *Engine) Transfer(ctx context.Context, r TransferRequest) (Ticket, error
 
 // Cancel withdraws a waiting or called ticket.
 func (e *Engine) Cancel(ctx context.Context, r NumberRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, "cancel", func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return do(ctx, e, r.Request, opName("cancel", r.Number), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		now := e.clock()
 		t, err := e.byNumber(ctx, tx, s, r.Number, now)
 		if err != nil {
@@ -606,7 +614,7 @@ func (e *Engine) Resume(ctx context.Context, r CounterRequest) (CounterState, er
 }
 
 func (e *Engine) setMode(ctx context.Context, r CounterRequest, op string, mode CounterMode, typ EventType) (CounterState, error) {
-	return do(ctx, e, r.Request, op, func(ctx context.Context, tx Tx, j *job, s *Site) (CounterState, error) {
+	return do(ctx, e, r.Request, opName(op, r.Counter), func(ctx context.Context, tx Tx, j *job, s *Site) (CounterState, error) {
 		c, err := s.counter(r.Counter)
 		if err != nil {
 			return CounterState{}, err

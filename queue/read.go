@@ -233,3 +233,17 @@ func (e *Engine) Events(ctx context.Context, site string, after int64, limit int
 	}
 	return evs, nil
 }
+
+// LastVersion is the newest committed event version of a site.
+func (e *Engine) LastVersion(ctx context.Context, site string) (int64, error) {
+	var v int64
+	err := e.store.View(ctx, func(ctx context.Context, tx Tx) error {
+		var err error
+		v, err = tx.LastVersion(ctx, site)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("queue: last version of %s: %w", site, err)
+	}
+	return v, nil
+}

@@ -675,6 +675,12 @@ func testIdempotent(t *testing.T, open func(t *testing.T) queue.Store) {
 	if snap.Services[0].Issued != 2 || snap.Services[0].Waiting != 1 {
 		t.Errorf("after retries: %+v, want 2 issued, 1 waiting", snap.Services[0])
 	}
+	// The same key for another service is refused, not answered with the
+	// first ticket.
+	_, err = en.e.Issue(en.ctx, queue.IssueRequest{Request: r.Request, Service: "E"})
+	if !errors.Is(err, queue.ErrKeyReused) {
+		t.Errorf("key reused for another service: got %v, want ErrKeyReused", err)
+	}
 	// The same key for another operation is refused.
 	_, err = en.e.CallNext(en.ctx, queue.CounterRequest{Request: r.Request, Counter: "1"})
 	if !errors.Is(err, queue.ErrKeyReused) {
