@@ -272,7 +272,10 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	st, ctx, done := s.startStream(w, r)
+	st, ctx, done, ok := s.startStream(w, r)
+	if !ok {
+		return
+	}
 	defer done()
 	for {
 		evs, err := s.next(ctx, st, sub)

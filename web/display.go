@@ -174,7 +174,10 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	st, ctx, done := s.startStream(w, r)
+	st, ctx, done, ok := s.startStream(w, r)
+	if !ok {
+		return
+	}
 	defer done()
 	if st.send(sn.Version, "state", s.displayState(site, sn, calls)) != nil {
 		return
@@ -270,7 +273,10 @@ func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	st, ctx, done := s.startStream(w, r)
+	st, ctx, done, ok := s.startStream(w, r)
+	if !ok {
+		return
+	}
 	defer done()
 	if st.send(sn.Version, "status", ts) != nil {
 		return

@@ -19,8 +19,15 @@ type stream struct {
 }
 
 // startStream answers with the SSE headers and returns the stream and a
-// context that ends when the client leaves or the server shuts down.
-func (s *Server) startStream(w http.ResponseWriter, r *http.Request) (*stream, context.Context, func()) {
+// context that ends when the client leaves or the server shuts down; ok is
+// false (and a 503 problem sent) when too many streams are open.
+func (s *Server) startStream(w http.ResponseWriter, r *http.Request) (st *stream, ctx context.Context, done func(), ok bool) {
+	if n := s.open.Add(1); n > int64(s.o.MaxStreams) {
+		s.open.Add(-1)
+		w.Header().Set("Retry-After", "5")
+		writeProblem(w, http.StatusServiceUnavailable, "too_many_streams", "too many event streams", fmt.Sprintf("at most %d streams", s.o.MaxStreams))
+		return nil, nil, nil, false
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -28,13 +35,13 @@ func (s *Server) startStream(w http.ResponseWriter, r *http.Request) (*stream, c
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any write timeout
-	st := &stream{w: w, rc: rc}
+	st = &stream{w: w, rc: rc}
 	// Tell EventSource to retry after 1 s rather than its default 3 s.
 	fmt.Fprint(w, "retry: 1000\n\n")
 	_ = rc.Flush()
 	ctx, cancel := context.WithCancel(r.Context())
 	stop := context.AfterFunc(s.streams, cancel)
-	return st, ctx, func() { stop(); cancel() }
+	return st, ctx, func() { stop(); cancel(); s.open.Add(-1) }, true
 }
 
 // send writes one event; id < 0 writes none, event "" is a default message.

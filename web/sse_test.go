@@ -192,3 +192,16 @@ func TestTicketURL(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxStreams(t *testing.T) {
+	e := newEnv(t, func(_ *queue.Opts, o *Opts) { o.MaxStreams = 1 })
+	first := newSSE(t, e.do("GET", "/display/main/events", "-", ""))
+	first.nextOf("state")
+	p := decode[Problem](t, e.do("GET", "/api/v1/sites/main/events", "", ""), 503)
+	if p.Code != "too_many_streams" {
+		t.Errorf("second stream: %+v", p)
+	}
+	if r := e.do("GET", "/healthz", "-", ""); r.StatusCode != 200 {
+		t.Errorf("plain requests refused too: %d", r.StatusCode)
+	}
+}

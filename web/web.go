@@ -18,7 +18,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -65,6 +65,10 @@ type Opts struct {
 	Heartbeat time.Duration
 	// RecentCalls is how many calls the hall display lists (default 8).
 	RecentCalls int
+	// MaxStreams caps the open event streams (API, displays and ticket
+	// pages together); beyond it a stream is refused with 503 (default
+	// 2000).
+	MaxStreams int
 }
 
 // Server is the HTTP server. Handler can be mounted elsewhere; Serve and
@@ -80,7 +84,7 @@ type Server struct {
 	// become idle.
 	streams context.Context
 	stop    context.CancelFunc
-	once    sync.Once
+	open    atomic.Int64 // event streams open now
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -127,6 +131,9 @@ func New(o Opts) (*Server, error) {
 	}
 	if o.RecentCalls <= 0 {
 		o.RecentCalls = 8
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = 2000
 	}
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
