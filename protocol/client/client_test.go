@@ -230,11 +230,16 @@ func TestHeartbeats(t *testing.T) {
 			break
 		}
 	}
-	d.mu.Lock()
-	hb, dials := d.hbSeen, d.dials
-	d.mu.Unlock()
-	if hb == 0 || dials < 2 {
-		t.Errorf("heartbeats seen %d, dials %d; want both > 0, >= 2", hb, dials)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		d.mu.Lock()
+		hb, dials := d.hbSeen, d.dials
+		d.mu.Unlock()
+		if hb > 0 && dials >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("heartbeats seen %d, dials %d; want > 0 and >= 2", hb, dials)
+		}
 	}
 	c.Close()
 }

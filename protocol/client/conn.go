@@ -85,18 +85,22 @@ func (c *Client) connect(ctx context.Context) (*conn, wire.Welcome, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	d := &net.Dialer{}
-	var (
-		nc  net.Conn
-		err error
-	)
-	if c.opts.TLSConfig != nil {
-		td := &tls.Dialer{NetDialer: d, Config: c.opts.TLSConfig}
-		nc, err = td.DialContext(ctx, "tcp", c.addr)
-	} else {
-		nc, err = d.DialContext(ctx, "tcp", c.addr)
-	}
+	nc, err := d.DialContext(ctx, "tcp", c.addr)
 	if err != nil {
 		return nil, wire.Welcome{}, fmt.Errorf("client: dial %s: %w: %w", c.addr, ErrUnreachable, err)
+	}
+	if c.opts.TLSConfig != nil {
+		cfg := c.opts.TLSConfig
+		if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
+			cfg = cfg.Clone()
+			cfg.ServerName, _, _ = net.SplitHostPort(c.addr)
+		}
+		tc := tls.Client(nc, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = nc.Close()
+			return nil, wire.Welcome{}, fmt.Errorf("client: TLS handshake with %s: %w", c.addr, err)
+		}
+		nc = tc
 	}
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
 	cn := newConn(nc, c.opts.Timeout)

@@ -3,9 +3,16 @@ package client_test
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -53,7 +60,8 @@ func logger() *slog.Logger {
 // daemon is a real daemon on a SQLite file, restartable on the same port.
 type daemon struct {
 	t         *testing.T
-	maxReplay int // 0: the server's default
+	maxReplay int         // 0: the server's default
+	tls       *tls.Config // nil: plain TCP
 	db        string
 	addr      string
 	store     *sqlite.Store
@@ -86,7 +94,7 @@ func (d *daemon) start() {
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
 	}
-	d.srv, err = protocol.New(protocol.Opts{Engine: d.eng, Devices: devices(), Logger: logger(), RateLimit: -1, MaxReplay: d.maxReplay})
+	d.srv, err = protocol.New(protocol.Opts{Engine: d.eng, Devices: devices(), Logger: logger(), RateLimit: -1, MaxReplay: d.maxReplay, TLSConfig: d.tls})
 	if err != nil {
 		t.Fatalf("new server: %v", err)
 	}
@@ -494,5 +502,57 @@ func TestRealSubscribeSnapshotOnGap(t *testing.T) {
 	}
 	if s.Version() != 8 {
 		t.Errorf("Version = %d, want 8", s.Version())
+	}
+}
+
+// selfSigned returns a server certificate for 127.0.0.1 and a pool that
+// trusts it.
+func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "nowserving client test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.AddCert(cert)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}, pool
+}
+
+func TestRealTLS(t *testing.T) {
+	cert, pool := selfSigned(t)
+	d := &daemon{t: t, db: filepath.Join(t.TempDir(), "q.db"), addr: "127.0.0.1:0",
+		tls: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
+	d.start()
+	t.Cleanup(d.stop)
+	ctx := context.Background()
+	o := opts("kiosk-1", wire.RoleKiosk)
+	o.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	c, err := client.Dial(ctx, d.addr, o)
+	if err != nil {
+		t.Fatalf("dial over TLS: %v", err)
+	}
+	defer c.Close()
+	if tk, err := c.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{}); err != nil || tk.Number != "A001" {
+		t.Errorf("ticket over TLS: %v, %v", tk, err)
+	}
+	// Without the CA the client refuses the daemon's certificate.
+	o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	var ue x509.UnknownAuthorityError
+	if _, err := client.Dial(ctx, d.addr, o); !errors.As(err, &ue) || errors.Is(err, client.ErrUnreachable) {
+		t.Errorf("dial trusting nothing: %v, want a certificate error (not 'unreachable')", err)
 	}
 }
