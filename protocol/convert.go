@@ -88,7 +88,7 @@ var eventToWire = map[queue.EventType]wire.EventKind{
 	queue.EventNoShow: wire.EventNoShow, queue.EventReentered: wire.EventReentered, queue.EventTransferred: wire.EventTransferred,
 	queue.EventServing: wire.EventServing, queue.EventDone: wire.EventDone, queue.EventCancelled: wire.EventCancelled,
 	queue.EventExpired: wire.EventExpired, queue.EventCounterOpened: wire.EventCounterOpened,
-	queue.EventCounterPaused: wire.EventCounterPaused,
+	queue.EventCounterPaused: wire.EventCounterPaused, queue.EventPrintFailed: wire.EventPrintFailed,
 }
 
 var modeToWire = map[queue.CounterMode]wire.CounterState{

@@ -90,6 +90,9 @@ const (
 	EventCounterPaused EventKind = 12
 	// EventCounterClosed: a counter closed.
 	EventCounterClosed EventKind = 13
+	// EventPrintFailed: a ticket was issued but its paper copy did not
+	// print (paper out, cover open, printer silent).
+	EventPrintFailed EventKind = 14
 )
 
 // CounterState is the state of a counter in a SNAPSHOT.
@@ -109,7 +112,7 @@ var (
 	roleNames    = []string{1: "kiosk", 2: "keypad", 3: "display", 4: "console"}
 	classNames   = []string{"normal", "vip", "emergency", "revisit", "appointment", "reentered"}
 	statusNames  = []string{"unknown", "waiting", "called", "serving", "done", "no_show", "cancelled", "expired"}
-	eventNames   = []string{1: "issued", 2: "called", 3: "recalled", 4: "no_show", 5: "reentered", 6: "transferred", 7: "serving", 8: "done", 9: "cancelled", 10: "expired", 11: "counter_opened", 12: "counter_paused", 13: "counter_closed"}
+	eventNames   = []string{1: "issued", 2: "called", 3: "recalled", 4: "no_show", 5: "reentered", 6: "transferred", 7: "serving", 8: "done", 9: "cancelled", 10: "expired", 11: "counter_opened", 12: "counter_paused", 13: "counter_closed", 14: "print_failed"}
 	counterNames = []string{"closed", "open", "paused"}
 )
 
