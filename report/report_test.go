@@ -29,7 +29,7 @@ type clock struct {
 func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
-func berlin(t *testing.T) *time.Location {
+func berlin(t testing.TB) *time.Location {
 	t.Helper()
 	loc, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
@@ -38,7 +38,7 @@ func berlin(t *testing.T) *time.Location {
 	return loc
 }
 
-func testSite(t *testing.T) queue.Site {
+func testSite(t testing.TB) queue.Site {
 	return queue.Site{
 		ID: "clinic", Location: berlin(t), Rollover: 4 * time.Hour,
 		Services: []queue.Service{
@@ -55,7 +55,7 @@ func testSite(t *testing.T) queue.Site {
 }
 
 // play runs two service days at the clinic on st and returns the engine.
-func play(t *testing.T, st queue.Store) *queue.Engine {
+func play(t testing.TB, st queue.Store) *queue.Engine {
 	t.Helper()
 	site := testSite(t)
 	c := &clock{}
@@ -130,7 +130,7 @@ func play(t *testing.T, st queue.Store) *queue.Engine {
 	return eng
 }
 
-func sqliteStore(t *testing.T) queue.Store {
+func sqliteStore(t testing.TB) queue.Store {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"), sqlite.Opts{})
 	if err != nil {
@@ -276,6 +276,17 @@ func TestSameOnPostgres(t *testing.T) {
 		}
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("%v: SQLite and PostgreSQL reports differ:\nsqlite   %+v\npostgres %+v", days, a, b)
+		}
+	}
+}
+
+// BenchmarkBuild reads a day of 26 events; the cost is the event paging.
+func BenchmarkBuild(b *testing.B) {
+	eng := play(b, sqliteStore(b))
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := Build(ctx, eng, "clinic", "2026-03-02", "2026-03-03"); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
