@@ -48,6 +48,7 @@ func benchFlags(cmd *cobra.Command) *simFlags {
 	fl.StringVar(&f.secret, "secret", "", "its secret (with --device, without --config)")
 	fl.StringVar(&f.site, "site", "", "site code (default: the device's site)")
 	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "time-out of a dial or a request attempt")
+	f.tlsFlags(fl)
 	f.retries = 3
 	return f
 }

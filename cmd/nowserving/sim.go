@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/devices/escpos"
@@ -34,6 +37,35 @@ type simFlags struct {
 	timeout                            time.Duration
 	retries                            int
 	verbose                            bool
+	tls                                bool   // TLS with the system roots
+	tlsCA                              string // PEM file of the CA to trust
+	tlsInsecure                        bool   // TLS without verifying the daemon
+}
+
+// tlsFlags adds the TLS flags to fs.
+func (f *simFlags) tlsFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.tls, "tls", false, "connect with TLS, trusting the system's CAs")
+	fs.StringVar(&f.tlsCA, "tls-ca", "", "connect with TLS, trusting the CA certificate(s) in this PEM file")
+	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "connect with TLS without checking the daemon's certificate (tests only)")
+}
+
+// tlsConfig returns the TLS configuration the flags ask for, or nil.
+func (f *simFlags) tlsConfig() (*tls.Config, error) {
+	if !f.tls && f.tlsCA == "" && !f.tlsInsecure {
+		return nil, nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: f.tlsInsecure}
+	if f.tlsCA != "" {
+		pem, err := os.ReadFile(f.tlsCA)
+		if err != nil {
+			return nil, fmt.Errorf("sim: read --tls-ca: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("sim: --tls-ca %s: no PEM certificate in it", f.tlsCA)
+		}
+	}
+	return c, nil
 }
 
 func newSimCmd() *cobra.Command {
@@ -56,6 +88,7 @@ needed role (and counter) is used unless --device names one. --device with
 	pf.DurationVar(&f.timeout, "timeout", 3*time.Second, "time-out of each attempt of a request")
 	pf.IntVar(&f.retries, "retries", 3, "retries of a request after a time-out or a dropped connection")
 	pf.BoolVarP(&f.verbose, "verbose", "v", false, "log connection events on stderr")
+	f.tlsFlags(pf)
 	cmd.AddCommand(newSimKioskCmd(f), newSimKeypadCmd(f), newSimDisplayCmd(f), newSimStatusCmd(f), newSimLoadCmd(f))
 	return cmd
 }
@@ -72,12 +105,14 @@ type simDevice struct {
 // simEnv is what the flags resolve to.
 type simEnv struct {
 	addr string
+	tls  *tls.Config // nil: plain TCP
 	cfg  *config.Config // nil without a configuration
 	log  *slog.Logger
 	f    *simFlags
 }
 
 func (f *simFlags) env(cmd *cobra.Command) (*simEnv, error) {
+	var err error
 	e := &simEnv{f: f, log: slog.New(slog.DiscardHandler)}
 	if f.verbose {
 		e.log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -103,6 +138,9 @@ func (f *simFlags) env(cmd *cobra.Command) (*simEnv, error) {
 	}
 	if e.addr == "" {
 		e.addr = defaultAddr
+	}
+	if e.tls, err = f.tlsConfig(); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
@@ -198,7 +236,7 @@ func (e *simEnv) opts(d simDevice) client.Opts {
 	o := client.Opts{
 		DeviceID: d.id, Secret: d.secret, Role: d.role, Site: d.site,
 		Timeout: e.f.timeout, Retries: e.f.retries, Logger: e.log,
-		Firmware: "nowserving-sim/1",
+		Firmware: "nowserving-sim/1", TLSConfig: e.tls,
 	}
 	if o.Retries == 0 {
 		o.Retries = -1
@@ -240,6 +278,10 @@ func (e *simEnv) explain(err error, d simDevice) error {
 		return fmt.Errorf("refused: %s (code 0x%02x)", se.Msg, se.Code)
 	case errors.Is(err, client.ErrUnreachable):
 		return &unreachableError{addr: e.addr, err: err}
+	case errors.Is(err, client.ErrHandshake) && e.tls == nil:
+		return fmt.Errorf("the daemon at %s closed the session before welcoming device %q: if it listens with TLS, give --tls-ca (%v)", e.addr, d.id, err)
+	case errors.Is(err, client.ErrHandshake):
+		return fmt.Errorf("the daemon at %s did not complete the session for device %q: %v", e.addr, d.id, err)
 	case errors.Is(err, client.ErrTimeout):
 		return fmt.Errorf("the daemon at %s did not answer in time", e.addr)
 	}

@@ -119,6 +119,10 @@ func (c *Client) connect(ctx context.Context) (*conn, wire.Welcome, error) {
 // handshake runs HELLO, CHALLENGE, AUTH, WELCOME.
 func (c *Client) handshake(cn *conn) (wire.Welcome, error) {
 	fail := func(err error) (wire.Welcome, error) {
+		var se *wire.StatusError
+		if !errors.As(err, &se) {
+			err = fmt.Errorf("%w: %w", ErrHandshake, err)
+		}
 		return wire.Welcome{}, fmt.Errorf("client: authenticate as %s: %w", c.opts.DeviceID, err)
 	}
 	_ = cn.nc.SetDeadline(time.Now().Add(c.opts.Timeout))

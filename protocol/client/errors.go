@@ -17,6 +17,11 @@ var (
 	// ErrUnexpected is an answer of a type the request does not expect, or a
 	// handshake that does not follow the protocol.
 	ErrUnexpected = errors.New("client: unexpected answer")
+	// ErrHandshake wraps a session that ended before WELCOME for another
+	// reason than a refusal (a *wire.StatusError): the daemon closed the
+	// connection or answered out of protocol, e.g. a TLS port dialed
+	// without TLS.
+	ErrHandshake = errors.New("client: handshake failed")
 	// ErrSubscribed is returned by Subscribe while another subscription of
 	// the same client is active (one per connection).
 	ErrSubscribed = errors.New("client: already subscribed")
