@@ -105,7 +105,7 @@ type simDevice struct {
 // simEnv is what the flags resolve to.
 type simEnv struct {
 	addr string
-	tls  *tls.Config // nil: plain TCP
+	tls  *tls.Config    // nil: plain TCP
 	cfg  *config.Config // nil without a configuration
 	log  *slog.Logger
 	f    *simFlags
