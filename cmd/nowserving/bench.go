@@ -310,6 +310,10 @@ opening hours (by default the first such service).`,
 			clients = append(clients, c)
 		}
 		fmt.Fprintf(out, "issue: %d kiosks over %d device ids, service %s, for %s\n", kiosks, len(devs), service, duration)
+		if rl := clients[0].Welcome().RateLimit; rl > 0 {
+			fmt.Fprintf(out, "the daemon allows %d requests/s per device: at most about %d tickets/s with %d device ids\n",
+				rl, int(rl)*min(len(devs), kiosks), min(len(devs), kiosks))
+		}
 		rctx, cancel := context.WithTimeout(ctx, duration)
 		defer cancel()
 		var (
@@ -354,6 +358,13 @@ opening hours (by default the first such service).`,
 			fmt.Fprintf(out, "latency: p50 %s  p90 %s  p99 %s  max %s\n",
 				percentile(lat, 50).Round(10*time.Microsecond), percentile(lat, 90).Round(10*time.Microsecond),
 				percentile(lat, 99).Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond))
+		}
+		var resent uint64
+		for _, c := range clients {
+			resent += c.Resent()
+		}
+		if resent > 0 {
+			fmt.Fprintf(out, "requests sent again: %d (rate limited, lost or late answers; their wait is in the latency)\n", resent)
 		}
 		if v := firstErr.Load(); v != nil {
 			fmt.Fprintf(out, "first error: %s\n", v)

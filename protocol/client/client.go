@@ -157,6 +157,7 @@ type Client struct {
 	log  *slog.Logger
 
 	nextID atomic.Uint32 // last request id handed out
+	resent atomic.Uint64 // requests sent again (RETRY flag)
 
 	mu      sync.Mutex
 	cur     *conn         // nil while reconnecting
@@ -230,6 +231,10 @@ func (c *Client) BootNonce() uint64 { return c.opts.BootNonce }
 // that keeps its boot nonce across restarts stores it and passes it as
 // Opts.FirstRequestID.
 func (c *Client) NextRequestID() uint32 { return c.nextID.Load() + 1 }
+
+// Resent returns how many times a request was sent again (after a
+// time-out, a lost connection or a retryable error such as rate limiting).
+func (c *Client) Resent() uint64 { return c.resent.Load() }
 
 // Addr returns the address the client dials.
 func (c *Client) Addr() string { return c.addr }

@@ -190,6 +190,9 @@ func TestGiveUp(t *testing.T) {
 	if got := len(d.requests(wire.TypeTakeTicket)); got != 3 {
 		t.Errorf("daemon saw %d requests, want 3 (1 + 2 retries)", got)
 	}
+	if got := c.Resent(); got != 2 {
+		t.Errorf("Resent = %d, want 2", got)
+	}
 }
 
 func TestCloseFailsPending(t *testing.T) {

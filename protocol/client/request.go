@@ -64,6 +64,7 @@ func (c *Client) roundTrip(ctx context.Context, id uint32, m wire.Message) (wire
 		frame := first
 		if attempt > 0 {
 			frame = again
+			c.resent.Add(1)
 		}
 		if err := cn.write(frame); err != nil {
 			lastErr = err
