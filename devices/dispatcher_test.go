@@ -435,7 +435,8 @@ func TestBurstAndGaps(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r := queue.CounterRequest{Request: queue.Request{Site: "hospital", Device: "keypad-" + c}, Counter: c}
-			for range 20 {
+			// 2 x (19 + 1) calls take exactly the 40 tickets.
+			for range 19 {
 				tk, err := eng.CallNext(context.Background(), r)
 				if err != nil {
 					t.Error(err)
@@ -450,7 +451,7 @@ func TestBurstAndGaps(t *testing.T) {
 				}
 			}
 			tk, err := eng.CallNext(context.Background(), r)
-			if err != nil && !errors.Is(err, queue.ErrNoneWaiting) {
+			if err != nil {
 				t.Error(err)
 			}
 			mu.Lock()
@@ -460,10 +461,7 @@ func TestBurstAndGaps(t *testing.T) {
 	}
 	wg.Wait()
 	for addr, c := range map[byte]string{1: "1", 5: "5"} {
-		want := string([]byte{addr}) + "-\n"
-		if last[c] != "" {
-			want = string([]byte{addr}) + last[c] + "\n"
-		}
+		want := string([]byte{addr}) + last[c] + "\n"
 		// The latest frame for the address must be want: wait until it is.
 		waitFor(t, fmt.Sprintf("board %d to end on %q", addr, want), func() bool {
 			var got []byte
