@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 
@@ -381,5 +382,28 @@ func TestSubscribeSnapshotOnGap(t *testing.T) {
 	s.Close()
 	if _, ok := <-s.Updates(); ok {
 		t.Error("channel still open after Close")
+	}
+}
+
+// Close stops every goroutine the client started (and the fake daemon's
+// connection goroutines end with the connection).
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	d := newFakeDaemon(t)
+	before := runtime.NumGoroutine()
+	c := dial(t, d, testOpts())
+	s, err := c.Subscribe(context.Background(), Filter{FromVersion: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(t, s, 1) // the snapshot
+	if _, err := c.TakeTicket(context.Background(), "A", 0, TicketOpts{}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
 	}
 }

@@ -98,7 +98,11 @@ func (c *Client) Subscribe(ctx context.Context, f Filter) (*Subscription, error)
 		s.finish(err)
 		return nil, err
 	}
-	context.AfterFunc(ctx, func() { s.finish(ctx.Err()) })
+	stop := context.AfterFunc(ctx, func() { s.finish(ctx.Err()) })
+	go func() { // forget ctx once the subscription ends another way
+		<-s.done
+		stop()
+	}()
 	return s, nil
 }
 
