@@ -16,7 +16,7 @@ import (
 // misbehave. The end-to-end tests against the real server live with the
 // server and in cmd/nowserving.
 type fakeDaemon struct {
-	t  *testing.T
+	t  testing.TB
 	ln net.Listener
 
 	mu       sync.Mutex
@@ -44,7 +44,7 @@ type fakeConn struct {
 	wmu   sync.Mutex
 }
 
-func newFakeDaemon(t *testing.T) *fakeDaemon {
+func newFakeDaemon(t testing.TB) *fakeDaemon {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
