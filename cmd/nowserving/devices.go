@@ -36,7 +36,7 @@ func buildDevices(cfg *config.Config, eng *queue.Engine, log *slog.Logger) (*dev
 			return nil, fmt.Errorf("devices: %s.driver: %w", k, err)
 		}
 		po := led.DefaultPortOpts()
-		po.Name, po.Driver, po.Logger = pc.Name, drv, log.With("port", pc.Name)
+		po.Name, po.Driver, po.Logger = pc.Name, drv, log
 		setMode(&po, pc.Baud, pc.DataBits, pc.Parity, pc.StopBits)
 		po.OnStatus = func(s led.BoardStatus) {
 			if s.Online {
@@ -92,7 +92,7 @@ func buildDevices(cfg *config.Config, eng *queue.Engine, log *slog.Logger) (*dev
 		addrs := kc.AddrNumbers()
 		ko := led.KeypadOpts{}
 		ko.PortOpts = led.DefaultPortOpts()
-		ko.Name, ko.Logger = kc.Port, log.With("keypads", kc.Port)
+		ko.Name, ko.Logger = kc.Port, log
 		setMode(&ko.PortOpts, kc.Baud, kc.DataBits, kc.Parity, kc.StopBits)
 		for a := range addrs {
 			ko.Addrs = append(ko.Addrs, a)
