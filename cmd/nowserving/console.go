@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/spf13/cobra"
+
+	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/protocol/client"
+	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/tui"
+)
+
+func init() { commands = append(commands, newConsoleCmd) }
+
+// consoleFlags are the flags of the console subcommand.
+type consoleFlags struct {
+	config, addr, device, secret string
+	sites                        []string
+	counter                      uint32
+	timeout                      time.Duration
+	logFile                      string
+}
+
+func newConsoleCmd() *cobra.Command {
+	f := &consoleFlags{}
+	cmd := &cobra.Command{
+		Use:   "console",
+		Short: "The supervisor's terminal console: every queue and counter live, and the power to act",
+		Long: `console connects to the daemon over the device protocol with a console
+device and shows every service, counter and event of its site(s) live.
+Keys: n call next, c call a number, r recall, s start, d done, x no-show,
+t transfer, X cancel, e re-enter, p pause/resume, i issue a ticket,
+/ filter events, tab or [ ] switch sites, ? help, q quit.
+
+With --counter N it is the software keypad of counter N.
+
+The console device comes from --config (the first device with role console,
+or --device), or from --device and --secret alone. Without --config,
+` + defaultSimConfig + ` is read when it exists.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runConsole(cmd.Context(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "YAML configuration: console device, site names, wait targets (default "+defaultSimConfig+" if present)")
+	fl.StringVar(&f.addr, "addr", "", "daemon protocol address (default: listen.protocol of --config, else "+defaultAddr+")")
+	fl.StringVar(&f.device, "device", "", "console device id (default: the first console device of --config)")
+	fl.StringVar(&f.secret, "secret", "", "device secret (default: from --config)")
+	fl.StringSliceVar(&f.sites, "site", nil, "site(s) to watch, comma-separated or repeated (default: the device's site, or every configured site)")
+	fl.Uint32Var(&f.counter, "counter", 0, "software keypad for this counter (of the first site)")
+	fl.DurationVar(&f.timeout, "timeout", 5*time.Second, "time-out of a dial or of one attempt of a request")
+	fl.StringVar(&f.logFile, "log", "", "append connection events to this file (the screen is the console's)")
+	return cmd
+}
+
+// consoleSetup is what the flags resolve to.
+type consoleSetup struct {
+	addr     string
+	deviceID string
+	secret   []byte
+	sites    []tui.SiteOpts
+}
+
+// resolveConsole reads the configuration and picks the device and sites.
+func resolveConsole(f *consoleFlags) (*consoleSetup, error) {
+	file := f.config
+	if file == "" && (f.device == "" || f.secret == "") {
+		if _, err := os.Stat(defaultSimConfig); err == nil {
+			file = defaultSimConfig
+		}
+	}
+	var cfg *config.Config
+	if file != "" {
+		c, err := config.Load(config.Opts{File: file})
+		if err != nil {
+			return nil, fmt.Errorf("console: %w", err)
+		}
+		cfg = c
+	}
+	cs := &consoleSetup{addr: f.addr}
+	if cs.addr == "" && cfg != nil {
+		if _, port, err := net.SplitHostPort(cfg.Listen.Protocol); err == nil && port != "0" {
+			cs.addr = cfg.Listen.Protocol
+		}
+	}
+	if cs.addr == "" {
+		cs.addr = defaultAddr
+	}
+	devSite := ""
+	switch {
+	case f.device != "" && f.secret != "":
+		cs.deviceID, cs.secret = f.device, []byte(f.secret)
+		if cfg != nil {
+			if d, ok := cfg.Device(f.device); ok {
+				devSite = d.Site
+			}
+		}
+	case cfg == nil:
+		return nil, errors.New("console: no console device: give --config, or --device and --secret")
+	case f.device != "":
+		d, ok := cfg.Device(f.device)
+		if !ok {
+			return nil, fmt.Errorf("console: device %q is not in the configuration", f.device)
+		}
+		cs.deviceID, cs.secret, devSite = d.ID, []byte(d.Secret), d.Site
+	default:
+		for _, d := range cfg.Devices {
+			if d.Role == config.RoleConsole {
+				cs.deviceID, cs.secret, devSite = d.ID, []byte(d.Secret), d.Site
+				break
+			}
+		}
+		if cs.deviceID == "" {
+			return nil, errors.New("console: the configuration has no console device (devices: role: console)")
+		}
+	}
+	var codes []string
+	for _, s := range f.sites {
+		if s = strings.TrimSpace(s); s != "" {
+			codes = append(codes, s)
+		}
+	}
+	switch {
+	case len(codes) > 0:
+	case devSite != "":
+		codes = []string{devSite}
+	case cfg != nil && len(cfg.Sites) > 0:
+		for _, s := range cfg.Sites {
+			codes = append(codes, s.ID)
+		}
+	default:
+		codes = []string{""} // the daemon's only site
+	}
+	for _, code := range codes {
+		cs.sites = append(cs.sites, siteOpts(cfg, code))
+	}
+	return cs, nil
+}
+
+// siteOpts is what the configuration says of site code for the console.
+func siteOpts(cfg *config.Config, code string) tui.SiteOpts {
+	so := tui.SiteOpts{Code: code}
+	if cfg == nil {
+		return so
+	}
+	s, ok := cfg.Site(code)
+	if !ok {
+		return so
+	}
+	so.Name = s.Name.Pick("en")
+	so.Location = s.Location()
+	for _, sv := range s.Services {
+		so.Services = append(so.Services, tui.ServiceOpts{Code: sv.Code, Name: sv.Name.Pick("en"), WaitTarget: sv.WaitTarget})
+	}
+	for _, c := range s.Counters {
+		id, err := strconv.ParseUint(c.ID, 10, 32)
+		if err != nil {
+			continue
+		}
+		co := tui.CounterOpts{ID: uint32(id), Name: c.Name.Pick("en")}
+		if co.Name == "" {
+			co.Name = "Counter " + c.ID
+		}
+		for _, cs := range c.Services {
+			co.Services = append(co.Services, cs.Service)
+		}
+		for _, d := range cfg.Devices {
+			if d.Role == config.RoleKeypad && d.Site == s.ID && d.Counter == c.ID {
+				co.Keypad = d.ID
+				break
+			}
+		}
+		so.Counters = append(so.Counters, co)
+	}
+	return so
+}
+
+func runConsole(ctx context.Context, f *consoleFlags) error {
+	cs, err := resolveConsole(f)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.DiscardHandler)
+	if f.logFile != "" {
+		lf, err := os.OpenFile(f.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("console: open log: %w", err)
+		}
+		defer lf.Close()
+		log = slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	m := tui.New(tui.Opts{Sites: cs.sites, Addr: cs.addr, Counter: f.counter})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
+	done := make(chan struct{}, len(cs.sites))
+	for i, so := range cs.sites {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			err := tui.RunSite(ctx, tui.SiteSession{
+				Index: i, Site: so.Code, Send: p.Send,
+				Dial: func(ctx context.Context, onState func(client.State, error)) (*client.Client, error) {
+					return client.Dial(ctx, cs.addr, client.Opts{
+						DeviceID: cs.deviceID, Secret: cs.secret, Role: wire.RoleConsole, Site: so.Code,
+						Timeout: f.timeout, Firmware: "nowserving-console/1", OnState: onState, Logger: log,
+					})
+				},
+			})
+			if err != nil && ctx.Err() == nil {
+				log.Warn("site session ended", "site", so.Code, "err", err)
+			}
+		}()
+	}
+	_, err = p.Run()
+	cancel()
+	for range cs.sites {
+		<-done
+	}
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("console: %w", err)
+	}
+	return nil
+}

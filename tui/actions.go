@@ -1,0 +1,110 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+// Conn is what the console needs of a connection to the daemon: send one
+// request and get its answer. *client.Client implements it (client.Do);
+// tests record the requests.
+type Conn interface {
+	Do(ctx context.Context, m wire.Message) (wire.Message, error)
+}
+
+// actionTimeout bounds one action, retries included.
+const actionTimeout = 15 * time.Second
+
+// ResultMsg is the daemon's answer to an action, for the status line.
+type ResultMsg struct {
+	// Site is the index of the site the action was for.
+	Site int
+	// What names the action, e.g. "call next at counter 1".
+	What string
+	// Answer is the daemon's answer; nil with Err.
+	Answer wire.Message
+	// Err is the refusal or failure.
+	Err error
+}
+
+// do returns the command that sends m on site i's connection.
+func do(i int, c Conn, what string, m wire.Message) tea.Cmd {
+	return func() tea.Msg {
+		if c == nil {
+			return ResultMsg{Site: i, What: what, Err: errors.New("not connected")}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+		defer cancel()
+		ans, err := c.Do(ctx, m)
+		return ResultMsg{Site: i, What: what, Answer: ans, Err: err}
+	}
+}
+
+// refresh returns the command that asks for a snapshot of site i.
+func refresh(i int, c Conn, code string) tea.Cmd {
+	return func() tea.Msg {
+		if c == nil {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+		defer cancel()
+		ans, err := c.Do(ctx, &wire.Status{Site: code})
+		if err != nil {
+			return nil // the subscription goes on; the next reconnect asks again
+		}
+		if s, ok := ans.(*wire.Snapshot); ok {
+			return SnapshotMsg{Site: i, Snapshot: s}
+		}
+		return nil
+	}
+}
+
+// describe turns an answer or error into the status line.
+func describe(r ResultMsg) (string, bool) {
+	if r.Err != nil {
+		if se := wire.StatusOf(r.Err); se != nil {
+			return fmt.Sprintf("%s: refused: %s", r.What, se.Msg), false
+		}
+		return fmt.Sprintf("%s: failed: %v", r.What, r.Err), false
+	}
+	switch a := r.Answer.(type) {
+	case *wire.Ticket:
+		s := fmt.Sprintf("%s: %s %s", r.What, a.Number, statusWord(a.Status))
+		if a.Counter != 0 && (a.Status == wire.StatusCalled || a.Status == wire.StatusServing) {
+			s += fmt.Sprintf(" at counter %d", a.Counter)
+		}
+		if a.Status == wire.StatusWaiting {
+			s += fmt.Sprintf(" in %s, %d ahead", a.Service, a.PeopleAhead)
+		}
+		return s, true
+	case *wire.OK:
+		return r.What + ": ok", true
+	}
+	return r.What + ": done", true
+}
+
+func statusWord(s wire.TicketStatus) string {
+	switch s {
+	case wire.StatusWaiting:
+		return "waiting"
+	case wire.StatusCalled:
+		return "called"
+	case wire.StatusServing:
+		return "serving"
+	case wire.StatusDone:
+		return "done"
+	case wire.StatusNoShow:
+		return "no-show"
+	case wire.StatusCancelled:
+		return "cancelled"
+	case wire.StatusExpired:
+		return "expired"
+	}
+	return s.String()
+}

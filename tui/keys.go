@@ -1,0 +1,68 @@
+package tui
+
+import "github.com/charmbracelet/bubbles/key"
+
+// keyMap holds the console's key bindings; it is the help bar's KeyMap.
+type keyMap struct {
+	Up, Down                     key.Binding
+	Next, CallNumber, Recall     key.Binding
+	Start, Done, NoShow          key.Binding
+	Transfer, Cancel, Pause      key.Binding
+	Reenter, Issue               key.Binding
+	Filter, NextSite, PrevSite   key.Binding
+	Help, Quit                   key.Binding
+	counterMode, multiSite       bool
+}
+
+func newKeyMap(counterMode, multiSite bool) keyMap {
+	k := keyMap{
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "counter up")),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "counter down")),
+		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "call next")),
+		CallNumber: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "call number")),
+		Recall:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "recall")),
+		Start:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start")),
+		Done:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "done")),
+		NoShow:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "no-show")),
+		Transfer:   key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "transfer")),
+		Cancel:     key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "cancel ticket")),
+		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause/resume")),
+		Reenter:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "re-enter no-show")),
+		Issue:      key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "issue ticket")),
+		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter events")),
+		NextSite:   key.NewBinding(key.WithKeys("tab", "]"), key.WithHelp("tab/]", "next site")),
+		PrevSite:   key.NewBinding(key.WithKeys("shift+tab", "["), key.WithHelp("[", "previous site")),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	}
+	k.counterMode, k.multiSite = counterMode, multiSite
+	if counterMode {
+		k.Filter.SetEnabled(false)
+		k.Up.SetEnabled(false)
+		k.Down.SetEnabled(false)
+		k.Issue.SetEnabled(false)
+	}
+	if !multiSite {
+		k.NextSite.SetEnabled(false)
+		k.PrevSite.SetEnabled(false)
+	}
+	return k
+}
+
+// ShortHelp is the one-line help bar.
+func (k keyMap) ShortHelp() []key.Binding {
+	if k.counterMode {
+		return []key.Binding{k.Next, k.Recall, k.Start, k.Done, k.NoShow, k.Transfer, k.Pause, k.Help, k.Quit}
+	}
+	return []key.Binding{k.Next, k.Recall, k.Start, k.Done, k.NoShow, k.Transfer, k.Filter, k.Help, k.Quit}
+}
+
+// FullHelp is the help shown by `?`, in columns.
+func (k keyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Next, k.CallNumber, k.Recall, k.Start, k.Done},
+		{k.NoShow, k.Transfer, k.Cancel, k.Reenter, k.Pause},
+		{k.Issue, k.Filter, k.Up, k.Down, k.NextSite, k.PrevSite},
+		{k.Help, k.Quit},
+	}
+}

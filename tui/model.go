@@ -1,0 +1,472 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+// Opts configures a Model.
+type Opts struct {
+	// Sites are the sites the console watches, at least one; tab, [ and ]
+	// switch between them.
+	Sites []SiteOpts
+	// Addr is the daemon's address, shown in the header.
+	Addr string
+	// Counter, when not 0, turns the console into the software keypad of
+	// that counter (of the first site).
+	Counter uint32
+	// Now is the clock; nil means time.Now. Only Init's ticker reads it:
+	// the model's time comes in TickMsg.
+	Now func() time.Time
+	// Renderer renders the styles; nil means lipgloss's default. Tests pass
+	// one with the Ascii profile for plain, stable screens.
+	Renderer *lipgloss.Renderer
+	// Tick is how often durations on screen are refreshed (default 1 s).
+	Tick time.Duration
+}
+
+// SiteOpts describes one site; everything but Code may be left empty (the
+// snapshot names services and counters), but wait targets, the services a
+// counter serves and its keypad only come from the configuration.
+type SiteOpts struct {
+	// Code is the site code; empty: the console device's own site (filled
+	// in from the first snapshot).
+	Code string
+	// Name is the site's display name.
+	Name string
+	// Location is the site's time zone for clock times; nil: UTC.
+	Location *time.Location
+	// Conn is the connection to act on; nil until a ConnMsg brings it.
+	Conn Conn
+	// Services lists the services in display order.
+	Services []ServiceOpts
+	// Counters lists the counters in display order.
+	Counters []CounterOpts
+}
+
+// ServiceOpts is what the configuration says of a service.
+type ServiceOpts struct {
+	Code, Name string
+	// WaitTarget highlights the service when its longest wait exceeds it.
+	WaitTarget time.Duration
+}
+
+// CounterOpts is what the configuration says of a counter.
+type CounterOpts struct {
+	ID   uint32
+	Name string
+	// Services are the codes of the services it calls from.
+	Services []string
+	// Keypad is the id of its keypad device; empty: none configured.
+	Keypad string
+}
+
+// SnapshotMsg brings a SNAPSHOT of site Site (an index into Opts.Sites).
+type SnapshotMsg struct {
+	Site     int
+	Snapshot *wire.Snapshot
+}
+
+// EventMsg brings one EVENT of site Site.
+type EventMsg struct {
+	Site  int
+	Event *wire.Event
+}
+
+// StateMsg reports a change of the connection of site Site.
+type StateMsg struct {
+	Site  int
+	State LinkState
+	// Attempt counts the failed redials since the connection was lost.
+	Attempt int
+	// Err is why the connection is not up, if known.
+	Err error
+}
+
+// ConnMsg hands the model the connection of site Site once it is made,
+// with the site code the daemon welcomed it to.
+type ConnMsg struct {
+	Site int
+	Conn Conn
+	Code string
+	Day  string
+}
+
+// TickMsg moves the model's clock (durations on screen).
+type TickMsg time.Time
+
+// prompt is a one-line question at the bottom of the screen.
+type prompt struct {
+	label  string
+	value  string
+	submit func(m *Model, value string) tea.Cmd
+}
+
+// confirmation is a yes/no question before an action that cannot be undone.
+type confirmation struct {
+	question string
+	run      tea.Cmd
+}
+
+// Model is the console: pure state, updated by messages, drawn by View.
+// The daemon's updates arrive as SnapshotMsg, EventMsg, StateMsg and
+// ConnMsg (see RunSite); actions are commands that call Conn.Do.
+type Model struct {
+	sites    []*site
+	cur      int
+	addr     string
+	counter  uint32 // counter mode
+	now      time.Time
+	clock    func() time.Time
+	tick     time.Duration
+	width    int
+	height   int
+	sel      int // selected counter row
+	filter   string
+	prompt   *prompt
+	confirm  *confirmation
+	status   string
+	statusOK bool
+	keys     keyMap
+	help     help.Model
+	st       styles
+}
+
+// New returns the console model for o.
+func New(o Opts) *Model {
+	m := &Model{addr: o.Addr, counter: o.Counter, clock: o.Now, tick: o.Tick, width: 80, height: 24}
+	if m.clock == nil {
+		m.clock = time.Now
+	}
+	if m.tick <= 0 {
+		m.tick = time.Second
+	}
+	if len(o.Sites) == 0 {
+		o.Sites = []SiteOpts{{}}
+	}
+	for _, so := range o.Sites {
+		m.sites = append(m.sites, newSite(so))
+	}
+	r := o.Renderer
+	if r == nil {
+		r = lipgloss.DefaultRenderer()
+	}
+	m.st = newStyles(r)
+	m.keys = newKeyMap(o.Counter != 0, len(m.sites) > 1)
+	m.help = help.New()
+	m.help.Styles = help.Styles{
+		ShortKey: m.st.key, ShortDesc: m.st.dim, ShortSeparator: m.st.dim, Ellipsis: m.st.dim,
+		FullKey: m.st.key, FullDesc: m.st.dim, FullSeparator: m.st.dim,
+	}
+	if o.Counter != 0 {
+		m.sites[0].counter(o.Counter)
+	}
+	return m
+}
+
+func (m *Model) tickCmd() tea.Cmd {
+	clock := m.clock
+	return tea.Tick(m.tick, func(time.Time) tea.Msg { return TickMsg(clock()) })
+}
+
+// Init starts the clock.
+func (m *Model) Init() tea.Cmd {
+	clock := m.clock
+	return tea.Batch(func() tea.Msg { return TickMsg(clock()) }, m.tickCmd())
+}
+
+// site returns the site shown.
+func (m *Model) site() *site { return m.sites[m.cur] }
+
+// selected returns the counter actions apply to: the counter of counter
+// mode, else the selected row.
+func (m *Model) selected() *counter {
+	s := m.site()
+	if m.counter != 0 {
+		return s.counter(m.counter)
+	}
+	if len(s.counters) == 0 {
+		return nil
+	}
+	m.sel = min(max(m.sel, 0), len(s.counters)-1)
+	return s.counters[m.sel]
+}
+
+// Update applies one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.Width = msg.Width
+		return m, nil
+	case TickMsg:
+		m.now = time.Time(msg)
+		return m, m.tickCmd()
+	case SnapshotMsg:
+		if s := m.siteAt(msg.Site); s != nil && msg.Snapshot != nil {
+			s.applySnapshot(msg.Snapshot, m.now)
+		}
+		return m, nil
+	case EventMsg:
+		s := m.siteAt(msg.Site)
+		if s == nil || msg.Event == nil {
+			return m, nil
+		}
+		s.applyEvent(msg.Event, m.now)
+		if s.needsFresh {
+			s.needsFresh = false
+			return m, refresh(msg.Site, s.conn, s.code)
+		}
+		return m, nil
+	case StateMsg:
+		return m, m.applyState(msg)
+	case ConnMsg:
+		if s := m.siteAt(msg.Site); s != nil {
+			s.conn = msg.Conn
+			if s.code == "" {
+				s.code = msg.Code
+			}
+			if s.day == "" {
+				s.day = msg.Day
+			}
+		}
+		return m, nil
+	case ResultMsg:
+		m.status, m.statusOK = describe(msg)
+		if msg.Site != m.cur && msg.Site < len(m.sites) {
+			m.status = m.sites[msg.Site].code + ": " + m.status
+		}
+		return m, nil
+	case tea.MouseMsg:
+		m.mouse(msg)
+		return m, nil
+	case tea.KeyMsg:
+		return m, m.key(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) siteAt(i int) *site {
+	if i < 0 || i >= len(m.sites) {
+		return nil
+	}
+	return m.sites[i]
+}
+
+// applyState follows a connection change; a connection that comes back
+// asks for a fresh snapshot (the subscription itself resumes from its last
+// version).
+func (m *Model) applyState(msg StateMsg) tea.Cmd {
+	s := m.siteAt(msg.Site)
+	if s == nil {
+		return nil
+	}
+	was := s.state
+	s.state, s.attempt = msg.State, msg.Attempt
+	s.lastErr = ""
+	if msg.Err != nil {
+		s.lastErr = msg.Err.Error()
+		if errors.Is(msg.Err, wire.ErrAuthFailed) {
+			s.state = LinkAuthRefused
+		}
+	}
+	if s.state == LinkConnected && (was == LinkReconnecting || was == LinkAuthRefused) {
+		return refresh(msg.Site, s.conn, s.code)
+	}
+	return nil
+}
+
+// stale reports whether the numbers of s may be out of date.
+func (s *site) stale() bool {
+	return s.state != LinkConnected || !s.haveSnap
+}
+
+func (m *Model) mouse(msg tea.MouseMsg) {
+	if m.counter != 0 || m.prompt != nil || m.confirm != nil {
+		return
+	}
+	switch {
+	case msg.Button == tea.MouseButtonWheelUp && msg.Action == tea.MouseActionPress:
+		m.sel = max(m.sel-1, 0)
+	case msg.Button == tea.MouseButtonWheelDown && msg.Action == tea.MouseActionPress:
+		m.sel = min(m.sel+1, max(len(m.site().counters)-1, 0))
+	case msg.Button == tea.MouseButtonLeft && msg.Action == tea.MouseActionPress:
+		top, n := m.counterRows()
+		if row := msg.Y - top; row >= 0 && row < n {
+			m.sel = row
+		}
+	}
+}
+
+func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	if m.confirm != nil {
+		switch msg.String() {
+		case "y", "Y", "enter":
+			run := m.confirm.run
+			m.confirm = nil
+			m.status, m.statusOK = "sent…", true
+			return run
+		case "n", "N", "esc", "ctrl+c", "q":
+			m.confirm = nil
+			m.status, m.statusOK = "not sent", true
+		}
+		return nil
+	}
+	if p := m.prompt; p != nil {
+		switch msg.Type {
+		case tea.KeyEnter:
+			m.prompt = nil
+			return p.submit(m, strings.TrimSpace(p.value))
+		case tea.KeyEsc, tea.KeyCtrlC:
+			m.prompt = nil
+		case tea.KeyBackspace:
+			if r := []rune(p.value); len(r) > 0 {
+				p.value = string(r[:len(r)-1])
+			}
+		case tea.KeyCtrlU:
+			p.value = ""
+		case tea.KeyRunes, tea.KeySpace:
+			if len(p.value) < 64 {
+				p.value += string(msg.Runes)
+			}
+		}
+		return nil
+	}
+	k := m.keys
+	s := m.site()
+	c := m.selected()
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		m.help.ShowAll = !m.help.ShowAll
+	case key.Matches(msg, k.Up):
+		m.sel = max(m.sel-1, 0)
+	case key.Matches(msg, k.Down):
+		m.sel = min(m.sel+1, max(len(s.counters)-1, 0))
+	case key.Matches(msg, k.NextSite):
+		m.cur = (m.cur + 1) % len(m.sites)
+		m.sel = 0
+	case key.Matches(msg, k.PrevSite):
+		m.cur = (m.cur + len(m.sites) - 1) % len(m.sites)
+		m.sel = 0
+	case key.Matches(msg, k.Filter):
+		m.prompt = &prompt{label: "filter events (service code, counter number or ticket; empty: all)", value: m.filter,
+			submit: func(m *Model, v string) tea.Cmd { m.filter = v; return nil }}
+	case key.Matches(msg, k.Issue):
+		def := ""
+		if len(s.services) > 0 {
+			def = s.services[0].code
+		}
+		m.prompt = &prompt{label: "issue a ticket of service", value: def, submit: func(m *Model, v string) tea.Cmd {
+			if v == "" {
+				return nil
+			}
+			v = strings.ToUpper(v)
+			return m.send("issue a ticket of "+v, &wire.TakeTicket{Service: v, Site: s.code})
+		}}
+	case key.Matches(msg, k.Reenter):
+		m.prompt = &prompt{label: "re-enter the no-show ticket", submit: func(m *Model, v string) tea.Cmd {
+			if v == "" {
+				return nil
+			}
+			v = strings.ToUpper(v)
+			return m.send("re-enter "+v, &wire.Reenter{Number: v, Site: s.code})
+		}}
+	case key.Matches(msg, k.Cancel):
+		def := ""
+		if c != nil {
+			def = c.number
+		}
+		m.prompt = &prompt{label: "cancel ticket", value: def, submit: func(m *Model, v string) tea.Cmd {
+			if v == "" {
+				return nil
+			}
+			v = strings.ToUpper(v)
+			m.ask(fmt.Sprintf("Cancel ticket %s? It cannot be undone. (y/n)", v),
+				m.send("cancel "+v, &wire.Cancel{Number: v, Site: s.code}))
+			return nil
+		}}
+	}
+	if c == nil {
+		return nil
+	}
+	id := c.id
+	at := fmt.Sprintf("counter %d", id)
+	switch {
+	case key.Matches(msg, k.Next):
+		return m.send("call next at "+at, &wire.CallNext{Counter: id, Site: s.code})
+	case key.Matches(msg, k.CallNumber):
+		m.prompt = &prompt{label: "call number to " + at, submit: func(m *Model, v string) tea.Cmd {
+			if v == "" {
+				return nil
+			}
+			v = strings.ToUpper(v)
+			return m.send("call "+v+" to "+at, &wire.CallNumber{Counter: id, Number: v, Site: s.code})
+		}}
+	case key.Matches(msg, k.Recall):
+		return m.send("recall at "+at, &wire.Recall{Counter: id, Number: c.number, Site: s.code})
+	case key.Matches(msg, k.Start):
+		return m.send("start at "+at, &wire.Start{Counter: id, Number: c.number, Site: s.code})
+	case key.Matches(msg, k.Done):
+		return m.send("done at "+at, &wire.Complete{Counter: id, Number: c.number, Site: s.code})
+	case key.Matches(msg, k.NoShow):
+		what := "the ticket"
+		if c.number != "" {
+			what = c.number
+		}
+		m.ask(fmt.Sprintf("Mark %s at %s as a no-show? (y/n)", what, at),
+			m.send("no-show at "+at, &wire.NoShow{Counter: id, Number: c.number, Site: s.code}))
+	case key.Matches(msg, k.Transfer):
+		num := c.number
+		m.prompt = &prompt{label: fmt.Sprintf("transfer %s from %s to (service code or counter number)", orDash(num), at),
+			submit: func(m *Model, v string) tea.Cmd {
+				if v == "" {
+					return nil
+				}
+				t := &wire.Transfer{Counter: id, Number: num, Site: s.code}
+				to := ""
+				if n, err := strconv.ParseUint(v, 10, 32); err == nil && n > 0 {
+					t.ToCounter, to = uint32(n), "counter "+v
+				} else {
+					t.ToService, to = strings.ToUpper(v), "service "+strings.ToUpper(v)
+				}
+				m.ask(fmt.Sprintf("Transfer %s from %s to %s? (y/n)", orDash(num), at, to),
+					m.send(fmt.Sprintf("transfer %s to %s", orDash(num), to), t))
+				return nil
+			}}
+	case key.Matches(msg, k.Pause):
+		if c.state == wire.CounterPaused || c.state == wire.CounterClosed {
+			return m.send("resume "+at, &wire.Resume{Counter: id, Site: s.code})
+		}
+		return m.send("pause "+at, &wire.Pause{Counter: id, Reason: "console", Site: s.code})
+	}
+	return nil
+}
+
+// ask puts a yes/no question before run.
+func (m *Model) ask(q string, run tea.Cmd) {
+	m.confirm = &confirmation{question: q, run: run}
+}
+
+// send returns the command sending req on the current site's connection.
+func (m *Model) send(what string, req wire.Message) tea.Cmd {
+	return do(m.cur, m.site().conn, what, req)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

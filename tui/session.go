@@ -1,0 +1,180 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/nowserving/nowserving/protocol/client"
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+var _ Conn = (*client.Client)(nil)
+
+// DefaultHistory is how many events before the first snapshot a site
+// replays, so that no-shows, wait times and counter times of the day so far
+// are known (the daemon answers with a snapshot when it keeps fewer).
+const DefaultHistory = 5000
+
+// SiteSession says how RunSite connects one site.
+type SiteSession struct {
+	// Index is the site's index in Opts.Sites.
+	Index int
+	// Site is the site code; empty: the device's own site.
+	Site string
+	// Dial connects to the daemon. It must pass onState as the client's
+	// Opts.OnState so that the header follows the connection.
+	Dial func(ctx context.Context, onState func(client.State, error)) (*client.Client, error)
+	// Send delivers a message to the program (tea.Program.Send).
+	Send func(tea.Msg)
+	// History is how many past events to replay; 0 means DefaultHistory,
+	// a negative value none.
+	History int
+	// MinBackoff and MaxBackoff bound the pause between first dials
+	// (defaults: the client's).
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// RunSite is the adapter between one site's connection and the model: it
+// dials (again and again, with back-off, until the daemon answers or refuses
+// the device), hands the model the connection (ConnMsg), a first snapshot and
+// the replayed history, then every update of the subscription as SnapshotMsg
+// and EventMsg; connection changes become StateMsg. The client reconnects by
+// itself and resumes the subscription from the last version it delivered.
+// RunSite returns when ctx ends or the daemon refuses the device or the
+// subscription for good.
+func RunSite(ctx context.Context, o SiteSession) error {
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = client.DefaultMinBackoff
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = client.DefaultMaxBackoff
+	}
+	history := uint64(DefaultHistory)
+	switch {
+	case o.History < 0:
+		history = 0
+	case o.History > 0:
+		history = uint64(o.History)
+	}
+	rl := &relay{index: o.Index, send: o.Send, wake: make(chan struct{}, 1)}
+	go rl.run(ctx)
+
+	var c *client.Client
+	for attempt := 0; ; attempt++ {
+		var err error
+		c, err = o.Dial(ctx, rl.onState)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, wire.ErrAuthFailed) {
+			o.Send(StateMsg{Site: o.Index, State: LinkAuthRefused, Err: err})
+			return fmt.Errorf("tui: connect: %w", err)
+		}
+		o.Send(StateMsg{Site: o.Index, State: LinkConnecting, Attempt: attempt + 1, Err: err})
+		t := time.NewTimer(client.Backoff(attempt, o.MinBackoff, o.MaxBackoff))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	defer c.Close()
+	w := c.Welcome()
+	code := o.Site
+	if code == "" {
+		code = w.Site
+	}
+	o.Send(ConnMsg{Site: o.Index, Conn: c, Code: code, Day: w.ServiceDay})
+	rl.onState(client.StateConnected, nil)
+
+	var from uint64
+	if ans, err := c.Do(ctx, &wire.Status{Site: code}); err == nil {
+		if snap, ok := ans.(*wire.Snapshot); ok {
+			o.Send(SnapshotMsg{Site: o.Index, Snapshot: snap})
+			if snap.Version > 0 {
+				from = max(snap.Version-min(history, snap.Version), 1)
+				if history == 0 {
+					from = snap.Version
+				}
+			}
+		}
+	}
+	sub, err := c.Subscribe(ctx, client.Filter{FromVersion: from, Site: code})
+	if err != nil {
+		o.Send(StateMsg{Site: o.Index, State: LinkClosed, Err: err})
+		return fmt.Errorf("tui: subscribe to %s: %w", code, err)
+	}
+	for u := range sub.Updates() {
+		switch {
+		case u.Snapshot != nil:
+			o.Send(SnapshotMsg{Site: o.Index, Snapshot: u.Snapshot})
+		case u.Event != nil:
+			o.Send(EventMsg{Site: o.Index, Event: u.Event})
+		}
+	}
+	if err := sub.Err(); err != nil && ctx.Err() == nil {
+		o.Send(StateMsg{Site: o.Index, State: LinkClosed, Err: err})
+		return fmt.Errorf("tui: subscription of %s: %w", code, err)
+	}
+	return ctx.Err()
+}
+
+// relay turns the client's state callbacks (which must not block) into
+// StateMsg values sent from its own goroutine, keeping only the latest.
+type relay struct {
+	index int
+	send  func(tea.Msg)
+	wake  chan struct{}
+
+	mu      sync.Mutex
+	latest  StateMsg
+	pending bool
+}
+
+func (r *relay) onState(s client.State, err error) {
+	r.mu.Lock()
+	switch s {
+	case client.StateConnected:
+		r.latest = StateMsg{Site: r.index, State: LinkConnected}
+	case client.StateReconnecting:
+		attempt := 0
+		if r.latest.State == LinkReconnecting || r.latest.State == LinkAuthRefused {
+			attempt = r.latest.Attempt + 1
+		}
+		r.latest = StateMsg{Site: r.index, State: LinkReconnecting, Attempt: attempt, Err: err}
+	case client.StateClosed:
+		r.latest = StateMsg{Site: r.index, State: LinkClosed}
+	}
+	r.pending = true
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *relay) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wake:
+		}
+		r.mu.Lock()
+		msg, ok := r.latest, r.pending
+		r.pending = false
+		r.mu.Unlock()
+		if ok {
+			r.send(msg)
+		}
+	}
+}

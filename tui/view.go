@@ -1,0 +1,473 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+// styles are the console's styles, made on one renderer.
+type styles struct {
+	title, head, key, dim, stale, alert, ok, sel, big, warn lipgloss.Style
+}
+
+func newStyles(r *lipgloss.Renderer) styles {
+	return styles{
+		title: r.NewStyle().Bold(true).Foreground(lipgloss.Color("12")),
+		head:  r.NewStyle().Bold(true),
+		key:   r.NewStyle().Bold(true).Foreground(lipgloss.Color("14")),
+		dim:   r.NewStyle().Foreground(lipgloss.Color("8")),
+		stale: r.NewStyle().Foreground(lipgloss.Color("8")).Faint(true),
+		alert: r.NewStyle().Bold(true).Foreground(lipgloss.Color("9")),
+		ok:    r.NewStyle().Foreground(lipgloss.Color("10")),
+		sel:   r.NewStyle().Reverse(true),
+		big:   r.NewStyle().Bold(true).Foreground(lipgloss.Color("11")),
+		warn:  r.NewStyle().Foreground(lipgloss.Color("11")),
+	}
+}
+
+// fit pads or cuts s (which may hold styles) to exactly w cells.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if lipgloss.Width(s) > w {
+		s = ansi.Truncate(s, w, "…")
+	}
+	if n := lipgloss.Width(s); n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// rfit right-aligns s in w cells.
+func rfit(s string, w int) string {
+	if lipgloss.Width(s) >= w {
+		return fit(s, w)
+	}
+	return strings.Repeat(" ", w-lipgloss.Width(s)) + s
+}
+
+// dur formats a duration for a table cell: 45s, 12m05s, 1h05m.
+func dur(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+func stateWord(s wire.CounterState) string {
+	switch s {
+	case wire.CounterOpen:
+		return "open"
+	case wire.CounterPaused:
+		return "paused"
+	case wire.CounterClosed:
+		return "closed"
+	}
+	return s.String()
+}
+
+// header is the first line: site, day, address, connection.
+func (m *Model) header() string {
+	s := m.site()
+	var b strings.Builder
+	b.WriteString(m.st.title.Render("nowserving"))
+	if len(m.sites) > 1 {
+		fmt.Fprintf(&b, " [%d/%d]", m.cur+1, len(m.sites))
+	}
+	name := s.code
+	if s.name != "" && s.name != s.code {
+		name = fmt.Sprintf("%s (%s)", s.name, s.code)
+	}
+	if name == "" {
+		name = "(site)"
+	}
+	fmt.Fprintf(&b, " │ %s │ day %s │ %s │ %s", name, orDash(s.day), m.link(s), orDash(m.addr))
+	return fit(b.String(), m.width)
+}
+
+func (m *Model) link(s *site) string {
+	switch s.state {
+	case LinkConnected:
+		return m.st.ok.Render("● connected")
+	case LinkReconnecting:
+		if s.attempt > 0 {
+			return m.st.alert.Render(fmt.Sprintf("○ reconnecting (attempt %d)", s.attempt))
+		}
+		return m.st.alert.Render("○ reconnecting")
+	case LinkAuthRefused:
+		return m.st.alert.Render("✕ auth refused")
+	case LinkClosed:
+		return m.st.alert.Render("✕ closed")
+	}
+	if s.attempt > 0 {
+		return m.st.warn.Render(fmt.Sprintf("○ connecting (attempt %d)", s.attempt))
+	}
+	return m.st.warn.Render("○ connecting")
+}
+
+// staleNote is the marker shown on tables whose numbers may be old.
+func (m *Model) staleNote(s *site) string {
+	if !s.stale() {
+		return ""
+	}
+	if s.updated.IsZero() {
+		return m.st.alert.Render(" STALE: no data yet")
+	}
+	return m.st.alert.Render(" STALE since " + s.updated.In(s.loc).Format("15:04:05"))
+}
+
+// View draws the screen.
+func (m *Model) View() string {
+	if m.counter != 0 {
+		return m.counterView()
+	}
+	s := m.site()
+	w := m.width
+	var lines []string
+	lines = append(lines, m.header())
+	lines = append(lines, m.serviceLines(s, w)...)
+	_, n := m.counterRows()
+	lines = append(lines, m.counterLines(s, w, n)...)
+	foot := m.footer()
+	evh := m.height - len(lines) - len(foot)
+	lines = append(lines, m.eventLines(s, w, evh)...)
+	lines = append(lines, foot...)
+	if len(lines) > m.height && m.height > 0 {
+		lines = lines[:m.height]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// footer is the offline line, the status or prompt line and the help.
+func (m *Model) footer() []string {
+	s := m.site()
+	var out []string
+	if m.counter == 0 {
+		out = append(out, fit(m.offlineLine(s), m.width))
+	}
+	out = append(out, fit(m.statusLine(), m.width))
+	for _, l := range strings.Split(m.help.View(m.keys), "\n") {
+		out = append(out, fit(l, m.width))
+	}
+	return out
+}
+
+func (m *Model) statusLine() string {
+	switch {
+	case m.confirm != nil:
+		return m.st.warn.Render(m.confirm.question)
+	case m.prompt != nil:
+		return m.st.key.Render(m.prompt.label+": ") + m.prompt.value + "█"
+	case m.status == "":
+		return m.st.dim.Render("ready")
+	case m.statusOK:
+		return m.status
+	}
+	return m.st.alert.Render(m.status)
+}
+
+func (m *Model) offlineLine(s *site) string {
+	var parts []string
+	keys := make([]string, 0, len(s.offline))
+	for k := range s.offline {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		parts = append(parts, k+": "+s.offline[k])
+	}
+	if len(parts) == 0 {
+		return m.st.dim.Render("offline devices: none reported")
+	}
+	return m.st.alert.Render("offline devices: " + strings.Join(parts, ", "))
+}
+
+// serviceLines is the services table, its title row first.
+func (m *Model) serviceLines(s *site, w int) []string {
+	wide := w >= 100
+	cols := []struct {
+		h string
+		w int
+	}{{"WAIT", 5}, {"LONGEST", 8}, {"AVG", 7}, {"SERVED", 7}, {"NO-SHOW", 8}, {"STATE", 7}}
+	if wide {
+		cols = append(cols, struct {
+			h string
+			w int
+		}{"ISSUED", 7}, struct {
+			h string
+			w int
+		}{"LAST", 6}, struct {
+			h string
+			w int
+		}{"TARGET", 7})
+	}
+	fixed := 0
+	for _, c := range cols {
+		fixed += c.w + 1
+	}
+	nw := max(w-fixed, 8)
+	head := fit("SERVICES"+m.staleNote(s), nw)
+	for _, c := range cols {
+		head += " " + rfit(c.h, c.w)
+	}
+	out := []string{m.st.head.Render(fit(head, w))}
+	stale := s.stale()
+	for _, sv := range s.services {
+		longest, lower := s.longest(sv, m.now)
+		lt := "-"
+		if longest > 0 || lower {
+			lt = dur(longest)
+			if lower {
+				lt = "≥" + lt
+			}
+		}
+		breach := sv.target > 0 && longest > sv.target && !stale
+		if breach {
+			lt += "!"
+		}
+		avg := "-"
+		if a, ok := sv.average(); ok {
+			avg = dur(a)
+		}
+		state := "open"
+		if !sv.open {
+			state = "closed"
+		}
+		cells := []string{strconv.Itoa(sv.waiting), lt, avg, strconv.Itoa(sv.served), strconv.Itoa(sv.noShows), state}
+		if wide {
+			tgt := "-"
+			if sv.target > 0 {
+				tgt = dur(sv.target)
+			}
+			cells = append(cells, strconv.Itoa(sv.issued), orDash(sv.lastCalled), tgt)
+		}
+		line := fit(sv.code+"  "+sv.name, nw)
+		for i, c := range cols {
+			line += " " + rfit(cells[i], c.w)
+		}
+		line = fit(line, w)
+		switch {
+		case stale:
+			line = m.st.stale.Render(line)
+		case breach:
+			line = m.st.alert.Render(line)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// counterRows returns the screen row of the first counter row and how many
+// counter rows are shown (the rest of the layout depends on it).
+func (m *Model) counterRows() (top, n int) {
+	s := m.site()
+	top = 1 + 1 + len(s.services) + 1 // header, services title, rows, counters title
+	helpLines := strings.Count(m.help.View(m.keys), "\n") + 1
+	fixed := top + 1 + 1 + 1 + helpLines // events title, offline, status, help
+	n = len(s.counters)
+	if room := m.height - fixed - 1; n > room { // keep one event line
+		n = max(room, 1)
+	}
+	return top, n
+}
+
+// counterLines is the counters table (title row first), n rows of it,
+// scrolled to keep the selection in view.
+func (m *Model) counterLines(s *site, w, n int) []string {
+	cols := []struct {
+		h string
+		w int
+	}{{"STATE", 7}, {"TICKET", 7}, {"STATUS", 8}, {"FOR", 7}, {"SERVED", 7}, {"KEYPAD", 12}}
+	fixed := 0
+	for _, c := range cols {
+		fixed += c.w + 1
+	}
+	nw := max(w-fixed-2, 8)
+	head := "  " + fit("COUNTERS"+m.staleNote(s), nw)
+	for _, c := range cols {
+		head += " " + fit(c.h, c.w)
+	}
+	out := []string{m.st.head.Render(fit(head, w))}
+	first := 0
+	if m.sel >= n {
+		first = m.sel - n + 1
+	}
+	stale := s.stale()
+	for i := first; i < len(s.counters) && i < first+n; i++ {
+		c := s.counters[i]
+		mark := "  "
+		if i == m.sel {
+			mark = "> "
+		}
+		num, st, since := "-", "", ""
+		if c.number != "" {
+			num, st = c.number, statusWord(c.status)
+			if !c.since.IsZero() && !m.now.IsZero() {
+				since = dur(m.now.Sub(c.since))
+			}
+		}
+		if stale && c.number != "" {
+			num = "~" + num
+		}
+		cells := []string{stateWord(c.state), num, st, since, strconv.Itoa(c.served), m.keypadCell(c)}
+		line := mark + fit(fmt.Sprintf("%d  %s", c.id, c.name), nw)
+		for j, col := range cols {
+			line += " " + fit(cells[j], col.w)
+		}
+		line = fit(line, w)
+		switch {
+		case i == m.sel:
+			line = m.st.sel.Render(line)
+		case stale:
+			line = m.st.stale.Render(line)
+		case c.state == wire.CounterPaused:
+			line = m.st.warn.Render(line)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// keypadCell says what the console knows of a counter's keypad: the
+// protocol reports no device health, so this is the configuration and the
+// last event the keypad caused.
+func (m *Model) keypadCell(c *counter) string {
+	switch {
+	case c.keypad == "":
+		return "-"
+	case c.seen.IsZero():
+		return "not seen"
+	case m.now.IsZero():
+		return "seen"
+	}
+	return "seen " + dur(m.now.Sub(c.seen))
+}
+
+// matches reports whether e passes the event filter f.
+func matches(e *wire.Event, f string) bool {
+	if f == "" {
+		return true
+	}
+	f = strings.ToUpper(strings.TrimSpace(f))
+	if n, err := strconv.ParseUint(strings.TrimPrefix(f, "C"), 10, 32); err == nil && (f[0] == 'C' || f == strconv.FormatUint(n, 10)) {
+		return e.Counter == uint32(n)
+	}
+	return strings.EqualFold(e.Service, f) || strings.Contains(strings.ToUpper(e.Number), f) || strings.EqualFold(e.Actor, f)
+}
+
+// eventLine is one line of the event stream.
+func (m *Model) eventLine(s *site, e *wire.Event) string {
+	t := "--:--:--"
+	if e.TimeMS != 0 {
+		t = time.UnixMilli(e.TimeMS).In(s.loc).Format("15:04:05")
+	}
+	what := e.Number
+	switch e.Kind {
+	case wire.EventCalled, wire.EventRecalled:
+		what = fmt.Sprintf("%s → %d", e.Number, e.Counter)
+	case wire.EventIssued, wire.EventReentered, wire.EventTransferred:
+		what = fmt.Sprintf("%s in %s", e.Number, e.Service)
+	case wire.EventServing, wire.EventDone, wire.EventNoShow:
+		what = fmt.Sprintf("%s at %d", e.Number, e.Counter)
+	case wire.EventCounterOpened, wire.EventCounterPaused, wire.EventCounterClosed:
+		what = fmt.Sprintf("counter %d", e.Counter)
+	}
+	return fmt.Sprintf("%s v%-5d %-14s %-16s %s", t, e.Version, e.Kind.String(), what, e.Actor)
+}
+
+// eventLines is the event stream: its title and the last h-1 events that
+// pass the filter, newest last.
+func (m *Model) eventLines(s *site, w, h int) []string {
+	if h <= 0 {
+		return nil
+	}
+	title := "EVENTS"
+	if m.filter != "" {
+		title += " (filter: " + m.filter + ", / to change)"
+	} else {
+		title += " (/ to filter)"
+	}
+	out := []string{m.st.head.Render(fit(title, w))}
+	var pick []string
+	for i := len(s.events) - 1; i >= 0 && len(pick) < h-1; i-- {
+		if matches(&s.events[i], m.filter) {
+			pick = append(pick, fit(m.eventLine(s, &s.events[i]), w))
+		}
+	}
+	slices.Reverse(pick)
+	out = append(out, pick...)
+	for len(out) < h {
+		out = append(out, strings.Repeat(" ", max(w, 0)))
+	}
+	return out
+}
+
+// counterView is the software keypad of one counter.
+func (m *Model) counterView() string {
+	s := m.site()
+	c := s.counter(m.counter)
+	w := m.width
+	var lines []string
+	lines = append(lines, m.header(), "")
+	title := fmt.Sprintf("Counter %d · %s · %s", c.id, c.name, stateWord(c.state))
+	lines = append(lines, fit(m.st.head.Render(title)+m.staleNote(s), w), "")
+	num := c.number
+	if num == "" {
+		num = "---"
+	}
+	big := bigText(num)
+	style := m.st.big
+	if s.stale() {
+		style = m.st.stale
+	}
+	for _, l := range strings.Split(big, "\n") {
+		lines = append(lines, fit(lipgloss.PlaceHorizontal(w, lipgloss.Center, style.Render(l)), w))
+	}
+	lines = append(lines, "")
+	info := "no ticket"
+	if c.number != "" {
+		info = fmt.Sprintf("%s %s", c.number, statusWord(c.status))
+		if c.service != "" {
+			info += " · service " + c.service
+		}
+		if !c.since.IsZero() && !m.now.IsZero() {
+			info += " · for " + dur(m.now.Sub(c.since))
+		}
+	}
+	if s.stale() {
+		info += " (stale)"
+	}
+	lines = append(lines, fit(lipgloss.PlaceHorizontal(w, lipgloss.Center, info), w))
+	wait := fmt.Sprintf("waiting for this counter: %d · served here today: %d", s.waitingFor(c), c.served)
+	lines = append(lines, fit(lipgloss.PlaceHorizontal(w, lipgloss.Center, wait), w), "")
+	keys := []string{"n next", "r recall", "s start", "d done", "x no-show", "t transfer", "p pause/resume"}
+	var kb []string
+	for _, k := range keys {
+		kb = append(kb, m.st.key.Render(k[:1])+k[1:])
+	}
+	lines = append(lines, fit(lipgloss.PlaceHorizontal(w, lipgloss.Center, strings.Join(kb, "   ")), w))
+	foot := m.footer()
+	for len(lines)+len(foot) < m.height {
+		lines = append(lines, "")
+	}
+	lines = append(lines, foot...)
+	if len(lines) > m.height && m.height > 0 {
+		lines = lines[len(lines)-m.height:]
+	}
+	return strings.Join(lines, "\n")
+}
