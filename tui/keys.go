@@ -4,14 +4,14 @@ import "github.com/charmbracelet/bubbles/key"
 
 // keyMap holds the console's key bindings; it is the help bar's KeyMap.
 type keyMap struct {
-	Up, Down                     key.Binding
-	Next, CallNumber, Recall     key.Binding
-	Start, Done, NoShow          key.Binding
-	Transfer, Cancel, Pause      key.Binding
-	Reenter, Issue               key.Binding
-	Filter, NextSite, PrevSite   key.Binding
-	Help, Quit                   key.Binding
-	counterMode, multiSite       bool
+	Up, Down                   key.Binding
+	Next, CallNumber, Recall   key.Binding
+	Start, Done, NoShow        key.Binding
+	Transfer, Cancel, Pause    key.Binding
+	Reenter, Issue             key.Binding
+	Filter, NextSite, PrevSite key.Binding
+	Help, Quit                 key.Binding
+	counterMode, multiSite     bool
 }
 
 func newKeyMap(counterMode, multiSite bool) keyMap {
