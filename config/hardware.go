@@ -298,6 +298,9 @@ func (c *Config) validateHardware(ps *problems) {
 		}
 		checkMode(k, p.Baud, p.DataBits, p.Parity, p.StopBits, ps)
 		checkDriver(k+".driver", &p.Driver, ps)
+		if strings.HasPrefix(p.Name, "file:") && (p.Driver.Kind == "modbus" || p.Driver.Kind == "onbon" && p.Driver.WantReply) {
+			ps.add(k+".driver.kind", "%s boards answer each frame and a file: line never does: use a serial line or a pty", p.Driver.Kind)
+		}
 	}
 	boardAt := map[string]int{}
 	for i := range c.LED.Boards {

@@ -120,6 +120,7 @@ func TestHardwareMessages(t *testing.T) {
 		`led.ports[2].driver.header: want hex bytes such as "01" or "0xA5 0xA5", got "0x1G"`,
 		`led.ports[3].name: duplicate port "/dev/ttyUSB0" (also led.ports[2])`,
 		"led.ports[3].driver.width: width and height of the area are required (pixels)",
+		"led.ports[4].driver.kind: modbus boards answer each frame and a file: line never does: use a serial line or a pty",
 		`led.boards[0].port: unknown port "/dev/ttyUSB9" (not in led.ports)`,
 		`led.boards[1].counter: unknown counter "7" in site "s"`,
 		`led.boards[2].addr: address 1 already used on port "/dev/ttyUSB0" by led.boards[1]`,
