@@ -411,7 +411,7 @@ func newSimKeypadCmd(f *simFlags) *cobra.Command {
   pause [REASON]     stop calls to this counter
   resume             reopen it
   reenter NUMBER     put a no-show back into the queue
-  cancel NUMBER      cancel a ticket
+  cancel NUMBER      cancel a ticket (as the console: keypads may not)
 
 Without NUMBER an action applies to the ticket the counter is handling.`,
 		Args: cobra.RangeArgs(1, 2),
@@ -420,7 +420,7 @@ Without NUMBER an action applies to the ticket the counter is handling.`,
 			if err != nil {
 				return err
 			}
-			if counter == "" {
+			if counter == "" && (len(args) == 0 || args[0] != "cancel") {
 				return errors.New("sim: keypad: --counter is required")
 			}
 			num, err := counterNum(counter)
@@ -439,7 +439,12 @@ Without NUMBER an action applies to the ticket the counter is handling.`,
 			case noArg[action] && arg != "":
 				return fmt.Errorf("sim: keypad %s takes no argument", action)
 			}
-			d, err := e.device(counter, wire.RoleKeypad, wire.RoleConsole)
+			roles := []wire.Role{wire.RoleKeypad, wire.RoleConsole}
+			if action == "cancel" {
+				// A keypad may not cancel (PROTOCOL.md §4): a supervisor does.
+				roles = []wire.Role{wire.RoleConsole, wire.RoleKeypad}
+			}
+			d, err := e.device(counter, roles...)
 			if err != nil {
 				return err
 			}
