@@ -68,7 +68,8 @@ func refresh(i int, c Conn, code string) tea.Cmd {
 // describe turns an answer or error into the status line.
 func describe(r ResultMsg) (string, bool) {
 	if r.Err != nil {
-		if se := wire.StatusOf(r.Err); se != nil {
+		var se *wire.StatusError
+		if errors.As(r.Err, &se) {
 			return fmt.Sprintf("%s: refused: %s", r.What, se.Msg), false
 		}
 		return fmt.Sprintf("%s: failed: %v", r.What, r.Err), false

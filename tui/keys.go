@@ -18,7 +18,7 @@ func newKeyMap(counterMode, multiSite bool) keyMap {
 	k := keyMap{
 		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "counter up")),
 		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "counter down")),
-		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "call next")),
+		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next")),
 		CallNumber: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "call number")),
 		Recall:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "recall")),
 		Start:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start")),
@@ -29,7 +29,7 @@ func newKeyMap(counterMode, multiSite bool) keyMap {
 		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause/resume")),
 		Reenter:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "re-enter no-show")),
 		Issue:      key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "issue ticket")),
-		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter events")),
+		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		NextSite:   key.NewBinding(key.WithKeys("tab", "]"), key.WithHelp("tab/]", "next site")),
 		PrevSite:   key.NewBinding(key.WithKeys("shift+tab", "["), key.WithHelp("[", "previous site")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
@@ -52,9 +52,9 @@ func newKeyMap(counterMode, multiSite bool) keyMap {
 // ShortHelp is the one-line help bar.
 func (k keyMap) ShortHelp() []key.Binding {
 	if k.counterMode {
-		return []key.Binding{k.Next, k.Recall, k.Start, k.Done, k.NoShow, k.Transfer, k.Pause, k.Help, k.Quit}
+		return []key.Binding{k.Help, k.Quit, k.Next, k.Recall, k.Start, k.Done, k.NoShow, k.Transfer, k.Pause}
 	}
-	return []key.Binding{k.Next, k.Recall, k.Start, k.Done, k.NoShow, k.Transfer, k.Filter, k.Help, k.Quit}
+	return []key.Binding{k.Help, k.Quit, k.Next, k.Recall, k.Start, k.Done, k.NoShow, k.Transfer, k.Issue, k.Filter}
 }
 
 // FullHelp is the help shown by `?`, in columns.

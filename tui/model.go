@@ -164,6 +164,7 @@ func New(o Opts) *Model {
 	m.st = newStyles(r)
 	m.keys = newKeyMap(o.Counter != 0, len(m.sites) > 1)
 	m.help = help.New()
+	m.help.ShortSeparator = "  "
 	m.help.Styles = help.Styles{
 		ShortKey: m.st.key, ShortDesc: m.st.dim, ShortSeparator: m.st.dim, Ellipsis: m.st.dim,
 		FullKey: m.st.key, FullDesc: m.st.dim, FullSeparator: m.st.dim,
@@ -341,6 +342,14 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			}
 		}
 		return nil
+	}
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+		// Keys typed quickly can arrive together: take them one by one.
+		var cmds []tea.Cmd
+		for _, r := range msg.Runes {
+			cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+		}
+		return tea.Batch(cmds...)
 	}
 	k := m.keys
 	s := m.site()

@@ -84,20 +84,30 @@ func stateWord(s wire.CounterState) string {
 // header is the first line: site, day, address, connection.
 func (m *Model) header() string {
 	s := m.site()
-	var b strings.Builder
-	b.WriteString(m.st.title.Render("nowserving"))
-	if len(m.sites) > 1 {
-		fmt.Fprintf(&b, " [%d/%d]", m.cur+1, len(m.sites))
+	wide := m.width >= 100
+	var parts []string
+	if wide {
+		parts = append(parts, m.st.title.Render("nowserving"))
 	}
 	name := s.code
 	if s.name != "" && s.name != s.code {
-		name = fmt.Sprintf("%s (%s)", s.name, s.code)
+		name = s.name
+		if wide {
+			name = fmt.Sprintf("%s (%s)", s.name, s.code)
+		}
 	}
 	if name == "" {
 		name = "(site)"
 	}
-	fmt.Fprintf(&b, " │ %s │ day %s │ %s │ %s", name, orDash(s.day), m.link(s), orDash(m.addr))
-	return fit(b.String(), m.width)
+	if len(m.sites) > 1 {
+		name = fmt.Sprintf("[%d/%d] %s", m.cur+1, len(m.sites), name)
+	}
+	day := orDash(s.day)
+	if wide {
+		day = "day " + day
+	}
+	parts = append(parts, m.st.title.Render(name), day, m.link(s), orDash(m.addr))
+	return fit(strings.Join(parts, " │ "), m.width)
 }
 
 func (m *Model) link(s *site) string {
@@ -298,7 +308,11 @@ func (m *Model) counterLines(s *site, w, n int) []string {
 		fixed += c.w + 1
 	}
 	nw := max(w-fixed-2, 8)
-	head := "  " + fit("COUNTERS"+m.staleNote(s), nw)
+	title := "COUNTERS"
+	if s.stale() {
+		title += m.st.alert.Render(" STALE")
+	}
+	head := "  " + fit(title, nw)
 	for _, c := range cols {
 		head += " " + fit(c.h, c.w)
 	}

@@ -1,0 +1,87 @@
+package tui
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden screens under testdata/")
+
+// busyModel is a console with a morning's worth of events, w x h.
+func busyModel(t *testing.T, w, h int, counter uint32) *Model {
+	t.Helper()
+	m := newTestModel(t, &recConn{}, counter)
+	feed(m, tea.WindowSizeMsg{Width: w, Height: h}, SnapshotMsg{Snapshot: snapshot()})
+	at := func(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
+	evs := []*wire.Event{
+		ev(11, wire.EventIssued, "A010", "A", 0, wire.StatusWaiting, at(1), "kiosk-1"),
+		ev(12, wire.EventIssued, "R003", "R", 0, wire.StatusWaiting, at(2), "kiosk-1"),
+		ev(13, wire.EventIssued, "E001", "E", 0, wire.StatusWaiting, at(3), "kiosk-1"),
+		ev(14, wire.EventCalled, "E001", "E", 5, wire.StatusCalled, at(4), "keypad-5"),
+		ev(15, wire.EventServing, "E001", "E", 5, wire.StatusServing, at(5), "keypad-5"),
+		ev(16, wire.EventDone, "A005", "A", 1, wire.StatusDone, at(6), "keypad-1"),
+		ev(17, wire.EventCalled, "A006", "A", 1, wire.StatusCalled, at(7), "keypad-1"),
+		ev(18, wire.EventNoShow, "A006", "A", 1, wire.StatusNoShow, at(9), "keypad-1"),
+		ev(19, wire.EventCalled, "A007", "A", 2, wire.StatusCalled, at(10), "console-1"),
+		ev(20, wire.EventTransferred, "A007", "R", 2, wire.StatusWaiting, at(11), "console-1"),
+		{Version: 21, Site: "hospital", Kind: wire.EventPrintFailed, Actor: "kiosk-2", TimeMS: at(12).UnixMilli(), ServiceDay: day},
+		ev(22, wire.EventCalled, "R003", "R", 2, wire.StatusCalled, at(13), "keypad-2"),
+	}
+	for _, e := range evs {
+		feed(m, EventMsg{Event: e})
+	}
+	feed(m, TickMsg(at(27)))
+	return m
+}
+
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		name  string
+		model func(t *testing.T) *Model
+	}{
+		{"supervisor-80x24", func(t *testing.T) *Model { return busyModel(t, 80, 24, 0) }},
+		{"supervisor-120x40", func(t *testing.T) *Model { return busyModel(t, 120, 40, 0) }},
+		{"help-80x24", func(t *testing.T) *Model { m := busyModel(t, 80, 24, 0); press(m, "?"); return m }},
+		{"confirm-80x24", func(t *testing.T) *Model { m := busyModel(t, 80, 24, 0); press(m, "j", "x"); return m }},
+		{"filter-80x24", func(t *testing.T) *Model { m := busyModel(t, 80, 24, 0); press(m, "/", "a", "enter"); return m }},
+		{"stale-80x24", func(t *testing.T) *Model {
+			m := busyModel(t, 80, 24, 0)
+			feed(m, StateMsg{State: LinkReconnecting, Attempt: 3})
+			return m
+		}},
+		{"counter-80x24", func(t *testing.T) *Model { return busyModel(t, 80, 24, 5) }},
+		{"counter-120x40", func(t *testing.T) *Model { return busyModel(t, 120, 40, 5) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.model(t).View() + "\n"
+			path := filepath.Join("testdata", tt.name+".golden")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./tui -run TestGolden -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("screen differs from %s (-update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
+			}
+			if strings.Contains(got, "\x1b[") {
+				t.Errorf("screen holds escape sequences despite the Ascii profile")
+			}
+		})
+	}
+}

@@ -1,0 +1,546 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+// recConn records the requests the console sends and answers them.
+type recConn struct {
+	mu     sync.Mutex
+	sent   []wire.Message
+	answer func(wire.Message) (wire.Message, error)
+}
+
+func (c *recConn) Do(_ context.Context, m wire.Message) (wire.Message, error) {
+	c.mu.Lock()
+	c.sent = append(c.sent, m)
+	answer := c.answer
+	c.mu.Unlock()
+	if answer != nil {
+		return answer(m)
+	}
+	return &wire.OK{}, nil
+}
+
+func (c *recConn) requests() []wire.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]wire.Message(nil), c.sent...)
+}
+
+// t0 is the tests' clock: 10:00 in Shanghai on the service day below.
+var t0 = time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)
+
+const day = "2026-11-30"
+
+func asciiRenderer() *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.Ascii)
+	return r
+}
+
+func testSiteOpts(conn Conn) SiteOpts {
+	loc := time.FixedZone("CST", 8*3600)
+	return SiteOpts{
+		Code: "hospital", Name: "City Hospital", Location: loc, Conn: conn,
+		Services: []ServiceOpts{
+			{Code: "A", Name: "First visit", WaitTarget: 30 * time.Minute},
+			{Code: "R", Name: "Revisit", WaitTarget: 20 * time.Minute},
+			{Code: "E", Name: "Emergency", WaitTarget: 5 * time.Minute},
+		},
+		Counters: []CounterOpts{
+			{ID: 1, Name: "Counter 1", Services: []string{"A"}, Keypad: "keypad-1"},
+			{ID: 2, Name: "Counter 2", Services: []string{"A", "R"}, Keypad: "keypad-2"},
+			{ID: 3, Name: "Counter 3", Services: []string{"R", "A"}},
+			{ID: 5, Name: "Emergency counter 5", Services: []string{"E", "A"}, Keypad: "keypad-5"},
+		},
+	}
+}
+
+// newTestModel is a connected console of the test site at t0, 80x24.
+func newTestModel(t *testing.T, conn Conn, counter uint32) *Model {
+	t.Helper()
+	m := New(Opts{Sites: []SiteOpts{testSiteOpts(conn)}, Addr: "127.0.0.1:7400", Counter: counter, Renderer: asciiRenderer()})
+	feed(m, tea.WindowSizeMsg{Width: 80, Height: 24}, TickMsg(t0), StateMsg{State: LinkConnected})
+	return m
+}
+
+func feed(m *Model, msgs ...tea.Msg) {
+	for _, msg := range msgs {
+		m.Update(msg)
+	}
+}
+
+// press types keys one by one and runs the commands they return (not the
+// clock), feeding their results back; it returns the messages the commands
+// produced.
+func press(m *Model, keys ...string) []tea.Msg {
+	var out []tea.Msg
+	for _, k := range keys {
+		var msg tea.KeyMsg
+		switch k {
+		case "enter":
+			msg = tea.KeyMsg{Type: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyMsg{Type: tea.KeyEsc}
+		case "backspace":
+			msg = tea.KeyMsg{Type: tea.KeyBackspace}
+		case "tab":
+			msg = tea.KeyMsg{Type: tea.KeyTab}
+		case "down":
+			msg = tea.KeyMsg{Type: tea.KeyDown}
+		default:
+			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		}
+		_, cmd := m.Update(msg)
+		out = append(out, run(m, cmd)...)
+	}
+	return out
+}
+
+// run executes cmd (and batches) and feeds the results to m.
+func run(m *Model, cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	msg := cmd()
+	if b, ok := msg.(tea.BatchMsg); ok {
+		var out []tea.Msg
+		for _, c := range b {
+			out = append(out, run(m, c)...)
+		}
+		return out
+	}
+	if msg == nil {
+		return nil
+	}
+	if _, ok := msg.(tea.QuitMsg); ok {
+		return []tea.Msg{msg}
+	}
+	_, next := m.Update(msg)
+	return append([]tea.Msg{msg}, run(m, next)...)
+}
+
+func snapshot() *wire.Snapshot {
+	return &wire.Snapshot{
+		Version: 10, Site: "hospital", ServiceDay: day, TimeMS: t0.UnixMilli(),
+		Services: []wire.ServiceInfo{
+			{Code: "A", Name: "First visit", Waiting: 3, Served: 4, Issued: 9, Open: true},
+			{Code: "R", Name: "Revisit", Waiting: 1, Served: 1, Issued: 2, Open: true},
+			{Code: "E", Name: "Emergency", Open: false},
+		},
+		Counters: []wire.CounterInfo{
+			{ID: 1, Name: "Counter 1", State: wire.CounterOpen, Number: "A005", Status: wire.StatusServing, Service: "A"},
+			{ID: 2, Name: "Counter 2", State: wire.CounterOpen},
+			{ID: 3, Name: "Counter 3", State: wire.CounterPaused},
+			{ID: 5, Name: "Emergency counter 5", State: wire.CounterOpen},
+		},
+	}
+}
+
+func ev(v uint64, kind wire.EventKind, number, service string, counter uint32, status wire.TicketStatus, at time.Time, actor string) *wire.Event {
+	return &wire.Event{Version: v, Site: "hospital", Kind: kind, Number: number, Service: service, Counter: counter,
+		Status: status, TimeMS: at.UnixMilli(), Actor: actor, ServiceDay: day}
+}
+
+func TestSnapshotThenEvents(t *testing.T) {
+	m := newTestModel(t, &recConn{}, 0)
+	feed(m, SnapshotMsg{Snapshot: snapshot()},
+		EventMsg{Event: ev(11, wire.EventIssued, "A010", "A", 0, wire.StatusWaiting, t0.Add(time.Minute), "kiosk-1")},
+		EventMsg{Event: ev(12, wire.EventCalled, "A010", "A", 2, wire.StatusCalled, t0.Add(3*time.Minute), "keypad-2")},
+		EventMsg{Event: ev(13, wire.EventDone, "A005", "A", 1, wire.StatusDone, t0.Add(4*time.Minute), "keypad-1")},
+		EventMsg{Event: ev(14, wire.EventNoShow, "A010", "A", 2, wire.StatusNoShow, t0.Add(5*time.Minute), "keypad-2")},
+		EventMsg{Event: &wire.Event{Version: 15, Kind: wire.EventCounterOpened, Counter: 3, TimeMS: t0.Add(5 * time.Minute).UnixMilli(), ServiceDay: day}},
+		EventMsg{Event: ev(12, wire.EventCalled, "A010", "A", 2, wire.StatusCalled, t0, "dup")}, // replayed: ignored
+		TickMsg(t0.Add(6*time.Minute)),
+	)
+	s := m.site()
+	a := s.service("A")
+	if a.waiting != 3 || a.issued != 10 || a.served != 5 || a.noShows != 1 {
+		t.Errorf("service A: waiting %d issued %d served %d no-shows %d, want 3 10 5 1", a.waiting, a.issued, a.served, a.noShows)
+	}
+	if avg, ok := a.average(); !ok || avg != 2*time.Minute {
+		t.Errorf("average wait = %v %v, want 2m", avg, ok)
+	}
+	c1, c2, c3 := s.counter(1), s.counter(2), s.counter(3)
+	if c1.number != "" || c1.served != 1 {
+		t.Errorf("counter 1: %q served %d, want idle, 1 served", c1.number, c1.served)
+	}
+	if c2.number != "" {
+		t.Errorf("counter 2 still has %q after the no-show", c2.number)
+	}
+	if c3.state != wire.CounterOpen {
+		t.Errorf("counter 3 state = %v, want open", c3.state)
+	}
+	if s.version != 15 {
+		t.Errorf("version = %d, want 15", s.version)
+	}
+	v := m.View()
+	for _, want := range []string{"City Hospital", "● connected", "A  First visit", "v14", "no_show", "A010 at 2"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+}
+
+func TestHistoryFeedsStatsNotCounts(t *testing.T) {
+	m := newTestModel(t, &recConn{}, 0)
+	// The snapshot at v10 already counts these events: replaying them must
+	// not count them twice, but it gives the wait times and the counter's
+	// start time.
+	feed(m, SnapshotMsg{Snapshot: snapshot()},
+		EventMsg{Event: ev(8, wire.EventIssued, "A005", "A", 0, wire.StatusWaiting, t0.Add(-20*time.Minute), "kiosk-1")},
+		EventMsg{Event: ev(9, wire.EventCalled, "A005", "A", 1, wire.StatusCalled, t0.Add(-12*time.Minute), "keypad-1")},
+		EventMsg{Event: ev(10, wire.EventServing, "A005", "A", 1, wire.StatusServing, t0.Add(-10*time.Minute), "keypad-1")},
+	)
+	a := m.site().service("A")
+	if a.waiting != 3 || a.issued != 9 {
+		t.Errorf("history changed the counts: waiting %d issued %d, want 3 9", a.waiting, a.issued)
+	}
+	if avg, _ := a.average(); avg != 8*time.Minute {
+		t.Errorf("average wait from history = %v, want 8m", avg)
+	}
+	c := m.site().counter(1)
+	if c.number != "A005" || !c.since.Equal(t0.Add(-10*time.Minute)) {
+		t.Errorf("counter 1 = %q since %v, want A005 since %v", c.number, c.since, t0.Add(-10*time.Minute))
+	}
+	if !strings.Contains(m.View(), "10m00s") {
+		t.Errorf("view does not show how long counter 1 has served:\n%s", m.View())
+	}
+}
+
+func TestWaitTargetBreach(t *testing.T) {
+	m := newTestModel(t, &recConn{}, 0)
+	snap := snapshot()
+	snap.Services[1].Waiting = 0 // R: only the ticket below
+	feed(m, SnapshotMsg{Snapshot: snap},
+		EventMsg{Event: ev(11, wire.EventIssued, "R003", "R", 0, wire.StatusWaiting, t0, "kiosk-1")},
+		TickMsg(t0.Add(25*time.Minute)))
+	line := lineWith(m.View(), "R  Revisit")
+	if !strings.Contains(line, "25m00s!") {
+		t.Errorf("R over its 20m target is not marked: %q", line)
+	}
+	if l := lineWith(m.View(), "A  First visit"); strings.Contains(l, "!") {
+		t.Errorf("A is marked although nothing is known to wait long: %q", l)
+	}
+}
+
+func lineWith(view, s string) string {
+	for _, l := range strings.Split(view, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}
+
+func TestActions(t *testing.T) {
+	tests := []struct {
+		name string
+		keys []string
+		want wire.Message
+	}{
+		{"call next", []string{"n"}, &wire.CallNext{Counter: 1, Site: "hospital"}},
+		{"call next, second counter", []string{"j", "n"}, &wire.CallNext{Counter: 2, Site: "hospital"}},
+		{"call number", []string{"j", "c", "a", "0", "0", "7", "enter"}, &wire.CallNumber{Counter: 2, Number: "A007", Site: "hospital"}},
+		{"recall", []string{"r"}, &wire.Recall{Counter: 1, Number: "A005", Site: "hospital"}},
+		{"start", []string{"s"}, &wire.Start{Counter: 1, Number: "A005", Site: "hospital"}},
+		{"done", []string{"d"}, &wire.Complete{Counter: 1, Number: "A005", Site: "hospital"}},
+		{"no-show confirmed", []string{"x", "y"}, &wire.NoShow{Counter: 1, Number: "A005", Site: "hospital"}},
+		{"transfer to service", []string{"t", "r", "enter", "y"}, &wire.Transfer{Counter: 1, Number: "A005", ToService: "R", Site: "hospital"}},
+		{"transfer to counter", []string{"t", "5", "enter", "y"}, &wire.Transfer{Counter: 1, Number: "A005", ToCounter: 5, Site: "hospital"}},
+		{"cancel the counter's ticket", []string{"X", "enter", "y"}, &wire.Cancel{Number: "A005", Site: "hospital"}},
+		{"cancel another", []string{"X", "backspace", "backspace", "backspace", "backspace", "r001", "enter", "y"}, &wire.Cancel{Number: "R001", Site: "hospital"}},
+		{"pause", []string{"n", "p"}, &wire.Pause{Counter: 1, Reason: "console", Site: "hospital"}},
+		{"resume a paused counter", []string{"j", "j", "p"}, &wire.Resume{Counter: 3, Site: "hospital"}},
+		{"issue", []string{"i", "backspace", "e", "enter"}, &wire.TakeTicket{Service: "E", Site: "hospital"}},
+		{"re-enter", []string{"e", "A010", "enter"}, &wire.Reenter{Number: "A010", Site: "hospital"}},
+		{"keys typed together", []string{"jn"}, &wire.CallNext{Counter: 2, Site: "hospital"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn := &recConn{}
+			m := newTestModel(t, conn, 0)
+			feed(m, SnapshotMsg{Snapshot: snapshot()})
+			press(m, tt.keys...)
+			got := conn.requests()
+			if len(got) == 0 {
+				t.Fatalf("keys %q sent nothing; status %q", tt.keys, m.status)
+			}
+			if last := got[len(got)-1]; !reflect.DeepEqual(last, tt.want) {
+				t.Errorf("keys %q sent %#v, want %#v", tt.keys, last, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfirmation(t *testing.T) {
+	for _, key := range []string{"n", "esc"} {
+		conn := &recConn{}
+		m := newTestModel(t, conn, 0)
+		feed(m, SnapshotMsg{Snapshot: snapshot()})
+		press(m, "x")
+		if got := lineWith(m.View(), "no-show?"); !strings.Contains(got, "Mark A005 at counter 1 as a no-show? (y/n)") {
+			t.Errorf("no confirmation question on screen:\n%s", m.View())
+		}
+		if n := len(conn.requests()); n != 0 {
+			t.Fatalf("no-show sent before confirmation (%d requests)", n)
+		}
+		press(m, key)
+		if n := len(conn.requests()); n != 0 {
+			t.Errorf("answering %q still sent the no-show", key)
+		}
+		if !strings.Contains(m.View(), "not sent") {
+			t.Errorf("status does not say the action was dropped:\n%s", m.View())
+		}
+	}
+}
+
+func TestStatusLine(t *testing.T) {
+	conn := &recConn{answer: func(m wire.Message) (wire.Message, error) {
+		if _, ok := m.(*wire.CallNext); ok {
+			return nil, wire.ErrNoTicketWaiting.WithMsg("no ticket waiting for counter 2")
+		}
+		return &wire.Ticket{Number: "A005", Status: wire.StatusDone, Service: "A"}, nil
+	}}
+	m := newTestModel(t, conn, 0)
+	feed(m, SnapshotMsg{Snapshot: snapshot()})
+	press(m, "j", "n")
+	if want := "call next at counter 2: refused: no ticket waiting for counter 2"; !strings.Contains(m.View(), want) {
+		t.Errorf("status line lacks %q:\n%s", want, m.View())
+	}
+	press(m, "k", "d")
+	if want := "done at counter 1: A005 done"; !strings.Contains(m.View(), want) {
+		t.Errorf("status line lacks %q:\n%s", want, m.View())
+	}
+	conn.answer = func(wire.Message) (wire.Message, error) { return nil, errors.New("client: no answer in time") }
+	press(m, "s")
+	if want := "start at counter 1: failed: client: no answer in time"; !strings.Contains(m.View(), want) {
+		t.Errorf("status line lacks %q:\n%s", want, m.View())
+	}
+}
+
+func TestFilter(t *testing.T) {
+	m := newTestModel(t, &recConn{}, 0)
+	feed(m, SnapshotMsg{Snapshot: snapshot()},
+		EventMsg{Event: ev(11, wire.EventIssued, "A010", "A", 0, wire.StatusWaiting, t0, "kiosk-1")},
+		EventMsg{Event: ev(12, wire.EventIssued, "R002", "R", 0, wire.StatusWaiting, t0, "kiosk-1")},
+		EventMsg{Event: ev(13, wire.EventCalled, "R002", "R", 3, wire.StatusCalled, t0, "keypad-3")},
+		EventMsg{Event: ev(14, wire.EventCalled, "A010", "A", 2, wire.StatusCalled, t0, "keypad-2")},
+	)
+	tests := []struct {
+		filter    string
+		want, not []string
+	}{
+		{"r", []string{"v12", "v13"}, []string{"v11", "v14"}},
+		{"2", []string{"v14"}, []string{"v11", "v12", "v13"}},
+		{"c3", []string{"v13"}, []string{"v11", "v12", "v14"}},
+		{"a010", []string{"v11", "v14"}, []string{"v12", "v13"}},
+		{"", []string{"v11", "v12", "v13", "v14"}, nil},
+	}
+	for _, tt := range tests {
+		keys := []string{"/"}
+		for range m.filter {
+			keys = append(keys, "backspace")
+		}
+		if tt.filter != "" {
+			keys = append(keys, tt.filter)
+		}
+		press(m, append(keys, "enter")...)
+		v := m.View()
+		for _, w := range tt.want {
+			if !strings.Contains(v, w+" ") {
+				t.Errorf("filter %q hides %s:\n%s", tt.filter, w, v)
+			}
+		}
+		for _, w := range tt.not {
+			if strings.Contains(v, w+" ") {
+				t.Errorf("filter %q shows %s:\n%s", tt.filter, w, v)
+			}
+		}
+	}
+}
+
+func TestResize(t *testing.T) {
+	m := newTestModel(t, &recConn{}, 0)
+	feed(m, SnapshotMsg{Snapshot: snapshot()})
+	for _, size := range [][2]int{{80, 24}, {120, 40}, {60, 15}, {200, 50}, {40, 10}} {
+		feed(m, tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		lines := strings.Split(m.View(), "\n")
+		if len(lines) != size[1] {
+			t.Errorf("%dx%d: %d lines", size[0], size[1], len(lines))
+		}
+		for i, l := range lines {
+			if w := lipgloss.Width(l); w > size[0] {
+				t.Errorf("%dx%d: line %d is %d wide: %q", size[0], size[1], i, w, l)
+			}
+		}
+	}
+}
+
+func TestDisconnectedIsStale(t *testing.T) {
+	conn := &recConn{answer: func(wire.Message) (wire.Message, error) {
+		s := snapshot()
+		s.Version = 20
+		s.Counters[0].Number, s.Counters[0].Status = "A006", wire.StatusCalled
+		return s, nil
+	}}
+	m := newTestModel(t, conn, 0)
+	feed(m, SnapshotMsg{Snapshot: snapshot()})
+	if v := m.View(); strings.Contains(v, "STALE") || strings.Contains(v, "~A005") {
+		t.Fatalf("connected console marked stale:\n%s", v)
+	}
+	feed(m, StateMsg{State: LinkReconnecting, Attempt: 2, Err: errors.New("connection refused")})
+	v := m.View()
+	for _, want := range []string{"reconnecting (attempt 2)", "SERVICES STALE since 10:00:00", "COUNTERS STALE", "~A005"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("disconnected view lacks %q:\n%s", want, v)
+		}
+	}
+	// Back: a fresh snapshot is asked for and replaces the old numbers.
+	_, cmd := m.Update(StateMsg{State: LinkConnected})
+	run(m, cmd)
+	if reqs := conn.requests(); len(reqs) != 1 || !reflect.DeepEqual(reqs[0], &wire.Status{Site: "hospital"}) {
+		t.Fatalf("reconnect sent %#v, want one STATUS of the site", reqs)
+	}
+	v = m.View()
+	if strings.Contains(v, "STALE") || !strings.Contains(lineWith(v, "Counter 1"), "A006") {
+		t.Errorf("after the reconnect the view is not fresh:\n%s", v)
+	}
+}
+
+func TestAuthRefused(t *testing.T) {
+	m := newTestModel(t, &recConn{}, 0)
+	feed(m, StateMsg{State: LinkReconnecting, Err: wire.ErrAuthFailed})
+	if !strings.Contains(m.View(), "auth refused") {
+		t.Errorf("header does not say auth refused:\n%s", m.View())
+	}
+}
+
+func TestSeveralSites(t *testing.T) {
+	c1, c2 := &recConn{}, &recConn{}
+	other := SiteOpts{Code: "clinic", Name: "Clinic", Conn: c2}
+	m := New(Opts{Sites: []SiteOpts{testSiteOpts(c1), other}, Renderer: asciiRenderer()})
+	snap2 := &wire.Snapshot{Version: 3, Site: "clinic", ServiceDay: day,
+		Services: []wire.ServiceInfo{{Code: "G", Name: "General", Waiting: 7, Open: true}},
+		Counters: []wire.CounterInfo{{ID: 9, Name: "Desk 9", State: wire.CounterOpen}}}
+	feed(m, tea.WindowSizeMsg{Width: 80, Height: 24}, TickMsg(t0),
+		StateMsg{Site: 0, State: LinkConnected}, StateMsg{Site: 1, State: LinkConnected},
+		SnapshotMsg{Site: 0, Snapshot: snapshot()}, SnapshotMsg{Site: 1, Snapshot: snap2})
+	if v := m.View(); !strings.Contains(v, "[1/2] City Hospital") || strings.Contains(v, "General") {
+		t.Fatalf("first site not shown:\n%s", v)
+	}
+	press(m, "tab")
+	if v := m.View(); !strings.Contains(v, "[2/2] Clinic") || !strings.Contains(v, "G  General") || !strings.Contains(v, "Desk 9") {
+		t.Fatalf("tab did not switch to the clinic:\n%s", v)
+	}
+	press(m, "n")
+	if got := c2.requests(); len(got) != 1 || !reflect.DeepEqual(got[0], &wire.CallNext{Counter: 9, Site: "clinic"}) {
+		t.Errorf("call next on the clinic sent %#v", got)
+	}
+	if len(c1.requests()) != 0 {
+		t.Errorf("the hospital's connection was used for the clinic")
+	}
+	press(m, "[")
+	if v := m.View(); !strings.Contains(v, "[1/2] City Hospital") {
+		t.Errorf("[ did not go back:\n%s", v)
+	}
+}
+
+func TestMouseSelectsCounter(t *testing.T) {
+	conn := &recConn{}
+	m := newTestModel(t, conn, 0)
+	feed(m, SnapshotMsg{Snapshot: snapshot()})
+	top, _ := m.counterRows()
+	feed(m, tea.MouseMsg{X: 5, Y: top + 3, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+	press(m, "n")
+	if got := conn.requests(); len(got) != 1 || got[0].(*wire.CallNext).Counter != 5 {
+		t.Errorf("click on the 4th counter row then n sent %#v, want counter 5", got)
+	}
+	if l := lineWith(m.View(), "> "); !strings.Contains(l, "Emergency counter 5") {
+		t.Errorf("selection marker not on the clicked row: %q", l)
+	}
+}
+
+func TestCounterMode(t *testing.T) {
+	conn := &recConn{}
+	m := newTestModel(t, conn, 5)
+	feed(m, SnapshotMsg{Snapshot: snapshot()},
+		EventMsg{Event: ev(11, wire.EventCalled, "E001", "E", 5, wire.StatusCalled, t0, "keypad-5")},
+		TickMsg(t0.Add(90*time.Second)))
+	v := m.View()
+	for _, want := range []string{"Counter 5 · Emergency counter 5 · open", "E001 called · service E · for 1m30s", "waiting for this counter: 3", "n next"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("keypad view lacks %q:\n%s", want, v)
+		}
+	}
+	if !strings.Contains(v, bigText("E001")[:10]) {
+		t.Errorf("big number missing:\n%s", v)
+	}
+	press(m, "n", "r", "s", "d", "p")
+	want := []wire.Message{
+		&wire.CallNext{Counter: 5, Site: "hospital"},
+		&wire.Recall{Counter: 5, Number: "E001", Site: "hospital"},
+		&wire.Start{Counter: 5, Number: "E001", Site: "hospital"},
+		&wire.Complete{Counter: 5, Number: "E001", Site: "hospital"},
+		&wire.Pause{Counter: 5, Reason: "console", Site: "hospital"},
+	}
+	if got := conn.requests(); !reflect.DeepEqual(got, want) {
+		t.Errorf("keypad sent %#v, want %#v", got, want)
+	}
+}
+
+func TestDayChangeAsksForSnapshot(t *testing.T) {
+	conn := &recConn{answer: func(wire.Message) (wire.Message, error) {
+		return &wire.Snapshot{Version: 30, Site: "hospital", ServiceDay: "2026-12-01"}, nil
+	}}
+	m := newTestModel(t, conn, 0)
+	feed(m, SnapshotMsg{Snapshot: snapshot()})
+	e := ev(21, wire.EventIssued, "A001", "A", 0, wire.StatusWaiting, t0.Add(24*time.Hour), "kiosk-1")
+	e.ServiceDay = "2026-12-01"
+	_, cmd := m.Update(EventMsg{Event: e})
+	run(m, cmd)
+	if got := conn.requests(); len(got) != 1 {
+		t.Fatalf("a new service day sent %d requests, want one STATUS", len(got))
+	}
+	if s := m.site(); s.day != "2026-12-01" || s.service("A").served != 0 {
+		t.Errorf("day %s, served %d after the rollover", s.day, s.service("A").served)
+	}
+}
+
+func TestQuit(t *testing.T) {
+	m := newTestModel(t, &recConn{}, 0)
+	out := press(m, "q")
+	if len(out) != 1 {
+		t.Fatalf("q produced %v", out)
+	}
+	if _, ok := out[0].(tea.QuitMsg); !ok {
+		t.Errorf("q produced %T, want tea.QuitMsg", out[0])
+	}
+}
+
+func TestBigText(t *testing.T) {
+	got := bigText("A1")
+	want := " ██    █ \n█  █  ██ \n████   █ \n█  █   █ \n█  █  ███"
+	if got != want {
+		t.Errorf("bigText(A1) =\n%s\nwant\n%s", got, want)
+	}
+	for _, l := range strings.Split(bigText("VIP-0123?"), "\n") {
+		if lipgloss.Width(l) != lipgloss.Width(strings.Split(bigText("VIP-0123?"), "\n")[0]) {
+			t.Errorf("ragged line %q", l)
+		}
+	}
+}
