@@ -1,0 +1,236 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/nowserving/nowserving/protocol"
+	"github.com/nowserving/nowserving/protocol/client"
+	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
+)
+
+// daemon is a real nowserving daemon on a loopback port: SQLite store,
+// queue engine, protocol server.
+type daemon struct {
+	t      *testing.T
+	db     string
+	addr   string
+	store  *sqlite.Store
+	eng    *queue.Engine
+	srv    *protocol.Server
+	served chan error
+}
+
+func secret(id string) []byte { return []byte(id + "-secret-0123456789") }
+
+func startDaemon(t *testing.T) *daemon {
+	d := &daemon{t: t, db: filepath.Join(t.TempDir(), "q.db"), addr: "127.0.0.1:0"}
+	d.start()
+	t.Cleanup(d.stop)
+	return d
+}
+
+func (d *daemon) start() {
+	t := d.t
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, d.db, sqlite.Opts{})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	cs := []queue.CounterService{{Service: "A", Weight: 1}, {Service: "B", Weight: 1}}
+	site := queue.Site{
+		ID: "hq", Location: time.UTC,
+		Services: []queue.Service{
+			{Code: "A", Prefix: "A", Width: 3, AvgService: 5 * time.Minute, Names: map[string]string{"en": "General"}},
+			{Code: "B", Prefix: "B", Width: 3, AvgService: time.Minute, Names: map[string]string{"en": "Business"}},
+		},
+		Counters: []queue.Counter{{ID: "1", Services: cs}, {ID: "2", Services: cs}},
+	}
+	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: time.Now, Batch: 16, Committers: 1})
+	if err != nil {
+		t.Fatalf("new engine: %v", err)
+	}
+	var devs []protocol.Device
+	for id, role := range map[string]wire.Role{"kiosk-1": wire.RoleKiosk, "display-1": wire.RoleDisplay, "console-1": wire.RoleConsole} {
+		devs = append(devs, protocol.Device{ID: id, Role: role, Site: "hq", Secret: secret(id)})
+	}
+	srv, err := protocol.New(protocol.Opts{Engine: eng, Devices: devs, Logger: slog.New(slog.DiscardHandler), RateLimit: -1})
+	if err != nil {
+		t.Fatalf("new server: %v", err)
+	}
+	ln, err := net.Listen("tcp", d.addr)
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	d.addr = ln.Addr().String()
+	d.store, d.eng, d.srv, d.served = st, eng, srv, make(chan error, 1)
+	go func() { d.served <- srv.Serve(ln) }()
+}
+
+func (d *daemon) stop() {
+	if d.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.srv.Shutdown(ctx); err != nil {
+		d.t.Errorf("shutdown: %v", err)
+	}
+	if err := <-d.served; !errors.Is(err, protocol.ErrServerClosed) {
+		d.t.Errorf("Serve: %v", err)
+	}
+	if err := d.eng.Close(ctx); err != nil {
+		d.t.Errorf("close engine: %v", err)
+	}
+	if err := d.store.Close(); err != nil {
+		d.t.Errorf("close store: %v", err)
+	}
+	d.srv = nil
+}
+
+func (d *daemon) dial(t *testing.T, id string, role wire.Role) *client.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, d.addr, client.Opts{DeviceID: id, Secret: secret(id), Role: role,
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("dial %s: %v", id, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// liveConsole is a console model fed by RunSite against d.
+type liveConsole struct {
+	m    *Model
+	msgs chan tea.Msg
+}
+
+func startConsole(t *testing.T, d *daemon) *liveConsole {
+	lc := &liveConsole{
+		m:    New(Opts{Sites: []SiteOpts{{Code: "hq", Name: "HQ"}}, Addr: d.addr, Renderer: asciiRenderer()}),
+		msgs: make(chan tea.Msg, 4096),
+	}
+	feed(lc.m, tea.WindowSizeMsg{Width: 100, Height: 30}, TickMsg(time.Now()))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = RunSite(ctx, SiteSession{
+			Site: "hq", Send: func(m tea.Msg) { lc.msgs <- m },
+			Dial: func(ctx context.Context, onState func(client.State, error)) (*client.Client, error) {
+				return client.Dial(ctx, d.addr, client.Opts{DeviceID: "console-1", Secret: secret("console-1"),
+					Role: wire.RoleConsole, Site: "hq", OnState: onState,
+					MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
+			},
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return lc
+}
+
+// waitFor feeds the console what RunSite sends until cond holds.
+func (lc *liveConsole) waitFor(t *testing.T, what string, cond func(view string) bool) {
+	t.Helper()
+	deadline := time.After(15 * time.Second)
+	for !cond(lc.m.View()) {
+		select {
+		case msg := <-lc.msgs:
+			_, cmd := lc.m.Update(msg)
+			run(lc.m, cmd)
+		case <-deadline:
+			t.Fatalf("waiting for %s; screen:\n%s", what, lc.m.View())
+		}
+	}
+}
+
+func TestEndToEnd(t *testing.T) {
+	d := startDaemon(t)
+	lc := startConsole(t, d)
+	lc.waitFor(t, "the first snapshot", func(string) bool { s := lc.m.site(); return s.haveSnap && s.conn != nil })
+
+	kiosk := d.dial(t, "kiosk-1", wire.RoleKiosk)
+	tk, err := kiosk.TakeTicket(context.Background(), "A", wire.ClassNormal, client.TicketOpts{})
+	if err != nil {
+		t.Fatalf("take ticket: %v", err)
+	}
+	lc.waitFor(t, "the kiosk's ticket on the console", func(v string) bool {
+		return strings.Contains(v, tk.Number+" in A") && strings.Contains(lineWith(v, "A  General"), " 1 ")
+	})
+
+	display := d.dial(t, "display-1", wire.RoleDisplay)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	sub, err := display.Subscribe(ctx, client.Filter{FromVersion: tk.Version})
+	if err != nil {
+		t.Fatalf("display subscribe: %v", err)
+	}
+
+	// The supervisor calls the next ticket to counter 1 (the selected row).
+	press(lc.m, "n")
+	if want := "call next at counter 1: " + tk.Number + " called at counter 1"; !strings.Contains(lc.m.View(), want) {
+		t.Errorf("status line lacks %q:\n%s", want, lc.m.View())
+	}
+	for called := false; !called; {
+		select {
+		case u, ok := <-sub.Updates():
+			if !ok {
+				t.Fatalf("display subscription ended: %v", sub.Err())
+			}
+			if e := u.Event; e != nil && e.Kind == wire.EventCalled {
+				if e.Number != tk.Number || e.Counter != 1 || e.Actor != "console-1" {
+					t.Errorf("display saw %+v, want %s called to 1 by console-1", e, tk.Number)
+				}
+				called = true
+			}
+		case <-ctx.Done():
+			t.Fatal("the display never saw the console's call")
+		}
+	}
+	lc.waitFor(t, "counter 1 showing the call", func(v string) bool {
+		return strings.Contains(lineWith(v, "1  Counter 1"), tk.Number)
+	})
+
+	// A refusal comes back in the status line.
+	press(lc.m, "j", "n")
+	if want := "call next at counter 2: refused: "; !strings.Contains(lc.m.View(), want) {
+		t.Errorf("status line lacks %q:\n%s", want, lc.m.View())
+	}
+}
+
+func TestEndToEndReconnect(t *testing.T) {
+	d := startDaemon(t)
+	lc := startConsole(t, d)
+	lc.waitFor(t, "the first snapshot", func(string) bool { s := lc.m.site(); return s.haveSnap && s.conn != nil })
+	kiosk := d.dial(t, "kiosk-1", wire.RoleKiosk)
+	if _, err := kiosk.TakeTicket(context.Background(), "B", wire.ClassNormal, client.TicketOpts{}); err != nil {
+		t.Fatalf("take ticket: %v", err)
+	}
+	lc.waitFor(t, "B001", func(v string) bool { return strings.Contains(v, "B001 in B") })
+
+	d.stop()
+	lc.waitFor(t, "reconnecting", func(v string) bool {
+		return strings.Contains(v, "reconnecting") && strings.Contains(v, "STALE")
+	})
+	d.start()
+	lc.waitFor(t, "connected again", func(v string) bool {
+		return strings.Contains(v, "● connected") && !strings.Contains(v, "STALE")
+	})
+	if _, err := kiosk.TakeTicket(context.Background(), "B", wire.ClassNormal, client.TicketOpts{}); err != nil {
+		t.Fatalf("take ticket after restart: %v", err)
+	}
+	lc.waitFor(t, "B002 after the restart", func(v string) bool {
+		return strings.Contains(v, "B002 in B") && strings.Contains(lineWith(v, "B  Business"), " 2 ")
+	})
+}
