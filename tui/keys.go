@@ -52,7 +52,8 @@ func newKeyMap(counterMode, multiSite bool) keyMap {
 // ShortHelp is the one-line help bar.
 func (k keyMap) ShortHelp() []key.Binding {
 	if k.counterMode {
-		return []key.Binding{k.Help, k.Quit, k.Next, k.Recall, k.Start, k.Done, k.NoShow, k.Transfer, k.Pause}
+		// The keypad's own keys are on screen already.
+		return []key.Binding{k.Help, k.Quit, k.CallNumber, k.Cancel, k.Reenter}
 	}
 	return []key.Binding{k.Help, k.Quit, k.Next, k.Recall, k.Start, k.Done, k.NoShow, k.Transfer, k.Issue, k.Filter}
 }
