@@ -105,6 +105,10 @@ func ticketMsg(t *queue.Ticket, pos *queue.Position) *wire.Ticket {
 	if m.Service == "" {
 		m.Service = t.Service
 	}
+	if t.Status == queue.StatusWaiting && t.TargetCounter != "" {
+		// Transferred to a counter: the one it now waits for.
+		m.Counter = counterWire(t.TargetCounter)
+	}
 	if !t.IssuedAt.IsZero() {
 		m.IssuedMS = t.IssuedAt.UnixMilli()
 	}

@@ -1098,7 +1098,7 @@ type Ticket struct {
 	Class Class
 	// Status (tag 6): status.
 	Status TicketStatus
-	// Counter (tag 7): counter handling it; 0: none.
+	// Counter (tag 7): counter handling it, or the counter a waiting ticket was transferred to; 0: none.
 	Counter uint32
 	// CallCount (tag 8): times called.
 	CallCount uint16
