@@ -28,7 +28,7 @@ type feed struct {
 }
 
 type siteFeed struct {
-	ring []Event // contiguous versions ending at last
+	ring []Event // contiguous versions ending at last; between size and 2*size once full
 	last int64
 	wake chan struct{} // closed and replaced when events arrive
 }
@@ -122,8 +122,10 @@ func (f *feed) append(sf *siteFeed, evs []Event) bool {
 		sf.last = ev.Version
 		added = true
 	}
-	if over := len(sf.ring) - f.size; over > 0 {
-		sf.ring = append(sf.ring[:0:0], sf.ring[over:]...)
+	if len(sf.ring) >= 2*f.size {
+		// Trim in one copy once the ring holds twice its size, so each
+		// event is copied at most once: amortised O(1) per append.
+		sf.ring = append(sf.ring[:0:0], sf.ring[len(sf.ring)-f.size:]...)
 	}
 	if added {
 		close(sf.wake)
