@@ -134,9 +134,10 @@ func NewQueue(o QueueOpts) (*Queue, error) {
 func (q *Queue) Name() string { return "metrics" }
 
 // Run follows every site's events from the current version until ctx ends,
-// Shutdown is called or the engine closes; it returns nil then. A follower
-// that falls too far behind takes a snapshot and goes on from it (the
-// missed events are not counted). Run is called once.
+// Shutdown is called or the engine closes, and returns nil: store trouble
+// is logged and retried, never returned, so metrics cannot stop the
+// daemon. A follower that falls too far behind takes a snapshot and goes on
+// from it (the missed events are not counted). Run is called once.
 func (q *Queue) Run(ctx context.Context) error {
 	defer close(q.running)
 	ctx, cancel := context.WithCancel(ctx)
@@ -149,30 +150,42 @@ func (q *Queue) Run(ctx context.Context) error {
 		}
 	}()
 	var wg sync.WaitGroup
-	errs := make(chan error, len(q.eng.Sites()))
 	for _, s := range q.eng.Sites() {
-		snap, err := q.eng.Snapshot(ctx, s.ID)
-		if err != nil {
-			return fmt.Errorf("metrics: follow %s: %w", s.ID, err)
-		}
-		sub, err := q.eng.Subscribe(s.ID, snap.Version)
-		if err != nil {
-			return fmt.Errorf("metrics: follow %s: %w", s.ID, err)
-		}
-		q.applied(s.ID, snap.Version)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- q.follow(ctx, s, sub)
+			q.site(ctx, s)
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	var all error
-	for err := range errs {
-		all = errors.Join(all, err)
+	return nil
+}
+
+// site follows one site: from a snapshot's version, retried every second
+// while the store does not answer (metrics never stop the daemon).
+func (q *Queue) site(ctx context.Context, s queue.Site) {
+	for {
+		snap, err := q.eng.Snapshot(ctx, s.ID)
+		if err == nil {
+			sub, err := q.eng.Subscribe(s.ID, snap.Version)
+			if err != nil {
+				q.log.Warn("metrics: follow events", "site", s.ID, "err", err)
+				return
+			}
+			q.applied(s.ID, snap.Version)
+			q.follow(ctx, s, sub)
+			return
+		}
+		if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
+			return
+		}
+		q.log.Warn("metrics: snapshot to start from", "site", s.ID, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
 	}
-	return all
 }
 
 // Shutdown stops Run and waits for it within ctx.
@@ -186,7 +199,7 @@ func (q *Queue) Shutdown(ctx context.Context) error {
 	}
 }
 
-func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscription) error {
+func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscription) {
 	for {
 		evs, err := sub.Next(ctx)
 		switch {
@@ -194,12 +207,12 @@ func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscriptio
 			snap, serr := q.eng.Snapshot(ctx, s.ID)
 			if serr != nil {
 				if ctx.Err() != nil {
-					return nil
+					return
 				}
 				q.log.Warn("metrics: snapshot after gap", "site", s.ID, "err", serr)
 				select {
 				case <-ctx.Done():
-					return nil
+					return
 				case <-time.After(time.Second):
 				}
 				continue
@@ -209,12 +222,12 @@ func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscriptio
 			q.applied(s.ID, snap.Version)
 			continue
 		case errors.Is(err, queue.ErrClosed), ctx.Err() != nil:
-			return nil
+			return
 		case err != nil:
 			q.log.Warn("metrics: follow events", "site", s.ID, "err", err)
 			select {
 			case <-ctx.Done():
-				return nil
+				return
 			case <-time.After(time.Second):
 			}
 			continue

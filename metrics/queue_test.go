@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,7 +131,7 @@ func TestQueueGap(t *testing.T) {
 	// The follower starts at 0 and is 5 events behind a replay limit of 2.
 	rctx, rcancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- q.follow(rctx, testSite(), sub) }()
+	go func() { q.follow(rctx, testSite(), sub); done <- nil }()
 	if err := q.waitVersion(ctx, "main", 5); err != nil {
 		t.Fatalf("follower did not recover from the gap: %v", err)
 	}
@@ -149,4 +151,67 @@ func testutilValue(t *testing.T, v *prometheus.CounterVec, labels ...string) flo
 		t.Fatal(err)
 	}
 	return testutilToFloat(m)
+}
+
+// flaky fails its first n Views, as a store that is not up yet.
+type flaky struct {
+	queue.Store
+	mu sync.Mutex
+	n  int
+}
+
+func (f *flaky) View(ctx context.Context, fn func(context.Context, queue.Tx) error) error {
+	f.mu.Lock()
+	fail := f.n > 0
+	f.n--
+	f.mu.Unlock()
+	if fail {
+		return fmt.Errorf("test: %w", queue.ErrUnavailable)
+	}
+	return f.Store.View(ctx, fn)
+}
+
+// TestQueueStoreDown: Run does not fail when the store does not answer at
+// first; it retries and then counts.
+func TestQueueStoreDown(t *testing.T) {
+	c := &clock{}
+	c.Set(at("09:00"))
+	st := &flaky{Store: openStore(t)}
+	eng := newEngine(t, st, c)
+	reg := prometheus.NewRegistry()
+	q, err := NewQueue(QueueOpts{Engine: eng, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.mu.Lock()
+	st.n = 1
+	st.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- q.Run(ctx) }()
+	for { // until Run has its snapshot, a second after the failed one
+		q.mu.Lock()
+		_, started := q.versions["main"]
+		q.mu.Unlock()
+		if started {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := eng.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: "main", Device: "k"}, Service: "B"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.waitVersion(ctx, "main", 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutilValue(t, q.issued, "main", "B"); got != 1 {
+		t.Errorf("issued = %v after the store came back, want 1", got)
+	}
+	if err := q.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
 }
