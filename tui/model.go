@@ -281,6 +281,9 @@ func (m *Model) applyState(msg StateMsg) tea.Cmd {
 			s.state = LinkAuthRefused
 		}
 	}
+	if msg.Err != nil && (s.state == LinkClosed || s.state == LinkAuthRefused) {
+		m.status, m.statusOK = fmt.Sprintf("site %s: %v", orDash(s.code), msg.Err), false
+	}
 	if s.state == LinkConnected && (was == LinkReconnecting || was == LinkAuthRefused) {
 		return refresh(msg.Site, s.conn, s.code)
 	}

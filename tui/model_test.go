@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -428,6 +429,10 @@ func TestAuthRefused(t *testing.T) {
 	if !strings.Contains(m.View(), "auth refused") {
 		t.Errorf("header does not say auth refused:\n%s", m.View())
 	}
+	feed(m, StateMsg{State: LinkClosed, Err: wire.ErrForbidden.WithMsg("device console-1 may not act on site annex")})
+	if v := m.View(); !strings.Contains(v, "✕ closed") || !strings.Contains(v, "site hospital: forbidden") && !strings.Contains(v, "may not act on site annex") {
+		t.Errorf("a refused subscription is not explained:\n%s", v)
+	}
 }
 
 func TestSeveralSites(t *testing.T) {
@@ -542,5 +547,39 @@ func TestBigText(t *testing.T) {
 		if lipgloss.Width(l) != lipgloss.Width(strings.Split(bigText("VIP-0123?"), "\n")[0]) {
 			t.Errorf("ragged line %q", l)
 		}
+	}
+}
+
+func TestRelayCountsAttempts(t *testing.T) {
+	got := make(chan tea.Msg, 10)
+	r := &relay{index: 1, send: func(m tea.Msg) { got <- m }, wake: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go r.run(ctx)
+	last := func() StateMsg {
+		t.Helper()
+		var m StateMsg
+		for {
+			select {
+			case msg := <-got:
+				m = msg.(StateMsg)
+			case <-time.After(200 * time.Millisecond):
+				return m
+			}
+		}
+	}
+	lost := errors.New("connection reset")
+	r.onState(client.StateReconnecting, lost)
+	if m := last(); m.State != LinkReconnecting || m.Attempt != 0 || m.Site != 1 || m.Err != lost {
+		t.Errorf("after the loss: %+v", m)
+	}
+	r.onState(client.StateReconnecting, errors.New("refused"))
+	r.onState(client.StateReconnecting, errors.New("refused"))
+	if m := last(); m.State != LinkReconnecting || m.Attempt != 2 {
+		t.Errorf("after two failed redials: %+v, want attempt 2", m)
+	}
+	r.onState(client.StateConnected, nil)
+	if m := last(); m.State != LinkConnected || m.Attempt != 0 {
+		t.Errorf("after the reconnect: %+v", m)
 	}
 }
