@@ -33,10 +33,26 @@ func TestProbes(t *testing.T) {
 	if r := e.do("GET", "/readyz", "-", ""); r.StatusCode != 200 {
 		t.Errorf("/readyz when ready: %d", r.StatusCode)
 	}
+	e.do("GET", "/t/main/A001", "-", "")
+	e.do("GET", "/t/main/A002", "-", "")
+	e.do("GET", "/nowhere", "-", "")
 	r := e.do("GET", "/metrics", "-", "")
 	b, _ := io.ReadAll(r.Body)
-	if r.StatusCode != 200 || !strings.Contains(string(b), "nowserving_test_total 0") {
-		t.Errorf("/metrics: %d\n%s", r.StatusCode, b)
+	for _, want := range []string{
+		"nowserving_test_total 0",
+		`nowserving_http_requests_total{code="200",route="GET /healthz"} 1`,
+		`nowserving_http_requests_total{code="503",route="GET /readyz"} 1`,
+		`nowserving_http_requests_total{code="200",route="GET /t/{site}/{number}"} 2`,
+		`nowserving_http_requests_total{code="404",route="unmatched"} 1`,
+		`nowserving_http_request_duration_seconds_count{route="GET /readyz"} 2`,
+		"nowserving_http_streams 0",
+	} {
+		if r.StatusCode != 200 || !strings.Contains(string(b), want) {
+			t.Errorf("/metrics: %d, no line %s", r.StatusCode, want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", b)
 	}
 }
 
@@ -205,6 +221,13 @@ func TestNew(t *testing.T) {
 		if _, err := New(tc.o); err == nil {
 			t.Errorf("%s: New accepted it", tc.name)
 		}
+	}
+	reg := prometheus.NewRegistry()
+	if _, err := New(Opts{Engine: e.eng, Registry: reg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Opts{Engine: e.eng, Registry: reg}); err == nil {
+		t.Error("a second server on one registry: no error")
 	}
 }
 

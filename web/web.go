@@ -44,8 +44,11 @@ type TokenInfo struct {
 type Opts struct {
 	// Engine serves the API and the pages; required.
 	Engine *queue.Engine
-	// Registry is served at /metrics; nil serves an empty registry.
-	Registry prometheus.Gatherer
+	// Registry is served at /metrics, and receives the HTTP metrics
+	// (nowserving_http_requests_total{route, code},
+	// nowserving_http_request_duration_seconds{route}, event streams not
+	// timed, nowserving_http_streams); nil: a registry of its own.
+	Registry *prometheus.Registry
 	// Ready reports whether the daemon can serve (store reachable,
 	// migrations applied, listeners up); nil means always ready.
 	Ready func(ctx context.Context) error
@@ -85,6 +88,9 @@ type Server struct {
 	streams context.Context
 	stop    context.CancelFunc
 	open    atomic.Int64 // event streams open now
+
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -149,11 +155,14 @@ func New(o Opts) (*Server, error) {
 		names[t.Name] = true
 	}
 	s := &Server{o: o, log: o.Logger, mux: http.NewServeMux()}
+	if err := s.register(o.Registry); err != nil {
+		return nil, err
+	}
 	s.streams, s.stop = context.WithCancel(context.Background())
 	for _, r := range s.routes() {
 		s.mux.HandleFunc(r.method+" "+r.path, r.h)
 	}
-	s.handler = s.recoverer(s.mux)
+	s.handler = s.instrument(s.recoverer(s.mux))
 	s.srv = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
