@@ -69,6 +69,10 @@ func testCall(t *testing.T, b *browser) {
 		t.Logf("display rendered A001 %v after the call (seen by the test after %v)", d, seen.Sub(start).Round(time.Millisecond))
 	}
 	b.waitFor(t, display, "document.getElementById('current-counter').textContent", "Counter 5", time.Second)
+	b.waitFor(t, display, "document.body.dataset.chimes", "1", time.Second) // one call, one chime
+	if v, _ := b.eval(display, "document.body.dataset.audio"); v != "running" {
+		t.Logf("audio context %s (muted headless browser)", v)
+	}
 	b.waitFor(t, display, "document.querySelector('#waiting .count').textContent", "1", time.Second)
 	b.waitFor(t, ticket, "document.getElementById('ahead').textContent", "0", 2*time.Second)
 

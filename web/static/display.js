@@ -40,6 +40,9 @@
         o.start(s);
         o.stop(s + 0.65);
       });
+      // Counted for tests and for a look from the browser's console.
+      document.body.dataset.chimes = String((+document.body.dataset.chimes || 0) + 1);
+      document.body.dataset.audio = audio.state;
     } catch (e) { /* no audio: the display still works */ }
   }
   document.addEventListener("click", function () {
