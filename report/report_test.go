@@ -14,6 +14,7 @@ import (
 	_ "time/tzdata" // Europe/Berlin on machines without zoneinfo
 
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -255,28 +256,47 @@ func TestP90(t *testing.T) {
 	}
 }
 
-// TestSameOnPostgres plays the same days on PostgreSQL and expects the same
-// report: it is computed from events only.
-func TestSameOnPostgres(t *testing.T) {
-	dsn := storetest.PostgresDSN(t)
-	st, err := postgres.Open(context.Background(), dsn, postgres.Opts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	lite, pg := play(t, sqliteStore(t)), play(t, st)
-	for _, days := range [][2]string{{"2026-03-02", ""}, {"2026-03-02", "2026-03-03"}} {
-		a, err := Build(context.Background(), lite, "clinic", days[0], days[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := Build(context.Background(), pg, "clinic", days[0], days[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(a, b) {
-			t.Errorf("%v: SQLite and PostgreSQL reports differ:\nsqlite   %+v\npostgres %+v", days, a, b)
-		}
+// TestSameOnEveryStore plays the same days on PostgreSQL and MariaDB/MySQL
+// and expects the report built on SQLite: it is computed from events only.
+func TestSameOnEveryStore(t *testing.T) {
+	lite := play(t, sqliteStore(t))
+	for _, tc := range []struct {
+		name string
+		open func(t *testing.T) queue.Store
+	}{
+		{"postgres", func(t *testing.T) queue.Store {
+			st, err := postgres.Open(context.Background(), storetest.PostgresDSN(t), postgres.Opts{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		}},
+		{"mysql", func(t *testing.T) queue.Store {
+			st, err := mysql.Open(context.Background(), storetest.MySQLDSN(t), mysql.Opts{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			other := play(t, tc.open(t))
+			for _, days := range [][2]string{{"2026-03-02", ""}, {"2026-03-02", "2026-03-03"}} {
+				a, err := Build(context.Background(), lite, "clinic", days[0], days[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := Build(context.Background(), other, "clinic", days[0], days[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(a, b) {
+					t.Errorf("%v: SQLite and %s reports differ:\nsqlite %+v\n%s %+v", days, tc.name, a, tc.name, b)
+				}
+			}
+		})
 	}
 }
 
