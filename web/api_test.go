@@ -181,6 +181,8 @@ func TestPages(t *testing.T) {
 		path, ctype string
 		status      int
 	}{
+		{"/", "text/html", 200},
+		{"/openapi.yaml", "application/yaml", 200},
 		{"/display/main", "text/html", 200},
 		{"/t/main/A001", "text/html", 200},
 		{"/static/display.js", "text/javascript", 200},
@@ -194,6 +196,10 @@ func TestPages(t *testing.T) {
 		if r.StatusCode != tc.status || !strings.HasPrefix(r.Header.Get("Content-Type"), tc.ctype) {
 			t.Errorf("GET %s: %d %q, want %d %s", tc.path, r.StatusCode, r.Header.Get("Content-Type"), tc.status, tc.ctype)
 		}
+	}
+	idx := e.do("GET", "/", "-", "")
+	if b, _ := io.ReadAll(idx.Body); !strings.Contains(string(b), `<a href="/display/main">Main Hall</a>`) {
+		t.Errorf("index does not link the display:\n%s", b)
 	}
 	// Pages must work without network: no external resource.
 	for _, f := range []string{"static/display.html", "static/ticket.html", "static/display.js", "static/ticket.js", "static/i18n.js", "static/style.css"} {

@@ -36,7 +36,8 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	e := newEnv(t, nil)
 	for _, r := range e.srv.routes() {
-		served = append(served, r.method+" "+r.path)
+		// "/{$}" is the mux's exact "/"; OpenAPI writes it "/".
+		served = append(served, r.method+" "+strings.TrimSuffix(r.path, "{$}"))
 	}
 	slices.Sort(documented)
 	slices.Sort(served)

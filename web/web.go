@@ -13,6 +13,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"html/template"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -105,6 +106,8 @@ type route struct {
 
 func (s *Server) routes() []route {
 	return []route{
+		{"GET", "/{$}", s.index},
+		{"GET", "/openapi.yaml", s.openapi},
 		{"GET", "/healthz", s.healthz},
 		{"GET", "/readyz", s.readyz},
 		{"GET", "/metrics", s.metrics},
@@ -205,6 +208,39 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>nowserving</title><link rel="stylesheet" href="/static/style.css"></head>
+<body class="index"><main><h1>nowserving</h1>
+<h2>Hall displays</h2><ul>{{range .}}<li><a href="/display/{{.ID}}">{{.Name}}</a></li>{{end}}</ul>
+<h2>Operations</h2><ul><li><a href="/metrics">/metrics</a></li><li><a href="/healthz">/healthz</a></li>
+<li><a href="/readyz">/readyz</a></li><li><a href="/openapi.yaml">HTTP API (OpenAPI)</a></li></ul>
+</main></body></html>
+`))
+
+// index lists the sites' hall displays and the operations endpoints.
+func (s *Server) index(w http.ResponseWriter, _ *http.Request) {
+	type site struct{ ID, Name string }
+	var sites []site
+	for _, st := range s.o.Engine.Sites() {
+		sites = append(sites, site{ID: st.ID, Name: s.pick(st.ID, st.Names, st.ID)})
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := indexPage.Execute(w, sites); err != nil {
+		s.log.Warn("web: index page", "err", err)
+	}
+}
+
+func (s *Server) openapi(w http.ResponseWriter, _ *http.Request) {
+	b, err := files.ReadFile("openapi.yaml")
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/yaml")
+	w.Write(b)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
