@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
@@ -167,13 +168,18 @@ func snapshotMsg(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 		m.TimeMS = snap.At.UnixMilli()
 	}
 	names := map[string]string{}
+	targets := map[string]time.Duration{}
 	for _, sv := range site.Services {
 		names[sv.Code] = pickName(sv.Names, sv.Code)
+		targets[sv.Code] = sv.WaitTarget
 	}
 	for _, st := range snap.Services {
 		m.Services = append(m.Services, wire.ServiceInfo{
 			Code: st.Code, Name: names[st.Code], Waiting: uint32(st.Waiting), Served: uint32(st.Served),
 			Issued: uint32(st.Issued), Open: st.Open && !st.Full,
+			NoShows: uint32(st.NoShows), Cancelled: uint32(st.Cancelled), Full: st.Full,
+			LongestWaitS: seconds(st.LongestWait), AvgWaitS: seconds(st.AvgWait), AvgServiceS: seconds(st.AvgService),
+			WaitTargetS: seconds(targets[st.Code]),
 		})
 	}
 	cnames := map[string]string{}
@@ -181,13 +187,24 @@ func snapshotMsg(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 		cnames[c.ID] = pickName(c.Names, "Counter "+c.ID)
 	}
 	for _, c := range snap.Counters {
-		ci := wire.CounterInfo{ID: counterWire(c.ID), Name: cnames[c.ID], State: modeToWire[c.Mode]}
+		ci := wire.CounterInfo{ID: counterWire(c.ID), Name: cnames[c.ID], State: modeToWire[c.Mode], Served: uint32(c.Served)}
+		if !c.Since.IsZero() {
+			ci.SinceMS = c.Since.UnixMilli()
+		}
 		if c.Ticket != nil {
 			ci.Number, ci.Status, ci.Service = c.Ticket.Number, statusToWire[c.Ticket.Status], c.Ticket.Queue
 		}
 		m.Counters = append(m.Counters, ci)
 	}
 	return m
+}
+
+// seconds is d in whole seconds for the wire, 0 for negative durations.
+func seconds(d time.Duration) uint32 {
+	if d <= 0 {
+		return 0
+	}
+	return uint32(min(d/time.Second, 1<<32-1))
 }
 
 // waitingFor counts the tickets waiting in the services a counter serves.

@@ -1356,6 +1356,20 @@ type ServiceInfo struct {
 	LastCalled string
 	// Open (tag 7): true: kiosks may take tickets now.
 	Open bool
+	// NoShows (tag 8): tickets marked no-show today.
+	NoShows uint32
+	// Cancelled (tag 9): tickets cancelled today.
+	Cancelled uint32
+	// LongestWaitS (tag 10): seconds the longest-waiting ticket has waited now.
+	LongestWaitS uint32
+	// AvgWaitS (tag 11): average seconds from issue to call today.
+	AvgWaitS uint32
+	// AvgServiceS (tag 12): average seconds from start to done today.
+	AvgServiceS uint32
+	// Full (tag 13): true: the daily cap is reached.
+	Full bool
+	// WaitTargetS (tag 14): the service's wait target in seconds; 0: none.
+	WaitTargetS uint32
 }
 
 func (m *ServiceInfo) appendFields(e *encoder) {
@@ -1366,6 +1380,13 @@ func (m *ServiceInfo) appendFields(e *encoder) {
 	e.uint(5, uint64(m.Issued), 4)
 	e.str(6, m.LastCalled)
 	e.bool(7, m.Open)
+	e.uint(8, uint64(m.NoShows), 4)
+	e.uint(9, uint64(m.Cancelled), 4)
+	e.uint(10, uint64(m.LongestWaitS), 4)
+	e.uint(11, uint64(m.AvgWaitS), 4)
+	e.uint(12, uint64(m.AvgServiceS), 4)
+	e.bool(13, m.Full)
+	e.uint(14, uint64(m.WaitTargetS), 4)
 }
 
 func (m *ServiceInfo) decodeFields(d *decoder) {
@@ -1385,6 +1406,20 @@ func (m *ServiceInfo) decodeFields(d *decoder) {
 			m.LastCalled = d.str()
 		case 7:
 			m.Open = d.bool()
+		case 8:
+			m.NoShows = uint32(d.uint(32))
+		case 9:
+			m.Cancelled = uint32(d.uint(32))
+		case 10:
+			m.LongestWaitS = uint32(d.uint(32))
+		case 11:
+			m.AvgWaitS = uint32(d.uint(32))
+		case 12:
+			m.AvgServiceS = uint32(d.uint(32))
+		case 13:
+			m.Full = d.bool()
+		case 14:
+			m.WaitTargetS = uint32(d.uint(32))
 		}
 	}
 }
@@ -1403,6 +1438,10 @@ type CounterInfo struct {
 	Status TicketStatus
 	// Service (tag 6): service of that ticket.
 	Service string
+	// SinceMS (tag 7): when the state or the ticket last changed, Unix milliseconds; 0: never.
+	SinceMS int64
+	// Served (tag 8): tickets this counter finished today.
+	Served uint32
 }
 
 func (m *CounterInfo) appendFields(e *encoder) {
@@ -1412,6 +1451,8 @@ func (m *CounterInfo) appendFields(e *encoder) {
 	e.str(4, m.Number)
 	e.uint(5, uint64(m.Status), 1)
 	e.str(6, m.Service)
+	e.int(7, m.SinceMS)
+	e.uint(8, uint64(m.Served), 4)
 }
 
 func (m *CounterInfo) decodeFields(d *decoder) {
@@ -1429,6 +1470,10 @@ func (m *CounterInfo) decodeFields(d *decoder) {
 			m.Status = TicketStatus(d.uint(8))
 		case 6:
 			m.Service = d.str()
+		case 7:
+			m.SinceMS = d.int()
+		case 8:
+			m.Served = uint32(d.uint(32))
 		}
 	}
 }
