@@ -30,17 +30,20 @@ const (
 
 // service is one row of the services table.
 type service struct {
-	code, name string
-	target     time.Duration // wait target from the configuration; 0: none
-	waiting    int           // from the snapshot, then kept by events
-	served     int
-	issued     int
-	noShows    int // counted from today's events
-	open       bool
-	lastCalled string
-	waitSum    time.Duration // waits of the calls seen today
-	waitN      int
-	serves     bool // seen in a snapshot (false: only in the configuration)
+	code, name  string
+	target      time.Duration // wait target from the configuration; 0: none
+	waiting     int           // from the snapshot, then kept by events
+	served      int
+	issued      int
+	noShows     int // counted from today's events
+	open        bool
+	lastCalled  string
+	waitSum     time.Duration // waits of the calls seen today
+	full        bool          // daily cap reached (snapshot)
+	snapLongest time.Duration // longest wait at the snapshot; 0: none or unknown
+	snapAvg     time.Duration // average wait today at the snapshot; 0: unknown
+	waitN       int
+	serves      bool // seen in a snapshot (false: only in the configuration)
 }
 
 // counter is one row of the counters table.
@@ -181,6 +184,12 @@ func (s *site) applySnapshot(snap *wire.Snapshot, now time.Time) bool {
 			sv.name = si.Name
 		}
 		sv.waiting, sv.served, sv.issued, sv.open = int(si.Waiting), int(si.Served), int(si.Issued), si.Open
+		sv.noShows, sv.full = int(si.NoShows), si.Full
+		sv.snapLongest = time.Duration(si.LongestWaitS) * time.Second
+		sv.snapAvg = time.Duration(si.AvgWaitS) * time.Second
+		if sv.target == 0 {
+			sv.target = time.Duration(si.WaitTargetS) * time.Second
+		}
 		if si.LastCalled != "" {
 			sv.lastCalled = si.LastCalled
 		}
@@ -198,6 +207,10 @@ func (s *site) applySnapshot(snap *wire.Snapshot, now time.Time) bool {
 			}
 		}
 		c.state, c.number, c.status, c.service = ci.State, ci.Number, ci.Status, ci.Service
+		c.served = int(ci.Served)
+		if ci.SinceMS != 0 && ci.Number != "" {
+			c.since = time.UnixMilli(ci.SinceMS)
+		}
 	}
 	for _, c := range s.counters {
 		if !slices.ContainsFunc(snap.Counters, func(ci wire.CounterInfo) bool { return ci.ID == c.id }) && len(snap.Counters) > 0 {
@@ -326,7 +339,7 @@ func (s *site) applyTicket(e *wire.Event, at time.Time, live bool) {
 			}
 		}
 	case wire.EventNoShow:
-		if sv != nil {
+		if live && sv != nil {
 			sv.noShows++
 		}
 	case wire.EventDone:
@@ -337,7 +350,7 @@ func (s *site) applyTicket(e *wire.Event, at time.Time, live bool) {
 		if c == nil {
 			c = held
 		}
-		if c != nil {
+		if c != nil && live {
 			c.served++
 		}
 	}
@@ -408,6 +421,10 @@ func (s *site) longest(sv *service, now time.Time) (time.Duration, bool) {
 			}
 		}
 	}
+	if sv.waiting > known && sv.snapLongest > 0 && !s.snapAt.IsZero() {
+		// The snapshot knows the longest wait exactly.
+		return max(d, sv.snapLongest+now.Sub(s.snapAt)), false
+	}
 	if sv.waiting > known {
 		from := s.historyAt
 		if from.IsZero() || (!s.snapAt.IsZero() && s.snapAt.Before(from)) {
@@ -424,7 +441,7 @@ func (s *site) longest(sv *service, now time.Time) (time.Duration, bool) {
 // average returns the average wait of the calls seen today.
 func (sv *service) average() (time.Duration, bool) {
 	if sv.waitN == 0 {
-		return 0, false
+		return sv.snapAvg, sv.snapAvg > 0
 	}
 	return sv.waitSum / time.Duration(sv.waitN), true
 }

@@ -255,7 +255,10 @@ func (m *Model) serviceLines(s *site, w int) []string {
 			avg = dur(a)
 		}
 		state := "open"
-		if !sv.open {
+		switch {
+		case sv.full:
+			state = "full"
+		case !sv.open:
 			state = "closed"
 		}
 		cells := []string{strconv.Itoa(sv.waiting), lt, avg, strconv.Itoa(sv.served), strconv.Itoa(sv.noShows), state}
