@@ -14,9 +14,32 @@ import (
 
 	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/devices/escpos"
+	"github.com/nowserving/nowserving/metrics"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
+	"github.com/nowserving/nowserving/web"
 )
+
+// storeReady is /readyz: the store answers and its schema is the newest
+// this binary embeds. Both listeners are open before the HTTP server
+// serves, so "listeners up" holds whenever /readyz answers.
+func storeReady(st *sqlstore.Store) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		v, err := st.Version(ctx)
+		if err != nil {
+			return err
+		}
+		ms, err := sqlstore.Migrations(st.Dialect().Migrations)
+		if err != nil {
+			return err
+		}
+		if n := len(ms); n > 0 && v < ms[n-1].Version {
+			return fmt.Errorf("store schema at version %d, this binary wants %d", v, ms[n-1].Version)
+		}
+		return nil
+	}
+}
 
 func init() { commands = append(commands, newServeCmd) }
 
@@ -99,7 +122,12 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *da
 	d.closers = append(d.closers, closer{"store", func(context.Context) error { return st.Close() }})
 
 	committers, poll := engineShape(cfg.Store.Driver)
-	eo := queue.Opts{Store: st, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers, Logger: log}
+	reg := metrics.NewRegistry()
+	mst, err := metrics.NewStore(st, reg)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers, Logger: log}
 	if poll {
 		eo.PollInterval = 500 * time.Millisecond
 	}
@@ -114,8 +142,16 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *da
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
+	qm, err := metrics.NewQueue(metrics.QueueOpts{Engine: eng, Registry: reg, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	pm, err := metrics.NewProtocol(reg)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	po := protocol.Opts{
-		Engine: eng, Devices: devs, Logger: log,
+		Engine: eng, Devices: devs, Logger: log, Metrics: pm,
 		Heartbeat: cfg.Listen.Heartbeat, MaxConns: cfg.Listen.MaxConnections,
 		Render: ticketRenderer(cfg),
 	}
@@ -135,11 +171,30 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *da
 	if err != nil {
 		return nil, fmt.Errorf("serve: listen on %s: %w", cfg.Listen.Protocol, err)
 	}
+	defer func() {
+		if err != nil {
+			ln.Close() // the protocol part never ran to close it
+		}
+	}()
 	d.protocolAddr = ln.Addr()
-	d.parts = append(d.parts,
-		&protocolPart{srv: srv, ln: ln},
-		newSweeper(eng, sweepEvery, log),
-	)
+	d.parts = append(d.parts, &protocolPart{srv: srv, ln: ln})
+	if cfg.Listen.HTTP != "" {
+		langs := map[string][]string{}
+		for _, s := range cfg.Sites {
+			langs[s.ID] = s.Languages
+		}
+		ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: storeReady(st), Languages: langs, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+		hl, err := lc.Listen(ctx, "tcp", cfg.Listen.HTTP)
+		if err != nil {
+			return nil, fmt.Errorf("serve: listen on %s: %w", cfg.Listen.HTTP, err)
+		}
+		d.parts = append(d.parts, web.Part{Server: ws, Listener: hl}) // takes requests: stops early
+		log.Info("listening", "http", hl.Addr().String())
+	}
+	d.parts = append(d.parts, newSweeper(eng, sweepEvery, log), qm)
 	log.Info("listening", "protocol", ln.Addr().String(), "tls", po.TLSConfig != nil, "devices", len(devs))
 	return d, nil
 }
