@@ -173,7 +173,7 @@ func RoleActions(r Role) Actions {
 		return Allow(TypeSubscribe, TypeStatus)
 	case RoleConsole:
 		var a Actions
-		for t := MsgType(0x10); t <= TypeSubscribe; t++ {
+		for t := MsgType(0x10); t <= TypeReprint; t++ {
 			a |= Allow(t)
 		}
 		return a

@@ -143,6 +143,10 @@ var (
 	// ErrKeyReused (0x29): an idempotency key already used for a different
 	// request.
 	ErrKeyReused = &StatusError{Code: 0x29, Msg: "idempotency key reused"}
+	// ErrPrinterFailed (0x2A): the ticket did not print; the message says
+	// why (paper out, cover open, no answer). Not retryable: someone has to
+	// see to the printer, and a REPRINT sent again prints again.
+	ErrPrinterFailed = &StatusError{Code: 0x2A, Msg: "printer failed"}
 	// ErrRateLimited (0x30): too many requests; retry after RetryAfterMS.
 	ErrRateLimited = &StatusError{Code: 0x30, Msg: "rate limited", Retryable: true}
 	// ErrBusy (0x31): the daemon is overloaded or shutting down; reconnect
@@ -169,7 +173,7 @@ func StatusErrors() []*StatusError {
 		ErrAuthFailed, ErrNotAuthenticated, ErrForbidden, ErrWrongCounter,
 		ErrUnknownService, ErrServiceFull, ErrServiceClosed, ErrNoTicketWaiting,
 		ErrInvalidTransition, ErrUnknownTicket, ErrReentryLimit, ErrCounterPaused,
-		ErrUnknownCounter, ErrKeyReused,
+		ErrUnknownCounter, ErrKeyReused, ErrPrinterFailed,
 		ErrRateLimited, ErrBusy, ErrTooManyConnections, ErrSlowConsumer, ErrTimeout,
 		ErrInternal, ErrStoreUnavailable,
 	}

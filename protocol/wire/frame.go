@@ -45,9 +45,10 @@ func (t MsgType) String() string {
 func (t MsgType) IsRequest() bool { return t >= 0x10 && t <= 0x1F }
 
 // IsMutating reports whether t is a request that changes state and so carries
-// an idempotency key: every request except STATUS and SUBSCRIBE.
+// an idempotency key: every request except STATUS, SUBSCRIBE and REPRINT (a
+// reprint changes nothing; sent again, it prints again).
 func (t MsgType) IsMutating() bool {
-	return t.IsRequest() && t != TypeStatus && t != TypeSubscribe
+	return t.IsRequest() && t != TypeStatus && t != TypeSubscribe && t != TypeReprint
 }
 
 // Flags is the flags byte of a frame header. Bits not defined here are

@@ -47,6 +47,8 @@ const (
 	TypeStatus MsgType = 0x1C
 	// TypeSubscribe is SUBSCRIBE.
 	TypeSubscribe MsgType = 0x1D
+	// TypeReprint is REPRINT.
+	TypeReprint MsgType = 0x1E
 	// TypeOK is OK.
 	TypeOK MsgType = 0x20
 	// TypeTicket is TICKET.
@@ -78,6 +80,7 @@ var typeNames = map[MsgType]string{
 	TypeResume:     "RESUME",
 	TypeStatus:     "STATUS",
 	TypeSubscribe:  "SUBSCRIBE",
+	TypeReprint:    "REPRINT",
 	TypeOK:         "OK",
 	TypeTicket:     "TICKET",
 	TypeSnapshot:   "SNAPSHOT",
@@ -127,6 +130,8 @@ func New(t MsgType) (Message, error) {
 		return new(Status), nil
 	case TypeSubscribe:
 		return new(Subscribe), nil
+	case TypeReprint:
+		return new(Reprint), nil
 	case TypeOK:
 		return new(OK), nil
 	case TypeTicket:
@@ -1043,6 +1048,45 @@ func (m *Subscribe) Decode(src []byte) error {
 			m.FromVersion = uint64(d.uint(64))
 		case 13:
 			m.Snapshot = d.bool()
+		}
+	}
+	return d.err
+}
+
+// Reprint prints a ticket of today again on a network printer (console only). It changes no state, so it carries no idempotency key: a retried REPRINT prints again. Wire type REPRINT (0x1E).
+type Reprint struct {
+	// Number (tag 3): ticket number text.
+	Number string
+	// Site (tag 10): site code; empty: the device's site.
+	Site string
+	// Printer (tag 12): printer id from the daemon configuration; empty: the printer of the kiosk that issued the ticket.
+	Printer string
+}
+
+// Type returns TypeReprint.
+func (*Reprint) Type() MsgType { return TypeReprint }
+
+// AppendBinary appends the payload of m to dst.
+func (m *Reprint) AppendBinary(dst []byte) ([]byte, error) {
+	e := encoder{b: dst}
+	e.str(3, m.Number)
+	e.str(10, m.Site)
+	e.str(12, m.Printer)
+	return e.b, e.err
+}
+
+// Decode replaces m with the message in payload src. Unknown tags are skipped.
+func (m *Reprint) Decode(src []byte) error {
+	*m = Reprint{}
+	d := decoder{b: src, t: TypeReprint}
+	for d.next() {
+		switch d.tag {
+		case 3:
+			m.Number = d.str()
+		case 10:
+			m.Site = d.str()
+		case 12:
+			m.Printer = d.str()
 		}
 	}
 	return d.err

@@ -4,8 +4,8 @@ import "fmt"
 
 // Field size limits a daemon enforces with Validate.
 const (
-	// MaxIDLen is the longest device id, idempotency key, site, service or
-	// ticket number, in bytes.
+	// MaxIDLen is the longest device id, idempotency key, site, service,
+	// ticket number or printer id, in bytes.
 	MaxIDLen = 64
 )
 
@@ -70,6 +70,11 @@ func Validate(m Message) error {
 			v.short(4, s)
 		}
 		v.short(10, m.Site)
+	case *Reprint:
+		v.required(3, m.Number)
+		v.short(3, m.Number)
+		v.short(10, m.Site)
+		v.short(12, m.Printer)
 	case *ErrorMsg:
 		if m.Code == 0 {
 			v.fail(1, "error code 0")

@@ -91,6 +91,8 @@ var vectors = []vector{
 		msg: &Subscribe{Services: []string{"A", "B"}, FromVersion: 41}},
 	{name: "subscribe_counter", note: "Keypad subscribes to its counter's events, snapshot first.", id: 4,
 		msg: &Subscribe{Counters: []uint32{5}, Snapshot: true}},
+	{name: "reprint", note: "Console reprints A023 on printer hall-1 (no idempotency key: a reprint changes no state).", id: 19,
+		msg: &Reprint{Number: "A023", Printer: "hall-1"}},
 	{name: "ok", note: "Generic success, with LCD lines for a keypad.", id: 16, flags: FlagResponse,
 		msg: &OK{Version: 57, LCD: []string{"Counter 5", "paused"}}},
 	{name: "ticket", note: "The kiosk's new ticket A023: 4 people ahead, about 6 minutes, with 12 bytes of ESC/POS.", id: 3, flags: FlagResponse,

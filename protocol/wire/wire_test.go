@@ -542,8 +542,8 @@ func TestActions(t *testing.T) {
 
 func TestTypes(t *testing.T) {
 	ts := Types()
-	if len(ts) != 24 {
-		t.Errorf("%d types, want 24", len(ts))
+	if len(ts) != 25 {
+		t.Errorf("%d types, want 25", len(ts))
 	}
 	for _, ty := range ts {
 		m, err := New(ty)
@@ -563,7 +563,8 @@ func TestTypes(t *testing.T) {
 	if s := MsgType(0x7F).String(); s != "0x7f" {
 		t.Errorf("String = %q", s)
 	}
-	if !TypeCallNext.IsMutating() || TypeStatus.IsMutating() || TypeSubscribe.IsMutating() || TypeTicket.IsRequest() {
+	if !TypeCallNext.IsMutating() || TypeStatus.IsMutating() || TypeSubscribe.IsMutating() || TypeTicket.IsRequest() ||
+		TypeReprint.IsMutating() || !TypeReprint.IsRequest() {
 		t.Error("IsMutating/IsRequest wrong")
 	}
 	if StatusCalled.String() != "called" || RoleKeypad.String() != "keypad" || EventKind(99).String() != "99" || ClassVIP.String() != "vip" || CounterPaused.String() != "paused" {
@@ -591,6 +592,8 @@ func TestValidate(t *testing.T) {
 		{"transfer nowhere", &Transfer{Counter: 5}, 5},
 		{"status long number", &Status{Number: long}, 3},
 		{"subscribe long service", &Subscribe{Services: []string{"A", long}}, 4},
+		{"reprint without number", &Reprint{Printer: "hall-1"}, 3},
+		{"reprint long printer", &Reprint{Number: "A023", Printer: long}, 12},
 		{"error code 0", &ErrorMsg{Msg: "x"}, 1},
 	}
 	for _, tt := range bad {
@@ -615,10 +618,10 @@ func TestRoleActions(t *testing.T) {
 		allow []MsgType
 		deny  []MsgType
 	}{
-		{RoleKiosk, []MsgType{TypeTakeTicket, TypeStatus}, []MsgType{TypeCallNext, TypeSubscribe, TypeCancel}},
-		{RoleKeypad, []MsgType{TypeCallNext, TypeTransfer, TypePause, TypeSubscribe}, []MsgType{TypeTakeTicket, TypeCancel}},
-		{RoleDisplay, []MsgType{TypeSubscribe, TypeStatus}, []MsgType{TypeCallNext, TypeTakeTicket}},
-		{RoleConsole, []MsgType{TypeTakeTicket, TypeCancel, TypeSubscribe, TypeResume}, []MsgType{TypeHello, TypeTicket}},
+		{RoleKiosk, []MsgType{TypeTakeTicket, TypeStatus}, []MsgType{TypeCallNext, TypeSubscribe, TypeCancel, TypeReprint}},
+		{RoleKeypad, []MsgType{TypeCallNext, TypeTransfer, TypePause, TypeSubscribe}, []MsgType{TypeTakeTicket, TypeCancel, TypeReprint}},
+		{RoleDisplay, []MsgType{TypeSubscribe, TypeStatus}, []MsgType{TypeCallNext, TypeTakeTicket, TypeReprint}},
+		{RoleConsole, []MsgType{TypeTakeTicket, TypeCancel, TypeSubscribe, TypeResume, TypeReprint}, []MsgType{TypeHello, TypeTicket}},
 		{Role(9), nil, []MsgType{TypeStatus}},
 	}
 	for _, tt := range tests {
@@ -634,7 +637,7 @@ func TestRoleActions(t *testing.T) {
 			}
 		}
 	}
-	if RoleActions(RoleConsole) != 1<<14-1 {
+	if RoleActions(RoleConsole) != 1<<15-1 {
 		t.Errorf("console actions = %#x", uint32(RoleActions(RoleConsole)))
 	}
 }
