@@ -249,6 +249,8 @@ func (ss *session) dispatch(ctx context.Context, f wire.Frame, m wire.Message) (
 		return ss.status(ctx, m)
 	case *wire.Subscribe:
 		return ss.subscribe(ctx, f, m)
+	case *wire.Reprint:
+		return ss.reprint(ctx, f, m)
 	}
 	return nil, wire.ErrUnsupportedType.WithMsg(fmt.Sprintf("%s is not handled", f.Type))
 }
@@ -361,6 +363,47 @@ func (ss *session) status(ctx context.Context, m *wire.Status) (wire.Message, er
 		return nil, err
 	}
 	return snapshotMsg(def, &snap), nil
+}
+
+// reprint prints a ticket again through Opts.Reprint. It changes no state
+// and is not idempotent: every REPRINT received prints.
+func (ss *session) reprint(ctx context.Context, f wire.Frame, m *wire.Reprint) (wire.Message, error) {
+	if err := wire.Validate(m); err != nil {
+		return nil, wire.StatusOf(err)
+	}
+	def, err := ss.siteFor(m.Site)
+	if err != nil {
+		return nil, err
+	}
+	fn := ss.srv.o.Reprint
+	if fn == nil {
+		return nil, wire.ErrPrinterFailed.WithMsg("printing not configured")
+	}
+	err = fn(ctx, def.ID, m.Number, m.Printer)
+	if err == nil {
+		ss.srv.log.Info("ticket reprinted", "device", ss.dev.ID, "site", def.ID, "number", m.Number, "printer", m.Printer)
+		return &wire.OK{}, nil
+	}
+	return nil, reprintErr(ss, f, def.ID, m, err)
+}
+
+// reprintErr maps a failed reprint onto what the console is told: no such
+// ticket; the store's or the daemon's own trouble (left to statusOf);
+// else "printer failed" with the cause (paper out, cover open, no answer),
+// which is logged here.
+func reprintErr(ss *session, f wire.Frame, site string, m *wire.Reprint, err error) error {
+	var se *wire.StatusError
+	switch {
+	case errors.As(err, &se):
+		return se
+	case errors.Is(err, queue.ErrNotFound):
+		return wire.ErrUnknownTicket.WithMsg(fmt.Sprintf("no ticket %s today at site %s", m.Number, site))
+	case errors.Is(err, queue.ErrUnavailable), errors.Is(err, queue.ErrClosed):
+		return err
+	}
+	ss.srv.log.Warn("reprint failed", "device", ss.dev.ID, "request_id", f.RequestID, "site", site,
+		"number", m.Number, "printer", m.Printer, "err", err)
+	return wire.ErrPrinterFailed.WithMsg(err.Error())
 }
 
 // filter selects the events a subscription forwards.

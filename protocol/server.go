@@ -40,6 +40,13 @@ type Device struct {
 // language).
 type RenderFunc func(site string, t queue.Ticket, pos queue.Position, lang string) ([]byte, error)
 
+// ReprintFunc prints ticket number of today at site again, on the network
+// printer with id printer ("" for the printer of the kiosk that issued the
+// ticket). An error wrapping queue.ErrNotFound means there is no such
+// ticket; any other error means the ticket did not print and its text says
+// why. *devices.Dispatcher's Reprint method has this signature.
+type ReprintFunc func(ctx context.Context, site, number, printer string) error
+
 // Metrics receives counts from the server; every method must be safe for
 // concurrent use and cheap. Opts.Metrics may be nil.
 type Metrics interface {
@@ -96,6 +103,9 @@ type Opts struct {
 	// Render renders tickets for kiosks that ask for ESC/POS; nil answers
 	// such requests with "printing not configured".
 	Render RenderFunc
+	// Reprint prints a ticket again for a console's REPRINT; nil answers
+	// REPRINT with ERROR 0x2A "printing not configured".
+	Reprint ReprintFunc
 	// Metrics receives counts; nil ignores them.
 	Metrics Metrics
 	// Clock is the time source for deadlines and rate limits (default
@@ -270,7 +280,7 @@ var roleActions = map[wire.Role]wire.Actions{
 	wire.RoleDisplay: wire.Allow(wire.TypeSubscribe, wire.TypeStatus),
 	wire.RoleConsole: wire.Allow(wire.TypeTakeTicket, wire.TypeCallNext, wire.TypeCallNumber, wire.TypeRecall,
 		wire.TypeNoShow, wire.TypeReenter, wire.TypeStart, wire.TypeComplete, wire.TypeTransfer,
-		wire.TypeCancel, wire.TypePause, wire.TypeResume, wire.TypeStatus, wire.TypeSubscribe),
+		wire.TypeCancel, wire.TypePause, wire.TypeResume, wire.TypeStatus, wire.TypeSubscribe, wire.TypeReprint),
 }
 
 // counterNumber is the wire number of a queue counter id ("5" -> 5).
