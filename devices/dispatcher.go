@@ -125,12 +125,14 @@ type Dispatcher struct {
 	mu     sync.Mutex
 	status map[string]PrinterStatus
 
-	started    atomic.Bool
-	loops      context.Context
-	stopLoops  context.CancelFunc
-	done       chan struct{}
-	shutOnce   sync.Once
-	shutdownCh chan struct{}
+	started atomic.Bool
+	// loops runs the event loops and keypad handlers, parts the ports,
+	// buses and announcers: Shutdown stops the loops first, lets the
+	// announcers drain, then stops the parts (blanking the boards).
+	loops, parts         context.Context
+	stopLoops, stopParts context.CancelFunc
+	shutOnce             sync.Once
+	done                 chan struct{}
 }
 
 // keypadAt is one keypad showing a counter's ticket.
@@ -139,7 +141,8 @@ type keypadAt struct {
 	addr int
 }
 
-func zoneKey(site, name string) string { return site + "\x00" + name }
+// siteKey keys a site's zone or counter in a map.
+func siteKey(site, name string) string { return site + "\x00" + name }
 
 // New checks opts and returns a Dispatcher.
 func New(opts Opts) (*Dispatcher, error) {
@@ -163,9 +166,10 @@ func New(opts Opts) (*Dispatcher, error) {
 		eng: opts.Engine, o: opts, log: log,
 		printers: map[string]*Printer{}, zones: map[string]*Zone{}, first: map[string]*Zone{},
 		keypads: map[string][]keypadAt{}, status: map[string]PrinterStatus{},
-		done: make(chan struct{}), shutdownCh: make(chan struct{}),
+		done: make(chan struct{}),
 	}
 	d.loops, d.stopLoops = context.WithCancel(context.Background())
+	d.parts, d.stopParts = context.WithCancel(context.Background())
 
 	ports := map[*led.Port]bool{}
 	for _, p := range opts.Ports {
@@ -194,7 +198,7 @@ func New(opts Opts) (*Dispatcher, error) {
 		if _, err := d.eng.Site(z.Site); err != nil {
 			return nil, fmt.Errorf("devices: new dispatcher: zone %s: %w", z.Name, err)
 		}
-		d.zones[zoneKey(z.Site, z.Name)] = z
+		d.zones[siteKey(z.Site, z.Name)] = z
 		if d.first[z.Site] == nil {
 			d.first[z.Site] = z
 		}
@@ -227,7 +231,7 @@ func New(opts Opts) (*Dispatcher, error) {
 			if !hasCounter(s, c) {
 				return nil, fmt.Errorf("devices: new dispatcher: keypad bus %d address %d: counter %s: %w", i, addr, c, queue.ErrUnknownCounter)
 			}
-			d.keypads[zoneKey(k.Site, c)] = append(d.keypads[zoneKey(k.Site, c)], keypadAt{k.Bus, addr})
+			d.keypads[siteKey(k.Site, c)] = append(d.keypads[siteKey(k.Site, c)], keypadAt{k.Bus, addr})
 		}
 	}
 	if opts.Layout.PaperMM != 0 {
@@ -252,13 +256,14 @@ func (d *Dispatcher) Name() string { return "devices" }
 
 // Run drives the devices until ctx ends or Shutdown is called: every LED
 // port, voice announcer and keypad bus, and one loop per site following the
-// engine's events. It returns nil after a clean stop. Run may be called once.
+// engine's events. It returns nil after a clean stop (a Shutdown before Run
+// makes Run return at once). Run may be called once.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	if !d.started.CompareAndSwap(false, true) {
-		return ErrClosed
+		return ErrStarted
 	}
 	defer close(d.done)
-	stop := context.AfterFunc(ctx, d.stopLoops)
+	stop := context.AfterFunc(ctx, func() { d.stopLoops(); d.stopParts() })
 	defer stop()
 
 	var g errgroup.Group
@@ -266,7 +271,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		g.Go(func() error {
 			// Run fails only when the boards could not be blanked on
 			// the way out: worth a warning, not a failed daemon.
-			if err := p.Run(ctx); err != nil && !isStop(err) {
+			if err := p.Run(d.parts); err != nil && !isStop(err) {
 				d.log.Warn("devices: led port stopped", "port", p.Name(), "err", err)
 			}
 			return nil
@@ -274,7 +279,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	for _, z := range d.o.Zones {
 		g.Go(func() error {
-			if err := z.Announcer.Run(ctx); err != nil && !isStop(err) && !errors.Is(err, voice.ErrClosed) {
+			if err := z.Announcer.Run(d.parts); err != nil && !isStop(err) && !errors.Is(err, voice.ErrClosed) {
 				return fmt.Errorf("devices: voice zone %s: %w", z.Name, err)
 			}
 			return nil
@@ -282,7 +287,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	for _, k := range d.o.Keypads {
 		g.Go(func() error {
-			if err := k.Bus.Run(ctx); err != nil && !isStop(err) {
+			if err := k.Bus.Run(d.parts); err != nil && !isStop(err) {
 				return fmt.Errorf("devices: keypad bus %s: %w", k.Name, err)
 			}
 			return nil
@@ -291,12 +296,6 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	for _, s := range d.eng.Sites() {
 		g.Go(func() error { d.follow(d.loops, s.ID); return nil })
-	}
-	// A Shutdown before Run stops the parts at once.
-	select {
-	case <-d.shutdownCh:
-		d.stopParts(context.Background())
-	default:
 	}
 	return g.Wait()
 }
@@ -309,42 +308,27 @@ func isStop(err error) bool {
 // zone finish what it has queued, then blanks the boards and closes the
 // lines, all within ctx. It returns ctx's error if Run did not end in time.
 func (d *Dispatcher) Shutdown(ctx context.Context) error {
-	first := false
-	d.shutOnce.Do(func() { first = true; close(d.shutdownCh) })
+	var errs error
+	d.shutOnce.Do(func() {
+		d.stopLoops()
+		if d.started.Load() {
+			for _, z := range d.o.Zones {
+				if err := z.Announcer.Close(ctx); err != nil {
+					errs = errors.Join(errs, fmt.Errorf("devices: close voice zone %s: %w", z.Name, err))
+				}
+			}
+		}
+		d.stopParts()
+	})
 	if !d.started.Load() {
-		return nil
-	}
-	var err error
-	if first {
-		err = d.stopParts(ctx)
+		return errs
 	}
 	select {
 	case <-d.done:
-		return err
+		return errs
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// stopParts stops the parts in order: feeds and keypads, voice, boards.
-func (d *Dispatcher) stopParts(ctx context.Context) error {
-	d.stopLoops()
-	var errs error
-	for _, k := range d.o.Keypads {
-		if err := k.Bus.Close(); err != nil {
-			errs = errors.Join(errs, fmt.Errorf("devices: close keypad bus %s: %w", k.Name, err))
-		}
-	}
-	for _, z := range d.o.Zones {
-		if err := z.Announcer.Close(ctx); err != nil {
-			errs = errors.Join(errs, fmt.Errorf("devices: close voice zone %s: %w", z.Name, err))
-		}
-	}
-	for _, p := range d.o.Ports {
-		// Port.Close reports boards it could not blank; Run logs it.
-		_ = p.Close()
-	}
-	return errs
 }
 
 // follow shows a site's events on its devices until ctx ends.
@@ -482,7 +466,7 @@ func (st *siteState) show(counter, number string) {
 		}
 		b.Port.Show(b.Addr, c)
 	}
-	for _, k := range st.d.keypads[zoneKey(st.site, counter)] {
+	for _, k := range st.d.keypads[siteKey(st.site, counter)] {
 		k.bus.Display(k.addr, keypadText(number))
 	}
 }
@@ -544,7 +528,7 @@ func (st *siteState) zone(counter string) *Zone {
 	if st.def != nil {
 		for _, c := range st.def.Counters {
 			if c.ID == counter && c.Zone != "" {
-				return st.d.zones[zoneKey(st.site, c.Zone)]
+				return st.d.zones[siteKey(st.site, c.Zone)]
 			}
 		}
 	}

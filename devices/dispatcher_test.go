@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -306,9 +307,12 @@ func TestRestoreAfterRestart(t *testing.T) {
 			t.Fatalf("run: %v", err)
 		}
 		// Shutdown blanks the boards.
-		frames := rec.Frames()
-		if last := frames[len(frames)-1]; len(last) != 2 {
-			t.Errorf("round %d: last frame %q, want a blank board", round, last)
+		last := map[byte]string{}
+		for _, f := range rec.Frames() {
+			last[f[0]] = string(f)
+		}
+		if want := map[byte]string{1: "\x01@\n", 5: "\x05@\n", 9: "\x09\n"}; !maps.Equal(last, want) {
+			t.Errorf("round %d: last frames %q, want blank boards %q", round, last, want)
 		}
 	}
 }
@@ -492,4 +496,66 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestRunTwice: Run may be called once; Shutdown before Run is harmless.
+func TestRunTwice(t *testing.T) {
+	eng, _ := newEngine(t)
+	d, err := devices.New(devices.Opts{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 2)
+	for range 2 {
+		go func() { errc <- d.Run(context.Background()) }()
+	}
+	// The second Run returns at once; the first runs until Shutdown.
+	if err := <-errc; !errors.Is(err, devices.ErrStarted) {
+		t.Errorf("second Run: %v, want ErrStarted", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.Shutdown(ctx); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+	if err := <-errc; err != nil {
+		t.Errorf("first Run: %v", err)
+	}
+
+	idle, err := devices.New(devices.Opts{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idle.Shutdown(context.Background()); err != nil {
+		t.Errorf("shutdown before run: %v", err)
+	}
+	if err := idle.Run(context.Background()); err != nil {
+		t.Errorf("run after shutdown: %v", err)
+	}
+}
+
+// TestNewRefusesBadWiring: New names what is wrong with its options.
+func TestNewRefusesBadWiring(t *testing.T) {
+	eng, _ := newEngine(t)
+	rec := ledtest.New()
+	p := newPort(t, "line", counterDriver(t), rec.Dial)
+	tests := []struct {
+		name string
+		o    devices.Opts
+		want error
+	}{
+		{"unknown counter", devices.Opts{Engine: eng, Ports: []*led.Port{p}, Boards: []devices.Board{{Port: p, Site: "hospital", Counter: "9"}}}, queue.ErrUnknownCounter},
+		{"unknown site", devices.Opts{Engine: eng, Ports: []*led.Port{p}, Boards: []devices.Board{{Port: p, Site: "bank", Counter: "1"}}}, queue.ErrUnknownSite},
+		{"kiosk without printer", devices.Opts{Engine: eng, Kiosks: map[string]string{"kiosk-1": "nope"}}, devices.ErrNoPrinter},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := devices.New(tt.o); !errors.Is(err, tt.want) {
+				t.Errorf("New: %v, want %v", err, tt.want)
+			}
+		})
+	}
+	if _, err := devices.New(devices.Opts{Engine: eng, Boards: []devices.Board{{Port: p, Site: "hospital", Counter: "1"}}}); err == nil {
+		t.Error("New accepted a board whose port is not in Ports")
+	}
 }

@@ -9,8 +9,8 @@ var (
 	// ErrNoPrinter is returned by PrintTicket for a device that has no
 	// printer configured, and by Reprint for an unknown printer.
 	ErrNoPrinter = errors.New("devices: no printer configured")
-	// ErrClosed is returned by Run when it was called twice.
-	ErrClosed = errors.New("devices: dispatcher already run")
+	// ErrStarted is returned by a second call of Run.
+	ErrStarted = errors.New("devices: dispatcher already started")
 )
 
 // PrintError says that a ticket did not print. It wraps the printer's error,
