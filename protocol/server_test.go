@@ -32,7 +32,7 @@ func TestWelcome(t *testing.T) {
 		{"display-1", wire.RoleDisplay, 0, []wire.MsgType{wire.TypeSubscribe, wire.TypeStatus}},
 		{"console-1", wire.RoleConsole, 0, []wire.MsgType{wire.TypeTakeTicket, wire.TypeCallNext, wire.TypeCallNumber,
 			wire.TypeRecall, wire.TypeNoShow, wire.TypeReenter, wire.TypeStart, wire.TypeComplete, wire.TypeTransfer,
-			wire.TypeCancel, wire.TypePause, wire.TypeResume, wire.TypeStatus, wire.TypeSubscribe}},
+			wire.TypeCancel, wire.TypePause, wire.TypeResume, wire.TypeStatus, wire.TypeSubscribe, wire.TypeReprint}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
