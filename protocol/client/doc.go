@@ -14,7 +14,9 @@
 // with the same request id and the RETRY flag. The client keeps its boot
 // nonce across reconnects, so the daemon derives the same idempotency key
 // and a kiosk whose connection dropped after TAKE_TICKET gets the ticket it
-// was first given, not a second one.
+// was first given, not a second one. REPRINT is the exception: it is not
+// idempotent (each one prints), so Reprint and DoOnce send it once and
+// leave a retry to the person who asked.
 //
 // A Subscription survives reconnects: it sends SUBSCRIBE again with the last
 // version it delivered, drops events it has already seen, and passes on the

@@ -15,12 +15,21 @@ import (
 // thin wrappers; Do is for requests they do not cover (another site, a
 // service filter).
 func (c *Client) Do(ctx context.Context, m wire.Message) (wire.Message, error) {
-	return c.roundTrip(ctx, c.newID(), m)
+	return c.roundTrip(ctx, c.newID(), m, c.opts.Retries+1)
 }
 
-// roundTrip sends m under request id id until it is answered, the retries
+// DoOnce sends request m at most once and returns the daemon's answer: no
+// resend after a time-out, a dropped connection or a retryable ERROR. It is
+// for requests that are not idempotent, such as REPRINT, where sending
+// again would act again; if the connection is down it still waits (up to
+// Opts.Timeout) for it to come back before sending.
+func (c *Client) DoOnce(ctx context.Context, m wire.Message) (wire.Message, error) {
+	return c.roundTrip(ctx, c.newID(), m, 1)
+}
+
+// roundTrip sends m under request id id until it is answered, attempts
 // are spent, ctx ends or the client is closed.
-func (c *Client) roundTrip(ctx context.Context, id uint32, m wire.Message) (wire.Message, error) {
+func (c *Client) roundTrip(ctx context.Context, id uint32, m wire.Message, attempts int) (wire.Message, error) {
 	first, err := wire.EncodeMessage(nil, id, 0, m)
 	if err != nil {
 		return nil, fmt.Errorf("client: %s: %w", m.Type(), err)
@@ -40,7 +49,6 @@ func (c *Client) roundTrip(ctx context.Context, id uint32, m wire.Message) (wire
 		lastErr error
 		pause   time.Duration // asked for by the daemon (RetryAfterMS)
 	)
-	attempts := c.opts.Retries + 1
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt > 0 {
 			d := pause
@@ -291,6 +299,25 @@ func (c *Client) Snapshot(ctx context.Context, counter uint32, opts ...ReqOpt) (
 		return nil, fmt.Errorf("client: STATUS: %w: %s", ErrUnexpected, ans.Type())
 	}
 	return s, nil
+}
+
+// Reprint prints ticket number of today again on the daemon's network
+// printer with id printer (empty: the printer of the kiosk that issued it);
+// console only. A reprint changes no state and is sent once, never resent
+// by the client (a resent REPRINT would print again): on a lost answer the
+// error says so and the caller decides. A printer that failed comes back
+// as wire.ErrPrinterFailed with the cause in its message. Only WithSite of
+// opts applies.
+func (c *Client) Reprint(ctx context.Context, number, printer string, opts ...ReqOpt) error {
+	_, o := c.req(0, opts)
+	ans, err := c.DoOnce(ctx, &wire.Reprint{Number: number, Printer: printer, Site: o.site})
+	if err != nil {
+		return err
+	}
+	if _, ok := ans.(*wire.OK); !ok {
+		return fmt.Errorf("client: REPRINT: %w: %s", ErrUnexpected, ans.Type())
+	}
+	return nil
 }
 
 func (c *Client) ticket(ctx context.Context, m wire.Message) (*wire.Ticket, error) {

@@ -60,7 +60,8 @@ func logger() *slog.Logger {
 // daemon is a real daemon on a SQLite file, restartable on the same port.
 type daemon struct {
 	t         *testing.T
-	maxReplay int         // 0: the server's default
+	maxReplay int // 0: the server's default
+	reprint   protocol.ReprintFunc
 	tls       *tls.Config // nil: plain TCP
 	db        string
 	addr      string
@@ -94,7 +95,8 @@ func (d *daemon) start() {
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
 	}
-	d.srv, err = protocol.New(protocol.Opts{Engine: d.eng, Devices: devices(), Logger: logger(), RateLimit: -1, MaxReplay: d.maxReplay, TLSConfig: d.tls})
+	d.srv, err = protocol.New(protocol.Opts{Engine: d.eng, Devices: devices(), Logger: logger(), RateLimit: -1, MaxReplay: d.maxReplay, TLSConfig: d.tls,
+		Reprint: d.reprint})
 	if err != nil {
 		t.Fatalf("new server: %v", err)
 	}

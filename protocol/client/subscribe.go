@@ -114,7 +114,7 @@ func (c *Client) sendSubscribe(ctx context.Context, s *Subscription, snapshot bo
 		Counters: s.f.Counters, Services: s.f.Services, Site: s.f.Site,
 		FromVersion: s.resumeFrom(), Snapshot: snapshot,
 	}
-	_, err := c.roundTrip(ctx, id, m)
+	_, err := c.roundTrip(ctx, id, m, c.opts.Retries+1)
 	return err
 }
 

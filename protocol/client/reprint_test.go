@@ -1,0 +1,95 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nowserving/nowserving/protocol/client"
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+// TestRealReprint: a console reprints through the real daemon; the hook
+// sees each reprint once, also when the answer is lost (no resend).
+func TestRealReprint(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		calls []string
+	)
+	d := &daemon{t: t, db: filepath.Join(t.TempDir(), "q.db"), addr: "127.0.0.1:0"}
+	d.reprint = func(ctx context.Context, site, number, printer string) error {
+		if _, err := d.eng.Position(ctx, site, number); err != nil {
+			return fmt.Errorf("devices: reprint %s: %w", number, err)
+		}
+		if printer == "jammed" {
+			return fmt.Errorf("devices: print %s on printer %s: %w", number, printer, errors.New("escpos: paper out"))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, site+"/"+number+"/"+printer)
+		return nil
+	}
+	d.start()
+	t.Cleanup(d.stop)
+	printed := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(calls, " ")
+	}
+	ctx := context.Background()
+	k := dial(t, d.addr, "kiosk-1", wire.RoleKiosk)
+	tk, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(t, d.addr)
+	con := dial(t, p.addr(), "console-1", wire.RoleConsole)
+
+	if err := con.Reprint(ctx, tk.Number, "hall-1"); err != nil {
+		t.Fatalf("Reprint: %v", err)
+	}
+	if err := con.Reprint(ctx, tk.Number, "", client.WithSite("hq")); err != nil {
+		t.Fatalf("Reprint on the kiosk's printer: %v", err)
+	}
+	if got, want := printed(), "hq/A001/hall-1 hq/A001/"; got != want {
+		t.Errorf("printed %q, want %q", got, want)
+	}
+
+	errs := []struct {
+		name    string
+		err     error
+		want    *wire.StatusError
+		msgPart string
+	}{
+		{"unknown ticket", con.Reprint(ctx, "A999", "hall-1"), wire.ErrUnknownTicket, "A999"},
+		{"paper out", con.Reprint(ctx, tk.Number, "jammed"), wire.ErrPrinterFailed, "paper out"},
+		{"kiosk", k.Reprint(ctx, tk.Number, "hall-1"), wire.ErrForbidden, "REPRINT"},
+	}
+	for _, tt := range errs {
+		var se *wire.StatusError
+		if !errors.Is(tt.err, tt.want) || !errors.As(tt.err, &se) || !strings.Contains(se.Msg, tt.msgPart) {
+			t.Errorf("%s: %v, want %v naming %q", tt.name, tt.err, tt.want, tt.msgPart)
+		}
+	}
+
+	// The answer is lost: the reprint happened once and is not resent.
+	cut := p.cutAfterAnswer(wire.TypeReprint)
+	if err := con.Reprint(ctx, tk.Number, "hall-2"); err == nil {
+		t.Error("Reprint whose answer was lost returned nil")
+	}
+	<-cut
+	if got, want := printed(), "hq/A001/hall-1 hq/A001/ hq/A001/hall-2"; got != want {
+		t.Errorf("printed %q after the lost answer, want %q (one print, no resend)", got, want)
+	}
+	if n := con.Resent(); n != 0 {
+		t.Errorf("client resent %d frames, want 0", n)
+	}
+	// The client reconnects and the next reprint goes through.
+	if err := con.Reprint(ctx, tk.Number, "hall-3"); err != nil {
+		t.Errorf("Reprint after the reconnect: %v", err)
+	}
+}
