@@ -96,6 +96,14 @@ type Opts struct {
 	// OpTimeout bounds one engine operation of a keypad press and the
 	// recording of a failed print (default 5 s).
 	OpTimeout time.Duration
+	// DrainTimeout bounds how long the voice zones may finish their queued
+	// announcements when Run's context ends (default 5 s); Shutdown uses
+	// its own context instead.
+	DrainTimeout time.Duration
+	// PrinterPoll, when positive, asks each printer's status this often,
+	// so Status (and the metrics) show a printer out of paper before a
+	// kiosk needs it.
+	PrinterPoll time.Duration
 	// Retry is the pause before following a site's feed again after an
 	// error (default 1 s).
 	Retry time.Duration
@@ -151,6 +159,9 @@ func New(opts Opts) (*Dispatcher, error) {
 	}
 	if opts.OpTimeout <= 0 {
 		opts.OpTimeout = 5 * time.Second
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 5 * time.Second
 	}
 	if opts.Retry <= 0 {
 		opts.Retry = time.Second
@@ -263,7 +274,12 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		return ErrStarted
 	}
 	defer close(d.done)
-	stop := context.AfterFunc(ctx, func() { d.stopLoops(); d.stopParts() })
+	// The end of ctx is a shutdown too, bounded by DrainTimeout.
+	stop := context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), d.o.DrainTimeout)
+		defer cancel()
+		_ = d.Shutdown(sctx)
+	})
 	defer stop()
 
 	var g errgroup.Group
@@ -296,6 +312,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	for _, s := range d.eng.Sites() {
 		g.Go(func() error { d.follow(d.loops, s.ID); return nil })
+	}
+	if d.o.PrinterPoll > 0 {
+		for _, p := range d.o.Printers {
+			g.Go(func() error { d.poll(d.loops, p); return nil })
+		}
 	}
 	return g.Wait()
 }

@@ -559,3 +559,74 @@ func TestNewRefusesBadWiring(t *testing.T) {
 		t.Error("New accepted a board whose port is not in Ports")
 	}
 }
+
+// TestCancelStops: the end of Run's context is a shutdown: the queued
+// announcements are played (within DrainTimeout) and the boards blanked.
+func TestCancelStops(t *testing.T) {
+	eng, _ := newEngine(t)
+	issue(t, eng, "A", 3)
+	rec := ledtest.New()
+	p := newPort(t, "line", textDriver(t, "{number}"), rec.Dial)
+	sink := &slowSink{release: make(chan struct{})}
+	ann := newAnnouncer(t, sink)
+	d, err := devices.New(devices.Opts{
+		Engine: eng, Ports: []*led.Port{p},
+		Boards: []devices.Board{{Port: p, Addr: 1, Site: "hospital", Counter: "1"}},
+		Zones:  []devices.Zone{{Name: "hall", Site: "hospital", Announcer: ann}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- d.Run(ctx) }()
+	callNext(t, eng, "1")
+	waitFor(t, "the first announcement to start", func() bool { return sink.count() == 1 })
+	r := queue.CounterRequest{Request: queue.Request{Site: "hospital", Device: "keypad-1"}, Counter: "1"}
+	if _, err := eng.Recall(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the recall to be queued", func() bool { return d.Status().Zones[0].Stats.Pending == 1 })
+	cancel()
+	close(sink.release)
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	if n := sink.count(); n != 2 {
+		t.Errorf("%d announcements played, want the call and the queued recall", n)
+	}
+	frames := rec.Frames()
+	if last := string(frames[len(frames)-1]); last != "\x01\n" {
+		t.Errorf("last frame %q, want the board blanked", last)
+	}
+}
+
+// slowSink holds every announcement until release is closed.
+type slowSink struct {
+	release chan struct{}
+	mu      sync.Mutex
+	n       int
+}
+
+func (s *slowSink) Play(ctx context.Context, _ []byte, _ string) error {
+	s.mu.Lock()
+	s.n++
+	s.mu.Unlock()
+	select {
+	case <-s.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *slowSink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/queue"
@@ -163,4 +164,25 @@ func (d *Dispatcher) setStatus(id string, err error) {
 	}
 	s.At = d.eng.Now()
 	d.status[id] = s
+}
+
+// poll asks a printer's status every PrinterPoll until ctx ends.
+func (d *Dispatcher) poll(ctx context.Context, p Printer) {
+	t := time.NewTicker(d.o.PrinterPoll)
+	defer t.Stop()
+	for {
+		st, err := p.Printer.Status(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			err = st.Err()
+		}
+		d.setStatus(p.ID, err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

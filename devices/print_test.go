@@ -191,3 +191,31 @@ func TestReprint(t *testing.T) {
 		t.Errorf("reprint on an unknown printer: %v, want ErrNoPrinter", err)
 	}
 }
+
+// TestPrinterPoll: a polled printer shows paper out in Status before any
+// kiosk prints, and ok again once the paper is back.
+func TestPrinterPoll(t *testing.T) {
+	eng, _ := newEngine(t)
+	fake := escpostest.NewPrinter()
+	t.Cleanup(func() { fake.Close() })
+	fake.SetState(escpostest.State{Paper: escpostest.PaperOut})
+	o := escpos.DefaultOpts()
+	o.Addr = fake.Addr()
+	d, err := devices.New(devices.Opts{
+		Engine: eng, PrinterPoll: 10 * time.Millisecond,
+		Printers: []devices.Printer{{ID: "p1", Printer: escpos.NewPrinter(o), Layout: kioskLayout()}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Status().Printers[0].Status; got != "unknown" {
+		t.Errorf("status before any poll %q, want unknown", got)
+	}
+	run(t, d)
+	waitFor(t, "paper_out", func() bool { return d.Status().Printers[0].Status == "paper_out" })
+	fake.SetState(escpostest.State{})
+	waitFor(t, "ok", func() bool { return d.Status().Printers[0].Status == "ok" })
+	if len(fake.Jobs()) != 0 {
+		t.Errorf("polling printed something: %q", fake.Jobs())
+	}
+}
