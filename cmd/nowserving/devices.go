@@ -17,13 +17,21 @@ import (
 	"github.com/nowserving/nowserving/queue"
 )
 
+// printerPoll is how often the daemon asks each network printer's status,
+// so that a printer out of paper shows on the console and in the metrics
+// before a kiosk needs it.
+const printerPoll = 30 * time.Second
+
 // buildDevices builds the LED ports and boards, voice zones, printers and
 // keypad buses of the configuration and the dispatcher that drives them.
 // Nothing is opened yet: the dispatcher's Run opens the lines. Folders of
 // file: lines and dir: outputs are created here, so the demo runs in a
 // fresh checkout.
 func buildDevices(cfg *config.Config, eng *queue.Engine, log *slog.Logger) (*devices.Dispatcher, error) {
-	o := devices.Opts{Engine: eng, Logger: log, Languages: map[string][]string{}, Kiosks: map[string]string{}}
+	o := devices.Opts{
+		Engine: eng, Logger: log, Languages: map[string][]string{}, Kiosks: map[string]string{},
+		PrinterPoll: printerPoll,
+	}
 	for _, s := range cfg.Sites {
 		o.Languages[s.ID] = s.Languages
 	}
