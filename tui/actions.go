@@ -18,6 +18,13 @@ type Conn interface {
 	Do(ctx context.Context, m wire.Message) (wire.Message, error)
 }
 
+// onceConn is a Conn that can send a request without ever resending it
+// (*client.Client's DoOnce). A reprint goes through it when the Conn has
+// it, since a resent REPRINT prints again.
+type onceConn interface {
+	DoOnce(ctx context.Context, m wire.Message) (wire.Message, error)
+}
+
 // actionTimeout bounds one action, retries included.
 const actionTimeout = 15 * time.Second
 
@@ -46,6 +53,21 @@ func do(i int, c Conn, what string, m wire.Message) tea.Cmd {
 	}
 }
 
+// doOnce is do for a request that must not be resent (REPRINT): through
+// DoOnce when c has it.
+func doOnce(i int, c Conn, what string, m wire.Message) tea.Cmd {
+	oc, ok := c.(onceConn)
+	if !ok {
+		return do(i, c, what, m)
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+		defer cancel()
+		ans, err := oc.DoOnce(ctx, m)
+		return ResultMsg{Site: i, What: what, Answer: ans, Err: err}
+	}
+}
+
 // refresh returns the command that asks for a snapshot of site i.
 func refresh(i int, c Conn, code string) tea.Cmd {
 	return func() tea.Msg {
@@ -70,6 +92,9 @@ func describe(r ResultMsg) (string, bool) {
 	if r.Err != nil {
 		var se *wire.StatusError
 		if errors.As(r.Err, &se) {
+			if se.Code == wire.ErrPrinterFailed.Code {
+				return fmt.Sprintf("%s: printer failed: %s", r.What, se.Msg), false
+			}
 			return fmt.Sprintf("%s: refused: %s", r.What, se.Msg), false
 		}
 		return fmt.Sprintf("%s: failed: %v", r.What, r.Err), false

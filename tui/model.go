@@ -395,6 +395,25 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			v = strings.ToUpper(v)
 			return m.send("re-enter "+v, &wire.Reenter{Number: v, Site: s.code})
 		}}
+	case key.Matches(msg, k.Reprint):
+		def := ""
+		if c != nil {
+			def = c.number
+		}
+		m.prompt = &prompt{label: "reprint ticket (number, then a printer id; none: the kiosk's printer)", value: def,
+			submit: func(m *Model, v string) tea.Cmd {
+				f := strings.Fields(v)
+				if len(f) == 0 {
+					return nil
+				}
+				r := &wire.Reprint{Number: strings.ToUpper(f[0]), Site: s.code}
+				what := "reprint " + r.Number
+				if len(f) > 1 {
+					r.Printer = f[1]
+					what += " on printer " + r.Printer
+				}
+				return doOnce(m.cur, m.site().conn, what, r)
+			}}
 	case key.Matches(msg, k.Cancel):
 		def := ""
 		if c != nil {

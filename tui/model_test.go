@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -270,6 +271,9 @@ func TestActions(t *testing.T) {
 		{"issue", []string{"i", "backspace", "e", "enter"}, &wire.TakeTicket{Service: "E", Site: "hospital"}},
 		{"re-enter", []string{"e", "A010", "enter"}, &wire.Reenter{Number: "A010", Site: "hospital"}},
 		{"keys typed together", []string{"jn"}, &wire.CallNext{Counter: 2, Site: "hospital"}},
+		{"reprint the counter's ticket", []string{"P", "enter"}, &wire.Reprint{Number: "A005", Site: "hospital"}},
+		{"reprint on a printer", []string{"P", " hall-1", "enter"}, &wire.Reprint{Number: "A005", Printer: "hall-1", Site: "hospital"}},
+		{"reprint another", []string{"j", "P", "r002", "enter"}, &wire.Reprint{Number: "R002", Site: "hospital"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -331,6 +335,59 @@ func TestStatusLine(t *testing.T) {
 	press(m, "s")
 	if want := "start at counter 1: failed: client: no answer in time"; !strings.Contains(m.View(), want) {
 		t.Errorf("status line lacks %q:\n%s", want, m.View())
+	}
+}
+
+// onceRecConn is a recConn that can also send without resending, as
+// *client.Client can.
+type onceRecConn struct {
+	recConn
+	once []wire.Message
+}
+
+func (c *onceRecConn) DoOnce(ctx context.Context, m wire.Message) (wire.Message, error) {
+	c.mu.Lock()
+	c.once = append(c.once, m)
+	answer := c.answer
+	c.mu.Unlock()
+	if answer != nil {
+		return answer(m)
+	}
+	return &wire.OK{}, nil
+}
+
+// A reprint is sent once (DoOnce), and the status line says how it went.
+func TestReprint(t *testing.T) {
+	conn := &onceRecConn{}
+	conn.answer = func(m wire.Message) (wire.Message, error) {
+		if r, ok := m.(*wire.Reprint); ok && r.Printer == "jammed" {
+			return nil, fmt.Errorf("client: REPRINT: %w", wire.ErrPrinterFailed.WithMsg("escpos: paper out"))
+		}
+		return &wire.OK{}, nil
+	}
+	m := newTestModel(t, conn, 0)
+	feed(m, SnapshotMsg{Snapshot: snapshot()})
+	press(m, "P")
+	if got := lineWith(m.View(), "reprint ticket"); !strings.Contains(got, "A005") {
+		t.Errorf("reprint prompt %q does not offer the counter's ticket A005:\n%s", got, m.View())
+	}
+	press(m, "enter")
+	if want := "reprint A005: ok"; !strings.Contains(m.View(), want) {
+		t.Errorf("status line lacks %q:\n%s", want, m.View())
+	}
+	press(m, "P", " jammed", "enter")
+	if want := "reprint A005 on printer jammed: printer failed: escpos: paper out"; !strings.Contains(m.View(), want) {
+		t.Errorf("status line lacks %q:\n%s", want, m.View())
+	}
+	if n := len(conn.requests()); n != 0 {
+		t.Errorf("%d reprints went through Do, which resends; want DoOnce only", n)
+	}
+	if len(conn.once) != 2 {
+		t.Errorf("DoOnce sent %d requests, want 2", len(conn.once))
+	}
+	press(m, "P", "backspace", "backspace", "backspace", "backspace", "enter")
+	if len(conn.once) != 2 {
+		t.Errorf("an empty reprint prompt sent a request")
 	}
 }
 
