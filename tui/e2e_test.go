@@ -207,6 +207,12 @@ func TestEndToEnd(t *testing.T) {
 	if want := "call next at counter 2: refused: "; !strings.Contains(lc.m.View(), want) {
 		t.Errorf("status line lacks %q:\n%s", want, lc.m.View())
 	}
+
+	// REPRINT reaches the daemon, which has no printers here.
+	press(lc.m, "P", tk.Number, "enter")
+	if want := "reprint " + tk.Number + ": printer failed: printing not configured"; !strings.Contains(lc.m.View(), want) {
+		t.Errorf("status line lacks %q:\n%s", want, lc.m.View())
+	}
 }
 
 func TestEndToEndReconnect(t *testing.T) {
