@@ -277,6 +277,15 @@ func (ss *session) takeTicket(ctx context.Context, f wire.Frame, m *wire.TakeTic
 		return nil, fmt.Errorf("protocol: position of %s: %w", t.Number, err)
 	}
 	out := ticketMsg(&pos.Ticket, &pos)
+	if !m.WantESCPOS && ss.srv.o.Print != nil {
+		// A kiosk with only a button: its ticket prints on its network
+		// printer before it is answered, so paper out reaches it as an
+		// error. The ticket stays issued; a retry with the same key gets it
+		// again and tries the printer again.
+		if err := ss.srv.o.Print(ctx, ss.dev.ID, pos.Ticket, pos); err != nil {
+			return nil, wire.ErrPrinterFailed.WithMsg(fmt.Sprintf("ticket %s issued but not printed: %v", t.Number, err))
+		}
+	}
 	if m.WantESCPOS {
 		b, err := render(r.site.ID, pos.Ticket, pos, m.Language)
 		if err != nil {

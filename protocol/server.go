@@ -47,6 +47,11 @@ type RenderFunc func(site string, t queue.Ticket, pos queue.Position, lang strin
 // why. *devices.Dispatcher's Reprint method has this signature.
 type ReprintFunc func(ctx context.Context, site, number, printer string) error
 
+// PrintFunc prints a ticket a kiosk just took on the network printer that
+// kiosk is bound to, and returns nil at once for a kiosk with no printer. An
+// error means the ticket did not print and its text says why.
+type PrintFunc func(ctx context.Context, device string, t queue.Ticket, pos queue.Position) error
+
 // Metrics receives counts from the server; every method must be safe for
 // concurrent use and cheap. Opts.Metrics may be nil.
 type Metrics interface {
@@ -103,6 +108,10 @@ type Opts struct {
 	// Render renders tickets for kiosks that ask for ESC/POS; nil answers
 	// such requests with "printing not configured".
 	Render RenderFunc
+	// Print prints the ticket of a TAKE_TICKET that did not ask for ESC/POS
+	// bytes, before the kiosk is answered; its failure is answered ERROR
+	// 0x2A. Nil prints nothing.
+	Print PrintFunc
 	// Reprint prints a ticket again for a console's REPRINT; nil answers
 	// REPRINT with ERROR 0x2A "printing not configured".
 	Reprint ReprintFunc

@@ -13,7 +13,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/nowserving/nowserving/config"
-	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/metrics"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/queue"
@@ -138,6 +137,14 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *da
 	// The engine closes before the store: prepend.
 	d.closers = append([]closer{{"engine", eng.Close}}, d.closers...)
 
+	dev, err := buildDevices(cfg, eng, log)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if err := metrics.RegisterDevices(reg, deviceSources(dev)); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+
 	devs, err := protocolDevices(cfg.Devices)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
@@ -153,7 +160,13 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *da
 	po := protocol.Opts{
 		Engine: eng, Devices: devs, Logger: log, Metrics: pm,
 		Heartbeat: cfg.Listen.Heartbeat, MaxConns: cfg.Listen.MaxConnections,
-		Render: ticketRenderer(cfg),
+		Render: dev.RenderTicket, Reprint: dev.Reprint,
+		Print: func(ctx context.Context, device string, t queue.Ticket, p queue.Position) error {
+			if !dev.HasPrinter(device) {
+				return nil
+			}
+			return dev.PrintTicket(ctx, device, t, p)
+		},
 	}
 	if cfg.Listen.TLS.Enabled() {
 		cert, err := tls.LoadX509KeyPair(cfg.Listen.TLS.Cert, cfg.Listen.TLS.Key)
@@ -194,7 +207,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *da
 		d.parts = append(d.parts, web.Part{Server: ws, Listener: hl}) // takes requests: stops early
 		log.Info("listening", "http", hl.Addr().String())
 	}
-	d.parts = append(d.parts, newSweeper(eng, sweepEvery, log), qm)
+	d.parts = append(d.parts, newSweeper(eng, sweepEvery, log), qm, dev) // dev last: boards blank after the rest drained
 	log.Info("listening", "protocol", ln.Addr().String(), "tls", po.TLSConfig != nil, "devices", len(devs))
 	return d, nil
 }
@@ -265,49 +278,6 @@ func protocolDevices(in []config.Device) ([]protocol.Device, error) {
 	return out, nil
 }
 
-// ticketRenderer renders tickets for kiosks that ask for ESC/POS bytes,
-// with the default 80 mm layout, in the site's languages.
-func ticketRenderer(cfg *config.Config) protocol.RenderFunc {
-	type siteText struct {
-		name     config.Names
-		langs    []string
-		services map[string]config.Names
-		loc      *time.Location
-	}
-	texts := map[string]siteText{}
-	for i := range cfg.Sites {
-		s := &cfg.Sites[i]
-		st := siteText{name: s.Name, langs: s.Languages, services: map[string]config.Names{}, loc: s.Location()}
-		for _, sv := range s.Services {
-			st.services[sv.Code] = sv.Name
-		}
-		texts[s.ID] = st
-	}
-	layout := escpos.DefaultLayout()
-	return func(site string, t queue.Ticket, pos queue.Position, lang string) ([]byte, error) {
-		st := texts[site]
-		langs := append([]string{lang}, st.langs...)
-		if lang == "" && len(st.langs) > 0 {
-			lang = st.langs[0]
-		}
-		name := st.name.Pick(langs...)
-		if name == "" {
-			name = site
-		}
-		svc := st.services[t.Service].Pick(langs...)
-		if svc == "" {
-			svc = t.Service
-		}
-		issued := t.IssuedAt
-		if st.loc != nil && !issued.IsZero() {
-			issued = issued.In(st.loc)
-		}
-		return escpos.Render(escpos.Ticket{
-			Site: name, Service: svc, Number: t.Number, PeopleAhead: pos.Ahead,
-			EstimatedWait: pos.Wait, Issued: issued, Lang: lang,
-		}, layout)
-	}
-}
 
 // protocolPart serves the device protocol on one listener.
 type protocolPart struct {

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/devices/escpos"
+	"github.com/nowserving/nowserving/devices/escpos/escpostest"
+	"github.com/nowserving/nowserving/protocol/client"
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+const printYAML = `
+store: { driver: sqlite, dsn: %q }
+listen: { protocol: "127.0.0.1:0", http: "" }
+sites:
+  - id: clinic
+    timezone: UTC
+    services:
+      - { code: A, name: { en: General } }
+    counters:
+      - { id: "1", services: [A] }
+printers:
+  - { id: hall-printer, addr: %q, paper_mm: 58 }
+devices:
+  - { id: button-1, role: kiosk, site: clinic, printer: hall-printer, secret: "test-button-1-secret-0123" }
+`
+
+// TestButtonKioskPrints: a kiosk with only a button takes tickets through
+// the real daemon; they print on its network printer (a fake 9100 printer
+// answering status queries as a real one does) before it is answered, and
+// paper out reaches the kiosk as an error.
+func TestButtonKioskPrints(t *testing.T) {
+	printer := escpostest.NewPrinter()
+	defer printer.Close()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "site.yaml")
+	if err := os.WriteFile(file, fmt.Appendf(nil, printYAML, filepath.Join(dir, "q.db"), printer.Addr()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatalf("load config: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d, err := newDaemon(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("new daemon: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+
+	kiosk, err := client.Dial(ctx, d.protocolAddr.String(), client.Opts{
+		DeviceID: "button-1", Secret: []byte("test-button-1-secret-0123"), Role: wire.RoleKiosk, Retries: -1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kiosk.Close()
+
+	tk, err := kiosk.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
+	if err != nil {
+		t.Fatalf("take ticket with paper: %v", err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	jobs, err := printer.WaitJobs(wctx, 1)
+	if err != nil {
+		t.Fatalf("printer got no job: %v", err)
+	}
+	dump := escpos.Dump(jobs[0])
+	for _, want := range []string{"ESC @", `"A001"`, "GS V"} {
+		if !strings.Contains(dump, want) {
+			t.Errorf("printed ticket %s lacks %s:\n%s", tk.Number, want, dump)
+		}
+	}
+
+	printer.SetState(escpostest.State{Paper: escpostest.PaperOut})
+	_, err = kiosk.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
+	if !errors.Is(err, wire.ErrPrinterFailed) || !strings.Contains(err.Error(), "paper") {
+		t.Fatalf("paper out: got %v, want ERROR 0x2A naming the paper", err)
+	}
+	if n := len(printer.Jobs()); n != 1 {
+		t.Errorf("%d jobs printed, want 1: nothing may print without paper", n)
+	}
+}
