@@ -278,7 +278,6 @@ func protocolDevices(in []config.Device) ([]protocol.Device, error) {
 	return out, nil
 }
 
-
 // protocolPart serves the device protocol on one listener.
 type protocolPart struct {
 	srv *protocol.Server
