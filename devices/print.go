@@ -52,14 +52,19 @@ func (d *Dispatcher) HasPrinter(device string) bool {
 // Reprint prints a ticket of today again, by number, on a printer; the
 // ticket says it is a reprint and shows its current place in the queue.
 // A failed reprint is returned as a *PrintError and not recorded.
+//
+// An empty printerID means the printer of the kiosk that issued the ticket.
 func (d *Dispatcher) Reprint(ctx context.Context, site, number, printerID string) error {
-	p := d.printers[printerID]
-	if p == nil {
-		return fmt.Errorf("devices: reprint %s on %q: %w", number, printerID, ErrNoPrinter)
-	}
 	pos, err := d.eng.Position(ctx, site, number)
 	if err != nil {
 		return fmt.Errorf("devices: reprint %s: %w", number, err)
+	}
+	if printerID == "" {
+		printerID = d.o.Kiosks[pos.Ticket.Device]
+	}
+	p := d.printers[printerID]
+	if p == nil {
+		return fmt.Errorf("devices: reprint %s on %q: %w", number, printerID, ErrNoPrinter)
 	}
 	b, err := d.render(pos.Ticket, pos, p.Layout, "", p.Footer, true)
 	if err == nil {

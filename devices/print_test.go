@@ -190,6 +190,20 @@ func TestReprint(t *testing.T) {
 	if err := d.Reprint(context.Background(), "hospital", "A001", "nope"); !errors.Is(err, devices.ErrNoPrinter) {
 		t.Errorf("reprint on an unknown printer: %v, want ErrNoPrinter", err)
 	}
+	// No printer named: the printer of the kiosk that issued it.
+	if err := d.Reprint(context.Background(), "hospital", "A001", ""); err != nil {
+		t.Fatalf("reprint on the issuing kiosk's printer: %v", err)
+	}
+	if jobs, err := fake.WaitJobs(ctx, 2); err != nil || len(jobs) != 2 {
+		t.Fatalf("jobs after reprint on the kiosk's printer: %d, %v", len(jobs), err)
+	}
+	other, err := eng.Issue(context.Background(), queue.IssueRequest{Request: queue.Request{Site: "hospital", Device: "kiosk-2"}, Service: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Reprint(context.Background(), "hospital", other.Number, ""); !errors.Is(err, devices.ErrNoPrinter) {
+		t.Errorf("reprint of a ticket from a kiosk without printer: %v, want ErrNoPrinter", err)
+	}
 }
 
 // TestPrinterPoll: a polled printer shows paper out in Status before any
