@@ -44,6 +44,9 @@ type Config struct {
 	Voice Voice `mapstructure:"voice"`
 	// Keypads are buses of wired serial keypads.
 	Keypads []Keypads `mapstructure:"keypads"`
+	// HTTP holds the ticket status pages' public address and the API
+	// clients (http.go).
+	HTTP HTTP `mapstructure:"http"`
 }
 
 // Driver names a database engine.

@@ -202,6 +202,7 @@ func load(data []byte, opts Opts) (*Config, error) {
 		}
 		d.Secret = val
 	}
+	cfg.resolveTokens(lookup, &decoded)
 
 	// Validate what decoded, but say nothing more about a key that already
 	// failed: its zero value would only produce a confusing second message.

@@ -68,6 +68,7 @@ func (c *Config) validate() problems {
 		c.validateDevice(k, d, &ps)
 	}
 	c.validateHardware(&ps)
+	c.validateHTTP(&ps)
 	return ps
 }
 

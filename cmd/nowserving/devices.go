@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/nowserving/nowserving/web"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -34,6 +35,10 @@ func buildDevices(cfg *config.Config, eng *queue.Engine, log *slog.Logger) (*dev
 	}
 	for _, s := range cfg.Sites {
 		o.Languages[s.ID] = s.Languages
+	}
+	if base := cfg.HTTP.PublicURL; base != "" {
+		// The QR code opens the ticket's status page.
+		o.QR = func(t queue.Ticket) string { return web.TicketURL(base, t.Site, t.Number, t.Day) }
 	}
 
 	ports := map[string]*led.Port{}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -97,5 +99,78 @@ func TestButtonKioskPrints(t *testing.T) {
 	}
 	if n := len(printer.Jobs()); n != 1 {
 		t.Errorf("%d jobs printed, want 1: nothing may print without paper", n)
+	}
+}
+
+const apiYAML = `
+store: { driver: sqlite, dsn: %q }
+listen: { protocol: "127.0.0.1:0", http: "127.0.0.1:0" }
+http:
+  public_url: "http://queue.example.org"
+  tokens:
+    - { name: his, token_env: TEST_HIS_TOKEN, sites: [clinic] }
+sites:
+  - id: clinic
+    timezone: UTC
+    services:
+      - { code: A, name: { en: General } }
+    counters:
+      - { id: "1", services: [A] }
+`
+
+// TestServeAPIToken: a token from the config (read from the environment)
+// opens the HTTP API; a request without it is refused.
+func TestServeAPIToken(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "site.yaml")
+	if err := os.WriteFile(file, fmt.Appendf(nil, apiYAML, filepath.Join(dir, "q.db")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"TEST_HIS_TOKEN": "his-secret-token-0123456789"}
+	cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatalf("load config: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := newDaemon(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("new daemon: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	url := "http://" + d.httpAddr.String() + "/api/v1/sites/clinic/tickets"
+	post := func(token string) *http.Response {
+		req, err := http.NewRequest("POST", url, strings.NewReader(`{"service":"A"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", "his-1")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if resp := post(""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without a token: %s, want 401", resp.Status)
+	}
+	resp := post("his-secret-token-0123456789")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		t.Fatalf("with the token: %s %s", resp.Status, body)
+	}
+	if !strings.Contains(string(body), `"A001"`) {
+		t.Errorf("answer lacks the ticket number: %s", body)
 	}
 }

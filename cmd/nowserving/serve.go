@@ -97,6 +97,8 @@ type daemon struct {
 	grace time.Duration
 	// protocolAddr is the address the protocol listener got.
 	protocolAddr net.Addr
+	// httpAddr is the address the HTTP listener got; nil when off.
+	httpAddr net.Addr
 }
 
 type closer struct {
@@ -196,7 +198,11 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *da
 		for _, s := range cfg.Sites {
 			langs[s.ID] = s.Languages
 		}
-		ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: storeReady(st), Languages: langs, Logger: log})
+		var tokens []web.TokenInfo
+		for _, t := range cfg.HTTP.Tokens {
+			tokens = append(tokens, web.TokenInfo{Name: t.Name, Token: t.Token, Sites: t.Sites})
+		}
+		ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: storeReady(st), Languages: langs, Tokens: tokens, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
@@ -204,6 +210,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *da
 		if err != nil {
 			return nil, fmt.Errorf("serve: listen on %s: %w", cfg.Listen.HTTP, err)
 		}
+		d.httpAddr = hl.Addr()
 		d.parts = append(d.parts, web.Part{Server: ws, Listener: hl}) // takes requests: stops early
 		log.Info("listening", "http", hl.Addr().String())
 	}

@@ -1,0 +1,91 @@
+package config
+
+import (
+	"net/url"
+	"regexp"
+)
+
+// HTTP configures what the daemon serves on listen.http besides health and
+// metrics: the public address of the ticket status pages and the API
+// clients.
+type HTTP struct {
+	// PublicURL is the address customers' phones reach the daemon at, e.g.
+	// "https://queue.example.org"; the QR code on a ticket opens
+	// PublicURL/t/{site}/{number}. Empty prints no status-page QR code.
+	PublicURL string `mapstructure:"public_url"`
+	// Tokens are the API clients (hospital or bank systems).
+	Tokens []Token `mapstructure:"tokens"`
+}
+
+// Token is one API client's bearer token.
+type Token struct {
+	// Name is recorded as the actor "api:NAME" of what the client does.
+	Name string `mapstructure:"name"`
+	// Token is the secret, at least MinSecret characters; or TokenEnv
+	// names an environment variable holding it.
+	Token    string `mapstructure:"token"`
+	TokenEnv string `mapstructure:"token_env"`
+	// Sites the token may act on; empty means every site.
+	Sites []string `mapstructure:"sites"`
+}
+
+var reTokenName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+
+// resolveTokens reads token_env values into Token.
+func (c *Config) resolveTokens(lookup func(string) (string, bool), ps *problems) {
+	for i := range c.HTTP.Tokens {
+		t := &c.HTTP.Tokens[i]
+		if t.TokenEnv == "" {
+			continue
+		}
+		k := keyf("http.tokens[%d].token_env", i)
+		if t.Token != "" {
+			ps.add(k, "set token or token_env, not both")
+			continue
+		}
+		val, ok := lookup(t.TokenEnv)
+		if !ok {
+			ps.add(k, "environment variable %s is not set", t.TokenEnv)
+			continue
+		}
+		t.Token = val
+	}
+}
+
+func (c *Config) validateHTTP(ps *problems) {
+	if u := c.HTTP.PublicURL; u != "" {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			ps.add("http.public_url", "must be an http:// or https:// address, got %q", u)
+		}
+	}
+	names := map[string]int{}
+	secrets := map[string]int{}
+	for i, t := range c.HTTP.Tokens {
+		k := keyf("http.tokens[%d]", i)
+		if !reTokenName.MatchString(t.Name) {
+			ps.add(k+".name", "must be 1 to 32 lower-case letters, digits or dashes, got %q", t.Name)
+		} else if j, dup := names[t.Name]; dup {
+			ps.add(k+".name", "duplicate token name %q (also http.tokens[%d])", t.Name, j)
+		} else {
+			names[t.Name] = i
+		}
+		switch {
+		case len(t.Token) < MinSecret && t.TokenEnv != "":
+			ps.add(k+".token_env", "token in %s must be at least %d characters, got %d", t.TokenEnv, MinSecret, len(t.Token))
+		case len(t.Token) < MinSecret:
+			ps.add(k+".token", "must be at least %d characters, got %d (or use token_env)", MinSecret, len(t.Token))
+		default:
+			if j, dup := secrets[t.Token]; dup {
+				ps.add(k+".token", "same token as http.tokens[%d]: each client needs its own", j)
+			} else {
+				secrets[t.Token] = i
+			}
+		}
+		for j, s := range t.Sites {
+			if _, ok := c.Site(s); !ok {
+				ps.add(keyf("%s.sites[%d]", k, j), "unknown site %q", s)
+			}
+		}
+	}
+}
