@@ -89,24 +89,11 @@ func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 		return nil, fmt.Errorf("mysql: open: %w", Dialect().Err(err))
 	}
 	db := sql.OpenDB(conn)
-	n := opts.MaxConns
-	if n <= 0 {
-		n = 20
+	s, err := sqlstore.Connect(ctx, Dialect(), db, opts)
+	if err != nil {
+		return nil, err
 	}
-	db.SetMaxOpenConns(n)
-	db.SetMaxIdleConns(n)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("mysql: connect: %w", Dialect().Err(err))
-	}
-	s := &Store{sqlstore.New(Dialect(), db, db, opts)}
-	if !opts.NoMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
-	}
-	return s, nil
+	return &Store{s}, nil
 }
 
 func withParam(p map[string]string, k, v string) map[string]string {

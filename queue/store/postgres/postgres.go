@@ -68,24 +68,11 @@ func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", Dialect().Err(err))
 	}
-	n := opts.MaxConns
-	if n <= 0 {
-		n = 20
+	s, err := sqlstore.Connect(ctx, Dialect(), db, opts)
+	if err != nil {
+		return nil, err
 	}
-	db.SetMaxOpenConns(n)
-	db.SetMaxIdleConns(n)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("postgres: connect: %w", Dialect().Err(err))
-	}
-	s := &Store{sqlstore.New(Dialect(), db, db, opts)}
-	if !opts.NoMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
-	}
-	return s, nil
+	return &Store{s}, nil
 }
 
 // lockMigrations takes a session advisory lock named after the schema, so

@@ -102,14 +102,11 @@ func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	}
 	reader.SetMaxOpenConns(n)
 	reader.SetMaxIdleConns(n)
-	s := &Store{sqlstore.New(Dialect(), writer, reader, opts)}
-	if !opts.NoMigrate {
-		if err := s.Migrate(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
+	s, err := sqlstore.Start(ctx, Dialect(), writer, reader, opts)
+	if err != nil {
+		return nil, err
 	}
-	return s, nil
+	return &Store{s}, nil
 }
 
 // classify maps SQLite result codes: BUSY and LOCKED are conflicts (another
