@@ -195,10 +195,6 @@ func TestRender(t *testing.T) {
 func TestEndToEnd(t *testing.T) {
 	en := newEnv(t, nil)
 	const kiosks, perKiosk, keypads = 4, 10, 3
-	type seen struct {
-		evs  []*wire.Event
-		snap *wire.Snapshot
-	}
 	displays := make([]*client, 2)
 	for i := range displays {
 		displays[i], _ = en.login(fmt.Sprintf("display-%d", i+1), 1)

@@ -89,10 +89,6 @@ func newRaster(widthDots, height int) *raster {
 
 func (r *raster) set(x, y int) { r.data[y*r.bytesPerRow+x/8] |= 0x80 >> (x % 8) }
 
-func (r *raster) at(x, y int) bool {
-	return r.data[y*r.bytesPerRow+x/8]&(0x80>>(x%8)) != 0
-}
-
 // raster appends GS v 0 m xL xH yL yH d1...dk with m = 0 (normal density).
 func (w *writer) raster(r *raster) {
 	w.cmd(gs, 'v', '0', 0,

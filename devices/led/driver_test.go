@@ -2,7 +2,6 @@ package led
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,20 +20,6 @@ func hexDump(frames [][]byte) string {
 		fmt.Fprintf(&b, "% x\n", f)
 	}
 	return b.String()
-}
-
-// parseHexDump is the inverse of hexDump.
-func parseHexDump(t *testing.T, s string) [][]byte {
-	t.Helper()
-	var out [][]byte
-	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
-		b, err := hex.DecodeString(strings.ReplaceAll(line, " ", ""))
-		if err != nil {
-			t.Fatalf("golden line %q: %v", line, err)
-		}
-		out = append(out, b)
-	}
-	return out
 }
 
 func golden(t *testing.T, name string, frames [][]byte) {
