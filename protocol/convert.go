@@ -133,7 +133,7 @@ func eventMsg(site *queue.Site, ev *queue.Event) (*wire.Event, bool) {
 	m := &wire.Event{
 		Version: uint64(ev.Version), Site: ev.Site, Kind: k, Number: ev.Number, Service: ev.Service,
 		Counter: counterWire(ev.Counter), Actor: ev.Actor, Status: statusToWire[ev.Status],
-		TicketID: uint64(ev.TicketID),
+		TicketID: uint64(ev.TicketID), CallCount: uint16(min(ev.CallCount, 0xFFFF)),
 	}
 	if !ev.At.IsZero() {
 		m.TimeMS = ev.At.UnixMilli()

@@ -160,7 +160,7 @@ func place(ctx context.Context, tx Tx, t *Ticket, n int) error {
 
 func ticketEvent(typ EventType, t *Ticket, counter, actor, detail string, at time.Time) Event {
 	return Event{Site: t.Site, Type: typ, TicketID: t.ID, Number: t.Number, Service: t.Queue, Class: t.Class,
-		Status: t.Status, Counter: counter, Actor: actor, Detail: detail, At: at}
+		Status: t.Status, Counter: counter, Actor: actor, Detail: detail, At: at, CallCount: t.CallCount}
 }
 
 // move applies action a to t, writes it with a compare-and-set on its old

@@ -143,4 +143,7 @@ type Event struct {
 	Actor    string // device or operator
 	Detail   string // e.g. transfer target, failure reason
 	At       time.Time
+	// CallCount is how many times the ticket had been called, after the
+	// change: 2 on its first RECALLED.
+	CallCount int
 }

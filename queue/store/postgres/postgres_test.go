@@ -54,8 +54,8 @@ func TestMigrateConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, err := s.Version(t.Context()); err != nil || v != 1 {
-		t.Errorf("schema version %d, %v; want 1", v, err)
+	if v, err := s.Version(t.Context()); err != nil || v != 2 {
+		t.Errorf("schema version %d, %v; want 2 (0001_init, 0002_event_call_count)", v, err)
 	}
 }
 

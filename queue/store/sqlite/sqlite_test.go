@@ -63,8 +63,8 @@ func TestMigrateIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v != 1 {
-		t.Errorf("schema version %d, want 1", v)
+	if v != 2 {
+		t.Errorf("schema version %d, want 2 (0001_init, 0002_event_call_count)", v)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 const ticketCols = "id, site, service, queue, day, seq, number, class, status, rnk, sort_key, counter, target_counter, " +
 	"call_count, noshow_count, issued_at, waiting_since, called_at, serving_at, finished_at, device, idem_key"
 
-const eventCols = "site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at"
+const eventCols = "site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count"
 
 // waiting is the WAITING status as an SQL literal: written into the queries
 // (not bound) so PostgreSQL and SQLite use the partial indexes on it.
@@ -71,10 +71,10 @@ func buildQueries(d *Dialect) queries {
 		counters:      r("SELECT site, id, mode, ticket_id, since FROM counters WHERE site = ? ORDER BY id"),
 		streak:        r("SELECT n FROM service_streaks WHERE site = ? AND service = ?"),
 		setStreak:     d.upsert("service_streaks", []string{"site", "service"}, []string{"n"}),
-		insertEvent:   r("INSERT INTO events (" + eventCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+		insertEvent:   r("INSERT INTO events (" + eventCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
 		appendEventCTE: r("WITH v AS (INSERT INTO site_versions (site, version) VALUES (?, 1) ON CONFLICT (site) DO UPDATE " +
 			"SET version = site_versions.version + 1 RETURNING site, version) INSERT INTO events (" + eventCols + ") " +
-			"SELECT v.site, v.version, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM v RETURNING version"),
+			"SELECT v.site, v.version, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM v RETURNING version"),
 		events:        r(eventsQ + " LIMIT ?"),
 		eventsAll:     r(eventsQ),
 		lastVersion:   r("SELECT version FROM site_versions WHERE site = ?"),
@@ -562,7 +562,7 @@ func (t *tx) AppendEvent(ctx context.Context, e *queue.Event) error {
 	if t.s.d.EventCTE {
 		var v int64
 		err := t.queryRow(ctx, t.s.q.appendEventCTE, e.Site, string(e.Type), e.TicketID, e.Number, e.Service,
-			string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At)).Scan(&v)
+			string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At), e.CallCount).Scan(&v)
 		if err != nil {
 			return t.wrap("append event", err)
 		}
@@ -574,7 +574,7 @@ func (t *tx) AppendEvent(ctx context.Context, e *queue.Event) error {
 		return t.wrap("next event version", err)
 	}
 	_, err = t.exec(ctx, t.s.q.insertEvent, e.Site, v, string(e.Type), e.TicketID, e.Number, e.Service,
-		string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At))
+		string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At), e.CallCount)
 	if err != nil {
 		return t.wrap("append event", err)
 	}
@@ -602,7 +602,7 @@ func (t *tx) Events(ctx context.Context, site string, after int64, limit int) ([
 		var typ, class, status string
 		var atMs int64
 		if err := rows.Scan(&e.Site, &e.Version, &typ, &e.TicketID, &e.Number, &e.Service, &class, &status,
-			&e.Counter, &e.Actor, &e.Detail, &atMs); err != nil {
+			&e.Counter, &e.Actor, &e.Detail, &atMs, &e.CallCount); err != nil {
 			return nil, t.wrap("list events", err)
 		}
 		e.Type, e.Class, e.Status, e.At = queue.EventType(typ), queue.Class(class), queue.Status(status), at(atMs)

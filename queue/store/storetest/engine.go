@@ -224,6 +224,13 @@ func testLifecycle(t *testing.T, open func(t *testing.T) queue.Store) {
 	if r := en.must("recall", "1"); r.CallCount != 2 || r.Status != queue.StatusCalled {
 		t.Errorf("recalled = %+v", r)
 	}
+	evs, err := en.e.Events(en.ctx, "hq", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := evs[len(evs)-1]; last.Type != queue.EventRecalled || last.CallCount != 2 {
+		t.Errorf("RECALLED event read back = %+v, want call count 2", last)
+	}
 	if s := en.must("start", "1"); s.Status != queue.StatusServing || s.ServingAt.IsZero() {
 		t.Errorf("started = %+v", s)
 	}
@@ -773,7 +780,7 @@ func testEvents(t *testing.T, open func(t *testing.T) queue.Store) {
 			t.Errorf("event %d = %+v, want version %d %s", i, ev, i+1, types[i])
 		}
 	}
-	if got[1].Counter != "1" || got[1].Actor != "test" {
+	if got[1].Counter != "1" || got[1].Actor != "test" || got[1].CallCount != 1 {
 		t.Errorf("CALLED event = %+v", got[1])
 	}
 	// A late subscriber resumes from its version; the store replays.
