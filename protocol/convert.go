@@ -161,8 +161,8 @@ func pickName(names map[string]string, fallback string) string {
 	return fallback
 }
 
-// snapshotMsg is the SNAPSHOT answer for snap.
-func snapshotMsg(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
+// snapshotBody is the SNAPSHOT answer for snap, without device health.
+func snapshotBody(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 	m := &wire.Snapshot{Version: uint64(snap.Version), Site: snap.Site, ServiceDay: snap.Day}
 	if !snap.At.IsZero() {
 		m.TimeMS = snap.At.UnixMilli()

@@ -371,7 +371,7 @@ func (ss *session) status(ctx context.Context, m *wire.Status) (wire.Message, er
 	if err != nil {
 		return nil, err
 	}
-	return snapshotMsg(def, &snap), nil
+	return ss.srv.snapshotMsg(def, &snap), nil
 }
 
 // reprint prints a ticket again through Opts.Reprint. It changes no state
@@ -466,7 +466,7 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 	v := snap.Version
 	var answer wire.Message = &wire.OK{Version: uint64(v)}
 	if m.FromVersion == 0 || m.Snapshot || from > v || v-from > int64(s.o.MaxReplay) {
-		answer, from = snapshotMsg(def, &snap), v
+		answer, from = s.snapshotMsg(def, &snap), v
 	}
 	sub, err := s.eng.Subscribe(def.ID, from)
 	if err != nil {
@@ -517,7 +517,7 @@ func (ss *session) pump(ctx context.Context, site *queue.Site, sub *queue.Subscr
 			if errors.Is(err, queue.ErrGapTooLarge) {
 				snap, serr := s.eng.Snapshot(ctx, site.ID)
 				if serr == nil {
-					if !ss.send(0, snapshotMsg(site, &snap)) {
+					if !ss.send(0, s.snapshotMsg(site, &snap)) {
 						return
 					}
 					sub.Reset(snap.Version)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,10 @@ type RenderFunc func(site string, t queue.Ticket, pos queue.Position, lang strin
 // ticket; any other error means the ticket did not print and its text says
 // why. *devices.Dispatcher's Reprint method has this signature.
 type ReprintFunc func(ctx context.Context, site, number, printer string) error
+
+// HealthFunc reports the hardware of a site (LED boards, printers, wired
+// keypads) for SNAPSHOTs; *devices.Dispatcher's status gives it.
+type HealthFunc func(site string) []wire.DeviceInfo
 
 // PrintFunc prints a ticket a kiosk just took on the network printer that
 // kiosk is bound to, and returns nil at once for a kiosk with no printer. An
@@ -108,6 +113,9 @@ type Opts struct {
 	// Render renders tickets for kiosks that ask for ESC/POS; nil answers
 	// such requests with "printing not configured".
 	Render RenderFunc
+	// Health reports the site's hardware in SNAPSHOTs; nil reports only the
+	// protocol devices' connections.
+	Health HealthFunc
 	// Print prints the ticket of a TAKE_TICKET that did not ask for ESC/POS
 	// bytes, before the kiosk is answered; its failure is answered ERROR
 	// 0x2A. Nil prints nothing.
@@ -162,6 +170,7 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	sessions  map[*session]struct{}
+	online    map[string]int // welcomed sessions per device id
 	closing   bool
 	done      chan struct{} // closed by Shutdown
 	wg        sync.WaitGroup
@@ -225,7 +234,7 @@ func New(o Opts) (*Server, error) {
 	s := &Server{
 		o: o, log: o.Logger, eng: o.Engine, devices: map[string]*device{},
 		metrics:   o.Metrics,
-		listeners: map[net.Listener]struct{}{}, sessions: map[*session]struct{}{},
+		listeners: map[net.Listener]struct{}{}, sessions: map[*session]struct{}{}, online: map[string]int{},
 		done: make(chan struct{}),
 	}
 	if s.metrics == nil {
@@ -475,7 +484,47 @@ func (s *Server) track(ss *session) bool {
 func (s *Server) untrack(ss *session) {
 	s.mu.Lock()
 	delete(s.sessions, ss)
+	if ss.dev != nil { // written by this session's goroutine, which untracks it
+		if s.online[ss.dev.ID]--; s.online[ss.dev.ID] <= 0 {
+			delete(s.online, ss.dev.ID)
+		}
+	}
 	s.mu.Unlock()
+}
+
+// welcomed counts a device's authenticated session.
+func (s *Server) welcomed(dev *device) {
+	s.mu.Lock()
+	s.online[dev.ID]++
+	s.mu.Unlock()
+}
+
+// snapshotMsg is the SNAPSHOT of a site with the health of its devices: the
+// configured keypads, kiosks and displays (connected or not) and what
+// Opts.Health reports of the hardware.
+func (s *Server) snapshotMsg(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
+	m := snapshotBody(site, snap)
+	ids := make([]string, 0, len(s.devices))
+	for id, d := range s.devices {
+		if d.Site == site.ID && d.Role != wire.RoleConsole {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	s.mu.Lock()
+	for _, id := range ids {
+		d := s.devices[id]
+		di := wire.DeviceInfo{ID: id, Kind: "device", Counter: d.counterNum, Online: s.online[id] > 0}
+		if !di.Online {
+			di.Detail = "not connected"
+		}
+		m.Devices = append(m.Devices, di)
+	}
+	s.mu.Unlock()
+	if s.o.Health != nil {
+		m.Devices = append(m.Devices, s.o.Health(site.ID)...)
+	}
+	return m
 }
 
 type nopMetrics struct{}

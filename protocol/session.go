@@ -216,6 +216,7 @@ func (ss *session) handshake() bool {
 		return fail(wire.ErrAuthFailed, f.RequestID, "role mismatch")
 	}
 	ss.dev = dev
+	s.welcomed(dev)
 	w, err := s.welcome(dev)
 	if err != nil {
 		s.log.Error("welcome", "device", dev.ID, "err", err)

@@ -640,3 +640,50 @@ func TestRelayCountsAttempts(t *testing.T) {
 		t.Errorf("after the reconnect: %+v", m)
 	}
 }
+
+// TestDeviceHealth: the snapshot's device health fills the offline line
+// and the counters' keypad/board column; a later snapshot where the board
+// answers again clears it.
+func TestDeviceHealth(t *testing.T) {
+	m := newTestModel(t, &recConn{}, 0)
+	snap := snapshot()
+	snap.Devices = []wire.DeviceInfo{
+		{ID: "keypad-1", Kind: "device", Counter: 1, Online: true},
+		{ID: "keypad-2", Kind: "device", Counter: 2, Detail: "not connected"},
+		{ID: "/dev/ttyUSB0#2", Kind: "led", Counter: 2, Detail: "not answering"},
+		{ID: "hall-printer", Kind: "printer", Detail: "paper_out"},
+	}
+	feed(m, SnapshotMsg{Snapshot: snap}, TickMsg(t0.Add(time.Minute)))
+	s := m.site()
+	want := map[string]string{"keypad-2": "device not connected", "/dev/ttyUSB0#2": "led not answering", "hall-printer": "printer paper_out"}
+	for id, what := range want {
+		if s.offline[id] != what {
+			t.Errorf("offline[%s] = %q, want %q (all: %v)", id, s.offline[id], what, s.offline)
+		}
+	}
+	if len(s.offline) != len(want) {
+		t.Errorf("offline = %v, want only %v", s.offline, want)
+	}
+	if view := m.View(); !strings.Contains(view, "offline devices: /dev/ttyUSB0#2: led not answering") {
+		t.Errorf("view lacks the offline line:\n%s", view)
+	}
+	if c := s.counter(1); c.keypadHealth != "connected" {
+		t.Errorf("counter 1 keypad %q, want connected", c.keypadHealth)
+	}
+	if c := s.counter(2); c.keypadHealth != "offline" || c.boardHealth != "offline" {
+		t.Errorf("counter 2 keypad %q board %q, want offline offline", c.keypadHealth, c.boardHealth)
+	}
+	snap2 := snapshot()
+	snap2.Version = 20
+	snap2.Devices = []wire.DeviceInfo{{ID: "/dev/ttyUSB0#2", Kind: "led", Counter: 2, Online: true}, {ID: "hall-printer", Kind: "printer", Online: true}}
+	feed(m, SnapshotMsg{Snapshot: snap2})
+	if _, bad := s.offline["/dev/ttyUSB0#2"]; bad {
+		t.Errorf("board still offline after it answered: %v", s.offline)
+	}
+	if _, bad := s.offline["hall-printer"]; bad {
+		t.Errorf("printer still listed after paper came back: %v", s.offline)
+	}
+	if c := s.counter(2); c.boardHealth != "ok" {
+		t.Errorf("counter 2 board %q, want ok", c.boardHealth)
+	}
+}

@@ -59,6 +59,9 @@ type counter struct {
 	serves  []string  // service codes it serves (configuration)
 	keypad  string    // id of its keypad device (configuration); empty: none
 	seen    time.Time // last event whose actor is its keypad
+	// health of its keypad and LED board from the last snapshot:
+	// "connected", "offline", or "" when the daemon reported none.
+	keypadHealth, boardHealth string
 }
 
 // ticket is what the console knows of one of today's tickets from events.
@@ -212,6 +215,7 @@ func (s *site) applySnapshot(snap *wire.Snapshot, now time.Time) bool {
 			c.since = time.UnixMilli(ci.SinceMS)
 		}
 	}
+	s.applyDevices(snap.Devices)
 	for _, c := range s.counters {
 		if !slices.ContainsFunc(snap.Counters, func(ci wire.CounterInfo) bool { return ci.ID == c.id }) && len(snap.Counters) > 0 {
 			c.number, c.status, c.service = "", 0, ""
@@ -456,4 +460,46 @@ func (s *site) waitingFor(c *counter) int {
 		}
 	}
 	return n
+}
+
+// applyDevices takes the devices' health from a snapshot: what is offline
+// or failing goes on the offline line (replacing what an earlier snapshot
+// said of the same device), and each counter learns whether its keypad is
+// connected and its LED board answers.
+func (s *site) applyDevices(devs []wire.DeviceInfo) {
+	if len(devs) == 0 {
+		return
+	}
+	for _, c := range s.counters {
+		c.keypadHealth, c.boardHealth = "", ""
+	}
+	for _, d := range devs {
+		delete(s.offline, d.ID)
+		if !d.Online || d.Detail != "" {
+			what := d.Kind
+			if d.Detail != "" {
+				what += " " + d.Detail
+			}
+			s.offline[d.ID] = what
+		}
+		c := s.counter(d.Counter)
+		if c == nil || d.Counter == 0 {
+			continue
+		}
+		word := "connected"
+		if !d.Online {
+			word = "offline"
+		}
+		switch d.Kind {
+		case "device", "keypad":
+			if c.keypad == "" || c.keypad == d.ID || d.Kind == "keypad" {
+				c.keypadHealth = word
+			}
+		case "led":
+			if word == "connected" {
+				word = "ok"
+			}
+			c.boardHealth = word
+		}
+	}
 }

@@ -360,10 +360,20 @@ func (m *Model) counterLines(s *site, w, n int) []string {
 	return out
 }
 
-// keypadCell says what the console knows of a counter's keypad: the
-// protocol reports no device health, so this is the configuration and the
-// last event the keypad caused.
+// keypadCell says what the console knows of a counter's devices: its
+// keypad's connection and LED board from the last snapshot, else the last
+// event the keypad caused.
 func (m *Model) keypadCell(c *counter) string {
+	if c.keypadHealth != "" || c.boardHealth != "" {
+		out := c.keypadHealth
+		if out == "" {
+			out = "-"
+		}
+		if c.boardHealth != "" {
+			out += " led " + c.boardHealth
+		}
+		return out
+	}
 	switch {
 	case c.keypad == "":
 		return "-"

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"github.com/nowserving/nowserving/protocol"
+	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/web"
 	"log/slog"
 	"os"
@@ -270,4 +272,59 @@ func multiSite(zs []devices.ZoneStatus) bool {
 		}
 	}
 	return false
+}
+
+// deviceHealth reports a site's hardware for the console's SNAPSHOT: LED
+// boards and wired keypads that answer or not, printers' last status, voice
+// zones that dropped announcements.
+func deviceHealth(d *devices.Dispatcher) protocol.HealthFunc {
+	return func(site string) []wire.DeviceInfo {
+		st := d.Status()
+		var out []wire.DeviceInfo
+		for _, b := range st.Boards {
+			if b.Site != site {
+				continue
+			}
+			di := wire.DeviceInfo{ID: fmt.Sprintf("%s#%d", b.Port, b.Addr), Kind: "led", Counter: wireCounter(b.Counter), Online: b.Online}
+			if !b.Online {
+				di.Detail = "not answering"
+			}
+			out = append(out, di)
+		}
+		for _, k := range st.Keypads {
+			if k.Site != site {
+				continue
+			}
+			di := wire.DeviceInfo{ID: fmt.Sprintf("%s#%d", k.Bus, k.Addr), Kind: "keypad", Counter: wireCounter(k.Counter), Online: k.Online}
+			if !k.Online {
+				di.Detail = "not answering"
+			}
+			out = append(out, di)
+		}
+		for _, p := range st.Printers {
+			di := wire.DeviceInfo{ID: p.ID, Kind: "printer", Online: p.Status == "ok" || p.Status == "unknown"}
+			if !di.Online {
+				di.Detail = p.Status
+			}
+			out = append(out, di)
+		}
+		for _, z := range st.Zones {
+			if z.Site != site {
+				continue
+			}
+			di := wire.DeviceInfo{ID: z.Name, Kind: "voice", Online: true}
+			if z.Stats.Dropped > 0 || z.Stats.Failed > 0 {
+				di.Detail = fmt.Sprintf("%d dropped, %d failed", z.Stats.Dropped, z.Stats.Failed)
+			}
+			out = append(out, di)
+		}
+		return out
+	}
+}
+
+// wireCounter is a configured counter id (validated as a number) on the
+// wire; 0 for a hall board.
+func wireCounter(id string) uint32 {
+	n, _ := counterNum(id)
+	return n
 }

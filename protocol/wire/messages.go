@@ -1248,6 +1248,8 @@ type Snapshot struct {
 	Services []ServiceInfo
 	// Counters (tag 6): one record per counter (repeated).
 	Counters []CounterInfo
+	// Devices (tag 7): health of the site's devices (repeated).
+	Devices []DeviceInfo
 }
 
 // Type returns TypeSnapshot.
@@ -1268,6 +1270,11 @@ func (m *Snapshot) AppendBinary(dst []byte) ([]byte, error) {
 	for i := range m.Counters {
 		start := e.begin(6)
 		m.Counters[i].appendFields(&e)
+		e.end(start)
+	}
+	for i := range m.Devices {
+		start := e.begin(7)
+		m.Devices[i].appendFields(&e)
 		e.end(start)
 	}
 	return e.b, e.err
@@ -1295,6 +1302,10 @@ func (m *Snapshot) Decode(src []byte) error {
 			var r CounterInfo
 			d.record(r.decodeFields)
 			m.Counters = append(m.Counters, r)
+		case 7:
+			var r DeviceInfo
+			d.record(r.decodeFields)
+			m.Devices = append(m.Devices, r)
 		}
 	}
 	return d.err
@@ -1518,6 +1529,45 @@ func (m *CounterInfo) decodeFields(d *decoder) {
 			m.SinceMS = d.int()
 		case 8:
 			m.Served = uint32(d.uint(32))
+		}
+	}
+}
+
+// DeviceInfo is the health of one device in a SNAPSHOT.
+type DeviceInfo struct {
+	// ID (tag 1): device id, printer id, or "PORT#ADDR" for an LED board or wired keypad.
+	ID string
+	// Kind (tag 2): "led", "printer", "keypad" (wired), "device" (a protocol keypad, kiosk or display), "voice".
+	Kind string
+	// Counter (tag 3): counter it belongs to; 0: none (hall board, printer, zone).
+	Counter uint32
+	// Online (tag 4): true: it answered or is connected.
+	Online bool
+	// Detail (tag 5): what is wrong, e.g. "paper_out", "not connected"; empty when fine.
+	Detail string
+}
+
+func (m *DeviceInfo) appendFields(e *encoder) {
+	e.str(1, m.ID)
+	e.str(2, m.Kind)
+	e.uint(3, uint64(m.Counter), 4)
+	e.bool(4, m.Online)
+	e.str(5, m.Detail)
+}
+
+func (m *DeviceInfo) decodeFields(d *decoder) {
+	for d.next() {
+		switch d.tag {
+		case 1:
+			m.ID = d.str()
+		case 2:
+			m.Kind = d.str()
+		case 3:
+			m.Counter = uint32(d.uint(32))
+		case 4:
+			m.Online = d.bool()
+		case 5:
+			m.Detail = d.str()
 		}
 	}
 }
