@@ -203,6 +203,10 @@ func (m *Model) selected() *counter {
 	return s.counters[m.sel]
 }
 
+// healthEvery is how often a connected console refreshes the devices'
+// health from a snapshot.
+const healthEvery = 30 * time.Second
+
 // Update applies one message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
@@ -212,10 +216,23 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case TickMsg:
 		m.now = time.Time(msg)
-		return m, m.tickCmd()
+		cmds := []tea.Cmd{m.tickCmd()}
+		for i, s := range m.sites {
+			// Device health changes without events: ask for a snapshot
+			// now and then while connected.
+			if s.state == LinkConnected && s.conn != nil && !s.snapAt.IsZero() &&
+				m.now.Sub(s.snapAt) >= healthEvery && m.now.Sub(s.healthAt) >= healthEvery {
+				s.healthAt = m.now
+				cmds = append(cmds, refresh(i, s.conn, s.code))
+			}
+		}
+		return m, tea.Batch(cmds...)
 	case SnapshotMsg:
 		if s := m.siteAt(msg.Site); s != nil && msg.Snapshot != nil {
 			s.applySnapshot(msg.Snapshot, m.now)
+			// Health is current whatever the version: take it even when the
+			// counts of an older snapshot are not.
+			s.applyDevices(msg.Snapshot.Devices)
 		}
 		return m, nil
 	case EventMsg:

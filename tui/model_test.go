@@ -687,3 +687,24 @@ func TestDeviceHealth(t *testing.T) {
 		t.Errorf("counter 2 board %q, want ok", c.boardHealth)
 	}
 }
+
+// TestHealthRefresh: a connected console asks for a fresh snapshot (device
+// health has no events) once its snapshot is 30 s old, and not again on
+// every tick.
+func TestHealthRefresh(t *testing.T) {
+	conn := &recConn{}
+	m := newTestModel(t, conn, 0)
+	feed(m, StateMsg{State: LinkConnected}, SnapshotMsg{Snapshot: snapshot()}, TickMsg(t0.Add(10*time.Second)))
+	s := m.site()
+	if !s.healthAt.IsZero() {
+		t.Fatalf("asked for health after 10 s")
+	}
+	feed(m, TickMsg(t0.Add(31*time.Second)))
+	if !s.healthAt.Equal(t0.Add(31 * time.Second)) {
+		t.Fatalf("no health refresh after 31 s (healthAt %v)", s.healthAt)
+	}
+	feed(m, TickMsg(t0.Add(32*time.Second)))
+	if !s.healthAt.Equal(t0.Add(31 * time.Second)) {
+		t.Errorf("asked again one second later")
+	}
+}

@@ -94,6 +94,7 @@ type site struct {
 	offline    map[string]string // device -> what is wrong
 	historyAt  time.Time         // time of the first event of today seen
 	needsFresh bool              // a day change was seen: ask for a snapshot
+	healthAt   time.Time         // last snapshot asked for device health
 }
 
 func newSite(o SiteOpts) *site {
@@ -215,7 +216,6 @@ func (s *site) applySnapshot(snap *wire.Snapshot, now time.Time) bool {
 			c.since = time.UnixMilli(ci.SinceMS)
 		}
 	}
-	s.applyDevices(snap.Devices)
 	for _, c := range s.counters {
 		if !slices.ContainsFunc(snap.Counters, func(ci wire.CounterInfo) bool { return ci.ID == c.id }) && len(snap.Counters) > 0 {
 			c.number, c.status, c.service = "", 0, ""
