@@ -106,12 +106,6 @@ type Tx interface {
 	// SaveRequests records the results of several requests in one
 	// statement; a (device, key) saved before fails with ErrDuplicate.
 	SaveRequests(ctx context.Context, reqs []SavedRequest) error
-	// LookupRequest returns the stored result of an earlier request with
-	// the same device and idempotency key.
-	LookupRequest(ctx context.Context, device, key string) (op string, result []byte, found bool, err error)
-	// SaveRequest records a request's result; a second save of the same
-	// (device, key) fails.
-	SaveRequest(ctx context.Context, device, key, op string, result []byte, atMs int64) error
 
 	// NextSeq allocates the next number of (site, service, day), starting at 1.
 	NextSeq(ctx context.Context, site, service, day string) (int, error)

@@ -28,7 +28,6 @@ type queries struct {
 	counter, counterLock, putCounter, counters, ensureCounter   string
 	streak, setStreak                                           string
 	insertEvent, appendEventCTE, events, eventsAll, lastVersion string
-	lookupRequest, saveRequest                                  string
 }
 
 func buildQueries(d *Dialect) queries {
@@ -75,11 +74,9 @@ func buildQueries(d *Dialect) queries {
 		appendEventCTE: r("WITH v AS (INSERT INTO site_versions (site, version) VALUES (?, 1) ON CONFLICT (site) DO UPDATE " +
 			"SET version = site_versions.version + 1 RETURNING site, version) INSERT INTO events (" + eventCols + ") " +
 			"SELECT v.site, v.version, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM v RETURNING version"),
-		events:        r(eventsQ + " LIMIT ?"),
-		eventsAll:     r(eventsQ),
-		lastVersion:   r("SELECT version FROM site_versions WHERE site = ?"),
-		lookupRequest: r("SELECT op, result FROM requests WHERE device = ? AND idem_key = ?"),
-		saveRequest:   r("INSERT INTO requests (device, idem_key, op, result, at) VALUES (?, ?, ?, ?, ?)"),
+		events:      r(eventsQ + " LIMIT ?"),
+		eventsAll:   r(eventsQ),
+		lastVersion: r("SELECT version FROM site_versions WHERE site = ?"),
 	}
 }
 
@@ -151,32 +148,6 @@ func (t *tx) RollbackTo(ctx context.Context, name string) error {
 // Release ends a savepoint, keeping its changes.
 func (t *tx) Release(ctx context.Context, name string) error {
 	return t.savepointExec(ctx, "RELEASE SAVEPOINT", name)
-}
-
-// LookupRequest returns the stored result of (device, key).
-func (t *tx) LookupRequest(ctx context.Context, device, key string) (string, []byte, bool, error) {
-	var op string
-	var result []byte
-	err := t.queryRow(ctx, t.s.q.lookupRequest, device, key).Scan(&op, &result)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil, false, nil
-	}
-	if err != nil {
-		return "", nil, false, t.wrap("lookup request", err)
-	}
-	return op, result, true, nil
-}
-
-// SaveRequest stores the result of (device, key); a second save fails with
-// queue.ErrDuplicate.
-func (t *tx) SaveRequest(ctx context.Context, device, key, op string, result []byte, atMs int64) error {
-	if result == nil {
-		result = []byte{}
-	}
-	if _, err := t.exec(ctx, t.s.q.saveRequest, device, key, op, result, atMs); err != nil {
-		return t.wrap("save request", err)
-	}
-	return nil
 }
 
 // increment runs an increment statement built by Dialect.increment and

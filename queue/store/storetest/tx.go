@@ -920,42 +920,48 @@ func txEventsConcurrent(t *testing.T, s queue.Store) {
 
 func txRequests(t *testing.T, s queue.Store) {
 	result := []byte{0, 1, 2, 0xff, 'x'}
+	k1, k2 := queue.RequestKey{Device: "kiosk-1", Key: "k1"}, queue.RequestKey{Device: "kiosk-1", Key: "k2"}
+	lookup := func(ctx context.Context, tx queue.Tx, k queue.RequestKey) (queue.StoredRequest, bool, error) {
+		got, err := tx.LookupRequests(ctx, []queue.RequestKey{k})
+		r, ok := got[k]
+		return r, ok, err
+	}
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
-		if _, _, found, err := tx.LookupRequest(ctx, "kiosk-1", "k1"); err != nil || found {
-			t.Errorf("LookupRequest before save: found %v, err %v", found, err)
+		if _, found, err := lookup(ctx, tx, k1); err != nil || found {
+			t.Errorf("LookupRequests before save: found %v, err %v", found, err)
 		}
-		if err := tx.SaveRequest(ctx, "kiosk-1", "k1", "issue", result, txBase.UnixMilli()); err != nil {
+		if err := tx.SaveRequests(ctx, []queue.SavedRequest{{RequestKey: k1, Op: "issue", Result: result, AtMs: txBase.UnixMilli()}}); err != nil {
 			return err
 		}
-		return tx.SaveRequest(ctx, "kiosk-1", "k2", "call", nil, txBase.UnixMilli())
+		return tx.SaveRequests(ctx, []queue.SavedRequest{{RequestKey: k2, Op: "call", AtMs: txBase.UnixMilli()}})
 	})
 	var dupErr error
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
-		op, got, found, err := tx.LookupRequest(ctx, "kiosk-1", "k1")
+		r, found, err := lookup(ctx, tx, k1)
 		if err != nil {
 			return err
 		}
-		if !found || op != "issue" || !reflect.DeepEqual(got, result) {
-			t.Errorf("LookupRequest = %q, %v, %v; want issue, %v, true", op, got, found, result)
+		if !found || r.Op != "issue" || !reflect.DeepEqual(r.Result, result) {
+			t.Errorf("LookupRequests = %+v, %v; want issue, %v, true", r, found, result)
 		}
-		op, got, found, err = tx.LookupRequest(ctx, "kiosk-1", "k2")
+		r, found, err = lookup(ctx, tx, k2)
 		if err != nil {
 			return err
 		}
-		if !found || op != "call" || len(got) != 0 {
-			t.Errorf("LookupRequest(k2) = %q, %v, %v; want call, empty, true", op, got, found)
+		if !found || r.Op != "call" || len(r.Result) != 0 {
+			t.Errorf("LookupRequests(k2) = %+v, %v; want call, empty, true", r, found)
 		}
-		if _, _, found, _ := tx.LookupRequest(ctx, "kiosk-2", "k1"); found {
+		if _, found, _ := lookup(ctx, tx, queue.RequestKey{Device: "kiosk-2", Key: "k1"}); found {
 			t.Errorf("the key of kiosk-1 was found for kiosk-2")
 		}
 		if err := tx.Savepoint(ctx, "req"); err != nil {
 			return err
 		}
-		dupErr = tx.SaveRequest(ctx, "kiosk-1", "k1", "issue", result, txBase.UnixMilli())
+		dupErr = tx.SaveRequests(ctx, []queue.SavedRequest{{RequestKey: k1, Op: "issue", Result: result, AtMs: txBase.UnixMilli()}})
 		return tx.RollbackTo(ctx, "req")
 	})
 	if !errors.Is(dupErr, queue.ErrDuplicate) {
-		t.Errorf("second SaveRequest error = %v, want ErrDuplicate", dupErr)
+		t.Errorf("second SaveRequests error = %v, want ErrDuplicate", dupErr)
 	}
 }
 
@@ -1007,7 +1013,8 @@ func txRequestBatches(t *testing.T, s queue.Store) {
 		t.Errorf("SaveRequests with a saved key: %v, want ErrDuplicate", dupErr)
 	}
 	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
-		if _, _, found, err := tx.LookupRequest(ctx, "kiosk-3", "new"); err != nil || found {
+		got, err := tx.LookupRequests(ctx, []queue.RequestKey{k("kiosk-3", "new")})
+		if _, found := got[k("kiosk-3", "new")]; err != nil || found {
 			t.Errorf("a refused batch left kiosk-3's key (found %v, err %v)", found, err)
 		}
 		return nil
