@@ -315,6 +315,9 @@ func (e *Engine) apply(jobs []*job) error {
 				}
 			}
 		}
+		if err := appendEvents(ctx, tx, jobs); err != nil {
+			return err
+		}
 		var saves []SavedRequest
 		for _, j := range jobs {
 			if j.save != nil {
@@ -328,12 +331,33 @@ func (e *Engine) apply(jobs []*job) error {
 	})
 }
 
-// emit appends an event in the job's transaction.
-func (j *job) emit(ctx context.Context, tx Tx, ev Event) error {
-	if err := tx.AppendEvent(ctx, &ev); err != nil {
-		return fmt.Errorf("queue: append %s event: %w", ev.Type, err)
-	}
+// emit records an event of the job. Its version is given when the batch
+// appends the events of every request that succeeded, after the last one,
+// so the site's version row is held only from there to the commit.
+func (j *job) emit(_ context.Context, _ Tx, ev Event) error {
 	j.events = append(j.events, ev)
+	return nil
+}
+
+// appendEvents stores the events of the jobs that succeeded, site by site
+// in job order, and sets their versions.
+func appendEvents(ctx context.Context, tx Tx, jobs []*job) error {
+	var sites []string
+	bySite := map[string][]*Event{}
+	for _, j := range jobs {
+		for i := range j.events {
+			ev := &j.events[i]
+			if _, ok := bySite[ev.Site]; !ok {
+				sites = append(sites, ev.Site)
+			}
+			bySite[ev.Site] = append(bySite[ev.Site], ev)
+		}
+	}
+	for _, site := range sites {
+		if err := tx.AppendEvents(ctx, site, bySite[site]); err != nil {
+			return fmt.Errorf("queue: append %d events of %s: %w", len(bySite[site]), site, err)
+		}
+	}
 	return nil
 }
 

@@ -148,6 +148,9 @@ type Tx interface {
 	Streak(ctx context.Context, site, service string) (int, error)
 	SetStreak(ctx context.Context, site, service string, n int) error
 
+	// AppendEvents gives evs the site's next len(evs) versions, in order,
+	// and stores them (one version bump and one insert).
+	AppendEvents(ctx context.Context, site string, evs []*Event) error
 	// AppendEvent gives e the site's next version and stores it.
 	AppendEvent(ctx context.Context, e *Event) error
 	// Events lists up to limit events of a site with Version > after.

@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"EventsConcurrent", txEventsConcurrent},
 		{"Requests", txRequests},
 		{"RequestBatches", txRequestBatches},
+		{"EventBatches", txEventBatches},
 		{"Savepoint", txSavepoint},
 		{"UpdateRetries", txUpdateRetries},
 		{"UpdateRollsBack", txUpdateRollsBack},
@@ -1230,4 +1231,57 @@ func txViewReadOnly(t *testing.T, s queue.Store) {
 	if err := s.View(t.Context(), func(ctx context.Context, tx queue.Tx) error { return queue.ErrNotFound }); !errors.Is(err, queue.ErrNotFound) {
 		t.Errorf("View error = %v, want fn's", err)
 	}
+}
+
+// txEventBatches: a batch's events take consecutive versions of their site
+// in order, after events appended one by one, and read back whole.
+func txEventBatches(t *testing.T, s queue.Store) {
+	at := txBase
+	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
+		if err := tx.AppendEvent(ctx, &queue.Event{Site: "s1", Type: queue.EventIssued, Number: "A001", At: at}); err != nil {
+			return err
+		}
+		if err := tx.AppendEvents(ctx, "s1", nil); err != nil {
+			return err
+		}
+		batch := []*queue.Event{
+			{Type: queue.EventCalled, TicketID: 7, Number: "A001", Service: "A", Class: queue.ClassVIP, Status: queue.StatusCalled, Counter: "5", Actor: "keypad-5", Detail: "d", At: at, CallCount: 1},
+			{Type: queue.EventRecalled, TicketID: 7, Number: "A001", Status: queue.StatusCalled, Counter: "5", At: at, CallCount: 2},
+		}
+		if err := tx.AppendEvents(ctx, "s1", batch); err != nil {
+			return err
+		}
+		if batch[0].Version != 2 || batch[1].Version != 3 || batch[0].Site != "s1" {
+			t.Errorf("batch versions %d, %d (site %q), want 2, 3", batch[0].Version, batch[1].Version, batch[0].Site)
+		}
+		other := []*queue.Event{{Type: queue.EventIssued, Number: "B001", At: at}}
+		if err := tx.AppendEvents(ctx, "s2", other); err != nil {
+			return err
+		}
+		if other[0].Version != 1 {
+			t.Errorf("first event of s2 has version %d, want 1", other[0].Version)
+		}
+		return nil
+	})
+	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
+		evs, err := tx.Events(ctx, "s1", 0, 0)
+		if err != nil {
+			return err
+		}
+		if len(evs) != 3 {
+			t.Fatalf("%d events of s1, want 3", len(evs))
+		}
+		got := evs[1]
+		if got.Version != 2 || got.Type != queue.EventCalled || got.TicketID != 7 || got.Class != queue.ClassVIP ||
+			got.Counter != "5" || got.Actor != "keypad-5" || got.Detail != "d" || got.CallCount != 1 || !got.At.Equal(at) {
+			t.Errorf("event 2 read back = %+v", got)
+		}
+		if evs[2].CallCount != 2 || evs[2].Type != queue.EventRecalled {
+			t.Errorf("event 3 read back = %+v", evs[2])
+		}
+		if v, err := tx.LastVersion(ctx, "s1"); err != nil || v != 3 {
+			t.Errorf("LastVersion(s1) = %d, %v; want 3", v, err)
+		}
+		return nil
+	})
 }
