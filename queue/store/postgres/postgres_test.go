@@ -54,8 +54,8 @@ func TestMigrateConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, err := s.Version(t.Context()); err != nil || v != 2 {
-		t.Errorf("schema version %d, %v; want 2 (0001_init, 0002_event_call_count)", v, err)
+	if v, err := s.Version(t.Context()); err != nil || v != 3 {
+		t.Errorf("schema version %d, %v; want 3 (0001_init, 0002_event_call_count, 0003_target_index)", v, err)
 	}
 }
 
