@@ -3,8 +3,8 @@ package mysql_test
 import (
 	"context"
 	"errors"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"strings"
-	"sync"
 	"testing"
 
 	gomysql "github.com/go-sql-driver/mysql"
@@ -32,37 +32,16 @@ func TestEngine(t *testing.T) {
 	storetest.RunEngine(t, func(t *testing.T) queue.Store { return open(t) })
 }
 
+// TestMigrateConcurrent: four daemons starting together on an empty
+// database; the schema ends at 0003_target_index.
 func TestMigrateConcurrent(t *testing.T) {
-	dsn := storetest.MySQLDSN(t)
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := mysql.Open(context.Background(), dsn, mysql.Opts{MaxConns: 2})
-			if err != nil {
-				errs <- err
-				return
-			}
-			errs <- s.Close()
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	storetest.MigrateConcurrently(t, storetest.MySQLDSN(t), func(ctx context.Context, dsn string, n int) (*sqlstore.Store, error) {
+		s, err := mysql.Open(ctx, dsn, mysql.Opts{MaxConns: n})
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-	}
-	s, err := mysql.Open(t.Context(), dsn, mysql.Opts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if v, err := s.Version(t.Context()); err != nil || v != 3 {
-		t.Errorf("schema version %d, %v; want 3 (0001_init, 0002_event_call_count, 0003_target_index)", v, err)
-	}
+		return s.Store, nil
+	}, 3)
 }
 
 // TestSession checks what Open sets on every connection.

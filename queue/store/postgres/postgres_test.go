@@ -2,7 +2,7 @@ package postgres_test
 
 import (
 	"context"
-	"sync"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,37 +26,16 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) queue.Store { return open(t) })
 }
 
+// TestMigrateConcurrent: four daemons starting together on an empty
+// database; the schema ends at 0003_target_index.
 func TestMigrateConcurrent(t *testing.T) {
-	dsn := storetest.PostgresDSN(t)
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := postgres.Open(context.Background(), dsn, postgres.Opts{MaxConns: 2})
-			if err != nil {
-				errs <- err
-				return
-			}
-			errs <- s.Close()
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	storetest.MigrateConcurrently(t, storetest.PostgresDSN(t), func(ctx context.Context, dsn string, n int) (*sqlstore.Store, error) {
+		s, err := postgres.Open(ctx, dsn, postgres.Opts{MaxConns: n})
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-	}
-	s, err := postgres.Open(t.Context(), dsn, postgres.Opts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if v, err := s.Version(t.Context()); err != nil || v != 3 {
-		t.Errorf("schema version %d, %v; want 3 (0001_init, 0002_event_call_count, 0003_target_index)", v, err)
-	}
+		return s.Store, nil
+	}, 3)
 }
 
 func TestUnreachable(t *testing.T) {
