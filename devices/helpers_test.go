@@ -8,14 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
-
 	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/devices/led"
+	"github.com/nowserving/nowserving/devices/led/ledtest"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
 )
@@ -171,19 +169,7 @@ type line struct {
 // closing it interrupts a pending Read) and collects what arrives.
 func newLine(t *testing.T) *line {
 	t.Helper()
-	m, s, err := pty.Open()
-	if err != nil {
-		t.Fatalf("pty.Open: %v", err)
-	}
-	fd, err := syscall.Dup(int(m.Fd()))
-	m.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		t.Fatal(err)
-	}
-	master := os.NewFile(uintptr(fd), "/dev/ptmx")
+	master, s := ledtest.OpenPTY(t)
 	l := &line{master: master, slave: s.Name(), more: make(chan struct{})}
 	done := make(chan struct{})
 	go func() {

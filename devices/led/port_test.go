@@ -7,11 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/creack/pty"
 
 	"github.com/nowserving/nowserving/devices/led"
 	"github.com/nowserving/nowserving/devices/led/ledtest"
@@ -27,30 +24,11 @@ type line struct {
 	closed chan struct{}
 }
 
-// openPTY opens a pty pair whose master is registered with Go's poller, so
-// that closing it interrupts a pending Read and really hangs up the line.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, s, err := pty.Open()
-	if err != nil {
-		t.Fatalf("pty.Open: %v", err)
-	}
-	fd, err := syscall.Dup(int(m.Fd()))
-	m.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		t.Fatal(err)
-	}
-	return os.NewFile(uintptr(fd), "/dev/ptmx"), s
-}
-
 // newLine opens a pty pair; the slave is reached through link (a symlink),
 // so a test can "replug" the board on a new pty under the same name.
 func newLine(t *testing.T, link string) *line {
 	t.Helper()
-	m, s := openPTY(t)
+	m, s := ledtest.OpenPTY(t)
 	name := s.Name()
 	// The port opens the slave by name; the test keeps its own handle open
 	// so the pts node stays until the master is closed.
@@ -393,7 +371,7 @@ func TestStuckPortDoesNotBlockOthers(t *testing.T) {
 // buffer; writes then block, and Close still returns.
 func TestCloseWithJammedLine(t *testing.T) {
 	dir := t.TempDir()
-	m, s := openPTY(t)
+	m, s := ledtest.OpenPTY(t)
 	defer m.Close()
 	defer s.Close()
 	big, err := led.NewTemplate(led.TemplateOpts{Body: "{text}"})
