@@ -334,9 +334,8 @@ func (e *Engine) apply(jobs []*job) error {
 // emit records an event of the job. Its version is given when the batch
 // appends the events of every request that succeeded, after the last one,
 // so the site's version row is held only from there to the commit.
-func (j *job) emit(_ context.Context, _ Tx, ev Event) error {
+func (j *job) emit(ev Event) {
 	j.events = append(j.events, ev)
-	return nil
 }
 
 // appendEvents stores the events of the jobs that succeeded, site by site

@@ -89,7 +89,8 @@ func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
 		if err := tx.InsertTicket(ctx, &t); err != nil {
 			return Ticket{}, fmt.Errorf("queue: issue ticket for %s: %w", sv.Code, err)
 		}
-		return t, j.emit(ctx, tx, ticketEvent(EventIssued, &t, "", r.Device, "", now))
+		j.emit(ticketEvent(EventIssued, &t, "", r.Device, "", now))
+		return t, nil
 	})
 }
 
@@ -178,7 +179,8 @@ func move(ctx context.Context, tx Tx, j *job, t *Ticket, a Action, typ EventType
 	if err := tx.UpdateTicket(ctx, t, from); err != nil {
 		return fmt.Errorf("queue: %s %s: %w", a, t.Number, err)
 	}
-	return j.emit(ctx, tx, ticketEvent(typ, t, counter, actor, detail, now))
+	j.emit(ticketEvent(typ, t, counter, actor, detail, now))
+	return nil
 }
 
 // counterTicket loads the counter's definition, state and current ticket.
@@ -628,7 +630,8 @@ func (e *Engine) setMode(ctx context.Context, r CounterRequest, op string, mode 
 		if err := tx.PutCounter(ctx, cs); err != nil {
 			return CounterState{}, fmt.Errorf("queue: write counter %s: %w", c.ID, err)
 		}
-		return cs, j.emit(ctx, tx, Event{Site: s.ID, Type: typ, Counter: c.ID, Actor: r.Device, At: now})
+		j.emit(Event{Site: s.ID, Type: typ, Counter: c.ID, Actor: r.Device, At: now})
+		return cs, nil
 	})
 }
 
@@ -643,7 +646,8 @@ func (e *Engine) MarkPrintFailed(ctx context.Context, site string, ticketID int6
 		if err != nil {
 			return fmt.Errorf("queue: mark print failed: %w", err)
 		}
-		return j.emit(ctx, tx, ticketEvent(EventPrintFailed, t, "", actor, reason, e.clock()))
+		j.emit(ticketEvent(EventPrintFailed, t, "", actor, reason, e.clock()))
+		return nil
 	})
 }
 
