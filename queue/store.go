@@ -151,8 +151,6 @@ type Tx interface {
 	// AppendEvents gives evs the site's next len(evs) versions, in order,
 	// and stores them (one version bump and one insert).
 	AppendEvents(ctx context.Context, site string, evs []*Event) error
-	// AppendEvent gives e the site's next version and stores it.
-	AppendEvent(ctx context.Context, e *Event) error
 	// Events lists up to limit events of a site with Version > after.
 	Events(ctx context.Context, site string, after int64, limit int) ([]Event, error)
 	// LastVersion is the newest event version of a site, 0 if none.

@@ -50,7 +50,6 @@ func Dialect() *sqlstore.Dialect {
 		SkipLocked:     true,
 		Upsert:         sqlstore.OnConflict,
 		ReturningID:    true,
-		EventCTE:       true,
 		SumCast:        "BIGINT",
 		Snapshot:       sql.LevelRepeatableRead,
 		Classify:       classify,

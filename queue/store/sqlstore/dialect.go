@@ -46,10 +46,6 @@ type Dialect struct {
 	// ReturningID inserts tickets with RETURNING id instead of reading
 	// LastInsertId.
 	ReturningID bool
-	// EventCTE appends an event in one statement, the version upsert in a
-	// data-modifying WITH (PostgreSQL): one round trip less while the
-	// site's version row is locked.
-	EventCTE bool
 	// CacheStatements keeps statements prepared per connection (for a
 	// driver that parses every statement again otherwise).
 	CacheStatements bool

@@ -22,12 +22,12 @@ const waiting = "'" + string(queue.StatusWaiting) + "'"
 
 // queries are the fixed statements, rebound for the dialect once.
 type queries struct {
-	nextSeq, nextVersion                                        string
-	insertTicket, updateTicket, ticket, ticketByNumber          string
-	waiting, waitingAll, ahead, setSortKey, stats               string
-	counter, counterLock, putCounter, counters, ensureCounter   string
-	streak, setStreak                                           string
-	insertEvent, appendEventCTE, events, eventsAll, lastVersion string
+	nextSeq                                                   string
+	insertTicket, updateTicket, ticket, ticketByNumber        string
+	waiting, waitingAll, ahead, setSortKey, stats             string
+	counter, counterLock, putCounter, counters, ensureCounter string
+	streak, setStreak                                         string
+	events, eventsAll, lastVersion                            string
 }
 
 func buildQueries(d *Dialect) queries {
@@ -44,7 +44,6 @@ func buildQueries(d *Dialect) queries {
 	eventsQ := "SELECT " + eventCols + " FROM events WHERE site = ? AND version > ? ORDER BY version"
 	return queries{
 		nextSeq:      d.increment("day_counters", []string{"site", "service", "day"}, "last"),
-		nextVersion:  d.increment("site_versions", []string{"site"}, "version"),
 		insertTicket: r(insertTicket),
 		updateTicket: r("UPDATE tickets SET queue = ?, class = ?, status = ?, rnk = ?, sort_key = ?, counter = ?, " +
 			"target_counter = ?, call_count = ?, noshow_count = ?, waiting_since = ?, called_at = ?, serving_at = ?, " +
@@ -70,13 +69,9 @@ func buildQueries(d *Dialect) queries {
 		counters:      r("SELECT site, id, mode, ticket_id, since FROM counters WHERE site = ? ORDER BY id"),
 		streak:        r("SELECT n FROM service_streaks WHERE site = ? AND service = ?"),
 		setStreak:     d.upsert("service_streaks", []string{"site", "service"}, []string{"n"}),
-		insertEvent:   r("INSERT INTO events (" + eventCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-		appendEventCTE: r("WITH v AS (INSERT INTO site_versions (site, version) VALUES (?, 1) ON CONFLICT (site) DO UPDATE " +
-			"SET version = site_versions.version + 1 RETURNING site, version) INSERT INTO events (" + eventCols + ") " +
-			"SELECT v.site, v.version, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM v RETURNING version"),
-		events:      r(eventsQ + " LIMIT ?"),
-		eventsAll:   r(eventsQ),
-		lastVersion: r("SELECT version FROM site_versions WHERE site = ?"),
+		events:        r(eventsQ + " LIMIT ?"),
+		eventsAll:     r(eventsQ),
+		lastVersion:   r("SELECT version FROM site_versions WHERE site = ?"),
 	}
 }
 
@@ -523,33 +518,6 @@ func (t *tx) SetStreak(ctx context.Context, site, service string, n int) error {
 	if _, err := t.exec(ctx, t.s.q.setStreak, site, service, n); err != nil {
 		return t.wrap("write streak", err)
 	}
-	return nil
-}
-
-// AppendEvent takes the site's next version from site_versions (the row
-// stays locked until commit, so versions commit in order and without gaps)
-// and stores e with it.
-func (t *tx) AppendEvent(ctx context.Context, e *queue.Event) error {
-	if t.s.d.EventCTE {
-		var v int64
-		err := t.queryRow(ctx, t.s.q.appendEventCTE, e.Site, string(e.Type), e.TicketID, e.Number, e.Service,
-			string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At), e.CallCount).Scan(&v)
-		if err != nil {
-			return t.wrap("append event", err)
-		}
-		e.Version = v
-		return nil
-	}
-	v, err := t.increment(ctx, t.s.q.nextVersion, e.Site)
-	if err != nil {
-		return t.wrap("next event version", err)
-	}
-	_, err = t.exec(ctx, t.s.q.insertEvent, e.Site, v, string(e.Type), e.TicketID, e.Number, e.Service,
-		string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At), e.CallCount)
-	if err != nil {
-		return t.wrap("append event", err)
-	}
-	e.Version = v
 	return nil
 }
 

@@ -42,7 +42,7 @@ func BenchNextSeqInsert(b *testing.B, s queue.Store, clients int) {
 				if err := tx.InsertTicket(ctx, tk); err != nil {
 					return err
 				}
-				return tx.AppendEvent(ctx, &queue.Event{Site: "bench", Type: queue.EventIssued, TicketID: tk.ID,
+				return appendEvent(ctx, tx, &queue.Event{Site: "bench", Type: queue.EventIssued, TicketID: tk.ID,
 					Number: tk.Number, Service: service, Class: tk.Class, Status: tk.Status, Actor: device, At: at})
 			})
 			if err != nil {

@@ -27,7 +27,7 @@ func txCheck(t *testing.T, s queue.Store) {
 				return err
 			}
 			ids = append(ids, tk.ID)
-			if err := tx.AppendEvent(ctx, &queue.Event{Site: "s1", Type: queue.EventIssued, TicketID: tk.ID, Number: tk.Number}); err != nil {
+			if err := appendEvent(ctx, tx, &queue.Event{Site: "s1", Type: queue.EventIssued, TicketID: tk.ID, Number: tk.Number}); err != nil {
 				return err
 			}
 		}
@@ -42,7 +42,7 @@ func txCheck(t *testing.T, s queue.Store) {
 		if err := tx.PutCounter(ctx, queue.CounterState{Site: "s1", ID: "c1", Mode: queue.CounterOpen, TicketID: tk.ID}); err != nil {
 			return err
 		}
-		return tx.AppendEvent(ctx, &queue.Event{Site: "s1", Type: queue.EventCalled, TicketID: tk.ID, Number: tk.Number})
+		return appendEvent(ctx, tx, &queue.Event{Site: "s1", Type: queue.EventCalled, TicketID: tk.ID, Number: tk.Number})
 	})
 	expect := func(step string, want ...string) {
 		t.Helper()
@@ -80,7 +80,7 @@ func txCheck(t *testing.T, s queue.Store) {
 		if err := tx.InsertTicket(ctx, tk); err != nil {
 			return err
 		}
-		return tx.AppendEvent(ctx, &queue.Event{Site: "s1", Type: queue.EventIssued, TicketID: tk.ID, Number: tk.Number})
+		return appendEvent(ctx, tx, &queue.Event{Site: "s1", Type: queue.EventIssued, TicketID: tk.ID, Number: tk.Number})
 	})
 	expect("duplicate seq", "invariant 1: site s1 service A day "+txDay+": seq 2 issued 2 times")
 

@@ -799,7 +799,7 @@ func txEvents(t *testing.T, s queue.Store) {
 			e := queue.Event{Site: site, Type: queue.EventIssued, TicketID: int64(i + 1), Number: fmt.Sprintf("A%03d", i),
 				Service: "A", Class: queue.ClassNormal, Status: queue.StatusWaiting, Counter: "c1", Actor: "kiosk",
 				Detail: "détail ✓", At: txBase.Add(time.Duration(i) * time.Second)}
-			if err := tx.AppendEvent(ctx, &e); err != nil {
+			if err := appendEvent(ctx, tx, &e); err != nil {
 				return err
 			}
 			appended = append(appended, e)
@@ -857,7 +857,7 @@ func txEvents(t *testing.T, s queue.Store) {
 	})
 	// A rolled back transaction leaves no gap.
 	if err := s.Update(t.Context(), func(ctx context.Context, tx queue.Tx) error {
-		if err := tx.AppendEvent(ctx, &queue.Event{Site: "s1", Type: queue.EventCalled}); err != nil {
+		if err := appendEvent(ctx, tx, &queue.Event{Site: "s1", Type: queue.EventCalled}); err != nil {
 			return err
 		}
 		return queue.ErrNoneWaiting
@@ -866,7 +866,7 @@ func txEvents(t *testing.T, s queue.Store) {
 	}
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
 		e := queue.Event{Site: "s1", Type: queue.EventCalled}
-		if err := tx.AppendEvent(ctx, &e); err != nil {
+		if err := appendEvent(ctx, tx, &e); err != nil {
 			return err
 		}
 		if e.Version != 5 {
@@ -888,7 +888,7 @@ func txEventsConcurrent(t *testing.T, s queue.Store) {
 			defer wg.Done()
 			for i := range each {
 				err := s.Update(t.Context(), func(ctx context.Context, tx queue.Tx) error {
-					return tx.AppendEvent(ctx, &queue.Event{Site: "s1", Type: queue.EventIssued, Actor: fmt.Sprintf("w%d-%d", w, i)})
+					return appendEvent(ctx, tx, &queue.Event{Site: "s1", Type: queue.EventIssued, Actor: fmt.Sprintf("w%d-%d", w, i)})
 				})
 				if err != nil {
 					errs <- err
@@ -900,7 +900,7 @@ func txEventsConcurrent(t *testing.T, s queue.Store) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Fatalf("AppendEvent: %v", err)
+		t.Fatalf("append event: %v", err)
 	}
 	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
 		all, err := tx.Events(ctx, "s1", 0, 0)
@@ -1033,7 +1033,7 @@ func txSavepoint(t *testing.T, s queue.Store) {
 		if err := tx.InsertTicket(ctx, txTicket("A", 2, queue.ClassNormal, 20, 2)); err != nil {
 			return err
 		}
-		if err := tx.AppendEvent(ctx, &queue.Event{Site: "s1", Type: queue.EventIssued}); err != nil {
+		if err := appendEvent(ctx, tx, &queue.Event{Site: "s1", Type: queue.EventIssued}); err != nil {
 			return err
 		}
 		if err := tx.RollbackTo(ctx, "r1"); err != nil {
@@ -1049,7 +1049,7 @@ func txSavepoint(t *testing.T, s queue.Store) {
 			return err
 		}
 		e := queue.Event{Site: "s1", Type: queue.EventIssued}
-		if err := tx.AppendEvent(ctx, &e); err != nil {
+		if err := appendEvent(ctx, tx, &e); err != nil {
 			return err
 		}
 		if e.Version != 1 {
@@ -1171,7 +1171,7 @@ func txConcurrentIssue(t *testing.T, s queue.Store) {
 						return err
 					}
 					number = tk.Number
-					return tx.AppendEvent(ctx, &queue.Event{Site: "s1", Type: queue.EventIssued, TicketID: tk.ID, Number: tk.Number})
+					return appendEvent(ctx, tx, &queue.Event{Site: "s1", Type: queue.EventIssued, TicketID: tk.ID, Number: tk.Number})
 				})
 				if err != nil {
 					errs <- err
@@ -1238,7 +1238,7 @@ func txViewReadOnly(t *testing.T, s queue.Store) {
 func txEventBatches(t *testing.T, s queue.Store) {
 	at := txBase
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
-		if err := tx.AppendEvent(ctx, &queue.Event{Site: "s1", Type: queue.EventIssued, Number: "A001", At: at}); err != nil {
+		if err := appendEvent(ctx, tx, &queue.Event{Site: "s1", Type: queue.EventIssued, Number: "A001", At: at}); err != nil {
 			return err
 		}
 		if err := tx.AppendEvents(ctx, "s1", nil); err != nil {
@@ -1284,4 +1284,9 @@ func txEventBatches(t *testing.T, s queue.Store) {
 		}
 		return nil
 	})
+}
+
+// appendEvent appends one event as a batch of one.
+func appendEvent(ctx context.Context, tx queue.Tx, e *queue.Event) error {
+	return tx.AppendEvents(ctx, e.Site, []*queue.Event{e})
 }
