@@ -16,7 +16,8 @@ import (
 // too, and the real transaction underneath is rolled back whatever the
 // caller returns. It records what a caller must never do after such an
 // error: run another statement, or return nil (which would commit). The
-// retries of the failed transaction run clean.
+// retries of the failed transaction run clean (a counting Fault counts and
+// hooks them too).
 type FaultStore struct {
 	queue.Store
 
@@ -42,6 +43,10 @@ type Fault struct {
 	Landed bool
 	// Count only counts the calls of the transaction (in Calls).
 	Count bool
+	// Before, when set, runs before each call of the transaction is passed
+	// on, with the call's position and method name: a test makes the real
+	// database fail there (kill the connection, take a lock).
+	Before func(n int, call string)
 
 	// Calls is how many Tx calls the transaction made up to the failure
 	// (all of them with Count); Fired tells whether the failure happened.
@@ -123,8 +128,8 @@ func (s *FaultStore) Update(ctx context.Context, fn func(ctx context.Context, tx
 	}
 	first := true
 	err := s.Store.Update(ctx, func(ctx context.Context, tx queue.Tx) error {
-		if !first {
-			return fn(ctx, tx)
+		if !first && !p.Count {
+			return fn(ctx, tx) // the retries of a failed transaction run clean
 		}
 		first = false
 		ft := &faultTx{Tx: tx, p: p}
@@ -166,6 +171,9 @@ func (t *faultTx) step(name string) error {
 	}
 	n := t.p.Calls
 	t.p.Calls++
+	if t.p.Before != nil {
+		t.p.Before(n, name)
+	}
 	if !t.p.Count && n == t.p.At {
 		t.p.Fired = true
 		t.failed = fmt.Sprintf("call %d (%s)", n, name)
