@@ -79,7 +79,7 @@ func (f *feed) site(id string) (*siteFeed, error) {
 	if sf, ok := f.sites[id]; ok {
 		return sf, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), f.e.timeout)
 	defer cancel()
 	var v int64
 	err := f.e.store.View(ctx, func(ctx context.Context, tx Tx) error {
@@ -97,7 +97,7 @@ func (f *feed) site(id string) (*siteFeed, error) {
 
 // catchUp reads events newer than sf.last from the store. f.mu is held.
 func (f *feed) catchUp(id string, sf *siteFeed) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), f.e.timeout)
 	defer cancel()
 	for {
 		evs, err := f.e.Events(ctx, id, sf.last, 1000)

@@ -348,3 +348,50 @@ func testCancelDuringCommit(t *testing.T, open func(t *testing.T) queue.Store) {
 	}
 	checkSiteAgrees(t, "cancel during commit", fs, "hq", nil, nil)
 }
+
+// testHungStore: a store that stops answering (every transaction waits
+// until its deadline) fails requests with ErrUnavailable within the
+// engine's StoreTimeout, reads too, and once it answers again a retry with
+// the same key gets one ticket.
+func testHungStore(t *testing.T, open func(t *testing.T) queue.Store) {
+	fs := NewFaultStore(open(t))
+	s := TestSite()
+	const timeout = 300 * time.Millisecond
+	e, err := queue.New(queue.Opts{Store: fs, Sites: []queue.Site{s}, Clock: NewClock(monday9).Now, StoreTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	ctx := t.Context()
+	req := queue.IssueRequest{Request: queue.Request{Site: "hq", Device: "kiosk", Key: "p1"}, Service: "A"}
+	fs.Slow(time.Hour)
+	var wg sync.WaitGroup
+	errs := make([]error, 5)
+	took := make([]time.Duration, 5)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			r := req
+			r.Device = fmt.Sprintf("kiosk%d", i)
+			_, errs[i] = e.Issue(ctx, r)
+			took[i] = time.Since(start)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, queue.ErrUnavailable) || took[i] > 3*timeout {
+			t.Errorf("kiosk %d on a hung store: %v after %s; want ErrUnavailable within about %s", i, err, took[i], timeout)
+		}
+	}
+	fs.Slow(0)
+	first, err := e.Issue(ctx, req)
+	if err != nil {
+		t.Fatalf("issue once the store answers: %v", err)
+	}
+	again, err := e.Issue(ctx, req)
+	if err != nil || again.ID != first.ID {
+		t.Errorf("retry: %s, %v; want %s", again.Number, err, first.Number)
+	}
+}

@@ -205,6 +205,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 	t.Run("CallTimeout", func(t *testing.T) { testCallTimeout(t, open) })
 	t.Run("AbortAtEveryStatement", func(t *testing.T) { testAbortEveryStatement(t, open) })
 	t.Run("CancelDuringCommit", func(t *testing.T) { testCancelDuringCommit(t, open) })
+	t.Run("HungStore", func(t *testing.T) { testHungStore(t, open) })
 }
 
 func testNumbers(t *testing.T, open func(t *testing.T) queue.Store) {

@@ -97,6 +97,32 @@ func (s *FaultStore) violate(format string, args ...any) {
 	s.mu.Unlock()
 }
 
+// View runs fn through the wrapped store, slowed as set.
+func (s *FaultStore) View(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
+	s.mu.Lock()
+	slow := s.slow
+	s.mu.Unlock()
+	if err := wait(ctx, slow); err != nil {
+		return err
+	}
+	return s.Store.View(ctx, fn)
+}
+
+// wait sleeps d, or until ctx ends.
+func wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Update runs fn through the wrapped store, failing it as planned.
 func (s *FaultStore) Update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
 	s.mu.Lock()
@@ -115,10 +141,8 @@ func (s *FaultStore) Update(ctx context.Context, fn func(ctx context.Context, tx
 	if slow > 0 {
 		inner := fn
 		fn = func(ctx context.Context, tx queue.Tx) error {
-			select {
-			case <-time.After(slow):
-			case <-ctx.Done():
-				return ctx.Err()
+			if err := wait(ctx, slow); err != nil {
+				return err
 			}
 			return inner(ctx, tx)
 		}
