@@ -103,10 +103,11 @@ type Opts struct {
 	// and closed. Connections still authenticating do not count.
 	MaxConns int
 	// MaxPending caps connections that have not authenticated yet. One
-	// more closes the oldest of them with ERROR 0x32, so a flood of idle
-	// sockets can delay no device's login: a real device authenticates
-	// within milliseconds of connecting, while an idle socket soon becomes
-	// the oldest.
+	// more closes the oldest of them, from the remote host holding the
+	// most, with ERROR 0x32. So idle sockets cannot keep a device out: a
+	// real device authenticates within milliseconds of connecting, while an
+	// idle socket soon becomes the oldest, and a host renewing sockets as
+	// fast as it can only ever closes its own.
 	MaxPending int
 	// SendQueue is the number of frames queued per session; a queue that
 	// stays full for WriteTimeout drops the session as a slow consumer.
