@@ -80,8 +80,15 @@ type Listen struct {
 	// HTTP is the host:port for metrics, health, API and web display;
 	// empty disables it.
 	HTTP string `mapstructure:"http"`
-	// MaxConnections caps concurrent device connections.
+	// MaxConnections caps concurrent authenticated device sessions;
+	// connections still authenticating do not count.
 	MaxConnections int `mapstructure:"max_connections"`
+	// MaxPending caps connections that have not authenticated yet; one more
+	// closes the oldest of them (of the host with the most).
+	MaxPending int `mapstructure:"max_pending"`
+	// HandshakeTimeout is how long a connection may take from connecting to
+	// a verified AUTH.
+	HandshakeTimeout time.Duration `mapstructure:"handshake_timeout"`
 	// Heartbeat is the interval of protocol heartbeats.
 	Heartbeat time.Duration `mapstructure:"heartbeat"`
 }
@@ -361,10 +368,12 @@ func DefaultConfig() Config {
 	return Config{
 		Store: Store{Driver: DriverSQLite, DSN: "nowserving.db", Batch: 64},
 		Listen: Listen{
-			Protocol:       "127.0.0.1:7400",
-			HTTP:           "127.0.0.1:7480",
-			MaxConnections: 10000,
-			Heartbeat:      10 * time.Second,
+			Protocol:         "127.0.0.1:7400",
+			HTTP:             "127.0.0.1:7480",
+			MaxConnections:   10000,
+			MaxPending:       256,
+			HandshakeTimeout: 3 * time.Second,
+			Heartbeat:        10 * time.Second,
 		},
 		Log: Log{Level: "info", Format: "text"},
 	}

@@ -103,6 +103,12 @@ func (c *Config) validateTop(ps *problems) {
 	if c.Listen.MaxConnections < 1 {
 		ps.add("listen.max_connections", "must be at least 1, got %d", c.Listen.MaxConnections)
 	}
+	if c.Listen.MaxPending < 1 {
+		ps.add("listen.max_pending", "must be at least 1, got %d", c.Listen.MaxPending)
+	}
+	if c.Listen.HandshakeTimeout <= 0 {
+		ps.add("listen.handshake_timeout", "must be positive, got %s", c.Listen.HandshakeTimeout)
+	}
 	if c.Listen.Heartbeat <= 0 {
 		ps.add("listen.heartbeat", "must be positive, got %s", c.Listen.Heartbeat)
 	}

@@ -162,6 +162,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *da
 	po := protocol.Opts{
 		Engine: eng, Devices: devs, Logger: log, Metrics: pm,
 		Heartbeat: cfg.Listen.Heartbeat, MaxConns: cfg.Listen.MaxConnections,
+		MaxPending: cfg.Listen.MaxPending, HandshakeTimeout: cfg.Listen.HandshakeTimeout,
 		Render: dev.RenderTicket, Reprint: dev.Reprint, Health: deviceHealth(dev),
 		Print: func(ctx context.Context, device string, t queue.Ticket, p queue.Position) error {
 			if !dev.HasPrinter(device) {
