@@ -18,7 +18,7 @@ import (
 )
 
 // runCmd runs the binary's root command with args and returns its output.
-func runCmd(t *testing.T, args ...string) (string, error) {
+func runCmd(t testing.TB, args ...string) (string, error) {
 	t.Helper()
 	root := newRoot()
 	var out bytes.Buffer
@@ -195,6 +195,23 @@ sites:
 			if !strings.Contains(out, want) {
 				t.Errorf("check %v: output lacks %q:\n%s", args, want, out)
 			}
+		}
+	}
+}
+
+// BenchmarkCheck times `nowserving check` on a SQLite day of 99,980 events
+// (25,000 tickets at 20 counters, storetest.FillCheckDay).
+func BenchmarkCheck(b *testing.B) {
+	db := filepath.Join(b.TempDir(), "big.db")
+	st, err := sqlite.Open(b.Context(), db, sqlite.Opts{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	storetest.FillCheckDay(b, st, 25000, 20)
+	st.Close()
+	for b.Loop() {
+		if out, err := runCmd(b, "check", "--db", db); err != nil || !strings.Contains(out, "25000 tickets, 99980 events: all invariants hold") {
+			b.Fatalf("check: %v\n%s", err, out)
 		}
 	}
 }

@@ -346,3 +346,80 @@ func issuedEvent(tk *queue.Ticket) *queue.Event {
 	return &queue.Event{Site: tk.Site, Type: queue.EventIssued, TicketID: tk.ID, Number: tk.Number, Service: tk.Service,
 		Class: tk.Class, Status: queue.StatusWaiting, Actor: tk.Device, At: tk.IssuedAt}
 }
+
+// FillCheckDay writes a consistent service day of site "big" through the Tx
+// primitives, in transactions of 500 tickets: tickets tickets of four
+// services, each issued, called, started and completed at one of counters
+// counters (four events), except the last one of each counter, still being
+// served. It is the database BenchCheck times Check on.
+func FillCheckDay(tb testing.TB, s queue.Store, tickets, counters int) {
+	tb.Helper()
+	start := time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
+	services := []string{"A", "B", "C", "D"}
+	held := map[string]int64{}
+	for from := 0; from < tickets; from += 500 {
+		err := s.Update(context.Background(), func(ctx context.Context, tx queue.Tx) error {
+			var evs []*queue.Event
+			for i := from; i < min(from+500, tickets); i++ {
+				sv, c := services[i%len(services)], fmt.Sprint(i%counters+1)
+				at := start.Add(time.Duration(i) * 100 * time.Millisecond)
+				tk := &queue.Ticket{Site: "big", Service: sv, Queue: sv, Day: "2026-03-02", Seq: i/len(services) + 1,
+					Class: queue.ClassNormal, Status: queue.StatusDone, Counter: c, CallCount: 1,
+					IssuedAt: at, WaitingSince: at, CalledAt: at.Add(time.Second), ServingAt: at.Add(2 * time.Second),
+					FinishedAt: at.Add(3 * time.Second), Device: "kiosk", IdemKey: fmt.Sprint("k", i)}
+				tk.Number = fmt.Sprintf("%s%05d", sv, tk.Seq)
+				last := i >= tickets-counters
+				if last {
+					tk.Status, tk.FinishedAt = queue.StatusServing, time.Time{}
+				}
+				if err := tx.InsertTicket(ctx, tk); err != nil {
+					return err
+				}
+				ev := func(typ queue.EventType, st queue.Status, counter string, d time.Duration) *queue.Event {
+					return &queue.Event{Site: "big", Type: typ, TicketID: tk.ID, Number: tk.Number, Service: sv,
+						Class: tk.Class, Status: st, Counter: counter, At: at.Add(d), CallCount: 1}
+				}
+				evs = append(evs, ev(queue.EventIssued, queue.StatusWaiting, "", 0),
+					ev(queue.EventCalled, queue.StatusCalled, c, time.Second),
+					ev(queue.EventServing, queue.StatusServing, c, 2*time.Second))
+				if last {
+					held[c] = tk.ID
+				} else {
+					evs = append(evs, ev(queue.EventDone, queue.StatusDone, c, 3*time.Second))
+				}
+			}
+			if err := tx.AppendEvents(ctx, "big", evs); err != nil {
+				return err
+			}
+			for c := 1; c <= counters; c++ {
+				id := fmt.Sprint(c)
+				if err := tx.PutCounter(ctx, queue.CounterState{Site: "big", ID: id, Mode: queue.CounterOpen, TicketID: held[id]}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatalf("fill check day: tickets %d-: %v", from, err)
+		}
+	}
+}
+
+// BenchCheck times Check on a day of tickets tickets (four events each,
+// FillCheckDay) at 20 counters; the day must come out clean.
+func BenchCheck(b *testing.B, s queue.Store, tickets int) {
+	ss, ok := s.(txSQLStore)
+	if !ok {
+		b.Skip("store has no Check")
+	}
+	FillCheckDay(b, s, tickets, 20)
+	for b.Loop() {
+		r, err := ss.Check(b.Context(), sqlstore.CheckOpts{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !r.OK() || r.Events < 4*tickets-20 {
+			b.Fatalf("check of the generated day: %s", r)
+		}
+	}
+}
