@@ -196,6 +196,8 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 	t.Run("EventsAndFeed", func(t *testing.T) { testEvents(t, open) })
 	t.Run("SnapshotAndPosition", func(t *testing.T) { testSnapshot(t, open) })
 	t.Run("CallTimeout", func(t *testing.T) { testCallTimeout(t, open) })
+	t.Run("AbortAtEveryStatement", func(t *testing.T) { testAbortEveryStatement(t, open) })
+	t.Run("CancelDuringCommit", func(t *testing.T) { testCancelDuringCommit(t, open) })
 }
 
 func testNumbers(t *testing.T, open func(t *testing.T) queue.Store) {
