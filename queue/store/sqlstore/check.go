@@ -405,17 +405,19 @@ func (t *tx) checkOrphanNumbers(ctx context.Context, opts CheckOpts, limit int, 
 			break
 		}
 		site, version, service, number, id := o[0], o[1], o[2], o[3], o[4]
+		v, err := strconv.ParseInt(version, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s: check: version %q of an ISSUED event: %w", t.s.d.Name, version, err)
+		}
 		day := ""
-		if opts.DayOf != nil {
-			if v, err := strconv.ParseInt(o[5], 10, 64); err == nil && v != 0 {
-				day = opts.DayOf(site, at(v))
-			}
+		if atMs, err := strconv.ParseInt(o[5], 10, 64); err == nil && atMs != 0 && opts.DayOf != nil {
+			day = opts.DayOf(site, at(atMs))
 		}
 		for _, q := range []string{before, after} {
 			if day != "" {
 				break
 			}
-			days, err := t.rowsAsText(ctx, q, 1, 1, []any{site, version})
+			days, err := t.rowsAsText(ctx, q, 1, 1, []any{site, v})
 			if err != nil {
 				return t.wrap("check: day of an ISSUED event without a ticket", err)
 			}
