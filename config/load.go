@@ -53,6 +53,7 @@ func overrides() []override {
 		{key: "store.driver", usage: "store driver: sqlite, postgres or mysql"},
 		{key: "store.dsn", usage: "store DSN: sqlite file, postgres://..., or user:pass@tcp(host:port)/db"},
 		{key: "store.batch", kind: "int", usage: "maximum requests per group-commit transaction"},
+		{key: "store.timeout", kind: "duration", usage: "deadline of each store transaction and of the readiness probe"},
 		{key: "listen.protocol", usage: "device protocol address host:port"},
 		{key: "listen.tls.cert", usage: "TLS certificate file for the device protocol"},
 		{key: "listen.tls.key", usage: "TLS key file for the device protocol"},
@@ -72,8 +73,8 @@ func overrides() []override {
 }
 
 // BindFlags registers on fs one flag per overridable key, named after the
-// key: --store-driver, --store-dsn, --store-batch, --listen-protocol,
-// --listen-tls-cert, --listen-tls-key, --listen-http,
+// key: --store-driver, --store-dsn, --store-batch, --store-timeout,
+// --listen-protocol, --listen-tls-cert, --listen-tls-key, --listen-http,
 // --listen-max-connections, --listen-heartbeat, --log-level, --log-format.
 // Pass fs to Load in Opts.Flags. The caller owns --config.
 func BindFlags(fs *pflag.FlagSet) {
@@ -93,7 +94,11 @@ func BindFlags(fs *pflag.FlagSet) {
 			}
 			fs.Int(o.flag, n, usage)
 		case "duration":
-			fs.Duration(o.flag, d.Listen.Heartbeat, usage)
+			v := d.Listen.Heartbeat
+			if o.key == "store.timeout" {
+				v = d.Store.Timeout
+			}
+			fs.Duration(o.flag, v, usage)
 		default:
 			fs.String(o.flag, def[o.key], usage)
 		}
