@@ -174,7 +174,7 @@ func TestServeBadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
-	if err := d.close(); err != nil {
+	if err := d.close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
