@@ -218,7 +218,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *da
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers, Logger: log}
+	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers, StoreTimeout: cfg.Store.Timeout, Logger: log}
 	if poll {
 		eo.PollInterval = 500 * time.Millisecond
 	}
