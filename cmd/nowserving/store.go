@@ -177,9 +177,9 @@ func startConnector(c config.Store, log *slog.Logger, ps *pendingStore) *connect
 }
 
 func (k *connector) loop(ctx context.Context, c config.Store) {
-	defer close(k.done)
 	firstOnce := sync.OnceFunc(func() { close(k.first) })
-	defer firstOnce()
+	// done before first: whoever wakes on first sees the outcome.
+	defer func() { close(k.done); firstOnce() }()
 	for n := 0; ; n++ {
 		actx, cancel := context.WithTimeout(ctx, openAttempt)
 		st, err := openStore(actx, c, k.log, true)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -473,5 +474,22 @@ func TestOpenRetry(t *testing.T) {
 				t.Errorf("openRetry(%d) = %s, want %s..%s", tc.n, d, tc.min, tc.max)
 			}
 		}
+	}
+}
+
+// TestServeIncurableStore: a store error waiting cannot cure (here an
+// in-memory SQLite database, refused by the store) still ends serve at
+// start, without listening.
+func TestServeIncurableStore(t *testing.T) {
+	cfg := serveConfig(t)
+	cfg.Store.DSN = ":memory:"
+	start := time.Now()
+	d, err := newDaemon(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err == nil {
+		d.close(context.Background())
+		t.Fatal("newDaemon accepted an in-memory SQLite store")
+	}
+	if took := time.Since(start); took > time.Second || !strings.Contains(err.Error(), "need a database file") {
+		t.Errorf("newDaemon: %v after %s, want the store's refusal at once", err, took)
 	}
 }
