@@ -69,7 +69,21 @@ type Store struct {
 	// Batch is the maximum number of requests applied in one group-commit
 	// transaction.
 	Batch int `mapstructure:"batch"`
+	// Timeout is the deadline of every store transaction the engine runs
+	// and of the /readyz write probe: a database that does not answer in
+	// time fails the request as unavailable (ERROR 0x41, retryable) instead
+	// of holding the device past its own request timeout. Default
+	// DefaultStoreTimeout; at most MaxStoreTimeout.
+	Timeout time.Duration `mapstructure:"timeout"`
 }
+
+// DefaultStoreTimeout is store.timeout when it is not set: well inside the
+// 5 s a device client waits for an answer.
+const DefaultStoreTimeout = 3 * time.Second
+
+// MaxStoreTimeout bounds store.timeout: a longer deadline would outlast the
+// devices' request timeout and the daemon's shutdown grace.
+const MaxStoreTimeout = 10 * time.Second
 
 // Listen holds the network listeners.
 type Listen struct {
@@ -366,7 +380,7 @@ func DefaultClasses() map[string]int {
 // sites or devices. Load decodes the file on top of it.
 func DefaultConfig() Config {
 	return Config{
-		Store: Store{Driver: DriverSQLite, DSN: "nowserving.db", Batch: 64},
+		Store: Store{Driver: DriverSQLite, DSN: "nowserving.db", Batch: 64, Timeout: DefaultStoreTimeout},
 		Listen: Listen{
 			Protocol:         "127.0.0.1:7400",
 			HTTP:             "127.0.0.1:7480",

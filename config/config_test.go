@@ -137,7 +137,7 @@ func TestDefaults(t *testing.T) {
 	if c.Store != d.Store || c.Listen != d.Listen || c.Log != d.Log {
 		t.Errorf("top = %+v %+v %+v, want defaults", c.Store, c.Listen, c.Log)
 	}
-	if c.Store.Batch != 64 || c.Listen.Heartbeat != 10*time.Second || c.Listen.MaxConnections != 10000 ||
+	if c.Store.Batch != 64 || c.Store.Timeout != 3*time.Second || c.Listen.Heartbeat != 10*time.Second || c.Listen.MaxConnections != 10000 ||
 		c.Listen.MaxPending != 256 || c.Listen.HandshakeTimeout != 3*time.Second {
 		t.Errorf("defaults changed: %+v", c)
 	}
@@ -470,7 +470,7 @@ func TestOverridesNameRealKeys(t *testing.T) {
 	}
 	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
 	BindFlags(fs)
-	for _, name := range []string{"store-driver", "store-dsn", "store-batch", "listen-protocol",
+	for _, name := range []string{"store-driver", "store-dsn", "store-batch", "store-timeout", "listen-protocol",
 		"listen-tls-cert", "listen-tls-key", "listen-http", "listen-max-connections",
 		"listen-max-pending", "listen-handshake-timeout", "listen-heartbeat", "log-level", "log-format"} {
 		if fs.Lookup(name) == nil {

@@ -53,6 +53,7 @@ func overrides() []override {
 		{key: "store.driver", usage: "store driver: sqlite, postgres or mysql"},
 		{key: "store.dsn", usage: "store DSN: sqlite file, postgres://..., or user:pass@tcp(host:port)/db"},
 		{key: "store.batch", kind: "int", usage: "maximum requests per group-commit transaction"},
+		{key: "store.timeout", kind: "duration", usage: "deadline of each store transaction and of the readiness probe"},
 		{key: "listen.protocol", usage: "device protocol address host:port"},
 		{key: "listen.tls.cert", usage: "TLS certificate file for the device protocol"},
 		{key: "listen.tls.key", usage: "TLS key file for the device protocol"},
@@ -74,8 +75,8 @@ func overrides() []override {
 }
 
 // BindFlags registers on fs one flag per overridable key, named after the
-// key: --store-driver, --store-dsn, --store-batch, --listen-protocol,
-// --listen-tls-cert, --listen-tls-key, --listen-http,
+// key: --store-driver, --store-dsn, --store-batch, --store-timeout,
+// --listen-protocol, --listen-tls-cert, --listen-tls-key, --listen-http,
 // --listen-max-connections, --listen-max-pending, --listen-handshake-timeout,
 // --listen-heartbeat, --log-level, --log-format.
 // Pass fs to Load in Opts.Flags. The caller owns --config.
@@ -92,6 +93,7 @@ func BindFlags(fs *pflag.FlagSet) {
 	}
 	durations := map[string]time.Duration{
 		"listen.heartbeat": d.Listen.Heartbeat, "listen.handshake_timeout": d.Listen.HandshakeTimeout,
+		"store.timeout": d.Store.Timeout,
 	}
 	for _, o := range overrides() {
 		usage := o.usage + " (env " + EnvName(o.key) + ")"

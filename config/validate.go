@@ -84,6 +84,9 @@ func (c *Config) validateTop(ps *problems) {
 	if c.Store.Batch < 1 || c.Store.Batch > 10000 {
 		ps.add("store.batch", "must be 1..10000, got %d", c.Store.Batch)
 	}
+	if c.Store.Timeout <= 0 || c.Store.Timeout > MaxStoreTimeout {
+		ps.add("store.timeout", "must be more than 0 and at most %s (devices give up after 5s), got %s", MaxStoreTimeout, c.Store.Timeout)
+	}
 	if c.Listen.Protocol == "" {
 		ps.add("listen.protocol", "required")
 	} else if err := checkAddr(c.Listen.Protocol); err != "" {
