@@ -133,6 +133,12 @@ it found and exits 1 when an invariant is broken.`,
 				return ""
 			}
 			opts.Today = func(site string) string { return opts.DayOf(site, time.Now()) }
+			opts.HeldSince = func(site string) string {
+				if s, ok := defs[site]; ok {
+					return s.HeldSinceDay(time.Now())
+				}
+				return ""
+			}
 		}
 		rep, err := s.Check(cmd.Context(), opts)
 		if err != nil {

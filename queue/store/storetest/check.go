@@ -284,6 +284,22 @@ func txCheck(t *testing.T, s queue.Store) {
 	if strings.Contains(strings.Join(r.Violations, "\n"), "invariant 5") {
 		t.Errorf("Check with Today = 2026-03-01 still reports a finished day:\n%s", r)
 	}
+	// A counter still serving yesterday's ticket within the grace after the
+	// rollover is not an open ticket of a finished day; past it, it is.
+	exec("UPDATE tickets SET status = 'SERVING' WHERE id = ?", ids[2])
+	for _, c := range []struct {
+		held string
+		want bool
+	}{{"2026-03-01", false}, {"2026-03-02", true}, {"", true}} {
+		r, err := ss.Check(ctx, sqlstore.CheckOpts{HeldSince: func(string) string { return c.held }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(strings.Join(r.Violations, "\n"), "ticket A003 is still SERVING"); got != c.want {
+			t.Errorf("HeldSince %q: serving A003 of 2026-03-01 reported %v, want %v:\n%s", c.held, got, c.want, r)
+		}
+	}
+	exec("UPDATE tickets SET status = 'WAITING' WHERE id = ?", ids[2])
 
 	// From here on site hq, which the engine wrote. Invariant 3: the first
 	// day's A001 is deleted under its events. Its number is not announced
