@@ -172,6 +172,9 @@ type Site struct {
 	// Rollover is the local time at which the service day changes
 	// (default 00:00).
 	Rollover Clock `mapstructure:"rollover"`
+	// HeldGrace is how long after the rollover a counter may still finish
+	// a ticket it called or served the day before (default 4h, under 24h).
+	HeldGrace time.Duration `mapstructure:"held_grace"`
 	// Languages lists the site's languages, the main one first
 	// (default [en]). Every service has a name in each.
 	Languages []string `mapstructure:"languages"`

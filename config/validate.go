@@ -167,6 +167,9 @@ func (s *Site) validate(k string, ps *problems) {
 	}
 	checkNames(k+".name", s.Name, langs, false, ps)
 
+	if s.HeldGrace < 0 || s.HeldGrace >= 24*time.Hour {
+		ps.add(k+".held_grace", "must be from 0 (the default, 4h) to under 24h, got %s", s.HeldGrace)
+	}
 	s.loc = nil
 	if s.Timezone == "" {
 		ps.add(k+".timezone", "required (an IANA zone such as \"Europe/Paris\")")
