@@ -304,22 +304,19 @@ func (s *Site) newDay(d string) {
 
 // count moves one of today's tickets between the figures.
 func (s *Site) count(e *queue.Event) {
-	issuer := e.Issuer
-	if issuer == "" {
-		issuer = e.Service
+	if e.Type == queue.EventIssued {
+		s.service(Issuer(e)).Issued++
 	}
-	switch e.Type {
-	case queue.EventIssued:
-		s.service(issuer).Issued++
-	case queue.EventCalled:
+	if e.Type == queue.EventCalled {
 		s.service(e.Service).LastCalled = e.Number
-		if e.CallCount == 1 {
-			sv := s.service(issuer)
-			sv.Called++
-			sv.WaitSum += e.Waited
-		}
-	case queue.EventDone:
-		s.service(e.Service).ServiceSum += e.ServiceTime
+	}
+	if w, ok := FirstCall(e); ok {
+		sv := s.service(Issuer(e))
+		sv.Called++
+		sv.WaitSum += w
+	}
+	if d, ok := Completed(e); ok {
+		s.service(e.Service).ServiceSum += d
 	}
 	if e.Type != queue.EventIssued && e.From == e.Status && e.FromQueue == e.Service {
 		return // RECALLED, PRINT_FAILED: nothing moved
@@ -434,4 +431,27 @@ func (s *Site) Clone() *Site {
 		c.unseen[q] = u
 	}
 	return &c
+}
+
+// Issuer is the service that issued the number of e's ticket, the service
+// Issued, Called and the wait are counted by. Events written before the
+// issuer was recorded name only the queue, which was then the issuer's.
+func Issuer(e *queue.Event) string {
+	if e.Issuer == "" {
+		return e.Service
+	}
+	return e.Issuer
+}
+
+// FirstCall reports whether e is its ticket's first call, and the ticket's
+// wait: issue to first call. It is the figure behind Called and the
+// average wait.
+func FirstCall(e *queue.Event) (time.Duration, bool) {
+	return e.Waited, e.Type == queue.EventCalled && e.CallCount == 1
+}
+
+// Completed reports whether e ends a service (DONE), and its service time:
+// start to done.
+func Completed(e *queue.Event) (time.Duration, bool) {
+	return e.ServiceTime, e.Type == queue.EventDone
 }
