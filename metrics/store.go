@@ -49,7 +49,7 @@ func NewStore(next queue.Store, reg prometheus.Registerer) (*Store, error) {
 	}
 	for _, op := range []string{"update", "view"} {
 		lat.WithLabelValues(op)
-		for _, k := range []string{"conflict", "duplicate", "unavailable", "other"} {
+		for _, k := range []string{"conflict", "aborted", "duplicate", "unavailable", "other"} {
 			errs.WithLabelValues(op, k)
 		}
 	}
@@ -89,13 +89,15 @@ var refusals = []error{
 }
 
 // ErrorKind classifies a store error for the errors counter: "" for nil and
-// for refusals by the rules, else conflict, duplicate, unavailable or other.
+// for refusals by the rules, else conflict, aborted, duplicate, unavailable or other.
 func ErrorKind(err error) string {
 	switch {
 	case err == nil:
 		return ""
 	case errors.Is(err, queue.ErrConflict):
 		return "conflict"
+	case errors.Is(err, queue.ErrAborted):
+		return "aborted"
 	case errors.Is(err, queue.ErrDuplicate):
 		return "duplicate"
 	case errors.Is(err, queue.ErrUnavailable):

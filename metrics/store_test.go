@@ -19,6 +19,7 @@ func TestErrorKind(t *testing.T) {
 	}{
 		{nil, ""},
 		{fmt.Errorf("x: %w", queue.ErrConflict), "conflict"},
+		{fmt.Errorf("x: %w", queue.ErrAborted), "aborted"},
 		{fmt.Errorf("x: %w", queue.ErrDuplicate), "duplicate"},
 		{fmt.Errorf("x: %w", queue.ErrUnavailable), "unavailable"},
 		{fmt.Errorf("x: %w", queue.ErrServiceFull), ""},

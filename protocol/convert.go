@@ -32,7 +32,7 @@ func statusOf(err error) (se *wire.StatusError, internal bool) {
 	switch {
 	case errors.Is(err, queue.ErrClosed):
 		return shuttingDown, false
-	case errors.Is(err, queue.ErrConflict):
+	case errors.Is(err, queue.ErrConflict), errors.Is(err, queue.ErrAborted):
 		return wire.ErrBusy.WithMsg("busy: try again"), true
 	case errors.Is(err, queue.ErrUnavailable):
 		return wire.ErrStoreUnavailable, true

@@ -32,18 +32,31 @@ type Opts struct {
 	// MaxReplay is the largest gap a subscriber may catch up from the store;
 	// beyond it the subscriber gets ErrGapTooLarge and should take a snapshot.
 	MaxReplay int
-	Logger    *slog.Logger
+	// StoreTimeout bounds one request from the moment it is submitted to
+	// its commit: waiting for its batch, the transaction and its retries.
+	// A store that does not answer in time fails the request with an error
+	// wrapping ErrUnavailable (devices are told to retry; an idempotent
+	// retry returns the first result if the commit landed after all). It
+	// should be shorter than the devices' own request timeout.
+	StoreTimeout time.Duration
+	Logger       *slog.Logger
 }
+
+// DefaultStoreTimeout is Opts.StoreTimeout when it is zero: shorter than
+// the 5 s a device waits for an answer, so a hung database reaches the
+// device as a retryable "store unavailable" and not as a timeout of its own.
+const DefaultStoreTimeout = 3 * time.Second
 
 // DefaultOpts returns the defaults for everything but Store and Sites.
 func DefaultOpts() Opts {
 	return Opts{
-		Clock:      time.Now,
-		Batch:      64,
-		Committers: 1,
-		FeedSize:   4096,
-		MaxReplay:  10000,
-		Logger:     slog.New(slog.DiscardHandler),
+		Clock:        time.Now,
+		Batch:        64,
+		Committers:   1,
+		FeedSize:     4096,
+		MaxReplay:    10000,
+		StoreTimeout: DefaultStoreTimeout,
+		Logger:       slog.New(slog.DiscardHandler),
 	}
 }
 
@@ -51,13 +64,14 @@ func DefaultOpts() Opts {
 // request in a group-commit transaction, with its own savepoint, its
 // idempotency record and its events. It is safe for concurrent use.
 type Engine struct {
-	store Store
-	sites map[string]*Site
-	order []string
-	clock func() time.Time
-	batch int
-	log   *slog.Logger
-	feed  *feed
+	store   Store
+	sites   map[string]*Site
+	order   []string
+	clock   func() time.Time
+	batch   int
+	timeout time.Duration
+	log     *slog.Logger
+	feed    *feed
 
 	mu     sync.RWMutex
 	closed bool
@@ -110,10 +124,13 @@ func New(o Opts) (*Engine, error) {
 	if o.MaxReplay <= 0 {
 		o.MaxReplay = d.MaxReplay
 	}
+	if o.StoreTimeout <= 0 {
+		o.StoreTimeout = d.StoreTimeout
+	}
 	if o.Logger == nil {
 		o.Logger = d.Logger
 	}
-	e := &Engine{store: o.Store, sites: map[string]*Site{}, clock: o.Clock, batch: o.Batch, log: o.Logger}
+	e := &Engine{store: o.Store, sites: map[string]*Site{}, clock: o.Clock, batch: o.Batch, timeout: o.StoreTimeout, log: o.Logger}
 	for i := range o.Sites {
 		s := o.Sites[i]
 		if err := s.Validate(); err != nil {
@@ -178,8 +195,15 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 }
 
-// submit queues fn for the committer of site and waits for its result.
+// errStoreTimeout is the cause of a request's context ending at the
+// engine's StoreTimeout (as opposed to the caller giving up).
+var errStoreTimeout = errors.New("queue: store timeout")
+
+// submit queues fn for the committer of site and waits for its result, at
+// most the engine's StoreTimeout.
 func (e *Engine) submit(ctx context.Context, site string, key RequestKey, fn func(ctx context.Context, tx Tx, j *job) error) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
+	defer cancel()
 	j := &job{ctx: ctx, site: site, key: key, fn: fn, done: make(chan struct{})}
 	e.mu.RLock()
 	if e.closed {
@@ -193,15 +217,24 @@ func (e *Engine) submit(ctx context.Context, site string, key RequestKey, fn fun
 	case ch <- j:
 	case <-ctx.Done():
 		e.mu.RUnlock()
-		return ctx.Err()
+		return e.ctxErr(ctx)
 	}
 	e.mu.RUnlock()
 	select {
 	case <-j.done:
 		return j.err
 	case <-ctx.Done():
-		return ctx.Err()
+		return e.ctxErr(ctx)
 	}
+}
+
+// ctxErr is the error of a request whose context ended: the caller's own
+// error, or ErrUnavailable when the engine's StoreTimeout ran out.
+func (e *Engine) ctxErr(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), errStoreTimeout) {
+		return fmt.Errorf("%w: no answer within %s", ErrUnavailable, e.timeout)
+	}
+	return ctx.Err()
 }
 
 func (e *Engine) commitLoop(ch chan *job) {
@@ -225,15 +258,18 @@ func (e *Engine) commitLoop(ch chan *job) {
 }
 
 // runBatch applies the jobs in one transaction, each in a savepoint: a
-// refused request is rolled back alone. If the transaction itself fails, each
-// job is tried again alone so one bad request cannot fail the others.
+// refused request is rolled back alone. If the transaction fails (the store
+// has already retried it whole when the database aborted it), each job is
+// tried again alone, so one bad request cannot fail the others; not when
+// the store is unavailable or out of time, where that would only multiply
+// the wait.
 func (e *Engine) runBatch(batch []*job) {
 	live := batch[:0:0]
 	var later []*job
 	seen := map[RequestKey]bool{}
 	for _, j := range batch {
-		if err := j.ctx.Err(); err != nil {
-			j.err = err
+		if j.ctx.Err() != nil {
+			j.err = e.ctxErr(j.ctx)
 			close(j.done)
 			continue
 		}
@@ -255,12 +291,21 @@ func (e *Engine) runBatch(batch []*job) {
 		return
 	}
 	err := e.apply(live)
-	if err != nil && len(live) > 1 {
+	switch {
+	case err == nil:
+	case len(live) > 1 && !errors.Is(err, ErrUnavailable):
+		e.log.Warn("batch failed, applying its requests one by one", "requests", len(live), "err", err)
 		for _, j := range live {
+			if j.ctx.Err() != nil {
+				j.err = e.ctxErr(j.ctx)
+				continue
+			}
 			j.err = e.apply([]*job{j})
 		}
-	} else if err != nil {
-		live[0].err = err
+	default:
+		for _, j := range live {
+			j.err = err
+		}
 	}
 	for _, j := range live {
 		if j.err == nil {
@@ -270,10 +315,21 @@ func (e *Engine) runBatch(batch []*job) {
 	}
 }
 
+// apply runs the jobs in one store transaction, until the latest of their
+// deadlines: past it no caller waits for the answer.
 func (e *Engine) apply(jobs []*job) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	deadline := time.Now().Add(e.timeout)
+	if d, ok := jobs[0].ctx.Deadline(); ok {
+		deadline = d
+		for _, j := range jobs[1:] {
+			if d, ok := j.ctx.Deadline(); ok && d.After(deadline) {
+				deadline = d
+			}
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	return e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
 		var keys []RequestKey
 		for _, j := range jobs {
 			j.events, j.err, j.prior, j.save = j.events[:0], nil, nil, nil
@@ -305,6 +361,10 @@ func (e *Engine) apply(jobs []*job) error {
 					return err
 				}
 				if err := j.fn(ctx, tx, j); err != nil {
+					// Only a refusal of this one request is rolled back to
+					// its savepoint; anything else (above all a
+					// transaction the database aborted, after which only
+					// ROLLBACK may run) fails the whole transaction.
 					if !domainError(err) {
 						return err
 					}
@@ -329,6 +389,11 @@ func (e *Engine) apply(jobs []*job) error {
 		}
 		return nil
 	})
+	if err != nil && !errors.Is(err, ErrUnavailable) && ctx.Err() != nil {
+		// The store gave up because time ran out: it did not answer.
+		return fmt.Errorf("%w: no answer within %s: %w", ErrUnavailable, e.timeout, err)
+	}
+	return err
 }
 
 // emit records an event of the job. Its version is given when the batch
@@ -364,18 +429,27 @@ func appendEvents(ctx context.Context, tx Tx, jobs []*job) error {
 // returned as it was; otherwise fn runs and its result is stored in the same
 // transaction.
 func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error)) (T, error) {
-	var out T
+	var zero T
 	s, err := e.Site(r.Site)
 	if err != nil {
-		return out, err
+		return zero, err
 	}
 	key := RequestKey{Device: r.Device, Key: r.Key}
+	// res is written by the committer only; it is read here only after the
+	// committer closed the job's done channel (submit returned its error),
+	// never when submit gave up on the context while the commit went on.
+	var res T
 	err = e.submit(ctx, s.ID, key, func(ctx context.Context, tx Tx, j *job) error {
 		if j.prior != nil {
 			if j.prior.Op != op {
 				return fmt.Errorf("%w: key %q was used for %s, not %s", ErrKeyReused, r.Key, j.prior.Op, op)
 			}
-			return json.Unmarshal(j.prior.Result, &out)
+			var v T
+			if err := json.Unmarshal(j.prior.Result, &v); err != nil {
+				return fmt.Errorf("queue: decode stored result of %s: %w", op, err)
+			}
+			res = v
+			return nil
 		}
 		v, err := fn(ctx, tx, j, s)
 		if err != nil {
@@ -388,10 +462,13 @@ func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx
 			}
 			j.save = &SavedRequest{RequestKey: key, Op: op, Result: b, AtMs: ms(e.clock())}
 		}
-		out = v
+		res = v
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return zero, err
+	}
+	return res, nil
 }
 
 // ms converts a time to the unix milliseconds stores keep; zero stays 0.

@@ -25,7 +25,18 @@ var (
 	ErrClosed            = errors.New("queue: engine closed")
 
 	// Store-level errors: stores translate driver errors into these.
+	//
+	// ErrConflict is a compare-and-set that found its row changed (another
+	// counter or daemon took the ticket first): the transaction is alive,
+	// and the same transaction may read again and retry. ErrAborted is a
+	// transaction the database ended on its own (deadlock, serialization
+	// failure, lock wait timeout, an interrupted query, a Galera
+	// certification conflict): it is gone, nothing but ROLLBACK may run on
+	// it, and only the whole transaction can be tried again. ErrUnavailable
+	// is a database that cannot be reached, refuses writes or does not
+	// answer in time; a transaction it ends is just as dead.
 	ErrConflict    = errors.New("queue: concurrent update, try again")
+	ErrAborted     = errors.New("queue: transaction aborted by the database, try again")
 	ErrDuplicate   = errors.New("queue: duplicate row")
 	ErrUnavailable = errors.New("queue: store unavailable")
 )

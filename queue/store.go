@@ -8,9 +8,14 @@ import (
 // transactions; the Engine holds the rules.
 type Store interface {
 	// Update runs fn in one read-write transaction and commits it durably.
-	// When the database reports a serialization failure or a deadlock, the
-	// store rolls back and runs fn again, a bounded number of times, then
-	// returns an error wrapping ErrConflict. fn may be run more than once.
+	// When the database aborts the transaction (ErrAborted: deadlock,
+	// serialization failure, certification conflict...) or fn reports
+	// ErrConflict, the store rolls back and runs fn again, a bounded number
+	// of times, then returns the last error. Once a statement returned an
+	// error that ends the transaction (ErrAborted, ErrUnavailable), every
+	// later statement of it returns that error without reaching the
+	// database, and the transaction is rolled back even if fn returns nil.
+	// fn may be run more than once.
 	Update(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error
 	// View runs fn in a read-only transaction (or on a reader connection).
 	View(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error

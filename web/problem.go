@@ -56,6 +56,7 @@ var problems = []struct {
 	{queue.ErrKeyReused, http.StatusUnprocessableEntity, "idempotency_key_reused", "idempotency key used for another operation"},
 	{queue.ErrClosed, http.StatusServiceUnavailable, "shutting_down", "shutting down"},
 	{queue.ErrConflict, http.StatusServiceUnavailable, "busy", "busy, try again"},
+	{queue.ErrAborted, http.StatusServiceUnavailable, "busy", "busy, try again"},
 	{queue.ErrUnavailable, http.StatusServiceUnavailable, "store_unavailable", "store unavailable"},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "timeout", "timed out, try again"},
 }

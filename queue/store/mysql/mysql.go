@@ -37,8 +37,8 @@ type Store struct {
 var _ queue.Store = (*Store)(nil)
 
 // LockWaitTimeout is the sessions' innodb_lock_wait_timeout in seconds:
-// a transaction waiting longer for a row lock fails with a conflict, which
-// Update retries.
+// a transaction waiting longer for a row lock is aborted, and Update
+// retries it whole.
 const LockWaitTimeout = 10
 
 // Dialect returns the MySQL dialect.
@@ -142,18 +142,33 @@ func lockMigrations(ctx context.Context, conn *sql.Conn) (func(), error) {
 	}, nil
 }
 
-// classify maps server error numbers: deadlock (1213) and lock wait
-// timeout (1205) are conflicts, duplicate key (1062) a duplicate; too many
-// connections, shutdown and lost connections make the store unavailable.
+// classify maps server error numbers. It is the one place that decides
+// which errors end a transaction on MySQL, MariaDB and Galera:
+//
+//   - aborted (the transaction is gone; only ROLLBACK may run, then the
+//     whole transaction is retried): 1213 deadlock, which InnoDB answers
+//     by rolling the whole transaction back, and Galera by a certification
+//     conflict, also at COMMIT; 1205 lock wait timeout (only the statement
+//     is rolled back unless innodb_rollback_on_timeout, but the request
+//     cannot go on without it); 1317 query interrupted (KILL QUERY, a
+//     Galera brute-force abort); 1180 and 1181 errors during COMMIT and
+//     ROLLBACK; 1047 Galera's "WSREP has not yet prepared node for
+//     application use" and 1614/1402 transaction branches rolled back;
+//     3101 (MySQL group replication rolled the transaction back);
+//   - unavailable: too many connections, shutdown, lost or killed
+//     connections, a read-only server and a full disk;
+//   - duplicate: 1062.
 func classify(err error) error {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		switch me.Number {
-		case 1213, 1205:
-			return queue.ErrConflict
+		case 1213, 1205, 1317, 1180, 1181, 1047, 1614, 1402, 3101:
+			return queue.ErrAborted
 		case 1062:
 			return queue.ErrDuplicate
-		case 1040, 1053, 1077, 1152, 1158, 1159, 1160, 1161, 1927, 4031:
+		case 1040, 1053, 1077, 1152, 1158, 1159, 1160, 1161, 1927, 4031, // connections
+			1290, 1836, // read-only (--read-only, a read-only Galera node)
+			1021, 1114: // disk full, table full
 			return queue.ErrUnavailable
 		}
 		return nil

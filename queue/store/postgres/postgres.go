@@ -86,19 +86,25 @@ func lockMigrations(ctx context.Context, conn *sql.Conn) (func(), error) {
 	}, nil
 }
 
-// classify maps SQLSTATEs: serialization failure, deadlock and lock not
-// available are conflicts; unique violation a duplicate; connection
-// exceptions, shutdowns and too many connections make the store
-// unavailable.
+// classify maps SQLSTATEs, the one place that decides which errors end a
+// transaction on PostgreSQL: serialization failure, deadlock, lock not
+// available and a cancelled query abort it (retried whole); unique
+// violation is a duplicate; connection exceptions, a terminated backend
+// (pg_terminate_backend), shutdowns, too many connections, a read-only
+// standby and a full disk make the store unavailable (and end it too).
 func classify(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
-		case "40001", "40P01", "55P03":
-			return queue.ErrConflict
+		case "40001", "40P01", "55P03", "57014", "25P02", "40003":
+			// Serialization failure, deadlock, lock not available, query
+			// cancelled, a statement in a failed transaction, statement
+			// completion unknown: the transaction is aborted.
+			return queue.ErrAborted
 		case "23505":
 			return queue.ErrDuplicate
-		case "57P01", "57P02", "57P03", "53300", "53400":
+		case "57P01", "57P02", "57P03", "53300", "53400", // terminated, shut down, too many connections
+			"25006", "53100": // read-only transaction (a standby), disk full
 			return queue.ErrUnavailable
 		}
 		if strings.HasPrefix(pe.Code, "08") {

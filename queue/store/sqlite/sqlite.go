@@ -31,7 +31,7 @@ var migrations embed.FS
 type Opts = sqlstore.Opts
 
 // BusyTimeoutMs is how long a connection waits for a lock another process
-// holds before failing with SQLITE_BUSY (classified as queue.ErrConflict).
+// holds before failing with SQLITE_BUSY (classified as queue.ErrAborted).
 const BusyTimeoutMs = 10000
 
 // Store is the SQLite store.
@@ -123,9 +123,14 @@ func classify(err error) error {
 		return queue.ErrDuplicate
 	default:
 		switch code & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return queue.ErrConflict
-		case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY:
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_ABORT:
+			// Another process holds the database past busy_timeout, or
+			// the statement was interrupted: the transaction cannot go on.
+			return queue.ErrAborted
+		case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY,
+			sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			// SQLite may have rolled the transaction back already; either
+			// way the file cannot take the write.
 			return queue.ErrUnavailable
 		}
 	}

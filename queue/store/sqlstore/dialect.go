@@ -6,7 +6,7 @@
 // and the connections; the queries and the transaction logic live here.
 //
 // Nothing returned by this package wraps a driver type: driver errors are
-// classified into queue.ErrConflict, queue.ErrDuplicate or
+// classified into queue.ErrAborted, queue.ErrDuplicate or
 // queue.ErrUnavailable, or flattened to their text.
 package sqlstore
 
@@ -59,8 +59,12 @@ type Dialect struct {
 	// WriteIsolation is the isolation level of Update transactions
 	// (sql.LevelDefault: the session's).
 	WriteIsolation sql.IsolationLevel
-	// Classify maps a driver error onto queue.ErrConflict, queue.ErrDuplicate
-	// or queue.ErrUnavailable, or returns nil when it is none of them.
+	// Classify maps a driver error onto queue.ErrAborted (the database ended
+	// the transaction: only ROLLBACK may follow, then a retry of the whole
+	// transaction), queue.ErrDuplicate or queue.ErrUnavailable, or returns
+	// nil when it is none of them. It is the one place per dialect that
+	// decides which errors end a transaction; queue.ErrConflict is left to
+	// compare-and-set statements that matched no row.
 	Classify func(err error) error
 	// Migrations holds NNNN_name.sql files at its root, applied in order.
 	Migrations fs.FS

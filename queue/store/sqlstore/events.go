@@ -44,7 +44,7 @@ func (t *tx) AppendEvents(ctx context.Context, site string, evs []*queue.Event) 
 		args = append(args, e.Site, e.Version, string(e.Type), e.TicketID, e.Number, e.Service,
 			string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At), e.CallCount)
 	}
-	if _, err := t.tx.ExecContext(ctx, t.s.d.Rebind(b.String()), args...); err != nil {
+	if _, err := t.execText(ctx, t.s.d.Rebind(b.String()), args...); err != nil {
 		return t.wrap("append events", err)
 	}
 	return nil

@@ -23,7 +23,7 @@ func (t *tx) LookupRequests(ctx context.Context, keys []queue.RequestKey) (map[q
 		b.WriteString("(device = ? AND idem_key = ?)")
 		args = append(args, k.Device, k.Key)
 	}
-	rows, err := t.tx.QueryContext(ctx, t.s.d.Rebind(b.String()), args...)
+	rows, err := t.queryText(ctx, t.s.d.Rebind(b.String()), args...)
 	if err != nil {
 		return nil, t.wrap("look up requests", err)
 	}
@@ -62,7 +62,7 @@ func (t *tx) SaveRequests(ctx context.Context, reqs []queue.SavedRequest) error 
 		}
 		args = append(args, r.Device, r.Key, r.Op, res, r.AtMs)
 	}
-	if _, err := t.tx.ExecContext(ctx, t.s.d.Rebind(b.String()), args...); err != nil {
+	if _, err := t.execText(ctx, t.s.d.Rebind(b.String()), args...); err != nil {
 		return t.wrap("save requests", err)
 	}
 	return nil

@@ -98,7 +98,14 @@ func (t *tx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	return t.tx.StmtContext(ctx, st), nil
 }
 
+// exec, query and queryRow run a fixed statement (prepared when the
+// dialect caches statements); execText and queryText run one built for the
+// call (multi-row inserts, batch lookups), never cached. All of them refuse
+// to reach the database once the transaction is dead (see tx.dead).
 func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if err := t.alive(); err != nil {
+		return nil, err
+	}
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		return nil, err
@@ -110,6 +117,9 @@ func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error
 }
 
 func (t *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if err := t.alive(); err != nil {
+		return nil, err
+	}
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		return nil, err
@@ -121,6 +131,9 @@ func (t *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error
 }
 
 func (t *tx) queryRow(ctx context.Context, q string, args ...any) scanner {
+	if err := t.alive(); err != nil {
+		return errRow{err}
+	}
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		return errRow{err}
@@ -129,4 +142,18 @@ func (t *tx) queryRow(ctx context.Context, q string, args ...any) scanner {
 		return st.QueryRowContext(ctx, args...)
 	}
 	return t.tx.QueryRowContext(ctx, q, args...)
+}
+
+func (t *tx) execText(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if err := t.alive(); err != nil {
+		return nil, err
+	}
+	return t.tx.ExecContext(ctx, q, args...)
+}
+
+func (t *tx) queryText(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if err := t.alive(); err != nil {
+		return nil, err
+	}
+	return t.tx.QueryContext(ctx, q, args...)
 }

@@ -104,28 +104,44 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Update runs fn in a read-write transaction and commits it. A conflict
-// (serialization failure, deadlock, lock timeout, or a compare-and-set that
-// found the row changed) rolls back and runs fn again, up to the configured
-// number of retries, with a short jittered pause; then the error wraps
-// queue.ErrConflict.
+// Update runs fn in a read-write transaction and commits it. When the
+// database aborts the transaction (queue.ErrAborted: deadlock,
+// serialization failure, lock wait timeout, an interrupted query, a Galera
+// certification conflict, at any statement or at COMMIT), when fn reports
+// a compare-and-set conflict (queue.ErrConflict), or when the connection
+// was lost before COMMIT was sent (queue.ErrUnavailable), Update rolls back
+// and runs fn again on a fresh transaction, up to the configured number of
+// retries, with a short jittered pause; then it returns the last error. A
+// connection lost during COMMIT is not retried: the commit may have landed,
+// and only an idempotent retry by the caller can tell.
 func (s *Store) Update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
 	for attempt := 0; ; attempt++ {
-		err := s.update(ctx, fn)
+		committing, err := s.update(ctx, fn)
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, queue.ErrConflict) {
+		if !retryable(err, committing) || ctx.Err() != nil {
 			return err
 		}
 		if attempt >= s.retries {
 			return fmt.Errorf("%s: update: gave up after %d attempts: %w", s.d.Name, attempt+1, err)
 		}
-		s.log.DebugContext(ctx, "transaction conflict, retrying", "store", s.d.Name, "attempt", attempt+1, "err", err)
+		s.log.DebugContext(ctx, "transaction failed, retrying it whole", "store", s.d.Name, "attempt", attempt+1, "err", err)
 		if err := sleep(ctx, backoff(attempt)); err != nil {
 			return fmt.Errorf("%s: update: %w", s.d.Name, err)
 		}
 	}
+}
+
+// retryable reports whether a failed transaction may simply run again.
+func retryable(err error, committing bool) bool {
+	switch {
+	case errors.Is(err, queue.ErrAborted), errors.Is(err, queue.ErrConflict):
+		return true
+	case errors.Is(err, queue.ErrUnavailable):
+		return !committing
+	}
+	return false
 }
 
 // backoff is the pause before retry attempt+1: about 1, 2, 4 ... ms, capped
@@ -147,7 +163,9 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) (err error) {
+// update runs fn in one transaction. committing reports that the error
+// came from COMMIT itself.
+func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) (committing bool, err error) {
 	if s.wstmts != nil {
 		defer s.wstmts.prepare(context.WithoutCancel(ctx))
 	}
@@ -157,7 +175,7 @@ func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queu
 	}
 	stx, err := s.writer.BeginTx(ctx, opts)
 	if err != nil {
-		return s.wrap("begin", err)
+		return false, s.wrap("begin", err)
 	}
 	done := false
 	defer func() {
@@ -165,16 +183,27 @@ func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queu
 			_ = stx.Rollback() // fn panicked: free the connection, then re-panic
 		}
 	}()
-	if err := fn(ctx, &tx{s: s, tx: stx, write: true, cache: s.wstmts}); err != nil {
-		done = true
-		_ = stx.Rollback()
-		return err
-	}
+	t := &tx{s: s, tx: stx, write: true, cache: s.wstmts}
+	err = fn(ctx, t)
 	done = true
-	if err := stx.Commit(); err != nil {
-		return s.wrap("commit", err)
+	if t.dead != nil {
+		// The database ended the transaction: whatever fn made of that
+		// (a refusal, a retry that found nothing, nil), nothing of it
+		// stands, and the cause decides what happens next.
+		_ = stx.Rollback()
+		if err != nil && !errors.Is(err, t.dead) {
+			return false, fmt.Errorf("%w (then: %v)", t.dead, err)
+		}
+		return false, t.dead
 	}
-	return nil
+	if err != nil {
+		_ = stx.Rollback()
+		return false, err
+	}
+	if err := stx.Commit(); err != nil {
+		return true, s.wrap("commit", err)
+	}
+	return false, nil
 }
 
 // View runs fn in a read-only transaction on a reader connection. Locks
@@ -220,6 +249,9 @@ func (d *Dialect) Err(err error) error {
 		return fmt.Errorf("%w (%v)", context.Canceled, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
+	case errors.Is(err, queue.ErrAborted), errors.Is(err, queue.ErrUnavailable),
+		errors.Is(err, queue.ErrConflict), errors.Is(err, queue.ErrDuplicate):
+		return err // classified already (a statement refused on a dead transaction)
 	}
 	if sentinel := d.classify(err); sentinel != nil {
 		return fmt.Errorf("%w: %v", sentinel, err)

@@ -81,6 +81,12 @@ type tx struct {
 	tx    *sql.Tx
 	write bool       // false inside View: no row locks
 	cache *stmtCache // prepared statements of the pool, nil when the driver caches
+	// dead is the first error that ended the transaction on the database's
+	// side (ErrAborted, ErrUnavailable, the context ending). InnoDB rolls a
+	// whole transaction back on a deadlock and the connection goes on in
+	// autocommit, where a later SAVEPOINT succeeds silently and every later
+	// statement commits on its own; so after it nothing but ROLLBACK runs.
+	dead error
 }
 
 var _ queue.Tx = (*tx)(nil)
@@ -101,7 +107,30 @@ func at(v int64) time.Time {
 	return time.UnixMilli(v).UTC()
 }
 
-func (t *tx) wrap(action string, err error) error { return t.s.wrap(action, err) }
+// wrap classifies a driver error of a statement; one that ends the
+// transaction marks it dead.
+func (t *tx) wrap(action string, err error) error {
+	err = t.s.wrap(action, err)
+	if t.dead == nil && endsTx(err) {
+		t.dead = err
+	}
+	return err
+}
+
+// endsTx reports whether a classified error leaves the transaction unusable.
+func endsTx(err error) bool {
+	return errors.Is(err, queue.ErrAborted) || errors.Is(err, queue.ErrUnavailable) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// alive returns nil while statements may run, else an error wrapping the
+// one that ended the transaction.
+func (t *tx) alive() error {
+	if t.dead == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: transaction already ended: %w", t.s.d.Name, t.dead)
+}
 
 // validName accepts the savepoint names written into SQL: an ASCII letter or
 // underscore, then letters, digits or underscores, at most 63 bytes.
@@ -124,7 +153,7 @@ func (t *tx) savepointExec(ctx context.Context, verb, name string) error {
 	if !validName(name) {
 		return fmt.Errorf("%s: %s %q: %w: bad savepoint name", t.s.d.Name, strings.ToLower(verb), name, queue.ErrBadRequest)
 	}
-	if _, err := t.tx.ExecContext(ctx, verb+" "+name); err != nil {
+	if _, err := t.execText(ctx, verb+" "+name); err != nil {
 		return t.wrap(strings.ToLower(verb)+" "+name, err)
 	}
 	return nil
