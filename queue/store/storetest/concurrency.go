@@ -55,7 +55,7 @@ func RunConcurrencyAcross(t *testing.T, opens []func(t *testing.T) queue.Store, 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	var issued atomic.Int64
+	var issued, resends atomic.Int64
 	var wg sync.WaitGroup
 	errc := make(chan error, issuers+counters)
 	next := atomic.Int64{}
@@ -70,7 +70,7 @@ func RunConcurrencyAcross(t *testing.T, opens []func(t *testing.T) queue.Store, 
 				}
 				svc := site.Services[n%3].Code
 				r := queue.IssueRequest{Request: queue.Request{Site: "load", Device: fmt.Sprintf("kiosk-%d", g), Key: fmt.Sprint(n)}, Service: svc}
-				if _, err := engines[g%len(engines)].Issue(ctx, r); err != nil {
+				if _, err := resend(&resends, func() (queue.Ticket, error) { return engines[g%len(engines)].Issue(ctx, r) }); err != nil {
 					errc <- fmt.Errorf("issue %d: %w", n, err)
 					return
 				}
@@ -86,12 +86,14 @@ func RunConcurrencyAcross(t *testing.T, opens []func(t *testing.T) queue.Store, 
 			defer cw.Done()
 			rng := rand.New(rand.NewPCG(seed, 7))
 			k := 0
-			req := func() queue.CounterRequest {
+			// req is one keypad request with a new key, resent as is.
+			req := func(op func(context.Context, queue.CounterRequest) (queue.Ticket, error)) func() (queue.Ticket, error) {
 				k++
-				return queue.CounterRequest{Request: queue.Request{Site: "load", Device: "keypad-" + id, Key: fmt.Sprint(k)}, Counter: id}
+				r := queue.CounterRequest{Request: queue.Request{Site: "load", Device: "keypad-" + id, Key: fmt.Sprint(k)}, Counter: id}
+				return func() (queue.Ticket, error) { return op(ctx, r) }
 			}
 			for {
-				_, err := e.CallNext(ctx, req())
+				_, err := resend(&resends, req(e.CallNext))
 				if errors.Is(err, queue.ErrNoneWaiting) {
 					if done.Load() {
 						return
@@ -104,24 +106,24 @@ func RunConcurrencyAcross(t *testing.T, opens []func(t *testing.T) queue.Store, 
 					return
 				}
 				if rng.IntN(5) == 0 {
-					if _, err := e.Recall(ctx, req()); err != nil {
+					if _, err := resend(&resends, req(e.Recall)); err != nil {
 						errc <- fmt.Errorf("counter %s recall: %w", id, err)
 						return
 					}
 				}
 				if rng.IntN(8) == 0 {
-					if _, err := e.NoShow(ctx, req()); err != nil {
+					if _, err := resend(&resends, req(e.NoShow)); err != nil {
 						errc <- fmt.Errorf("counter %s no-show: %w", id, err)
 						return
 					}
 					continue
 				}
-				if _, err := e.Start(ctx, req()); err != nil {
+				if _, err := resend(&resends, req(e.Start)); err != nil {
 					errc <- fmt.Errorf("counter %s start: %w", id, err)
 					return
 				}
 				if rng.IntN(2) == 0 {
-					if _, err := e.Complete(ctx, req()); err != nil {
+					if _, err := resend(&resends, req(e.Complete)); err != nil {
 						errc <- fmt.Errorf("counter %s done: %w", id, err)
 						return
 					}
@@ -135,6 +137,9 @@ func RunConcurrencyAcross(t *testing.T, opens []func(t *testing.T) queue.Store, 
 	close(errc)
 	for err := range errc {
 		t.Error(err)
+	}
+	if n := resends.Load(); n > 0 {
+		t.Logf("%d requests resent after the store gave up on a conflict or an aborted transaction", n)
 	}
 	if t.Failed() {
 		return
@@ -176,6 +181,23 @@ func RunConcurrencyAcross(t *testing.T, opens []func(t *testing.T) queue.Store, 
 		if c.Ticket != nil {
 			t.Errorf("counter %s still holds %s after the day ended", c.ID, c.Ticket.Number)
 		}
+	}
+}
+
+// maxResends is how many times the suites send a request again when the
+// store answers "try again".
+const maxResends = 10
+
+// resend runs op, and runs it again (the same request, with the same key)
+// while it fails with an error devices are told to retry: the store gave up
+// on conflicting or aborted transactions. It counts the resends in n.
+func resend[T any](n *atomic.Int64, op func() (T, error)) (T, error) {
+	for try := 0; ; try++ {
+		v, err := op()
+		if try == maxResends || !(errors.Is(err, queue.ErrConflict) || errors.Is(err, queue.ErrAborted)) {
+			return v, err
+		}
+		n.Add(1)
 	}
 }
 
