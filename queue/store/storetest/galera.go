@@ -199,7 +199,11 @@ wsrep_on=ON
 	fmt.Fprintf(&b, "wsrep_provider=%s\n", GaleraProvider)
 	fmt.Fprintf(&b, "wsrep_cluster_name=nowserving_test\nwsrep_cluster_address=%s\n", gcomm)
 	fmt.Fprintf(&b, "wsrep_node_name=%s\nwsrep_node_address=127.0.0.1:%d\n", n.name, p[1])
-	fmt.Fprintf(&b, "wsrep_provider_options=\"base_port=%d;ist.recv_addr=127.0.0.1:%d;gcache.size=64M\"\n", p[1], p[2])
+	// The suspect and inactive timeouts (5 s and 15 s by default) are
+	// raised so that a node starved of CPU on a loaded test machine is not
+	// dropped from the cluster, leaving both nodes non-primary (1047).
+	fmt.Fprintf(&b, "wsrep_provider_options=\"base_port=%d;ist.recv_addr=127.0.0.1:%d;gcache.size=64M;"+
+		"evs.suspect_timeout=PT30S;evs.inactive_timeout=PT60S;evs.install_timeout=PT60S\"\n", p[1], p[2])
 	fmt.Fprintf(&b, "wsrep_sst_receive_address=127.0.0.1:%d\nwsrep_sst_method=rsync\n", p[3])
 	return b.String()
 }
@@ -313,9 +317,13 @@ func (n *galeraNode) stop(t testing.TB) {
 	}
 }
 
-// printLog logs the tail of the node's error log.
+// notableLog marks the lines of a node's log printed whatever their age:
+// warnings, errors and changes of the cluster's membership.
+var notableLog = [][]byte{[]byte("[Warning]"), []byte("[ERROR]"), []byte("view_id("), []byte("Non-primary view"), []byte("New cluster view")}
+
+// printLog logs the node's warnings and errors and the tail of its logs.
 func (n *galeraNode) printLog(t testing.TB) {
-	const tail = 200
+	const tail = 60
 	for _, f := range []string{"error.log", "stdout.log"} {
 		b, err := os.ReadFile(filepath.Join(n.dir, f))
 		if err != nil {
@@ -325,9 +333,19 @@ func (n *galeraNode) printLog(t testing.TB) {
 			continue
 		}
 		lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-		if len(lines) > tail {
-			lines = lines[len(lines)-tail:]
+		var notable [][]byte
+		for _, l := range lines[:max(len(lines)-tail, 0)] {
+			for _, w := range notableLog {
+				if bytes.Contains(l, w) {
+					notable = append(notable, l)
+					break
+				}
+			}
 		}
+		if len(notable) > 0 {
+			t.Logf("galera: %s %s, warnings, errors and views:\n%s", n.name, f, bytes.Join(notable, []byte("\n")))
+		}
+		lines = lines[max(len(lines)-tail, 0):]
 		t.Logf("galera: %s %s (last %d lines):\n%s", n.name, f, len(lines), bytes.Join(lines, []byte("\n")))
 	}
 }
