@@ -69,7 +69,21 @@ type Store struct {
 	// Batch is the maximum number of requests applied in one group-commit
 	// transaction.
 	Batch int `mapstructure:"batch"`
+	// Timeout is the deadline of every store transaction the engine runs
+	// and of the /readyz write probe: a database that does not answer in
+	// time fails the request as unavailable (ERROR 0x41, retryable) instead
+	// of holding the device past its own request timeout. Default
+	// DefaultStoreTimeout; at most MaxStoreTimeout.
+	Timeout time.Duration `mapstructure:"timeout"`
 }
+
+// DefaultStoreTimeout is store.timeout when it is not set: well inside the
+// 5 s a device client waits for an answer.
+const DefaultStoreTimeout = 3 * time.Second
+
+// MaxStoreTimeout bounds store.timeout: a longer deadline would outlast the
+// devices' request timeout and the daemon's shutdown grace.
+const MaxStoreTimeout = 10 * time.Second
 
 // Listen holds the network listeners.
 type Listen struct {
@@ -80,8 +94,15 @@ type Listen struct {
 	// HTTP is the host:port for metrics, health, API and web display;
 	// empty disables it.
 	HTTP string `mapstructure:"http"`
-	// MaxConnections caps concurrent device connections.
+	// MaxConnections caps concurrent authenticated device sessions;
+	// connections still authenticating do not count.
 	MaxConnections int `mapstructure:"max_connections"`
+	// MaxPending caps connections that have not authenticated yet; one more
+	// closes the oldest of them (of the host with the most).
+	MaxPending int `mapstructure:"max_pending"`
+	// HandshakeTimeout is how long a connection may take from connecting to
+	// a verified AUTH.
+	HandshakeTimeout time.Duration `mapstructure:"handshake_timeout"`
 	// Heartbeat is the interval of protocol heartbeats.
 	Heartbeat time.Duration `mapstructure:"heartbeat"`
 }
@@ -151,6 +172,9 @@ type Site struct {
 	// Rollover is the local time at which the service day changes
 	// (default 00:00).
 	Rollover Clock `mapstructure:"rollover"`
+	// HeldGrace is how long after the rollover a counter may still finish
+	// a ticket it called or served the day before (default 4h, under 24h).
+	HeldGrace time.Duration `mapstructure:"held_grace"`
 	// Languages lists the site's languages, the main one first
 	// (default [en]). Every service has a name in each.
 	Languages []string `mapstructure:"languages"`
@@ -359,12 +383,14 @@ func DefaultClasses() map[string]int {
 // sites or devices. Load decodes the file on top of it.
 func DefaultConfig() Config {
 	return Config{
-		Store: Store{Driver: DriverSQLite, DSN: "nowserving.db", Batch: 64},
+		Store: Store{Driver: DriverSQLite, DSN: "nowserving.db", Batch: 64, Timeout: DefaultStoreTimeout},
 		Listen: Listen{
-			Protocol:       "127.0.0.1:7400",
-			HTTP:           "127.0.0.1:7480",
-			MaxConnections: 10000,
-			Heartbeat:      10 * time.Second,
+			Protocol:         "127.0.0.1:7400",
+			HTTP:             "127.0.0.1:7480",
+			MaxConnections:   10000,
+			MaxPending:       256,
+			HandshakeTimeout: 3 * time.Second,
+			Heartbeat:        10 * time.Second,
 		},
 		Log: Log{Level: "info", Format: "text"},
 	}

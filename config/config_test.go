@@ -137,7 +137,8 @@ func TestDefaults(t *testing.T) {
 	if c.Store != d.Store || c.Listen != d.Listen || c.Log != d.Log {
 		t.Errorf("top = %+v %+v %+v, want defaults", c.Store, c.Listen, c.Log)
 	}
-	if c.Store.Batch != 64 || c.Listen.Heartbeat != 10*time.Second || c.Listen.MaxConnections != 10000 {
+	if c.Store.Batch != 64 || c.Store.Timeout != 3*time.Second || c.Listen.Heartbeat != 10*time.Second || c.Listen.MaxConnections != 10000 ||
+		c.Listen.MaxPending != 256 || c.Listen.HandshakeTimeout != 3*time.Second {
 		t.Errorf("defaults changed: %+v", c)
 	}
 	s := c.Sites[0]
@@ -202,11 +203,7 @@ func TestOverridePrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			BindFlags(fs)
-			if err := fs.Parse(tt.args); err != nil {
-				t.Fatal(err)
-			}
+			fs := parseFlags(t, tt.args)
 			c := mustLoad(t, Opts{File: file, Flags: fs, LookupEnv: env(tt.env)})
 			if c.Store.DSN != tt.wantDSN || c.Store.Batch != tt.wantBatch ||
 				c.Listen.Heartbeat != tt.wantHB || c.Log.Level != tt.wantLevel {
@@ -218,6 +215,17 @@ func TestOverridePrecedence(t *testing.T) {
 	}
 }
 
+// parseFlags returns a flag set with BindFlags's flags, parsed from args.
+func parseFlags(t *testing.T, args []string) *pflag.FlagSet {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
 func TestEnvOverridesKeyAbsentFromFile(t *testing.T) {
 	c, err := load([]byte(minimal), Opts{LookupEnv: env(map[string]string{
 		"NOWSERVING_LISTEN_TLS_CERT": "c.pem", "NOWSERVING_LISTEN_TLS_KEY": "k.pem",
@@ -227,6 +235,38 @@ func TestEnvOverridesKeyAbsentFromFile(t *testing.T) {
 	}
 	if !c.Listen.TLS.Enabled() || c.Listen.TLS.Cert != "c.pem" {
 		t.Errorf("tls = %+v", c.Listen.TLS)
+	}
+}
+
+// TestConnectionLimits: the caps on connections still authenticating come
+// from the file, the environment and flags like the other listen keys.
+func TestConnectionLimits(t *testing.T) {
+	file := minimal + "listen: { max_pending: 64, handshake_timeout: 5s }\n"
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		pending int
+		timeout time.Duration
+	}{
+		{"file", nil, nil, 64, 5 * time.Second},
+		{"env", map[string]string{"NOWSERVING_LISTEN_MAX_PENDING": "32", "NOWSERVING_LISTEN_HANDSHAKE_TIMEOUT": "2s"}, nil,
+			32, 2 * time.Second},
+		{"flags", map[string]string{"NOWSERVING_LISTEN_MAX_PENDING": "32"},
+			[]string{"--listen-max-pending=16", "--listen-handshake-timeout=1500ms"}, 16, 1500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := parseFlags(t, tt.args)
+			c, err := load([]byte(file), Opts{Flags: fs, LookupEnv: env(tt.env)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Listen.MaxPending != tt.pending || c.Listen.HandshakeTimeout != tt.timeout {
+				t.Errorf("max_pending %d handshake_timeout %s, want %d %s",
+					c.Listen.MaxPending, c.Listen.HandshakeTimeout, tt.pending, tt.timeout)
+			}
+		})
 	}
 }
 
@@ -331,6 +371,7 @@ func TestBadFileMessages(t *testing.T) {
 		{"hours", "sites[0].services[0].hours[0].close: must be after open 17:00, got 07:30 (split a window across midnight in two)"},
 		{"hours", `sites[0].services[0].hours[2].days[0]: unknown day "fry" (want mon, tue, wed, thu, fri, sat or sun)`},
 		{"tls", "listen.tls.key: required when listen.tls.cert is set"},
+		{"limits", "listen.max_pending: must be at least 1, got 0"},
 		{"durations", `sites[0].services[0].avg_service: invalid duration "5 minutes" (want e.g. 90s, 5m, 1h30m)`},
 		{"durations", `listen.heartbeat: duration 10 needs a unit, e.g. "10s" or "10m"`},
 		{"names", "sites[0].name.zh: missing (site languages: en, zh)"},
@@ -429,9 +470,9 @@ func TestOverridesNameRealKeys(t *testing.T) {
 	}
 	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
 	BindFlags(fs)
-	for _, name := range []string{"store-driver", "store-dsn", "store-batch", "listen-protocol",
+	for _, name := range []string{"store-driver", "store-dsn", "store-batch", "store-timeout", "listen-protocol",
 		"listen-tls-cert", "listen-tls-key", "listen-http", "listen-max-connections",
-		"listen-heartbeat", "log-level", "log-format"} {
+		"listen-max-pending", "listen-handshake-timeout", "listen-heartbeat", "log-level", "log-format"} {
 		if fs.Lookup(name) == nil {
 			t.Errorf("BindFlags did not define --%s", name)
 		}

@@ -53,11 +53,14 @@ func overrides() []override {
 		{key: "store.driver", usage: "store driver: sqlite, postgres or mysql"},
 		{key: "store.dsn", usage: "store DSN: sqlite file, postgres://..., or user:pass@tcp(host:port)/db"},
 		{key: "store.batch", kind: "int", usage: "maximum requests per group-commit transaction"},
+		{key: "store.timeout", kind: "duration", usage: "deadline of each store transaction and of the readiness probe"},
 		{key: "listen.protocol", usage: "device protocol address host:port"},
 		{key: "listen.tls.cert", usage: "TLS certificate file for the device protocol"},
 		{key: "listen.tls.key", usage: "TLS key file for the device protocol"},
 		{key: "listen.http", usage: "HTTP address host:port for metrics, health and API (empty: off)"},
-		{key: "listen.max_connections", kind: "int", usage: "maximum device connections"},
+		{key: "listen.max_connections", kind: "int", usage: "maximum authenticated device sessions"},
+		{key: "listen.max_pending", kind: "int", usage: "maximum connections not authenticated yet"},
+		{key: "listen.handshake_timeout", kind: "duration", usage: "time from connect to authentication"},
 		{key: "listen.heartbeat", kind: "duration", usage: "protocol heartbeat interval"},
 		{key: "log.level", usage: "log level: debug, info, warn or error"},
 		{key: "log.format", usage: "log format: text or json"},
@@ -72,9 +75,10 @@ func overrides() []override {
 }
 
 // BindFlags registers on fs one flag per overridable key, named after the
-// key: --store-driver, --store-dsn, --store-batch, --listen-protocol,
-// --listen-tls-cert, --listen-tls-key, --listen-http,
-// --listen-max-connections, --listen-heartbeat, --log-level, --log-format.
+// key: --store-driver, --store-dsn, --store-batch, --store-timeout,
+// --listen-protocol, --listen-tls-cert, --listen-tls-key, --listen-http,
+// --listen-max-connections, --listen-max-pending, --listen-handshake-timeout,
+// --listen-heartbeat, --log-level, --log-format.
 // Pass fs to Load in Opts.Flags. The caller owns --config.
 func BindFlags(fs *pflag.FlagSet) {
 	d := DefaultConfig()
@@ -83,17 +87,21 @@ func BindFlags(fs *pflag.FlagSet) {
 		"listen.protocol": d.Listen.Protocol, "listen.http": d.Listen.HTTP,
 		"log.level": d.Log.Level, "log.format": d.Log.Format,
 	}
+	ints := map[string]int{
+		"store.batch": d.Store.Batch, "listen.max_connections": d.Listen.MaxConnections,
+		"listen.max_pending": d.Listen.MaxPending,
+	}
+	durations := map[string]time.Duration{
+		"listen.heartbeat": d.Listen.Heartbeat, "listen.handshake_timeout": d.Listen.HandshakeTimeout,
+		"store.timeout": d.Store.Timeout,
+	}
 	for _, o := range overrides() {
 		usage := o.usage + " (env " + EnvName(o.key) + ")"
 		switch o.kind {
 		case "int":
-			n := d.Store.Batch
-			if o.key == "listen.max_connections" {
-				n = d.Listen.MaxConnections
-			}
-			fs.Int(o.flag, n, usage)
+			fs.Int(o.flag, ints[o.key], usage)
 		case "duration":
-			fs.Duration(o.flag, d.Listen.Heartbeat, usage)
+			fs.Duration(o.flag, durations[o.key], usage)
 		default:
 			fs.String(o.flag, def[o.key], usage)
 		}

@@ -84,6 +84,9 @@ func (c *Config) validateTop(ps *problems) {
 	if c.Store.Batch < 1 || c.Store.Batch > 10000 {
 		ps.add("store.batch", "must be 1..10000, got %d", c.Store.Batch)
 	}
+	if c.Store.Timeout <= 0 || c.Store.Timeout > MaxStoreTimeout {
+		ps.add("store.timeout", "must be more than 0 and at most %s (devices give up after 5s), got %s", MaxStoreTimeout, c.Store.Timeout)
+	}
 	if c.Listen.Protocol == "" {
 		ps.add("listen.protocol", "required")
 	} else if err := checkAddr(c.Listen.Protocol); err != "" {
@@ -102,6 +105,12 @@ func (c *Config) validateTop(ps *problems) {
 	}
 	if c.Listen.MaxConnections < 1 {
 		ps.add("listen.max_connections", "must be at least 1, got %d", c.Listen.MaxConnections)
+	}
+	if c.Listen.MaxPending < 1 {
+		ps.add("listen.max_pending", "must be at least 1, got %d", c.Listen.MaxPending)
+	}
+	if c.Listen.HandshakeTimeout <= 0 {
+		ps.add("listen.handshake_timeout", "must be positive, got %s", c.Listen.HandshakeTimeout)
 	}
 	if c.Listen.Heartbeat <= 0 {
 		ps.add("listen.heartbeat", "must be positive, got %s", c.Listen.Heartbeat)
@@ -158,6 +167,9 @@ func (s *Site) validate(k string, ps *problems) {
 	}
 	checkNames(k+".name", s.Name, langs, false, ps)
 
+	if s.HeldGrace < 0 || s.HeldGrace >= 24*time.Hour {
+		ps.add(k+".held_grace", "must be from 0 (the default, 4h) to under 24h, got %s", s.HeldGrace)
+	}
 	s.loc = nil
 	if s.Timezone == "" {
 		ps.add(k+".timezone", "required (an IANA zone such as \"Europe/Paris\")")

@@ -18,6 +18,7 @@ import (
 //	nowserving_protocol_request_duration_seconds{type}
 //	nowserving_protocol_errors_total{type, code}            (code as 0x21)
 //	nowserving_protocol_connections_refused_total
+//	nowserving_protocol_connections_evicted_total
 type Protocol struct {
 	sessions *prometheus.GaugeVec
 	closed   *prometheus.CounterVec
@@ -25,6 +26,7 @@ type Protocol struct {
 	latency  *prometheus.HistogramVec
 	errs     *prometheus.CounterVec
 	refused  prometheus.Counter
+	evicted  prometheus.Counter
 }
 
 var _ protocol.Metrics = (*Protocol)(nil)
@@ -45,9 +47,11 @@ func NewProtocol(reg prometheus.Registerer) (*Protocol, error) {
 		errs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "errors_total",
 			Help: "Requests answered with an error, by message type and wire error code."}, []string{"type", "code"}),
 		refused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "connections_refused_total",
-			Help: "Connections refused at the connection cap."}),
+			Help: "Connections refused at the cap of authenticated sessions (listen.max_connections)."}),
+		evicted: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "connections_evicted_total",
+			Help: "Connections closed before authenticating to make room for newer ones (listen.max_pending)."}),
 	}
-	for _, c := range []prometheus.Collector{p.sessions, p.closed, p.auth, p.latency, p.errs, p.refused} {
+	for _, c := range []prometheus.Collector{p.sessions, p.closed, p.auth, p.latency, p.errs, p.refused, p.evicted} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("metrics: register protocol metrics: %w", err)
 		}
@@ -80,3 +84,7 @@ func (p *Protocol) Request(t wire.MsgType, code uint16, d time.Duration) {
 
 // ConnRefused counts a connection refused at the cap.
 func (p *Protocol) ConnRefused() { p.refused.Inc() }
+
+// ConnEvicted counts a connection closed before authenticating to make room
+// for a newer one.
+func (p *Protocol) ConnEvicted() { p.evicted.Inc() }

@@ -26,6 +26,8 @@ func TestProtocol(t *testing.T) {
 	p.Request(wire.TypeTakeTicket, 0x21, 20*time.Millisecond)
 	p.Request(wire.TypeCallNext, 0, 200*time.Millisecond)
 	p.ConnRefused()
+	p.ConnEvicted()
+	p.ConnEvicted()
 	compareGolden(t, reg, "protocol.golden")
 	if _, err := NewProtocol(reg); err == nil {
 		t.Error("registering the protocol metrics twice on one registry: no error")

@@ -72,6 +72,9 @@ type Metrics interface {
 	Request(t wire.MsgType, code uint16, d time.Duration)
 	// ConnRefused is called when a connection is refused at the cap.
 	ConnRefused()
+	// ConnEvicted is called when a connection that had not authenticated
+	// yet is closed to make room for a newer one (Opts.MaxPending).
+	ConnEvicted()
 }
 
 // Opts configures a Server. Zero values take the defaults of DefaultOpts.
@@ -88,14 +91,24 @@ type Opts struct {
 	// IdleTimeout overrides the silence after which a welcomed peer is
 	// dropped (default 3 × Heartbeat).
 	IdleTimeout time.Duration
-	// HandshakeTimeout bounds connect to WELCOME.
+	// HandshakeTimeout bounds connect to the verified AUTH: a connection
+	// that has not authenticated by then is sent ERROR 0x34 and closed.
 	HandshakeTimeout time.Duration
 	// WriteTimeout bounds one write to a peer, and how long a frame waits
 	// for room in a full send queue before the session is dropped as a
 	// slow consumer.
 	WriteTimeout time.Duration
-	// MaxConns caps concurrent connections; above it ERROR 0x32.
+	// MaxConns caps concurrent authenticated sessions: a connection that
+	// arrives, or authenticates, when that many are open is sent ERROR 0x32
+	// and closed. Connections still authenticating do not count.
 	MaxConns int
+	// MaxPending caps connections that have not authenticated yet. One
+	// more closes the oldest of them, from the remote host holding the
+	// most, with ERROR 0x32. So idle sockets cannot keep a device out: a
+	// real device authenticates within milliseconds of connecting, while an
+	// idle socket soon becomes the oldest, and a host renewing sockets as
+	// fast as it can only ever closes its own.
+	MaxPending int
 	// SendQueue is the number of frames queued per session; a queue that
 	// stays full for WriteTimeout drops the session as a slow consumer.
 	SendQueue int
@@ -134,9 +147,10 @@ type Opts struct {
 func DefaultOpts() Opts {
 	return Opts{
 		Heartbeat:        10 * time.Second,
-		HandshakeTimeout: 10 * time.Second,
+		HandshakeTimeout: 3 * time.Second,
 		WriteTimeout:     10 * time.Second,
 		MaxConns:         10000,
+		MaxPending:       256,
 		SendQueue:        256,
 		RateLimit:        10,
 		RateBurst:        20,
@@ -148,8 +162,14 @@ func DefaultOpts() Opts {
 
 // Stats are the server's running counts.
 type Stats struct {
-	// Conns is the number of open connections.
+	// Conns is the number of open connections, authenticated or not.
 	Conns int
+	// Pending is the number of connections that have not authenticated
+	// yet.
+	Pending int
+	// Evicted counts connections closed unauthenticated to make room for
+	// newer ones (Opts.MaxPending) since New.
+	Evicted int64
 	// AuthFailures counts failed handshakes since New.
 	AuthFailures int64
 	// SlowConsumers counts sessions dropped because their queue was full.
@@ -170,12 +190,17 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	sessions  map[*session]struct{}
+	pending   pendingSet // sessions not authenticated yet
+	seq       uint64     // sessions admitted, numbering them
+	authed    int        // authenticated sessions
+	evictLog  evictLog
 	online    map[string]int // welcomed sessions per device id
 	closing   bool
 	done      chan struct{} // closed by Shutdown
 	wg        sync.WaitGroup
 
 	conns         atomic.Int64
+	evicted       atomic.Int64
 	authFailures  atomic.Int64
 	slowConsumers atomic.Int64
 	rateLimited   atomic.Int64
@@ -209,6 +234,9 @@ func New(o Opts) (*Server, error) {
 	}
 	if o.MaxConns <= 0 {
 		o.MaxConns = d.MaxConns
+	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = d.MaxPending
 	}
 	if o.SendQueue <= 0 {
 		o.SendQueue = d.SendQueue
@@ -325,8 +353,13 @@ func hasCounter(s *queue.Site, id string) bool {
 
 // Stats returns the running counts.
 func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	pending := s.pending.n
+	s.mu.Unlock()
 	return Stats{
 		Conns:         int(s.conns.Load()),
+		Pending:       pending,
+		Evicted:       s.evicted.Load(),
 		AuthFailures:  s.authFailures.Load(),
 		SlowConsumers: s.slowConsumers.Load(),
 		RateLimited:   s.rateLimited.Load(),
@@ -377,40 +410,79 @@ func (s *Server) Serve(ln net.Listener) error {
 			return fmt.Errorf("protocol: accept: %w", err)
 		}
 		backoff = 0
-		if !s.admit(c) {
-			continue
+		if ss := s.admit(c); ss != nil {
+			go ss.serve()
 		}
-		go s.serveConn(c)
 	}
 }
 
-// admit counts c in, or refuses it at the cap or during shutdown.
-func (s *Server) admit(c net.Conn) bool {
+// admit registers c as a pending session, closing the oldest pending one
+// when there are more than MaxPending, or refuses c when MaxConns sessions
+// are authenticated or the server is shutting down (nil then).
+func (s *Server) admit(c net.Conn) *session {
 	s.mu.Lock()
-	closing := s.closing
-	n := s.conns.Load()
-	if !closing && n < int64(s.o.MaxConns) {
-		s.conns.Add(1)
-		s.wg.Add(1)
+	closing, full := s.closing, s.authed >= s.o.MaxConns
+	if closing || full {
 		s.mu.Unlock()
-		return true
-	}
-	s.mu.Unlock()
-	reason := wire.ErrTooManyConnections
-	if closing {
-		reason = shuttingDown
-	} else {
-		s.metrics.ConnRefused()
-		s.log.Warn("connection refused: too many connections", "remote", c.RemoteAddr().String(), "max", s.o.MaxConns)
-	}
-	go func() {
-		_ = c.SetWriteDeadline(s.o.Clock().Add(time.Second))
-		if b, err := wire.EncodeMessage(nil, 0, 0, reason.Reply(0)); err == nil {
-			_, _ = c.Write(b)
+		reason := shuttingDown
+		if !closing {
+			reason = wire.ErrTooManyConnections
+			s.metrics.ConnRefused()
+			s.log.Warn("connection refused: too many connections", "remote", c.RemoteAddr().String(), "max", s.o.MaxConns)
 		}
-		c.Close()
-	}()
-	return false
+		go refuse(c, reason, s.o.Clock())
+		return nil
+	}
+	s.seq++
+	ss := s.newSession(c, s.seq)
+	s.sessions[ss] = struct{}{}
+	s.pending.add(ss)
+	var old *session
+	if s.pending.n > s.o.MaxPending {
+		old = s.pending.victim()
+		s.pending.remove(old)
+		old.evicted = true
+		s.evictLog.note(s, old)
+	}
+	s.conns.Add(1)
+	s.wg.Add(1)
+	s.mu.Unlock()
+	if old != nil {
+		s.evicted.Add(1)
+		s.metrics.ConnEvicted()
+		old.evict()
+	}
+	return ss
+}
+
+// evictLog keeps evictions from flooding the log: one warning, then at
+// most one every evictLogEvery with the count since the last. Guarded by
+// Server.mu.
+type evictLog struct {
+	at time.Time // of the last warning
+	n  int       // evictions not reported yet
+}
+
+const evictLogEvery = 10 * time.Second
+
+func (l *evictLog) note(s *Server, old *session) {
+	l.n++
+	now := s.o.Clock()
+	if !l.at.IsZero() && now.Sub(l.at) < evictLogEvery {
+		return
+	}
+	s.log.Warn("unauthenticated connections closed: too many pending", "evicted", l.n,
+		"last_remote", old.remote, "last_pending_s", now.Sub(old.start).Seconds(), "max_pending", s.o.MaxPending)
+	l.at, l.n = now, 0
+}
+
+// refuse tells c briefly why it is not served, and closes it.
+func refuse(c net.Conn, e *wire.StatusError, now time.Time) {
+	_ = c.SetWriteDeadline(now.Add(time.Second))
+	if b, err := wire.EncodeMessage(nil, 0, 0, e.Reply(0)); err == nil {
+		_, _ = c.Write(b)
+	}
+	c.Close()
 }
 
 // shuttingDown is the ERROR sent to every session at Shutdown.
@@ -470,21 +542,13 @@ func (s *Server) beginClose() []*session {
 	return out
 }
 
-// track registers a session; false when the server is closing.
-func (s *Server) track(ss *session) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return false
-	}
-	s.sessions[ss] = struct{}{}
-	return true
-}
-
+// untrack forgets a session that has ended.
 func (s *Server) untrack(ss *session) {
 	s.mu.Lock()
 	delete(s.sessions, ss)
-	if ss.dev != nil { // written by this session's goroutine, which untracks it
+	s.pending.remove(ss)
+	if ss.authed {
+		s.authed--
 		if s.online[ss.dev.ID]--; s.online[ss.dev.ID] <= 0 {
 			delete(s.online, ss.dev.ID)
 		}
@@ -492,11 +556,27 @@ func (s *Server) untrack(ss *session) {
 	s.mu.Unlock()
 }
 
-// welcomed counts a device's authenticated session.
-func (s *Server) welcomed(dev *device) {
+// authenticate moves a session whose AUTH verified from the pending ones to
+// the authenticated ones, and counts its device online. When MaxConns
+// sessions are authenticated already, or the session was evicted meanwhile,
+// it returns the ERROR to send and a reason instead, and leaves the session
+// for untrack.
+func (s *Server) authenticate(ss *session, dev *device) (*wire.StatusError, string) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ss.evicted {
+		return tooManyPending, "evicted"
+	}
+	if s.authed >= s.o.MaxConns {
+		s.metrics.ConnRefused()
+		s.log.Warn("session refused: too many connections", "remote", ss.remote, "device", dev.ID, "max", s.o.MaxConns)
+		return wire.ErrTooManyConnections, "too many connections"
+	}
+	s.pending.remove(ss)
+	ss.authed = true
+	s.authed++
 	s.online[dev.ID]++
-	s.mu.Unlock()
+	return nil, ""
 }
 
 // snapshotMsg is the SNAPSHOT of a site with the health of its devices: the
@@ -534,3 +614,4 @@ func (nopMetrics) SessionClosed(wire.Role, string)             {}
 func (nopMetrics) AuthFailed(string)                           {}
 func (nopMetrics) Request(wire.MsgType, uint16, time.Duration) {}
 func (nopMetrics) ConnRefused()                                {}
+func (nopMetrics) ConnEvicted()                                {}

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bufio"
+	"container/list"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -21,6 +22,12 @@ const readBufferSize = 1024
 // errLameDuck stops a read loop when the server shuts down.
 var errLameDuck = errors.New("protocol: server shutting down")
 
+// errEvicted stops a handshake closed to make room for newer connections.
+var errEvicted = errors.New("protocol: evicted while authenticating")
+
+// tooManyPending is the ERROR sent to an evicted connection.
+var tooManyPending = wire.ErrTooManyConnections.WithMsg("too many connections authenticating; reconnect")
+
 // session is one connection. The reader goroutine (run) owns the handshake
 // and the requests; the writer goroutine owns all writes after WELCOME.
 type session struct {
@@ -28,10 +35,17 @@ type session struct {
 	conn   net.Conn
 	br     *bufio.Reader
 	remote string
+	host   string // remote machine, for Server.pending
+	seq    uint64 // admission order
 	start  time.Time
 
-	dev   *device // set once welcomed
+	dev   *device // set once authenticated
 	hello wire.Hello
+
+	// Guarded by srv.mu.
+	pending *list.Element // in srv.pending while not authenticated
+	authed  bool          // counted in srv.authed
+	evicted bool          // closed by admit for a newer connection
 
 	out        *sendQueue
 	dead       chan struct{} // closed by kill
@@ -40,28 +54,29 @@ type session struct {
 	killErr    *wire.StatusError // final ERROR the writer tries to send
 	killReason string
 
-	mu   sync.Mutex // guards lame and read deadlines
-	lame bool
+	mu   sync.Mutex // guards stop and read deadlines
+	stop error      // errLameDuck or errEvicted: reads stop
 
 	subCancel context.CancelFunc
 	subDone   chan struct{}
 }
 
-func (s *Server) serveConn(c net.Conn) {
-	defer s.wg.Done()
-	defer s.conns.Add(-1)
-	ss := &session{
-		srv: s, conn: c, remote: c.RemoteAddr().String(), start: s.o.Clock(),
+// newSession returns the session of a connection just accepted.
+func (s *Server) newSession(c net.Conn, seq uint64) *session {
+	return &session{
+		srv: s, conn: c, remote: c.RemoteAddr().String(), host: hostOf(c.RemoteAddr()), seq: seq, start: s.o.Clock(),
 		br:         bufio.NewReaderSize(c, readBufferSize),
 		out:        newSendQueue(s.o.SendQueue),
 		dead:       make(chan struct{}),
 		writerDone: make(chan struct{}),
 	}
-	if !s.track(ss) {
-		ss.writeNow(shuttingDown.Reply(0), 0, time.Second)
-		c.Close()
-		return
-	}
+}
+
+// serve runs a session admitted by Server.admit to its end.
+func (ss *session) serve() {
+	s := ss.srv
+	defer s.wg.Done()
+	defer s.conns.Add(-1)
 	defer s.untrack(ss)
 	ss.run()
 }
@@ -102,32 +117,42 @@ func (ss *session) run() {
 }
 
 // readFrame reads one frame with a read deadline, unless the server is
-// shutting down.
+// shutting down or has evicted the session.
 func (ss *session) readFrame(deadline time.Time) (wire.Frame, error) {
 	ss.mu.Lock()
-	if ss.lame {
+	if stop := ss.stop; stop != nil {
 		ss.mu.Unlock()
-		return wire.Frame{}, errLameDuck
+		return wire.Frame{}, stop
 	}
 	_ = ss.conn.SetReadDeadline(deadline)
 	ss.mu.Unlock()
 	f, err := wire.ReadFrame(ss.br, ss.srv.o.MaxFrame)
 	if err != nil {
 		ss.mu.Lock()
-		lame := ss.lame
+		stop := ss.stop
 		ss.mu.Unlock()
-		if lame && isTimeout(err) {
-			return wire.Frame{}, errLameDuck
+		if stop != nil && isTimeout(err) {
+			return wire.Frame{}, stop
 		}
 	}
 	return f, err
 }
 
 // lameDuck makes the reader stop after the request it is handling.
-func (ss *session) lameDuck() {
+func (ss *session) lameDuck() { ss.stopReading(errLameDuck) }
+
+// evict makes the handshake stop now; the peer is told ERROR 0x32. (A
+// write stuck on a peer that does not read ends at the handshake deadline.)
+func (ss *session) evict() { ss.stopReading(errEvicted) }
+
+// stopReading makes readFrame return why (unless it already stops for
+// another reason) and wakes a read in progress.
+func (ss *session) stopReading(why error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	ss.lame = true
+	if ss.stop == nil {
+		ss.stop = why
+	}
 	_ = ss.conn.SetReadDeadline(time.Unix(1, 0))
 }
 
@@ -137,6 +162,8 @@ func readErr(err error) (*wire.StatusError, string) {
 	switch {
 	case errors.Is(err, errLameDuck):
 		return shuttingDown, "shutdown"
+	case errors.Is(err, errEvicted):
+		return tooManyPending, "evicted"
 	case errors.Is(err, io.EOF):
 		return nil, "eof"
 	case isTimeout(err):
@@ -158,8 +185,15 @@ func isTimeout(err error) bool {
 func (ss *session) handshake() bool {
 	s := ss.srv
 	deadline := ss.start.Add(s.o.HandshakeTimeout)
+	// Bound the writes before the first frame too: a TLS handshake writes
+	// the server's certificates from inside the first read.
+	_ = ss.conn.SetWriteDeadline(deadline)
 	fail := func(e *wire.StatusError, reqID uint32, reason string) bool {
-		if reason != "eof" && reason != "shutdown" && reason != "read error" {
+		switch reason {
+		case "eof", "shutdown", "read error", "evicted", "too many connections":
+			// Not the peer's failure to authenticate (evictions and
+			// refusals have their own counts).
+		default:
 			s.authFailures.Add(1)
 			s.metrics.AuthFailed(reason)
 			s.log.Warn("handshake failed", "remote", ss.remote, "device", ss.hello.DeviceID, "reason", reason)
@@ -215,8 +249,10 @@ func (ss *session) handshake() bool {
 	case dev.Role != ss.hello.Role:
 		return fail(wire.ErrAuthFailed, f.RequestID, "role mismatch")
 	}
+	if e, reason := s.authenticate(ss, dev); e != nil {
+		return fail(e, f.RequestID, reason)
+	}
 	ss.dev = dev
-	s.welcomed(dev)
 	w, err := s.welcome(dev)
 	if err != nil {
 		s.log.Error("welcome", "device", dev.ID, "err", err)

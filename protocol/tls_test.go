@@ -76,6 +76,7 @@ type countMetrics struct {
 	auth     map[string]int
 	requests map[wire.MsgType]map[uint16]int
 	refused  int
+	evicted  int
 }
 
 func newCountMetrics() *countMetrics {
@@ -99,6 +100,7 @@ func (m *countMetrics) Request(t wire.MsgType, code uint16, _ time.Duration) {
 	m.mu.Unlock()
 }
 func (m *countMetrics) ConnRefused() { m.mu.Lock(); m.refused++; m.mu.Unlock() }
+func (m *countMetrics) ConnEvicted() { m.mu.Lock(); m.evicted++; m.mu.Unlock() }
 
 func TestMetrics(t *testing.T) {
 	cm := newCountMetrics()

@@ -13,9 +13,16 @@ type Site struct {
 	Names    map[string]string // by language code
 	Location *time.Location
 	Rollover time.Duration // offset from local midnight, e.g. 4h
-	Ranks    map[Class]int // nil: DefaultRanks
-	Services []Service
-	Counters []Counter
+	// HeldGrace is how long after the day rolls over a ticket a counter
+	// still holds (called, or being served) may be finished there: started,
+	// recalled, completed or marked no-show as on any other day. Past it
+	// the sweep expires the ticket and frees the counter. 0 means
+	// DefaultHeldGrace. Waiting tickets of a past day expire at the
+	// rollover itself.
+	HeldGrace time.Duration
+	Ranks     map[Class]int // nil: DefaultRanks
+	Services  []Service
+	Counters  []Counter
 }
 
 // Hours is one opening window on some weekdays, as offsets from local
@@ -96,6 +103,9 @@ func (s *Site) Validate() error {
 	if s.Location == nil {
 		return fmt.Errorf("queue: site %s: no time zone", s.ID)
 	}
+	if s.HeldGrace < 0 || s.HeldGrace >= 24*time.Hour {
+		return fmt.Errorf("queue: site %s: held grace %v outside 0 to 24h", s.ID, s.HeldGrace)
+	}
 	if s.Rollover < 0 || s.Rollover >= 24*time.Hour {
 		return fmt.Errorf("queue: site %s: rollover %v outside one day", s.ID, s.Rollover)
 	}
@@ -161,6 +171,26 @@ func (s *Site) rank(c Class) int {
 		return r
 	}
 	return ranks[ClassNormal]
+}
+
+// DefaultHeldGrace is Site.HeldGrace when it is zero: a consultation that
+// runs over the rollover of a 24-hour desk ends normally, and a counter
+// left holding a ticket overnight is free by the morning.
+const DefaultHeldGrace = 4 * time.Hour
+
+// heldGrace is the site's HeldGrace or its default.
+func (s *Site) heldGrace() time.Duration {
+	if s.HeldGrace > 0 {
+		return s.HeldGrace
+	}
+	return DefaultHeldGrace
+}
+
+// HeldSinceDay is the oldest service day whose tickets a counter may still
+// hold at t: tickets called or served on an older day are past the grace
+// and get expired by the sweep.
+func (s *Site) HeldSinceDay(t time.Time) string {
+	return s.Day(t.Add(-s.heldGrace()))
 }
 
 // Day is the service day of instant t at the site: the local date, shifted

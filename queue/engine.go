@@ -478,3 +478,17 @@ func ms(t time.Time) int64 {
 	}
 	return t.UnixMilli()
 }
+
+// view runs fn in a read transaction of the store, at most StoreTimeout:
+// a store that does not answer fails the read with ErrUnavailable.
+func (e *Engine) view(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
+	defer cancel()
+	err := e.store.View(ctx, fn)
+	if err != nil && ctx.Err() != nil {
+		if cerr := e.ctxErr(ctx); errors.Is(cerr, ErrUnavailable) && !errors.Is(err, ErrUnavailable) {
+			return fmt.Errorf("%w: %w", cerr, err)
+		}
+	}
+	return err
+}

@@ -25,6 +25,10 @@ type feed struct {
 
 	stop chan struct{}
 	wg   sync.WaitGroup
+	// ctx bounds the feed's store reads: cancelled by close, so a poll
+	// waiting on a database that hangs does not hold the engine's Close.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 type siteFeed struct {
@@ -35,6 +39,7 @@ type siteFeed struct {
 
 func newFeed(e *Engine, size, maxReplay int, poll time.Duration) *feed {
 	f := &feed{e: e, size: size, maxReplay: maxReplay, sites: map[string]*siteFeed{}, stop: make(chan struct{})}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
 	if poll > 0 {
 		f.wg.Add(1)
 		go f.pollLoop(poll)
@@ -48,6 +53,7 @@ func (f *feed) close() {
 	default:
 		close(f.stop)
 	}
+	f.cancel()
 	f.wg.Wait()
 }
 
@@ -79,7 +85,7 @@ func (f *feed) site(id string) (*siteFeed, error) {
 	if sf, ok := f.sites[id]; ok {
 		return sf, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
 	defer cancel()
 	var v int64
 	err := f.e.store.View(ctx, func(ctx context.Context, tx Tx) error {
@@ -97,7 +103,7 @@ func (f *feed) site(id string) (*siteFeed, error) {
 
 // catchUp reads events newer than sf.last from the store. f.mu is held.
 func (f *feed) catchUp(id string, sf *siteFeed) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
 	defer cancel()
 	for {
 		evs, err := f.e.Events(ctx, id, sf.last, 1000)

@@ -651,9 +651,11 @@ func (e *Engine) MarkPrintFailed(ctx context.Context, site string, ticketID int6
 	})
 }
 
-// Sweep expires every open ticket of past service days and applies call
-// time-outs. The daemon runs it every few seconds; it returns how many
-// tickets it moved.
+// Sweep expires the waiting tickets of past service days, the tickets a
+// counter still holds from a past day once the site's HeldGrace after the
+// rollover has passed (until then the counter finishes them as usual), and
+// applies call time-outs. The daemon runs it every few seconds; it returns
+// how many tickets it moved.
 func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	total := 0
 	for _, id := range e.order {
@@ -663,10 +665,15 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 			n = 0
 			now := e.clock()
 			day := s.Day(now)
-			old, err := tx.Find(ctx, Filter{Site: s.ID, BeforeDay: day, Statuses: []Status{StatusWaiting, StatusCalled, StatusServing}, Limit: 1000})
+			old, err := tx.Find(ctx, Filter{Site: s.ID, BeforeDay: day, Statuses: []Status{StatusWaiting}, Limit: 1000})
 			if err != nil {
 				return fmt.Errorf("queue: sweep %s: %w", s.ID, err)
 			}
+			held, err := tx.Find(ctx, Filter{Site: s.ID, BeforeDay: s.HeldSinceDay(now), Statuses: []Status{StatusCalled, StatusServing}, Limit: 1000})
+			if err != nil {
+				return fmt.Errorf("queue: sweep %s: %w", s.ID, err)
+			}
+			old = append(old, held...)
 			for i := range old {
 				t := &old[i]
 				counter := t.Counter

@@ -49,7 +49,7 @@ func (e *Engine) Snapshot(ctx context.Context, site string) (Snapshot, error) {
 	}
 	now := e.clock()
 	snap := Snapshot{Site: s.ID, Day: s.Day(now), At: now}
-	err = e.store.View(ctx, func(ctx context.Context, tx Tx) error {
+	err = e.view(ctx, func(ctx context.Context, tx Tx) error {
 		v, err := tx.LastVersion(ctx, s.ID)
 		if err != nil {
 			return err
@@ -156,7 +156,7 @@ func (e *Engine) Position(ctx context.Context, site, number string) (Position, e
 		return Position{}, err
 	}
 	var p Position
-	err = e.store.View(ctx, func(ctx context.Context, tx Tx) error {
+	err = e.view(ctx, func(ctx context.Context, tx Tx) error {
 		t, err := e.byNumber(ctx, tx, s, number, e.clock())
 		if err != nil {
 			return err
@@ -174,7 +174,7 @@ func (e *Engine) TicketPosition(ctx context.Context, t Ticket) (Position, error)
 		return Position{}, err
 	}
 	var p Position
-	err = e.store.View(ctx, func(ctx context.Context, tx Tx) error {
+	err = e.view(ctx, func(ctx context.Context, tx Tx) error {
 		cur, err := tx.Ticket(ctx, t.ID)
 		if err != nil {
 			return err
@@ -223,7 +223,7 @@ func (e *Engine) position(ctx context.Context, tx Tx, s *Site, t *Ticket) (Posit
 // Events lists up to limit committed events of a site after a version.
 func (e *Engine) Events(ctx context.Context, site string, after int64, limit int) ([]Event, error) {
 	var evs []Event
-	err := e.store.View(ctx, func(ctx context.Context, tx Tx) error {
+	err := e.view(ctx, func(ctx context.Context, tx Tx) error {
 		var err error
 		evs, err = tx.Events(ctx, site, after, limit)
 		return err
@@ -237,7 +237,7 @@ func (e *Engine) Events(ctx context.Context, site string, after int64, limit int
 // LastVersion is the newest committed event version of a site.
 func (e *Engine) LastVersion(ctx context.Context, site string) (int64, error) {
 	var v int64
-	err := e.store.View(ctx, func(ctx context.Context, tx Tx) error {
+	err := e.view(ctx, func(ctx context.Context, tx Tx) error {
 		var err error
 		v, err = tx.LastVersion(ctx, site)
 		return err

@@ -50,8 +50,10 @@ type Opts struct {
 	// nowserving_http_request_duration_seconds{route}, event streams not
 	// timed, nowserving_http_streams); nil: a registry of its own.
 	Registry *prometheus.Registry
-	// Ready reports whether the daemon can serve (store reachable,
-	// migrations applied, listeners up); nil means always ready.
+	// Ready reports whether the daemon can serve (store writable,
+	// migrations applied, listeners up); nil means always ready. /readyz
+	// gives it ReadyTimeout and answers 503 when it has not returned by
+	// then.
 	Ready func(ctx context.Context) error
 	// Tokens are the API clients; with none, every API call is refused.
 	Tokens []TokenInfo
@@ -248,11 +250,26 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
+// ReadyTimeout bounds /readyz: a load balancer gets its answer within it
+// whatever the store does.
+const ReadyTimeout = time.Second
+
+// readyz answers within ReadyTimeout: Ready runs with that deadline, and
+// if it has not returned by then (a check that ignores its context) the
+// answer is 503 all the same.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.o.Ready != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(r.Context(), ReadyTimeout)
 		defer cancel()
-		if err := s.o.Ready(ctx); err != nil {
+		res := make(chan error, 1)
+		go func() { res <- s.o.Ready(ctx) }()
+		var err error
+		select {
+		case err = <-res:
+		case <-ctx.Done():
+			err = fmt.Errorf("store did not answer within %s", ReadyTimeout)
+		}
+		if err != nil {
 			writeProblem(w, http.StatusServiceUnavailable, "not_ready", "not ready", err.Error())
 			return
 		}

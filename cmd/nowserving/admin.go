@@ -98,9 +98,15 @@ func newCheckCmd() *cobra.Command {
 		Short: "Check the invariants of a live database; exit 1 on a violation",
 		Long: `check verifies on a live database that no two tickets share a number of a
 service day, no ticket is held by two counters and no counter holds two
-tickets, event versions are gapless per site, every ticket has its ISSUED
-event, and every ticket of a past service day ended in a terminal state.
-It prints what it found and exits 1 when an invariant is broken.`,
+tickets, event versions are gapless per site, every ticket has exactly one
+ISSUED event, every event names a ticket that exists, no number was announced
+twice on a service day (counting ISSUED events whose ticket is gone), no
+ticket was called twice without a re-entry or transfer between, each
+counter holds what its last event says, and every ticket of a past service
+day ended in a terminal state. With --config, the sites' time zones and
+rollover place each event on its service day; without, an event whose ticket
+is gone is placed on the day of the ticket issued before it. It prints what
+it found and exits 1 when an invariant is broken.`,
 		Args: cobra.NoArgs,
 	}
 	target := addDBFlags(cmd)
@@ -120,9 +126,16 @@ It prints what it found and exits 1 when an invariant is broken.`,
 			for _, s := range sites(cfg) {
 				defs[s.ID] = s
 			}
-			opts.Today = func(site string) string {
+			opts.DayOf = func(site string, at time.Time) string {
 				if s, ok := defs[site]; ok {
-					return s.Day(time.Now())
+					return s.Day(at)
+				}
+				return ""
+			}
+			opts.Today = func(site string) string { return opts.DayOf(site, time.Now()) }
+			opts.HeldSince = func(site string) string {
+				if s, ok := defs[site]; ok {
+					return s.HeldSinceDay(time.Now())
 				}
 				return ""
 			}

@@ -7,37 +7,97 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/metrics"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/web"
 )
 
-// storeReady is /readyz: the store answers and its schema is the newest
-// this binary embeds. Both listeners are open before the HTTP server
-// serves, so "listeners up" holds whenever /readyz answers.
-func storeReady(st *sqlstore.Store) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		v, err := st.Version(ctx)
-		if err != nil {
-			return err
-		}
-		ms, err := sqlstore.Migrations(st.Dialect().Migrations)
-		if err != nil {
-			return err
-		}
-		if n := len(ms); n > 0 && v < ms[n-1].Version {
-			return fmt.Errorf("store schema at version %d, this binary wants %d", v, ms[n-1].Version)
-		}
-		return nil
+// readiness is /readyz's check: the store is open, its schema is the
+// newest this binary embeds, and it can write now (sqlstore.Store.Probe).
+// Both listeners are open before the HTTP server serves, so "listeners up"
+// holds whenever /readyz answers. One probe runs at a time, with the store
+// deadline and detached from the request that started it, and its result
+// is kept for readyTTL: a load balancer polling /readyz adds at most one
+// small write per readyTTL, and never holds SQLite's one writer longer
+// than the store deadline.
+type readiness struct {
+	ps      *pendingStore
+	daemon  string        // the probe's row in the health table
+	timeout time.Duration // the store deadline
+
+	mu      sync.Mutex
+	at      time.Time // when the last probe ended
+	err     error     // its result
+	running chan struct{}
+}
+
+// readyTTL is how long a probe's result answers /readyz.
+const readyTTL = time.Second
+
+// Ready reports whether the daemon can serve; it returns when ctx ends
+// even if the probe has not.
+func (r *readiness) Ready(ctx context.Context) error {
+	if _, err := r.ps.store(); err != nil {
+		return err
 	}
+	r.mu.Lock()
+	if r.running == nil && (r.at.IsZero() || time.Since(r.at) >= readyTTL) {
+		r.running = make(chan struct{})
+		go r.probe(r.running)
+	}
+	wait := r.running
+	err := r.err
+	r.mu.Unlock()
+	if wait == nil {
+		return err
+	}
+	select {
+	case <-wait:
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.err
+	case <-ctx.Done():
+		return fmt.Errorf("store did not answer within %s", web.ReadyTimeout)
+	}
+}
+
+func (r *readiness) probe(done chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	err := r.check(ctx)
+	r.mu.Lock()
+	r.at, r.err, r.running = time.Now(), err, nil
+	r.mu.Unlock()
+	close(done)
+}
+
+func (r *readiness) check(ctx context.Context) error {
+	st, err := r.ps.store()
+	if err != nil {
+		return err
+	}
+	if err := st.CheckSchema(ctx); err != nil {
+		return err
+	}
+	return st.Probe(ctx, r.daemon)
+}
+
+// probeName names this daemon's row of the health table: its host and
+// configured protocol address, stable across restarts.
+func probeName(cfg *config.Config) string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown-host"
+	}
+	return host + " " + cfg.Listen.Protocol
 }
 
 func init() { commands = append(commands, newServeCmd) }
@@ -54,8 +114,12 @@ func newServeCmd() *cobra.Command {
 (embedded SQLite by default), starts the queue engine and serves the device
 protocol on listen.protocol (TLS when listen.tls is set). It logs
 msg=listening protocol=HOST:PORT once it accepts connections, so port 0 can
-be used. SIGINT or SIGTERM shuts it down in order: refuse new requests,
-drain those in flight, close the engine, close the store.`,
+be used. A database that is down at start does not stop it: it serves
+(devices get ERROR 0x41, /readyz says why) while it retries opening the
+store, 1 s doubling to 30 s. SIGINT or SIGTERM shuts it down in order:
+refuse new requests, drain those in flight, close the engine, close the
+store, all within 15 s whatever the database does (what does not finish is
+abandoned, logged at WARN); the exit status is then 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd, *file)
@@ -106,29 +170,55 @@ type closer struct {
 	fn   func(ctx context.Context) error
 }
 
-// newDaemon opens the store, starts the engine and listens; run serves.
-// On error everything opened so far is closed.
+// startWait is how long newDaemon waits for the first attempt to open the
+// store before it serves anyway (a database that hangs at start): devices
+// get ERROR 0x41 and /readyz says why until the store opens.
+const startWait = 5 * time.Second
+
+// newDaemon starts opening the store, starts the engine and listens; run
+// serves. A store that is unavailable (the database is down or does not
+// answer) does not stop it: the daemon serves while a connector retries
+// with backoff, and the engine's transactions fail as unavailable until
+// the store opens. An error retrying cannot cure (a bad DSN, refused
+// credentials, a failed migration) on the first attempt is returned. On
+// error everything opened so far is closed.
 func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *daemon, err error) {
 	d := &daemon{log: log, grace: shutdownGrace}
+	ps := &pendingStore{}
+	d.closers = append(d.closers, closer{"store", func(context.Context) error { return ps.Close() }})
+	conn := startConnector(cfg.Store, log, ps)
 	defer func() {
 		if err != nil {
-			_ = d.close()
+			conn.stop()
+			<-conn.done
+			_ = d.close(context.Background())
 		}
 	}()
-	st, err := openStore(ctx, cfg.Store, log, true)
-	if err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
+	wait := time.NewTimer(startWait)
+	select {
+	case <-conn.first:
+	case <-wait.C:
+	case <-ctx.Done():
 	}
-	log.Info("store opened", "driver", string(cfg.Store.Driver))
-	d.closers = append(d.closers, closer{"store", func(context.Context) error { return st.Close() }})
+	wait.Stop()
+	select {
+	case <-conn.done:
+		if conn.err != nil {
+			return nil, fmt.Errorf("serve: %w", conn.err)
+		}
+	default:
+		_, why := ps.store()
+		log.Warn("serving while the store connects: devices get ERROR 0x41 until it opens", "driver", string(cfg.Store.Driver), "err", why)
+	}
+	d.parts = append(d.parts, conn) // stop connecting first
 
 	committers, poll := engineShape(cfg.Store.Driver)
 	reg := metrics.NewRegistry()
-	mst, err := metrics.NewStore(st, reg)
+	mst, err := metrics.NewStore(ps, reg)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers, Logger: log}
+	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers, StoreTimeout: cfg.Store.Timeout, Logger: log}
 	if poll {
 		eo.PollInterval = 500 * time.Millisecond
 	}
@@ -162,6 +252,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *da
 	po := protocol.Opts{
 		Engine: eng, Devices: devs, Logger: log, Metrics: pm,
 		Heartbeat: cfg.Listen.Heartbeat, MaxConns: cfg.Listen.MaxConnections,
+		MaxPending: cfg.Listen.MaxPending, HandshakeTimeout: cfg.Listen.HandshakeTimeout,
 		Render: dev.RenderTicket, Reprint: dev.Reprint, Health: deviceHealth(dev),
 		Print: func(ctx context.Context, device string, t queue.Ticket, p queue.Position) error {
 			if !dev.HasPrinter(device) {
@@ -202,7 +293,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *da
 		for _, t := range cfg.HTTP.Tokens {
 			tokens = append(tokens, web.TokenInfo{Name: t.Name, Token: t.Token, Sites: t.Sites})
 		}
-		ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: storeReady(st), Languages: langs, Tokens: tokens, Logger: log})
+		ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: (&readiness{ps: ps, daemon: probeName(cfg), timeout: cfg.Store.Timeout}).Ready, Languages: langs, Tokens: tokens, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
@@ -220,56 +311,91 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *da
 }
 
 // run runs every part until ctx ends or one fails, then shuts them down in
-// order within the grace period and closes the engine and the store.
+// order and closes the engine and the store, all within one grace period
+// from the signal. Whatever does not finish in time (a part, the engine
+// waiting on a transaction a hung database holds, the store waiting on its
+// connections) is abandoned and logged at WARN: the process exits within
+// the grace whatever the database does. run returns nil after a
+// shutdown ctx asked for, even when something was abandoned, and an error
+// when a part failed.
 func (d *daemon) run(ctx context.Context) error {
-	g, gctx := errgroup.WithContext(ctx)
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	failed := make(chan error, len(d.parts))
+	var running sync.WaitGroup
 	for _, p := range d.parts {
-		g.Go(func() error {
-			if err := p.Run(gctx); err != nil {
-				return fmt.Errorf("serve: %s: %w", p.Name(), err)
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			if err := p.Run(rctx); err != nil {
+				failed <- fmt.Errorf("serve: %s: %w", p.Name(), err)
+				stop()
 			}
-			return nil
-		})
+		}()
 	}
-	var shutErr error
-	g.Go(func() error {
-		<-gctx.Done()
-		d.log.Info("shutting down", "grace_s", d.grace.Seconds())
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.grace)
-		defer cancel()
-		for _, p := range d.parts {
-			if err := p.Shutdown(sctx); err != nil {
-				d.log.Warn("shutdown", "part", p.Name(), "err", err)
-				shutErr = errors.Join(shutErr, fmt.Errorf("serve: shut down %s: %w", p.Name(), err))
-			}
+	<-rctx.Done()
+	d.log.Info("shutting down", "grace_s", d.grace.Seconds())
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.grace)
+	defer cancel()
+	var abandoned error
+	for _, p := range d.parts {
+		if err := bounded(sctx, p.Shutdown); err != nil {
+			d.log.Warn("shutdown", "part", p.Name(), "err", err)
+			abandoned = errors.Join(abandoned, fmt.Errorf("shut down %s: %w", p.Name(), err))
 		}
+	}
+	if err := bounded(sctx, func(context.Context) error { running.Wait(); return nil }); err != nil {
+		d.log.Warn("shutdown: parts still running", "err", err)
+		abandoned = errors.Join(abandoned, fmt.Errorf("wait for parts: %w", err))
+	}
+	if err := d.close(sctx); err != nil {
+		abandoned = errors.Join(abandoned, err)
+	}
+	var errs error
+	for len(failed) > 0 {
+		errs = errors.Join(errs, <-failed)
+	}
+	if errs != nil {
+		return errors.Join(errs, abandoned)
+	}
+	if abandoned != nil {
+		d.log.Warn("stopped, abandoning what did not finish within the grace", "err", abandoned)
 		return nil
-	})
-	err := g.Wait()
-	if cerr := d.close(); cerr != nil {
-		err = errors.Join(err, cerr)
 	}
-	if err == nil && shutErr != nil {
-		err = shutErr
-	}
-	if err == nil {
-		d.log.Info("stopped")
-	}
-	return err
+	d.log.Info("stopped")
+	return nil
 }
 
-// close runs the closers in order within the grace period.
-func (d *daemon) close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), d.grace)
-	defer cancel()
+// close runs the closers in order, each abandoned when ctx ends first, and
+// logs each failure at WARN.
+func (d *daemon) close(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.grace)
+		defer cancel()
+	}
 	var errs error
 	for _, c := range d.closers {
-		if err := c.fn(ctx); err != nil {
+		if err := bounded(ctx, c.fn); err != nil {
+			d.log.Warn("shutdown: close", "part", c.name, "err", err)
 			errs = errors.Join(errs, fmt.Errorf("serve: close %s: %w", c.name, err))
 		}
 	}
 	d.closers = nil
 	return errs
+}
+
+// bounded runs fn and waits for it until ctx ends; then fn is abandoned,
+// left to finish (or not) on its own.
+func bounded(ctx context.Context, fn func(ctx context.Context) error) error {
+	res := make(chan error, 1)
+	go func() { res <- fn(ctx) }()
+	select {
+	case err := <-res:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("abandoned: %w", ctx.Err())
+	}
 }
 
 // protocolDevices maps the configured devices onto the server's.

@@ -174,7 +174,7 @@ func TestServeBadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
-	if err := d.close(); err != nil {
+	if err := d.close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -246,5 +246,45 @@ func TestDaemonOrder(t *testing.T) {
 				t.Errorf("order %q, want %q", s, want)
 			}
 		})
+	}
+}
+
+// stuckPart never stops: its Shutdown and its Run ignore every deadline,
+// as a part waiting on a hung database does.
+type stuckPart struct{ never chan struct{} }
+
+func (p stuckPart) Name() string                   { return "stuck" }
+func (p stuckPart) Run(context.Context) error      { <-p.never; return nil }
+func (p stuckPart) Shutdown(context.Context) error { <-p.never; return nil }
+
+// TestDaemonAbandons: a signalled shutdown ends within the grace even when
+// a part and a closer never return; it names them at WARN and returns nil.
+func TestDaemonAbandons(t *testing.T) {
+	never := make(chan struct{})
+	defer close(never)
+	var logs syncBuffer
+	d := &daemon{log: slog.New(slog.NewTextHandler(&logs, nil)), grace: 300 * time.Millisecond,
+		parts:   []part{stuckPart{never}},
+		closers: []closer{{"store", func(context.Context) error { <-never; return nil }}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.run(ctx) }()
+	cancel()
+	start := time.Now()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run: %v, want nil after a signal", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not return after its grace")
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("run returned %s after the signal, grace 300ms", took)
+	}
+	for _, want := range []string{"level=WARN", "part=stuck", "part=store", "abandon"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
 	}
 }

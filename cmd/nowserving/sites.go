@@ -14,7 +14,8 @@ func sites(cfg *config.Config) []queue.Site {
 		cs := &cfg.Sites[i]
 		s := queue.Site{
 			ID: cs.ID, Names: cs.Name, Location: cs.Location(), Rollover: cs.Rollover.Duration(),
-			Ranks: map[queue.Class]int{},
+			HeldGrace: cs.HeldGrace,
+			Ranks:     map[queue.Class]int{},
 		}
 		for class, rank := range cs.Classes {
 			s.Ranks[queue.Class(class)] = rank

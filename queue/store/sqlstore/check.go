@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nowserving/nowserving/queue"
 )
@@ -16,6 +19,16 @@ type CheckOpts struct {
 	// it returns "", the newest day holding tickets of the site counts as
 	// today.
 	Today func(site string) string
+	// DayOf returns the service day of a site at an instant (queue.Site.Day),
+	// to place an ISSUED event whose ticket is missing on its day. When nil,
+	// or when it returns "", the day of the ticket issued nearest before it
+	// in the site's event log is used (after it, for the first).
+	DayOf func(site string, at time.Time) string
+	// HeldSince returns the oldest service day whose tickets a counter may
+	// still hold (queue.Site.HeldSinceDay of now): a called or serving
+	// ticket of that day or later is being finished after the rollover,
+	// not left open. When nil, or when it returns "", no day is exempt.
+	HeldSince func(site string) string
 	// MaxViolations caps the violations listed per invariant (0: 20).
 	MaxViolations int
 }
@@ -152,13 +165,181 @@ var checks = []check{
 	},
 }
 
+// sqlList quotes values for an IN list: constants of the queue package, never
+// input.
+func sqlList[T ~string](vs ...T) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = "'" + string(v) + "'"
+	}
+	return strings.Join(q, ", ")
+}
+
+// The event types as the checks of the event log group them, from what the
+// engine emits (queue/ops.go):
+//   - counterOnly: COUNTER_OPENED and COUNTER_PAUSED name a counter and no
+//     ticket (ticket_id 0); every other type names its ticket.
+//   - holding: CALLED (claim sets the counter's ticket), RECALLED and SERVING
+//     (the counter keeps it) leave the event's counter holding its ticket.
+//   - releasing: DONE, NO_SHOW, TRANSFERRED (they free the counter acting),
+//     CANCELLED and EXPIRED (they free the ticket's counter, which holds it
+//     while it is called or serving) and REENTERED with a counter (a call
+//     time-out requeueing the ticket frees it) leave the event's counter
+//     idle. A CANCELLED or EXPIRED of a waiting ticket, and the REENTERED of
+//     a no-show, carry no counter: a waiting ticket has none.
+//
+// PRINT_FAILED (no counter) and the counter-only events change no counter's
+// ticket. A call-next that completes a served ticket writes its DONE before
+// the CALLED of the next one, so the newest of a counter's holding or
+// releasing events says what it holds.
+var (
+	counterOnly = sqlList(queue.EventCounterOpened, queue.EventCounterPaused)
+	holding     = sqlList(queue.EventCalled, queue.EventRecalled, queue.EventServing)
+	releasing   = sqlList(queue.EventDone, queue.EventNoShow, queue.EventTransferred,
+		queue.EventCancelled, queue.EventExpired, queue.EventReentered)
+)
+
+// lastCounterEvent is, per (site, counter), the version of the newest event
+// that set or cleared the counter's ticket.
+var lastCounterEvent = "SELECT site, counter, MAX(version) AS v FROM events WHERE counter <> '' AND type IN (" +
+	holding + ", " + releasing + ") GROUP BY site, counter"
+
+// eventChecks hold the event log against the tickets and counters it
+// describes: what a device was told (an ISSUED number, a call) must be true
+// of the database, and replaying the log must give the counters' state.
+var eventChecks = []check{
+	{
+		name: "every event's ticket exists",
+		query: "SELECT e.site, e.version, e.type, e.number, e.ticket_id, COALESCE(t.site, '') FROM events e " +
+			"LEFT JOIN tickets t ON t.id = e.ticket_id " +
+			"WHERE e.type NOT IN (" + counterOnly + ") AND (t.id IS NULL OR t.site <> e.site) ORDER BY e.site, e.version",
+		cols: 6,
+		line: func(v []string) string {
+			// A number told to a kiosk whose ticket is gone breaks invariant
+			// 3; any other event about a missing ticket cannot be replayed.
+			inv := "4"
+			if v[2] == string(queue.EventIssued) {
+				inv = "3"
+			}
+			what := "which does not exist"
+			switch {
+			case v[4] == "0":
+				what = "no ticket"
+			case v[5] != "":
+				what = "which belongs to site " + v[5]
+			}
+			return fmt.Sprintf("invariant %s: site %s: %s event version %s of %s names ticket id %s, %s", inv, v[0], v[2], v[1], v[3], v[4], what)
+		},
+	},
+	{
+		name: "events agree with their ticket",
+		query: "SELECT e.site, e.version, e.type, e.number, e.service, t.id, t.number, t.service FROM events e " +
+			"JOIN tickets t ON t.id = e.ticket_id AND t.site = e.site " +
+			"WHERE e.number <> t.number OR (e.type = 'ISSUED' AND e.service <> t.service) ORDER BY e.site, e.version",
+		cols: 8,
+		line: func(v []string) string {
+			return fmt.Sprintf("invariant 4: site %s: %s event version %s says %s of service %s, but ticket id %s is %s of service %s", v[0], v[2], v[1], v[3], v[4], v[5], v[6], v[7])
+		},
+	},
+	{
+		name: "every ticket issued once",
+		query: "SELECT t.site, t.day, t.number, t.id, COUNT(*), MIN(e.version), MAX(e.version) FROM tickets t " +
+			"JOIN events e ON e.ticket_id = t.id AND e.site = t.site WHERE e.type = 'ISSUED' " +
+			"GROUP BY t.site, t.day, t.number, t.id HAVING COUNT(*) > 1 ORDER BY t.id",
+		cols: 7,
+		line: func(v []string) string {
+			return fmt.Sprintf("invariant 3: site %s day %s: ticket %s (id %s) has %s ISSUED events (versions %s to %s)", v[0], v[1], v[2], v[3], v[4], v[5], v[6])
+		},
+	},
+	{
+		// An ISSUED event's service is the issuing one (a ticket waits in
+		// the queue of its service until transferred; a transfer keeps the
+		// number and writes TRANSFERRED, not ISSUED), and its day is its
+		// ticket's. ISSUED events without a ticket are placed on their day
+		// by checkOrphanNumbers.
+		name: "every number announced once",
+		query: "SELECT e.site, e.service, t.day, e.number, COUNT(*), MIN(e.version), MAX(e.version) FROM events e " +
+			"JOIN tickets t ON t.id = e.ticket_id AND t.site = e.site WHERE e.type = 'ISSUED' " +
+			"GROUP BY e.site, e.service, t.day, e.number HAVING COUNT(*) > 1 ORDER BY e.site, e.service, t.day, e.number",
+		cols: 7,
+		line: func(v []string) string {
+			return fmt.Sprintf("invariant 1: site %s service %s day %s: number %s announced %s times (ISSUED events versions %s to %s)", v[0], v[1], v[2], v[3], v[4], v[5], v[6])
+		},
+	},
+	{
+		// The machine (queue/machine.go) calls only a WAITING ticket: a
+		// CALLED event must follow, among its ticket's events by version,
+		// one that left it WAITING (ISSUED, REENTERED after a no-show or a
+		// call time-out, TRANSFERRED). A recall writes RECALLED and leaves
+		// the ticket CALLED, so a CALLED after a CALLED or RECALLED, with no
+		// re-entry or transfer between, is a ticket called twice; so is one
+		// after SERVING, DONE or any end. PRINT_FAILED repeats the status
+		// and is skipped. LAG over (site, ticket) is one sort of the log,
+		// where a correlated look-up would need an index on ticket_id.
+		name: "a ticket is called only while waiting",
+		query: "SELECT x.site, x.number, x.ticket_id, x.version, x.counter, COALESCE(x.pv, 0), COALESCE(x.pt, ''), COALESCE(x.ps, ''), COALESCE(x.pc, '') FROM (" +
+			"SELECT site, version, type, ticket_id, number, counter, " +
+			"LAG(version) OVER (PARTITION BY site, ticket_id ORDER BY version) AS pv, " +
+			"LAG(type) OVER (PARTITION BY site, ticket_id ORDER BY version) AS pt, " +
+			"LAG(status) OVER (PARTITION BY site, ticket_id ORDER BY version) AS ps, " +
+			"LAG(counter) OVER (PARTITION BY site, ticket_id ORDER BY version) AS pc " +
+			"FROM events WHERE ticket_id <> 0 AND type <> 'PRINT_FAILED') x " +
+			"WHERE x.type = 'CALLED' AND (x.ps IS NULL OR x.ps <> 'WAITING') ORDER BY x.site, x.version",
+		cols: 9,
+		line: func(v []string) string {
+			if v[6] == "" {
+				return fmt.Sprintf("invariant 2: site %s ticket %s (id %s): CALLED at counter %q (event version %s) with no earlier event of the ticket", v[0], v[1], v[2], v[4], v[3])
+			}
+			return fmt.Sprintf("invariant 2: site %s ticket %s (id %s): CALLED at counter %q (event version %s) while %s after its %s at counter %q (version %s): called twice without a re-entry or transfer between",
+				v[0], v[1], v[2], v[4], v[3], v[7], v[6], v[8], v[5])
+		},
+	},
+	{
+		// A counter row holds the ticket of its newest holding event, and
+		// none when that event is a releasing one or there is none (see
+		// holding and releasing).
+		name: "counters agree with their events",
+		query: "SELECT c.site, c.id, c.ticket_id, COALESCE(h.number, ''), COALESCE(e.version, 0), COALESCE(e.type, ''), COALESCE(e.ticket_id, 0), COALESCE(e.number, '') " +
+			"FROM counters c LEFT JOIN tickets h ON h.id = c.ticket_id " +
+			"LEFT JOIN (" + lastCounterEvent + ") l ON l.site = c.site AND l.counter = c.id " +
+			"LEFT JOIN events e ON e.site = l.site AND e.version = l.v " +
+			"WHERE c.ticket_id <> CASE WHEN e.type IN (" + holding + ") THEN e.ticket_id ELSE 0 END ORDER BY c.site, c.id",
+		cols: 8,
+		line: func(v []string) string {
+			held := "is idle"
+			if v[2] != "0" {
+				held = fmt.Sprintf("holds ticket %s (id %s)", v[3], v[2])
+			}
+			last := "no event ever called a ticket there"
+			if v[5] != "" {
+				last = fmt.Sprintf("its last event is %s of %s (id %s, version %s)", v[5], v[7], v[6], v[4])
+			}
+			return fmt.Sprintf("invariant 4: site %s counter %q %s, but %s", v[0], v[1], held, last)
+		},
+	},
+	{
+		name: "counters the events leave holding exist",
+		query: "SELECT l.site, l.counter, e.type, e.number, e.ticket_id, e.version FROM (" + lastCounterEvent + ") l " +
+			"JOIN events e ON e.site = l.site AND e.version = l.v WHERE e.type IN (" + holding + ") " +
+			"AND NOT EXISTS (SELECT 1 FROM counters c WHERE c.site = l.site AND c.id = l.counter) ORDER BY l.site, l.counter",
+		cols: 6,
+		line: func(v []string) string {
+			return fmt.Sprintf("invariant 4: site %s counter %q has no row, but its last event is %s of %s (id %s, version %s)", v[0], v[1], v[2], v[3], v[4], v[5])
+		},
+	},
+}
+
 // Check verifies the invariants of DESIGN §6 on the database, inside one
 // read-only snapshot: unique (site, service, day, seq); a counter holds at
 // most one ticket and a called or serving ticket is held by exactly its
 // counter; per-site event versions are 1..N without gaps and site_versions
-// matches; every ticket has its ISSUED event; every ticket of a finished day
-// is in a terminal state. Violations are listed in the report; the error is
-// for a database that could not be read.
+// matches; every ticket has exactly one ISSUED event; every event names a
+// ticket that exists, with its number; a number is announced (ISSUED) once
+// per (site, service, day), counting ISSUED events whose ticket is gone; a
+// ticket is called only while waiting (never twice without a re-entry or
+// transfer between); each counter holds what its newest event says; every
+// ticket of a finished day is in a terminal state. Violations are listed in
+// the report; the error is for a database that could not be read.
 func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 	limit := opts.MaxViolations
 	if limit <= 0 {
@@ -176,7 +357,7 @@ func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 		if err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT site FROM tickets UNION SELECT site FROM events) x").Scan(&r.Sites); err != nil {
 			return t.wrap("check: count sites", err)
 		}
-		for _, c := range checks {
+		for _, c := range slices.Concat(checks, eventChecks) {
 			lines, err := t.rowsAsText(ctx, c.query, c.cols, limit, nil)
 			if err != nil {
 				return t.wrap("check: "+c.name, err)
@@ -184,6 +365,9 @@ func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 			for _, v := range lines {
 				r.Violations = append(r.Violations, c.line(v))
 			}
+		}
+		if err := t.checkOrphanNumbers(ctx, opts, limit, &r); err != nil {
+			return err
 		}
 		return t.checkDays(ctx, opts, limit, &r)
 	})
@@ -193,8 +377,85 @@ func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 	return r, nil
 }
 
+// maxOrphans caps the ISSUED events without a ticket that
+// checkOrphanNumbers compares (each costs two or three indexed look-ups);
+// every one of them is already a violation of "every event's ticket exists".
+const maxOrphans = 1000
+
+// checkOrphanNumbers is the rest of invariant 1 on the event log: an ISSUED
+// event whose ticket is gone (its insert rolled back, the event committed)
+// still told a kiosk its number, and the day counter, rolled back with the
+// ticket, gave the number again. Events carry no day, so each such event is
+// placed on the service day of its time (opts.DayOf), or, without one, on the
+// day of the ticket issued nearest before it in the site's log (after it, for
+// the first), and compared with the tickets and the other orphans of that
+// (site, service, day, number).
+func (t *tx) checkOrphanNumbers(ctx context.Context, opts CheckOpts, limit int, r *Report) error {
+	orphans, err := t.rowsAsText(ctx, "SELECT e.site, e.version, e.service, e.number, e.ticket_id, e.at FROM events e "+
+		"WHERE e.type = 'ISSUED' AND NOT EXISTS (SELECT 1 FROM tickets t WHERE t.id = e.ticket_id AND t.site = e.site) "+
+		"ORDER BY e.site, e.version", 6, maxOrphans, nil)
+	if err != nil {
+		return t.wrap("check: ISSUED events without a ticket", err)
+	}
+	d := t.s.d
+	before := d.Rebind("SELECT t.day FROM events p JOIN tickets t ON t.id = p.ticket_id AND t.site = p.site " +
+		"WHERE p.site = ? AND p.type = 'ISSUED' AND p.version < ? ORDER BY p.version DESC LIMIT 1")
+	after := d.Rebind("SELECT t.day FROM events p JOIN tickets t ON t.id = p.ticket_id AND t.site = p.site " +
+		"WHERE p.site = ? AND p.type = 'ISSUED' AND p.version > ? ORDER BY p.version LIMIT 1")
+	same := d.Rebind("SELECT id FROM tickets WHERE site = ? AND day = ? AND number = ? AND service = ? ORDER BY id")
+	seen := map[[4]string]string{} // (site, service, day, number) -> version of the first orphan
+	found := 0
+	for _, o := range orphans {
+		if found == limit {
+			break
+		}
+		site, version, service, number, id := o[0], o[1], o[2], o[3], o[4]
+		v, err := strconv.ParseInt(version, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s: check: version %q of an ISSUED event: %w", t.s.d.Name, version, err)
+		}
+		day := ""
+		if atMs, err := strconv.ParseInt(o[5], 10, 64); err == nil && atMs != 0 && opts.DayOf != nil {
+			day = opts.DayOf(site, at(atMs))
+		}
+		for _, q := range []string{before, after} {
+			if day != "" {
+				break
+			}
+			days, err := t.rowsAsText(ctx, q, 1, 1, []any{site, v})
+			if err != nil {
+				return t.wrap("check: day of an ISSUED event without a ticket", err)
+			}
+			if len(days) > 0 {
+				day = days[0][0]
+			}
+		}
+		if day == "" {
+			continue // no ticket of the site to share its number with
+		}
+		head := fmt.Sprintf("invariant 1: site %s service %s day %s: number %s announced twice: ISSUED event version %s (ticket id %s, missing)", site, service, day, number, version, id)
+		key := [4]string{site, service, day, number}
+		if first, ok := seen[key]; ok {
+			r.Violations = append(r.Violations, fmt.Sprintf("%s and ISSUED event version %s, also without its ticket", head, first))
+			found++
+			continue
+		}
+		seen[key] = version
+		ids, err := t.rowsAsText(ctx, same, 1, limit-found, []any{site, day, number, service})
+		if err != nil {
+			return t.wrap("check: tickets sharing the number of an ISSUED event without a ticket", err)
+		}
+		for _, other := range ids {
+			r.Violations = append(r.Violations, fmt.Sprintf("%s and ticket id %s", head, other[0]))
+			found++
+		}
+	}
+	return nil
+}
+
 // checkDays is invariant 5: every ticket of a day before the site's current
-// day is terminal.
+// day is terminal, but for those a counter still holds within the site's
+// grace after the rollover (opts.HeldSince).
 func (t *tx) checkDays(ctx context.Context, opts CheckOpts, limit int, r *Report) error {
 	days, err := t.rowsAsText(ctx, "SELECT site, MAX(day) FROM tickets GROUP BY site ORDER BY site", 2, 0, nil)
 	if err != nil {
@@ -219,7 +480,14 @@ func (t *tx) checkDays(ctx context.Context, opts CheckOpts, limit int, r *Report
 		if err != nil {
 			return t.wrap("check: open tickets of finished days", err)
 		}
+		held := ""
+		if opts.HeldSince != nil {
+			held = opts.HeldSince(site)
+		}
 		for _, v := range lines {
+			if held != "" && v[1] >= held && (v[3] == string(queue.StatusCalled) || v[3] == string(queue.StatusServing)) {
+				continue // a counter finishes it after the rollover
+			}
 			r.Violations = append(r.Violations,
 				fmt.Sprintf("invariant 5: site %s day %s (finished): ticket %s is still %s", v[0], v[1], v[2], v[3]))
 		}

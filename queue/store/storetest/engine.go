@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,8 +15,9 @@ import (
 
 // Clock is a settable clock for engine tests.
 type Clock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu    sync.Mutex
+	t     time.Time
+	fixed bool
 }
 
 // NewClock starts a clock at t.
@@ -26,12 +28,17 @@ func NewClock(t time.Time) *Clock { return &Clock{t: t} }
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Millisecond)
+	if !c.fixed {
+		c.t = c.t.Add(time.Millisecond)
+	}
 	return c.t
 }
 
+// Fix stops the clock at t (every reading returns t) until the next Set.
+func (c *Clock) Fix(t time.Time) { c.mu.Lock(); c.t, c.fixed = t, true; c.mu.Unlock() }
+
 // Set moves the clock to t.
-func (c *Clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+func (c *Clock) Set(t time.Time) { c.mu.Lock(); c.t, c.fixed = t, false; c.mu.Unlock() }
 
 // Add moves the clock on by d.
 func (c *Clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
@@ -196,6 +203,9 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 	t.Run("EventsAndFeed", func(t *testing.T) { testEvents(t, open) })
 	t.Run("SnapshotAndPosition", func(t *testing.T) { testSnapshot(t, open) })
 	t.Run("CallTimeout", func(t *testing.T) { testCallTimeout(t, open) })
+	t.Run("AbortAtEveryStatement", func(t *testing.T) { testAbortEveryStatement(t, open) })
+	t.Run("CancelDuringCommit", func(t *testing.T) { testCancelDuringCommit(t, open) })
+	t.Run("HungStore", func(t *testing.T) { testHungStore(t, open) })
 }
 
 func testNumbers(t *testing.T, open func(t *testing.T) queue.Store) {
@@ -586,33 +596,76 @@ func testCap(t *testing.T, open func(t *testing.T) queue.Store) {
 	}
 }
 
+// testRollover walks the 04:00 rollover to the millisecond: a ticket
+// issued at 03:59:59.999 is yesterday's, one at 04:00:00.000 today's A001;
+// the sweep at 04:00:00.000 expires yesterday's waiting tickets but not
+// those counters hold, which are started and completed after the
+// rollover as on any day; a ticket still held at 07:59:59.999 stays, and
+// at 08:00:00.000 (DefaultHeldGrace after the rollover) it is expired and
+// its counter freed.
 func testRollover(t *testing.T, open func(t *testing.T) queue.Store) {
 	en := newEnv(t, open)
-	en.clock.Set(time.Date(2026, 12, 1, 3, 58, 0, 0, shanghai))
-	late := en.issue("A", "")
-	if late.Day != "2026-11-30" || late.Number != "A001" {
-		t.Fatalf("03:58 ticket = %s on %s, want A001 on 2026-11-30", late.Number, late.Day)
+	at := func(h, m, s, ms int) { en.clock.Fix(time.Date(2026, 12, 1, h, m, s, ms*1e6, shanghai)) }
+	at(3, 58, 0, 0)
+	called := en.issue("A", "")
+	served := en.issue("A", "")
+	if called.Day != "2026-11-30" || called.Number != "A001" {
+		t.Fatalf("03:58 ticket = %s on %s, want A001 on 2026-11-30", called.Number, called.Day)
 	}
-	en.issue("A", "")
 	en.next("1")
-	en.clock.Set(time.Date(2026, 12, 1, 4, 0, 0, 0, shanghai))
-	early := en.issue("A", "")
-	if early.Day != "2026-12-01" || early.Number != "A001" {
-		t.Fatalf("04:00 ticket = %s on %s, want A001 on 2026-12-01", early.Number, early.Day)
+	en.next("2")
+	en.must("start", "2")
+	at(3, 59, 59, 999)
+	last := en.issue("A", "")
+	if last.Day != "2026-11-30" || last.Number != "A003" {
+		t.Fatalf("03:59:59.999 ticket = %s on %s, want A003 on 2026-11-30", last.Number, last.Day)
 	}
-	n, err := en.e.Sweep(en.ctx)
+	at(4, 0, 0, 0)
+	first := en.issue("A", "")
+	if first.Day != "2026-12-01" || first.Number != "A001" {
+		t.Fatalf("04:00:00.000 ticket = %s on %s, want A001 on 2026-12-01", first.Number, first.Day)
+	}
+	if n, err := en.e.Sweep(en.ctx); err != nil || n != 1 {
+		t.Fatalf("sweep at 04:00:00.000 moved %d tickets (%v), want 1: yesterday's waiting A003 only", n, err)
+	}
+	// Called before the rollover, started and completed after it.
+	if got := en.must("start", "1"); got.ID != called.ID || got.Status != queue.StatusServing {
+		t.Errorf("start at 1 after the rollover: %s %s, want %s serving", got.Number, got.Status, called.Number)
+	}
+	if got := en.must("done", "1"); got.ID != called.ID || got.Status != queue.StatusDone {
+		t.Errorf("done at 1 after the rollover: %s %s, want %s done", got.Number, got.Status, called.Number)
+	}
+	if got := en.next("1"); got.ID != first.ID {
+		t.Errorf("counter 1 then calls %s, want today's %s", got.Number, first.Number)
+	}
+	// Counter 2 is still serving yesterday's A002 at the end of the grace.
+	at(7, 59, 59, 999)
+	if n, err := en.e.Sweep(en.ctx); err != nil || n != 0 {
+		t.Errorf("sweep at 07:59:59.999 moved %d tickets (%v), want 0", n, err)
+	}
+	at(8, 0, 0, 0)
+	if n, err := en.e.Sweep(en.ctx); err != nil || n != 1 {
+		t.Errorf("sweep at 08:00:00.000 moved %d tickets (%v), want 1 (A002 held past the grace)", n, err)
+	}
+	if _, err := en.act("done", "2"); !errors.Is(err, queue.ErrCounterIdle) {
+		t.Errorf("done at 2 after its ticket expired: %v, want ErrCounterIdle", err)
+	}
+	en.clock.Set(time.Date(2026, 12, 1, 8, 0, 1, 0, shanghai))
+	if n, _ := en.e.Sweep(en.ctx); n != 0 {
+		t.Errorf("second sweep moved %d, want 0", n)
+	}
+	evs, err := en.e.Events(en.ctx, "hq", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 2 {
-		t.Errorf("sweep expired %d tickets, want 2", n)
+	var expired []string
+	for _, ev := range evs {
+		if ev.Type == queue.EventExpired {
+			expired = append(expired, ev.Number)
+		}
 	}
-	// Counter 1 is free again, and today's ticket was not touched.
-	if got := en.next("1"); got.ID != early.ID {
-		t.Errorf("after sweep: got %s, want today's %s", got.Number, early.Number)
-	}
-	if n, _ := en.e.Sweep(en.ctx); n != 0 {
-		t.Errorf("second sweep moved %d, want 0", n)
+	if strings.Join(expired, " ") != last.Number+" "+served.Number {
+		t.Errorf("expired %v, want [%s %s]", expired, last.Number, served.Number)
 	}
 }
 

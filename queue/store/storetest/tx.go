@@ -1171,7 +1171,7 @@ func txConcurrentIssue(t *testing.T, s queue.Store) {
 						return err
 					}
 					number = tk.Number
-					return appendEvent(ctx, tx, &queue.Event{Site: "s1", Type: queue.EventIssued, TicketID: tk.ID, Number: tk.Number})
+					return appendEvent(ctx, tx, issuedEvent(tk))
 				})
 				if err != nil {
 					errs <- err
