@@ -14,16 +14,6 @@ import (
 // both engines racing at one counter.
 func TestGalera(t *testing.T) {
 	g := storetest.StartGalera(t)
-	openOn := func(dsn string) func(t *testing.T) queue.Store {
-		return func(t *testing.T) queue.Store {
-			s, err := mysql.Open(t.Context(), dsn, mysql.Opts{MaxConns: 20})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		}
-	}
 	t.Run("session", func(t *testing.T) {
 		d1, _ := g.DSNs(t)
 		for _, c := range []struct {
@@ -56,4 +46,17 @@ func TestGalera(t *testing.T) {
 		d1, d2 := g.DSNs(t)
 		storetest.RunCounterRace(t, []func(*testing.T) queue.Store{openOn(d1), openOn(d2)}, 100)
 	})
+}
+
+// openOn opens a store on dsn, closed when the test ends: several of them
+// on one DSN are daemons sharing a database.
+func openOn(dsn string) func(t *testing.T) queue.Store {
+	return func(t *testing.T) queue.Store {
+		s, err := mysql.Open(t.Context(), dsn, mysql.Opts{MaxConns: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
 }
