@@ -49,16 +49,3 @@ func DecodeMessage(f Frame) (Message, error) {
 	}
 	return m, nil
 }
-
-// Types returns every message type in ascending order.
-func Types() []MsgType {
-	ts := make([]MsgType, 0, len(typeNames))
-	for t := MsgType(0); ; t++ {
-		if _, ok := typeNames[t]; ok {
-			ts = append(ts, t)
-		}
-		if t == 0xFF {
-			return ts
-		}
-	}
-}
