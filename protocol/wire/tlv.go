@@ -181,8 +181,14 @@ func (d *decoder) int() int64 {
 	return v
 }
 
+// bool returns the current field as a boolean: a uint that is 0 or 1
+// (PROTOCOL.md section 3); any other value does not fit the field.
 func (d *decoder) bool() bool {
-	return d.uint(64) != 0
+	v := d.uint(64)
+	if v > 1 {
+		d.fail(fmt.Sprintf("boolean %d, want 0 or 1", v))
+	}
+	return v == 1
 }
 
 func (d *decoder) str() string {
