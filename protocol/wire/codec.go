@@ -16,20 +16,26 @@ func appendMessage(dst []byte, m Message) ([]byte, error) {
 	return e.b, e.err
 }
 
-// decodeMessage replaces m with the payload in src.
+// decodeMessage replaces m with the payload in src, then validates it: a
+// payload that breaks a rule of its declaration is malformed (ERROR 0x04),
+// whether the rule is a wire type or a required field (PROTOCOL.md
+// section 5).
 func decodeMessage(src []byte, m Message) error {
 	s := schemaOf(m)
 	v := reflect.ValueOf(m).Elem()
 	v.SetZero()
 	d := decoder{b: src, t: s.t}
 	s.decode(&d, v)
-	return d.err
+	if d.err != nil {
+		return d.err
+	}
+	return s.validate(s.t, v)
 }
 
 // Validate checks the rules a message's declaration states beyond its wire
 // types: required fields, the length limits of PROTOCOL.md (section 8) and
-// known enumeration values (the codec itself accepts any well-formed
-// payload). A failure is a *FieldError, so it matches
+// known enumeration values. Decode applies it to what it decodes; a sender
+// may call it before sending. A failure is a *FieldError, so it matches
 // ErrMalformed and StatusOf maps it to ErrBadPayload.
 // A message type of another package has no declaration here and passes.
 func Validate(m Message) error {

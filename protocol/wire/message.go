@@ -14,7 +14,7 @@ type Message interface {
 	// AppendBinary appends the payload encoding to dst.
 	AppendBinary(dst []byte) ([]byte, error)
 	// Decode replaces the message with the payload in src, skipping unknown
-	// tags. It never keeps a reference to src.
+	// tags, and checks it with Validate. It never keeps a reference to src.
 	Decode(src []byte) error
 }
 

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -219,6 +220,51 @@ func specRows(rows [][3]string) string {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", r[0], r[1], r[2])
 	}
 	return b.String()
+}
+
+// TestDecodeRequired: a frame without a field its message requires is
+// malformed when decoded, as section 5 of PROTOCOL.md says (ERROR 0x04),
+// not refused later by another rule (issue 14, item 4).
+func TestDecodeRequired(t *testing.T) {
+	tests := []struct {
+		name string
+		m    Message
+		tag  uint8
+	}{
+		{"hello without device id", &Hello{Role: RoleKiosk, ProtocolVersion: 1}, 1},
+		{"hello without role", &Hello{DeviceID: "kiosk-1", ProtocolVersion: 1}, 2},
+		{"hello with role 9", &Hello{DeviceID: "kiosk-1", Role: 9}, 2},
+		{"auth mac of 31 bytes", &Auth{MAC: make([]byte, 31)}, 1},
+		{"challenge without nonce", &Challenge{}, 1},
+		{"take ticket without service", &TakeTicket{IdemKey: "k1-0003"}, 4},
+		{"take ticket key of 65 bytes", &TakeTicket{IdemKey: strings.Repeat("k", 65), Service: "A"}, 1},
+		{"call number without number", &CallNumber{Counter: 5}, 3},
+		{"transfer nowhere", &Transfer{Counter: 5}, 5},
+		{"subscribe service of 65 bytes", &Subscribe{Services: []string{"A", strings.Repeat("B", 65)}}, 4},
+		{"error code 0", &ErrorMsg{Msg: "x"}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Encoding does not validate: a test (or a broken device) can
+			// send what a receiver must refuse.
+			b, err := EncodeMessage(nil, 1, 0, tt.m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, _, err := DecodeFrame(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = DecodeMessage(f)
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Tag != tt.tag || fe.Type != tt.m.Type() {
+				t.Fatalf("DecodeMessage = %v, want a FieldError on %s tag %d", err, tt.m.Type(), tt.tag)
+			}
+			if got := StatusOf(err); got.Code != ErrBadPayload.Code {
+				t.Errorf("StatusOf = %v, want 0x04", got)
+			}
+		})
+	}
 }
 
 // sample returns a message of type ty with every declared field set, from
