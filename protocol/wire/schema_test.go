@@ -222,6 +222,58 @@ func specRows(rows [][3]string) string {
 	return b.String()
 }
 
+// declKey names a field by its declaration: messages whose structs share
+// one declaration (RECALL, NO_SHOW, START, COMPLETE share CounterAction)
+// share its fields.
+func declKey(s *schema, f *fieldDef) string {
+	var b strings.Builder
+	for i := range s.typ.NumField() {
+		sf := s.typ.Field(i)
+		fmt.Fprintf(&b, "%s %s %q;", sf.Name, sf.Type, sf.Tag)
+	}
+	return fmt.Sprintf("{%s}.%s", b.String(), f.name)
+}
+
+// markFields records, for every field set in v (whose schema is s), its
+// declaration, descending into records.
+func markFields(seen map[string]bool, s *schema, v reflect.Value) {
+	for i := range s.fields {
+		f := &s.fields[i]
+		fv := v.Field(f.index)
+		if empty(fv) {
+			continue
+		}
+		seen[declKey(s, f)] = true
+		if f.rec == nil {
+			continue
+		}
+		if !f.repeated {
+			markFields(seen, f.rec, fv)
+			continue
+		}
+		for j := range fv.Len() {
+			markFields(seen, f.rec, fv.Index(j))
+		}
+	}
+}
+
+// TestVectorsCoverFields fails for a declared field that no canonical
+// vector sets: every field a firmware author may meet has its bytes in
+// PROTOCOL.md.
+func TestVectorsCoverFields(t *testing.T) {
+	seen := map[string]bool{}
+	for _, v := range vectors {
+		markFields(seen, schemaOf(v.msg), reflect.ValueOf(v.msg).Elem())
+	}
+	for _, s := range allSchemas() {
+		for i := range s.fields {
+			if f := &s.fields[i]; !seen[declKey(s, f)] {
+				t.Errorf("%s.%s (tag %d): no vector sets it", s.name, f.name, f.tag)
+			}
+		}
+	}
+}
+
 // TestDecodeRequired: a frame without a field its message requires is
 // malformed when decoded, as section 5 of PROTOCOL.md says (ERROR 0x04),
 // not refused later by another rule (issue 14, item 4).
