@@ -18,6 +18,7 @@ import (
 	"github.com/nowserving/nowserving/devices/voice"
 	"github.com/nowserving/nowserving/metrics"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/sim"
 )
 
 // printerPoll is how often the daemon asks each network printer's status,
@@ -325,6 +326,6 @@ func deviceHealth(d *devices.Dispatcher) protocol.HealthFunc {
 // wireCounter is a configured counter id (validated as a number) on the
 // wire; 0 for a hall board.
 func wireCounter(id string) uint32 {
-	n, _ := counterNum(id)
+	n, _ := sim.CounterNum(id)
 	return n
 }

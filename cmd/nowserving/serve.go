@@ -100,8 +100,6 @@ func probeName(cfg *config.Config) string {
 	return host + " " + cfg.Listen.Protocol
 }
 
-func init() { commands = append(commands, newServeCmd) }
-
 // shutdownGrace bounds the whole ordered shutdown after a signal.
 const shutdownGrace = 15 * time.Second
 
