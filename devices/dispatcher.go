@@ -17,6 +17,7 @@ import (
 	"github.com/nowserving/nowserving/devices/led"
 	"github.com/nowserving/nowserving/devices/voice"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/view"
 )
 
 // Board is one LED board: a counter board showing its counter's ticket, or a
@@ -411,16 +412,17 @@ func (d *Dispatcher) pause(ctx context.Context) {
 	}
 }
 
-// siteState is what one site's loop knows: the number each counter shows
-// and the hall boards' lists. Only the site's loop touches it.
+// siteState is what one site's loop knows: the site's picture (the ticket
+// each counter holds, from package view) and the hall boards' lists. Only
+// the site's loop touches it.
 type siteState struct {
-	d       *Dispatcher
-	site    string
-	def     *queue.Site
-	stale   bool
-	current map[string]string // counter -> number shown
-	boards  map[string][]*Board
-	halls   []hallBoard
+	d      *Dispatcher
+	site   string
+	def    queue.Site
+	stale  bool
+	v      *view.Site
+	boards map[string][]*Board
+	halls  []hallBoard
 }
 
 type hallBoard struct {
@@ -429,8 +431,11 @@ type hallBoard struct {
 }
 
 func (d *Dispatcher) newSiteState(site string) *siteState {
-	def, _ := d.eng.Site(site)
-	st := &siteState{d: d, site: site, def: def, current: map[string]string{}, boards: map[string][]*Board{}}
+	def := queue.Site{ID: site}
+	if s, err := d.eng.Site(site); err == nil {
+		def = *s
+	}
+	st := &siteState{d: d, site: site, def: def, v: view.New(def, view.Opts{}), boards: map[string][]*Board{}}
 	for i := range d.o.Boards {
 		b := &d.o.Boards[i]
 		if b.Site != site {
@@ -449,22 +454,21 @@ func (d *Dispatcher) newSiteState(site string) *siteState {
 	return st
 }
 
-// restore shows every counter's current ticket from a snapshot.
+// restore shows every counter's current ticket from a snapshot, and lists
+// the held tickets on the hall boards in the order they were called.
 func (st *siteState) restore(snap queue.Snapshot) {
-	var called []*queue.Ticket
-	for _, c := range snap.Counters {
-		t := c.Ticket
-		if t != nil && (t.Status == queue.StatusCalled || t.Status == queue.StatusServing) {
-			st.show(c.ID, t.Number)
-			called = append(called, t)
-			continue
+	st.v = view.FromSnapshot(st.def, view.Opts{}, snap)
+	var called []view.Counter
+	for _, c := range st.v.Counters {
+		st.show(c.ID, c.Number)
+		if c.Busy() {
+			called = append(called, c)
 		}
-		st.show(c.ID, "")
 	}
-	sort.SliceStable(called, func(i, j int) bool { return called[i].CalledAt.Before(called[j].CalledAt) })
-	for _, t := range called {
+	sort.SliceStable(called, func(i, j int) bool { return called[i].Since.Before(called[j].Since) })
+	for _, c := range called {
 		for _, h := range st.halls {
-			h.hall.Call(t.Number, t.Counter)
+			h.hall.Call(c.Number, c.ID)
 		}
 	}
 	for _, h := range st.halls {
@@ -475,11 +479,6 @@ func (st *siteState) restore(snap queue.Snapshot) {
 // show puts number (or the idle content when "") on a counter's boards and
 // keypads.
 func (st *siteState) show(counter, number string) {
-	if number == "" {
-		delete(st.current, counter)
-	} else {
-		st.current[counter] = number
-	}
 	for _, b := range st.boards[counter] {
 		c := led.Content{Text: b.Idle}
 		if number != "" {
@@ -504,8 +503,14 @@ func keypadText(number string) string {
 	return number
 }
 
-// apply shows one event.
+// apply shows one event: a call on its counter's boards, the hall boards
+// and the voice; any counter whose ticket the event took away goes idle.
 func (st *siteState) apply(e *queue.Event) {
+	before := map[string]string{}
+	for _, c := range st.v.Counters {
+		before[c.ID] = c.Number
+	}
+	st.v.Apply(e)
 	switch e.Type {
 	case queue.EventCalled, queue.EventRecalled:
 		if e.Counter == "" {
@@ -520,25 +525,19 @@ func (st *siteState) apply(e *queue.Event) {
 				st.d.log.Warn("devices: announcement dropped", "zone", z.Name, "number", e.Number)
 			}
 		}
-	case queue.EventDone, queue.EventNoShow, queue.EventCancelled, queue.EventExpired, queue.EventTransferred:
-		counter := e.Counter
-		if st.current[counter] != e.Number {
-			counter = ""
-			for c, n := range st.current {
-				if n == e.Number {
-					counter = c
-				}
-			}
+		return
+	}
+	for _, c := range st.v.Counters {
+		if c.Number != before[c.ID] {
+			st.show(c.ID, c.Number)
 		}
-		if counter != "" {
-			st.show(counter, "")
-		}
-		if e.Type != queue.EventDone {
-			for _, h := range st.halls {
-				before := h.hall.Content()
-				if after := h.hall.Remove(e.Number); !after.Equal(before) {
-					h.b.Port.Show(h.b.Addr, after)
-				}
+	}
+	switch e.Type {
+	case queue.EventNoShow, queue.EventCancelled, queue.EventExpired, queue.EventTransferred:
+		for _, h := range st.halls {
+			before := h.hall.Content()
+			if after := h.hall.Remove(e.Number); !after.Equal(before) {
+				h.b.Port.Show(h.b.Addr, after)
 			}
 		}
 	}
@@ -546,11 +545,9 @@ func (st *siteState) apply(e *queue.Event) {
 
 // zone returns the voice zone announcing a counter, nil if none.
 func (st *siteState) zone(counter string) *Zone {
-	if st.def != nil {
-		for _, c := range st.def.Counters {
-			if c.ID == counter && c.Zone != "" {
-				return st.d.zones[siteKey(st.site, c.Zone)]
-			}
+	for _, c := range st.def.Counters {
+		if c.ID == counter && c.Zone != "" {
+			return st.d.zones[siteKey(st.site, c.Zone)]
 		}
 	}
 	return st.d.first[st.site]

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/view"
 )
 
 // QueueOpts configures a Queue collector.
@@ -41,9 +42,10 @@ type QueueOpts struct {
 //	nowserving_queue_longest_wait_seconds       (gauge, scrape time)
 //	nowserving_queue_counters{site, mode}       (gauge, scrape time: open, paused, closed)
 //
-// Start and issue times are kept in memory per ticket until the ticket
-// ends; for a ticket issued before the process started they are read from
-// the engine (Position) when it is called or done.
+// The counters and histograms come from the events alone (each carries its
+// ticket's wait so far and service time), so a ticket issued before the
+// process started is measured like any other; the figures are defined in
+// package view: issued and waits by the service that issued the ticket.
 type Queue struct {
 	eng     *queue.Engine
 	log     *slog.Logger
@@ -59,15 +61,8 @@ type Queue struct {
 	running  chan struct{} // closed when Run returns
 
 	mu       sync.Mutex
-	tickets  map[string]map[int64]*ticketTimes // by site, ticket id
-	versions map[string]int64                  // last version applied per site
-	changed  chan struct{}                     // closed and replaced after each batch
-}
-
-type ticketTimes struct {
-	issued  time.Time
-	called  bool
-	serving time.Time
+	versions map[string]int64 // last version applied per site
+	changed  chan struct{}    // closed and replaced after each batch
 }
 
 // WaitBuckets are the wait-time histogram buckets in seconds: 30 s to 2 h.
@@ -108,7 +103,6 @@ func NewQueue(o QueueOpts) (*Queue, error) {
 			"How long the ticket waiting longest has waited.", []string{"site", "service"}, nil),
 		countersDesc: prometheus.NewDesc("nowserving_queue_counters",
 			"Counters by mode (open, paused, closed).", []string{"site", "mode"}, nil),
-		tickets:  map[string]map[int64]*ticketTimes{},
 		versions: map[string]int64{},
 		changed:  make(chan struct{}),
 		stop:     make(chan struct{}),
@@ -120,7 +114,6 @@ func NewQueue(o QueueOpts) (*Queue, error) {
 		}
 	}
 	for _, s := range o.Engine.Sites() {
-		q.tickets[s.ID] = map[int64]*ticketTimes{}
 		for _, sv := range s.Services {
 			for _, v := range []*prometheus.CounterVec{q.issued, q.called, q.served, q.noShow, q.breaches} {
 				v.WithLabelValues(s.ID, sv.Code)
@@ -232,8 +225,8 @@ func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscriptio
 			}
 			continue
 		}
-		for _, ev := range evs {
-			q.apply(ctx, &s, ev)
+		for i := range evs {
+			q.apply(&s, &evs[i])
 		}
 		if len(evs) > 0 {
 			q.applied(s.ID, evs[len(evs)-1].Version)
@@ -266,99 +259,32 @@ func (q *Queue) waitVersion(ctx context.Context, site string, v int64) error {
 	}
 }
 
-// times returns the in-memory record of a ticket, creating it.
-// q.mu is held.
-func (q *Queue) times(site string, id int64) *ticketTimes {
-	m := q.tickets[site]
-	if m == nil {
-		m = map[int64]*ticketTimes{}
-		q.tickets[site] = m
-	}
-	t := m[id]
-	if t == nil {
-		t = &ticketTimes{}
-		m[id] = t
-	}
-	return t
-}
-
-// lookup reads a ticket the collector did not see issued.
-func (q *Queue) lookup(ctx context.Context, ev queue.Event) (queue.Ticket, bool) {
-	ctx, cancel := context.WithTimeout(ctx, q.timeout)
-	defer cancel()
-	p, err := q.eng.Position(ctx, ev.Site, ev.Number)
-	if err != nil || p.Ticket.ID != ev.TicketID {
-		return queue.Ticket{}, false
-	}
-	return p.Ticket, true
-}
-
-func (q *Queue) apply(ctx context.Context, s *queue.Site, ev queue.Event) {
-	svc := ev.Service
+// apply counts one event. What an event contributes (which service
+// issued the ticket, whether it is a first call and its wait, a service
+// time) is defined once, in package view.
+func (q *Queue) apply(s *queue.Site, ev *queue.Event) {
 	switch ev.Type {
 	case queue.EventIssued:
-		q.issued.WithLabelValues(s.ID, svc).Inc()
-		q.mu.Lock()
-		q.times(s.ID, ev.TicketID).issued = ev.At
-		q.mu.Unlock()
+		q.issued.WithLabelValues(s.ID, view.Issuer(ev)).Inc()
 	case queue.EventCalled:
-		q.called.WithLabelValues(s.ID, svc).Inc()
-		q.mu.Lock()
-		t, known := q.tickets[s.ID][ev.TicketID]
-		q.mu.Unlock()
-		var issued time.Time
-		switch {
-		case known && t.called:
-			return // a second call after re-entry or transfer: the wait was counted
-		case known && !t.issued.IsZero():
-			issued = t.issued
-		default:
-			tk, ok := q.lookup(ctx, ev)
-			if !ok || tk.CallCount > 1 {
-				break
-			}
-			issued = tk.IssuedAt
-		}
-		q.mu.Lock()
-		q.times(s.ID, ev.TicketID).called = true
-		q.mu.Unlock()
-		if issued.IsZero() {
-			return
-		}
-		w := ev.At.Sub(issued)
+		q.called.WithLabelValues(s.ID, ev.Service).Inc()
+	case queue.EventNoShow:
+		q.noShow.WithLabelValues(s.ID, ev.Service).Inc()
+	}
+	if w, ok := view.FirstCall(ev); ok {
+		svc := view.Issuer(ev)
 		q.wait.WithLabelValues(s.ID, svc).Observe(w.Seconds())
 		for _, sv := range s.Services {
 			if sv.Code == svc && sv.WaitTarget > 0 && w > sv.WaitTarget {
 				q.breaches.WithLabelValues(s.ID, svc).Inc()
 			}
 		}
-	case queue.EventServing:
-		q.mu.Lock()
-		q.times(s.ID, ev.TicketID).serving = ev.At
-		q.mu.Unlock()
-	case queue.EventDone:
-		q.served.WithLabelValues(s.ID, svc).Inc()
-		q.mu.Lock()
-		t := q.tickets[s.ID][ev.TicketID]
-		delete(q.tickets[s.ID], ev.TicketID)
-		q.mu.Unlock()
-		var start time.Time
-		if t != nil && !t.serving.IsZero() {
-			start = t.serving
-		} else if tk, ok := q.lookup(ctx, ev); ok {
-			start = tk.ServingAt
+	}
+	if d, ok := view.Completed(ev); ok {
+		q.served.WithLabelValues(s.ID, ev.Service).Inc()
+		if d > 0 {
+			q.service.WithLabelValues(s.ID, ev.Service).Observe(d.Seconds())
 		}
-		if !start.IsZero() {
-			q.service.WithLabelValues(s.ID, svc).Observe(ev.At.Sub(start).Seconds())
-		}
-	case queue.EventNoShow:
-		q.noShow.WithLabelValues(s.ID, svc).Inc()
-	case queue.EventReentered, queue.EventTransferred:
-		// Waiting again; its first call was already counted.
-	case queue.EventCancelled, queue.EventExpired:
-		q.mu.Lock()
-		delete(q.tickets[s.ID], ev.TicketID)
-		q.mu.Unlock()
 	}
 }
 

@@ -89,7 +89,7 @@ func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
 		if err := tx.InsertTicket(ctx, &t); err != nil {
 			return Ticket{}, fmt.Errorf("queue: issue ticket for %s: %w", sv.Code, err)
 		}
-		j.emit(ticketEvent(EventIssued, &t, "", r.Device, "", now))
+		j.emit(ticketEvent(EventIssued, nil, &t, "", r.Device, "", now))
 		return t, nil
 	})
 }
@@ -159,9 +159,19 @@ func place(ctx context.Context, tx Tx, t *Ticket, n int) error {
 	return nil
 }
 
-func ticketEvent(typ EventType, t *Ticket, counter, actor, detail string, at time.Time) Event {
-	return Event{Site: t.Site, Type: typ, TicketID: t.ID, Number: t.Number, Service: t.Queue, Class: t.Class,
-		Status: t.Status, Counter: counter, Actor: actor, Detail: detail, At: at, CallCount: t.CallCount}
+// ticketEvent is the event of a change of ticket t, which was before before
+// the change (nil for a new ticket).
+func ticketEvent(typ EventType, before, t *Ticket, counter, actor, detail string, at time.Time) Event {
+	ev := Event{Site: t.Site, Type: typ, TicketID: t.ID, Number: t.Number, Service: t.Queue, Issuer: t.Service, Day: t.Day,
+		Class: t.Class, Status: t.Status, Counter: counter, Actor: actor, Detail: detail, At: at, CallCount: t.CallCount,
+		Waited: at.Sub(t.IssuedAt)}
+	if before != nil {
+		ev.From, ev.FromQueue, ev.FromCounter = before.Status, before.Queue, before.Counter
+	}
+	if typ == EventDone && !t.ServingAt.IsZero() {
+		ev.ServiceTime = at.Sub(t.ServingAt)
+	}
+	return ev
 }
 
 // move applies action a to t, writes it with a compare-and-set on its old
@@ -171,6 +181,7 @@ func move(ctx context.Context, tx Tx, j *job, t *Ticket, a Action, typ EventType
 	if err != nil {
 		return err
 	}
+	before := *t
 	from := t.Status
 	t.Status = to
 	if change != nil {
@@ -179,7 +190,7 @@ func move(ctx context.Context, tx Tx, j *job, t *Ticket, a Action, typ EventType
 	if err := tx.UpdateTicket(ctx, t, from); err != nil {
 		return fmt.Errorf("queue: %s %s: %w", a, t.Number, err)
 	}
-	j.emit(ticketEvent(typ, t, counter, actor, detail, now))
+	j.emit(ticketEvent(typ, &before, t, counter, actor, detail, now))
 	return nil
 }
 
@@ -243,6 +254,9 @@ func claim(ctx context.Context, tx Tx, j *job, t *Ticket, c *Counter, cs Counter
 		t.Counter, t.TargetCounter = c.ID, ""
 		t.CallCount++
 		t.CalledAt = now
+		if t.FirstCalledAt.IsZero() {
+			t.FirstCalledAt = now
+		}
 	})
 	if err != nil {
 		return err
@@ -646,7 +660,7 @@ func (e *Engine) MarkPrintFailed(ctx context.Context, site string, ticketID int6
 		if err != nil {
 			return fmt.Errorf("queue: mark print failed: %w", err)
 		}
-		j.emit(ticketEvent(EventPrintFailed, t, "", actor, reason, e.clock()))
+		j.emit(ticketEvent(EventPrintFailed, t, t, "", actor, reason, e.clock()))
 		return nil
 	})
 }

@@ -6,15 +6,28 @@ import (
 	"time"
 )
 
-// ServiceStatus is the live picture of one service of a day.
+// ServiceStatus is the live picture of one service of a day. Its figures
+// are defined once, here and in the reducer of package view, which computes
+// the same from the event log:
+//   - Issued, Called and AvgWait count the tickets of the day by the service
+//     that issued them (Ticket.Service), whichever queue they are in now;
+//     Called is the tickets called at least once, AvgWait their mean time
+//     from issue to first call.
+//   - Waiting, Served, NoShows and Cancelled count the tickets of the day
+//     whose status is now WAITING, DONE, NO_SHOW or CANCELLED, by the queue
+//     they are in (Ticket.Queue): a no-show that was re-entered is waiting
+//     again, not a no-show. LongestWait is that of the ticket in the queue
+//     waiting longest now (since its issue, re-entry or transfer), and
+//     AvgService the mean time from start to done of the served ones.
 type ServiceStatus struct {
 	Code        string
 	Waiting     int
-	LongestWait time.Duration // of the ticket waiting longest now
-	AvgWait     time.Duration // issue to call, over tickets called today
-	AvgService  time.Duration // start to done, over tickets served today
+	LongestWait time.Duration
+	AvgWait     time.Duration
+	AvgService  time.Duration
 	Issued      int
-	Served      int // DONE today
+	Called      int
+	Served      int
 	NoShows     int
 	Cancelled   int
 	Open        bool // taking tickets now
@@ -103,16 +116,16 @@ func serviceStatus(s *Site, rows []StatRow, now time.Time) []ServiceStatus {
 	for _, sv := range s.Services {
 		st := ServiceStatus{Code: sv.Code, Open: sv.OpenAt(now, s.Location)}
 		var sumWait, sumSvc int64
-		var nWait, nSvc int
+		var nSvc int
 		for _, r := range rows {
+			if r.Issuer == sv.Code {
+				st.Issued += r.N
+				sumWait += r.SumWait
+				st.Called += r.NWait
+			}
 			if r.Service != sv.Code {
 				continue
 			}
-			st.Issued += r.N
-			sumWait += r.SumWait
-			nWait += r.NWait
-			sumSvc += r.SumService
-			nSvc += r.NService
 			switch r.Status {
 			case StatusWaiting:
 				st.Waiting += r.N
@@ -122,14 +135,16 @@ func serviceStatus(s *Site, rows []StatRow, now time.Time) []ServiceStatus {
 				}
 			case StatusDone:
 				st.Served += r.N
+				sumSvc += r.SumService
+				nSvc += r.NService
 			case StatusNoShow:
 				st.NoShows += r.N
 			case StatusCancelled:
 				st.Cancelled += r.N
 			}
 		}
-		if nWait > 0 {
-			st.AvgWait = time.Duration(sumWait/int64(nWait)) * time.Millisecond
+		if st.Called > 0 {
+			st.AvgWait = time.Duration(sumWait/int64(st.Called)) * time.Millisecond
 		}
 		if nSvc > 0 {
 			st.AvgService = time.Duration(sumSvc/int64(nSvc)) * time.Millisecond

@@ -61,15 +61,17 @@ type Filter struct {
 	Limit        int // 0: no limit
 }
 
-// StatRow is one aggregate row of a service day, grouped by queue (Ticket.Queue, reported as Service),
-// counter and status. Times are unix milliseconds.
+// StatRow is one aggregate row of a service day, grouped by queue
+// (Ticket.Queue, reported as Service), issuing service (Ticket.Service,
+// reported as Issuer), counter and status. Times are unix milliseconds.
 type StatRow struct {
 	Service         string
+	Issuer          string
 	Counter         string
 	Status          Status
 	N               int
 	MinWaitingSince int64 // smallest WaitingSince in the group
-	SumWait         int64 // sum of CalledAt-IssuedAt over called tickets
+	SumWait         int64 // sum of FirstCalledAt-IssuedAt over called tickets
 	NWait           int   // tickets counted in SumWait
 	SumService      int64 // sum of FinishedAt-ServingAt over finished served tickets
 	NService        int

@@ -81,9 +81,12 @@ type Ticket struct {
 
 	IssuedAt     time.Time
 	WaitingSince time.Time // issue, re-entry or transfer time
-	CalledAt     time.Time
-	ServingAt    time.Time
-	FinishedAt   time.Time
+	CalledAt     time.Time // latest call
+	// FirstCalledAt is the ticket's first call: its wait (issue to first
+	// call) stays what it was when a re-entry or transfer calls it again.
+	FirstCalledAt time.Time
+	ServingAt     time.Time
+	FinishedAt    time.Time
 
 	Device  string // device that issued it
 	IdemKey string // idempotency key of the request that created it
@@ -130,20 +133,44 @@ const (
 
 // Event is one committed state change. Version increases by exactly one per
 // event within a site.
+//
+// A ticket event carries what a reader needs to follow the site without
+// remembering tickets: the ticket's state before (From, FromQueue,
+// FromCounter) and after the change (Status, Service, Counter), the
+// service that issued its number and its service day, and the times a
+// figure is made of (Waited, ServiceTime). The reducer in package view is
+// the one place that turns events into a site's figures.
 type Event struct {
 	Site     string
 	Version  int64
 	Type     EventType
 	TicketID int64
 	Number   string
-	Service  string
-	Class    Class
-	Status   Status // ticket status after the change
-	Counter  string
-	Actor    string // device or operator
-	Detail   string // e.g. transfer target, failure reason
-	At       time.Time
+	// Service is the queue the ticket is in after the change
+	// (Ticket.Queue); Issuer is the service that issued its number
+	// (Ticket.Service). They differ after a transfer.
+	Service string
+	Issuer  string
+	Day     string // the ticket's service day
+	Class   Class
+	Status  Status // ticket status after the change
+	Counter string
+	Actor   string // device or operator
+	Detail  string // e.g. transfer target, failure reason
+	At      time.Time
 	// CallCount is how many times the ticket had been called, after the
 	// change: 2 on its first RECALLED.
 	CallCount int
+	// From, FromQueue and FromCounter are the ticket's status, queue and
+	// counter before the change; empty on ISSUED and on counter events.
+	// On RECALLED and PRINT_FAILED they equal the state after it.
+	From        Status
+	FromQueue   string
+	FromCounter string
+	// Waited is the time from the ticket's issue to the event: on its
+	// first CALLED (CallCount 1), its wait.
+	Waited time.Duration
+	// ServiceTime, on DONE, is the time from the start of the service
+	// (SERVING) to the event.
+	ServiceTime time.Duration
 }

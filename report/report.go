@@ -17,19 +17,25 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/view"
 )
 
 // Stats are the figures of one service, one counter or the whole site.
 type Stats struct {
-	// Issued counts ISSUED events (0 for counters: tickets are not issued
-	// at a counter).
+	// Issued counts the tickets a service issued (0 for counters: tickets
+	// are not issued at a counter).
 	Issued int
 	// Called counts first calls (recalls and calls after a re-entry or
 	// transfer are not counted again).
-	Called    int
-	Served    int // DONE events
-	NoShows   int // NO_SHOW events
-	Cancelled int // CANCELLED events
+	Called int
+	// Served, NoShows and Cancelled count, for a service, the tickets that
+	// ended their day DONE, NO_SHOW (a re-entered no-show is not one) or
+	// CANCELLED in its queue (package view's figures); for a counter, the
+	// services it completed, the no-shows it marked and the cancels of the
+	// ticket it held.
+	Served    int
+	NoShows   int
+	Cancelled int
 	// AvgWait and P90Wait are over the tickets first called, from their
 	// ISSUED event to their first CALLED event.
 	AvgWait time.Duration
@@ -76,12 +82,18 @@ type acc struct {
 	waits    []time.Duration
 	services []time.Duration
 	hours    [24]int
+	// serviceSum is the services' time of a row added up from days (its
+	// services list stays empty): its mean is over Served.
+	serviceSum time.Duration
 }
 
 func (a *acc) finish() Stats {
 	s := a.Stats
 	s.AvgWait, s.P90Wait = mean(a.waits), p90(a.waits)
 	s.AvgService = mean(a.services)
+	if a.serviceSum > 0 && s.Served > 0 {
+		s.AvgService = a.serviceSum / time.Duration(s.Served)
+	}
 	s.BusiestHour = -1
 	for h, n := range a.hours {
 		if n > s.BusiestCount {
@@ -112,16 +124,16 @@ func p90(d []time.Duration) time.Duration {
 	return s[int(math.Ceil(0.9*float64(len(s))))-1]
 }
 
-// ticket is what the report remembers of one ticket while reading.
-type ticket struct {
-	issued  time.Time
-	called  bool
-	serving time.Time
-}
-
 // Build reads every event of site and computes the report of the service
 // days from..to (inclusive; to empty means from). The service day of an
 // event is queue.ServiceDay of its time at the site.
+//
+// A service's figures are those of package view at the end of each day,
+// added up: issued, called and waits by the service that issued the
+// ticket; served, no-shows (tickets left as no-shows: one re-entered is not
+// counted) and cancelled by the queue the ticket ended the day in. A
+// counter's figures are what happened there: first calls and their waits,
+// services done, no-shows marked and cancels of the ticket it held.
 func Build(ctx context.Context, eng *queue.Engine, site, from, to string) (Report, error) {
 	s, err := eng.Site(site)
 	if err != nil {
@@ -141,82 +153,17 @@ func Build(ctx context.Context, eng *queue.Engine, site, from, to string) (Repor
 	if t.Before(f) {
 		return Report{}, fmt.Errorf("report: %w: range %s..%s ends before it starts", queue.ErrBadRequest, from, to)
 	}
-	svc := map[string]*acc{}
-	ctr := map[string]*acc{}
-	total := &acc{}
-	get := func(m map[string]*acc, id string) *acc {
-		a := m[id]
-		if a == nil {
-			a = &acc{}
-			m[id] = a
-		}
-		return a
-	}
-	tickets := map[int64]*ticket{}
-	tk := func(id int64) *ticket {
-		x := tickets[id]
-		if x == nil {
-			x = &ticket{}
-			tickets[id] = x
-		}
-		return x
-	}
+	b := newBuilder(s)
 	var after int64
 	for {
 		evs, err := eng.Events(ctx, s.ID, after, pageSize)
 		if err != nil {
 			return Report{}, fmt.Errorf("report: %w", err)
 		}
-		for _, ev := range evs {
-			after = ev.Version
-			day := queue.ServiceDay(ev.At, s.Location, s.Rollover)
-			if day < from || day > to {
-				continue
-			}
-			hour := ev.At.In(s.Location).Hour()
-			switch ev.Type {
-			case queue.EventIssued:
-				tk(ev.TicketID).issued = ev.At
-				for _, a := range []*acc{get(svc, ev.Service), total} {
-					a.Issued++
-					a.hours[hour]++
-				}
-			case queue.EventCalled:
-				x := tk(ev.TicketID)
-				if x.called {
-					continue
-				}
-				x.called = true
-				c := get(ctr, ev.Counter)
-				c.hours[hour]++
-				for _, a := range []*acc{get(svc, ev.Service), c, total} {
-					a.Called++
-					if !x.issued.IsZero() {
-						a.waits = append(a.waits, ev.At.Sub(x.issued))
-					}
-				}
-			case queue.EventServing:
-				tk(ev.TicketID).serving = ev.At
-			case queue.EventDone:
-				x := tk(ev.TicketID)
-				for _, a := range []*acc{get(svc, ev.Service), get(ctr, ev.Counter), total} {
-					a.Served++
-					if !x.serving.IsZero() {
-						a.services = append(a.services, ev.At.Sub(x.serving))
-					}
-				}
-			case queue.EventNoShow:
-				for _, a := range []*acc{get(svc, ev.Service), get(ctr, ev.Counter), total} {
-					a.NoShows++
-				}
-			case queue.EventCancelled:
-				as := []*acc{get(svc, ev.Service), total}
-				if ev.Counter != "" {
-					as = append(as, get(ctr, ev.Counter))
-				}
-				for _, a := range as {
-					a.Cancelled++
-				}
+		for i := range evs {
+			after = evs[i].Version
+			if day := queue.ServiceDay(evs[i].At, s.Location, s.Rollover); day >= from && day <= to {
+				b.add(day, &evs[i])
 			}
 		}
 		if len(evs) < pageSize {
@@ -226,26 +173,99 @@ func Build(ctx context.Context, eng *queue.Engine, site, from, to string) (Repor
 			return Report{}, fmt.Errorf("report: %w", err)
 		}
 	}
-	r := Report{Site: s.ID, From: from, To: to, Total: total.finish()}
-	for _, sv := range s.Services {
-		r.Services = append(r.Services, Row{ID: sv.Code, Stats: get(svc, sv.Code).finish()})
-		delete(svc, sv.Code)
+	return b.report(from, to), nil
+}
+
+// builder adds a site's events up into a report.
+type builder struct {
+	s        *queue.Site
+	v        *view.Site // the day being read
+	svc, ctr map[string]*acc
+	total    *acc
+}
+
+func newBuilder(s *queue.Site) *builder {
+	return &builder{s: s, v: view.New(*s, view.Opts{}), svc: map[string]*acc{}, ctr: map[string]*acc{}, total: &acc{}}
+}
+
+func (b *builder) get(m map[string]*acc, id string) *acc {
+	a := m[id]
+	if a == nil {
+		a = &acc{}
+		m[id] = a
 	}
-	for _, c := range s.Counters {
-		r.Counters = append(r.Counters, Row{ID: c.ID, Stats: get(ctr, c.ID).finish()})
-		delete(ctr, c.ID)
+	return a
+}
+
+// add reads one event of service day day.
+func (b *builder) add(day string, ev *queue.Event) {
+	if b.v.Day != "" && day != b.v.Day {
+		b.endDay()
+	}
+	b.v.Apply(ev)
+	hour := ev.At.In(b.s.Location).Hour()
+	if ev.Type == queue.EventIssued {
+		b.get(b.svc, view.Issuer(ev)).hours[hour]++
+		b.total.hours[hour]++
+	}
+	if w, ok := view.FirstCall(ev); ok {
+		c := b.get(b.ctr, ev.Counter)
+		c.hours[hour]++
+		c.Called++
+		for _, a := range []*acc{b.get(b.svc, view.Issuer(ev)), c, b.total} {
+			a.waits = append(a.waits, w)
+		}
+	}
+	if d, ok := view.Completed(ev); ok {
+		c := b.get(b.ctr, ev.Counter)
+		c.Served++
+		c.services = append(c.services, d)
+	}
+	switch {
+	case ev.Type == queue.EventNoShow && ev.Counter != "":
+		b.get(b.ctr, ev.Counter).NoShows++
+	case ev.Type == queue.EventCancelled && ev.Counter != "":
+		b.get(b.ctr, ev.Counter).Cancelled++
+	}
+}
+
+// endDay adds the figures of the day read to the services and the total.
+func (b *builder) endDay() {
+	for _, sv := range b.v.Services {
+		for _, a := range []*acc{b.get(b.svc, sv.Code), b.total} {
+			a.Issued += sv.Issued
+			a.Called += sv.Called
+			a.Served += sv.Served
+			a.NoShows += sv.NoShows
+			a.Cancelled += sv.Cancelled
+			a.serviceSum += sv.ServiceSum
+		}
+	}
+	b.v = view.New(*b.s, view.Opts{})
+}
+
+func (b *builder) report(from, to string) Report {
+	b.endDay()
+	r := Report{Site: b.s.ID, From: from, To: to, Total: b.total.finish()}
+	for _, sv := range b.s.Services {
+		r.Services = append(r.Services, Row{ID: sv.Code, Stats: b.get(b.svc, sv.Code).finish()})
+		delete(b.svc, sv.Code)
+	}
+	for _, c := range b.s.Counters {
+		r.Counters = append(r.Counters, Row{ID: c.ID, Stats: b.get(b.ctr, c.ID).finish()})
+		delete(b.ctr, c.ID)
 	}
 	// Services or counters no longer configured still appear, sorted.
-	for _, id := range slices.Sorted(maps.Keys(svc)) {
-		r.Services = append(r.Services, Row{ID: id, Stats: svc[id].finish()})
+	for _, id := range slices.Sorted(maps.Keys(b.svc)) {
+		r.Services = append(r.Services, Row{ID: id, Stats: b.svc[id].finish()})
 	}
-	for _, id := range slices.Sorted(maps.Keys(ctr)) {
+	for _, id := range slices.Sorted(maps.Keys(b.ctr)) {
 		if id == "" {
 			continue
 		}
-		r.Counters = append(r.Counters, Row{ID: id, Stats: ctr[id].finish()})
+		r.Counters = append(r.Counters, Row{ID: id, Stats: b.ctr[id].finish()})
 	}
-	return r, nil
+	return r
 }
 
 // ErrFormat is returned for an unknown output format.

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/view"
 )
 
 // DisplayState is what the hall display shows; it is sent as the event
@@ -87,12 +87,17 @@ func (s *Server) counterName(site *queue.Site, id string) string {
 // callScan is how many recent events are read to list the last calls.
 const callScan = 2000
 
-// recentCalls lists the last calls of today up to version v, newest first,
-// one per number.
-func (s *Server) recentCalls(ctx context.Context, site *queue.Site, v int64, day string) ([]Call, error) {
-	var calls []Call
-	after := max(0, v-callScan)
-	for after < v {
+// siteView is the site's picture at a snapshot, with the last calls of the
+// day read from the events before it (view's call list: one per number,
+// newest first, cleared when the day changes).
+func (s *Server) siteView(ctx context.Context, site *queue.Site) (*view.Site, error) {
+	sn, err := s.o.Engine.Snapshot(ctx, site.ID)
+	if err != nil {
+		return nil, err
+	}
+	o := view.Opts{Calls: s.o.RecentCalls}
+	recent := view.New(*site, o)
+	for after := max(0, sn.Version-callScan); after < sn.Version; {
 		evs, err := s.o.Engine.Events(ctx, site.ID, after, 500)
 		if err != nil {
 			return nil, err
@@ -100,76 +105,59 @@ func (s *Server) recentCalls(ctx context.Context, site *queue.Site, v int64, day
 		if len(evs) == 0 {
 			break
 		}
-		for _, e := range evs {
-			after = e.Version
-			if e.Version > v {
+		for i := range evs {
+			after = evs[i].Version
+			if after > sn.Version {
 				break
 			}
-			if c, ok := s.callOf(site, e); ok && site.Day(e.At) == day {
-				calls = s.addCall(calls, c)
-			}
+			recent.Apply(&evs[i])
 		}
 	}
-	return calls, nil
-}
-
-func (s *Server) callOf(site *queue.Site, e queue.Event) (Call, bool) {
-	if e.Type != queue.EventCalled && e.Type != queue.EventRecalled {
-		return Call{}, false
+	v := view.FromSnapshot(*site, o, sn)
+	if recent.Day == sn.Day {
+		v.Calls = recent.Calls
 	}
-	return Call{Version: e.Version, Number: e.Number, Service: e.Service, Counter: e.Counter,
-		CounterName: s.counterName(site, e.Counter), Recall: e.Type == queue.EventRecalled, At: e.At}, true
+	return v, nil
 }
 
-// addCall puts c first, dropping an older call of the same number, and
-// keeps RecentCalls.
-func (s *Server) addCall(calls []Call, c Call) []Call {
-	calls = slices.DeleteFunc(calls, func(x Call) bool { return x.Number == c.Number })
-	calls = append([]Call{c}, calls...)
-	if len(calls) > s.o.RecentCalls {
-		calls = calls[:s.o.RecentCalls]
-	}
-	return calls
+func (s *Server) call(site *queue.Site, c view.Call) Call {
+	return Call{Version: c.Version, Number: c.Number, Service: c.Service, Counter: c.Counter,
+		CounterName: s.counterName(site, c.Counter), Recall: c.Recall, At: c.At}
 }
 
-func (s *Server) displayState(site *queue.Site, sn queue.Snapshot, calls []Call) DisplayState {
+func (s *Server) displayState(site *queue.Site, v *view.Site) DisplayState {
 	st := DisplayState{Site: site.ID, Name: s.pick(site.ID, site.Names, site.ID), TimeZone: site.Location.String(), Lang: s.lang(site.ID),
-		Version: sn.Version, Now: s.o.Clock(), Services: []DisplayService{}, Calls: calls}
-	if st.Calls == nil {
-		st.Calls = []Call{}
+		Version: v.Version, Now: s.o.Clock(), Services: []DisplayService{}, Calls: []Call{}}
+	for _, c := range v.Calls {
+		st.Calls = append(st.Calls, s.call(site, c))
 	}
-	for _, v := range sn.Services {
-		name := v.Code
-		for _, sv := range site.Services {
-			if sv.Code == v.Code {
-				name = s.pick(site.ID, sv.Names, v.Code)
-			}
+	for _, sv := range site.Services {
+		waiting := 0
+		if vs := v.Service(sv.Code); vs != nil {
+			waiting = vs.Waiting
 		}
-		st.Services = append(st.Services, DisplayService{Code: v.Code, Name: name, Waiting: v.Waiting})
+		st.Services = append(st.Services, DisplayService{Code: sv.Code, Name: s.pick(site.ID, sv.Names, sv.Code), Waiting: waiting})
 	}
 	return st
 }
 
 // displayEvents is the public, read-only stream of the hall display: a
 // "state" on connect (so a reconnect needs nothing else), then a "call" per
-// call or recall and a fresh "state" after each batch.
+// call or recall and a fresh "state" after each batch. The picture is a
+// view.Site following the events; it is read again from a snapshot after a
+// gap in the feed or when the service day changes.
 func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 	site, err := s.o.Engine.Site(r.PathValue("site"))
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	sn, err := s.o.Engine.Snapshot(r.Context(), site.ID)
+	v, err := s.siteView(r.Context(), site)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	calls, err := s.recentCalls(r.Context(), site, sn.Version, sn.Day)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	sub, err := s.o.Engine.Subscribe(site.ID, sn.Version)
+	sub, err := s.o.Engine.Subscribe(site.ID, v.Version)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -179,7 +167,7 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
-	if st.send(sn.Version, "state", s.displayState(site, sn, calls)) != nil {
+	if st.send(v.Version, "state", s.displayState(site, v)) != nil {
 		return
 	}
 	for {
@@ -188,26 +176,21 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 		if err != nil && !gap {
 			return
 		}
-		day := site.Day(s.o.Clock())
-		for _, e := range evs {
-			if c, ok := s.callOf(site, e); ok {
-				calls = s.addCall(calls, c)
-				if st.send(e.Version, "call", c) != nil {
+		for i := range evs {
+			v.Apply(&evs[i])
+			if e := &evs[i]; e.Type == queue.EventCalled || e.Type == queue.EventRecalled {
+				if len(v.Calls) > 0 && v.Calls[0].Version == e.Version && st.send(e.Version, "call", s.call(site, v.Calls[0])) != nil {
 					return
 				}
 			}
 		}
-		sn, err = s.o.Engine.Snapshot(ctx, site.ID)
-		if err != nil {
-			return
-		}
-		if gap || sn.Day != day {
-			sub.Reset(sn.Version)
-			if calls, err = s.recentCalls(ctx, site, sn.Version, sn.Day); err != nil {
+		if gap || site.Day(s.o.Clock()) != v.Day {
+			if v, err = s.siteView(ctx, site); err != nil {
 				return
 			}
+			sub.Reset(v.Version)
 		}
-		if st.send(sn.Version, "state", s.displayState(site, sn, calls)) != nil {
+		if st.send(v.Version, "state", s.displayState(site, v)) != nil {
 			return
 		}
 	}

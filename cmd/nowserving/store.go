@@ -8,37 +8,14 @@ import (
 
 	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/daemon"
-	"github.com/nowserving/nowserving/queue/store/mysql"
-	"github.com/nowserving/nowserving/queue/store/postgres"
-	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
 // openStore opens the configured store; migrate says whether to apply the
 // embedded migrations on open.
 func openStore(ctx context.Context, c config.Store, log *slog.Logger, migrate bool) (*sqlstore.Store, error) {
-	o := sqlstore.Opts{Logger: log, NoMigrate: !migrate}
-	switch c.Driver {
-	case config.DriverSQLite:
-		s, err := sqlite.Open(ctx, c.DSN, o)
-		if err != nil {
-			return nil, err
-		}
-		return s.Store, nil
-	case config.DriverPostgres:
-		s, err := postgres.Open(ctx, c.DSN, o)
-		if err != nil {
-			return nil, err
-		}
-		return s.Store, nil
-	case config.DriverMySQL:
-		s, err := mysql.Open(ctx, c.DSN, o)
-		if err != nil {
-			return nil, err
-		}
-		return s.Store, nil
-	}
-	return nil, fmt.Errorf("store: unknown driver %q (want sqlite, postgres or mysql)", c.Driver)
+	return store.Open(ctx, string(c.Driver), c.DSN, sqlstore.Opts{Logger: log, NoMigrate: !migrate})
 }
 
 // engineShape is how many committers and how much polling a driver wants:

@@ -12,3 +12,16 @@ import (
 func TestEngineConcurrency(t *testing.T) {
 	storetest.RunConcurrency(t, func(t *testing.T) queue.Store { return open(t) }, 50, 2000, 10)
 }
+
+// TestTwoEngines: two daemons on one server, as TestGalera runs them on two
+// nodes: deadlocks abort their batches mid-way.
+func TestTwoEngines(t *testing.T) {
+	t.Run("concurrency", func(t *testing.T) {
+		dsn := storetest.MySQLDSN(t)
+		storetest.RunConcurrencyAcross(t, []func(*testing.T) queue.Store{openOn(dsn), openOn(dsn)}, 20, 1000, 10)
+	})
+	t.Run("counter race", func(t *testing.T) {
+		dsn := storetest.MySQLDSN(t)
+		storetest.RunCounterRace(t, []func(*testing.T) queue.Store{openOn(dsn), openOn(dsn)}, 100)
+	})
+}

@@ -67,6 +67,16 @@ func Dialect() *sqlstore.Dialect {
 // that writes the same values still counts its row), interpolateParams
 // (one round trip per statement), READ COMMITTED and the lock wait
 // timeout.
+//
+// On a Galera node (wsrep_on is ON) it also sets wsrep_sync_wait=1 unless
+// the DSN sets wsrep_sync_wait itself: every read first waits until the
+// node has applied what the cluster committed before it. Writes need no
+// wait (certification aborts a transaction that read stale rows it
+// writes, and every batch writes its site's version row), but a refusal
+// decided on a stale read is not certified: without the wait a daemon on
+// one node could answer "ticket not found" for a ticket another node has
+// just issued, or run again a request another node has just committed
+// when a device resends it there.
 func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
@@ -78,11 +88,14 @@ func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	cfg.ClientFoundRows = true
 	cfg.InterpolateParams = true
 	cfg.ParseTime = false
-	isolation, err := isolationVar(ctx, cfg)
+	isolation, galera, err := probe(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: connect: %w", Dialect().Err(err))
 	}
 	cfg.Params = withParam(cfg.Params, isolation, "'READ-COMMITTED'")
+	if _, set := cfg.Params["wsrep_sync_wait"]; galera && !set {
+		cfg.Params["wsrep_sync_wait"] = "1"
+	}
 	cfg.Params = withParam(cfg.Params, "innodb_lock_wait_timeout", fmt.Sprint(LockWaitTimeout))
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
@@ -104,13 +117,13 @@ func withParam(p map[string]string, k, v string) map[string]string {
 	return p
 }
 
-// isolationVar names the session variable of the isolation level:
-// transaction_isolation on MySQL 8 and MariaDB 11.1+, tx_isolation before.
-func isolationVar(ctx context.Context, cfg *mysql.Config) (string, error) {
-	probe := cfg.Clone()
-	conn, err := mysql.NewConnector(probe)
+// probe names the session variable of the isolation level
+// (transaction_isolation on MySQL 8 and MariaDB 11.1+, tx_isolation
+// before) and tells whether the server is a Galera node with wsrep on.
+func probe(ctx context.Context, cfg *mysql.Config) (isolation string, galera bool, err error) {
+	conn, err := mysql.NewConnector(cfg.Clone())
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	db := sql.OpenDB(conn)
 	defer db.Close()
@@ -119,11 +132,22 @@ func isolationVar(ctx context.Context, cfg *mysql.Config) (string, error) {
 	var me *mysql.MySQLError
 	switch {
 	case err == nil:
-		return "transaction_isolation", nil
+		isolation = "transaction_isolation"
 	case errors.As(err, &me) && me.Number == 1193: // unknown system variable
-		return "tx_isolation", nil
+		isolation = "tx_isolation"
+	default:
+		return "", false, err
 	}
-	return "", err
+	// MySQL has no wsrep_on: no row. MariaDB without a cluster: OFF.
+	var name, on string
+	err = db.QueryRowContext(ctx, "SHOW VARIABLES LIKE 'wsrep_on'").Scan(&name, &on)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return isolation, false, nil
+	case err != nil:
+		return "", false, err
+	}
+	return isolation, on == "ON", nil
 }
 
 // lockMigrations takes a named lock for the database (GET_LOCK names are

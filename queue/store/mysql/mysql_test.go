@@ -33,7 +33,7 @@ func TestEngine(t *testing.T) {
 }
 
 // TestMigrateConcurrent: four daemons starting together on an empty
-// database; the schema ends at 0004_health.
+// database; the schema ends at 0005_event_context.
 func TestMigrateConcurrent(t *testing.T) {
 	storetest.MigrateConcurrently(t, storetest.MySQLDSN(t), func(ctx context.Context, dsn string, n int) (*sqlstore.Store, error) {
 		s, err := mysql.Open(ctx, dsn, mysql.Opts{MaxConns: n})
@@ -41,7 +41,7 @@ func TestMigrateConcurrent(t *testing.T) {
 			return nil, err
 		}
 		return s.Store, nil
-	}, 4)
+	}, 5)
 }
 
 // TestSession checks what Open sets on every connection.

@@ -27,7 +27,7 @@ func TestConformance(t *testing.T) {
 }
 
 // TestMigrateConcurrent: four daemons starting together on an empty
-// database; the schema ends at 0004_health.
+// database; the schema ends at 0005_event_context.
 func TestMigrateConcurrent(t *testing.T) {
 	storetest.MigrateConcurrently(t, storetest.PostgresDSN(t), func(ctx context.Context, dsn string, n int) (*sqlstore.Store, error) {
 		s, err := postgres.Open(ctx, dsn, postgres.Opts{MaxConns: n})
@@ -35,7 +35,7 @@ func TestMigrateConcurrent(t *testing.T) {
 			return nil, err
 		}
 		return s.Store, nil
-	}, 4)
+	}, 5)
 }
 
 func TestUnreachable(t *testing.T) {

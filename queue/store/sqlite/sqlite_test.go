@@ -63,8 +63,8 @@ func TestMigrateIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v != 4 {
-		t.Errorf("schema version %d, want 4 (0001_init, 0002_event_call_count, 0003_target_index, 0004_health)", v)
+	if v != 5 {
+		t.Errorf("schema version %d, want 5 (0001_init, 0002_event_call_count, 0003_target_index, 0004_health, 0005_event_context)", v)
 	}
 }
 

@@ -34,15 +34,16 @@ func (t *tx) AppendEvents(ctx context.Context, site string, evs []*queue.Event) 
 	}
 	var b strings.Builder
 	b.WriteString("INSERT INTO events (" + eventCols + ") VALUES ")
-	args := make([]any, 0, 13*len(evs))
+	args := make([]any, 0, 20*len(evs))
 	for i, e := range evs {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 		e.Site, e.Version = site, last-n+1+int64(i)
 		args = append(args, e.Site, e.Version, string(e.Type), e.TicketID, e.Number, e.Service,
-			string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At), e.CallCount)
+			string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At), e.CallCount,
+			e.Issuer, e.Day, string(e.From), e.FromQueue, e.FromCounter, e.Waited.Milliseconds(), e.ServiceTime.Milliseconds())
 	}
 	if _, err := t.execText(ctx, t.s.d.Rebind(b.String()), args...); err != nil {
 		return t.wrap("append events", err)

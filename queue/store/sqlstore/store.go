@@ -17,7 +17,9 @@ import (
 
 // DefaultMaxRetries is how many times Update runs fn again after a conflict
 // when Opts.MaxRetries is zero.
-const DefaultMaxRetries = 5
+// Eight attempts (about 150 ms of backoff in all) ride out the certification
+// conflicts of two Galera nodes writing one site's version row at once.
+const DefaultMaxRetries = 8
 
 // Opts configures a store. The zero value is usable.
 type Opts struct {

@@ -12,9 +12,10 @@ import (
 )
 
 const ticketCols = "id, site, service, queue, day, seq, number, class, status, rnk, sort_key, counter, target_counter, " +
-	"call_count, noshow_count, issued_at, waiting_since, called_at, serving_at, finished_at, device, idem_key"
+	"call_count, noshow_count, issued_at, waiting_since, called_at, first_called_at, serving_at, finished_at, device, idem_key"
 
-const eventCols = "site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count"
+const eventCols = "site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, " +
+	"issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms"
 
 // waiting is the WAITING status as an SQL literal: written into the queries
 // (not bound) so PostgreSQL and SQLite use the partial indexes on it.
@@ -33,8 +34,8 @@ type queries struct {
 func buildQueries(d *Dialect) queries {
 	r := d.Rebind
 	insertTicket := "INSERT INTO tickets (site, service, queue, day, seq, number, class, status, rnk, sort_key, " +
-		"counter, target_counter, call_count, noshow_count, issued_at, waiting_since, called_at, serving_at, finished_at, " +
-		"device, idem_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		"counter, target_counter, call_count, noshow_count, issued_at, waiting_since, called_at, first_called_at, serving_at, finished_at, " +
+		"device, idem_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	if d.ReturningID {
 		insertTicket += " RETURNING id"
 	}
@@ -46,7 +47,7 @@ func buildQueries(d *Dialect) queries {
 		nextSeq:      d.increment("day_counters", []string{"site", "service", "day"}, "last"),
 		insertTicket: r(insertTicket),
 		updateTicket: r("UPDATE tickets SET queue = ?, class = ?, status = ?, rnk = ?, sort_key = ?, counter = ?, " +
-			"target_counter = ?, call_count = ?, noshow_count = ?, waiting_since = ?, called_at = ?, serving_at = ?, " +
+			"target_counter = ?, call_count = ?, noshow_count = ?, waiting_since = ?, called_at = ?, first_called_at = ?, serving_at = ?, " +
 			"finished_at = ? WHERE id = ? AND status = ?"),
 		ticket: r("SELECT " + ticketCols + " FROM tickets WHERE id = ?"),
 		ticketByNumber: r("SELECT " + ticketCols + " FROM tickets WHERE site = ? AND day = ? AND number = ?" +
@@ -56,12 +57,12 @@ func buildQueries(d *Dialect) queries {
 		ahead: r("SELECT COUNT(*) FROM tickets WHERE site = ? AND day = ? AND queue = ? AND status = " + waiting +
 			" AND target_counter = '' AND (rnk < ? OR (rnk = ? AND (sort_key < ? OR (sort_key = ? AND id < ?))))"),
 		setSortKey: r("UPDATE tickets SET sort_key = ? WHERE id = ? AND status = " + waiting),
-		stats: r("SELECT queue, counter, status, COUNT(*), MIN(waiting_since), " +
-			d.sum("CASE WHEN called_at > 0 THEN called_at - issued_at ELSE 0 END") + ", " +
-			d.sum("CASE WHEN called_at > 0 THEN 1 ELSE 0 END") + ", " +
+		stats: r("SELECT queue, service, counter, status, COUNT(*), MIN(waiting_since), " +
+			d.sum("CASE WHEN first_called_at > 0 THEN first_called_at - issued_at ELSE 0 END") + ", " +
+			d.sum("CASE WHEN first_called_at > 0 THEN 1 ELSE 0 END") + ", " +
 			d.sum("CASE WHEN serving_at > 0 AND finished_at > 0 THEN finished_at - serving_at ELSE 0 END") + ", " +
 			d.sum("CASE WHEN serving_at > 0 AND finished_at > 0 THEN 1 ELSE 0 END") +
-			" FROM tickets WHERE site = ? AND day = ? GROUP BY queue, counter, status ORDER BY queue, counter, status"),
+			" FROM tickets WHERE site = ? AND day = ? GROUP BY queue, service, counter, status ORDER BY queue, service, counter, status"),
 		counter:       r(counterQ),
 		counterLock:   r(counterQ + " FOR UPDATE"),
 		putCounter:    d.upsert("counters", []string{"site", "id"}, []string{"mode", "ticket_id", "since"}),
@@ -207,7 +208,7 @@ func (t *tx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
 	}
 	args := []any{tk.Site, tk.Service, tk.Queue, tk.Day, tk.Seq, tk.Number, string(tk.Class), string(tk.Status),
 		tk.Rank, tk.SortKey, tk.Counter, tk.TargetCounter, tk.CallCount, tk.NoShowCount,
-		ms(tk.IssuedAt), ms(tk.WaitingSince), ms(tk.CalledAt), ms(tk.ServingAt), ms(tk.FinishedAt),
+		ms(tk.IssuedAt), ms(tk.WaitingSince), ms(tk.CalledAt), ms(tk.FirstCalledAt), ms(tk.ServingAt), ms(tk.FinishedAt),
 		tk.Device, tk.IdemKey}
 	if t.s.d.ReturningID {
 		if err := t.queryRow(ctx, t.s.q.insertTicket, args...).Scan(&tk.ID); err != nil {
@@ -233,7 +234,7 @@ func (t *tx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
 func (t *tx) UpdateTicket(ctx context.Context, tk *queue.Ticket, from queue.Status) error {
 	res, err := t.exec(ctx, t.s.q.updateTicket, tk.Queue, string(tk.Class), string(tk.Status),
 		tk.Rank, tk.SortKey, tk.Counter, tk.TargetCounter, tk.CallCount, tk.NoShowCount,
-		ms(tk.WaitingSince), ms(tk.CalledAt), ms(tk.ServingAt), ms(tk.FinishedAt), tk.ID, string(from))
+		ms(tk.WaitingSince), ms(tk.CalledAt), ms(tk.FirstCalledAt), ms(tk.ServingAt), ms(tk.FinishedAt), tk.ID, string(from))
 	if err != nil {
 		return t.wrap("update ticket "+tk.Number, err)
 	}
@@ -251,16 +252,16 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanTicket(r scanner, tk *queue.Ticket) error {
 	var class, status string
-	var issued, waitingSince, called, serving, finished int64
+	var issued, waitingSince, called, firstCalled, serving, finished int64
 	err := r.Scan(&tk.ID, &tk.Site, &tk.Service, &tk.Queue, &tk.Day, &tk.Seq, &tk.Number, &class, &status, &tk.Rank, &tk.SortKey,
 		&tk.Counter, &tk.TargetCounter, &tk.CallCount, &tk.NoShowCount,
-		&issued, &waitingSince, &called, &serving, &finished, &tk.Device, &tk.IdemKey)
+		&issued, &waitingSince, &called, &firstCalled, &serving, &finished, &tk.Device, &tk.IdemKey)
 	if err != nil {
 		return err
 	}
 	tk.Class, tk.Status = queue.Class(class), queue.Status(status)
-	tk.IssuedAt, tk.WaitingSince, tk.CalledAt, tk.ServingAt, tk.FinishedAt =
-		at(issued), at(waitingSince), at(called), at(serving), at(finished)
+	tk.IssuedAt, tk.WaitingSince, tk.CalledAt, tk.FirstCalledAt, tk.ServingAt, tk.FinishedAt =
+		at(issued), at(waitingSince), at(called), at(firstCalled), at(serving), at(finished)
 	return nil
 }
 
@@ -448,7 +449,7 @@ func (t *tx) Stats(ctx context.Context, site, day string) ([]queue.StatRow, erro
 	for rows.Next() {
 		var r queue.StatRow
 		var status string
-		if err := rows.Scan(&r.Service, &r.Counter, &status, &r.N, &r.MinWaitingSince,
+		if err := rows.Scan(&r.Service, &r.Issuer, &r.Counter, &status, &r.N, &r.MinWaitingSince,
 			&r.SumWait, &r.NWait, &r.SumService, &r.NService); err != nil {
 			return nil, t.wrap("stats", err)
 		}
@@ -567,13 +568,15 @@ func (t *tx) Events(ctx context.Context, site string, after int64, limit int) ([
 	var out []queue.Event
 	for rows.Next() {
 		var e queue.Event
-		var typ, class, status string
-		var atMs int64
+		var typ, class, status, from string
+		var atMs, waited, service int64
 		if err := rows.Scan(&e.Site, &e.Version, &typ, &e.TicketID, &e.Number, &e.Service, &class, &status,
-			&e.Counter, &e.Actor, &e.Detail, &atMs, &e.CallCount); err != nil {
+			&e.Counter, &e.Actor, &e.Detail, &atMs, &e.CallCount,
+			&e.Issuer, &e.Day, &from, &e.FromQueue, &e.FromCounter, &waited, &service); err != nil {
 			return nil, t.wrap("list events", err)
 		}
 		e.Type, e.Class, e.Status, e.At = queue.EventType(typ), queue.Class(class), queue.Status(status), at(atMs)
+		e.From, e.Waited, e.ServiceTime = queue.Status(from), time.Duration(waited)*time.Millisecond, time.Duration(service)*time.Millisecond
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {

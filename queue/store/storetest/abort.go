@@ -137,9 +137,8 @@ func testAbortEveryStatement(t *testing.T, open func(t *testing.T) queue.Store) 
 	}
 	t.Logf("the batch makes %d store calls before COMMIT", count.Calls)
 	type kind struct {
-		name   string
-		err    error
-		landed bool
+		name string
+		err  error
 	}
 	kinds := []kind{
 		{name: "aborted", err: fmt.Errorf("deadlock found when trying to get lock: %w", queue.ErrAborted)},

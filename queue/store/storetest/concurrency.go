@@ -33,12 +33,29 @@ func loadSite() queue.Site {
 // recall, no-show and complete, then checks the invariants of DESIGN §6 on
 // what was committed. Scale it down with short tests only by the caller.
 func RunConcurrency(t *testing.T, open func(t *testing.T) queue.Store, issuers, tickets, counters int) {
+	RunConcurrencyAcross(t, []func(t *testing.T) queue.Store{open}, issuers, tickets, counters)
+}
+
+// RunConcurrencyAcross is RunConcurrency with one engine per store of
+// opens, as daemons sharing one database or each on its own node of a
+// cluster: issuer g and counter c go through engine g and c modulo the
+// number of engines. Afterwards every engine must read the same valid event
+// log, and every event's ticket must exist.
+func RunConcurrencyAcross(t *testing.T, opens []func(t *testing.T) queue.Store, issuers, tickets, counters int) {
 	site := loadSite()
-	en := newEnv(t, open, site)
-	ctx, cancel := context.WithTimeout(en.ctx, 5*time.Minute)
+	clock := NewClock(monday9)
+	engines := make([]*queue.Engine, len(opens))
+	stores := make([]queue.Store, len(opens))
+	for i, open := range opens {
+		stores[i] = open(t)
+		en := &env{t: t, ctx: context.Background(), clock: clock, store: stores[i]}
+		en.start([]queue.Site{site})
+		engines[i] = en.e
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	var issued atomic.Int64
+	var issued, resends atomic.Int64
 	var wg sync.WaitGroup
 	errc := make(chan error, issuers+counters)
 	next := atomic.Int64{}
@@ -53,7 +70,7 @@ func RunConcurrency(t *testing.T, open func(t *testing.T) queue.Store, issuers, 
 				}
 				svc := site.Services[n%3].Code
 				r := queue.IssueRequest{Request: queue.Request{Site: "load", Device: fmt.Sprintf("kiosk-%d", g), Key: fmt.Sprint(n)}, Service: svc}
-				if _, err := en.e.Issue(ctx, r); err != nil {
+				if _, err := resend(&resends, func() (queue.Ticket, error) { return engines[g%len(engines)].Issue(ctx, r) }); err != nil {
 					errc <- fmt.Errorf("issue %d: %w", n, err)
 					return
 				}
@@ -65,16 +82,18 @@ func RunConcurrency(t *testing.T, open func(t *testing.T) queue.Store, issuers, 
 	var cw sync.WaitGroup
 	for c := 1; c <= counters; c++ {
 		cw.Add(1)
-		go func(id string, seed uint64) {
+		go func(id string, seed uint64, e *queue.Engine) {
 			defer cw.Done()
 			rng := rand.New(rand.NewPCG(seed, 7))
 			k := 0
-			req := func() queue.CounterRequest {
+			// req is one keypad request with a new key, resent as is.
+			req := func(op func(context.Context, queue.CounterRequest) (queue.Ticket, error)) func() (queue.Ticket, error) {
 				k++
-				return queue.CounterRequest{Request: queue.Request{Site: "load", Device: "keypad-" + id, Key: fmt.Sprint(k)}, Counter: id}
+				r := queue.CounterRequest{Request: queue.Request{Site: "load", Device: "keypad-" + id, Key: fmt.Sprint(k)}, Counter: id}
+				return func() (queue.Ticket, error) { return op(ctx, r) }
 			}
 			for {
-				_, err := en.e.CallNext(ctx, req())
+				_, err := resend(&resends, req(e.CallNext))
 				if errors.Is(err, queue.ErrNoneWaiting) {
 					if done.Load() {
 						return
@@ -87,30 +106,30 @@ func RunConcurrency(t *testing.T, open func(t *testing.T) queue.Store, issuers, 
 					return
 				}
 				if rng.IntN(5) == 0 {
-					if _, err := en.e.Recall(ctx, req()); err != nil {
+					if _, err := resend(&resends, req(e.Recall)); err != nil {
 						errc <- fmt.Errorf("counter %s recall: %w", id, err)
 						return
 					}
 				}
 				if rng.IntN(8) == 0 {
-					if _, err := en.e.NoShow(ctx, req()); err != nil {
+					if _, err := resend(&resends, req(e.NoShow)); err != nil {
 						errc <- fmt.Errorf("counter %s no-show: %w", id, err)
 						return
 					}
 					continue
 				}
-				if _, err := en.e.Start(ctx, req()); err != nil {
+				if _, err := resend(&resends, req(e.Start)); err != nil {
 					errc <- fmt.Errorf("counter %s start: %w", id, err)
 					return
 				}
 				if rng.IntN(2) == 0 {
-					if _, err := en.e.Complete(ctx, req()); err != nil {
+					if _, err := resend(&resends, req(e.Complete)); err != nil {
 						errc <- fmt.Errorf("counter %s done: %w", id, err)
 						return
 					}
 				} // else the next call completes it
 			}
-		}(fmt.Sprint(c), uint64(c))
+		}(fmt.Sprint(c), uint64(c), engines[c%len(engines)])
 	}
 	wg.Wait()
 	done.Store(true)
@@ -119,6 +138,9 @@ func RunConcurrency(t *testing.T, open func(t *testing.T) queue.Store, issuers, 
 	for err := range errc {
 		t.Error(err)
 	}
+	if n := resends.Load(); n > 0 {
+		t.Logf("%d requests resent after the store gave up on a conflict or an aborted transaction", n)
+	}
 	if t.Failed() {
 		return
 	}
@@ -126,22 +148,32 @@ func RunConcurrency(t *testing.T, open func(t *testing.T) queue.Store, issuers, 
 		t.Fatalf("issued %d, want %d", got, tickets)
 	}
 	// Close every counter's last ticket, then end the day.
+	e := engines[0]
 	for _, c := range site.Counters {
 		k := queue.CounterRequest{Request: queue.Request{Site: "load", Device: "closer"}, Counter: c.ID}
-		if _, err := en.e.Complete(ctx, k); err != nil && !errors.Is(err, queue.ErrCounterIdle) {
+		if _, err := e.Complete(ctx, k); err != nil && !errors.Is(err, queue.ErrCounterIdle) {
 			t.Fatalf("close counter %s: %v", c.ID, err)
 		}
 	}
-	evs, err := en.e.Events(ctx, "load", 0, 1<<30)
-	if err != nil {
+	var first []queue.Event
+	for i, e := range engines {
+		evs, err := e.Events(ctx, "load", 0, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			checkTickets(t, stores[0], evs)
+			checkEvents(t, evs, tickets)
+			first = evs
+		} else if len(evs) != len(first) {
+			t.Fatalf("engine %d reads %d events, engine 0 %d", i, len(evs), len(first))
+		}
+	}
+	clock.Add(24 * time.Hour)
+	if _, err := e.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	checkEvents(t, evs, tickets)
-	en.clock.Add(24 * time.Hour)
-	if _, err := en.e.Sweep(ctx); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := en.e.Snapshot(ctx, "load")
+	snap, err := e.Snapshot(ctx, "load")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +181,59 @@ func RunConcurrency(t *testing.T, open func(t *testing.T) queue.Store, issuers, 
 		if c.Ticket != nil {
 			t.Errorf("counter %s still holds %s after the day ended", c.ID, c.Ticket.Number)
 		}
+	}
+}
+
+// maxResends is how many times the suites send a request again when the
+// store answers "try again".
+const maxResends = 10
+
+// resend runs op, and runs it again (the same request, with the same key)
+// while it fails with an error devices are told to retry: the store gave up
+// on conflicting or aborted transactions. It counts the resends in n.
+func resend[T any](n *atomic.Int64, op func() (T, error)) (T, error) {
+	for try := 0; ; try++ {
+		v, err := op()
+		if try == maxResends || !(errors.Is(err, queue.ErrConflict) || errors.Is(err, queue.ErrAborted)) {
+			return v, err
+		}
+		n.Add(1)
+	}
+}
+
+// checkTickets reads the ticket of every event: an event whose ticket does
+// not exist (its insert rolled back while the event committed) announced a
+// number nobody holds.
+func checkTickets(t *testing.T, s queue.Store, evs []queue.Event) {
+	t.Helper()
+	var tickets []queue.Ticket
+	err := s.View(context.Background(), func(ctx context.Context, tx queue.Tx) error {
+		var err error
+		tickets, err = tx.Find(ctx, queue.Filter{Site: "load"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := make(map[int64]queue.Ticket, len(tickets))
+	for _, tk := range tickets {
+		byID[tk.ID] = tk
+	}
+	orphans := 0
+	for _, ev := range evs {
+		tk, ok := byID[ev.TicketID]
+		switch {
+		case ev.TicketID == 0: // a counter's event
+		case !ok:
+			if orphans++; orphans <= 10 {
+				t.Errorf("v%d: %s of %s: ticket %d does not exist", ev.Version, ev.Type, ev.Number, ev.TicketID)
+			}
+		case tk.Number != ev.Number:
+			t.Errorf("v%d: %s of %s: ticket %d is %s", ev.Version, ev.Type, ev.Number, ev.TicketID, tk.Number)
+		}
+	}
+	if orphans > 0 {
+		t.Errorf("%d events of tickets that do not exist", orphans)
 	}
 }
 

@@ -101,6 +101,14 @@ func MySQLDSN(t testing.TB) string {
 		db.Close()
 		unreachable(t, "MySQL/MariaDB at "+base, err)
 	}
+	cfg.DBName = freshMySQLDatabase(ctx, t, db)
+	return cfg.FormatDSN()
+}
+
+// freshMySQLDatabase creates a database through db and drops it, then
+// closes db, when the test ends.
+func freshMySQLDatabase(ctx context.Context, t testing.TB, db *sql.DB) string {
+	t.Helper()
 	name := randomName("nstest_")
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
 		db.Close()
@@ -114,6 +122,5 @@ func MySQLDSN(t testing.TB) string {
 		}
 		db.Close()
 	})
-	cfg.DBName = name
-	return cfg.FormatDSN()
+	return name
 }

@@ -628,7 +628,7 @@ func txStats(t *testing.T, s queue.Store) {
 		tk.Status, tk.Counter = st, counter
 		tk.IssuedAt, tk.WaitingSince = min(issued), min(issued)
 		if called > 0 {
-			tk.CalledAt = min(called)
+			tk.CalledAt, tk.FirstCalledAt = min(called), min(called)
 		}
 		if serving > 0 {
 			tk.ServingAt = min(serving)
@@ -651,12 +651,12 @@ func txStats(t *testing.T, s queue.Store) {
 	)
 	m := func(n int) int64 { return int64(n) * 60000 }
 	want := []queue.StatRow{
-		{Service: "A", Counter: "", Status: queue.StatusWaiting, N: 2, MinWaitingSince: min(6).UnixMilli()},
-		{Service: "A", Counter: "c1", Status: queue.StatusDone, N: 2, MinWaitingSince: min(0).UnixMilli(),
+		{Service: "A", Issuer: "A", Counter: "", Status: queue.StatusWaiting, N: 2, MinWaitingSince: min(6).UnixMilli()},
+		{Service: "A", Issuer: "A", Counter: "c1", Status: queue.StatusDone, N: 2, MinWaitingSince: min(0).UnixMilli(),
 			SumWait: m(30), NWait: 2, SumService: m(15), NService: 2},
-		{Service: "A", Counter: "c1", Status: queue.StatusNoShow, N: 1, MinWaitingSince: min(4).UnixMilli(),
+		{Service: "A", Issuer: "A", Counter: "c1", Status: queue.StatusNoShow, N: 1, MinWaitingSince: min(4).UnixMilli(),
 			SumWait: m(26), NWait: 1},
-		{Service: "B", Counter: "c2", Status: queue.StatusServing, N: 1, MinWaitingSince: min(1).UnixMilli(),
+		{Service: "B", Issuer: "B", Counter: "c2", Status: queue.StatusServing, N: 1, MinWaitingSince: min(1).UnixMilli(),
 			SumWait: m(2), NWait: 1},
 	}
 	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
@@ -1245,7 +1245,8 @@ func txEventBatches(t *testing.T, s queue.Store) {
 			return err
 		}
 		batch := []*queue.Event{
-			{Type: queue.EventCalled, TicketID: 7, Number: "A001", Service: "A", Class: queue.ClassVIP, Status: queue.StatusCalled, Counter: "5", Actor: "keypad-5", Detail: "d", At: at, CallCount: 1},
+			{Type: queue.EventCalled, TicketID: 7, Number: "A001", Service: "A", Class: queue.ClassVIP, Status: queue.StatusCalled, Counter: "5", Actor: "keypad-5", Detail: "d", At: at, CallCount: 1,
+				Issuer: "B", Day: txDay, From: queue.StatusWaiting, FromQueue: "C", FromCounter: "4", Waited: 90 * time.Second, ServiceTime: 2500 * time.Millisecond},
 			{Type: queue.EventRecalled, TicketID: 7, Number: "A001", Status: queue.StatusCalled, Counter: "5", At: at, CallCount: 2},
 		}
 		if err := tx.AppendEvents(ctx, "s1", batch); err != nil {
@@ -1273,7 +1274,9 @@ func txEventBatches(t *testing.T, s queue.Store) {
 		}
 		got := evs[1]
 		if got.Version != 2 || got.Type != queue.EventCalled || got.TicketID != 7 || got.Class != queue.ClassVIP ||
-			got.Counter != "5" || got.Actor != "keypad-5" || got.Detail != "d" || got.CallCount != 1 || !got.At.Equal(at) {
+			got.Counter != "5" || got.Actor != "keypad-5" || got.Detail != "d" || got.CallCount != 1 || !got.At.Equal(at) ||
+			got.Issuer != "B" || got.Day != txDay || got.From != queue.StatusWaiting || got.FromQueue != "C" || got.FromCounter != "4" ||
+			got.Waited != 90*time.Second || got.ServiceTime != 2500*time.Millisecond {
 			t.Errorf("event 2 read back = %+v", got)
 		}
 		if evs[2].CallCount != 2 || evs[2].Type != queue.EventRecalled {

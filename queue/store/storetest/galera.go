@@ -1,0 +1,351 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// GaleraProvider is the wsrep provider of Debian's galera-4 package.
+const GaleraProvider = "/usr/lib/galera/libgalera_smm.so"
+
+// Galera is a two-node MariaDB Galera cluster on loopback, started by
+// StartGalera for one test and stopped when it ends.
+type Galera struct {
+	// Nodes are the nodes' addresses (host:port of their SQL ports).
+	Nodes [2]string
+}
+
+// galeraNode is one mariadbd of the cluster.
+type galeraNode struct {
+	name string
+	dir  string
+	cnf  string
+	sql  int // client port
+	cmd  *exec.Cmd
+	done chan error // the process's exit
+}
+
+// StartGalera starts a two-node Galera cluster under t's temporary
+// directory: data directories initialised by mariadb-install-db, node 1
+// bootstrapping the cluster (--wsrep-new-cluster), node 2 joining it by
+// rsync state transfer, each with its own SQL, group, IST and SST ports.
+// It returns once both nodes report wsrep_ready=ON and a cluster of two,
+// and stops both when the test ends, printing their error logs if the test
+// failed. It fails the test when mariadbd, mariadb-install-db, rsync or the
+// galera-4 provider is missing, or skips it with NOWSERVING_SKIP_DB=1.
+func StartGalera(t testing.TB) *Galera {
+	t.Helper()
+	mariadbd := galeraTools(t)
+	dir := t.TempDir()
+	runAs := ""
+	if os.Geteuid() == 0 {
+		// mariadbd refuses to run as root, and the SST script runs as the
+		// server's user: it must reach and own the data directories.
+		runAs = "mysql"
+		// t.TempDir is a numbered directory in a per-test one, both 0700.
+		for _, d := range []string{dir, filepath.Dir(dir)} {
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatalf("galera: open %s to the mysql user: %v", d, err)
+			}
+		}
+	}
+	ports := freePorts(t, 8)
+	gcomm := fmt.Sprintf("gcomm://127.0.0.1:%d,127.0.0.1:%d", ports[1], ports[5])
+	g := &Galera{}
+	var nodes [2]*galeraNode
+	for i := range nodes {
+		p := ports[4*i : 4*i+4]
+		n := &galeraNode{name: fmt.Sprintf("node%d", i+1), dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), sql: p[0]}
+		n.cnf = filepath.Join(n.dir, "my.cnf")
+		if err := os.MkdirAll(filepath.Join(n.dir, "data"), 0o755); err != nil {
+			t.Fatalf("galera: %v", err)
+		}
+		if err := os.WriteFile(n.cnf, []byte(galeraConfig(n, runAs, gcomm, p)), 0o644); err != nil {
+			t.Fatalf("galera: %v", err)
+		}
+		if runAs != "" {
+			chownTree(t, n.dir, runAs)
+		}
+		install := exec.Command("mariadb-install-db", "--defaults-file="+n.cnf,
+			"--auth-root-authentication-method=normal", "--skip-test-db")
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Fatalf("galera: mariadb-install-db for %s: %v\n%s", n.name, err, out)
+		}
+		nodes[i] = n
+		g.Nodes[i] = fmt.Sprintf("127.0.0.1:%d", n.sql)
+	}
+	t.Cleanup(func() {
+		for i := len(nodes) - 1; i >= 0; i-- {
+			if nodes[i] != nil {
+				nodes[i].stop(t)
+			}
+		}
+		if t.Failed() {
+			for _, n := range nodes {
+				n.printLog(t)
+			}
+		}
+	})
+	// Node 1 forms the cluster; node 2 joins it once node 1 is primary.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	for i, n := range nodes {
+		args := []string{"--defaults-file=" + n.cnf}
+		if i == 0 {
+			args = append(args, "--wsrep-new-cluster")
+		}
+		n.start(t, mariadbd, args)
+		if err := n.waitReady(ctx, i+1); err != nil {
+			t.Fatalf("galera: %s: %v", n.name, err)
+		}
+	}
+	if err := nodes[0].waitReady(ctx, 2); err != nil {
+		t.Fatalf("galera: %s: %v", nodes[0].name, err)
+	}
+	return g
+}
+
+// DSNs creates a fresh database on the cluster, dropped when the test ends,
+// and returns one DSN per node naming it (user root, no password).
+func (g *Galera) DSNs(t testing.TB) (dsn1, dsn2 string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := sql.Open("mysql", g.dsn(0, ""))
+	if err != nil {
+		t.Fatalf("galera: %v", err)
+	}
+	name := freshMySQLDatabase(ctx, t, db)
+	return g.dsn(0, name), g.dsn(1, name)
+}
+
+func (g *Galera) dsn(node int, db string) string {
+	cfg := mysql.NewConfig()
+	cfg.User = "root"
+	cfg.Net = "tcp"
+	cfg.Addr = g.Nodes[node]
+	cfg.DBName = db
+	return cfg.FormatDSN()
+}
+
+// galeraTools returns the path of mariadbd after checking that everything
+// a cluster needs is installed.
+func galeraTools(t testing.TB) string {
+	t.Helper()
+	var missing []string
+	mariadbd, err := exec.LookPath("mariadbd")
+	if err != nil {
+		if _, err := os.Stat("/usr/sbin/mariadbd"); err == nil {
+			mariadbd = "/usr/sbin/mariadbd"
+		} else {
+			missing = append(missing, "mariadbd (mariadb-server)")
+		}
+	}
+	for _, tool := range []string{"mariadb-install-db", "rsync"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	if _, err := os.Stat(GaleraProvider); err != nil {
+		missing = append(missing, GaleraProvider+" (galera-4)")
+	}
+	if len(missing) > 0 {
+		msg := "galera: missing " + strings.Join(missing, ", ")
+		if os.Getenv("NOWSERVING_SKIP_DB") == "1" {
+			t.Skip(msg + " (NOWSERVING_SKIP_DB=1)")
+		}
+		t.Fatal(msg + " (apt-get install mariadb-server galera-4 rsync, or set NOWSERVING_SKIP_DB=1 to skip)")
+	}
+	return mariadbd
+}
+
+// galeraConfig is a node's option file; p holds its SQL, group, IST and
+// SST ports. The InnoDB flush and buffer settings only make the tests
+// faster: durability comes from the other node.
+func galeraConfig(n *galeraNode, runAs, gcomm string, p []int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[mysqld]\n")
+	if runAs != "" {
+		fmt.Fprintf(&b, "user=%s\n", runAs)
+	}
+	fmt.Fprintf(&b, "datadir=%s\n", filepath.Join(n.dir, "data"))
+	fmt.Fprintf(&b, "socket=%s\n", filepath.Join(n.dir, "mysqld.sock"))
+	fmt.Fprintf(&b, "pid-file=%s\n", filepath.Join(n.dir, "mysqld.pid"))
+	fmt.Fprintf(&b, "log-error=%s\n", filepath.Join(n.dir, "error.log"))
+	fmt.Fprintf(&b, "port=%d\nbind-address=127.0.0.1\nskip-name-resolve\n", p[0])
+	b.WriteString(`binlog_format=ROW
+default_storage_engine=InnoDB
+innodb_autoinc_lock_mode=2
+innodb_buffer_pool_size=64M
+innodb_flush_log_at_trx_commit=2
+max_connections=200
+wsrep_on=ON
+`)
+	fmt.Fprintf(&b, "wsrep_provider=%s\n", GaleraProvider)
+	fmt.Fprintf(&b, "wsrep_cluster_name=nowserving_test\nwsrep_cluster_address=%s\n", gcomm)
+	fmt.Fprintf(&b, "wsrep_node_name=%s\nwsrep_node_address=127.0.0.1:%d\n", n.name, p[1])
+	// The suspect and inactive timeouts (5 s and 15 s by default) are
+	// raised so that a node starved of CPU on a loaded test machine is not
+	// dropped from the cluster, leaving both nodes non-primary (1047).
+	fmt.Fprintf(&b, "wsrep_provider_options=\"base_port=%d;ist.recv_addr=127.0.0.1:%d;gcache.size=64M;"+
+		"evs.suspect_timeout=PT30S;evs.inactive_timeout=PT60S;evs.install_timeout=PT60S\"\n", p[1], p[2])
+	fmt.Fprintf(&b, "wsrep_sst_receive_address=127.0.0.1:%d\nwsrep_sst_method=rsync\n", p[3])
+	return b.String()
+}
+
+// freePorts reserves n distinct loopback ports and releases them together.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("galera: free port: %v", err)
+		}
+		ls = append(ls, l)
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports
+}
+
+func chownTree(t testing.TB, dir, name string) {
+	t.Helper()
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatalf("galera: user %s: %v", name, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	err = filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+	if err != nil {
+		t.Fatalf("galera: chown %s: %v", dir, err)
+	}
+}
+
+// start runs mariadbd in its own process group, so stop can end the SST
+// helpers it forks along with it.
+func (n *galeraNode) start(t testing.TB, mariadbd string, args []string) {
+	t.Helper()
+	out, err := os.Create(filepath.Join(n.dir, "stdout.log"))
+	if err != nil {
+		t.Fatalf("galera: %v", err)
+	}
+	n.cmd = exec.Command(mariadbd, args...)
+	n.cmd.Stdout, n.cmd.Stderr = out, out
+	n.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := n.cmd.Start(); err != nil {
+		out.Close()
+		t.Fatalf("galera: start %s: %v", n.name, err)
+	}
+	n.done = make(chan error, 1)
+	go func() { n.done <- n.cmd.Wait(); out.Close() }()
+}
+
+// waitReady polls the node until it is synced in a cluster of size nodes.
+func (n *galeraNode) waitReady(ctx context.Context, size int) error {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", fmt.Sprintf("127.0.0.1:%d", n.sql)
+	cfg.Timeout = time.Second
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var last error
+	for {
+		var ready, got string
+		err := db.QueryRowContext(ctx, "SELECT (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_READY'), "+
+			"(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_SIZE')").Scan(&ready, &got)
+		switch {
+		case err != nil:
+			last = err
+		case ready == "ON" && got == strconv.Itoa(size):
+			return nil
+		default:
+			last = fmt.Errorf("wsrep_ready=%s, wsrep_cluster_size=%s", ready, got)
+		}
+		select {
+		case err := <-n.done:
+			n.done <- err
+			return fmt.Errorf("mariadbd exited: %v", err)
+		case <-ctx.Done():
+			return fmt.Errorf("not ready in time (want a cluster of %d): %v", size, last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// stop asks the node to shut down and kills its process group if it has
+// not within 30 s.
+func (n *galeraNode) stop(t testing.TB) {
+	if n.cmd == nil || n.cmd.Process == nil {
+		return
+	}
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-n.done:
+	case <-time.After(30 * time.Second):
+		t.Errorf("galera: %s did not stop within 30 s: killed", n.name)
+		_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
+		<-n.done
+	}
+}
+
+// notableLog marks the lines of a node's log printed whatever their age:
+// warnings, errors and changes of the cluster's membership.
+var notableLog = [][]byte{[]byte("[Warning]"), []byte("[ERROR]"), []byte("view_id("), []byte("Non-primary view"), []byte("New cluster view")}
+
+// printLog logs the node's warnings and errors and the tail of its logs.
+func (n *galeraNode) printLog(t testing.TB) {
+	const tail = 60
+	for _, f := range []string{"error.log", "stdout.log"} {
+		b, err := os.ReadFile(filepath.Join(n.dir, f))
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				t.Logf("galera: %s %s: %v", n.name, f, err)
+			}
+			continue
+		}
+		lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+		var notable [][]byte
+		for _, l := range lines[:max(len(lines)-tail, 0)] {
+			for _, w := range notableLog {
+				if bytes.Contains(l, w) {
+					notable = append(notable, l)
+					break
+				}
+			}
+		}
+		if len(notable) > 0 {
+			t.Logf("galera: %s %s, warnings, errors and views:\n%s", n.name, f, bytes.Join(notable, []byte("\n")))
+		}
+		lines = lines[max(len(lines)-tail, 0):]
+		t.Logf("galera: %s %s (last %d lines):\n%s", n.name, f, len(lines), bytes.Join(lines, []byte("\n")))
+	}
+}

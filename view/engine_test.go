@@ -1,0 +1,312 @@
+package view_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/storetest"
+	"github.com/nowserving/nowserving/view"
+)
+
+// start is a Monday 09:00 at the test site (Asia/Shanghai).
+var start = time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
+
+// driver drives a real engine over SQLite.
+type driver struct {
+	t     *testing.T
+	ctx   context.Context
+	clock *storetest.Clock
+	e     *queue.Engine
+	site  queue.Site
+	n     int
+	// numbers are the numbers issued, for operations by number.
+	numbers []string
+}
+
+func newDriver(t *testing.T) *driver {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "q.db"), sqlite.Opts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	d := &driver{t: t, ctx: t.Context(), clock: storetest.NewClock(start), site: storetest.TestSite()}
+	d.e, err = queue.New(queue.Opts{Store: s, Sites: []queue.Site{d.site}, Clock: d.clock.Now, Batch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.e.Close(context.Background()) })
+	return d
+}
+
+func (d *driver) req() queue.Request {
+	d.n++
+	return queue.Request{Site: d.site.ID, Device: "test", Key: fmt.Sprintf("k%d", d.n)}
+}
+
+func (d *driver) cr(counter string) queue.CounterRequest {
+	return queue.CounterRequest{Request: d.req(), Counter: counter}
+}
+
+// step applies one operation; refusals by the rules are part of the game.
+func (d *driver) step(op string, args ...string) {
+	d.t.Helper()
+	var err error
+	arg := func(i int) string { return args[i] }
+	switch op {
+	case "issue":
+		class := queue.ClassNormal
+		if len(args) > 1 {
+			class = queue.Class(arg(1))
+		}
+		var tk queue.Ticket
+		tk, err = d.e.Issue(d.ctx, queue.IssueRequest{Request: d.req(), Service: arg(0), Class: class})
+		if err == nil {
+			d.numbers = append(d.numbers, tk.Number)
+		}
+	case "next":
+		_, err = d.e.CallNext(d.ctx, d.cr(arg(0)))
+	case "recall":
+		_, err = d.e.Recall(d.ctx, d.cr(arg(0)))
+	case "start":
+		_, err = d.e.Start(d.ctx, d.cr(arg(0)))
+	case "done":
+		_, err = d.e.Complete(d.ctx, d.cr(arg(0)))
+	case "noshow":
+		_, err = d.e.NoShow(d.ctx, d.cr(arg(0)))
+	case "pause":
+		_, err = d.e.Pause(d.ctx, d.cr(arg(0)))
+	case "resume":
+		_, err = d.e.Resume(d.ctx, d.cr(arg(0)))
+	case "transfer-service":
+		_, err = d.e.Transfer(d.ctx, queue.TransferRequest{Request: d.req(), Counter: arg(0), ToService: arg(1)})
+	case "transfer-counter":
+		_, err = d.e.Transfer(d.ctx, queue.TransferRequest{Request: d.req(), Counter: arg(0), ToCounter: arg(1)})
+	case "call":
+		_, err = d.e.CallNumber(d.ctx, queue.NumberRequest{Request: d.req(), Counter: arg(0), Number: arg(1)})
+	case "reenter":
+		_, err = d.e.Reenter(d.ctx, queue.NumberRequest{Request: d.req(), Number: arg(0)})
+	case "cancel":
+		_, err = d.e.Cancel(d.ctx, queue.NumberRequest{Request: d.req(), Number: arg(0)})
+	case "sweep":
+		_, err = d.e.Sweep(d.ctx)
+	case "wait":
+		dur, perr := time.ParseDuration(arg(0))
+		if perr != nil {
+			d.t.Fatal(perr)
+		}
+		d.clock.Add(dur)
+	default:
+		d.t.Fatalf("unknown op %s", op)
+	}
+	if err != nil && !refused(err) {
+		d.t.Fatalf("%s %v: %v", op, args, err)
+	}
+}
+
+func refused(err error) bool {
+	var te *queue.TransitionError
+	for _, s := range []error{queue.ErrNoneWaiting, queue.ErrCounterBusy, queue.ErrCounterIdle, queue.ErrCounterPaused,
+		queue.ErrNotFound, queue.ErrReentryLimit, queue.ErrServiceFull, queue.ErrServiceClosed, queue.ErrBadRequest} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return errors.As(err, &te)
+}
+
+func (d *driver) events() []queue.Event {
+	d.t.Helper()
+	evs, err := d.e.Events(d.ctx, d.site.ID, 0, 0)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return evs
+}
+
+func (d *driver) snapshot() queue.Snapshot {
+	d.t.Helper()
+	snap, err := d.e.Snapshot(d.ctx, d.site.ID)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return snap
+}
+
+// figures is what a view and a snapshot both say, to compare them.
+type figures struct {
+	Version  int64
+	Services []serviceFigures
+	Counters []counterFigures
+}
+
+type serviceFigures struct {
+	Code                                         string
+	Waiting, Issued, Called, Served, NoShows, Cx int
+	Longest, AvgWait, AvgService                 time.Duration
+}
+
+type counterFigures struct {
+	ID     string
+	Mode   queue.CounterMode
+	Ticket int64
+	Status queue.Status
+	Queue  string
+	Since  time.Time
+	Served int
+}
+
+func snapFigures(s queue.Snapshot) figures {
+	f := figures{Version: s.Version}
+	for _, sv := range s.Services {
+		f.Services = append(f.Services, serviceFigures{sv.Code, sv.Waiting, sv.Issued, sv.Called, sv.Served, sv.NoShows,
+			sv.Cancelled, sv.LongestWait, sv.AvgWait, sv.AvgService})
+	}
+	for _, c := range s.Counters {
+		cf := counterFigures{ID: c.ID, Mode: c.Mode, Since: c.Since.UTC(), Served: c.Served}
+		if c.Ticket != nil {
+			cf.Ticket, cf.Status, cf.Queue = c.Ticket.ID, c.Ticket.Status, c.Ticket.Queue
+		}
+		f.Counters = append(f.Counters, cf)
+	}
+	return f
+}
+
+func viewFigures(v *view.Site, now time.Time) figures {
+	f := figures{Version: v.Version}
+	for _, sv := range v.Services {
+		f.Services = append(f.Services, serviceFigures{sv.Code, sv.Waiting, sv.Issued, sv.Called, sv.Served, sv.NoShows,
+			sv.Cancelled, sv.LongestWait(now), sv.AvgWait(), sv.AvgService()})
+	}
+	for _, c := range v.Counters {
+		f.Counters = append(f.Counters, counterFigures{c.ID, c.Mode, c.TicketID, c.Status, c.Queue, c.Since.UTC(), c.Served})
+	}
+	return f
+}
+
+func diff(t *testing.T, what string, got, want figures) {
+	t.Helper()
+	if fmt.Sprint(got) == fmt.Sprint(want) {
+		return
+	}
+	t.Errorf("%s: version %d vs %d", what, got.Version, want.Version)
+	for i := range max(len(got.Services), len(want.Services)) {
+		if i >= len(got.Services) || i >= len(want.Services) || got.Services[i] != want.Services[i] {
+			t.Errorf("  service %d:\n   view %+v\n   snap %+v", i, at(got.Services, i), at(want.Services, i))
+		}
+	}
+	for i := range max(len(got.Counters), len(want.Counters)) {
+		if i >= len(got.Counters) || i >= len(want.Counters) || got.Counters[i] != want.Counters[i] {
+			t.Errorf("  counter %d:\n   view %+v\n   snap %+v", i, at(got.Counters, i), at(want.Counters, i))
+		}
+	}
+}
+
+func at[T any](s []T, i int) any {
+	if i < len(s) {
+		return s[i]
+	}
+	return nil
+}
+
+// randomOp is one operation chosen at random from what the site offers.
+func randomOp(r *rand.Rand, numbers []string) (string, []string) {
+	counters := []string{"1", "2", "3", "4", "5", "6", "7", "8"}
+	services := []string{"A", "E", "C", "P", "V", "M"}
+	c := counters[r.IntN(len(counters))]
+	num := func() string {
+		if len(numbers) == 0 {
+			return "A001"
+		}
+		return numbers[r.IntN(len(numbers))]
+	}
+	switch k := r.IntN(100); {
+	case k < 25:
+		sv := services[r.IntN(len(services))]
+		classes := []string{"normal", "normal", "normal", "vip", "revisit", "emergency"}
+		return "issue", []string{sv, classes[r.IntN(len(classes))]}
+	case k < 45:
+		return "next", []string{c}
+	case k < 50:
+		return "recall", []string{c}
+	case k < 60:
+		return "start", []string{c}
+	case k < 70:
+		return "done", []string{c}
+	case k < 75:
+		return "noshow", []string{c}
+	case k < 78:
+		return "reenter", []string{num()}
+	case k < 81:
+		return "transfer-service", []string{c, services[r.IntN(len(services))]}
+	case k < 83:
+		return "transfer-counter", []string{c, counters[r.IntN(len(counters))]}
+	case k < 85:
+		return "call", []string{c, num()}
+	case k < 88:
+		return "cancel", []string{num()}
+	case k < 90:
+		return "pause", []string{c}
+	case k < 93:
+		return "resume", []string{c}
+	case k < 95:
+		return "sweep", nil
+	default:
+		return "wait", []string{fmt.Sprintf("%ds", 1+r.IntN(900))}
+	}
+}
+
+// TestReplayEqualsSnapshot drives the engine with random operations and
+// checks, every few steps, that replaying the whole log gives the figures
+// of the engine's Snapshot, and that a view started from an earlier
+// snapshot and fed the events since agrees on everything it can know.
+func TestReplayEqualsSnapshot(t *testing.T) {
+	seeds := 12
+	if testing.Short() {
+		seeds = 3
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(seed), 7))
+			d := newDriver(t)
+			var mid queue.Snapshot
+			for i := range 300 {
+				op, args := randomOp(r, d.numbers)
+				d.step(op, args...)
+				if i == 100 {
+					mid = d.snapshot()
+				}
+				if i%25 != 24 {
+					continue
+				}
+				snap := d.snapshot()
+				evs := d.events()
+				v := view.Replay(d.site, view.Opts{}, evs)
+				diff(t, fmt.Sprintf("step %d replay", i), viewFigures(v, snap.At), snapFigures(snap))
+				if mid.Version > 0 {
+					fv := view.FromSnapshot(d.site, view.Opts{}, mid)
+					for j := range evs {
+						if evs[j].Version > mid.Version {
+							fv.Apply(&evs[j])
+						}
+					}
+					got, want := viewFigures(fv, snap.At), snapFigures(snap)
+					// Longest waits are bounds until the snapshot's tickets left.
+					for k := range got.Services {
+						got.Services[k].Longest, want.Services[k].Longest = 0, 0
+						got.Services[k].AvgWait, want.Services[k].AvgWait = 0, 0
+						got.Services[k].AvgService, want.Services[k].AvgService = 0, 0
+					}
+					diff(t, fmt.Sprintf("step %d from snapshot", i), got, want)
+				}
+			}
+		})
+	}
+}
