@@ -13,10 +13,6 @@ import (
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
-func init() {
-	commands = append(commands, newMigrateCmd, newCheckCmd)
-}
-
 // dbTarget resolves the store of an admin command: --db DSN (with the driver
 // guessed from its form, or --driver), else the configuration.
 type dbTarget struct {
