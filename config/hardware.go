@@ -1,15 +1,20 @@
 package config
 
 import (
+	"errors"
 	"net"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/nowserving/nowserving/devices/led"
 )
 
 // Hardware sections of the configuration: network ticket printers, LED
 // boards on serial lines, voice zones and wired keypads. They are plain
 // values; cmd/nowserving builds the drivers (packages devices/...) from them.
+// A board driver's options are led's own (led.DriverOpts), checked by the
+// driver.
 
 // Printer is a network ticket printer (ESC/POS over raw TCP). Kiosks that
 // have only a button print on one: devices[].printer names it.
@@ -49,52 +54,10 @@ type LEDPort struct {
 	DataBits int    `mapstructure:"data_bits"`
 	Parity   string `mapstructure:"parity"`
 	StopBits int    `mapstructure:"stop_bits"`
-	// Driver is the boards' protocol.
-	Driver LEDDriver `mapstructure:"driver"`
-}
-
-// LEDDriver names a board protocol and its options; only the options of
-// the named kind apply (see package devices/led).
-type LEDDriver struct {
-	// Kind is modbus, onbon, alpha or template.
-	Kind string `mapstructure:"kind"`
-	// Template is the text shown, with {number}, {counter}, {text},
-	// {lines}, {line1}..{line9} and widths such as {number:-4}; for the
-	// template kind it is the frame body. Empty: the driver's default.
-	Template string `mapstructure:"template"`
-	// Charset is ascii or gbk (onbon, template).
-	Charset string `mapstructure:"charset"`
-
-	// Modbus: first holding register, display characters, ascii|binary.
-	Start    int    `mapstructure:"start"`
-	Chars    int    `mapstructure:"chars"`
-	Encoding string `mapstructure:"encoding"`
-
-	// Onbon BX-5K/6K dynamic area.
-	Preamble        int  `mapstructure:"preamble"`
-	SrcAddr         int  `mapstructure:"src_addr"`
-	DeviceType      int  `mapstructure:"device_type"`
-	ProtocolVersion int  `mapstructure:"protocol_version"`
-	Area            int  `mapstructure:"area"`
-	X               int  `mapstructure:"x"`
-	Y               int  `mapstructure:"y"`
-	Width           int  `mapstructure:"width"`
-	Height          int  `mapstructure:"height"`
-	WantReply       bool `mapstructure:"want_reply"`
-
-	// Alpha: sign type code (one character, default Z) and STRING size.
-	TypeCode   string `mapstructure:"type_code"`
-	StringSize int    `mapstructure:"string_size"`
-
-	// Template frames: Header | address | body | checksum | Trailer.
-	// Header and Trailer are hex bytes ("01", "0xA5 0xA5").
-	Header       string `mapstructure:"header"`
-	Trailer      string `mapstructure:"trailer"`
-	AddrFormat   string `mapstructure:"addr_format"` // byte, ascii2, ascii3, hex2, none
-	Checksum     string `mapstructure:"checksum"`    // none, sum8, xor8, crc16modbus
-	ChecksumFrom int    `mapstructure:"checksum_from"`
-	ChecksumTo   int    `mapstructure:"checksum_to"`
-	LineSep      string `mapstructure:"line_sep"`
+	// Driver is the boards' protocol and its options: the keys are those
+	// of led.DriverOpts (kind, then the options of that kind), and the
+	// driver's own check validates them.
+	Driver led.DriverOpts `mapstructure:"driver"`
 }
 
 // LEDBoard is one board: a counter board (Counter set) showing the
@@ -297,8 +260,8 @@ func (c *Config) validateHardware(ps *problems) {
 			lines[p.Name] = k
 		}
 		checkMode(k, p.Baud, p.DataBits, p.Parity, p.StopBits, ps)
-		checkDriver(k+".driver", &p.Driver, ps)
-		if strings.HasPrefix(p.Name, "file:") && (p.Driver.Kind == "modbus" || p.Driver.Kind == "onbon" && p.Driver.WantReply) {
+		checkDriver(k+".driver", p.Driver, ps)
+		if strings.HasPrefix(p.Name, "file:") && p.Driver.WantsReply() {
 			ps.add(k+".driver.kind", "%s boards answer each frame and a file: line never does: use a serial line or a pty", p.Driver.Kind)
 		}
 	}
@@ -482,71 +445,19 @@ func checkMode(k string, baud, dataBits int, parity string, stopBits int, ps *pr
 	}
 }
 
-// checkDriver checks a board driver's options.
-func checkDriver(k string, d *LEDDriver, ps *problems) {
-	oneOf := func(key, v string, allowed ...string) {
-		if v != "" && !slices.Contains(allowed, v) {
-			ps.add(k+"."+key, "must be %s, got %q", strings.Join(allowed, ", "), v)
-		}
+// checkDriver adds the problems the driver's own check finds, each under
+// the option's key.
+func checkDriver(k string, d led.DriverOpts, ps *problems) {
+	err := d.Check()
+	if err == nil {
+		return
 	}
-	oneOf("charset", d.Charset, "ascii", "gbk")
-	switch d.Kind {
-	case "modbus":
-		if d.Start < 0 || d.Start > 65535 {
-			ps.add(k+".start", "must be 0..65535, got %d", d.Start)
-		}
-		if d.Chars < 0 || d.Chars > 246 {
-			ps.add(k+".chars", "must be 1..246 (0: 4), got %d", d.Chars)
-		}
-		oneOf("encoding", d.Encoding, "ascii", "binary")
-	case "onbon":
-		if d.Width <= 0 || d.Height <= 0 {
-			ps.add(k+".width", "width and height of the area are required (pixels)")
-		}
-		for _, n := range []struct {
-			key string
-			v   int
-			max int
-		}{{"preamble", d.Preamble, 64}, {"src_addr", d.SrcAddr, 65535}, {"device_type", d.DeviceType, 255},
-			{"protocol_version", d.ProtocolVersion, 255}, {"area", d.Area, 255}, {"x", d.X, 65535},
-			{"y", d.Y, 65535}, {"width", d.Width, 65535}, {"height", d.Height, 65535}} {
-			if n.v < 0 || n.v > n.max {
-				ps.add(k+"."+n.key, "must be 0..%d, got %d", n.max, n.v)
-			}
-		}
-	case "alpha":
-		if len(d.TypeCode) > 1 {
-			ps.add(k+".type_code", "must be one character, got %q", d.TypeCode)
-		}
-		if d.StringSize < 0 || d.StringSize > 125 {
-			ps.add(k+".string_size", "must be 1..125 (0: 32), got %d", d.StringSize)
-		}
-	case "template":
-		for _, h := range []struct{ key, v string }{{"header", d.Header}, {"trailer", d.Trailer}} {
-			if !isHexBytes(h.v) {
-				ps.add(k+"."+h.key, "want hex bytes such as \"01\" or \"0xA5 0xA5\", got %q", h.v)
-			}
-		}
-		oneOf("addr_format", d.AddrFormat, "byte", "ascii2", "ascii3", "hex2", "none")
-		oneOf("checksum", d.Checksum, "none", "sum8", "xor8", "crc16modbus")
-	case "":
-		ps.add(k+".kind", "required: modbus, onbon, alpha or template")
-	default:
-		ps.add(k+".kind", "must be modbus, onbon, alpha or template, got %q", d.Kind)
+	var oe led.OptErrors
+	if !errors.As(err, &oe) {
+		ps.add(k, "%s", err)
+		return
 	}
-}
-
-// isHexBytes reports whether s is empty or hex bytes separated by spaces or
-// commas, each optionally prefixed 0x.
-func isHexBytes(s string) bool {
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' }) {
-		f = strings.TrimPrefix(strings.TrimPrefix(f, "0x"), "0X")
-		if len(f) == 0 || len(f) > 2 {
-			return false
-		}
-		if _, err := strconv.ParseUint(f, 16, 8); err != nil {
-			return false
-		}
+	for _, e := range oe {
+		ps.add(k+"."+e.Key, "%s", e.Msg)
 	}
-	return true
 }

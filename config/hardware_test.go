@@ -1,10 +1,13 @@
 package config
 
 import (
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nowserving/nowserving/devices/led"
 )
 
 func TestLoadHardware(t *testing.T) {
@@ -22,12 +25,25 @@ func TestLoadHardware(t *testing.T) {
 	if p, ok := c.Printer("p2"); !ok || p.PaperMM != 58 {
 		t.Errorf("Printer(p2) = %+v, %v", p, ok)
 	}
+	// Keys shared by several kinds (template, charset) land in each; only
+	// the named kind's options are compared.
 	wantPorts := []LEDPort{
-		{Name: "/dev/ttyUSB0", Baud: 19200, Parity: "even", Driver: LEDDriver{Kind: "modbus", Start: 16, Chars: 6}},
-		{Name: "tcp://10.0.0.9:4001", Driver: LEDDriver{Kind: "template", Header: "0xAA 0x55", AddrFormat: "ascii2", Checksum: "sum8", ChecksumFrom: 2, Template: "{number}", Trailer: "0d"}},
+		{Name: "/dev/ttyUSB0", Baud: 19200, Parity: "even", Driver: led.DriverOpts{Kind: "modbus"}},
+		{Name: "tcp://10.0.0.9:4001", Driver: led.DriverOpts{Kind: "template"}},
 	}
-	if !reflect.DeepEqual(c.LED.Ports, wantPorts) {
-		t.Errorf("led.ports\n got %+v\nwant %+v", c.LED.Ports, wantPorts)
+	ports := slices.Clone(c.LED.Ports)
+	for i := range ports {
+		ports[i].Driver = led.DriverOpts{Kind: ports[i].Driver.Kind}
+	}
+	if !reflect.DeepEqual(ports, wantPorts) {
+		t.Errorf("led.ports\n got %+v\nwant %+v", ports, wantPorts)
+	}
+	if got, want := c.LED.Ports[0].Driver.Modbus, (led.ModbusOpts{Start: 16, Chars: 6}); got != want {
+		t.Errorf("led.ports[0].driver: got %+v, want %+v", got, want)
+	}
+	wantTemplate := led.TemplateOpts{Header: "0xAA 0x55", AddrFormat: "ascii2", Checksum: "sum8", ChecksumFrom: 2, Body: "{number}", Trailer: "0d"}
+	if got := c.LED.Ports[1].Driver.Template; got != wantTemplate {
+		t.Errorf("led.ports[1].driver: got %+v, want %+v", got, wantTemplate)
 	}
 	wantBoards := []LEDBoard{
 		{Port: "/dev/ttyUSB0", Addr: 5, Site: "s", Counter: "5", Idle: "----"},
@@ -146,5 +162,39 @@ func TestHardwareMessages(t *testing.T) {
 		if !slices.Contains(got, want) {
 			t.Errorf("missing problem:\n%s\ngot:\n%s", want, strings.Join(got, "\n"))
 		}
+	}
+}
+
+// TestDriverOptionsCheckedByDriver: a board driver's options are refused by
+// Load under their key with the reason the driver itself gives, so that a
+// file that loads also starts (modbus start 65535 with 4 characters used to
+// pass Load and fail in serve).
+func TestDriverOptionsCheckedByDriver(t *testing.T) {
+	tests := []struct {
+		yaml string
+		opts led.DriverOpts
+		key  string
+	}{
+		{"{ kind: modbus, start: 65535, chars: 4 }", led.DriverOpts{Kind: "modbus", Modbus: led.ModbusOpts{Start: 65535, Chars: 4}}, "start"},
+		{"{ kind: modbus, chars: 300 }", led.DriverOpts{Kind: "modbus", Modbus: led.ModbusOpts{Chars: 300}}, "chars"},
+		{"{ kind: onbon, width: 8, height: 8, preamble: 20 }", led.DriverOpts{Kind: "onbon", Onbon: led.OnbonOpts{Width: 8, Height: 8, Preamble: 20}}, "preamble"},
+		{"{ kind: alpha, type_code: ZZ }", led.DriverOpts{Kind: "alpha", Alpha: led.AlphaOpts{TypeCode: "ZZ"}}, "type_code"},
+		{"{ kind: template, checksum_from: -1 }", led.DriverOpts{Kind: "template", Template: led.TemplateOpts{ChecksumFrom: -1}}, "checksum_from"},
+		{"{ kind: laser }", led.DriverOpts{Kind: "laser"}, "kind"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.yaml, func(t *testing.T) {
+			_, derr := led.NewDriver(tt.opts)
+			var oe led.OptErrors
+			if !errors.As(derr, &oe) || len(oe) != 1 || oe[0].Key != tt.key {
+				t.Fatalf("led.NewDriver: %v, want one problem with %s", derr, tt.key)
+			}
+			y := minimal + "led:\n  ports:\n    - { name: /dev/ttyUSB0, driver: " + tt.yaml + " }\n"
+			_, err := load([]byte(y), Opts{LookupEnv: noEnv})
+			want := "led.ports[0].driver." + tt.key + ": " + oe[0].Msg
+			if got := problemStrings(t, err); !slices.Equal(got, []string{want}) {
+				t.Errorf("Load: got %q\nwant %q", got, want)
+			}
+		})
 	}
 }

@@ -454,13 +454,9 @@ func suggest(parent, k string) string {
 	}
 	best, bestDist := "", 3
 	squash := func(s string) string { return strings.ReplaceAll(s, "_", "") }
-	for i := range t.NumField() {
-		tag := t.Field(i).Tag.Get("mapstructure")
-		if tag == "" {
-			continue
-		}
-		d := editDistance(squash(k), squash(tag))
-		if d < bestDist {
+	for _, f := range taggedFields(t) {
+		tag := f.Tag.Get("mapstructure")
+		if d := editDistance(squash(k), squash(tag)); d < bestDist {
 			best, bestDist = tag, d
 		}
 	}
@@ -471,12 +467,28 @@ func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
 	if t.Kind() != reflect.Struct {
 		return reflect.StructField{}, false
 	}
-	for i := range t.NumField() {
-		if t.Field(i).Tag.Get("mapstructure") == tag {
-			return t.Field(i), true
+	for _, f := range taggedFields(t) {
+		if f.Tag.Get("mapstructure") == tag {
+			return f, true
 		}
 	}
 	return reflect.StructField{}, false
+}
+
+// taggedFields returns the fields of struct type t that have a key, with
+// those of ",squash" fields (led.DriverOpts) in their place.
+func taggedFields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		switch tag := f.Tag.Get("mapstructure"); {
+		case tag == ",squash":
+			out = append(out, taggedFields(f.Type)...)
+		case tag != "" && tag != "-":
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // editDistance is the Levenshtein distance between a and b.

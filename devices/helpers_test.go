@@ -139,7 +139,7 @@ func newPort(t *testing.T, name string, d led.Driver, dial func(led.PortOpts) (l
 // file template_01_07.
 func counterDriver(t *testing.T) led.Driver {
 	t.Helper()
-	d, err := led.NewTemplate(led.TemplateOpts{Header: []byte{0x01}, Body: "{number:-4}{counter:2}", Trailer: []byte{0x07}})
+	d, err := led.NewTemplate(led.TemplateOpts{Header: "01", Body: "{number:-4}{counter:2}", Trailer: "07"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func counterDriver(t *testing.T) led.Driver {
 // textDriver frames content as "<addr byte>TEXT\n" for readable asserts.
 func textDriver(t *testing.T, body string) led.Driver {
 	t.Helper()
-	d, err := led.NewTemplate(led.TemplateOpts{AddrFormat: "byte", Body: body, LineSep: "|", Trailer: []byte{'\n'}})
+	d, err := led.NewTemplate(led.TemplateOpts{AddrFormat: "byte", Body: body, LineSep: "|", Trailer: "0a"})
 	if err != nil {
 		t.Fatal(err)
 	}

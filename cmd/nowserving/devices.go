@@ -76,7 +76,7 @@ func addLED(o *devices.Opts, c config.LED, log *slog.Logger) error {
 	ports := map[string]*led.Port{}
 	for i, pc := range c.Ports {
 		k := fmt.Sprintf("led.ports[%d]", i)
-		drv, err := led.NewDriver(ledDriverOpts(pc.Driver))
+		drv, err := led.NewDriver(pc.Driver)
 		if err != nil {
 			return fmt.Errorf("devices: %s.driver: %w", k, err)
 		}

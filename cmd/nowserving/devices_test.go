@@ -3,12 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -131,7 +129,7 @@ printers:
   - { id: p1, addr: "127.0.0.1:1", paper_mm: 58, qr: raster }
 led:
   ports:
-    - { name: "tcp://127.0.0.1:1", driver: { kind: modbus, start: %d, chars: 6 } }
+    - { name: "tcp://127.0.0.1:1", driver: { kind: modbus, start: 65530, chars: 6 } }
     - { name: "/dev/null-onbon", driver: { kind: onbon, width: 64, height: 16 } }
     - { name: "/dev/null-alpha", driver: { kind: alpha, type_code: "Z" } }
     - { name: "/dev/null-tmpl", driver: { kind: template, header: "01", trailer: "07", addr_format: byte, checksum: sum8 } }
@@ -146,48 +144,36 @@ keypads:
 `
 
 // TestBuildDevicesKinds builds every driver kind, a command voice zone, a
-// printer and a keypad bus from config; a register map the Modbus driver
-// refuses is reported with its key.
+// printer and a keypad bus from config. (A register map the Modbus driver
+// refuses no longer gets this far: config.Load asks the driver.)
 func TestBuildDevicesKinds(t *testing.T) {
-	for _, tt := range []struct {
-		start   int
-		wantErr string
-	}{
-		{0, ""},
-		{65534, "devices: led.ports[0].driver: "},
-	} {
-		dir := t.TempDir()
-		file := filepath.Join(dir, "hw.yaml")
-		if err := os.WriteFile(file, fmt.Appendf(nil, hardwareYAML, tt.start), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(string) (string, bool) { return "", false }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Store.DSN = filepath.Join(dir, "q.db")
-		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		st, err := openStore(context.Background(), cfg.Store, log, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := queue.New(queue.Opts{Store: st, Sites: sites(cfg), Committers: 1, Clock: time.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := buildDevices(cfg, eng, log)
-		switch {
-		case tt.wantErr == "" && err != nil:
-			t.Errorf("start %d: %v", tt.start, err)
-		case tt.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.wantErr)):
-			t.Errorf("start %d: error %v, want one starting %q", tt.start, err, tt.wantErr)
-		case err == nil:
-			s := d.Status()
-			if len(s.Boards) != 2 || len(s.Printers) != 1 || len(s.Zones) != 1 || len(s.Keypads) != 1 || !d.HasPrinter("k1") {
-				t.Errorf("status %+v", s)
-			}
-		}
-		eng.Close(context.Background())
-		st.Close()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hw.yaml")
+	if err := os.WriteFile(file, []byte(hardwareYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store.DSN = filepath.Join(dir, "q.db")
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	st, err := openStore(context.Background(), cfg.Store, log, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	eng, err := queue.New(queue.Opts{Store: st, Sites: sites(cfg), Committers: 1, Clock: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	d, err := buildDevices(cfg, eng, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.Status()
+	if len(s.Boards) != 2 || len(s.Printers) != 1 || len(s.Zones) != 1 || len(s.Keypads) != 1 || !d.HasPrinter("k1") {
+		t.Errorf("status %+v", s)
 	}
 }

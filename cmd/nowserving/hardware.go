@@ -13,37 +13,6 @@ import (
 	"github.com/nowserving/nowserving/devices/voice"
 )
 
-// ledDriverOpts maps a config driver onto the led package's options.
-func ledDriverOpts(c config.LEDDriver) led.DriverOpts {
-	o := led.DriverOpts{Kind: c.Kind}
-	switch c.Kind {
-	case "modbus":
-		o.Modbus = led.ModbusOpts{Start: uint16(c.Start), Chars: c.Chars, Encoding: c.Encoding, Template: c.Template}
-	case "onbon":
-		o.Onbon = led.OnbonOpts{
-			Preamble: c.Preamble, SrcAddr: uint16(c.SrcAddr), DeviceType: byte(c.DeviceType),
-			ProtocolVersion: byte(c.ProtocolVersion), Area: byte(c.Area),
-			X: uint16(c.X), Y: uint16(c.Y), Width: uint16(c.Width), Height: uint16(c.Height),
-			Charset: c.Charset, Template: c.Template, WantReply: c.WantReply,
-		}
-	case "alpha":
-		o.Alpha = led.AlphaOpts{StringSize: c.StringSize, Template: c.Template}
-		if c.TypeCode != "" {
-			o.Alpha.TypeCode = c.TypeCode[0]
-		}
-	case "template":
-		// Validate checked the hex.
-		header, _ := led.ParseHex(c.Header)
-		trailer, _ := led.ParseHex(c.Trailer)
-		o.Template = led.TemplateOpts{
-			Header: header, Trailer: trailer, AddrFormat: c.AddrFormat, Charset: c.Charset,
-			Checksum: c.Checksum, ChecksumFrom: c.ChecksumFrom, ChecksumTo: c.ChecksumTo,
-			Body: c.Template, LineSep: c.LineSep,
-		}
-	}
-	return o
-}
-
 // setMode sets a line's mode; zeros keep the defaults.
 func setMode(po *led.PortOpts, baud, dataBits int, parity string, stopBits int) {
 	if baud > 0 {

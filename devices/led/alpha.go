@@ -19,16 +19,59 @@ const (
 
 // AlphaOpts configures the Alpha sign driver.
 type AlphaOpts struct {
-	// TypeCode is the sign type code (default 'Z': all signs).
-	TypeCode byte
+	// TypeCode is the sign type code, one character (default "Z": all
+	// signs).
+	TypeCode string `mapstructure:"type_code"`
 	// TextLabel is the TEXT file shown (default 'A'); StringLabel is the
-	// STRING file holding the number (default '1').
-	TextLabel, StringLabel byte
+	// STRING file holding the number (default '1'). The configuration
+	// keeps the defaults.
+	TextLabel   byte `mapstructure:"-"`
+	StringLabel byte `mapstructure:"-"`
 	// StringSize is the STRING file's size in bytes (default 32, max 125).
-	StringSize int
+	StringSize int `mapstructure:"string_size"`
 	// Template is the text shown (see Render); empty means DefaultText.
 	// Lines are joined with a space.
-	Template string
+	Template string `mapstructure:"template"`
+}
+
+// withDefaults fills the options left zero.
+func (o AlphaOpts) withDefaults() AlphaOpts {
+	if o.TypeCode == "" {
+		o.TypeCode = "Z"
+	}
+	if o.TextLabel == 0 {
+		o.TextLabel = 'A'
+	}
+	if o.StringLabel == 0 {
+		o.StringLabel = '1'
+	}
+	if o.StringSize == 0 {
+		o.StringSize = 32
+	}
+	return o
+}
+
+// Check returns nil or an error holding the [OptErrors] of the options
+// NewAlpha refuses.
+func (o AlphaOpts) Check() error {
+	var es OptErrors
+	if len(o.TypeCode) > 1 {
+		es.add("type_code", "must be one character, got %q", o.TypeCode)
+	}
+	es.inRange("string_size", o.StringSize, 1, 125, "32")
+	o = o.withDefaults()
+	for _, l := range []struct {
+		key string
+		v   byte
+	}{{"text_label", o.TextLabel}, {"string_label", o.StringLabel}} {
+		if l.v < 0x20 || l.v > 0x7E || l.v == '0' || l.v == '?' {
+			es.add(l.key, "want a printable character other than '0' and '?', got %q", l.v)
+		}
+	}
+	if o.TextLabel == o.StringLabel {
+		es.add("string_label", "text and string labels are both %q", o.TextLabel)
+	}
+	return es.err("alpha")
 }
 
 // Alpha drives signs that speak the Alpha Sign Communications Protocol
@@ -56,30 +99,10 @@ var (
 
 // NewAlpha returns an Alpha driver.
 func NewAlpha(opts AlphaOpts) (*Alpha, error) {
-	if opts.TypeCode == 0 {
-		opts.TypeCode = 'Z'
+	if err := opts.Check(); err != nil {
+		return nil, err
 	}
-	if opts.TextLabel == 0 {
-		opts.TextLabel = 'A'
-	}
-	if opts.StringLabel == 0 {
-		opts.StringLabel = '1'
-	}
-	if opts.StringSize == 0 {
-		opts.StringSize = 32
-	}
-	if opts.StringSize < 1 || opts.StringSize > 125 {
-		return nil, fmt.Errorf("led: alpha string size %d: want 1-125", opts.StringSize)
-	}
-	for _, l := range []byte{opts.TextLabel, opts.StringLabel} {
-		if l < 0x20 || l > 0x7E || l == '0' || l == '?' {
-			return nil, fmt.Errorf("led: alpha file label %q: want a printable character other than '0' and '?'", l)
-		}
-	}
-	if opts.TextLabel == opts.StringLabel {
-		return nil, fmt.Errorf("led: alpha text and string labels are both %q", opts.TextLabel)
-	}
-	return &Alpha{opts: opts}, nil
+	return &Alpha{opts: opts.withDefaults()}, nil
 }
 
 // Encode returns one Write STRING file packet for the sign at addr (0–255,
@@ -125,7 +148,7 @@ func (a *Alpha) packet(addr int, cmd []byte) ([]byte, error) {
 	if addr < 0 || addr > 255 {
 		return nil, fmt.Errorf("led: alpha address %d: %w (0-255)", addr, ErrAddress)
 	}
-	f := []byte{alphaNUL, alphaNUL, alphaNUL, alphaNUL, alphaNUL, alphaSOH, a.opts.TypeCode}
+	f := []byte{alphaNUL, alphaNUL, alphaNUL, alphaNUL, alphaNUL, alphaSOH, a.opts.TypeCode[0]}
 	f = append(f, strings.ToUpper(fmt.Sprintf("%02x", addr))...)
 	stx := len(f)
 	f = append(f, alphaSTX)

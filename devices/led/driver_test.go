@@ -141,10 +141,10 @@ func goldenCases(t testing.TB) []struct {
 	onbon := mustOnbon(t, OnbonOpts{Width: 64, Height: 16})
 	onbonHall := mustOnbon(t, OnbonOpts{Width: 192, Height: 32, Area: 1, Template: "{lines}", WantReply: true})
 	alpha := mustAlpha(t, AlphaOpts{})
-	tmpl := mustTemplate(t, TemplateOpts{Header: []byte{0x01}, Body: "{number:-4}{counter:2}", Trailer: []byte{0x07}})
-	tmplSum := mustTemplate(t, TemplateOpts{Header: []byte{0xAA, 0x55}, AddrFormat: "ascii2", Checksum: "sum8", ChecksumFrom: 2, Body: "{number}", Trailer: []byte{0x0D}})
+	tmpl := mustTemplate(t, TemplateOpts{Header: "01", Body: "{number:-4}{counter:2}", Trailer: "07"})
+	tmplSum := mustTemplate(t, TemplateOpts{Header: "AA 55", AddrFormat: "ascii2", Checksum: "sum8", ChecksumFrom: 2, Body: "{number}", Trailer: "0D"})
 	tmplCRC := mustTemplate(t, TemplateOpts{AddrFormat: "byte", Charset: "gbk", Checksum: "crc16modbus", Body: "{number}号到{counter}号窗口"})
-	tmplXor := mustTemplate(t, TemplateOpts{Header: []byte{0x02}, AddrFormat: "ascii3", Checksum: "xor8", ChecksumFrom: 1, Body: "{lines}", LineSep: "|", Trailer: []byte{0x03}})
+	tmplXor := mustTemplate(t, TemplateOpts{Header: "02", AddrFormat: "ascii3", Checksum: "xor8", ChecksumFrom: 1, Body: "{lines}", LineSep: "|", Trailer: "03"})
 	hall := Content{Number: "A023", Counter: "5", Lines: []string{"A023 -> 5", "B101 -> 2", "A022 -> 1"}}
 	call := Content{Number: "A023", Counter: "5"}
 	return []struct {
@@ -276,27 +276,48 @@ func TestEncodeErrors(t *testing.T) {
 	}
 }
 
-func TestNewDriverErrors(t *testing.T) {
-	if _, err := NewModbus(ModbusOpts{Chars: 300}); err == nil {
-		t.Error("NewModbus 300 chars: want error")
+// TestCheck pins each driver's refusals: every refused option named by its
+// configuration key, and New* refusing exactly what Check refuses.
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		o    DriverOpts
+		want string // "" means accepted
+	}{
+		{DriverOpts{Kind: "modbus"}, ""},
+		{DriverOpts{Kind: "modbus", Modbus: ModbusOpts{Start: 0xFFFE, Chars: 4}}, ""},
+		{DriverOpts{Kind: "modbus", Modbus: ModbusOpts{Start: 0xFFFF, Encoding: "binary"}}, ""},
+		{DriverOpts{Kind: "modbus", Modbus: ModbusOpts{Chars: 300}}, "led: modbus: chars: must be 1..246 (0: 4), got 300"},
+		{DriverOpts{Kind: "modbus", Modbus: ModbusOpts{Start: 0xFFFF, Chars: 4}},
+			"led: modbus: start: 2 registers from 65535 run past the last register, 65535 (start at most 65534)"},
+		{DriverOpts{Kind: "modbus", Modbus: ModbusOpts{Start: -1, Encoding: "bcd"}},
+			`led: modbus: start: must be 0..65535, got -1; encoding: must be ascii, binary, got "bcd"`},
+		{DriverOpts{Kind: "onbon"}, "led: onbon: width: width and height of the area are required (pixels)"},
+		{DriverOpts{Kind: "onbon", Onbon: OnbonOpts{Width: 8, Height: 8, Preamble: 17, Area: 256, Charset: "latin1"}},
+			`led: onbon: area: must be 0..255, got 256; preamble: must be 1..16 (0: 8), got 17; charset: must be ascii, gbk, got "latin1"`},
+		{DriverOpts{Kind: "alpha", Alpha: AlphaOpts{TypeCode: "ZZ", StringSize: 126}},
+			`led: alpha: type_code: must be one character, got "ZZ"; string_size: must be 1..125 (0: 32), got 126`},
+		{DriverOpts{Kind: "alpha", Alpha: AlphaOpts{TextLabel: '1'}}, `led: alpha: string_label: text and string labels are both '1'`},
+		{DriverOpts{Kind: "alpha", Alpha: AlphaOpts{StringLabel: '?'}},
+			`led: alpha: string_label: want a printable character other than '0' and '?', got '?'`},
+		{DriverOpts{Kind: "template", Template: TemplateOpts{Header: "0x1G", Checksum: "md5", ChecksumFrom: -1}},
+			`led: template: header: want hex bytes such as "01" or "0xA5 0xA5", got "0x1G"; checksum: must be none, sum8, xor8, crc16modbus, got "md5"; checksum_from: must not be negative, got -1`},
+		{DriverOpts{Kind: "template", Template: TemplateOpts{Charset: "latin1", AddrFormat: "bcd"}},
+			`led: template: addr_format: must be byte, ascii2, ascii3, hex2, none, got "bcd"; charset: must be ascii, gbk, got "latin1"`},
+		{DriverOpts{}, "led: driver: kind: required: modbus, onbon, alpha or template"},
+		{DriverOpts{Kind: "sony"}, `led: driver: kind: must be modbus, onbon, alpha or template, got "sony"`},
 	}
-	if _, err := NewModbus(ModbusOpts{Start: 0xFFFF, Chars: 4}); err == nil {
-		t.Error("NewModbus past 0xFFFF: want error")
-	}
-	if _, err := NewModbus(ModbusOpts{Encoding: "bcd"}); err == nil {
-		t.Error("NewModbus bcd: want error")
-	}
-	if _, err := NewOnbon(OnbonOpts{}); err == nil {
-		t.Error("NewOnbon without size: want error")
-	}
-	if _, err := NewAlpha(AlphaOpts{TextLabel: '1'}); err == nil {
-		t.Error("NewAlpha same labels: want error")
-	}
-	if _, err := NewTemplate(TemplateOpts{Checksum: "md5"}); err == nil {
-		t.Error("NewTemplate md5: want error")
-	}
-	if _, err := NewTemplate(TemplateOpts{Charset: "latin1"}); err == nil {
-		t.Error("NewTemplate latin1: want error")
+	for _, tt := range tests {
+		err := tt.o.Check()
+		if got := fmt.Sprint(err); (err == nil) != (tt.want == "") || err != nil && got != tt.want {
+			t.Errorf("Check(%+v)\n got %s\nwant %s", tt.o, got, tt.want)
+		}
+		var oe OptErrors
+		if err != nil && !errors.As(err, &oe) {
+			t.Errorf("Check(%+v) = %v: no OptErrors", tt.o, err)
+		}
+		if _, nerr := NewDriver(tt.o); fmt.Sprint(nerr) != fmt.Sprint(err) {
+			t.Errorf("NewDriver(%+v) = %v, Check %v", tt.o, nerr, err)
+		}
 	}
 }
 
@@ -400,7 +421,7 @@ func TestOnbonParseReply(t *testing.T) {
 	req := frames[0]
 	reply := func(dst, src uint16, data ...byte) []byte {
 		o := d.opts
-		o.SrcAddr = src
+		o.SrcAddr = int(src)
 		pkt := append(onbonHeader(dst, o, len(data)), data...)
 		return OnbonFrame(1, pkt)
 	}

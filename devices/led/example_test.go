@@ -9,9 +9,9 @@ import (
 // A counter board of the common "01 addr … 07" kind, from config.
 func ExampleTemplate() {
 	d, err := led.NewTemplate(led.TemplateOpts{
-		Header:  []byte{0x01},
+		Header:  "01",
 		Body:    "{number:-4}{counter:2}",
-		Trailer: []byte{0x07},
+		Trailer: "07",
 	})
 	if err != nil {
 		panic(err)

@@ -16,21 +16,56 @@ const (
 
 // ModbusOpts configures the register map of a Modbus RTU numeric display.
 type ModbusOpts struct {
-	// Start is the first holding register (protocol address, 0-based).
-	Start uint16
+	// Start is the first holding register (protocol address, 0-based,
+	// 0..65535); the register map must end by register 65535.
+	Start int `mapstructure:"start"`
 	// Chars is how many characters the display has (default 4). In "ascii"
 	// mode each register holds two characters, high byte first, so the
 	// driver writes (Chars+1)/2 registers; the text is left-aligned and
 	// padded with spaces, so a shorter number clears the old one.
-	Chars int
+	Chars int `mapstructure:"chars"`
 	// Encoding is "ascii" (default) or "binary". In "binary" mode the digits
 	// of the number (prefix dropped: "A023" → 23) are written as one
 	// unsigned register with function 06, for 7-segment boards that take a
 	// value rather than text; a blank board gets 0xFFFF.
-	Encoding string
+	Encoding string `mapstructure:"encoding"`
 	// Template is the text written in "ascii" mode (see Render); default
 	// "{number}", or the free text when there is no number.
-	Template string
+	Template string `mapstructure:"template"`
+}
+
+// withDefaults fills the options left zero.
+func (o ModbusOpts) withDefaults() ModbusOpts {
+	if o.Chars == 0 {
+		o.Chars = 4
+	}
+	if o.Encoding == "" {
+		o.Encoding = "ascii"
+	}
+	return o
+}
+
+// registers is how many registers a write covers.
+func (o ModbusOpts) registers() int {
+	if o.Encoding == "binary" {
+		return 1
+	}
+	return (o.Chars + 1) / 2
+}
+
+// Check returns nil or an error holding the [OptErrors] of the options
+// NewModbus refuses.
+func (o ModbusOpts) Check() error {
+	o = o.withDefaults()
+	var es OptErrors
+	es.inRange("start", o.Start, 0, 0xFFFF, "")
+	es.inRange("chars", o.Chars, 1, 246, "4")
+	es.oneOf("encoding", o.Encoding, "ascii", "binary")
+	if len(es) == 0 && o.Start+o.registers() > 0x10000 {
+		es.add("start", "%d registers from %d run past the last register, 65535 (start at most %d)",
+			o.registers(), o.Start, 0x10000-o.registers())
+	}
+	return es.err("modbus")
 }
 
 // Modbus drives Modbus RTU numeric displays (one per counter, addresses
@@ -59,21 +94,10 @@ var (
 // NewModbus returns a Modbus driver. It fails on a register map that does
 // not fit in one request (at most 123 registers) or the 16-bit space.
 func NewModbus(opts ModbusOpts) (*Modbus, error) {
-	if opts.Chars == 0 {
-		opts.Chars = 4
+	if err := opts.Check(); err != nil {
+		return nil, err
 	}
-	switch opts.Encoding {
-	case "":
-		opts.Encoding = "ascii"
-	case "ascii", "binary":
-	default:
-		return nil, fmt.Errorf("led: modbus encoding %q: want ascii or binary", opts.Encoding)
-	}
-	regs := (opts.Chars + 1) / 2
-	if opts.Chars < 1 || regs > 123 || int(opts.Start)+regs > 0x10000 {
-		return nil, fmt.Errorf("led: modbus register map start %d chars %d: out of range", opts.Start, opts.Chars)
-	}
-	return &Modbus{opts: opts}, nil
+	return &Modbus{opts: opts.withDefaults()}, nil
 }
 
 // Encode returns one Modbus RTU request writing c to the board at addr.
@@ -86,7 +110,7 @@ func (m *Modbus) Encode(addr int, c Content) ([][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return [][]byte{modbusSingle(byte(addr), m.opts.Start, v)}, nil
+		return [][]byte{modbusSingle(byte(addr), uint16(m.opts.Start), v)}, nil
 	}
 	t := m.opts.Template
 	if t == "" {
@@ -110,10 +134,10 @@ func (m *Modbus) Encode(addr int, c Content) ([][]byte, error) {
 	}
 	copy(data, b)
 	if regs == 1 {
-		return [][]byte{modbusSingle(byte(addr), m.opts.Start, binary.BigEndian.Uint16(data))}, nil
+		return [][]byte{modbusSingle(byte(addr), uint16(m.opts.Start), binary.BigEndian.Uint16(data))}, nil
 	}
 	f := []byte{byte(addr), modbusWriteMultiple}
-	f = binary.BigEndian.AppendUint16(f, m.opts.Start)
+	f = binary.BigEndian.AppendUint16(f, uint16(m.opts.Start))
 	f = binary.BigEndian.AppendUint16(f, uint16(regs))
 	f = append(f, byte(len(data)))
 	f = append(f, data...)

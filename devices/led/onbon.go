@@ -16,28 +16,73 @@ const (
 // OnbonOpts configures the Onbon BX-5K/6K dynamic area driver. The zero
 // value of every field except Width and Height is a usable default.
 type OnbonOpts struct {
-	// Preamble is how many 0xA5 start bytes open a frame (default 8: the
-	// cards use the repeated start byte to wake their UART; 1 also works on
-	// network links).
-	Preamble int
-	// SrcAddr is the sender address in the packet header (default 0x8000).
-	SrcAddr uint16
+	// Preamble is how many 0xA5 start bytes open a frame, 1..16 (default 8:
+	// the cards use the repeated start byte to wake their UART; 1 also works
+	// on network links).
+	Preamble int `mapstructure:"preamble"`
+	// SrcAddr is the sender address in the packet header, 0..65535
+	// (default 0x8000).
+	SrcAddr int `mapstructure:"src_addr"`
 	// DeviceType is the controller type byte (default 0xFE: any card).
-	DeviceType byte
+	DeviceType int `mapstructure:"device_type"`
 	// ProtocolVersion is the protocol version byte (default 0x02).
-	ProtocolVersion byte
-	// Area is the dynamic area id (0–3 on BX-5K).
-	Area byte
-	// X, Y, Width, Height place the area on the board, in pixels.
-	X, Y, Width, Height uint16
+	ProtocolVersion int `mapstructure:"protocol_version"`
+	// Area is the dynamic area id (0–3 on BX-5K), 0..255.
+	Area int `mapstructure:"area"`
+	// X, Y, Width, Height place the area on the board, in pixels
+	// (0..65535; width and height required).
+	X      int `mapstructure:"x"`
+	Y      int `mapstructure:"y"`
+	Width  int `mapstructure:"width"`
+	Height int `mapstructure:"height"`
 	// Charset is "gbk" (default) or "ascii".
-	Charset string
+	Charset string `mapstructure:"charset"`
 	// Template is the text shown (see Render); empty means DefaultText.
 	// Lines are joined with a space.
-	Template string
+	Template string `mapstructure:"template"`
 	// WantReply asks the card to answer every frame (Response byte 0x01);
 	// otherwise frames are sent without reply (0x02).
-	WantReply bool
+	WantReply bool `mapstructure:"want_reply"`
+}
+
+// withDefaults fills the options left zero.
+func (o OnbonOpts) withDefaults() OnbonOpts {
+	if o.Preamble == 0 {
+		o.Preamble = 8
+	}
+	if o.SrcAddr == 0 {
+		o.SrcAddr = 0x8000
+	}
+	if o.DeviceType == 0 {
+		o.DeviceType = 0xFE
+	}
+	if o.ProtocolVersion == 0 {
+		o.ProtocolVersion = 0x02
+	}
+	if o.Charset == "" {
+		o.Charset = "gbk"
+	}
+	return o
+}
+
+// Check returns nil or an error holding the [OptErrors] of the options
+// NewOnbon refuses.
+func (o OnbonOpts) Check() error {
+	var es OptErrors
+	if o.Width <= 0 || o.Height <= 0 {
+		es.add("width", "width and height of the area are required (pixels)")
+	}
+	for _, n := range []struct {
+		key    string
+		v, max int
+	}{{"src_addr", o.SrcAddr, 0xFFFF}, {"device_type", o.DeviceType, 0xFF},
+		{"protocol_version", o.ProtocolVersion, 0xFF}, {"area", o.Area, 0xFF}, {"x", o.X, 0xFFFF},
+		{"y", o.Y, 0xFFFF}, {"width", o.Width, 0xFFFF}, {"height", o.Height, 0xFFFF}} {
+		es.inRange(n.key, n.v, 0, n.max, "")
+	}
+	es.inRange("preamble", o.Preamble, 1, 16, "8")
+	es.oneOf("charset", o.Charset, "ascii", "gbk")
+	return es.err("onbon")
 }
 
 // Onbon drives Onbon BX-5K / BX-6K controller cards (LED strips above
@@ -81,31 +126,10 @@ var (
 
 // NewOnbon returns an Onbon driver.
 func NewOnbon(opts OnbonOpts) (*Onbon, error) {
-	if opts.Preamble == 0 {
-		opts.Preamble = 8
-	}
-	if opts.SrcAddr == 0 {
-		opts.SrcAddr = 0x8000
-	}
-	if opts.DeviceType == 0 {
-		opts.DeviceType = 0xFE
-	}
-	if opts.ProtocolVersion == 0 {
-		opts.ProtocolVersion = 0x02
-	}
-	if opts.Charset == "" {
-		opts.Charset = "gbk"
-	}
-	if opts.Preamble < 1 || opts.Preamble > 16 {
-		return nil, fmt.Errorf("led: onbon preamble %d: want 1-16", opts.Preamble)
-	}
-	if opts.Width == 0 || opts.Height == 0 {
-		return nil, fmt.Errorf("led: onbon area %dx%d: width and height required", opts.Width, opts.Height)
-	}
-	if _, err := encodeText(opts.Charset, ""); err != nil {
+	if err := opts.Check(); err != nil {
 		return nil, err
 	}
-	return &Onbon{opts: opts}, nil
+	return &Onbon{opts: opts.withDefaults()}, nil
 }
 
 // Encode returns one frame replacing the dynamic area's text on the card at
@@ -122,10 +146,10 @@ func (o *Onbon) Encode(addr int, c Content) ([][]byte, error) {
 		return nil, fmt.Errorf("led: onbon text of %d bytes: %w", len(txt), ErrTooLong)
 	}
 	area := []byte{0x06}
-	for _, v := range []uint16{o.opts.X, o.opts.Y, o.opts.Width, o.opts.Height} {
-		area = binary.LittleEndian.AppendUint16(area, v)
+	for _, v := range []int{o.opts.X, o.opts.Y, o.opts.Width, o.opts.Height} {
+		area = binary.LittleEndian.AppendUint16(area, uint16(v))
 	}
-	area = append(area, o.opts.Area, 0, 0, 0, 0, 0, 0, 0, 1, 2, 1, 0, 0, 0)
+	area = append(area, byte(o.opts.Area), 0, 0, 0, 0, 0, 0, 0, 1, 2, 1, 0, 0, 0)
 	area = binary.LittleEndian.AppendUint32(area, uint32(len(txt)))
 	area = append(area, txt...)
 
@@ -155,8 +179,8 @@ func trimSpace(s string) string {
 func onbonHeader(dst uint16, o OnbonOpts, dataLen int) []byte {
 	h := make([]byte, 0, 14+dataLen)
 	h = binary.LittleEndian.AppendUint16(h, dst)
-	h = binary.LittleEndian.AppendUint16(h, o.SrcAddr)
-	h = append(h, 0, 0, 0, 0, 0, 0, o.DeviceType, o.ProtocolVersion)
+	h = binary.LittleEndian.AppendUint16(h, uint16(o.SrcAddr))
+	h = append(h, 0, 0, 0, 0, 0, 0, byte(o.DeviceType), byte(o.ProtocolVersion))
 	return binary.LittleEndian.AppendUint16(h, uint16(dataLen))
 }
 

@@ -157,7 +157,7 @@ func startPort(t *testing.T, o led.PortOpts) *led.Port {
 }
 
 func template(t *testing.T) led.Driver {
-	d, err := led.NewTemplate(led.TemplateOpts{Header: []byte{0x01}, Body: "{number:-4}{counter:2}", Trailer: []byte{0x07}})
+	d, err := led.NewTemplate(led.TemplateOpts{Header: "01", Body: "{number:-4}{counter:2}", Trailer: "07"})
 	if err != nil {
 		t.Fatal(err)
 	}

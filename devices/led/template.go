@@ -10,66 +10,78 @@ import (
 //
 //	Header | address | body | checksum | Trailer
 //
-// e.g. the common "01 addr … 07" counter boards: Header {0x01}, AddrFormat
-// "byte", Body "{number:4}{counter:2}", Trailer {0x07}.
+// e.g. the common "01 addr … 07" counter boards: Header "01", AddrFormat
+// "byte", Body "{number:4}{counter:2}", Trailer "07".
 type TemplateOpts struct {
-	Header []byte
+	// Header and Trailer are the frame's fixed bytes, written in hex as in
+	// a config file ("01", "0xA5 0xA5", "01,02"; see [ParseHex]).
+	Header  string `mapstructure:"header"`
+	Trailer string `mapstructure:"trailer"`
 	// AddrFormat is "byte" (one binary byte, 0–255), "ascii2" (two decimal
 	// digits, 0–99), "ascii3" (three decimal digits, 0–999), "hex2" (two
 	// uppercase hex digits, 0–255) or "none".
-	AddrFormat string
+	AddrFormat string `mapstructure:"addr_format"`
 	// Charset is "ascii" (default) or "gbk".
-	Charset string
+	Charset string `mapstructure:"charset"`
 	// Checksum is "none" (default), "sum8", "xor8" or "crc16modbus" (two
 	// bytes, low first).
-	Checksum string
+	Checksum string `mapstructure:"checksum"`
 	// ChecksumFrom and ChecksumTo select the checksummed bytes of the frame
 	// before the checksum: frame[ChecksumFrom:ChecksumTo], where ChecksumTo
 	// 0 means "up to the end of the body" and a negative ChecksumTo counts
 	// back from there.
-	ChecksumFrom, ChecksumTo int
-	Trailer                  []byte
+	ChecksumFrom int `mapstructure:"checksum_from"`
+	ChecksumTo   int `mapstructure:"checksum_to"`
 	// Body is the content template (see Render); empty means DefaultText.
-	Body string
+	Body string `mapstructure:"template"`
 	// LineSep joins hall board lines for {lines} (default " ").
-	LineSep string
+	LineSep string `mapstructure:"line_sep"`
 }
 
 // Template is a [Driver] built from [TemplateOpts], for boards whose vendor
 // frame is a fixed header, an address, the text, a checksum and a trailer.
 type Template struct {
-	opts TemplateOpts
+	opts            TemplateOpts
+	header, trailer []byte
 }
 
 var _ Driver = (*Template)(nil)
 
+// Check returns nil or an error holding the [OptErrors] of the options
+// NewTemplate refuses.
+func (o TemplateOpts) Check() error {
+	var es OptErrors
+	for _, h := range []struct{ key, v string }{{"header", o.Header}, {"trailer", o.Trailer}} {
+		if _, err := ParseHex(h.v); err != nil {
+			es.add(h.key, "want hex bytes such as \"01\" or \"0xA5 0xA5\", got %q", h.v)
+		}
+	}
+	es.oneOf("addr_format", o.AddrFormat, "byte", "ascii2", "ascii3", "hex2", "none")
+	es.oneOf("charset", o.Charset, "ascii", "gbk")
+	es.oneOf("checksum", o.Checksum, "none", "sum8", "xor8", "crc16modbus")
+	if o.ChecksumFrom < 0 {
+		es.add("checksum_from", "must not be negative, got %d", o.ChecksumFrom)
+	}
+	return es.err("template")
+}
+
 // NewTemplate checks opts and returns a Template driver.
 func NewTemplate(opts TemplateOpts) (*Template, error) {
+	if err := opts.Check(); err != nil {
+		return nil, err
+	}
 	if opts.LineSep == "" {
 		opts.LineSep = " "
 	}
-	switch opts.AddrFormat {
-	case "", "byte", "ascii2", "ascii3", "hex2", "none":
-	default:
-		return nil, fmt.Errorf("led: template address format %q: want byte, ascii2, ascii3, hex2 or none", opts.AddrFormat)
-	}
-	switch opts.Checksum {
-	case "", "none", "sum8", "xor8", "crc16modbus":
-	default:
-		return nil, fmt.Errorf("led: template checksum %q: want none, sum8, xor8 or crc16modbus", opts.Checksum)
-	}
-	if _, err := encodeText(opts.Charset, ""); err != nil {
-		return nil, err
-	}
-	if opts.ChecksumFrom < 0 {
-		return nil, fmt.Errorf("led: template checksum from %d: must not be negative", opts.ChecksumFrom)
-	}
-	return &Template{opts: opts}, nil
+	// Check parsed both.
+	header, _ := ParseHex(opts.Header)
+	trailer, _ := ParseHex(opts.Trailer)
+	return &Template{opts: opts, header: header, trailer: trailer}, nil
 }
 
 // Encode returns one frame for the board at addr.
 func (t *Template) Encode(addr int, c Content) ([][]byte, error) {
-	f := append([]byte(nil), t.opts.Header...)
+	f := append([]byte(nil), t.header...)
 	switch t.opts.AddrFormat {
 	case "", "byte":
 		if addr < 0 || addr > 255 {
@@ -116,7 +128,7 @@ func (t *Template) Encode(addr int, c Content) ([][]byte, error) {
 			f = binary.LittleEndian.AppendUint16(f, CRC16Modbus(span))
 		}
 	}
-	f = append(f, t.opts.Trailer...)
+	f = append(f, t.trailer...)
 	return [][]byte{f}, nil
 }
 
