@@ -48,12 +48,9 @@ type LEDPort struct {
 	// serial device server, or "file:PATH" to append the frames to a file
 	// (demos without hardware).
 	Name string `mapstructure:"name"`
-	// Baud, DataBits, Parity and StopBits set the line mode (default
-	// 9600 8N1). Parity is none, odd, even, mark or space.
-	Baud     int    `mapstructure:"baud"`
-	DataBits int    `mapstructure:"data_bits"`
-	Parity   string `mapstructure:"parity"`
-	StopBits int    `mapstructure:"stop_bits"`
+	// Mode is the line mode, keys baud, data_bits, parity and stop_bits
+	// (default 9600 8N1), checked by led.
+	Mode led.Mode `mapstructure:",squash"`
 	// Driver is the boards' protocol and its options: the keys are those
 	// of led.DriverOpts (kind, then the options of that kind), and the
 	// driver's own check validates them.
@@ -112,12 +109,10 @@ type VoiceZone struct {
 type Keypads struct {
 	// Port is the serial line (same forms as led.ports[].name), not
 	// shared with LED boards.
-	Port     string `mapstructure:"port"`
-	Baud     int    `mapstructure:"baud"`
-	DataBits int    `mapstructure:"data_bits"`
-	Parity   string `mapstructure:"parity"`
-	StopBits int    `mapstructure:"stop_bits"`
-	Site     string `mapstructure:"site"`
+	Port string `mapstructure:"port"`
+	// Mode is the line mode, as for led.ports.
+	Mode led.Mode `mapstructure:",squash"`
+	Site string   `mapstructure:"site"`
 	// Addrs maps a keypad's bus address (1..254) to a counter id.
 	Addrs map[string]string `mapstructure:"addrs"`
 }
@@ -259,8 +254,8 @@ func (c *Config) validateHardware(ps *problems) {
 			portAt[p.Name] = i
 			lines[p.Name] = k
 		}
-		checkMode(k, p.Baud, p.DataBits, p.Parity, p.StopBits, ps)
-		checkDriver(k+".driver", p.Driver, ps)
+		addOptErrors(k, p.Mode.Check(), ps)
+		addOptErrors(k+".driver", p.Driver.Check(), ps)
 		if strings.HasPrefix(p.Name, "file:") && p.Driver.WantsReply() {
 			ps.add(k+".driver.kind", "%s boards answer each frame and a file: line never does: use a serial line or a pty", p.Driver.Kind)
 		}
@@ -380,7 +375,7 @@ func (c *Config) validateHardware(ps *problems) {
 		} else {
 			lines[kp.Port] = k
 		}
-		checkMode(k, kp.Baud, kp.DataBits, kp.Parity, kp.StopBits, ps)
+		addOptErrors(k, kp.Mode.Check(), ps)
 		site := c.siteRef(k+".site", kp.Site, ps)
 		if len(kp.Addrs) == 0 {
 			ps.add(k+".addrs", "at least one keypad is required, e.g. {\"1\": \"5\"} (address: counter)")
@@ -427,28 +422,9 @@ func checkLine(k, name string, ps *problems) {
 	}
 }
 
-// checkMode checks a serial line mode; zeros take the defaults (9600 8N1).
-func checkMode(k string, baud, dataBits int, parity string, stopBits int, ps *problems) {
-	if baud < 0 || baud > 4000000 {
-		ps.add(k+".baud", "must be 1..4000000 (0: 9600), got %d", baud)
-	}
-	if dataBits != 0 && (dataBits < 5 || dataBits > 8) {
-		ps.add(k+".data_bits", "must be 5..8, got %d", dataBits)
-	}
-	switch parity {
-	case "", "none", "odd", "even", "mark", "space":
-	default:
-		ps.add(k+".parity", "must be none, odd, even, mark or space, got %q", parity)
-	}
-	if stopBits != 0 && stopBits != 1 && stopBits != 2 {
-		ps.add(k+".stop_bits", "must be 1 or 2, got %d", stopBits)
-	}
-}
-
-// checkDriver adds the problems the driver's own check finds, each under
-// the option's key.
-func checkDriver(k string, d led.DriverOpts, ps *problems) {
-	err := d.Check()
+// addOptErrors adds the problems a device package's own check found (err
+// from a Check method of led), each under k and the option's key.
+func addOptErrors(k string, err error, ps *problems) {
 	if err == nil {
 		return
 	}

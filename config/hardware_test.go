@@ -28,7 +28,7 @@ func TestLoadHardware(t *testing.T) {
 	// Keys shared by several kinds (template, charset) land in each; only
 	// the named kind's options are compared.
 	wantPorts := []LEDPort{
-		{Name: "/dev/ttyUSB0", Baud: 19200, Parity: "even", Driver: led.DriverOpts{Kind: "modbus"}},
+		{Name: "/dev/ttyUSB0", Mode: led.Mode{Baud: 19200, Parity: "even"}, Driver: led.DriverOpts{Kind: "modbus"}},
 		{Name: "tcp://10.0.0.9:4001", Driver: led.DriverOpts{Kind: "template"}},
 	}
 	ports := slices.Clone(c.LED.Ports)

@@ -82,7 +82,7 @@ func addLED(o *devices.Opts, c config.LED, log *slog.Logger) error {
 		}
 		po := led.DefaultPortOpts()
 		po.Name, po.Driver, po.Logger = pc.Name, drv, log
-		setMode(&po, pc.Baud, pc.DataBits, pc.Parity, pc.StopBits)
+		po.Mode = pc.Mode
 		po.OnStatus = func(s led.BoardStatus) {
 			if s.Online {
 				log.Info("led board online", "port", s.Port, "address", s.Addr)
@@ -116,7 +116,7 @@ func addKeypads(o *devices.Opts, kcs []config.Keypads, log *slog.Logger) error {
 		ko := led.KeypadOpts{}
 		ko.PortOpts = led.DefaultPortOpts()
 		ko.Name, ko.Logger = kc.Port, log
-		setMode(&ko.PortOpts, kc.Baud, kc.DataBits, kc.Parity, kc.StopBits)
+		ko.Mode = kc.Mode
 		for a := range addrs {
 			ko.Addrs = append(ko.Addrs, a)
 		}

@@ -9,25 +9,8 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/config"
-	"github.com/nowserving/nowserving/devices/led"
 	"github.com/nowserving/nowserving/devices/voice"
 )
-
-// setMode sets a line's mode; zeros keep the defaults.
-func setMode(po *led.PortOpts, baud, dataBits int, parity string, stopBits int) {
-	if baud > 0 {
-		po.Baud = baud
-	}
-	if dataBits > 0 {
-		po.DataBits = dataBits
-	}
-	if parity != "" {
-		po.Parity = parity
-	}
-	if stopBits > 0 {
-		po.StopBits = stopBits
-	}
-}
 
 // newAnnouncer builds a voice zone's engine, sink and announcer.
 func newAnnouncer(z config.VoiceZone, log *slog.Logger) (*voice.Announcer, error) {

@@ -459,3 +459,21 @@ func BenchmarkEncode(b *testing.B) {
 		})
 	}
 }
+
+// TestModeCheck pins the line mode refusals, keyed as in a config file.
+func TestModeCheck(t *testing.T) {
+	for _, tt := range []struct {
+		m    Mode
+		want string
+	}{
+		{Mode{}, ""},
+		{Mode{Baud: 115200, DataBits: 7, Parity: "even", StopBits: 2}, ""},
+		{Mode{Baud: -1, DataBits: 9, Parity: "n", StopBits: 3},
+			`led: line mode: baud: must be 1..4000000 (0: 9600), got -1; data_bits: must be 5..8, got 9; ` +
+				`parity: must be none, odd, even, mark or space, got "n"; stop_bits: must be 1 or 2, got 3`},
+	} {
+		if err := tt.m.Check(); fmt.Sprint(err) != tt.want && (err != nil || tt.want != "") {
+			t.Errorf("Check(%+v)\n got %v\nwant %s", tt.m, err, tt.want)
+		}
+	}
+}

@@ -230,6 +230,9 @@ func NewKeypadBus(opts KeypadOpts) (*KeypadBus, error) {
 	if len(opts.Addrs) == 0 {
 		return nil, fmt.Errorf("led: keypad bus %s: no addresses", opts.Name)
 	}
+	if err := checkMode(opts.Name, opts.Mode); err != nil {
+		return nil, err
+	}
 	opts.PortOpts = opts.PortOpts.withDefaults()
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 20 * time.Millisecond

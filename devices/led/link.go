@@ -1,6 +1,7 @@
 package led
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,48 +44,71 @@ func Open(opts PortOpts) (Link, error) {
 		}
 		return &tcpLink{c: c}, nil
 	}
-	mode, err := opts.mode()
-	if err != nil {
+	if err := checkMode(opts.Name, opts.Mode); err != nil {
 		return nil, err
 	}
-	p, err := serial.Open(opts.Name, mode)
+	p, err := serial.Open(opts.Name, opts.Mode.serial())
 	if err != nil {
 		return nil, fmt.Errorf("led: open %s: %w", opts.Name, err)
 	}
 	return &serialLink{p: p}, nil
 }
 
-func (o PortOpts) mode() (*serial.Mode, error) {
-	m := &serial.Mode{BaudRate: o.Baud, DataBits: o.DataBits}
-	switch strings.ToLower(o.Parity) {
-	case "", "none", "n":
-		m.Parity = serial.NoParity
-	case "odd", "o":
-		m.Parity = serial.OddParity
-	case "even", "e":
-		m.Parity = serial.EvenParity
-	case "mark", "m":
-		m.Parity = serial.MarkParity
-	case "space", "s":
-		m.Parity = serial.SpaceParity
-	default:
-		return nil, fmt.Errorf("led: %s: parity %q: want none, odd, even, mark or space", o.Name, o.Parity)
+// Mode is a serial line's mode as a config file writes it (the
+// mapstructure tags are the configuration's keys); zeros take the defaults,
+// 9600 8N1.
+type Mode struct {
+	// Baud is the speed, 1..4000000 (0: 9600).
+	Baud int `mapstructure:"baud"`
+	// DataBits is 5..8 (0: 8).
+	DataBits int `mapstructure:"data_bits"`
+	// Parity is none (default), odd, even, mark or space.
+	Parity string `mapstructure:"parity"`
+	// StopBits is 1 (0: 1) or 2.
+	StopBits int `mapstructure:"stop_bits"`
+}
+
+// parities maps the Parity names onto go.bug.st/serial's.
+var parities = map[string]serial.Parity{
+	"": serial.NoParity, "none": serial.NoParity, "odd": serial.OddParity, "even": serial.EvenParity,
+	"mark": serial.MarkParity, "space": serial.SpaceParity,
+}
+
+// Check returns nil or an error holding the [OptErrors] of the fields that
+// NewPort and NewKeypadBus refuse.
+func (m Mode) Check() error { return m.check().err("line mode") }
+
+func (m Mode) check() OptErrors {
+	var es OptErrors
+	es.inRange("baud", m.Baud, 1, 4000000, "9600")
+	if m.DataBits != 0 && (m.DataBits < 5 || m.DataBits > 8) {
+		es.add("data_bits", "must be 5..8, got %d", m.DataBits)
 	}
-	switch o.StopBits {
-	case 0, 1:
-		m.StopBits = serial.OneStopBit
-	case 2:
-		m.StopBits = serial.TwoStopBits
-	default:
-		return nil, fmt.Errorf("led: %s: stop bits %d: want 1 or 2", o.Name, o.StopBits)
+	if _, ok := parities[m.Parity]; !ok {
+		es.add("parity", "must be none, odd, even, mark or space, got %q", m.Parity)
 	}
-	if o.DataBits < 5 || o.DataBits > 8 {
-		return nil, fmt.Errorf("led: %s: data bits %d: want 5-8", o.Name, o.DataBits)
+	if m.StopBits != 0 && m.StopBits != 1 && m.StopBits != 2 {
+		es.add("stop_bits", "must be 1 or 2, got %d", m.StopBits)
 	}
-	if o.Baud <= 0 {
-		return nil, fmt.Errorf("led: %s: baud %d: must be positive", o.Name, o.Baud)
+	return es
+}
+
+// checkMode refuses the line mode of the line called name.
+func checkMode(name string, m Mode) error {
+	if es := m.check(); len(es) > 0 {
+		return fmt.Errorf("led: %s: line mode: %w", name, es)
 	}
-	return m, nil
+	return nil
+}
+
+// serial returns the mode for go.bug.st/serial; Check passed.
+func (m Mode) serial() *serial.Mode {
+	sm := &serial.Mode{BaudRate: cmp.Or(m.Baud, 9600), DataBits: cmp.Or(m.DataBits, 8), Parity: parities[m.Parity],
+		StopBits: serial.OneStopBit}
+	if m.StopBits == 2 {
+		sm.StopBits = serial.TwoStopBits
+	}
+	return sm
 }
 
 type serialLink struct{ p serial.Port }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,12 +17,9 @@ type PortOpts struct {
 	// Name is the serial device ("/dev/ttyUSB0"), "tcp://host:port" for a
 	// serial device server, or "file:PATH" to append frames to a file.
 	Name string
-	// Baud, DataBits, Parity ("none", "odd", "even", "mark", "space") and
-	// StopBits (1 or 2) set the line mode; default 9600 8N1.
-	Baud     int
-	DataBits int
-	Parity   string
-	StopBits int
+	// Mode is the line mode of a serial device (Baud, DataBits, Parity,
+	// StopBits); default 9600 8N1.
+	Mode
 	// DialTimeout bounds connecting to a device server.
 	DialTimeout time.Duration
 
@@ -62,10 +58,7 @@ type PortOpts struct {
 // blank the boards on close.
 func DefaultPortOpts() PortOpts {
 	return PortOpts{
-		Baud:         9600,
-		DataBits:     8,
-		Parity:       "none",
-		StopBits:     1,
+		Mode:         Mode{Baud: 9600, DataBits: 8, Parity: "none", StopBits: 1},
 		DialTimeout:  3 * time.Second,
 		ReplyTimeout: 300 * time.Millisecond,
 		WriteTimeout: 2 * time.Second,
@@ -179,10 +172,8 @@ func NewPort(opts PortOpts) (*Port, error) {
 		return nil, fmt.Errorf("led: port %s: driver required", opts.Name)
 	}
 	opts = opts.withDefaults()
-	if !strings.HasPrefix(opts.Name, "tcp://") && !strings.HasPrefix(opts.Name, "file:") {
-		if _, err := opts.mode(); err != nil {
-			return nil, err
-		}
+	if err := checkMode(opts.Name, opts.Mode); err != nil {
+		return nil, err
 	}
 	p := &Port{
 		opts:   opts,

@@ -103,9 +103,10 @@ func TestNewPortErrors(t *testing.T) {
 	tests := []led.PortOpts{
 		{Driver: d},
 		{Name: "/dev/null"},
-		{Name: "/dev/ttyS0", Driver: d, Parity: "weird"},
-		{Name: "/dev/ttyS0", Driver: d, StopBits: 3},
-		{Name: "/dev/ttyS0", Driver: d, DataBits: 9},
+		{Name: "/dev/ttyS0", Driver: d, Mode: led.Mode{Parity: "weird"}},
+		{Name: "/dev/ttyS0", Driver: d, Mode: led.Mode{StopBits: 3}},
+		{Name: "/dev/ttyS0", Driver: d, Mode: led.Mode{DataBits: 9}},
+		{Name: "tcp://127.0.0.1:1", Driver: d, Mode: led.Mode{Baud: -1}},
 	}
 	for _, o := range tests {
 		if _, err := led.NewPort(o); err == nil {
