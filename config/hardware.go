@@ -195,7 +195,19 @@ func applyHardwareDefaults(c *Config, isSet func(key string) bool) {
 	}
 }
 
+// validateHardware checks the hardware sections, in the order of the
+// messages: printers, LED ports and boards, voice zones, keypads.
 func (c *Config) validateHardware(ps *problems) {
+	c.validatePrinters(ps)
+	lines, portAt := c.validatePorts(ps)
+	c.validateBoards(portAt, ps)
+	c.validateZones(ps)
+	c.validateZoneRefs(ps)
+	c.validateKeypads(lines, ps)
+}
+
+// validatePrinters checks the printers and the kiosks that name one.
+func (c *Config) validatePrinters(ps *problems) {
 	printerAt := map[string]int{}
 	for i := range c.Printers {
 		p := &c.Printers[i]
@@ -240,10 +252,12 @@ func (c *Config) validateHardware(ps *problems) {
 			ps.add(k, "unknown printer %q", d.Printer)
 		}
 	}
+}
 
-	// lines are the serial lines in use, so that two owners are refused.
-	lines := map[string]string{}
-	portAt := map[string]int{}
+// validatePorts checks the LED lines; it returns the serial lines in use
+// (name to key), so that two owners are refused, and each port's index.
+func (c *Config) validatePorts(ps *problems) (lines map[string]string, portAt map[string]int) {
+	lines, portAt = map[string]string{}, map[string]int{}
 	for i := range c.LED.Ports {
 		p := &c.LED.Ports[i]
 		k := keyf("led.ports[%d]", i)
@@ -260,6 +274,11 @@ func (c *Config) validateHardware(ps *problems) {
 			ps.add(k+".driver.kind", "%s boards answer each frame and a file: line never does: use a serial line or a pty", p.Driver.Kind)
 		}
 	}
+	return lines, portAt
+}
+
+// validateBoards checks the LED boards against the ports of portAt.
+func (c *Config) validateBoards(portAt map[string]int, ps *problems) {
 	boardAt := map[string]int{}
 	for i := range c.LED.Boards {
 		b := &c.LED.Boards[i]
@@ -296,7 +315,10 @@ func (c *Config) validateHardware(ps *problems) {
 			ps.add(k+".lines", "only a hall board has lines")
 		}
 	}
+}
 
+// validateZones checks the voice zones.
+func (c *Config) validateZones(ps *problems) {
 	zoneAt := map[string]int{}
 	for i := range c.Voice.Zones {
 		z := &c.Voice.Zones[i]
@@ -347,7 +369,11 @@ func (c *Config) validateHardware(ps *problems) {
 			ps.add(k+".repeat", "must be 1..5, got %d", z.Repeat)
 		}
 	}
-	// A site with zones must know the zone of each of its counters.
+}
+
+// validateZoneRefs checks that a site with zones knows the zone of each of
+// its counters.
+func (c *Config) validateZoneRefs(ps *problems) {
 	for i := range c.Sites {
 		s := &c.Sites[i]
 		var names []string
@@ -365,7 +391,11 @@ func (c *Config) validateHardware(ps *problems) {
 			}
 		}
 	}
+}
 
+// validateKeypads checks the keypad buses; lines are the serial lines the
+// LED ports use.
+func (c *Config) validateKeypads(lines map[string]string, ps *problems) {
 	for i := range c.Keypads {
 		kp := &c.Keypads[i]
 		k := keyf("keypads[%d]", i)
