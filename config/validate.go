@@ -147,12 +147,21 @@ func (s *Site) validate(k string, ps *problems) {
 	case !reSiteID.MatchString(s.ID):
 		ps.add(k+".id", "must be lowercase letters, digits and dashes, got %q", s.ID)
 	}
+	langs := s.validateLanguages(k, ps)
+	checkNames(k+".name", s.Name, langs, false, ps)
+	s.validateDay(k, ps)
+	s.validateClasses(k, ps)
+	codeAt := s.validateServices(k, langs, ps)
+	s.validateCounters(k, langs, codeAt, ps)
+}
 
+// validateLanguages checks the site languages and returns the valid ones,
+// in order: names are checked against them so that one bad tag gives one
+// message, not one per name.
+func (s *Site) validateLanguages(k string, ps *problems) []string {
 	if len(s.Languages) == 0 {
 		ps.add(k+".languages", "at least one language is required")
 	}
-	// langs are the valid languages, in order: names are checked against
-	// them so that one bad tag gives one message, not one per name.
 	var langs []string
 	for i, l := range s.Languages {
 		lk := keyf("%s.languages[%d]", k, i)
@@ -165,8 +174,12 @@ func (s *Site) validate(k string, ps *problems) {
 			langs = append(langs, l)
 		}
 	}
-	checkNames(k+".name", s.Name, langs, false, ps)
+	return langs
+}
 
+// validateDay checks the held grace, the time zone (resolving it for
+// Location) and the rollover.
+func (s *Site) validateDay(k string, ps *problems) {
 	if s.HeldGrace < 0 || s.HeldGrace >= 24*time.Hour {
 		ps.add(k+".held_grace", "must be from 0 (the default, 4h) to under 24h, got %s", s.HeldGrace)
 	}
@@ -181,7 +194,10 @@ func (s *Site) validate(k string, ps *problems) {
 	if s.Rollover.Minutes() >= 24*60 {
 		ps.add(k+".rollover", "must be before 24:00, got %s", s.Rollover)
 	}
+}
 
+// validateClasses checks the ticket classes and their ranks.
+func (s *Site) validateClasses(k string, ps *problems) {
 	if len(s.Classes) == 0 {
 		ps.add(k+".classes", "at least one class is required")
 	} else if _, ok := s.Classes["normal"]; !ok {
@@ -196,7 +212,11 @@ func (s *Site) validate(k string, ps *problems) {
 			ps.add(ck, "rank must not be negative, got %d", r)
 		}
 	}
+}
 
+// validateServices checks the services; it returns the index of each
+// service code.
+func (s *Site) validateServices(k string, langs []string, ps *problems) (codeAt map[string]int) {
 	if len(s.Services) == 0 {
 		ps.add(k+".services", "at least one service is required")
 	}
@@ -216,7 +236,12 @@ func (s *Site) validate(k string, ps *problems) {
 		}
 		s.validateService(vk, v, langs, ps)
 	}
+	return codeAt
+}
 
+// validateCounters checks the counters against the services of codeAt,
+// and that every service has a counter.
+func (s *Site) validateCounters(k string, langs []string, codeAt map[string]int, ps *problems) {
 	if len(s.Counters) == 0 {
 		ps.add(k+".counters", "at least one counter is required")
 	}
