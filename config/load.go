@@ -128,8 +128,37 @@ func load(data []byte, opts Opts) (*Config, error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	fail := func(ps []Problem) error { return &Error{File: opts.File, Problems: ps} }
+	v, err := readViper(data, opts, lookup)
+	if err != nil {
+		return nil, err
+	}
+	cfg, decoded := decode(v)
+	cfg.resolveSecrets(lookup, &decoded)
+	cfg.resolveTokens(lookup, &decoded)
 
+	// Validate what decoded, but say nothing more about a key that already
+	// failed: its zero value would only produce a confusing second message.
+	var failed []string
+	for _, p := range decoded {
+		if !strings.HasSuffix(p.Msg, msgUnknownKey) {
+			failed = append(failed, p.Key)
+		}
+	}
+	all := append(problems(nil), decoded...)
+	for _, p := range cfg.validate() {
+		if !under(p.Key, failed) {
+			all = append(all, p)
+		}
+	}
+	if len(all) > 0 {
+		return nil, &Error{File: opts.File, Problems: all}
+	}
+	return cfg, nil
+}
+
+// readViper reads the file, then merges the environment and the changed
+// flags over it.
+func readViper(data []byte, opts Opts, lookup func(string) (string, bool)) (*viper.Viper, error) {
 	v := viper.New()
 	v.SetConfigType("yaml")
 	if len(bytes.TrimSpace(data)) > 0 {
@@ -138,7 +167,7 @@ func load(data []byte, opts Opts) (*Config, error) {
 			if errors.As(err, &pe) && pe.Unwrap() != nil {
 				err = pe.Unwrap()
 			}
-			return nil, fail([]Problem{{Msg: err.Error()}})
+			return nil, &Error{File: opts.File, Problems: []Problem{{Msg: err.Error()}}}
 		}
 	}
 
@@ -175,7 +204,12 @@ func load(data []byte, opts Opts) (*Config, error) {
 			return nil, fmt.Errorf("config: bind flags: %w", bindErr)
 		}
 	}
+	return v, nil
+}
 
+// decode decodes v over the defaults and fills what it left unset; the
+// problems are the keys that did not decode, in key order.
+func decode(v *viper.Viper) (*Config, problems) {
 	cfg := DefaultConfig()
 	var md mapstructure.Metadata
 	err := v.UnmarshalExact(&cfg, func(dc *mapstructure.DecoderConfig) {
@@ -192,44 +226,28 @@ func load(data []byte, opts Opts) (*Config, error) {
 		set[k] = true
 	}
 	applyDefaults(&cfg, func(key string) bool { return set[key] })
+	return &cfg, decoded
+}
 
-	for i := range cfg.Devices {
-		d := &cfg.Devices[i]
+// resolveSecrets reads each devices[].secret_env into the device's Secret.
+func (c *Config) resolveSecrets(lookup func(string) (string, bool), ps *problems) {
+	for i := range c.Devices {
+		d := &c.Devices[i]
 		if d.SecretEnv == "" {
 			continue
 		}
 		k := keyf("devices[%d].secret_env", i)
 		if d.Secret != "" {
-			decoded.add(k, "set secret or secret_env, not both")
+			ps.add(k, "set secret or secret_env, not both")
 			continue
 		}
 		val, ok := lookup(d.SecretEnv)
 		if !ok {
-			decoded.add(k, "environment variable %s is not set", d.SecretEnv)
+			ps.add(k, "environment variable %s is not set", d.SecretEnv)
 			continue
 		}
 		d.Secret = val
 	}
-	cfg.resolveTokens(lookup, &decoded)
-
-	// Validate what decoded, but say nothing more about a key that already
-	// failed: its zero value would only produce a confusing second message.
-	var failed []string
-	for _, p := range decoded {
-		if !strings.HasSuffix(p.Msg, msgUnknownKey) {
-			failed = append(failed, p.Key)
-		}
-	}
-	all := append(problems(nil), decoded...)
-	for _, p := range cfg.validate() {
-		if !under(p.Key, failed) {
-			all = append(all, p)
-		}
-	}
-	if len(all) > 0 {
-		return nil, fail(all)
-	}
-	return &cfg, nil
 }
 
 // setPath sets m[a][b][c] = val for key "a.b.c".
