@@ -351,89 +351,109 @@ func splitNum(s string) (num, rest string) {
 }
 
 // decodeHook converts YAML scalars into the typed fields, with messages an
-// operator can act on.
+// operator can act on: one converter per target type (decoders), then
+// whole numbers for every int field.
 func decodeHook() mapstructure.DecodeHookFuncType {
-	var (
-		durationType       = reflect.TypeOf(time.Duration(0))
-		clockType          = reflect.TypeOf(Clock{})
-		weekdayType        = reflect.TypeOf(time.Weekday(0))
-		namesType          = reflect.TypeOf(Names(nil))
-		counterServiceType = reflect.TypeOf(CounterService{})
-		weekdays           = map[string]time.Weekday{
-			"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
-			"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
-		}
-	)
 	return func(f, t reflect.Type, data any) (any, error) {
 		if f == nil || data == nil {
 			return data, nil
 		}
-		switch t {
-		case durationType:
-			if f == durationType {
-				return data, nil
-			}
-			if s, ok := data.(string); ok {
-				d, err := time.ParseDuration(s)
-				if err != nil {
-					return nil, fmt.Errorf("invalid duration %q (want e.g. 90s, 5m, 1h30m)", s)
-				}
-				return d, nil
-			}
-			if isNumber(f.Kind()) {
-				if reflect.ValueOf(data).IsZero() {
-					return time.Duration(0), nil
-				}
-				return nil, fmt.Errorf("duration %v needs a unit, e.g. \"%vs\" or \"%vm\"", data, data, data)
-			}
-			return nil, fmt.Errorf("want a duration such as \"5m\", got %s", describe(data))
-		case clockType:
-			s, ok := data.(string)
-			if !ok {
-				return nil, fmt.Errorf("want a quoted \"HH:MM\", got %s", describe(data))
-			}
-			c, err := parseClock(s)
-			if err != nil {
-				return nil, err
-			}
-			return c, nil
-		case weekdayType:
-			s, ok := data.(string)
-			if !ok {
-				return nil, fmt.Errorf("want a day mon..sun, got %s", describe(data))
-			}
-			d, ok := weekdays[strings.ToLower(s)]
-			if !ok {
-				return nil, fmt.Errorf("unknown day %q (want mon, tue, wed, thu, fri, sat or sun)", s)
-			}
-			return d, nil
-		case namesType:
-			if f.Kind() != reflect.Map {
-				return nil, fmt.Errorf("want a map of language to text such as {en: \"...\"}, got %s", describe(data))
-			}
-		case counterServiceType:
-			if s, ok := data.(string); ok {
-				return map[string]any{"service": s}, nil
-			}
+		if conv, ok := decoders[t]; ok {
+			return conv(f, data)
 		}
 		if t.Kind() == reflect.Int {
-			switch x := data.(type) {
-			case string:
-				n, err := strconv.Atoi(strings.TrimSpace(x))
-				if err != nil {
-					return nil, fmt.Errorf("want a whole number, got %q", x)
-				}
-				return n, nil
-			case float64:
-				if x != math.Trunc(x) {
-					return nil, fmt.Errorf("want a whole number, got %v", x)
-				}
-			case bool:
-				return nil, fmt.Errorf("want a whole number, got %v", x)
-			}
+			return decodeInt(data)
 		}
 		return data, nil
 	}
+}
+
+// decoder converts data of type f for one target type (none is an int).
+type decoder func(f reflect.Type, data any) (any, error)
+
+// decoders are the converters of decodeHook, by target type.
+var decoders = map[reflect.Type]decoder{
+	reflect.TypeOf(time.Duration(0)): decodeDuration,
+	reflect.TypeOf(Clock{}): func(_ reflect.Type, data any) (any, error) {
+		s, ok := data.(string)
+		if !ok {
+			return nil, fmt.Errorf("want a quoted \"HH:MM\", got %s", describe(data))
+		}
+		c, err := parseClock(s)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	},
+	reflect.TypeOf(time.Weekday(0)): func(_ reflect.Type, data any) (any, error) {
+		s, ok := data.(string)
+		if !ok {
+			return nil, fmt.Errorf("want a day mon..sun, got %s", describe(data))
+		}
+		d, ok := weekdays[strings.ToLower(s)]
+		if !ok {
+			return nil, fmt.Errorf("unknown day %q (want mon, tue, wed, thu, fri, sat or sun)", s)
+		}
+		return d, nil
+	},
+	reflect.TypeOf(Names(nil)): func(f reflect.Type, data any) (any, error) {
+		if f.Kind() != reflect.Map {
+			return nil, fmt.Errorf("want a map of language to text such as {en: \"...\"}, got %s", describe(data))
+		}
+		return data, nil
+	},
+	reflect.TypeOf(CounterService{}): func(_ reflect.Type, data any) (any, error) {
+		if s, ok := data.(string); ok {
+			return map[string]any{"service": s}, nil
+		}
+		return data, nil
+	},
+}
+
+var weekdays = map[string]time.Weekday{
+	"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
+	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+func decodeDuration(f reflect.Type, data any) (any, error) {
+	if f == durationType {
+		return data, nil
+	}
+	if s, ok := data.(string); ok {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return nil, fmt.Errorf("invalid duration %q (want e.g. 90s, 5m, 1h30m)", s)
+		}
+		return d, nil
+	}
+	if isNumber(f.Kind()) {
+		if reflect.ValueOf(data).IsZero() {
+			return time.Duration(0), nil
+		}
+		return nil, fmt.Errorf("duration %v needs a unit, e.g. \"%vs\" or \"%vm\"", data, data, data)
+	}
+	return nil, fmt.Errorf("want a duration such as \"5m\", got %s", describe(data))
+}
+
+// decodeInt takes whole numbers only, also written as strings.
+func decodeInt(data any) (any, error) {
+	switch x := data.(type) {
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(x))
+		if err != nil {
+			return nil, fmt.Errorf("want a whole number, got %q", x)
+		}
+		return n, nil
+	case float64:
+		if x != math.Trunc(x) {
+			return nil, fmt.Errorf("want a whole number, got %v", x)
+		}
+	case bool:
+		return nil, fmt.Errorf("want a whole number, got %v", x)
+	}
+	return data, nil
 }
 
 func isNumber(k reflect.Kind) bool {
