@@ -2,12 +2,12 @@ package daemon
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/metrics"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
 )
 
 // DeviceSources reads the dispatcher's status (e.g. Dispatcher.Status)
@@ -103,19 +103,9 @@ func DeviceHealth(status func() devices.Status) protocol.HealthFunc {
 
 // onLine describes a device of kind at addr on a serial line.
 func onLine(kind, line string, addr int, counter string, online bool) wire.DeviceInfo {
-	di := wire.DeviceInfo{ID: fmt.Sprintf("%s#%d", line, addr), Kind: kind, Counter: wireCounter(counter), Online: online}
+	di := wire.DeviceInfo{ID: fmt.Sprintf("%s#%d", line, addr), Kind: kind, Counter: queue.CounterNumber(counter), Online: online}
 	if !online {
 		di.Detail = "not answering"
 	}
 	return di
-}
-
-// wireCounter is a configured counter id (validated as a number) on the
-// wire; 0 for a hall board.
-func wireCounter(id string) uint32 {
-	n, err := strconv.ParseUint(id, 10, 32)
-	if err != nil {
-		return 0
-	}
-	return uint32(n)
 }

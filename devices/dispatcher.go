@@ -198,7 +198,7 @@ func New(opts Opts) (*Dispatcher, error) {
 		if err != nil {
 			return nil, fmt.Errorf("devices: new dispatcher: board %d: %w", i, err)
 		}
-		if b.Counter != "" && !hasCounter(s, b.Counter) {
+		if b.Counter != "" && !s.HasCounter(b.Counter) {
 			return nil, fmt.Errorf("devices: new dispatcher: board %d: counter %s: %w", i, b.Counter, queue.ErrUnknownCounter)
 		}
 	}
@@ -240,7 +240,7 @@ func New(opts Opts) (*Dispatcher, error) {
 			return nil, fmt.Errorf("devices: new dispatcher: keypad bus %d: %w", i, err)
 		}
 		for addr, c := range k.Counters {
-			if !hasCounter(s, c) {
+			if !s.HasCounter(c) {
 				return nil, fmt.Errorf("devices: new dispatcher: keypad bus %d address %d: counter %s: %w", i, addr, c, queue.ErrUnknownCounter)
 			}
 			d.keypads[siteKey(k.Site, c)] = append(d.keypads[siteKey(k.Site, c)], keypadAt{k.Bus, addr})
@@ -252,15 +252,6 @@ func New(opts Opts) (*Dispatcher, error) {
 		}
 	}
 	return d, nil
-}
-
-func hasCounter(s *queue.Site, id string) bool {
-	for _, c := range s.Counters {
-		if c.ID == id {
-			return true
-		}
-	}
-	return false
 }
 
 // Name names the dispatcher among the daemon's parts.

@@ -100,7 +100,7 @@ var modeToWire = map[queue.CounterMode]wire.CounterState{
 func ticketMsg(t *queue.Ticket, pos *queue.Position) *wire.Ticket {
 	m := &wire.Ticket{
 		ID: uint64(t.ID), Site: t.Site, Service: t.Queue, Number: t.Number,
-		Class: classToWire[t.Class], Status: statusToWire[t.Status], Counter: counterWire(t.Counter),
+		Class: classToWire[t.Class], Status: statusToWire[t.Status], Counter: queue.CounterNumber(t.Counter),
 		CallCount: uint16(min(t.CallCount, 0xFFFF)), ServiceDay: t.Day,
 	}
 	if m.Service == "" {
@@ -108,7 +108,7 @@ func ticketMsg(t *queue.Ticket, pos *queue.Position) *wire.Ticket {
 	}
 	if t.Status == queue.StatusWaiting && t.TargetCounter != "" {
 		// Transferred to a counter: the one it now waits for.
-		m.Counter = counterWire(t.TargetCounter)
+		m.Counter = queue.CounterNumber(t.TargetCounter)
 	}
 	if !t.IssuedAt.IsZero() {
 		m.IssuedMS = t.IssuedAt.UnixMilli()
@@ -132,7 +132,7 @@ func eventMsg(site *queue.Site, ev *queue.Event) (*wire.Event, bool) {
 	}
 	m := &wire.Event{
 		Version: uint64(ev.Version), Site: ev.Site, Kind: k, Number: ev.Number, Service: ev.Service,
-		Counter: counterWire(ev.Counter), Actor: ev.Actor, Status: statusToWire[ev.Status],
+		Counter: queue.CounterNumber(ev.Counter), Actor: ev.Actor, Status: statusToWire[ev.Status],
 		TicketID: uint64(ev.TicketID), CallCount: uint16(min(ev.CallCount, 0xFFFF)),
 	}
 	if !ev.At.IsZero() {
@@ -187,7 +187,7 @@ func snapshotBody(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 		cnames[c.ID] = pickName(c.Names, "Counter "+c.ID)
 	}
 	for _, c := range snap.Counters {
-		ci := wire.CounterInfo{ID: counterWire(c.ID), Name: cnames[c.ID], State: modeToWire[c.Mode], Served: uint32(c.Served)}
+		ci := wire.CounterInfo{ID: queue.CounterNumber(c.ID), Name: cnames[c.ID], State: modeToWire[c.Mode], Served: uint32(c.Served)}
 		if !c.Since.IsZero() {
 			ci.SinceMS = c.Since.UnixMilli()
 		}

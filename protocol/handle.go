@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/nowserving/nowserving/protocol/wire"
@@ -185,7 +184,7 @@ func (ss *session) counterFor(n uint32, required bool) (string, error) {
 		}
 		return "", nil
 	}
-	return strconv.FormatUint(uint64(n), 10), nil
+	return queue.CounterID(n), nil
 }
 
 // dispatch runs a decoded request against the engine.
@@ -230,7 +229,7 @@ func (ss *session) dispatch(ctx context.Context, f wire.Frame, m wire.Message) (
 		}
 		tr := queue.TransferRequest{Request: r.qr, Counter: r.counter, ToService: m.ToService}
 		if m.ToCounter != 0 {
-			tr.ToCounter = strconv.FormatUint(uint64(m.ToCounter), 10)
+			tr.ToCounter = queue.CounterID(m.ToCounter)
 		}
 		t, err := eng.Transfer(ctx, tr)
 		return ss.ticketAnswer(ctx, f.Type, r, t, err)
@@ -448,7 +447,7 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 	} else if len(m.Counters) > 0 {
 		fl.counters = map[string]bool{}
 		for _, c := range m.Counters {
-			fl.counters[strconv.FormatUint(uint64(c), 10)] = true
+			fl.counters[queue.CounterID(c)] = true
 		}
 	}
 	if len(m.Services) > 0 {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -291,12 +290,12 @@ func New(o Opts) (*Server, error) {
 		}
 		x := &device{Device: dv, allowed: allowed, bucket: newBucket(o.RateLimit, o.RateBurst, o.Clock())}
 		if dv.Role == wire.RoleKeypad {
-			n, err := counterNumber(dv.Counter)
-			if err != nil || n == 0 {
+			n := queue.CounterNumber(dv.Counter)
+			if n == 0 {
 				return nil, fmt.Errorf("protocol: device %s: keypad counter %q must be a decimal number 1..4294967295", dv.ID, dv.Counter)
 			}
 			site, _ := o.Engine.Site(dv.Site)
-			if !hasCounter(site, dv.Counter) {
+			if !site.HasCounter(dv.Counter) {
 				return nil, fmt.Errorf("protocol: device %s: %w: %s at %s", dv.ID, queue.ErrUnknownCounter, dv.Counter, dv.Site)
 			}
 			x.counterNum = n
@@ -327,28 +326,6 @@ var roleActions = map[wire.Role]wire.Actions{
 	wire.RoleConsole: wire.Allow(wire.TypeTakeTicket, wire.TypeCallNext, wire.TypeCallNumber, wire.TypeRecall,
 		wire.TypeNoShow, wire.TypeReenter, wire.TypeStart, wire.TypeComplete, wire.TypeTransfer,
 		wire.TypeCancel, wire.TypePause, wire.TypeResume, wire.TypeStatus, wire.TypeSubscribe, wire.TypeReprint),
-}
-
-// counterNumber is the wire number of a queue counter id ("5" -> 5).
-func counterNumber(id string) (uint32, error) {
-	n, err := strconv.ParseUint(id, 10, 32)
-	return uint32(n), err
-}
-
-// counterWire is counterNumber for display: 0 when id is empty or not a
-// number.
-func counterWire(id string) uint32 {
-	n, _ := counterNumber(id)
-	return n
-}
-
-func hasCounter(s *queue.Site, id string) bool {
-	for _, c := range s.Counters {
-		if c.ID == id {
-			return true
-		}
-	}
-	return false
 }
 
 // Stats returns the running counts.

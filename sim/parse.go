@@ -2,10 +2,10 @@ package sim
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
 )
 
 // CounterNum is a counter id as a wire number; "" is 0 (the keypad's own
@@ -14,11 +14,11 @@ func CounterNum(id string) (uint32, error) {
 	if id == "" {
 		return 0, nil
 	}
-	n, err := strconv.ParseUint(id, 10, 32)
-	if err != nil || n == 0 {
+	n := queue.CounterNumber(id)
+	if n == 0 {
 		return 0, fmt.Errorf("sim: counter %q: want a counter number such as 1 or 12", id)
 	}
-	return uint32(n), nil
+	return n, nil
 }
 
 // ParseClass reads a ticket class by its name, in any case.

@@ -3,10 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/sim"
 	"github.com/nowserving/nowserving/tui"
 )
@@ -97,11 +97,11 @@ func siteOpts(cfg *config.Config, code string) tui.SiteOpts {
 		so.Services = append(so.Services, tui.ServiceOpts{Code: sv.Code, Name: sv.Name.Pick("en"), WaitTarget: sv.WaitTarget})
 	}
 	for _, c := range s.Counters {
-		id, err := strconv.ParseUint(c.ID, 10, 32)
-		if err != nil {
+		id := queue.CounterNumber(c.ID)
+		if id == 0 {
 			continue
 		}
-		co := tui.CounterOpts{ID: uint32(id), Name: c.Name.Pick("en")}
+		co := tui.CounterOpts{ID: id, Name: c.Name.Pick("en")}
 		if co.Name == "" {
 			co.Name = "Counter " + c.ID
 		}
