@@ -10,6 +10,7 @@ import (
 
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/view"
 )
 
 // statusOf maps an engine error onto what a device is told. Domain
@@ -208,7 +209,7 @@ func seconds(d time.Duration) uint32 {
 }
 
 // waitingFor counts the tickets waiting in the services a counter serves.
-func waitingFor(site *queue.Site, snap *queue.Snapshot, counter string) int {
+func waitingFor(site *queue.Site, v *view.Site, counter string) int {
 	serves := map[string]bool{}
 	for _, c := range site.Counters {
 		if c.ID == counter {
@@ -218,9 +219,9 @@ func waitingFor(site *queue.Site, snap *queue.Snapshot, counter string) int {
 		}
 	}
 	n := 0
-	for _, st := range snap.Services {
-		if serves[st.Code] {
-			n += st.Waiting
+	for _, sv := range v.Services {
+		if serves[sv.Code] {
+			n += sv.Waiting
 		}
 	}
 	return n
