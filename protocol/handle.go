@@ -316,18 +316,9 @@ func (ss *session) modeOp(ctx context.Context, f wire.Frame, site string, counte
 	}
 	ok := &wire.OK{}
 	if ss.dev.Role == wire.RoleKeypad {
-		ok.LCD = []string{pickName(counterNames(r.site, r.counter), "Counter "+r.counter), word}
+		ok.LCD = []string{r.site.CounterName(r.counter, "", "Counter "+r.counter), word}
 	}
 	return ok, nil
-}
-
-func counterNames(s *queue.Site, id string) map[string]string {
-	for _, c := range s.Counters {
-		if c.ID == id {
-			return c.Names
-		}
-	}
-	return nil
 }
 
 // ticketAnswer turns an engine result into TICKET, with LCD lines for a
