@@ -389,7 +389,10 @@ func (e *Engine) apply(jobs []*job) error {
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, ErrUnavailable) && ctx.Err() != nil {
+	// The store gives up when time runs out; the error it returns may come
+	// from a deadline the driver derived from ctx (a dial, say) an instant
+	// before ctx itself reports it.
+	if err != nil && !errors.Is(err, ErrUnavailable) && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
 		// The store gave up because time ran out: it did not answer.
 		return fmt.Errorf("%w: no answer within %s: %w", ErrUnavailable, e.timeout, err)
 	}
@@ -494,13 +497,13 @@ func ms(t time.Time) int64 {
 // view runs fn in a read transaction of the store, at most StoreTimeout:
 // a store that does not answer fails the read with ErrUnavailable.
 func (e *Engine) view(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
+	vctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
 	defer cancel()
-	err := e.store.View(ctx, fn)
-	if err != nil && ctx.Err() != nil {
-		if cerr := e.ctxErr(ctx); errors.Is(cerr, ErrUnavailable) && !errors.Is(err, ErrUnavailable) {
-			return fmt.Errorf("%w: %w", cerr, err)
-		}
+	err := e.store.View(vctx, fn)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrUnavailable) &&
+		(vctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
+		// Our deadline, not the caller's: the store did not answer.
+		return fmt.Errorf("%w: no answer within %s: %w", ErrUnavailable, e.timeout, err)
 	}
 	return err
 }
