@@ -79,15 +79,6 @@ func (s *Store) measure(op string, fn func() error) error {
 	return err
 }
 
-// refusals are the queue errors that refuse one request by the rules: they
-// are answers, not store failures.
-var refusals = []error{
-	queue.ErrUnknownSite, queue.ErrUnknownService, queue.ErrUnknownCounter, queue.ErrNotFound,
-	queue.ErrServiceFull, queue.ErrServiceClosed, queue.ErrNoneWaiting, queue.ErrInvalidTransition,
-	queue.ErrReentryLimit, queue.ErrCounterPaused, queue.ErrCounterBusy, queue.ErrCounterIdle,
-	queue.ErrKeyReused, queue.ErrBadRequest, context.Canceled,
-}
-
 // ErrorKind classifies a store error for the errors counter: "" for nil and
 // for refusals by the rules, else conflict, aborted, duplicate, unavailable or other.
 func ErrorKind(err error) string {
@@ -103,10 +94,8 @@ func ErrorKind(err error) string {
 	case errors.Is(err, queue.ErrUnavailable):
 		return "unavailable"
 	}
-	for _, r := range refusals {
-		if errors.Is(err, r) {
-			return ""
-		}
+	if queue.IsRefusal(err) || errors.Is(err, context.Canceled) {
+		return "" // an answer by the rules, or a caller that left
 	}
 	return "other"
 }

@@ -365,7 +365,7 @@ func (e *Engine) apply(jobs []*job) error {
 					// its savepoint; anything else (above all a
 					// transaction the database aborted, after which only
 					// ROLLBACK may run) fails the whole transaction.
-					if !domainError(err) {
+					if !IsRefusal(err) {
 						return err
 					}
 					j.err, j.events, j.save = err, j.events[:0], nil

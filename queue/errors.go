@@ -6,22 +6,24 @@ import (
 )
 
 // Sentinel errors. Callers test them with errors.Is; the protocol maps each
-// onto a stable wire code.
+// onto a stable wire code. The refusals (made with refusal) are answers by
+// the rules to one request: a group commit rolls back only that request,
+// and IsRefusal knows them without a list to keep in step.
 var (
-	ErrUnknownSite       = errors.New("queue: unknown site")
-	ErrUnknownService    = errors.New("queue: unknown service")
-	ErrUnknownCounter    = errors.New("queue: unknown counter")
-	ErrNotFound          = errors.New("queue: ticket not found")
-	ErrServiceFull       = errors.New("queue: service full today")
-	ErrServiceClosed     = errors.New("queue: service closed now")
-	ErrNoneWaiting       = errors.New("queue: no ticket waiting")
-	ErrInvalidTransition = errors.New("queue: invalid transition")
-	ErrReentryLimit      = errors.New("queue: re-entry limit reached")
-	ErrCounterPaused     = errors.New("queue: counter paused")
-	ErrCounterBusy       = errors.New("queue: counter busy")
-	ErrCounterIdle       = errors.New("queue: counter has no ticket")
-	ErrKeyReused         = errors.New("queue: idempotency key reused for another operation")
-	ErrBadRequest        = errors.New("queue: bad request")
+	ErrUnknownSite       = refusal("queue: unknown site")
+	ErrUnknownService    = refusal("queue: unknown service")
+	ErrUnknownCounter    = refusal("queue: unknown counter")
+	ErrNotFound          = refusal("queue: ticket not found")
+	ErrServiceFull       = refusal("queue: service full today")
+	ErrServiceClosed     = refusal("queue: service closed now")
+	ErrNoneWaiting       = refusal("queue: no ticket waiting")
+	ErrInvalidTransition = refusal("queue: invalid transition")
+	ErrReentryLimit      = refusal("queue: re-entry limit reached")
+	ErrCounterPaused     = refusal("queue: counter paused")
+	ErrCounterBusy       = refusal("queue: counter busy")
+	ErrCounterIdle       = refusal("queue: counter has no ticket")
+	ErrKeyReused         = refusal("queue: idempotency key reused for another operation")
+	ErrBadRequest        = refusal("queue: bad request")
 	ErrClosed            = errors.New("queue: engine closed")
 
 	// Store-level errors: stores translate driver errors into these.
@@ -56,15 +58,20 @@ func (e *TransitionError) Error() string {
 // Is makes TransitionError match ErrInvalidTransition.
 func (e *TransitionError) Is(target error) bool { return target == ErrInvalidTransition }
 
-// domainError reports whether err is a refusal of one request (as opposed to
-// a store failure), so a group commit rolls back only that request.
-func domainError(err error) bool {
-	for _, s := range []error{ErrUnknownSite, ErrUnknownService, ErrUnknownCounter, ErrNotFound,
-		ErrServiceFull, ErrServiceClosed, ErrNoneWaiting, ErrInvalidTransition, ErrReentryLimit,
-		ErrCounterPaused, ErrCounterBusy, ErrCounterIdle, ErrKeyReused, ErrBadRequest} {
-		if errors.Is(err, s) {
-			return true
-		}
-	}
-	return false
+// refusalError is a sentinel that refuses one request by the rules.
+type refusalError struct{ msg string }
+
+func (e *refusalError) Error() string { return e.msg }
+func (e *refusalError) refuses()      {}
+
+func refusal(msg string) error { return &refusalError{msg} }
+
+// IsRefusal reports whether err is a refusal of one request by the rules
+// (unknown service, full, invalid transition...), as opposed to a failure
+// of the store or the daemon.
+func IsRefusal(err error) bool {
+	var r interface{ refuses() }
+	return errors.As(err, &r)
 }
+
+func (e *TransitionError) refuses() {}

@@ -9,12 +9,9 @@ import (
 
 	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
-
-func init() {
-	commands = append(commands, newMigrateCmd, newCheckCmd)
-}
 
 // dbTarget resolves the store of an admin command: --db DSN (with the driver
 // guessed from its form, or --driver), else the configuration.
@@ -30,26 +27,21 @@ func addDBFlags(cmd *cobra.Command) dbTarget {
 	}
 }
 
-// guessDriver tells the driver from a DSN's form.
-func guessDriver(dsn string) config.Driver {
-	switch {
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"), strings.Contains(dsn, "host=") && strings.Contains(dsn, "dbname="):
-		return config.DriverPostgres
-	case strings.Contains(dsn, "@tcp("), strings.Contains(dsn, "@unix("), strings.HasPrefix(dsn, "tcp("):
-		return config.DriverMySQL
-	}
-	return config.DriverSQLite
+// guessDriver tells the driver from a DSN's form, and the DSN to use.
+func guessDriver(dsn string) (config.Driver, string) {
+	d, rest := store.Guess(dsn)
+	return config.Driver(d), rest
 }
 
 // resolve returns the store settings and, when a config file was given,
 // the configuration.
 func (d dbTarget) resolve(cmd *cobra.Command) (config.Store, *config.Config, error) {
 	if *d.db != "" && *d.file == "" {
-		drv := config.Driver(*d.driver)
+		drv, dsn := config.Driver(*d.driver), *d.db
 		if drv == "" {
-			drv = guessDriver(*d.db)
+			drv, dsn = guessDriver(dsn)
 		}
-		return config.Store{Driver: drv, DSN: *d.db}, nil, nil
+		return config.Store{Driver: drv, DSN: dsn}, nil, nil
 	}
 	if *d.file == "" {
 		return config.Store{}, nil, fmt.Errorf("say which database: --db DSN, or --config FILE")
@@ -63,7 +55,7 @@ func (d dbTarget) resolve(cmd *cobra.Command) (config.Store, *config.Config, err
 		st.DSN = *d.db
 		st.Driver = config.Driver(*d.driver)
 		if st.Driver == "" {
-			st.Driver = guessDriver(*d.db)
+			st.Driver, st.DSN = guessDriver(*d.db)
 		}
 	}
 	return st, cfg, nil

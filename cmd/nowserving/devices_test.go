@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/daemon"
 	"github.com/nowserving/nowserving/devices/voice"
 	"github.com/nowserving/nowserving/queue"
 )
@@ -111,7 +112,7 @@ func TestBuildDevicesDemo(t *testing.T) {
 	if len(st1.Boards) != 6 || len(st1.Zones) != 2 {
 		t.Errorf("status %+v, want 6 boards and 2 zones", st1)
 	}
-	if src := deviceSources(d); len(src.Boards()) != 6 || len(src.Zones()) != 2 {
+	if src := daemon.DeviceSources(d.Status); len(src.Boards()) != 6 || len(src.Zones()) != 2 {
 		t.Errorf("metrics sources: %d boards, %d zones", len(src.Boards()), len(src.Zones()))
 	}
 }

@@ -39,6 +39,7 @@ type exitError int
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
+// newRoot builds the command tree: every subcommand is listed here.
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "nowserving",
@@ -46,15 +47,24 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	for _, add := range commands {
-		root.AddCommand(add())
-	}
+	sf := &simFlags{}
+	root.AddCommand(
+		newServeCmd(),
+		newConsoleCmd(),
+		with(newSimCmd(sf), newSimKioskCmd(sf), newSimKeypadCmd(sf), newSimDisplayCmd(sf), newSimStatusCmd(sf), newSimLoadCmd(sf)),
+		newMigrateCmd(),
+		newCheckCmd(),
+		newReportCmd(),
+		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd()),
+	)
 	return root
 }
 
-// commands are the subcommands; each file of this package registers its own
-// in an init function.
-var commands []func() *cobra.Command
+// with adds subs to cmd and returns it.
+func with(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
+	cmd.AddCommand(subs...)
+	return cmd
+}
 
 // configFlags adds --config and the overridable keys to cmd.
 func configFlags(cmd *cobra.Command) *string {

@@ -13,8 +13,6 @@ import (
 	"github.com/nowserving/nowserving/report"
 )
 
-func init() { commands = append(commands, newReportCmd) }
-
 func newReportCmd() *cobra.Command {
 	var site, day, to, format string
 	cmd := &cobra.Command{

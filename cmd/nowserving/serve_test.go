@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -176,115 +175,5 @@ func TestServeBadConfig(t *testing.T) {
 	}
 	if err := d.close(context.Background()); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// fakePart records the order of shutdowns.
-type fakePart struct {
-	name string
-	log  *[]string
-	mu   *sync.Mutex
-	stop chan struct{}
-	err  error
-}
-
-func (p *fakePart) Name() string { return p.name }
-func (p *fakePart) Run(context.Context) error {
-	if p.err != nil {
-		return p.err
-	}
-	<-p.stop
-	return nil
-}
-func (p *fakePart) Shutdown(context.Context) error {
-	p.mu.Lock()
-	*p.log = append(*p.log, "shutdown "+p.name)
-	p.mu.Unlock()
-	select {
-	case <-p.stop:
-	default:
-		close(p.stop)
-	}
-	return nil
-}
-
-func TestDaemonOrder(t *testing.T) {
-	for _, failing := range []bool{false, true} {
-		t.Run(fmt.Sprintf("failing=%v", failing), func(t *testing.T) {
-			var got []string
-			var mu sync.Mutex
-			mk := func(name string) *fakePart {
-				return &fakePart{name: name, log: &got, mu: &mu, stop: make(chan struct{})}
-			}
-			a, b := mk("protocol"), mk("sweeper")
-			if failing {
-				b.err = errors.New("boom")
-			}
-			closeStep := func(name string) closer {
-				return closer{name, func(context.Context) error {
-					mu.Lock()
-					got = append(got, "close "+name)
-					mu.Unlock()
-					return nil
-				}}
-			}
-			d := &daemon{log: slog.New(slog.DiscardHandler), grace: time.Second, parts: []part{a, b},
-				closers: []closer{closeStep("engine"), closeStep("store")}}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- d.run(ctx) }()
-			if !failing {
-				cancel()
-			}
-			err := <-done
-			if failing != (err != nil) {
-				t.Errorf("run: %v", err)
-			}
-			want := "shutdown protocol,shutdown sweeper,close engine,close store"
-			if s := strings.Join(got, ","); s != want {
-				t.Errorf("order %q, want %q", s, want)
-			}
-		})
-	}
-}
-
-// stuckPart never stops: its Shutdown and its Run ignore every deadline,
-// as a part waiting on a hung database does.
-type stuckPart struct{ never chan struct{} }
-
-func (p stuckPart) Name() string                   { return "stuck" }
-func (p stuckPart) Run(context.Context) error      { <-p.never; return nil }
-func (p stuckPart) Shutdown(context.Context) error { <-p.never; return nil }
-
-// TestDaemonAbandons: a signalled shutdown ends within the grace even when
-// a part and a closer never return; it names them at WARN and returns nil.
-func TestDaemonAbandons(t *testing.T) {
-	never := make(chan struct{})
-	defer close(never)
-	var logs syncBuffer
-	d := &daemon{log: slog.New(slog.NewTextHandler(&logs, nil)), grace: 300 * time.Millisecond,
-		parts:   []part{stuckPart{never}},
-		closers: []closer{{"store", func(context.Context) error { <-never; return nil }}}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.run(ctx) }()
-	cancel()
-	start := time.Now()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run: %v, want nil after a signal", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("run did not return after its grace")
-	}
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("run returned %s after the signal, grace 300ms", took)
-	}
-	for _, want := range []string{"level=WARN", "part=stuck", "part=store", "abandon"} {
-		if !strings.Contains(logs.String(), want) {
-			t.Errorf("log lacks %q:\n%s", want, logs.String())
-		}
 	}
 }

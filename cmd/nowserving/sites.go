@@ -1,8 +1,6 @@
 package main
 
 import (
-	"time"
-
 	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/queue"
 )
@@ -50,7 +48,3 @@ func sites(cfg *config.Config) []queue.Site {
 	}
 	return out
 }
-
-// sweepEvery is how often the daemon expires past days and applies call
-// time-outs.
-const sweepEvery = 5 * time.Second

@@ -2,46 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/nowserving/nowserving/config"
-	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store/mysql"
-	"github.com/nowserving/nowserving/queue/store/postgres"
-	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/daemon"
+	"github.com/nowserving/nowserving/queue/store"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
 // openStore opens the configured store; migrate says whether to apply the
 // embedded migrations on open.
 func openStore(ctx context.Context, c config.Store, log *slog.Logger, migrate bool) (*sqlstore.Store, error) {
-	o := sqlstore.Opts{Logger: log, NoMigrate: !migrate}
-	switch c.Driver {
-	case config.DriverSQLite:
-		s, err := sqlite.Open(ctx, c.DSN, o)
-		if err != nil {
-			return nil, err
-		}
-		return s.Store, nil
-	case config.DriverPostgres:
-		s, err := postgres.Open(ctx, c.DSN, o)
-		if err != nil {
-			return nil, err
-		}
-		return s.Store, nil
-	case config.DriverMySQL:
-		s, err := mysql.Open(ctx, c.DSN, o)
-		if err != nil {
-			return nil, err
-		}
-		return s.Store, nil
-	}
-	return nil, fmt.Errorf("store: unknown driver %q (want sqlite, postgres or mysql)", c.Driver)
+	return store.Open(ctx, string(c.Driver), c.DSN, sqlstore.Opts{Logger: log, NoMigrate: !migrate})
 }
 
 // engineShape is how many committers and how much polling a driver wants:
@@ -54,183 +28,24 @@ func engineShape(d config.Driver) (committers int, pollEvery bool) {
 	return 4, true
 }
 
-// pendingStore is the daemon's queue.Store from the start, before the
-// database has answered: until the store opens, every transaction fails at
-// once with an error wrapping queue.ErrUnavailable (devices get ERROR 0x41,
-// retryable) that says why the last attempt to open it failed; then it
-// passes everything to the store.
-type pendingStore struct {
-	mu     sync.Mutex
-	st     *sqlstore.Store
-	reason error // why the last attempt failed; nil before the first ends
-	closed bool
-}
-
-var _ queue.Store = (*pendingStore)(nil)
-
-// errConnecting is what a transaction gets before the store opens.
-func (p *pendingStore) errConnecting() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.reason == nil {
-		return fmt.Errorf("store: connecting: %w", queue.ErrUnavailable)
-	}
-	return fmt.Errorf("store: connecting: %w (%v)", queue.ErrUnavailable, p.reason)
-}
-
-// store returns the open store, or nil and the reason it is not open yet.
-func (p *pendingStore) store() (*sqlstore.Store, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.st != nil {
-		return p.st, nil
-	}
-	if p.reason == nil {
-		return nil, errors.New("store: connecting")
-	}
-	return nil, fmt.Errorf("store: connecting: %v", p.reason)
-}
-
-// opened installs the store; after Close it closes st instead.
-func (p *pendingStore) opened(st *sqlstore.Store) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		_ = st.Close()
-		return
-	}
-	p.st, p.reason = st, nil
-}
-
-func (p *pendingStore) failed(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.reason = err
-}
-
-// Update runs fn on the store, or fails as unavailable before it opens.
-func (p *pendingStore) Update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
-	st, _ := p.store()
-	if st == nil {
-		return p.errConnecting()
-	}
-	return st.Update(ctx, fn)
-}
-
-// View runs fn on the store, or fails as unavailable before it opens.
-func (p *pendingStore) View(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
-	st, _ := p.store()
-	if st == nil {
-		return p.errConnecting()
-	}
-	return st.View(ctx, fn)
-}
-
-// Close closes the store if it opened; a store opening later is closed as
-// soon as it does.
-func (p *pendingStore) Close() error {
-	p.mu.Lock()
-	st := p.st
-	p.closed, p.st = true, nil
-	p.mu.Unlock()
-	if st == nil {
-		return nil
-	}
-	return st.Close()
-}
-
-// Open retry pacing: the first retry after openRetryMin, doubling up to
-// openRetryMax, each jittered; every attempt bounded by openAttempt.
-const (
-	openRetryMin = time.Second
-	openRetryMax = 30 * time.Second
-	openAttempt  = 15 * time.Second
-)
-
-// openRetry is the pause before retry n (0-based): 1 s doubling to 30 s,
-// drawn from [d/2, d] so daemons restarted together spread out.
-func openRetry(n int) time.Duration {
-	d := min(openRetryMin<<min(n, 5), openRetryMax)
-	return d/2 + rand.N(d/2+1)
-}
-
-// connector opens the store in the background, retrying while the
-// database is unavailable, and hands it to a pendingStore. It is the
-// daemon's "store" part: Run returns nil once the store is open (or the
-// daemon stops), and the error of an attempt that failed for a reason
-// retrying cannot cure (a bad DSN, refused credentials, a failed migration).
-type connector struct {
-	ps    *pendingStore
-	log   *slog.Logger
-	stop  context.CancelFunc
-	first chan struct{} // closed when the first attempt has ended
-	done  chan struct{} // closed when the loop has ended; err is set
-	err   error
-}
-
-// startConnector starts opening the store described by c, migrating it.
-func startConnector(c config.Store, log *slog.Logger, ps *pendingStore) *connector {
-	ctx, stop := context.WithCancel(context.Background())
-	k := &connector{ps: ps, log: log, stop: stop, first: make(chan struct{}), done: make(chan struct{})}
-	go k.loop(ctx, c)
-	return k
-}
-
-func (k *connector) loop(ctx context.Context, c config.Store) {
-	firstOnce := sync.OnceFunc(func() { close(k.first) })
-	// done before first: whoever wakes on first sees the outcome.
-	defer func() { close(k.done); firstOnce() }()
-	for n := 0; ; n++ {
-		actx, cancel := context.WithTimeout(ctx, openAttempt)
-		st, err := openStore(actx, c, k.log, true)
-		cancel()
-		if err == nil {
-			k.ps.opened(st)
-			k.log.Info("store opened", "driver", string(c.Driver))
-			return
-		}
-		if ctx.Err() != nil {
-			return // the daemon is stopping
-		}
-		if !errors.Is(err, queue.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
-			k.err = err
-			return
-		}
-		k.ps.failed(err)
-		firstOnce()
-		wait := openRetry(n)
-		k.log.Warn("store unavailable, retrying", "driver", string(c.Driver), "attempt", n+1, "retry_in_s", wait.Seconds(), "err", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// Name names the part.
-func (k *connector) Name() string { return "store" }
-
-// Run waits for the store to open; it returns the error that stopped the
-// attempts, or nil.
-func (k *connector) Run(ctx context.Context) error {
+// awaitStore waits up to startWait for the first attempt to open the
+// store, and returns its error when retrying cannot cure it.
+func awaitStore(ctx context.Context, conn *daemon.Connector, ps *daemon.PendingStore, driver config.Driver, log *slog.Logger) error {
+	wait := time.NewTimer(startWait)
 	select {
-	case <-k.done:
-		return k.err
+	case <-conn.First():
+	case <-wait.C:
 	case <-ctx.Done():
-		return nil
 	}
-}
-
-// Shutdown stops the attempts.
-func (k *connector) Shutdown(ctx context.Context) error {
-	k.stop()
+	wait.Stop()
 	select {
-	case <-k.done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("store: stop connecting: %w", ctx.Err())
+	case <-conn.Done():
+		if conn.Err() != nil {
+			return fmt.Errorf("serve: %w", conn.Err())
+		}
+	default:
+		_, why := ps.Store()
+		log.Warn("serving while the store connects: devices get ERROR 0x41 until it opens", "driver", string(driver), "err", why)
 	}
+	return nil
 }

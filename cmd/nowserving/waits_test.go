@@ -21,7 +21,6 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -408,72 +407,6 @@ func TestSignalWhileConnecting(t *testing.T) {
 	}
 	if took := d.terminate(t, 5*time.Second); took > time.Second {
 		t.Errorf("exit %s after SIGTERM while connecting, want at once", took)
-	}
-}
-
-// TestReadinessRateLimited: however often /readyz is asked, the store is
-// probed (its health row written) at most once per readyTTL, and callers
-// arriving together share one probe.
-func TestReadinessRateLimited(t *testing.T) {
-	st, err := openStore(t.Context(), config.Store{Driver: config.DriverSQLite, DSN: filepath.Join(t.TempDir(), "r.db")}, nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps := &pendingStore{}
-	r := &readiness{ps: ps, daemon: "d", timeout: time.Second}
-	if err := r.Ready(t.Context()); err == nil || !strings.Contains(err.Error(), "store: connecting") {
-		t.Errorf("before the store opened: %v", err)
-	}
-	ps.opened(st)
-	defer ps.Close()
-	probed := func() int64 {
-		var at int64
-		if err := st.DB().QueryRowContext(t.Context(), "SELECT probed_ms FROM health WHERE daemon = 'd'").Scan(&at); err != nil {
-			t.Fatal(err)
-		}
-		return at
-	}
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := r.Ready(t.Context()); err != nil {
-				t.Errorf("ready: %v", err)
-			}
-		}()
-	}
-	wg.Wait()
-	first := probed()
-	time.Sleep(20 * time.Millisecond)
-	for range 20 {
-		if err := r.Ready(t.Context()); err != nil {
-			t.Fatalf("ready: %v", err)
-		}
-	}
-	if again := probed(); again != first {
-		t.Errorf("probed again within %s: at %d then %d", readyTTL, first, again)
-	}
-	time.Sleep(readyTTL + 50*time.Millisecond)
-	if err := r.Ready(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if later := probed(); later == first {
-		t.Errorf("not probed again after %s", readyTTL)
-	}
-}
-
-func TestOpenRetry(t *testing.T) {
-	for _, tc := range []struct {
-		n        int
-		min, max time.Duration
-	}{{0, 500 * time.Millisecond, time.Second}, {1, time.Second, 2 * time.Second}, {4, 8 * time.Second, 16 * time.Second},
-		{5, 15 * time.Second, 30 * time.Second}, {60, 15 * time.Second, 30 * time.Second}} {
-		for range 50 {
-			if d := openRetry(tc.n); d < tc.min || d > tc.max {
-				t.Errorf("openRetry(%d) = %s, want %s..%s", tc.n, d, tc.min, tc.max)
-			}
-		}
 	}
 }
 

@@ -256,80 +256,112 @@ func Render(t Ticket, l Layout) ([]byte, error) {
 	if !t.Issued.IsZero() {
 		data.IssuedText = t.Issued.Format(l.TimeFormat)
 	}
-	cols := l.Columns()
-	w := &writer{}
+	r := &render{t: t, l: l, tpl: tpl, data: data, cols: l.Columns(), w: &writer{}}
+	r.w.cmd(esc, '@')    // initialize
+	r.w.cmd(esc, 'a', 1) // centre
+	for _, part := range []func() error{r.head, r.number, r.lines, r.qr, r.footer} {
+		if err := part(); err != nil {
+			return nil, err
+		}
+	}
+	r.w.cmd(gs, 'V', 66, byte(l.FeedLines)) // feed and partial cut
+	return r.w.buf, nil
+}
 
-	w.cmd(esc, '@')    // initialize
-	w.cmd(esc, 'a', 1) // centre
+// render is one ticket being written, part by part, top to bottom.
+type render struct {
+	t    Ticket
+	l    Layout
+	tpl  layoutTemplates
+	data templateData
+	cols int
+	w    *writer
+}
 
-	title, err := execute(tpl.title, data)
+// head is the title (bold, double size) and the service name.
+func (r *render) head() error {
+	title, err := execute(r.tpl.title, r.data)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if strings.TrimSpace(title) != "" {
-		w.cmd(esc, 'E', 1)
-		w.size(2)
-		w.paragraph(title, cols/2)
-		w.size(1)
-		w.cmd(esc, 'E', 0)
+		r.w.cmd(esc, 'E', 1)
+		r.w.size(2)
+		r.w.paragraph(title, r.cols/2)
+		r.w.size(1)
+		r.w.cmd(esc, 'E', 0)
 	}
-	if t.Service != "" {
-		w.paragraph(t.Service, cols)
+	if r.t.Service != "" {
+		r.w.paragraph(r.t.Service, r.cols)
 	}
-	w.cmd(lf)
-	if t.Number != "" {
-		w.size(l.NumberSize)
-		w.paragraph(t.Number, cols/l.NumberSize)
-		w.size(1)
+	r.w.cmd(lf)
+	return nil
+}
+
+// number is the big number, and the reprint mark under it.
+func (r *render) number() error {
+	if r.t.Number != "" {
+		r.w.size(r.l.NumberSize)
+		r.w.paragraph(r.t.Number, r.cols/r.l.NumberSize)
+		r.w.size(1)
 	}
-	if t.Reprint {
-		s, err := execute(tpl.reprint, data)
+	if r.t.Reprint {
+		s, err := execute(r.tpl.reprint, r.data)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		w.cmd(esc, 'E', 1)
-		w.paragraph(s, cols)
-		w.cmd(esc, 'E', 0)
+		r.w.cmd(esc, 'E', 1)
+		r.w.paragraph(s, r.cols)
+		r.w.cmd(esc, 'E', 0)
 	}
-	if t.Number != "" || t.Reprint {
-		w.cmd(lf)
+	if r.t.Number != "" || r.t.Reprint {
+		r.w.cmd(lf)
 	}
-	for _, tp := range []*template.Template{tpl.ahead, tpl.wait} {
-		s, err := execute(tp, data)
+	return nil
+}
+
+// lines are people ahead, the estimated wait and the time of issue.
+func (r *render) lines() error {
+	tps := []*template.Template{r.tpl.ahead, r.tpl.wait}
+	if r.data.IssuedText != "" {
+		tps = append(tps, r.tpl.issued)
+	}
+	for _, tp := range tps {
+		s, err := execute(tp, r.data)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		w.paragraph(s, cols)
+		r.w.paragraph(s, r.cols)
 	}
-	if data.IssuedText != "" {
-		s, err := execute(tpl.issued, data)
-		if err != nil {
-			return nil, err
-		}
-		w.paragraph(s, cols)
+	return nil
+}
+
+// qr is the ticket's QR code, native or as a raster image.
+func (r *render) qr() error {
+	if r.t.QR == "" || r.l.QR == QRNone {
+		return nil
 	}
-	if t.QR != "" && l.QR != QRNone {
-		w.cmd(lf)
-		switch l.QR {
-		case QRNative:
-			err = w.qrNative(t.QR, l.QRSize)
-		case QRRaster:
-			err = w.qrRaster(t.QR, l.QRSize, l.Dots())
-		}
-		if err != nil {
-			return nil, err
-		}
+	r.w.cmd(lf)
+	switch r.l.QR {
+	case QRNative:
+		return r.w.qrNative(r.t.QR, r.l.QRSize)
+	case QRRaster:
+		return r.w.qrRaster(r.t.QR, r.l.QRSize, r.l.Dots())
 	}
-	footer, err := execute(tpl.footer, data)
+	return nil
+}
+
+// footer is the site's footer text.
+func (r *render) footer() error {
+	footer, err := execute(r.tpl.footer, r.data)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if strings.TrimSpace(footer) != "" {
-		w.cmd(lf)
-		w.paragraph(footer, cols)
+		r.w.cmd(lf)
+		r.w.paragraph(footer, r.cols)
 	}
-	w.cmd(gs, 'V', 66, byte(l.FeedLines)) // feed and partial cut
-	return w.buf, nil
+	return nil
 }
 
 // waitMinutes rounds d up to whole minutes; negative durations are 0.

@@ -285,14 +285,10 @@ func (b *KeypadBus) Run(ctx context.Context) error {
 	b.mu.Unlock()
 	defer close(b.done)
 
-	var (
-		c         *conn
-		stuck     chan struct{}
-		lineFails int
-	)
+	var line busLine
 	defer func() {
-		if c != nil {
-			c.close()
+		if line.c != nil {
+			line.c.close()
 		}
 	}()
 	addrs := slices.Sorted(func(yield func(int) bool) {
@@ -304,57 +300,82 @@ func (b *KeypadBus) Run(ctx context.Context) error {
 	})
 	o := b.opts.PortOpts
 	for ctx.Err() == nil {
-		if c == nil {
-			if stuck != nil {
-				select {
-				case <-stuck:
-					stuck = nil
-				default:
-				}
-			}
-			var err error
-			var l Link
-			if stuck == nil {
-				l, err = o.Dial(o)
-			} else {
-				err = fmt.Errorf("led: open %s: previous write still blocked: %w", o.Name, ErrTimeout)
-			}
-			if err != nil {
-				lineFails++
+		if line.c == nil {
+			if err := line.open(o); err != nil {
 				o.Logger.Warn("keypad bus open failed", "port", o.Name, "err", err)
 				for _, a := range addrs {
 					b.fail(a, err)
 				}
-				sleepCtx(ctx, expBackoff(o.MinBackoff, o.MaxBackoff, lineFails))
+				sleepCtx(ctx, expBackoff(o.MinBackoff, o.MaxBackoff, line.fails))
 				continue
 			}
-			c = newConn(l)
 		}
-		now := time.Now()
-		for _, a := range addrs {
-			if ctx.Err() != nil {
-				return nil
-			}
-			b.mu.Lock()
-			k := b.pads[a]
-			skip := k.next.After(now)
-			text := k.display
-			b.mu.Unlock()
-			if skip {
-				continue
-			}
-			ioErr := b.exchange(ctx, c, a, text)
-			if ioErr != nil {
-				c.close()
-				stuck = c.done
-				c = nil
-				lineFails++
-				sleepCtx(ctx, expBackoff(o.MinBackoff, o.MaxBackoff, lineFails))
-				break
-			}
-			lineFails = 0
+		if err := b.round(ctx, &line, addrs); err != nil {
+			line.drop()
+			sleepCtx(ctx, expBackoff(o.MinBackoff, o.MaxBackoff, line.fails))
+			continue
 		}
 		sleepCtx(ctx, b.opts.PollInterval)
+	}
+	return nil
+}
+
+// busLine is the bus's serial line: the open connection, the one dropped
+// while a write was still blocked in it, and the failures in a row.
+type busLine struct {
+	c     *conn
+	stuck chan struct{}
+	fails int
+}
+
+// open dials the line unless the last connection's write is still stuck.
+func (l *busLine) open(o PortOpts) error {
+	if l.stuck != nil {
+		select {
+		case <-l.stuck:
+			l.stuck = nil
+		default:
+			l.fails++
+			return fmt.Errorf("led: open %s: previous write still blocked: %w", o.Name, ErrTimeout)
+		}
+	}
+	link, err := o.Dial(o)
+	if err != nil {
+		l.fails++
+		return err
+	}
+	l.c = newConn(link)
+	return nil
+}
+
+// drop closes a line that failed.
+func (l *busLine) drop() {
+	l.c.close()
+	l.stuck = l.c.done
+	l.c = nil
+	l.fails++
+}
+
+// round polls every keypad that is due once; it returns an error only when
+// the line failed, and a good exchange clears the line's failures.
+func (b *KeypadBus) round(ctx context.Context, line *busLine, addrs []int) error {
+	now := time.Now()
+	for _, a := range addrs {
+		if ctx.Err() != nil {
+			return nil
+		}
+		b.mu.Lock()
+		k := b.pads[a]
+		skip := k.next.After(now)
+		text := k.display
+		b.mu.Unlock()
+		if skip {
+			continue
+		}
+		if err := b.exchange(ctx, line.c, a, text); err != nil {
+			return err
+		}
+		line.fails = 0
 	}
 	return nil
 }

@@ -126,6 +126,10 @@ func enumName(names []string, v uint8) string {
 // String returns the lower-case name of r, or its number if unknown.
 func (r Role) String() string { return enumName(roleNames, uint8(r)) }
 
+// known reports whether r is one of the four roles (option known: HELLO
+// claims a role the daemon must recognise).
+func (r Role) known() bool { return int(r) < len(roleNames) && roleNames[r] != "" }
+
 // String returns the lower-case name of c, or its number if unknown.
 func (c Class) String() string { return enumName(classNames, uint8(c)) }
 

@@ -35,8 +35,8 @@ type MsgType uint8
 // String returns the specification name of t, e.g. "TAKE_TICKET", or
 // "0x7f" for an unknown type.
 func (t MsgType) String() string {
-	if s, ok := typeNames[t]; ok {
-		return s
+	if s := schemas[t]; s != nil {
+		return s.name
 	}
 	return fmt.Sprintf("0x%02x", uint8(t))
 }

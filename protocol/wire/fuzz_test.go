@@ -9,10 +9,16 @@ import (
 	"testing"
 )
 
-// addSeeds adds every canonical frame and a few broken ones; the committed
+// addSeeds adds every canonical frame, a message of every type with every
+// declared field set (see sample) and a few broken frames; the committed
 // corpus under testdata/fuzz holds the same vectors plus any crasher found.
 func addSeeds(f *testing.F, payloadOnly bool) {
-	for _, v := range vectors {
+	msgs := make([]vector, 0, len(vectors)+len(Types()))
+	msgs = append(msgs, vectors...)
+	for _, ty := range Types() {
+		msgs = append(msgs, vector{name: "sample " + ty.String(), msg: sample(ty)})
+	}
+	for _, v := range msgs {
 		b := v.encode(f)
 		if payloadOnly {
 			b = b[HeaderSize : len(b)-TrailerSize]

@@ -14,7 +14,7 @@ type Message interface {
 	// AppendBinary appends the payload encoding to dst.
 	AppendBinary(dst []byte) ([]byte, error)
 	// Decode replaces the message with the payload in src, skipping unknown
-	// tags. It never keeps a reference to src.
+	// tags, and checks it with Validate. It never keeps a reference to src.
 	Decode(src []byte) error
 }
 
@@ -48,17 +48,4 @@ func DecodeMessage(f Frame) (Message, error) {
 		return nil, err
 	}
 	return m, nil
-}
-
-// Types returns every message type in ascending order.
-func Types() []MsgType {
-	ts := make([]MsgType, 0, len(typeNames))
-	for t := MsgType(0); ; t++ {
-		if _, ok := typeNames[t]; ok {
-			ts = append(ts, t)
-		}
-		if t == 0xFF {
-			return ts
-		}
-	}
 }

@@ -33,8 +33,9 @@ const FieldHeaderSize = 4
 // MaxFieldLen is the largest value length a field header can declare.
 const MaxFieldLen = 0xFFFF
 
-// encoder appends fields to b. Zero values are omitted: an absent field
-// decodes as the zero value. The first error sticks.
+// encoder appends fields to b; the schema decides which fields to write
+// (zero values are omitted, elements of repeated fields are not). The first
+// error sticks.
 type encoder struct {
 	b   []byte
 	err error
@@ -50,62 +51,25 @@ func (e *encoder) header(tag uint8, wt FieldType, n int) {
 	e.b = append(e.b, tag, byte(wt), byte(n>>8), byte(n))
 }
 
-// uint writes v in exactly width bytes, omitting zero.
+// uint writes v in exactly width bytes.
 func (e *encoder) uint(tag uint8, v uint64, width int) {
-	if v == 0 {
-		return
-	}
-	e.uintAlways(tag, v, width)
-}
-
-// uintAlways writes v even when zero (elements of repeated integers).
-func (e *encoder) uintAlways(tag uint8, v uint64, width int) {
 	e.header(tag, FieldUint, width)
 	for i := width - 1; i >= 0; i-- {
 		e.b = append(e.b, byte(v>>(8*i)))
 	}
 }
 
+// int writes v in 8 bytes.
 func (e *encoder) int(tag uint8, v int64) {
-	if v == 0 {
-		return
-	}
 	e.header(tag, FieldInt, 8)
 	e.b = binary.BigEndian.AppendUint64(e.b, uint64(v))
 }
 
-func (e *encoder) bool(tag uint8, v bool) {
-	if v {
-		e.uintAlways(tag, 1, 1)
-	}
-}
-
-// str writes s, omitting "".
-func (e *encoder) str(tag uint8, s string) {
-	if s == "" {
-		return
-	}
-	e.header(tag, FieldString, len(s))
+// appendRaw writes a string or bytes field.
+func appendRaw[T string | []byte](e *encoder, tag uint8, wt FieldType, s T) {
+	e.header(tag, wt, len(s))
 	if len(s) <= MaxFieldLen {
 		e.b = append(e.b, s...)
-	}
-}
-
-// strAlways writes s even when empty (elements of repeated strings).
-func (e *encoder) strAlways(tag uint8, s string) {
-	e.header(tag, FieldString, len(s))
-	if len(s) <= MaxFieldLen {
-		e.b = append(e.b, s...)
-	}
-}
-
-func (e *encoder) bytes(tag uint8, p []byte) {
-	if len(p) == 0 {
-		return
-	}
-	e.header(tag, FieldBytes, len(p))
-	if len(p) <= MaxFieldLen {
-		e.b = append(e.b, p...)
 	}
 }
 
@@ -217,8 +181,14 @@ func (d *decoder) int() int64 {
 	return v
 }
 
+// bool returns the current field as a boolean: a uint that is 0 or 1
+// (PROTOCOL.md section 3); any other value does not fit the field.
 func (d *decoder) bool() bool {
-	return d.uint(64) != 0
+	v := d.uint(64)
+	if v > 1 {
+		d.fail(fmt.Sprintf("boolean %d, want 0 or 1", v))
+	}
+	return v == 1
 }
 
 func (d *decoder) str() string {

@@ -51,7 +51,7 @@ func Open(ctx context.Context, driver, dsn string, opts Opts) (*sqlstore.Store, 
 }
 
 // Guess names the driver of a DSN: postgres:// and postgresql:// URLs and
-// key=value strings with host= are PostgreSQL; user@tcp(...)/db and
+// key=value strings with host= are PostgreSQL; user@tcp(...)/db, tcp(...)/db and
 // mysql:// are MySQL (the mysql:// prefix is removed); anything else is a
 // SQLite file. It returns the driver and the DSN to pass to Open.
 func Guess(dsn string) (driver, rest string) {
@@ -62,9 +62,9 @@ func Guess(dsn string) (driver, rest string) {
 		return "mysql", strings.TrimPrefix(dsn, "mysql://")
 	case strings.HasPrefix(dsn, "sqlite://"):
 		return "sqlite", strings.TrimPrefix(dsn, "sqlite://")
-	case strings.Contains(dsn, "@tcp("), strings.Contains(dsn, "@unix("):
+	case strings.Contains(dsn, "@tcp("), strings.Contains(dsn, "@unix("), strings.HasPrefix(dsn, "tcp("):
 		return "mysql", dsn
-	case strings.Contains(dsn, "host=") && strings.Contains(dsn, " "):
+	case strings.Contains(dsn, "host=") && (strings.Contains(dsn, " ") || strings.Contains(dsn, "dbname=")):
 		return "postgres", dsn
 	}
 	return "sqlite", dsn

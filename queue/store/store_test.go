@@ -15,6 +15,8 @@ func TestGuess(t *testing.T) {
 		{"postgresql://u@h/db", "postgres", "postgresql://u@h/db"},
 		{"host=localhost dbname=ns", "postgres", "host=localhost dbname=ns"},
 		{"root@tcp(127.0.0.1:3306)/ns", "mysql", "root@tcp(127.0.0.1:3306)/ns"},
+		{"tcp(127.0.0.1:3306)/ns", "mysql", "tcp(127.0.0.1:3306)/ns"},
+		{"host=/run/postgresql dbname=ns", "postgres", "host=/run/postgresql dbname=ns"},
 		{"mysql://root@tcp(db:3306)/ns", "mysql", "root@tcp(db:3306)/ns"},
 		{"sqlite://var/ns.db", "sqlite", "var/ns.db"},
 		{"nowserving.db", "sqlite", "nowserving.db"},

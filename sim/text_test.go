@@ -1,9 +1,7 @@
-package main
+package sim
 
 import (
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/nowserving/nowserving/protocol/wire"
 )
@@ -23,8 +21,8 @@ func TestEventLine(t *testing.T) {
 		{wire.Event{Version: 6, Kind: wire.EventCancelled, Number: "A002"}, "v6 CANCELLED A002"},
 		{wire.Event{Version: 7, Kind: 99, Number: "A002"}, "v7 99 A002"},
 	} {
-		if got := eventLine(&tc.e); got != tc.want {
-			t.Errorf("eventLine(%+v) = %q, want %q", tc.e, got, tc.want)
+		if got := EventLine(&tc.e); got != tc.want {
+			t.Errorf("EventLine(%+v) = %q, want %q", tc.e, got, tc.want)
 		}
 	}
 }
@@ -41,79 +39,38 @@ func TestTicketLine(t *testing.T) {
 		{wire.Ticket{Number: "A001", Status: wire.StatusWaiting, Service: "B", PeopleAhead: 2}, "A001 waiting in B, 2 ahead"},
 		{wire.Ticket{Number: "A001", Status: wire.StatusWaiting, Service: "B", Counter: 3}, "A001 waiting in B for counter 3, 0 ahead"},
 	} {
-		if got := ticketLine(&tc.t); got != tc.want {
-			t.Errorf("ticketLine(%+v) = %q, want %q", tc.t, got, tc.want)
+		if got := TicketLine(&tc.t); got != tc.want {
+			t.Errorf("TicketLine(%+v) = %q, want %q", tc.t, got, tc.want)
 		}
 	}
 }
 
 func TestWaitText(t *testing.T) {
 	for sec, want := range map[uint32]string{0: "none", 59: "under a minute", 60: "about 1 minute", 89: "about 1 minute", 90: "about 2 minutes", 360: "about 6 minutes"} {
-		if got := waitText(sec); got != want {
-			t.Errorf("waitText(%d) = %q, want %q", sec, got, want)
-		}
-	}
-}
-
-func TestParseRate(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want float64
-		bad  bool
-	}{
-		{"5/s", 5, false}, {"5", 5, false}, {"120/m", 2, false}, {"3600/h", 1, false},
-		{"0/s", 0, true}, {"x/s", 0, true}, {"5/d", 0, true}, {"-1", 0, true},
-	} {
-		got, err := parseRate(tc.in)
-		if (err != nil) != tc.bad || got != tc.want {
-			t.Errorf("parseRate(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.bad)
+		if got := WaitText(sec); got != want {
+			t.Errorf("WaitText(%d) = %q, want %q", sec, got, want)
 		}
 	}
 }
 
 func TestParseClass(t *testing.T) {
-	if c, err := parseClass("VIP"); err != nil || c != wire.ClassVIP {
-		t.Errorf("parseClass(VIP) = %v, %v", c, err)
+	if c, err := ParseClass("VIP"); err != nil || c != wire.ClassVIP {
+		t.Errorf("ParseClass(VIP) = %v, %v", c, err)
 	}
-	if _, err := parseClass("gold"); err == nil {
-		t.Error("parseClass(gold): want an error")
+	if _, err := ParseClass("gold"); err == nil {
+		t.Error("ParseClass(gold): want an error")
 	}
 }
 
 func TestCounterNum(t *testing.T) {
 	for in, want := range map[string]uint32{"": 0, "5": 5, "12": 12} {
-		if got, err := counterNum(in); err != nil || got != want {
-			t.Errorf("counterNum(%q) = %d, %v", in, got, err)
+		if got, err := CounterNum(in); err != nil || got != want {
+			t.Errorf("CounterNum(%q) = %d, %v", in, got, err)
 		}
 	}
 	for _, in := range []string{"0", "A", "-1"} {
-		if _, err := counterNum(in); err == nil {
-			t.Errorf("counterNum(%q): want an error", in)
+		if _, err := CounterNum(in); err == nil {
+			t.Errorf("CounterNum(%q): want an error", in)
 		}
-	}
-}
-
-func TestParseRSS(t *testing.T) {
-	got, err := parseRSS(strings.NewReader("Name:\tnowserving\nVmPeak:\t 9 kB\nVmRSS:\t   12345 kB\nThreads: 4\n"))
-	if err != nil || got != 12345*1024 {
-		t.Errorf("parseRSS = %d, %v; want %d", got, err, 12345*1024)
-	}
-	if _, err := parseRSS(strings.NewReader("Name: x\n")); err == nil {
-		t.Error("parseRSS without VmRSS: want an error")
-	}
-}
-
-func TestPercentile(t *testing.T) {
-	var d []time.Duration
-	for i := 1; i <= 100; i++ {
-		d = append(d, time.Duration(i)*time.Millisecond)
-	}
-	for p, want := range map[float64]time.Duration{50: 51 * time.Millisecond, 99: 99 * time.Millisecond, 100: 100 * time.Millisecond, 0: time.Millisecond} {
-		if got := percentile(d, p); got != want {
-			t.Errorf("percentile(%v) = %v, want %v", p, got, want)
-		}
-	}
-	if percentile(nil, 50) != 0 {
-		t.Error("percentile of nothing should be 0")
 	}
 }

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/sim"
+	"github.com/nowserving/nowserving/tui"
+)
+
+// consoleSetup is what the flags resolve to.
+type consoleSetup struct {
+	addr     string
+	deviceID string
+	secret   []byte
+	sites    []tui.SiteOpts
+}
+
+// resolveConsole reads the configuration and picks the device and sites.
+func resolveConsole(f *consoleFlags) (*consoleSetup, error) {
+	var cfg *config.Config
+	if file := sim.ConfigFile(f.config, f.device, f.secret); file != "" {
+		c, err := config.Load(config.Opts{File: file})
+		if err != nil {
+			return nil, fmt.Errorf("console: %w", err)
+		}
+		cfg = c
+	}
+	cs := &consoleSetup{addr: sim.Addr(f.addr, cfg)}
+	devSite := ""
+	switch {
+	case f.device != "" && f.secret != "":
+		cs.deviceID, cs.secret = f.device, []byte(f.secret)
+		if cfg != nil {
+			if d, ok := cfg.Device(f.device); ok {
+				devSite = d.Site
+			}
+		}
+	case cfg == nil:
+		return nil, errors.New("console: no console device: give --config, or --device and --secret")
+	case f.device != "":
+		d, ok := cfg.Device(f.device)
+		if !ok {
+			return nil, fmt.Errorf("console: device %q is not in the configuration", f.device)
+		}
+		cs.deviceID, cs.secret, devSite = d.ID, []byte(d.Secret), d.Site
+	default:
+		for _, d := range cfg.Devices {
+			if d.Role == config.RoleConsole {
+				cs.deviceID, cs.secret, devSite = d.ID, []byte(d.Secret), d.Site
+				break
+			}
+		}
+		if cs.deviceID == "" {
+			return nil, errors.New("console: the configuration has no console device (devices: role: console)")
+		}
+	}
+	var codes []string
+	for _, s := range f.sites {
+		if s = strings.TrimSpace(s); s != "" {
+			codes = append(codes, s)
+		}
+	}
+	switch {
+	case len(codes) > 0:
+	case devSite != "":
+		codes = []string{devSite}
+	case cfg != nil && len(cfg.Sites) > 0:
+		for _, s := range cfg.Sites {
+			codes = append(codes, s.ID)
+		}
+	default:
+		codes = []string{""} // the daemon's only site
+	}
+	for _, code := range codes {
+		cs.sites = append(cs.sites, siteOpts(cfg, code))
+	}
+	return cs, nil
+}
+
+// siteOpts is what the configuration says of site code for the console.
+func siteOpts(cfg *config.Config, code string) tui.SiteOpts {
+	so := tui.SiteOpts{Code: code}
+	if cfg == nil {
+		return so
+	}
+	s, ok := cfg.Site(code)
+	if !ok {
+		return so
+	}
+	so.Name = s.Name.Pick("en")
+	so.Location = s.Location()
+	for _, sv := range s.Services {
+		so.Services = append(so.Services, tui.ServiceOpts{Code: sv.Code, Name: sv.Name.Pick("en"), WaitTarget: sv.WaitTarget})
+	}
+	for _, c := range s.Counters {
+		id, err := strconv.ParseUint(c.ID, 10, 32)
+		if err != nil {
+			continue
+		}
+		co := tui.CounterOpts{ID: uint32(id), Name: c.Name.Pick("en")}
+		if co.Name == "" {
+			co.Name = "Counter " + c.ID
+		}
+		for _, cs := range c.Services {
+			co.Services = append(co.Services, cs.Service)
+		}
+		for _, d := range cfg.Devices {
+			if d.Role == config.RoleKeypad && d.Site == s.ID && d.Counter == c.ID {
+				co.Keypad = d.ID
+				break
+			}
+		}
+		so.Counters = append(so.Counters, co)
+	}
+	return so
+}

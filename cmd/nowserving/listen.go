@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/daemon"
+	"github.com/nowserving/nowserving/devices"
+	"github.com/nowserving/nowserving/metrics"
+	"github.com/nowserving/nowserving/protocol"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/web"
+)
+
+// protocolOpts wires the protocol server to the engine, the devices and
+// the metrics.
+func protocolOpts(cfg *config.Config, eng *queue.Engine, dev *devices.Dispatcher, devs []protocol.Device, log *slog.Logger) protocol.Opts {
+	return protocol.Opts{
+		Engine: eng, Devices: devs, Logger: log,
+		Heartbeat: cfg.Listen.Heartbeat, MaxConns: cfg.Listen.MaxConnections,
+		MaxPending: cfg.Listen.MaxPending, HandshakeTimeout: cfg.Listen.HandshakeTimeout,
+		Render: dev.RenderTicket, Reprint: dev.Reprint, Health: daemon.DeviceHealth(dev.Status),
+		Print: func(ctx context.Context, device string, t queue.Ticket, p queue.Position) error {
+			if !dev.HasPrinter(device) {
+				return nil
+			}
+			return dev.PrintTicket(ctx, device, t, p)
+		},
+	}
+}
+
+// listenProtocol listens on listen.protocol (with TLS when listen.tls is
+// set) and adds the protocol part serving po there.
+func (d *server) listenProtocol(ctx context.Context, cfg *config.Config, po protocol.Opts, reg *prometheus.Registry) (net.Listener, error) {
+	pm, err := metrics.NewProtocol(reg)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	po.Metrics = pm
+	if po.TLSConfig, err = tlsConfig(cfg.Listen.TLS); err != nil {
+		return nil, err
+	}
+	srv, err := protocol.New(po)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", cfg.Listen.Protocol)
+	if err != nil {
+		return nil, fmt.Errorf("serve: listen on %s: %w", cfg.Listen.Protocol, err)
+	}
+	d.protocolAddr = ln.Addr()
+	d.tls = po.TLSConfig != nil
+	d.Parts = append(d.Parts, &daemon.Protocol{Server: srv, Listener: ln})
+	return ln, nil
+}
+
+// tlsConfig is the protocol listener's TLS configuration, nil without
+// listen.tls.
+func tlsConfig(t config.TLS) (*tls.Config, error) {
+	if !t.Enabled() {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(t.Cert, t.Key)
+	if err != nil {
+		return nil, fmt.Errorf("serve: load TLS key pair: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// listenHTTP listens on listen.http, when set, and adds the web part
+// serving the API, the displays, /metrics and /readyz there.
+func (d *server) listenHTTP(ctx context.Context, cfg *config.Config, eng *queue.Engine, reg *prometheus.Registry, ps *daemon.PendingStore, log *slog.Logger) error {
+	if cfg.Listen.HTTP == "" {
+		return nil
+	}
+	langs := map[string][]string{}
+	for _, s := range cfg.Sites {
+		langs[s.ID] = s.Languages
+	}
+	var tokens []web.TokenInfo
+	for _, t := range cfg.HTTP.Tokens {
+		tokens = append(tokens, web.TokenInfo{Name: t.Name, Token: t.Token, Sites: t.Sites})
+	}
+	ready := daemon.NewReadiness(ps, probeName(cfg), cfg.Store.Timeout)
+	ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: ready.Ready, Languages: langs, Tokens: tokens, Logger: log})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	var lc net.ListenConfig
+	hl, err := lc.Listen(ctx, "tcp", cfg.Listen.HTTP)
+	if err != nil {
+		return fmt.Errorf("serve: listen on %s: %w", cfg.Listen.HTTP, err)
+	}
+	d.httpAddr = hl.Addr()
+	d.Parts = append(d.Parts, web.Part{Server: ws, Listener: hl}) // takes requests: stops early
+	log.Info("listening", "http", hl.Addr().String())
+	return nil
+}
+
+// protocolDevices maps the configured devices onto the server's.
+func protocolDevices(in []config.Device) ([]protocol.Device, error) {
+	out := make([]protocol.Device, 0, len(in))
+	for _, d := range in {
+		r, err := protocol.ParseRole(string(d.Role))
+		if err != nil {
+			return nil, fmt.Errorf("device %s: %w", d.ID, err)
+		}
+		out = append(out, protocol.Device{ID: d.ID, Role: r, Site: d.Site, Counter: d.Counter, Secret: []byte(d.Secret)})
+	}
+	return out, nil
+}
+
+// probeName names this daemon's row of the health table: its host and
+// configured protocol address, stable across restarts.
+func probeName(cfg *config.Config) string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown-host"
+	}
+	return host + " " + cfg.Listen.Protocol
+}

@@ -1,0 +1,92 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/nowserving/nowserving/protocol"
+	"github.com/nowserving/nowserving/queue"
+)
+
+// Protocol serves the device protocol on one listener.
+type Protocol struct {
+	Server   *protocol.Server
+	Listener net.Listener
+}
+
+// Name names the part.
+func (p *Protocol) Name() string { return "protocol" }
+
+// Run serves until Shutdown.
+func (p *Protocol) Run(context.Context) error {
+	if err := p.Server.Serve(p.Listener); !errors.Is(err, protocol.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops accepting and drains the sessions within ctx.
+func (p *Protocol) Shutdown(ctx context.Context) error { return p.Server.Shutdown(ctx) }
+
+// Sweeper expires past days and applies call time-outs every few seconds.
+type Sweeper struct {
+	eng   *queue.Engine
+	every time.Duration
+	log   *slog.Logger
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// NewSweeper returns a sweeper of eng running every so often.
+func NewSweeper(eng *queue.Engine, every time.Duration, log *slog.Logger) *Sweeper {
+	return &Sweeper{eng: eng, every: every, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Name names the part.
+func (s *Sweeper) Name() string { return "sweeper" }
+
+// Run sweeps until Shutdown, ctx ends or the engine closes; a failed
+// sweep is logged and tried again next time.
+func (s *Sweeper) Run(ctx context.Context) error {
+	defer close(s.done)
+	tk := time.NewTicker(s.every)
+	defer tk.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return nil
+		case <-ctx.Done():
+			return nil
+		case <-tk.C:
+		}
+		sctx, cancel := context.WithTimeout(ctx, s.every)
+		n, err := s.eng.Sweep(sctx)
+		cancel()
+		switch {
+		case errors.Is(err, queue.ErrClosed) || errors.Is(err, context.Canceled):
+			return nil
+		case err != nil:
+			s.log.Warn("sweep failed", "err", err)
+		case n > 0:
+			s.log.Info("swept tickets", "moved", n)
+		}
+	}
+}
+
+// Shutdown stops the sweeps, waiting for one in flight within ctx.
+func (s *Sweeper) Shutdown(ctx context.Context) error {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
