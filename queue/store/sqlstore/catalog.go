@@ -34,7 +34,6 @@ func (d *Dialect) Catalog() []NamedStmt {
 	q := newQueries(d)
 	const site, day, service = "s1", "2026-03-02", "A"
 	before := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC).UnixMilli()
-	priority := []queue.Class{queue.ClassEmergency, queue.ClassVIP}
 	tk := exampleTicket()
 	var out []NamedStmt
 	add := func(name, use string, st Stmt) { out = append(out, NamedStmt{name, use, st}) }
@@ -52,28 +51,8 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("Ticket", "", q.ticket(tk.ID))
 	add("TicketByNumber", "", q.ticketByNumber(queue.NumberKey{Site: site, Day: day, Number: tk.Number}))
 
-	heads := []struct {
-		use string
-		hq  queue.HeadQuery
-	}{
-		{"", queue.HeadQuery{}},
-		{"", queue.HeadQuery{Service: service}},
-		{"", queue.HeadQuery{Counter: "c1"}},
-		{"", queue.HeadQuery{Classes: priority}},
-		{"", queue.HeadQuery{NotClasses: priority}},
-		{"", queue.HeadQuery{WaitingBefore: before}},
-		{"", queue.HeadQuery{ByWait: true}},
-		{"", queue.HeadQuery{Lock: true}},
-		{"call next: the queue of a service", queue.HeadQuery{Service: service, Lock: true}},
-		{"call next: a ratio's priority tickets", queue.HeadQuery{Service: service, Classes: priority, Lock: true}},
-		{"call next: a ratio's other tickets", queue.HeadQuery{Service: service, NotClasses: priority, Lock: true}},
-		{"call next: tickets transferred to the counter", queue.HeadQuery{Counter: "c1", Lock: true}},
-		{"call next: tickets over the service's maximum wait", queue.HeadQuery{Service: service, WaitingBefore: before, ByWait: true}},
-		{"", queue.HeadQuery{Service: service, Counter: "c1", Classes: priority, NotClasses: []queue.Class{queue.ClassRevisit},
-			WaitingBefore: before, ByWait: true, Lock: true}},
-	}
-	for _, h := range heads {
-		hq := h.hq
+	for _, h := range exampleHeads(service, before) {
+		hq := h.q
 		hq.Site, hq.Day = site, day
 		add("Head"+setFields(hq, "Site", "Day"), h.use, q.head(hq, hq.Lock))
 	}
@@ -83,27 +62,8 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("Ahead", "", q.ahead(tk))
 	add("SetSortKey", "", q.setSortKey(tk.ID, tk.SortKey))
 
-	statuses := []queue.Status{queue.StatusCalled, queue.StatusServing}
-	finds := []struct {
-		use string
-		f   queue.Filter
-	}{
-		{"", queue.Filter{}},
-		{"", queue.Filter{Service: service}},
-		{"", queue.Filter{Day: day}},
-		{"", queue.Filter{BeforeDay: day}},
-		{"", queue.Filter{Statuses: statuses}},
-		{"", queue.Filter{CalledBefore: before}},
-		{"", queue.Filter{Limit: 1000}},
-		{"sweep: expire the waiting tickets of past days",
-			queue.Filter{BeforeDay: day, Statuses: []queue.Status{queue.StatusWaiting}, Limit: 1000}},
-		{"sweep: expire the tickets counters still hold after the rollover", queue.Filter{BeforeDay: day, Statuses: statuses, Limit: 1000}},
-		{"sweep: call time-outs",
-			queue.Filter{Service: service, Day: day, Statuses: []queue.Status{queue.StatusCalled}, CalledBefore: before, Limit: 1000}},
-		{"", queue.Filter{Service: service, Day: day, BeforeDay: "2026-03-03", Statuses: statuses, CalledBefore: before, Limit: 1000}},
-	}
-	for _, f := range finds {
-		flt := f.f
+	for _, f := range exampleFinds(day, service, before) {
+		flt := f.q
 		flt.Site = site
 		add("Find"+setFields(flt, "Site"), f.use, q.find(flt))
 	}
@@ -125,6 +85,57 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("Events{After}", "", q.events(queue.EventsQuery{Site: site, After: 41}))
 	add("LastVersion", "", q.lastVersion(site))
 	return out
+}
+
+// example is one variant of a query in the catalog: use names the Engine
+// operation that sends it, if one does.
+type example[Q any] struct {
+	use string
+	q   Q
+}
+
+// exampleHeads are the variants of Head in the catalog (Site and Day are
+// set by the caller).
+func exampleHeads(service string, before int64) []example[queue.HeadQuery] {
+	priority := []queue.Class{queue.ClassEmergency, queue.ClassVIP}
+	return []example[queue.HeadQuery]{
+		{"", queue.HeadQuery{}},
+		{"", queue.HeadQuery{Service: service}},
+		{"", queue.HeadQuery{Counter: "c1"}},
+		{"", queue.HeadQuery{Classes: priority}},
+		{"", queue.HeadQuery{NotClasses: priority}},
+		{"", queue.HeadQuery{WaitingBefore: before}},
+		{"", queue.HeadQuery{ByWait: true}},
+		{"", queue.HeadQuery{Lock: true}},
+		{"call next: the queue of a service", queue.HeadQuery{Service: service, Lock: true}},
+		{"call next: a ratio's priority tickets", queue.HeadQuery{Service: service, Classes: priority, Lock: true}},
+		{"call next: a ratio's other tickets", queue.HeadQuery{Service: service, NotClasses: priority, Lock: true}},
+		{"call next: tickets transferred to the counter", queue.HeadQuery{Counter: "c1", Lock: true}},
+		{"call next: tickets over the service's maximum wait", queue.HeadQuery{Service: service, WaitingBefore: before, ByWait: true}},
+		{"", queue.HeadQuery{Service: service, Counter: "c1", Classes: priority, NotClasses: []queue.Class{queue.ClassRevisit},
+			WaitingBefore: before, ByWait: true, Lock: true}},
+	}
+}
+
+// exampleFinds are the variants of Find in the catalog (Site is set by the
+// caller).
+func exampleFinds(day, service string, before int64) []example[queue.Filter] {
+	statuses := []queue.Status{queue.StatusCalled, queue.StatusServing}
+	return []example[queue.Filter]{
+		{"", queue.Filter{}},
+		{"", queue.Filter{Service: service}},
+		{"", queue.Filter{Day: day}},
+		{"", queue.Filter{BeforeDay: day}},
+		{"", queue.Filter{Statuses: statuses}},
+		{"", queue.Filter{CalledBefore: before}},
+		{"", queue.Filter{Limit: 1000}},
+		{"sweep: expire the waiting tickets of past days",
+			queue.Filter{BeforeDay: day, Statuses: []queue.Status{queue.StatusWaiting}, Limit: 1000}},
+		{"sweep: expire the tickets counters still hold after the rollover", queue.Filter{BeforeDay: day, Statuses: statuses, Limit: 1000}},
+		{"sweep: call time-outs",
+			queue.Filter{Service: service, Day: day, Statuses: []queue.Status{queue.StatusCalled}, CalledBefore: before, Limit: 1000}},
+		{"", queue.Filter{Service: service, Day: day, BeforeDay: "2026-03-03", Statuses: statuses, CalledBefore: before, Limit: 1000}},
+	}
 }
 
 // setFields names the fields of the struct v that are not zero, skip
