@@ -109,7 +109,7 @@ func (e *Engine) issue(ctx context.Context, tx Tx, j *job, s *Site, r IssueReque
 		return Ticket{}, fmt.Errorf("%w: %s at %s", ErrServiceClosed, sv.Code, now.In(s.Location).Format("Mon 15:04"))
 	}
 	day := s.Day(now)
-	seq, err := tx.NextSeq(ctx, s.ID, sv.Code, day)
+	seq, err := tx.NextSeq(ctx, DayKey{Site: s.ID, Service: sv.Code, Day: day})
 	if err != nil {
 		return Ticket{}, fmt.Errorf("queue: issue ticket for %s: next number: %w", sv.Code, err)
 	}
@@ -157,7 +157,7 @@ func place(ctx context.Context, tx Tx, t *Ticket, n int) error {
 	if n < 0 {
 		n = 0
 	}
-	list, err := tx.Waiting(ctx, t.Site, t.Day, t.Queue, t.Rank, n+1)
+	list, err := tx.Waiting(ctx, WaitingQuery{Site: t.Site, Day: t.Day, Service: t.Queue, Rank: t.Rank, Limit: n + 1})
 	if err != nil {
 		return fmt.Errorf("queue: place %s: %w", t.Number, err)
 	}
@@ -179,7 +179,7 @@ func place(ctx context.Context, tx Tx, t *Ticket, n int) error {
 	}
 	// No room left between the neighbours: spread the band again, keeping
 	// its order, then insert.
-	all, err := tx.Waiting(ctx, t.Site, t.Day, t.Queue, t.Rank, 1<<30)
+	all, err := tx.Waiting(ctx, WaitingQuery{Site: t.Site, Day: t.Day, Service: t.Queue, Rank: t.Rank, Limit: 1 << 30})
 	if err != nil {
 		return fmt.Errorf("queue: place %s: %w", t.Number, err)
 	}
@@ -239,7 +239,7 @@ func counterTicket(ctx context.Context, tx Tx, s *Site, id string) (*Counter, Co
 	if err != nil {
 		return nil, CounterState{}, nil, err
 	}
-	cs, err := tx.Counter(ctx, s.ID, id)
+	cs, err := tx.Counter(ctx, CounterKey{Site: s.ID, ID: id})
 	if err != nil {
 		return nil, cs, nil, fmt.Errorf("queue: read counter %s: %w", id, err)
 	}
@@ -334,7 +334,7 @@ func (e *Engine) CallNext(ctx context.Context, r CounterRequest) (Ticket, error)
 				if p.priority {
 					n = 0
 				}
-				if err := tx.SetStreak(ctx, s.ID, p.t.Queue, n); err != nil {
+				if err := tx.SetStreak(ctx, ServiceKey{Site: s.ID, Service: p.t.Queue}, n); err != nil {
 					return Ticket{}, fmt.Errorf("queue: ratio streak of %s: %w", p.t.Queue, err)
 				}
 			}
@@ -430,7 +430,7 @@ func serviceHead(ctx context.Context, tx Tx, s *Site, code, day string, lock boo
 		}
 		return &picked{t: t}, nil
 	}
-	streak, err := tx.Streak(ctx, s.ID, code)
+	streak, err := tx.Streak(ctx, ServiceKey{Site: s.ID, Service: code})
 	if err != nil {
 		return nil, wrapErr(err, code)
 	}
@@ -488,7 +488,7 @@ func (e *Engine) byNumber(ctx context.Context, tx Tx, s *Site, number string, no
 	if number == "" {
 		return nil, fmt.Errorf("%w: no ticket number", ErrBadRequest)
 	}
-	t, err := tx.TicketByNumber(ctx, s.ID, s.Day(now), number)
+	t, err := tx.TicketByNumber(ctx, NumberKey{Site: s.ID, Day: s.Day(now), Number: number})
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s today at %s", ErrNotFound, number, s.ID)
 	}
@@ -648,7 +648,7 @@ func freeCounterOf(ctx context.Context, tx Tx, site, counter string, ticket int6
 	if counter == "" {
 		return nil
 	}
-	cs, err := tx.Counter(ctx, site, counter)
+	cs, err := tx.Counter(ctx, CounterKey{Site: site, ID: counter})
 	if err != nil {
 		return fmt.Errorf("queue: read counter %s: %w", counter, err)
 	}
@@ -674,7 +674,7 @@ func (e *Engine) setMode(ctx context.Context, r CounterRequest, op string, mode 
 		if err != nil {
 			return CounterState{}, err
 		}
-		cs, err := tx.Counter(ctx, s.ID, c.ID)
+		cs, err := tx.Counter(ctx, CounterKey{Site: s.ID, ID: c.ID})
 		if err != nil {
 			return CounterState{}, fmt.Errorf("queue: read counter %s: %w", c.ID, err)
 		}

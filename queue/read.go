@@ -67,7 +67,7 @@ func (e *Engine) Snapshot(ctx context.Context, site string) (Snapshot, error) {
 		if err != nil {
 			return err
 		}
-		rows, err := tx.Stats(ctx, s.ID, snap.Day)
+		rows, err := tx.Stats(ctx, SiteDay{Site: s.ID, Day: snap.Day})
 		if err != nil {
 			return err
 		}
@@ -243,7 +243,7 @@ func (e *Engine) Events(ctx context.Context, site string, after int64, limit int
 	var evs []Event
 	err := e.view(ctx, func(ctx context.Context, tx Tx) error {
 		var err error
-		evs, err = tx.Events(ctx, site, after, limit)
+		evs, err = tx.Events(ctx, EventsQuery{Site: site, After: after, Limit: limit})
 		return err
 	})
 	if err != nil {
