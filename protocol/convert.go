@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/view"
 )
 
 // statusOf maps an engine error onto what a device is told. Domain
@@ -150,25 +150,6 @@ func eventMsg(site *queue.Site, ev *queue.Event) (*wire.Event, bool) {
 	return m, true
 }
 
-// pickName picks a display name: English, else the first language in
-// alphabetical order, else fallback.
-func pickName(names map[string]string, fallback string) string {
-	if n := names["en"]; n != "" {
-		return n
-	}
-	keys := make([]string, 0, len(names))
-	for k := range names {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if names[k] != "" {
-			return names[k]
-		}
-	}
-	return fallback
-}
-
 // snapshotBody is the SNAPSHOT answer for snap, without device health.
 func snapshotBody(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 	m := &wire.Snapshot{Version: uint64(snap.Version), Site: snap.Site, ServiceDay: snap.Day}
@@ -178,7 +159,7 @@ func snapshotBody(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 	names := map[string]string{}
 	targets := map[string]time.Duration{}
 	for _, sv := range site.Services {
-		names[sv.Code] = pickName(sv.Names, sv.Code)
+		names[sv.Code] = site.PickName(sv.Names, "", sv.Code)
 		targets[sv.Code] = sv.WaitTarget
 	}
 	for _, st := range snap.Services {
@@ -192,7 +173,7 @@ func snapshotBody(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 	}
 	cnames := map[string]string{}
 	for _, c := range site.Counters {
-		cnames[c.ID] = pickName(c.Names, "Counter "+c.ID)
+		cnames[c.ID] = site.PickName(c.Names, "", "Counter "+c.ID)
 	}
 	for _, c := range snap.Counters {
 		ci := wire.CounterInfo{ID: counterWire(c.ID), Name: cnames[c.ID], State: modeToWire[c.Mode], Served: uint32(c.Served)}
@@ -226,7 +207,7 @@ func seconds(d time.Duration) uint32 {
 }
 
 // waitingFor counts the tickets waiting in the services a counter serves.
-func waitingFor(site *queue.Site, snap *queue.Snapshot, counter string) int {
+func waitingFor(site *queue.Site, v *view.Site, counter string) int {
 	serves := map[string]bool{}
 	for _, c := range site.Counters {
 		if c.ID == counter {
@@ -236,9 +217,9 @@ func waitingFor(site *queue.Site, snap *queue.Snapshot, counter string) int {
 		}
 	}
 	n := 0
-	for _, st := range snap.Services {
-		if serves[st.Code] {
-			n += st.Waiting
+	for _, sv := range v.Services {
+		if serves[sv.Code] {
+			n += sv.Waiting
 		}
 	}
 	return n

@@ -429,6 +429,13 @@ func appendEvents(ctx context.Context, tx Tx, jobs []*job) error {
 // returned as it was; otherwise fn runs and its result is stored in the same
 // transaction.
 func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error)) (T, error) {
+	return doRedo(ctx, e, r, op, fn, nil)
+}
+
+// doRedo is do with redo, when not nil, run in the same transaction on a
+// stored result returned again, e.g. to read what changed since.
+func doRedo[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error),
+	redo func(ctx context.Context, tx Tx, s *Site, v T) error) (T, error) {
 	var zero T
 	s, err := e.Site(r.Site)
 	if err != nil {
@@ -447,6 +454,11 @@ func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx
 			var v T
 			if err := json.Unmarshal(j.prior.Result, &v); err != nil {
 				return fmt.Errorf("queue: decode stored result of %s: %w", op, err)
+			}
+			if redo != nil {
+				if err := redo(ctx, tx, s, v); err != nil {
+					return err
+				}
 			}
 			res = v
 			return nil

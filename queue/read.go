@@ -214,6 +214,9 @@ func (e *Engine) position(ctx context.Context, tx Tx, s *Site, t *Ticket) (Posit
 	if err != nil {
 		return p, err
 	}
+	if n == 0 || sv.AvgService == 0 {
+		return p, nil // no wait, whichever counters are open
+	}
 	states, err := tx.Counters(ctx, s.ID)
 	if err != nil {
 		return p, fmt.Errorf("queue: position of %s: %w", t.Number, err)
