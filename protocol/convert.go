@@ -134,10 +134,18 @@ func eventMsg(site *queue.Site, ev *queue.Event) (*wire.Event, bool) {
 		Version: uint64(ev.Version), Site: ev.Site, Kind: k, Number: ev.Number, Service: ev.Service,
 		Counter: counterWire(ev.Counter), Actor: ev.Actor, Status: statusToWire[ev.Status],
 		TicketID: uint64(ev.TicketID), CallCount: uint16(min(ev.CallCount, 0xFFFF)),
+		From: statusToWire[ev.From], FromService: ev.FromQueue, FromCounter: counterWire(ev.FromCounter),
+		Class: classToWire[ev.Class], WaitedMS: millis(ev.Waited), ServiceMS: millis(ev.ServiceTime),
+	}
+	if ev.Issuer != ev.Service {
+		m.Issuer = ev.Issuer
 	}
 	if !ev.At.IsZero() {
 		m.TimeMS = ev.At.UnixMilli()
 		m.ServiceDay = site.Day(ev.At)
+	}
+	if ev.Day != m.ServiceDay {
+		m.TicketDay = ev.Day
 	}
 	return m, true
 }
@@ -160,7 +168,7 @@ func snapshotBody(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 			Issued: uint32(st.Issued), Open: st.Open && !st.Full,
 			NoShows: uint32(st.NoShows), Cancelled: uint32(st.Cancelled), Full: st.Full,
 			LongestWaitS: seconds(st.LongestWait), AvgWaitS: seconds(st.AvgWait), AvgServiceS: seconds(st.AvgService),
-			WaitTargetS: seconds(targets[st.Code]),
+			WaitTargetS: seconds(targets[st.Code]), Called: uint32(st.Called),
 		})
 	}
 	cnames := map[string]string{}
@@ -174,10 +182,20 @@ func snapshotBody(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 		}
 		if c.Ticket != nil {
 			ci.Number, ci.Status, ci.Service = c.Ticket.Number, statusToWire[c.Ticket.Status], c.Ticket.Queue
+			ci.TicketID = uint64(c.Ticket.ID)
 		}
 		m.Counters = append(m.Counters, ci)
 	}
 	return m
+}
+
+// millis is d in whole milliseconds for the wire, 0 for negative
+// durations.
+func millis(d time.Duration) uint32 {
+	if d <= 0 {
+		return 0
+	}
+	return uint32(min(d/time.Millisecond, 1<<32-1))
 }
 
 // seconds is d in whole seconds for the wire, 0 for negative durations.
