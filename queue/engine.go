@@ -330,50 +330,11 @@ func (e *Engine) apply(jobs []*job) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
-		var keys []RequestKey
-		for _, j := range jobs {
-			j.events, j.err, j.prior, j.save = j.events[:0], nil, nil, nil
-			if j.key.Key != "" {
-				keys = append(keys, j.key)
-			}
+		if err := lookupPriors(ctx, tx, jobs); err != nil {
+			return err
 		}
-		if len(keys) > 0 {
-			stored, err := tx.LookupRequests(ctx, keys)
-			if err != nil {
-				return fmt.Errorf("queue: look up requests: %w", err)
-			}
-			for _, j := range jobs {
-				if r, ok := stored[j.key]; ok && j.key.Key != "" {
-					j.prior = &r
-				}
-			}
-		}
-		if len(jobs) == 1 {
-			if err := jobs[0].fn(ctx, tx, jobs[0]); err != nil {
-				return err
-			}
-		} else {
-			for i, j := range jobs {
-				// Savepoints are not released: RELEASE would cost a round
-				// trip and free nothing a batch needs back.
-				sp := fmt.Sprintf("r%d", i)
-				if err := tx.Savepoint(ctx, sp); err != nil {
-					return err
-				}
-				if err := j.fn(ctx, tx, j); err != nil {
-					// Only a refusal of this one request is rolled back to
-					// its savepoint; anything else (above all a
-					// transaction the database aborted, after which only
-					// ROLLBACK may run) fails the whole transaction.
-					if !IsRefusal(err) {
-						return err
-					}
-					j.err, j.events, j.save = err, j.events[:0], nil
-					if err := tx.RollbackTo(ctx, sp); err != nil {
-						return err
-					}
-				}
-			}
+		if err := runJobs(ctx, tx, jobs); err != nil {
+			return err
 		}
 		if err := appendEvents(ctx, tx, jobs); err != nil {
 			return err
@@ -389,11 +350,68 @@ func (e *Engine) apply(jobs []*job) error {
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, ErrUnavailable) && ctx.Err() != nil {
-		// The store gave up because time ran out: it did not answer.
+	// The store gives up when time runs out; the error it returns may come
+	// from a deadline the driver derived from ctx (a dial, say) an instant
+	// before ctx itself reports it.
+	if err != nil && !errors.Is(err, ErrUnavailable) && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
 		return fmt.Errorf("%w: no answer within %s: %w", ErrUnavailable, e.timeout, err)
 	}
 	return err
+}
+
+// lookupPriors clears the jobs' results of an earlier attempt and reads the
+// stored results of their idempotency keys, for the whole batch at once.
+func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
+	var keys []RequestKey
+	for _, j := range jobs {
+		j.events, j.err, j.prior, j.save = j.events[:0], nil, nil, nil
+		if j.key.Key != "" {
+			keys = append(keys, j.key)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	stored, err := tx.LookupRequests(ctx, keys)
+	if err != nil {
+		return fmt.Errorf("queue: look up requests: %w", err)
+	}
+	for _, j := range jobs {
+		if r, ok := stored[j.key]; ok && j.key.Key != "" {
+			j.prior = &r
+		}
+	}
+	return nil
+}
+
+// runJobs runs each job of a batch in its own savepoint (a batch of one
+// needs none). Only a refusal of one request is rolled back to its
+// savepoint; anything else (above all a transaction the database aborted,
+// after which only ROLLBACK may run) fails the whole transaction.
+func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
+	if len(jobs) == 1 {
+		return jobs[0].fn(ctx, tx, jobs[0])
+	}
+	for i, j := range jobs {
+		// Savepoints are not released: RELEASE would cost a round trip
+		// and free nothing a batch needs back.
+		sp := fmt.Sprintf("r%d", i)
+		if err := tx.Savepoint(ctx, sp); err != nil {
+			return err
+		}
+		err := j.fn(ctx, tx, j)
+		if err == nil {
+			continue
+		}
+		if !IsRefusal(err) {
+			return err
+		}
+		j.err, j.events, j.save = err, j.events[:0], nil
+		if err := tx.RollbackTo(ctx, sp); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // emit records an event of the job. Its version is given when the batch
@@ -429,6 +447,13 @@ func appendEvents(ctx context.Context, tx Tx, jobs []*job) error {
 // returned as it was; otherwise fn runs and its result is stored in the same
 // transaction.
 func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error)) (T, error) {
+	return doRedo(ctx, e, r, op, fn, nil)
+}
+
+// doRedo is do with redo, when not nil, run in the same transaction on a
+// stored result returned again, e.g. to read what changed since.
+func doRedo[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error),
+	redo func(ctx context.Context, tx Tx, s *Site, v T) error) (T, error) {
 	var zero T
 	s, err := e.Site(r.Site)
 	if err != nil {
@@ -447,6 +472,11 @@ func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx
 			var v T
 			if err := json.Unmarshal(j.prior.Result, &v); err != nil {
 				return fmt.Errorf("queue: decode stored result of %s: %w", op, err)
+			}
+			if redo != nil {
+				if err := redo(ctx, tx, s, v); err != nil {
+					return err
+				}
 			}
 			res = v
 			return nil
@@ -482,13 +512,13 @@ func ms(t time.Time) int64 {
 // view runs fn in a read transaction of the store, at most StoreTimeout:
 // a store that does not answer fails the read with ErrUnavailable.
 func (e *Engine) view(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
+	vctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
 	defer cancel()
-	err := e.store.View(ctx, fn)
-	if err != nil && ctx.Err() != nil {
-		if cerr := e.ctxErr(ctx); errors.Is(cerr, ErrUnavailable) && !errors.Is(err, ErrUnavailable) {
-			return fmt.Errorf("%w: %w", cerr, err)
-		}
+	err := e.store.View(vctx, fn)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrUnavailable) &&
+		(vctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
+		// Our deadline, not the caller's: the store did not answer.
+		return fmt.Errorf("%w: no answer within %s: %w", ErrUnavailable, e.timeout, err)
 	}
 	return err
 }
