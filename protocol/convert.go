@@ -134,7 +134,7 @@ func eventMsg(site *queue.Site, ev *queue.Event) (*wire.Event, bool) {
 		Version: uint64(ev.Version), Site: ev.Site, Kind: k, Number: ev.Number, Service: ev.Service,
 		Counter: queue.CounterNumber(ev.Counter), Actor: ev.Actor, Status: statusToWire[ev.Status],
 		TicketID: uint64(ev.TicketID), CallCount: uint16(min(ev.CallCount, 0xFFFF)),
-		From: statusToWire[ev.From], FromService: ev.FromQueue, FromCounter: counterWire(ev.FromCounter),
+		From: statusToWire[ev.From], FromService: ev.FromQueue, FromCounter: queue.CounterNumber(ev.FromCounter),
 		Class: classToWire[ev.Class], WaitedMS: millis(ev.Waited), ServiceMS: millis(ev.ServiceTime),
 	}
 	if ev.Issuer != ev.Service {

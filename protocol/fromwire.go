@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/nowserving/nowserving/protocol/wire"
@@ -24,8 +23,8 @@ func QueueEvent(m *wire.Event) (queue.Event, bool) {
 	}
 	e := queue.Event{
 		Site: m.Site, Version: int64(m.Version), Type: typ, TicketID: int64(m.TicketID), Number: m.Number,
-		Service: m.Service, Issuer: m.Issuer, Day: m.TicketDay, Counter: counterID(m.Counter), Actor: m.Actor,
-		CallCount: int(m.CallCount), FromQueue: m.FromService, FromCounter: counterID(m.FromCounter),
+		Service: m.Service, Issuer: m.Issuer, Day: m.TicketDay, Counter: queue.CounterID(m.Counter), Actor: m.Actor,
+		CallCount: int(m.CallCount), FromQueue: m.FromService, FromCounter: queue.CounterID(m.FromCounter),
 		Waited: time.Duration(m.WaitedMS) * time.Millisecond, ServiceTime: time.Duration(m.ServiceMS) * time.Millisecond,
 	}
 	if m.TimeMS != 0 {
@@ -63,7 +62,7 @@ func QueueSnapshot(m *wire.Snapshot) queue.Snapshot {
 		})
 	}
 	for _, ci := range m.Counters {
-		cs := queue.CounterStatus{ID: counterID(ci.ID), Served: int(ci.Served)}
+		cs := queue.CounterStatus{ID: queue.CounterID(ci.ID), Served: int(ci.Served)}
 		cs.Mode, _ = fromWire(modeToWire, ci.State)
 		if ci.SinceMS != 0 {
 			cs.Since = time.UnixMilli(ci.SinceMS)
@@ -76,14 +75,6 @@ func QueueSnapshot(m *wire.Snapshot) queue.Snapshot {
 		snap.Counters = append(snap.Counters, cs)
 	}
 	return snap
-}
-
-// counterID is the queue's id of wire counter n; empty for 0.
-func counterID(n uint32) string {
-	if n == 0 {
-		return ""
-	}
-	return strconv.FormatUint(uint64(n), 10)
 }
 
 // fromWire inverts one of the tables onto the wire; false for a wire value
