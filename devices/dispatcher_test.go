@@ -580,6 +580,9 @@ func TestCancelStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- d.Run(ctx) }()
+	// The board shows the site's state once the dispatcher has read it: a
+	// call made before that is in its snapshot, not announced.
+	waitFor(t, "the board to show the site", func() bool { return d.Status().Boards[0].Online && len(rec.Frames()) > 0 })
 	callNext(t, eng, "1")
 	waitFor(t, "the first announcement to start", func() bool { return sink.count() == 1 })
 	r := queue.CounterRequest{Request: queue.Request{Site: "hospital", Device: "keypad-1"}, Counter: "1"}

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -240,8 +239,8 @@ func (m *Model) askTransfer(s *site, c *counter) tea.Cmd {
 			}
 			t := &wire.Transfer{Counter: c.id, Number: num, Site: s.code}
 			to := ""
-			if n, err := strconv.ParseUint(v, 10, 32); err == nil && n > 0 {
-				t.ToCounter, to = uint32(n), "counter "+v
+			if n := queue.CounterNumber(v); n > 0 {
+				t.ToCounter, to = n, "counter "+v
 			} else {
 				t.ToService, to = strings.ToUpper(v), "service "+strings.ToUpper(v)
 			}

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/nowserving/nowserving/protocol"
@@ -132,7 +131,7 @@ func (s *site) def() queue.Site {
 }
 
 // counterID is the queue's id of counter n.
-func counterID(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
+func counterID(n uint32) string { return queue.CounterID(n) }
 
 func (s *site) service(code string) *service {
 	for _, sv := range s.services {
@@ -157,7 +156,7 @@ func (s *site) counter(id uint32) *counter {
 			return c
 		}
 	}
-	c := &counter{id: id, name: "Counter " + strconv.FormatUint(uint64(id), 10)}
+	c := &counter{id: id, name: "Counter " + queue.CounterID(id)}
 	s.counters = append(s.counters, c)
 	slices.SortStableFunc(s.counters, func(a, b *counter) int { return int(a.id) - int(b.id) })
 	return c
@@ -186,8 +185,8 @@ func (s *site) list() {
 		s.service(sv.Code)
 	}
 	for _, c := range s.v.Counters {
-		if n, err := strconv.ParseUint(c.ID, 10, 32); err == nil {
-			s.counter(uint32(n))
+		if n := queue.CounterNumber(c.ID); n > 0 {
+			s.counter(n)
 		}
 	}
 }

@@ -392,8 +392,8 @@ func matches(e *wire.Event, f string) bool {
 		return true
 	}
 	f = strings.ToUpper(strings.TrimSpace(f))
-	if n, err := strconv.ParseUint(strings.TrimPrefix(f, "C"), 10, 32); err == nil && (f[0] == 'C' || f == strconv.FormatUint(n, 10)) {
-		return e.Counter == uint32(n)
+	if n := queue.CounterNumber(strings.TrimPrefix(f, "C")); n > 0 {
+		return e.Counter == n
 	}
 	return strings.EqualFold(e.Service, f) || strings.Contains(strings.ToUpper(e.Number), f) || strings.EqualFold(e.Actor, f)
 }

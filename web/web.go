@@ -57,14 +57,6 @@ type Opts struct {
 	Ready func(ctx context.Context) error
 	// Tokens are the API clients; with none, every API call is refused.
 	Tokens []TokenInfo
-	// Languages is not read: names (site, service, counter) are shown as
-	// queue.Site.PickName picks them, by the site's own Languages, and the
-	// pages use its main language (queue.Site.Lang) for their own words (en
-	// and zh are built in; others fall back to en).
-	//
-	// Deprecated: set queue.Site.Languages. This field goes once
-	// cmd/nowserving no longer sets it.
-	Languages map[string][]string
 	// Logger receives request errors; nil discards them.
 	Logger *slog.Logger
 	// Clock is the time shown by the pages; default time.Now.

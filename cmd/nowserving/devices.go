@@ -25,11 +25,8 @@ const printerPoll = 30 * time.Second
 // fresh checkout.
 func buildDevices(cfg *config.Config, eng *queue.Engine, log *slog.Logger) (*devices.Dispatcher, error) {
 	o := devices.Opts{
-		Engine: eng, Logger: log, Languages: map[string][]string{}, Kiosks: map[string]string{},
+		Engine: eng, Logger: log, Kiosks: map[string]string{},
 		PrinterPoll: printerPoll,
-	}
-	for _, s := range cfg.Sites {
-		o.Languages[s.ID] = s.Languages
 	}
 	if base := cfg.HTTP.PublicURL; base != "" {
 		// The QR code opens the ticket's status page.

@@ -81,16 +81,12 @@ func (d *server) listenHTTP(ctx context.Context, cfg *config.Config, eng *queue.
 	if cfg.Listen.HTTP == "" {
 		return nil
 	}
-	langs := map[string][]string{}
-	for _, s := range cfg.Sites {
-		langs[s.ID] = s.Languages
-	}
 	var tokens []web.TokenInfo
 	for _, t := range cfg.HTTP.Tokens {
 		tokens = append(tokens, web.TokenInfo{Name: t.Name, Token: t.Token, Sites: t.Sites})
 	}
 	ready := daemon.NewReadiness(ps, probeName(cfg), cfg.Store.Timeout)
-	ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: ready.Ready, Languages: langs, Tokens: tokens, Logger: log})
+	ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: ready.Ready, Tokens: tokens, Logger: log})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
