@@ -180,67 +180,9 @@ func New(opts Opts) (*Dispatcher, error) {
 	d.loops, d.stopLoops = context.WithCancel(context.Background())
 	d.parts, d.stopParts = context.WithCancel(context.Background())
 
-	ports := map[*led.Port]bool{}
-	for _, p := range opts.Ports {
-		if p == nil {
-			return nil, errors.New("devices: new dispatcher: nil port")
-		}
-		ports[p] = true
-	}
-	for i, b := range opts.Boards {
-		if !ports[b.Port] {
-			return nil, fmt.Errorf("devices: new dispatcher: board %d (site %s, address %d): its port is not in Ports", i, b.Site, b.Addr)
-		}
-		s, err := d.eng.Site(b.Site)
-		if err != nil {
-			return nil, fmt.Errorf("devices: new dispatcher: board %d: %w", i, err)
-		}
-		if b.Counter != "" && !s.HasCounter(b.Counter) {
-			return nil, fmt.Errorf("devices: new dispatcher: board %d: counter %s: %w", i, b.Counter, queue.ErrUnknownCounter)
-		}
-	}
-	for i := range opts.Zones {
-		z := &opts.Zones[i]
-		if z.Announcer == nil {
-			return nil, fmt.Errorf("devices: new dispatcher: zone %s: nil announcer", z.Name)
-		}
-		if _, err := d.eng.Site(z.Site); err != nil {
-			return nil, fmt.Errorf("devices: new dispatcher: zone %s: %w", z.Name, err)
-		}
-		d.zones[siteKey(z.Site, z.Name)] = z
-		if d.first[z.Site] == nil {
-			d.first[z.Site] = z
-		}
-	}
-	for i := range opts.Printers {
-		p := &opts.Printers[i]
-		if p.Printer == nil {
-			return nil, fmt.Errorf("devices: new dispatcher: printer %s: nil printer", p.ID)
-		}
-		if err := p.Layout.Validate(); err != nil {
-			return nil, fmt.Errorf("devices: new dispatcher: printer %s: %w", p.ID, err)
-		}
-		d.printers[p.ID] = p
-		d.status[p.ID] = PrinterStatus{ID: p.ID, Addr: p.Printer.Addr(), Status: "unknown"}
-	}
-	for dev, pid := range opts.Kiosks {
-		if d.printers[pid] == nil {
-			return nil, fmt.Errorf("devices: new dispatcher: kiosk %s: printer %q: %w", dev, pid, ErrNoPrinter)
-		}
-	}
-	for i, k := range opts.Keypads {
-		if k.Bus == nil {
-			return nil, fmt.Errorf("devices: new dispatcher: keypad bus %d: nil bus", i)
-		}
-		s, err := d.eng.Site(k.Site)
-		if err != nil {
-			return nil, fmt.Errorf("devices: new dispatcher: keypad bus %d: %w", i, err)
-		}
-		for addr, c := range k.Counters {
-			if !s.HasCounter(c) {
-				return nil, fmt.Errorf("devices: new dispatcher: keypad bus %d address %d: counter %s: %w", i, addr, c, queue.ErrUnknownCounter)
-			}
-			d.keypads[siteKey(k.Site, c)] = append(d.keypads[siteKey(k.Site, c)], keypadAt{k.Bus, addr})
+	for _, add := range []func(Opts) error{d.addBoards, d.addZones, d.addPrinters, d.addKeypads} {
+		if err := add(opts); err != nil {
+			return nil, fmt.Errorf("devices: new dispatcher: %w", err)
 		}
 	}
 	if opts.Layout.PaperMM != 0 {
@@ -249,6 +191,91 @@ func New(opts Opts) (*Dispatcher, error) {
 		}
 	}
 	return d, nil
+}
+
+// addBoards checks that every board is on a port of opts and shows a
+// counter its site has.
+func (d *Dispatcher) addBoards(opts Opts) error {
+	ports := map[*led.Port]bool{}
+	for _, p := range opts.Ports {
+		if p == nil {
+			return errors.New("nil port")
+		}
+		ports[p] = true
+	}
+	for i, b := range opts.Boards {
+		if !ports[b.Port] {
+			return fmt.Errorf("board %d (site %s, address %d): its port is not in Ports", i, b.Site, b.Addr)
+		}
+		s, err := d.eng.Site(b.Site)
+		if err != nil {
+			return fmt.Errorf("board %d: %w", i, err)
+		}
+		if b.Counter != "" && !s.HasCounter(b.Counter) {
+			return fmt.Errorf("board %d: counter %s: %w", i, b.Counter, queue.ErrUnknownCounter)
+		}
+	}
+	return nil
+}
+
+// addZones indexes the voice zones by site and name; a site's first zone
+// is its default.
+func (d *Dispatcher) addZones(opts Opts) error {
+	for i := range opts.Zones {
+		z := &opts.Zones[i]
+		if z.Announcer == nil {
+			return fmt.Errorf("zone %s: nil announcer", z.Name)
+		}
+		if _, err := d.eng.Site(z.Site); err != nil {
+			return fmt.Errorf("zone %s: %w", z.Name, err)
+		}
+		d.zones[siteKey(z.Site, z.Name)] = z
+		if d.first[z.Site] == nil {
+			d.first[z.Site] = z
+		}
+	}
+	return nil
+}
+
+// addPrinters indexes the printers by id and checks every kiosk's.
+func (d *Dispatcher) addPrinters(opts Opts) error {
+	for i := range opts.Printers {
+		p := &opts.Printers[i]
+		if p.Printer == nil {
+			return fmt.Errorf("printer %s: nil printer", p.ID)
+		}
+		if err := p.Layout.Validate(); err != nil {
+			return fmt.Errorf("printer %s: %w", p.ID, err)
+		}
+		d.printers[p.ID] = p
+		d.status[p.ID] = PrinterStatus{ID: p.ID, Addr: p.Printer.Addr(), Status: "unknown"}
+	}
+	for dev, pid := range opts.Kiosks {
+		if d.printers[pid] == nil {
+			return fmt.Errorf("kiosk %s: printer %q: %w", dev, pid, ErrNoPrinter)
+		}
+	}
+	return nil
+}
+
+// addKeypads indexes the wired keypads by the counter they act for.
+func (d *Dispatcher) addKeypads(opts Opts) error {
+	for i, k := range opts.Keypads {
+		if k.Bus == nil {
+			return fmt.Errorf("keypad bus %d: nil bus", i)
+		}
+		s, err := d.eng.Site(k.Site)
+		if err != nil {
+			return fmt.Errorf("keypad bus %d: %w", i, err)
+		}
+		for addr, c := range k.Counters {
+			if !s.HasCounter(c) {
+				return fmt.Errorf("keypad bus %d address %d: counter %s: %w", i, addr, c, queue.ErrUnknownCounter)
+			}
+			d.keypads[siteKey(k.Site, c)] = append(d.keypads[siteKey(k.Site, c)], keypadAt{k.Bus, addr})
+		}
+	}
+	return nil
 }
 
 // Name names the dispatcher among the daemon's parts.

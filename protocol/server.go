@@ -269,41 +269,50 @@ func New(o Opts) (*Server, error) {
 		s.metrics = nopMetrics{}
 	}
 	for _, dv := range o.Devices {
-		if dv.ID == "" || len(dv.ID) > 64 {
-			return nil, fmt.Errorf("protocol: device %q: id must be 1..64 bytes", dv.ID)
+		if err := s.addDevice(dv); err != nil {
+			return nil, fmt.Errorf("protocol: device %q: %w", dv.ID, err)
 		}
-		if _, dup := s.devices[dv.ID]; dup {
-			return nil, fmt.Errorf("protocol: device %s defined twice", dv.ID)
-		}
-		if len(dv.Secret) == 0 {
-			return nil, fmt.Errorf("protocol: device %s: no secret", dv.ID)
-		}
-		allowed, ok := roleActions[dv.Role]
-		if !ok {
-			return nil, fmt.Errorf("protocol: device %s: unknown role %d", dv.ID, dv.Role)
-		}
-		if dv.Site != "" {
-			if _, err := o.Engine.Site(dv.Site); err != nil {
-				return nil, fmt.Errorf("protocol: device %s: %w", dv.ID, err)
-			}
-		} else if dv.Role != wire.RoleConsole {
-			return nil, fmt.Errorf("protocol: device %s: no site", dv.ID)
-		}
-		x := &device{Device: dv, allowed: allowed, bucket: newBucket(o.RateLimit, o.RateBurst, o.Clock())}
-		if dv.Role == wire.RoleKeypad {
-			n := queue.CounterNumber(dv.Counter)
-			if n == 0 {
-				return nil, fmt.Errorf("protocol: device %s: keypad counter %q must be a decimal number 1..4294967295", dv.ID, dv.Counter)
-			}
-			site, _ := o.Engine.Site(dv.Site)
-			if !site.HasCounter(dv.Counter) {
-				return nil, fmt.Errorf("protocol: device %s: %w: %s at %s", dv.ID, queue.ErrUnknownCounter, dv.Counter, dv.Site)
-			}
-			x.counterNum = n
-		}
-		s.devices[dv.ID] = x
 	}
 	return s, nil
+}
+
+// addDevice checks one configured device (id, secret, role, site, and a
+// keypad's counter) and adds it.
+func (s *Server) addDevice(dv Device) error {
+	if dv.ID == "" || len(dv.ID) > wire.MaxIDLen {
+		return fmt.Errorf("id must be 1..%d bytes", wire.MaxIDLen)
+	}
+	if _, dup := s.devices[dv.ID]; dup {
+		return errors.New("defined twice")
+	}
+	if len(dv.Secret) == 0 {
+		return errors.New("no secret")
+	}
+	allowed, ok := roleActions[dv.Role]
+	if !ok {
+		return fmt.Errorf("unknown role %d", dv.Role)
+	}
+	if dv.Site != "" {
+		if _, err := s.eng.Site(dv.Site); err != nil {
+			return err
+		}
+	} else if dv.Role != wire.RoleConsole {
+		return errors.New("no site")
+	}
+	x := &device{Device: dv, allowed: allowed, bucket: newBucket(s.o.RateLimit, s.o.RateBurst, s.o.Clock())}
+	if dv.Role == wire.RoleKeypad {
+		n := queue.CounterNumber(dv.Counter)
+		if n == 0 {
+			return fmt.Errorf("keypad counter %q must be a decimal number 1..4294967295", dv.Counter)
+		}
+		site, _ := s.eng.Site(dv.Site)
+		if !site.HasCounter(dv.Counter) {
+			return fmt.Errorf("%w: %s at %s", queue.ErrUnknownCounter, dv.Counter, dv.Site)
+		}
+		x.counterNum = n
+	}
+	s.devices[dv.ID] = x
+	return nil
 }
 
 // ParseRole maps a configuration role name (kiosk, keypad, display,
