@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"sync"
@@ -17,8 +16,6 @@ import (
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // clock is a settable test clock.
 type clock struct {

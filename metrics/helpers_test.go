@@ -3,8 +3,6 @@ package metrics
 import (
 	"bytes"
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -16,11 +14,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/nowserving/nowserving/golden"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // clock is a settable test clock.
 type clock struct {
@@ -79,7 +76,7 @@ func newEngine(t *testing.T, st queue.Store, c *clock) *queue.Engine {
 func compareGolden(t *testing.T, g prometheus.Gatherer, name string, metricNames ...string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if *update {
+	if golden.Update() {
 		mfs, err := g.Gather()
 		if err != nil {
 			t.Fatalf("gather: %v", err)
@@ -93,14 +90,9 @@ func compareGolden(t *testing.T, g prometheus.Gatherer, name string, metricNames
 				t.Fatalf("format: %v", err)
 			}
 		}
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		golden.Write(t, path, b.Bytes())
 	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
+	want := golden.Read(t, path)
 	if err := testutil.GatherAndCompare(g, bytes.NewReader(want), metricNames...); err != nil {
 		t.Errorf("metrics differ from %s (run with -update to accept):\n%v", path, err)
 	}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -13,14 +11,13 @@ import (
 	"time"
 	_ "time/tzdata" // Europe/Berlin on machines without zoneinfo
 
+	"github.com/nowserving/nowserving/golden"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 type clock struct {
 	mu sync.Mutex
@@ -141,23 +138,6 @@ func sqliteStore(t testing.TB) queue.Store {
 	return st
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update to accept):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-}
-
 func TestBuildFormats(t *testing.T) {
 	eng := play(t, sqliteStore(t))
 	ctx := context.Background()
@@ -180,7 +160,7 @@ func TestBuildFormats(t *testing.T) {
 				if err := Write(&b, r, f); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, tc.name+"."+f, b.Bytes())
+				golden.Assert(t, filepath.Join("testdata", tc.name+"."+f), b.Bytes())
 			}
 		})
 	}
