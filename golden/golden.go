@@ -15,15 +15,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 	"unicode/utf8"
 )
-
-// T is the part of testing.TB the helpers use.
-type T interface {
-	Helper()
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
 
 var update = flag.Bool("update", false, "rewrite the golden files (and anything else a test records) instead of comparing")
 
@@ -34,7 +28,7 @@ func Update() bool { return *update }
 // Assert compares got with the file at path; with -update it first writes
 // got there (creating its folder). A missing file or a difference fails the
 // test, naming the file and the first difference.
-func Assert(t T, path string, got []byte) {
+func Assert(t testing.TB, path string, got []byte) {
 	t.Helper()
 	if *update {
 		Write(t, path, got)
@@ -48,7 +42,7 @@ func Assert(t T, path string, got []byte) {
 
 // Write writes data to path, creating its folder; a test that compares in
 // its own way (metrics through testutil) calls it under Update.
-func Write(t T, path string, data []byte) {
+func Write(t testing.TB, path string, data []byte) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatalf("golden: %v", err)
@@ -59,7 +53,7 @@ func Write(t T, path string, data []byte) {
 }
 
 // Read returns the golden file at path, failing the test when it is missing.
-func Read(t T, path string) []byte {
+func Read(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

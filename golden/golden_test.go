@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// recorder is a T that keeps what the helpers report.
+// recorder keeps what the helpers report instead of failing the test.
 type recorder struct {
+	testing.TB
 	errs, fatals []string
 }
 
-func (r *recorder) Helper() {}
 func (r *recorder) Errorf(format string, a ...any) {
 	r.errs = append(r.errs, fmt.Sprintf(format, a...))
 }
@@ -45,7 +45,7 @@ want: "two\n"`},
 			old := *update
 			*update = tc.update
 			defer func() { *update = old }()
-			var r recorder
+			r := recorder{TB: t}
 			Assert(&r, path, []byte(tc.got))
 			if len(r.errs) != tc.errs || len(r.fatals) != tc.fatals {
 				t.Fatalf("errors %q, fatals %q; want %d and %d", r.errs, r.fatals, tc.errs, tc.fatals)
