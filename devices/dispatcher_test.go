@@ -1,11 +1,9 @@
 package devices_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"github.com/nowserving/nowserving/devices/led"
 	"github.com/nowserving/nowserving/devices/led/ledtest"
 	"github.com/nowserving/nowserving/devices/voice"
+	"github.com/nowserving/nowserving/logtest"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -405,10 +404,10 @@ func TestBurstAndGaps(t *testing.T) {
 	t.Cleanup(func() { eng.Close(context.Background()) })
 	rec := ledtest.New()
 	p := newPort(t, "line", textDriver(t, "{number}{text}"), rec.Dial)
-	var logs syncBuffer
+	var logs logtest.Buffer
 	d, err := devices.New(devices.Opts{
 		Engine: eng,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Logger: logs.Logger(),
 		Ports:  []*led.Port{p},
 		Boards: []devices.Board{
 			{Port: p, Addr: 1, Site: "hospital", Counter: "1", Idle: "-"},
@@ -478,24 +477,6 @@ func TestBurstAndGaps(t *testing.T) {
 		})
 	}
 	t.Logf("snapshots taken after falling behind: %d", strings.Count(logs.String(), "behind the feed"))
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestRunTwice: Run may be called once; Shutdown before Run is harmless.

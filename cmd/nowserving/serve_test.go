@@ -9,11 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/logtest"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -98,28 +98,10 @@ func takeTicket(t *testing.T, addr string, boot uint64) *wire.Ticket {
 	return tk
 }
 
-// syncBuffer is a log sink safe for the daemon's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestServe(t *testing.T) {
 	cfg := serveConfig(t)
-	var logs syncBuffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
+	var logs logtest.Buffer
+	log := logs.Logger()
 	start := func() (string, context.CancelFunc, chan error) {
 		ctx, cancel := context.WithCancel(context.Background())
 		d, err := newDaemon(ctx, cfg, log)
