@@ -15,17 +15,8 @@ import (
 	"github.com/nowserving/nowserving/devices/led/ledtest"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
-
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // testSite is a small hospital: service A at counters 1 and 5, emergency E
 // at counter 5; counter 5 announces in zone "hall".
@@ -52,13 +43,13 @@ var langs = map[string][]string{"hospital": {"zh", "en"}}
 
 // newEngine opens a real SQLite store in a temporary folder and an engine
 // on a fixed clock (2026-11-30 09:30 in Shanghai).
-func newEngine(t *testing.T) (*queue.Engine, *clock) {
+func newEngine(t *testing.T) (*queue.Engine, *storetest.Clock) {
 	t.Helper()
 	st, err := openSQLite(t)
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
-	c := &clock{t: time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC)}
+	c := storetest.FixedClock(time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC))
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now, Committers: 1})
 	if err != nil {
 		t.Fatalf("new engine: %v", err)

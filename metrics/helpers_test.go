@@ -5,7 +5,6 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,16 +16,8 @@ import (
 	"github.com/nowserving/nowserving/golden"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
-
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 func at(hhmm string) time.Time {
 	t, err := time.Parse("2006-01-02 15:04", "2026-03-02 "+hhmm)
@@ -61,7 +52,7 @@ func openStore(t *testing.T) queue.Store {
 	return s
 }
 
-func newEngine(t *testing.T, st queue.Store, c *clock) *queue.Engine {
+func newEngine(t *testing.T, st queue.Store, c *storetest.Clock) *queue.Engine {
 	t.Helper()
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now})
 	if err != nil {

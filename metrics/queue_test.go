@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 // TestQueue runs a morning at one site and compares every queue metric with
@@ -17,21 +18,20 @@ import (
 // wait is read back from the engine), both A tickets wait 25 minutes against
 // a 20 minute target, A002 is a no-show, B001 is served in 10 minutes.
 func TestQueue(t *testing.T) {
-	c := &clock{}
-	c.Set(at("09:00"))
+	c := storetest.FixedClock(at("09:00"))
 	eng := newEngine(t, openStore(t), c)
 	ctx := context.Background()
 	req := func(dev string) queue.Request { return queue.Request{Site: "main", Device: dev} }
 	issue := func(hhmm, svc string) {
 		t.Helper()
-		c.Set(at(hhmm))
+		c.Fix(at(hhmm))
 		if _, err := eng.Issue(ctx, queue.IssueRequest{Request: req("kiosk"), Service: svc}); err != nil {
 			t.Fatalf("issue %s at %s: %v", svc, hhmm, err)
 		}
 	}
 	counter := func(hhmm, counter, op string) {
 		t.Helper()
-		c.Set(at(hhmm))
+		c.Fix(at(hhmm))
 		r := queue.CounterRequest{Request: req("keypad" + counter), Counter: counter}
 		var err error
 		switch op {
@@ -89,7 +89,7 @@ func TestQueue(t *testing.T) {
 	counter("09:43", "2", "done") // served in 10m
 	issue("09:40", "A")
 	counter("09:44", "2", "pause")
-	c.Set(at("09:45"))
+	c.Fix(at("09:45"))
 
 	snap, err := eng.Snapshot(ctx, "main")
 	if err != nil {
@@ -104,8 +104,7 @@ func TestQueue(t *testing.T) {
 // TestQueueGap: a collector that falls too far behind takes a snapshot and
 // goes on from its version instead of stopping.
 func TestQueueGap(t *testing.T) {
-	c := &clock{}
-	c.Set(at("09:00"))
+	c := storetest.FixedClock(at("09:00"))
 	st := openStore(t)
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now, FeedSize: 2, MaxReplay: 2})
 	if err != nil {
@@ -174,8 +173,7 @@ func (f *flaky) View(ctx context.Context, fn func(context.Context, queue.Tx) err
 // TestQueueStoreDown: Run does not fail when the store does not answer at
 // first; it retries and then counts.
 func TestQueueStoreDown(t *testing.T) {
-	c := &clock{}
-	c.Set(at("09:00"))
+	c := storetest.FixedClock(at("09:00"))
 	st := &flaky{Store: openStore(t)}
 	eng := newEngine(t, st, c)
 	reg := prometheus.NewRegistry()

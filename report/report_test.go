@@ -6,7 +6,6 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 	_ "time/tzdata" // Europe/Berlin on machines without zoneinfo
@@ -18,14 +17,6 @@ import (
 	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 func berlin(t testing.TB) *time.Location {
 	t.Helper()
@@ -56,7 +47,7 @@ func testSite(t testing.TB) queue.Site {
 func play(t testing.TB, st queue.Store) *queue.Engine {
 	t.Helper()
 	site := testSite(t)
-	c := &clock{}
+	c := storetest.FixedClock(time.Time{})
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: c.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +59,7 @@ func play(t testing.TB, st queue.Store) *queue.Engine {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Set(tm)
+		c.Fix(tm)
 	}
 	req := queue.Request{Site: "clinic", Device: "test"}
 	steps := []struct {

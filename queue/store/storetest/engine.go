@@ -23,6 +23,10 @@ type Clock struct {
 // NewClock starts a clock at t.
 func NewClock(t time.Time) *Clock { return &Clock{t: t} }
 
+// FixedClock starts a clock stopped at t: it moves only by Fix and Add, so
+// tests that print times (reports, metrics, tickets) read exact ones.
+func FixedClock(t time.Time) *Clock { return &Clock{t: t, fixed: true} }
+
 // Now returns the clock's time and moves it on by a millisecond, so every
 // reading is distinct and increasing.
 func (c *Clock) Now() time.Time {
