@@ -73,8 +73,12 @@ type Keypad struct {
 type Opts struct {
 	// Engine is the queue; required.
 	Engine *queue.Engine
-	// Languages lists each site's languages, the main one first; a site
-	// missing here speaks English on tickets.
+	// Languages is not read: tickets are printed in the site's main
+	// language (queue.Site.Lang) unless the layout or the kiosk names one,
+	// with names picked by queue.Site.PickName.
+	//
+	// Deprecated: set queue.Site.Languages. This field goes once
+	// cmd/nowserving no longer sets it.
 	Languages map[string][]string
 	// Ports are the LED lines; Run runs them. Boards names the boards on
 	// them.

@@ -81,7 +81,7 @@ func TestKeypadCallOnPTY(t *testing.T) {
 	ann := newAnnouncer(t, sink)
 
 	d, err := devices.New(devices.Opts{
-		Engine: eng, Languages: langs,
+		Engine:  eng,
 		Ports:   []*led.Port{port},
 		Boards:  []devices.Board{{Port: port, Addr: 3, Site: "hospital", Counter: "5"}},
 		Zones:   []devices.Zone{{Name: "hall", Site: "hospital", Announcer: ann}},

@@ -23,7 +23,7 @@ func testSite() queue.Site {
 	}
 	return queue.Site{
 		ID: "hospital", Names: map[string]string{"en": "City Hospital", "zh": "市人民医院"}, Location: loc,
-		Rollover: 4 * time.Hour,
+		Rollover: 4 * time.Hour, Languages: []string{"zh", "en"},
 		Services: []queue.Service{
 			{Code: "A", Names: map[string]string{"en": "First visit", "zh": "初诊"}, Prefix: "A", Width: 3, AvgService: 6 * time.Minute},
 			{Code: "E", Names: map[string]string{"en": "Emergency", "zh": "急诊"}, Prefix: "E", Width: 3, AvgService: 10 * time.Minute},
@@ -34,8 +34,6 @@ func testSite() queue.Site {
 		},
 	}
 }
-
-var langs = map[string][]string{"hospital": {"zh", "en"}}
 
 // newEngine opens a real SQLite store in a temporary folder and an engine
 // on a fixed clock (2026-11-30 09:30 in Shanghai).

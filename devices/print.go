@@ -99,39 +99,19 @@ func (d *Dispatcher) render(t queue.Ticket, pos queue.Position, l escpos.Layout,
 	if err != nil {
 		return nil, fmt.Errorf("devices: render %s: %w", t.Number, err)
 	}
-	langs := d.o.Languages[t.Site]
 	switch {
 	case lang != "":
 	case l.Lang != "":
 		lang = l.Lang
-	case len(langs) > 0:
-		lang = langs[0]
 	default:
-		lang = "en"
-	}
-	pick := func(names map[string]string, def string) string {
-		if n := names[lang]; n != "" {
-			return n
-		}
-		for _, x := range langs {
-			if n := names[x]; n != "" {
-				return n
-			}
-		}
-		return def
-	}
-	service := t.Service
-	for _, sv := range s.Services {
-		if sv.Code == t.Service {
-			service = pick(sv.Names, sv.Code)
-		}
+		lang = s.Lang()
 	}
 	issued := t.IssuedAt
 	if s.Location != nil && !issued.IsZero() {
 		issued = issued.In(s.Location)
 	}
 	b, err := escpos.Render(escpos.Ticket{
-		Site: pick(s.Names, s.ID), Service: service, Number: t.Number,
+		Site: s.Name(lang), Service: s.ServiceName(t.Service, lang), Number: t.Number,
 		PeopleAhead: pos.Ahead, EstimatedWait: pos.Wait, Issued: issued,
 		QR: d.o.QR(t), Footer: footer, Lang: lang, Reprint: reprint,
 	}, l)

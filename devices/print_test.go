@@ -31,7 +31,7 @@ func newPrinting(t *testing.T, eng *queue.Engine) (*devices.Dispatcher, *escpost
 	o.Addr = fake.Addr()
 	o.StatusTimeout = 500 * time.Millisecond
 	d, err := devices.New(devices.Opts{
-		Engine: eng, Languages: langs,
+		Engine:   eng,
 		Printers: []devices.Printer{{ID: "hall-printer", Printer: escpos.NewPrinter(o), Layout: kioskLayout(), Footer: "请留意叫号 Please wait to be called"}},
 		Kiosks:   map[string]string{"kiosk-1": "hall-printer"},
 	})

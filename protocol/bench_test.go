@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"net"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
 )
 
 var (
@@ -34,6 +36,12 @@ func fdRoom() int {
 // benchLogin opens an authenticated kiosk connection and returns it with
 // no reader attached (the handshake's small bufio.Reader is dropped).
 func benchLogin(addr string, boot uint64) (net.Conn, error) {
+	return benchLoginAs(addr, "kiosk-1", wire.RoleKiosk, boot)
+}
+
+// benchLoginAs opens an authenticated connection for device id and returns
+// it with no reader attached: nothing may follow WELCOME before a request.
+func benchLoginAs(addr, id string, role wire.Role, boot uint64) (net.Conn, error) {
 	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {
 		return nil, err
@@ -47,27 +55,26 @@ func benchLogin(addr string, boot uint64) (net.Conn, error) {
 		}
 		return err
 	}
-	if err := write(1, &wire.Hello{DeviceID: "kiosk-1", Role: wire.RoleKiosk, ProtocolVersion: 1, BootNonce: boot}); err != nil {
-		c.Close()
-		return nil, err
+	fail := func(err error) (net.Conn, error) { c.Close(); return nil, err }
+	if err := write(1, &wire.Hello{DeviceID: id, Role: role, ProtocolVersion: 1, BootNonce: boot}); err != nil {
+		return fail(err)
 	}
 	f, err := wire.ReadFrame(br, 0)
 	if err != nil {
-		c.Close()
-		return nil, err
+		return fail(err)
 	}
 	var ch wire.Challenge
 	if err := ch.Decode(f.Payload); err != nil || f.Type != wire.TypeChallenge {
-		c.Close()
-		return nil, fmt.Errorf("no challenge: %v", err)
+		return fail(fmt.Errorf("no challenge: %v", err))
 	}
-	if err := write(2, &wire.Auth{MAC: wire.ComputeMAC(secretOf("kiosk-1"), ch.Nonce, "kiosk-1")}); err != nil {
-		c.Close()
-		return nil, err
+	if err := write(2, &wire.Auth{MAC: wire.ComputeMAC(secretOf(id), ch.Nonce, id)}); err != nil {
+		return fail(err)
 	}
 	if f, err = wire.ReadFrame(br, 0); err != nil || f.Type != wire.TypeWelcome {
-		c.Close()
-		return nil, fmt.Errorf("not welcomed: %v %v", f.Type, err)
+		return fail(fmt.Errorf("not welcomed: %v %v", f.Type, err))
+	}
+	if br.Buffered() != 0 {
+		return fail(fmt.Errorf("unexpected bytes after WELCOME"))
 	}
 	_ = c.SetDeadline(time.Time{})
 	return c, nil
@@ -205,6 +212,12 @@ func BenchmarkTakeTicket(b *testing.B) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	reportRun(b, lat, elapsed, "tickets/s")
+}
+
+// reportRun reports the throughput of the requests timed in lat (per
+// connection) over elapsed, in unit, and their latency percentiles.
+func reportRun(b *testing.B, lat [][]time.Duration, elapsed time.Duration, unit string) {
 	var all []time.Duration
 	for _, l := range lat {
 		all = append(all, l...)
@@ -212,14 +225,19 @@ func BenchmarkTakeTicket(b *testing.B) {
 	if len(all) == 0 {
 		return
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), unit)
+	reportLatency(b, all)
+	b.ReportMetric(0, "ns/op")
+}
+
+// reportLatency reports the median and 99th percentile of lat.
+func reportLatency(b *testing.B, lat []time.Duration) {
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	pct := func(p float64) float64 {
-		return float64(all[min(len(all)-1, int(p*float64(len(all))))].Microseconds()) / 1000
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
 	}
-	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "tickets/s")
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
-	b.ReportMetric(0, "ns/op")
 }
 
 var benchDisplays = flag.Int("displays", 200, "BenchmarkFanout: subscribed display connections")
@@ -309,56 +327,132 @@ func BenchmarkFanout(b *testing.B) {
 	if len(lat) == 0 {
 		return
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
+	reportLatency(b, lat)
 	b.ReportMetric(float64(d), "displays")
 }
 
 // benchDisplay opens a display session subscribed from scratch; the
 // SNAPSHOT answer is left for the caller to read.
 func benchDisplay(addr string, boot uint64) (net.Conn, error) {
-	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	c, err := benchLoginAs(addr, fmt.Sprintf("display-%d", 1+boot%3), wire.RoleDisplay, boot)
 	if err != nil {
 		return nil, err
 	}
-	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-	br := bufio.NewReaderSize(c, 64)
-	write := func(id uint32, m wire.Message) error {
-		b, err := wire.EncodeMessage(nil, id, 0, m)
-		if err == nil {
-			_, err = c.Write(b)
-		}
-		return err
+	b, _ := wire.EncodeMessage(nil, 3, 0, &wire.Subscribe{Snapshot: true})
+	if _, err := c.Write(b); err != nil {
+		c.Close()
+		return nil, err
 	}
-	id := fmt.Sprintf("display-%d", 1+boot%3)
-	fail := func(err error) (net.Conn, error) { c.Close(); return nil, err }
-	if err := write(1, &wire.Hello{DeviceID: id, Role: wire.RoleDisplay, ProtocolVersion: 1, BootNonce: boot}); err != nil {
-		return fail(err)
-	}
-	f, err := wire.ReadFrame(br, 0)
-	if err != nil {
-		return fail(err)
-	}
-	var ch wire.Challenge
-	if err := ch.Decode(f.Payload); err != nil {
-		return fail(err)
-	}
-	if err := write(2, &wire.Auth{MAC: wire.ComputeMAC(secretOf(id), ch.Nonce, id)}); err != nil {
-		return fail(err)
-	}
-	if f, err = wire.ReadFrame(br, 0); err != nil || f.Type != wire.TypeWelcome {
-		return fail(fmt.Errorf("not welcomed: %v %v", f.Type, err))
-	}
-	if br.Buffered() != 0 {
-		return fail(fmt.Errorf("unexpected bytes after WELCOME"))
-	}
-	if err := write(3, &wire.Subscribe{Snapshot: true}); err != nil {
-		return fail(err)
-	}
-	_ = c.SetDeadline(time.Time{})
 	return c, nil
+}
+
+// BenchmarkKeypad measures keypad answers over TCP: the five keypads of
+// the test site each call the next ticket and start serving it, one request
+// at a time (CALL_NEXT, START, CALL_NEXT...), over a queue filled
+// beforehand; every answer carries the keypad's LCD lines ("N waiting").
+// Throughput and latency percentiles of the answers.
+//
+//	go test ./protocol -run '^$' -bench Keypad -benchtime 2000x
+func BenchmarkKeypad(b *testing.B) {
+	en := newEnv(b, nil)
+	calls := (b.N + 1) / 2
+	fillQueue(b, en, calls)
+	type keypad struct {
+		c  net.Conn
+		br *bufio.Reader
+	}
+	kps := make([]keypad, 5)
+	for i := range kps {
+		c, err := benchLoginAs(en.addr, fmt.Sprintf("keypad-%d", i+1), wire.RoleKeypad, uint64(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		kps[i] = keypad{c: c, br: bufio.NewReader(c)}
+	}
+	work := make(chan struct{}, calls)
+	for i := 0; i < calls; i++ {
+		work <- struct{}{}
+	}
+	close(work)
+	lat := make([][]time.Duration, len(kps))
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range kps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kp := kps[i]
+			id := uint32(3)
+			ask := func(m wire.Message) bool {
+				t0 := time.Now()
+				frame, _ := wire.EncodeMessage(nil, id, 0, m)
+				id++
+				if _, err := kp.c.Write(frame); err != nil {
+					b.Error(err)
+					return false
+				}
+				f, err := wire.ReadFrame(kp.br, 0)
+				if err != nil || f.Type != wire.TypeTicket {
+					b.Errorf("%s: got %s, %v", m.Type(), f.Type, err)
+					return false
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+				return true
+			}
+			for range work {
+				if !ask(&wire.CallNext{}) || !ask(&wire.Start{}) {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	reportRun(b, lat, elapsed, "answers/s")
+}
+
+// fillQueue issues n tickets through the engine, 32 at a time.
+func fillQueue(b *testing.B, en *env, n int) {
+	b.Helper()
+	next := make(chan int, n)
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				_, err := en.eng.Issue(context.Background(), queue.IssueRequest{
+					Request: queue.Request{Site: "hq", Device: "bench"}, Service: []string{"A", "B"}[i%2]})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// BenchmarkWelcome measures display logins one after another: HELLO,
+// CHALLENGE, AUTH and the WELCOME, which carries the site's event version.
+//
+//	go test ./protocol -run '^$' -bench Welcome -benchtime 2000x
+func BenchmarkWelcome(b *testing.B) {
+	en := newEnv(b, nil)
+	fillQueue(b, en, 200)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c, err := benchLoginAs(en.addr, "display-1", wire.RoleDisplay, uint64(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Close()
+	}
 }

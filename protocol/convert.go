@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/view"
 )
 
 // statusOf maps an engine error onto what a device is told. Domain
@@ -134,31 +134,20 @@ func eventMsg(site *queue.Site, ev *queue.Event) (*wire.Event, bool) {
 		Version: uint64(ev.Version), Site: ev.Site, Kind: k, Number: ev.Number, Service: ev.Service,
 		Counter: counterWire(ev.Counter), Actor: ev.Actor, Status: statusToWire[ev.Status],
 		TicketID: uint64(ev.TicketID), CallCount: uint16(min(ev.CallCount, 0xFFFF)),
+		From: statusToWire[ev.From], FromService: ev.FromQueue, FromCounter: counterWire(ev.FromCounter),
+		Class: classToWire[ev.Class], WaitedMS: millis(ev.Waited), ServiceMS: millis(ev.ServiceTime),
+	}
+	if ev.Issuer != ev.Service {
+		m.Issuer = ev.Issuer
 	}
 	if !ev.At.IsZero() {
 		m.TimeMS = ev.At.UnixMilli()
 		m.ServiceDay = site.Day(ev.At)
 	}
+	if ev.Day != m.ServiceDay {
+		m.TicketDay = ev.Day
+	}
 	return m, true
-}
-
-// pickName picks a display name: English, else the first language in
-// alphabetical order, else fallback.
-func pickName(names map[string]string, fallback string) string {
-	if n := names["en"]; n != "" {
-		return n
-	}
-	keys := make([]string, 0, len(names))
-	for k := range names {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if names[k] != "" {
-			return names[k]
-		}
-	}
-	return fallback
 }
 
 // snapshotBody is the SNAPSHOT answer for snap, without device health.
@@ -170,7 +159,7 @@ func snapshotBody(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 	names := map[string]string{}
 	targets := map[string]time.Duration{}
 	for _, sv := range site.Services {
-		names[sv.Code] = pickName(sv.Names, sv.Code)
+		names[sv.Code] = site.PickName(sv.Names, "", sv.Code)
 		targets[sv.Code] = sv.WaitTarget
 	}
 	for _, st := range snap.Services {
@@ -179,12 +168,12 @@ func snapshotBody(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 			Issued: uint32(st.Issued), Open: st.Open && !st.Full,
 			NoShows: uint32(st.NoShows), Cancelled: uint32(st.Cancelled), Full: st.Full,
 			LongestWaitS: seconds(st.LongestWait), AvgWaitS: seconds(st.AvgWait), AvgServiceS: seconds(st.AvgService),
-			WaitTargetS: seconds(targets[st.Code]),
+			WaitTargetS: seconds(targets[st.Code]), Called: uint32(st.Called),
 		})
 	}
 	cnames := map[string]string{}
 	for _, c := range site.Counters {
-		cnames[c.ID] = pickName(c.Names, "Counter "+c.ID)
+		cnames[c.ID] = site.PickName(c.Names, "", "Counter "+c.ID)
 	}
 	for _, c := range snap.Counters {
 		ci := wire.CounterInfo{ID: counterWire(c.ID), Name: cnames[c.ID], State: modeToWire[c.Mode], Served: uint32(c.Served)}
@@ -193,10 +182,20 @@ func snapshotBody(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 		}
 		if c.Ticket != nil {
 			ci.Number, ci.Status, ci.Service = c.Ticket.Number, statusToWire[c.Ticket.Status], c.Ticket.Queue
+			ci.TicketID = uint64(c.Ticket.ID)
 		}
 		m.Counters = append(m.Counters, ci)
 	}
 	return m
+}
+
+// millis is d in whole milliseconds for the wire, 0 for negative
+// durations.
+func millis(d time.Duration) uint32 {
+	if d <= 0 {
+		return 0
+	}
+	return uint32(min(d/time.Millisecond, 1<<32-1))
 }
 
 // seconds is d in whole seconds for the wire, 0 for negative durations.
@@ -208,7 +207,7 @@ func seconds(d time.Duration) uint32 {
 }
 
 // waitingFor counts the tickets waiting in the services a counter serves.
-func waitingFor(site *queue.Site, snap *queue.Snapshot, counter string) int {
+func waitingFor(site *queue.Site, v *view.Site, counter string) int {
 	serves := map[string]bool{}
 	for _, c := range site.Counters {
 		if c.ID == counter {
@@ -218,9 +217,9 @@ func waitingFor(site *queue.Site, snap *queue.Snapshot, counter string) int {
 		}
 	}
 	n := 0
-	for _, st := range snap.Services {
-		if serves[st.Code] {
-			n += st.Waiting
+	for _, sv := range v.Services {
+		if serves[sv.Code] {
+			n += sv.Waiting
 		}
 	}
 	return n

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/view"
 )
 
 // requestTimeout bounds one request inside the engine.
@@ -47,11 +48,11 @@ func (s *Server) welcome(dev *device) (*wire.Welcome, error) {
 		// may be many of them.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		snap, err := s.eng.Snapshot(ctx, site)
+		v, err := s.eng.LastVersion(ctx, site)
 		if err != nil {
 			return nil, err
 		}
-		w.Version = uint64(snap.Version)
+		w.Version = uint64(v)
 	}
 	return w, nil
 }
@@ -268,13 +269,9 @@ func (ss *session) takeTicket(ctx context.Context, f wire.Frame, m *wire.TakeTic
 	if m.WantESCPOS && render == nil {
 		return nil, wire.ErrBadPayload.WithMsg("printing not configured")
 	}
-	t, err := ss.srv.eng.Issue(ctx, queue.IssueRequest{Request: r.qr, Service: m.Service, Class: class})
+	pos, err := ss.srv.eng.IssuePosition(ctx, queue.IssueRequest{Request: r.qr, Service: m.Service, Class: class})
 	if err != nil {
 		return nil, err
-	}
-	pos, err := ss.srv.eng.TicketPosition(ctx, t)
-	if err != nil {
-		return nil, fmt.Errorf("protocol: position of %s: %w", t.Number, err)
 	}
 	out := ticketMsg(&pos.Ticket, &pos)
 	if !m.WantESCPOS && ss.srv.o.Print != nil {
@@ -283,13 +280,13 @@ func (ss *session) takeTicket(ctx context.Context, f wire.Frame, m *wire.TakeTic
 		// error. The ticket stays issued; a retry with the same key gets it
 		// again and tries the printer again.
 		if err := ss.srv.o.Print(ctx, ss.dev.ID, pos.Ticket, pos); err != nil {
-			return nil, wire.ErrPrinterFailed.WithMsg(fmt.Sprintf("ticket %s issued but not printed: %v", t.Number, err))
+			return nil, wire.ErrPrinterFailed.WithMsg(fmt.Sprintf("ticket %s issued but not printed: %v", pos.Ticket.Number, err))
 		}
 	}
 	if m.WantESCPOS {
 		b, err := render(r.site.ID, pos.Ticket, pos, m.Language)
 		if err != nil {
-			return nil, fmt.Errorf("protocol: render ticket %s: %w", t.Number, err)
+			return nil, fmt.Errorf("protocol: render ticket %s: %w", pos.Ticket.Number, err)
 		}
 		out.ESCPOS = b
 	}
@@ -319,18 +316,9 @@ func (ss *session) modeOp(ctx context.Context, f wire.Frame, site string, counte
 	}
 	ok := &wire.OK{}
 	if ss.dev.Role == wire.RoleKeypad {
-		ok.LCD = []string{pickName(counterNames(r.site, r.counter), "Counter "+r.counter), word}
+		ok.LCD = []string{r.site.CounterName(r.counter, "", "Counter "+r.counter), word}
 	}
 	return ok, nil
-}
-
-func counterNames(s *queue.Site, id string) map[string]string {
-	for _, c := range s.Counters {
-		if c.ID == id {
-			return c.Names
-		}
-	}
-	return nil
 }
 
 // ticketAnswer turns an engine result into TICKET, with LCD lines for a
@@ -348,8 +336,11 @@ func (ss *session) ticketAnswer(ctx context.Context, t wire.MsgType, r req, tk q
 	out := ticketMsg(&tk, pos)
 	if ss.dev.Role == wire.RoleKeypad {
 		out.LCD = []string{lcdFirst(t, &tk, r.counter)}
-		if snap, err := ss.srv.eng.Snapshot(ctx, r.site.ID); err == nil {
-			out.LCD = append(out.LCD, fmt.Sprintf("%d waiting", waitingFor(r.site, &snap, r.counter)))
+		err := ss.srv.views.read(ctx, ss.srv.eng, r.site, func(v *view.Site) {
+			out.LCD = append(out.LCD, fmt.Sprintf("%d waiting", waitingFor(r.site, v, r.counter)))
+		})
+		if err != nil {
+			ss.srv.log.Warn("keypad answer without its waiting count", "device", ss.dev.ID, "site", r.site.ID, "err", err)
 		}
 	}
 	return out, nil

@@ -186,6 +186,7 @@ type Server struct {
 	devices map[string]*device
 	metrics Metrics
 	frames  frameCache
+	views   siteViews // pictures of the sites for keypad answers
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}

@@ -23,6 +23,11 @@ type Site struct {
 	Ranks     map[Class]int // nil: DefaultRanks
 	Services  []Service
 	Counters  []Counter
+
+	// Languages are the site's languages, the main one first (config
+	// sites[].languages); empty means English. Every reader shows names in
+	// the first of them that has one: see PickName.
+	Languages []string
 }
 
 // Hours is one opening window on some weekdays, as offsets from local

@@ -389,7 +389,10 @@ func (e *Engine) apply(jobs []*job) error {
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, ErrUnavailable) && ctx.Err() != nil {
+	// The store gives up when time runs out; the error it returns may come
+	// from a deadline the driver derived from ctx (a dial, say) an instant
+	// before ctx itself reports it.
+	if err != nil && !errors.Is(err, ErrUnavailable) && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
 		// The store gave up because time ran out: it did not answer.
 		return fmt.Errorf("%w: no answer within %s: %w", ErrUnavailable, e.timeout, err)
 	}
@@ -429,6 +432,13 @@ func appendEvents(ctx context.Context, tx Tx, jobs []*job) error {
 // returned as it was; otherwise fn runs and its result is stored in the same
 // transaction.
 func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error)) (T, error) {
+	return doRedo(ctx, e, r, op, fn, nil)
+}
+
+// doRedo is do with redo, when not nil, run in the same transaction on a
+// stored result returned again, e.g. to read what changed since.
+func doRedo[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error),
+	redo func(ctx context.Context, tx Tx, s *Site, v T) error) (T, error) {
 	var zero T
 	s, err := e.Site(r.Site)
 	if err != nil {
@@ -447,6 +457,11 @@ func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx
 			var v T
 			if err := json.Unmarshal(j.prior.Result, &v); err != nil {
 				return fmt.Errorf("queue: decode stored result of %s: %w", op, err)
+			}
+			if redo != nil {
+				if err := redo(ctx, tx, s, v); err != nil {
+					return err
+				}
 			}
 			res = v
 			return nil
@@ -482,13 +497,13 @@ func ms(t time.Time) int64 {
 // view runs fn in a read transaction of the store, at most StoreTimeout:
 // a store that does not answer fails the read with ErrUnavailable.
 func (e *Engine) view(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
+	vctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
 	defer cancel()
-	err := e.store.View(ctx, fn)
-	if err != nil && ctx.Err() != nil {
-		if cerr := e.ctxErr(ctx); errors.Is(cerr, ErrUnavailable) && !errors.Is(err, ErrUnavailable) {
-			return fmt.Errorf("%w: %w", cerr, err)
-		}
+	err := e.store.View(vctx, fn)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrUnavailable) &&
+		(vctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
+		// Our deadline, not the caller's: the store did not answer.
+		return fmt.Errorf("%w: no answer within %s: %w", ErrUnavailable, e.timeout, err)
 	}
 	return err
 }

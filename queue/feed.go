@@ -194,48 +194,75 @@ func (s *Subscription) Reset(version int64) { s.after = version }
 // Next blocks until events after the last delivered one are committed and
 // returns them in order. A subscriber too far behind gets ErrGapTooLarge.
 func (s *Subscription) Next(ctx context.Context) ([]Event, error) {
-	f := s.f
 	for {
-		f.mu.Lock()
-		sf, err := f.site(s.site)
-		if err != nil {
-			f.mu.Unlock()
-			return nil, err
+		evs, wake, err := s.poll(ctx)
+		if err != nil || len(evs) > 0 {
+			return evs, err
 		}
-		if s.after < sf.last {
-			first := sf.last + 1
-			if len(sf.ring) > 0 {
-				first = sf.ring[0].Version
-			}
-			if s.after+1 >= first {
-				out := append([]Event(nil), sf.ring[s.after+1-first:]...)
-				s.after = sf.last
-				f.mu.Unlock()
-				return out, nil
-			}
-			gap := sf.last - s.after
-			f.mu.Unlock()
-			if gap > int64(f.maxReplay) {
-				return nil, fmt.Errorf("%w: %d events behind", ErrGapTooLarge, gap)
-			}
-			evs, err := f.e.Events(ctx, s.site, s.after, f.maxReplay)
-			if err != nil {
-				return nil, err
-			}
-			if len(evs) > 0 {
-				s.after = evs[len(evs)-1].Version
-				return evs, nil
-			}
+		if wake == nil {
 			continue
 		}
-		wake := sf.wake
-		f.mu.Unlock()
 		select {
 		case <-wake:
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-f.stop:
+		case <-s.f.stop:
 			return nil, ErrClosed
 		}
 	}
+}
+
+// Poll is Next without the wait: it returns the events committed after the
+// last delivered one, none when there are none yet. The events of a
+// request of this engine are in the feed once the request has returned, so
+// a reader that polls after it sees them. A subscriber too far behind gets
+// ErrGapTooLarge.
+func (s *Subscription) Poll(ctx context.Context) ([]Event, error) {
+	for {
+		evs, wake, err := s.poll(ctx)
+		if err != nil || len(evs) > 0 || wake != nil {
+			return evs, err
+		}
+	}
+}
+
+// poll returns the events after the last delivered one from the feed, or
+// from the store when the feed no longer holds them. With none, it returns
+// the channel closed when some arrive, or nil when it should be asked again.
+func (s *Subscription) poll(ctx context.Context) ([]Event, <-chan struct{}, error) {
+	f := s.f
+	f.mu.Lock()
+	sf, err := f.site(s.site)
+	if err != nil {
+		f.mu.Unlock()
+		return nil, nil, err
+	}
+	if s.after >= sf.last {
+		wake := sf.wake
+		f.mu.Unlock()
+		return nil, wake, nil
+	}
+	first := sf.last + 1
+	if len(sf.ring) > 0 {
+		first = sf.ring[0].Version
+	}
+	if s.after+1 >= first {
+		out := append([]Event(nil), sf.ring[s.after+1-first:]...)
+		s.after = sf.last
+		f.mu.Unlock()
+		return out, nil, nil
+	}
+	gap := sf.last - s.after
+	f.mu.Unlock()
+	if gap > int64(f.maxReplay) {
+		return nil, nil, fmt.Errorf("%w: %d events behind", ErrGapTooLarge, gap)
+	}
+	evs, err := f.e.Events(ctx, s.site, s.after, f.maxReplay)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(evs) > 0 {
+		s.after = evs[len(evs)-1].Version
+	}
+	return evs, nil, nil
 }

@@ -52,46 +52,85 @@ type TransferRequest struct {
 
 // Issue takes a new number for a service.
 func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, opName("issue", r.Service, string(r.Class)), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
-		sv, err := s.service(r.Service)
-		if err != nil {
-			return Ticket{}, err
-		}
-		class := r.Class
-		if class == "" {
-			class = ClassNormal
-		}
-		if err := s.checkIssueClass(class); err != nil {
-			return Ticket{}, err
-		}
-		now := e.clock()
-		if !sv.OpenAt(now, s.Location) {
-			return Ticket{}, fmt.Errorf("%w: %s at %s", ErrServiceClosed, sv.Code, now.In(s.Location).Format("Mon 15:04"))
-		}
-		day := s.Day(now)
-		seq, err := tx.NextSeq(ctx, s.ID, sv.Code, day)
-		if err != nil {
-			return Ticket{}, fmt.Errorf("queue: issue ticket for %s: next number: %w", sv.Code, err)
-		}
-		if sv.DailyCap > 0 && seq > sv.DailyCap {
-			return Ticket{}, fmt.Errorf("%w: %s issued its %d tickets for %s", ErrServiceFull, sv.Code, sv.DailyCap, day)
-		}
-		t := Ticket{
-			Site: s.ID, Service: sv.Code, Queue: sv.Code, Day: day, Seq: seq, Number: sv.NumberText(seq),
-			Class: class, Status: StatusWaiting, Rank: s.rank(class), SortKey: int64(seq) * keyGap,
-			IssuedAt: now, WaitingSince: now, Device: r.Device, IdemKey: r.Key,
-		}
-		if class == ClassRevisit {
-			if err := place(ctx, tx, &t, sv.RevisitAfter); err != nil {
-				return Ticket{}, err
-			}
-		}
-		if err := tx.InsertTicket(ctx, &t); err != nil {
-			return Ticket{}, fmt.Errorf("queue: issue ticket for %s: %w", sv.Code, err)
-		}
-		j.emit(ticketEvent(EventIssued, nil, &t, "", r.Device, "", now))
-		return t, nil
+	return do(ctx, e, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		return e.issue(ctx, tx, j, s, r)
 	})
+}
+
+// IssuePosition is Issue that also tells where the new ticket stands, as a
+// kiosk prints it: the people ahead and the estimated wait are read in the
+// transaction that issues it, so the answer costs no second one. A retry
+// of an issued request (same device and key) gets its ticket as it is now,
+// and where it stands now.
+func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, error) {
+	// pos is written by the committer and read once do returned, like do's
+	// own result.
+	var pos Position
+	_, err := doRedo(ctx, e, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		t, err := e.issue(ctx, tx, j, s, r)
+		if err != nil {
+			return t, err
+		}
+		pos, err = e.position(ctx, tx, s, &t)
+		return t, err
+	}, func(ctx context.Context, tx Tx, s *Site, t Ticket) error {
+		cur, err := tx.Ticket(ctx, t.ID)
+		if err != nil {
+			return fmt.Errorf("queue: read issued ticket %s: %w", t.Number, err)
+		}
+		pos, err = e.position(ctx, tx, s, cur)
+		return err
+	})
+	if err != nil {
+		return Position{}, err
+	}
+	return pos, nil
+}
+
+// issueOp names an issue request for its idempotency record: Issue and
+// IssuePosition are the same request.
+func issueOp(r IssueRequest) string { return opName("issue", r.Service, string(r.Class)) }
+
+// issue takes the next number of r's service in transaction tx.
+func (e *Engine) issue(ctx context.Context, tx Tx, j *job, s *Site, r IssueRequest) (Ticket, error) {
+	sv, err := s.service(r.Service)
+	if err != nil {
+		return Ticket{}, err
+	}
+	class := r.Class
+	if class == "" {
+		class = ClassNormal
+	}
+	if err := s.checkIssueClass(class); err != nil {
+		return Ticket{}, err
+	}
+	now := e.clock()
+	if !sv.OpenAt(now, s.Location) {
+		return Ticket{}, fmt.Errorf("%w: %s at %s", ErrServiceClosed, sv.Code, now.In(s.Location).Format("Mon 15:04"))
+	}
+	day := s.Day(now)
+	seq, err := tx.NextSeq(ctx, DayKey{Site: s.ID, Service: sv.Code, Day: day})
+	if err != nil {
+		return Ticket{}, fmt.Errorf("queue: issue ticket for %s: next number: %w", sv.Code, err)
+	}
+	if sv.DailyCap > 0 && seq > sv.DailyCap {
+		return Ticket{}, fmt.Errorf("%w: %s issued its %d tickets for %s", ErrServiceFull, sv.Code, sv.DailyCap, day)
+	}
+	t := Ticket{
+		Site: s.ID, Service: sv.Code, Queue: sv.Code, Day: day, Seq: seq, Number: sv.NumberText(seq),
+		Class: class, Status: StatusWaiting, Rank: s.rank(class), SortKey: int64(seq) * keyGap,
+		IssuedAt: now, WaitingSince: now, Device: r.Device, IdemKey: r.Key,
+	}
+	if class == ClassRevisit {
+		if err := place(ctx, tx, &t, sv.RevisitAfter); err != nil {
+			return Ticket{}, err
+		}
+	}
+	if err := tx.InsertTicket(ctx, &t); err != nil {
+		return Ticket{}, fmt.Errorf("queue: issue ticket for %s: %w", sv.Code, err)
+	}
+	j.emit(ticketEvent(EventIssued, nil, &t, "", r.Device, "", now))
+	return t, nil
 }
 
 func (s *Site) checkIssueClass(c Class) error {
@@ -118,7 +157,7 @@ func place(ctx context.Context, tx Tx, t *Ticket, n int) error {
 	if n < 0 {
 		n = 0
 	}
-	list, err := tx.Waiting(ctx, t.Site, t.Day, t.Queue, t.Rank, n+1)
+	list, err := tx.Waiting(ctx, WaitingQuery{Site: t.Site, Day: t.Day, Service: t.Queue, Rank: t.Rank, Limit: n + 1})
 	if err != nil {
 		return fmt.Errorf("queue: place %s: %w", t.Number, err)
 	}
@@ -140,7 +179,7 @@ func place(ctx context.Context, tx Tx, t *Ticket, n int) error {
 	}
 	// No room left between the neighbours: spread the band again, keeping
 	// its order, then insert.
-	all, err := tx.Waiting(ctx, t.Site, t.Day, t.Queue, t.Rank, 1<<30)
+	all, err := tx.Waiting(ctx, WaitingQuery{Site: t.Site, Day: t.Day, Service: t.Queue, Rank: t.Rank, Limit: 1 << 30})
 	if err != nil {
 		return fmt.Errorf("queue: place %s: %w", t.Number, err)
 	}
@@ -200,7 +239,7 @@ func counterTicket(ctx context.Context, tx Tx, s *Site, id string) (*Counter, Co
 	if err != nil {
 		return nil, CounterState{}, nil, err
 	}
-	cs, err := tx.Counter(ctx, s.ID, id)
+	cs, err := tx.Counter(ctx, CounterKey{Site: s.ID, ID: id})
 	if err != nil {
 		return nil, cs, nil, fmt.Errorf("queue: read counter %s: %w", id, err)
 	}
@@ -295,7 +334,7 @@ func (e *Engine) CallNext(ctx context.Context, r CounterRequest) (Ticket, error)
 				if p.priority {
 					n = 0
 				}
-				if err := tx.SetStreak(ctx, s.ID, p.t.Queue, n); err != nil {
+				if err := tx.SetStreak(ctx, ServiceKey{Site: s.ID, Service: p.t.Queue}, n); err != nil {
 					return Ticket{}, fmt.Errorf("queue: ratio streak of %s: %w", p.t.Queue, err)
 				}
 			}
@@ -391,7 +430,7 @@ func serviceHead(ctx context.Context, tx Tx, s *Site, code, day string, lock boo
 		}
 		return &picked{t: t}, nil
 	}
-	streak, err := tx.Streak(ctx, s.ID, code)
+	streak, err := tx.Streak(ctx, ServiceKey{Site: s.ID, Service: code})
 	if err != nil {
 		return nil, wrapErr(err, code)
 	}
@@ -449,7 +488,7 @@ func (e *Engine) byNumber(ctx context.Context, tx Tx, s *Site, number string, no
 	if number == "" {
 		return nil, fmt.Errorf("%w: no ticket number", ErrBadRequest)
 	}
-	t, err := tx.TicketByNumber(ctx, s.ID, s.Day(now), number)
+	t, err := tx.TicketByNumber(ctx, NumberKey{Site: s.ID, Day: s.Day(now), Number: number})
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s today at %s", ErrNotFound, number, s.ID)
 	}
@@ -609,7 +648,7 @@ func freeCounterOf(ctx context.Context, tx Tx, site, counter string, ticket int6
 	if counter == "" {
 		return nil
 	}
-	cs, err := tx.Counter(ctx, site, counter)
+	cs, err := tx.Counter(ctx, CounterKey{Site: site, ID: counter})
 	if err != nil {
 		return fmt.Errorf("queue: read counter %s: %w", counter, err)
 	}
@@ -635,7 +674,7 @@ func (e *Engine) setMode(ctx context.Context, r CounterRequest, op string, mode 
 		if err != nil {
 			return CounterState{}, err
 		}
-		cs, err := tx.Counter(ctx, s.ID, c.ID)
+		cs, err := tx.Counter(ctx, CounterKey{Site: s.ID, ID: c.ID})
 		if err != nil {
 			return CounterState{}, fmt.Errorf("queue: read counter %s: %w", c.ID, err)
 		}

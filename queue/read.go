@@ -67,7 +67,7 @@ func (e *Engine) Snapshot(ctx context.Context, site string) (Snapshot, error) {
 		if err != nil {
 			return err
 		}
-		rows, err := tx.Stats(ctx, s.ID, snap.Day)
+		rows, err := tx.Stats(ctx, SiteDay{Site: s.ID, Day: snap.Day})
 		if err != nil {
 			return err
 		}
@@ -214,6 +214,9 @@ func (e *Engine) position(ctx context.Context, tx Tx, s *Site, t *Ticket) (Posit
 	if err != nil {
 		return p, err
 	}
+	if n == 0 || sv.AvgService == 0 {
+		return p, nil // no wait, whichever counters are open
+	}
 	states, err := tx.Counters(ctx, s.ID)
 	if err != nil {
 		return p, fmt.Errorf("queue: position of %s: %w", t.Number, err)
@@ -240,7 +243,7 @@ func (e *Engine) Events(ctx context.Context, site string, after int64, limit int
 	var evs []Event
 	err := e.view(ctx, func(ctx context.Context, tx Tx) error {
 		var err error
-		evs, err = tx.Events(ctx, site, after, limit)
+		evs, err = tx.Events(ctx, EventsQuery{Site: site, After: after, Limit: limit})
 		return err
 	})
 	if err != nil {

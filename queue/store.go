@@ -77,6 +77,56 @@ type StatRow struct {
 	NService        int
 }
 
+// DayKey names one numbering sequence: the numbers a service issues on one
+// service day of a site.
+type DayKey struct {
+	Site    string
+	Service string // the issuing service (Ticket.Service)
+	Day     string
+}
+
+// NumberKey names a ticket by the number it shows on a service day.
+type NumberKey struct {
+	Site   string
+	Day    string
+	Number string
+}
+
+// WaitingQuery selects the waiting tickets of one queue and one rank that
+// are not transferred to a counter.
+type WaitingQuery struct {
+	Site    string
+	Day     string
+	Service string // the queue (Ticket.Queue)
+	Rank    int
+	Limit   int // at most this many; <= 0: all of them
+}
+
+// SiteDay names one service day of a site.
+type SiteDay struct {
+	Site string
+	Day  string
+}
+
+// CounterKey names one counter of a site.
+type CounterKey struct {
+	Site string
+	ID   string
+}
+
+// ServiceKey names one service of a site.
+type ServiceKey struct {
+	Site    string
+	Service string
+}
+
+// EventsQuery selects the events of a site after a version.
+type EventsQuery struct {
+	Site  string
+	After int64 // events with Version > After
+	Limit int   // at most this many; <= 0: all of them
+}
+
 // RequestKey names one idempotent request: the device and its key.
 type RequestKey struct {
 	Device string
@@ -114,8 +164,8 @@ type Tx interface {
 	// statement; a (device, key) saved before fails with ErrDuplicate.
 	SaveRequests(ctx context.Context, reqs []SavedRequest) error
 
-	// NextSeq allocates the next number of (site, service, day), starting at 1.
-	NextSeq(ctx context.Context, site, service, day string) (int, error)
+	// NextSeq allocates the next number of a service day, starting at 1.
+	NextSeq(ctx context.Context, k DayKey) (int, error)
 
 	// InsertTicket stores a new ticket and sets t.ID. A duplicate
 	// (site, service, day, seq) fails with ErrDuplicate.
@@ -125,13 +175,13 @@ type Tx interface {
 	UpdateTicket(ctx context.Context, t *Ticket, from Status) error
 	// Ticket reads one ticket by id, ErrNotFound if none.
 	Ticket(ctx context.Context, id int64) (*Ticket, error)
-	// TicketByNumber finds the ticket with this display number on a day.
-	TicketByNumber(ctx context.Context, site, day, number string) (*Ticket, error)
+	// TicketByNumber finds the ticket with this display number on a day,
+	// ErrNotFound if none.
+	TicketByNumber(ctx context.Context, k NumberKey) (*Ticket, error)
 	// Head returns the first waiting ticket the query selects, nil if none.
 	Head(ctx context.Context, q HeadQuery) (*Ticket, error)
-	// Waiting lists up to limit waiting tickets of a queue (Ticket.Queue) with one rank,
-	// not transferred to a counter, ordered by SortKey.
-	Waiting(ctx context.Context, site, day, service string, rank, limit int) ([]Ticket, error)
+	// Waiting lists the waiting tickets q selects, ordered by SortKey.
+	Waiting(ctx context.Context, q WaitingQuery) ([]Ticket, error)
 	// Ahead counts the waiting tickets of t's queue (same Queue, not
 	// transferred to a counter) ordered before t by (Rank, SortKey).
 	Ahead(ctx context.Context, t *Ticket) (int, error)
@@ -140,11 +190,11 @@ type Tx interface {
 	// Find lists tickets for sweeps, ordered by id.
 	Find(ctx context.Context, f Filter) ([]Ticket, error)
 	// Stats aggregates a site's service day.
-	Stats(ctx context.Context, site, day string) ([]StatRow, error)
+	Stats(ctx context.Context, d SiteDay) ([]StatRow, error)
 
 	// Counter reads a counter's state, locking it for the transaction; a
 	// counter never written is returned open and idle.
-	Counter(ctx context.Context, site, id string) (CounterState, error)
+	Counter(ctx context.Context, k CounterKey) (CounterState, error)
 	// PutCounter writes a counter's state.
 	PutCounter(ctx context.Context, c CounterState) error
 	// Counters lists the stored counter states of a site.
@@ -152,14 +202,14 @@ type Tx interface {
 
 	// Streak reads and SetStreak writes the number of non-priority calls
 	// since the last priority call of a service (the ratio policy).
-	Streak(ctx context.Context, site, service string) (int, error)
-	SetStreak(ctx context.Context, site, service string, n int) error
+	Streak(ctx context.Context, k ServiceKey) (int, error)
+	SetStreak(ctx context.Context, k ServiceKey, n int) error
 
 	// AppendEvents gives evs the site's next len(evs) versions, in order,
 	// and stores them (one version bump and one insert).
 	AppendEvents(ctx context.Context, site string, evs []*Event) error
-	// Events lists up to limit events of a site with Version > after.
-	Events(ctx context.Context, site string, after int64, limit int) ([]Event, error)
+	// Events lists the events q selects, in version order.
+	Events(ctx context.Context, q EventsQuery) ([]Event, error)
 	// LastVersion is the newest event version of a site, 0 if none.
 	LastVersion(ctx context.Context, site string) (int64, error)
 }

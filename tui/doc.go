@@ -9,9 +9,16 @@
 // recording Conn, without a terminal.
 //
 // The console shows, per site, the services (waiting, longest wait, average
-// wait and no-shows of the calls it has seen today, served, open or closed,
-// over the wait target), the counters (state, ticket, for how long, served
-// today, when their keypad last acted), the event stream with a filter and
-// the devices reported offline. With Opts.Counter it is the software keypad
-// of one counter.
+// wait, served, no-shows, open or closed, over the wait target), the
+// counters (state, ticket, for how long, served today, when their keypad
+// last acted), the event stream with a filter and the devices reported
+// offline. With Opts.Counter it is the software keypad of one counter.
+//
+// Its figures are not its own: they are a view.Site, the reducer every
+// reader of the daemon uses, started from the site's SNAPSHOT and fed each
+// EVENT after it (turned back into queue values by protocol.QueueEvent), so
+// the console shows what the daemon's snapshot, metrics and report say.
+// The history replayed after the first snapshot replaces it when it
+// accounts for all of today's tickets; the console then knows each
+// waiting ticket, not only the longest wait.
 package tui

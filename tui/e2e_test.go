@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -239,4 +240,91 @@ func TestEndToEndReconnect(t *testing.T) {
 	lc.waitFor(t, "B002 after the restart", func(v string) bool {
 		return strings.Contains(v, "B002 in B") && strings.Contains(lineWith(v, "B  Business"), " 2 ")
 	})
+}
+
+// TestEndToEndFigures: the console's figures are the daemon's. It starts
+// on a day under way (the history it replays is the whole day, so it
+// knows each waiting ticket), then follows a transfer (counted by the
+// issuing service), a recall, a service and a no-show; at the end its
+// figures equal the daemon's snapshot, to the millisecond.
+func TestEndToEndFigures(t *testing.T) {
+	d := startDaemon(t)
+	ctx := context.Background()
+	n := 0
+	req := func() queue.Request {
+		n++
+		return queue.Request{Site: "hq", Device: "console-1", Key: "k" + strconv.Itoa(n)}
+	}
+	cr := func(c string) queue.CounterRequest { return queue.CounterRequest{Request: req(), Counter: c} }
+	step := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The log's first event cannot be replayed (a subscription from
+	// version 1 gets the events after it): let it be a counter's.
+	step(d.eng.Pause(ctx, cr("2")))
+	step(d.eng.Resume(ctx, cr("2")))
+	for _, sv := range []string{"A", "A", "B", "A"} {
+		step(d.eng.Issue(ctx, queue.IssueRequest{Request: req(), Service: sv, Class: queue.ClassNormal}))
+	}
+	step(d.eng.CallNext(ctx, cr("1")))
+
+	lc := startConsole(t, d)
+	last := func() int64 {
+		v, err := d.eng.LastVersion(ctx, "hq")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	caughtUp := func(string) bool { s := lc.m.site(); return s.haveSnap && s.hist == nil && s.v.Version == last() }
+	lc.waitFor(t, "the day so far", caughtUp)
+
+	step(d.eng.Transfer(ctx, queue.TransferRequest{Request: req(), Counter: "1", ToService: "B"}))
+	step(d.eng.CallNext(ctx, cr("2")))
+	step(d.eng.Recall(ctx, cr("2")))
+	step(d.eng.Start(ctx, cr("2")))
+	step(d.eng.Complete(ctx, cr("2")))
+	step(d.eng.CallNext(ctx, cr("1")))
+	step(d.eng.NoShow(ctx, cr("1")))
+	step(d.eng.CallNext(ctx, cr("1")))
+	lc.waitFor(t, "the events", caughtUp)
+
+	snap, err := d.eng.Snapshot(ctx, "hq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := lc.m.site()
+	near := func(a, b time.Duration) bool { return (a - b).Abs() <= 5*time.Millisecond }
+	for _, want := range snap.Services {
+		got := s.figures(s.service(want.Code))
+		if got.Waiting != want.Waiting || got.Issued != want.Issued || got.Called != want.Called || got.Served != want.Served ||
+			got.NoShows != want.NoShows || got.Cancelled != want.Cancelled ||
+			!near(got.LongestWait(snap.At), want.LongestWait) || !near(got.AvgWait(), want.AvgWait) {
+			t.Errorf("service %s: console %+v (longest %v, average %v), daemon %+v",
+				want.Code, got, got.LongestWait(snap.At), got.AvgWait(), want)
+		}
+	}
+	for _, want := range snap.Counters {
+		got := s.holds(s.counter(uint32(must(strconv.Atoi(want.ID)))))
+		var id int64
+		if want.Ticket != nil {
+			id = want.Ticket.ID
+		}
+		if got.TicketID != id || got.Mode != want.Mode || got.Served != want.Served || !near(got.Since.Sub(want.Since), 0) {
+			t.Errorf("counter %s: console %+v, daemon %+v", want.ID, got, want)
+		}
+	}
+	if a := s.figures(s.service("A")); a.Issued != 3 {
+		t.Errorf("A issued %d, want 3: the ticket transferred to B counts where it was issued", a.Issued)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

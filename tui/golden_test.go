@@ -25,16 +25,17 @@ func busyModel(t *testing.T, w, h int, counter uint32) *Model {
 		ev(11, wire.EventIssued, "A010", "A", 0, wire.StatusWaiting, at(1), "kiosk-1"),
 		ev(12, wire.EventIssued, "R003", "R", 0, wire.StatusWaiting, at(2), "kiosk-1"),
 		ev(13, wire.EventIssued, "E001", "E", 0, wire.StatusWaiting, at(3), "kiosk-1"),
-		ev(14, wire.EventCalled, "E001", "E", 5, wire.StatusCalled, at(4), "keypad-5"),
-		ev(15, wire.EventServing, "E001", "E", 5, wire.StatusServing, at(5), "keypad-5"),
-		ev(16, wire.EventDone, "A005", "A", 1, wire.StatusDone, at(6), "keypad-1"),
-		ev(17, wire.EventCalled, "A006", "A", 1, wire.StatusCalled, at(7), "keypad-1"),
-		ev(18, wire.EventNoShow, "A006", "A", 1, wire.StatusNoShow, at(9), "keypad-1"),
-		ev(19, wire.EventCalled, "A007", "A", 2, wire.StatusCalled, at(10), "console-1"),
-		ev(20, wire.EventTransferred, "A007", "R", 2, wire.StatusWaiting, at(11), "console-1"),
+		waited(from(ev(14, wire.EventCalled, "E001", "E", 5, wire.StatusCalled, at(4), "keypad-5"), wire.StatusWaiting, "E", 0), time.Minute),
+		from(ev(15, wire.EventServing, "E001", "E", 5, wire.StatusServing, at(5), "keypad-5"), wire.StatusCalled, "E", 5),
+		from(ev(16, wire.EventDone, "A005", "A", 1, wire.StatusDone, at(6), "keypad-1"), wire.StatusServing, "A", 1),
+		waited(from(ev(17, wire.EventCalled, "A006", "A", 1, wire.StatusCalled, at(7), "keypad-1"), wire.StatusWaiting, "A", 0), 20*time.Minute),
+		from(ev(18, wire.EventNoShow, "A006", "A", 1, wire.StatusNoShow, at(9), "keypad-1"), wire.StatusCalled, "A", 1),
+		waited(from(ev(19, wire.EventCalled, "A007", "A", 2, wire.StatusCalled, at(10), "console-1"), wire.StatusWaiting, "A", 0), 22*time.Minute),
+		from(ev(20, wire.EventTransferred, "A007", "R", 2, wire.StatusWaiting, at(11), "console-1"), wire.StatusCalled, "A", 2),
 		{Version: 21, Site: "hospital", Kind: wire.EventPrintFailed, Actor: "kiosk-2", TimeMS: at(12).UnixMilli(), ServiceDay: day},
-		ev(22, wire.EventCalled, "R003", "R", 2, wire.StatusCalled, at(13), "keypad-2"),
+		waited(from(ev(22, wire.EventCalled, "R003", "R", 2, wire.StatusCalled, at(13), "keypad-2"), wire.StatusWaiting, "R", 0), 11*time.Minute),
 	}
+	evs[9].Issuer = "A" // A007, moved to R
 	for _, e := range evs {
 		feed(m, EventMsg{Event: e})
 	}

@@ -3,12 +3,9 @@ package tui
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
@@ -44,8 +41,12 @@ type SiteOpts struct {
 	Code string
 	// Name is the site's display name.
 	Name string
-	// Location is the site's time zone for clock times; nil: UTC.
+	// Location is the site's time zone for clock times and service days;
+	// nil: guessed from the daemon's snapshots, clock times in UTC.
 	Location *time.Location
+	// Rollover is when the site's service day starts, after local
+	// midnight (queue.Site.Rollover).
+	Rollover time.Duration
 	// Conn is the connection to act on; nil until a ConnMsg brings it.
 	Conn Conn
 	// Services lists the services in display order.
@@ -327,179 +328,6 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 			m.sel = row
 		}
 	}
-}
-
-func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
-	if m.confirm != nil {
-		switch msg.String() {
-		case "y", "Y", "enter":
-			run := m.confirm.run
-			m.confirm = nil
-			m.status, m.statusOK = "sent…", true
-			return run
-		case "n", "N", "esc", "ctrl+c", "q":
-			m.confirm = nil
-			m.status, m.statusOK = "not sent", true
-		}
-		return nil
-	}
-	if p := m.prompt; p != nil {
-		switch msg.Type {
-		case tea.KeyEnter:
-			m.prompt = nil
-			return p.submit(m, strings.TrimSpace(p.value))
-		case tea.KeyEsc, tea.KeyCtrlC:
-			m.prompt = nil
-		case tea.KeyBackspace:
-			if r := []rune(p.value); len(r) > 0 {
-				p.value = string(r[:len(r)-1])
-			}
-		case tea.KeyCtrlU:
-			p.value = ""
-		case tea.KeyRunes, tea.KeySpace:
-			if len(p.value) < 64 {
-				p.value += string(msg.Runes)
-			}
-		}
-		return nil
-	}
-	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
-		// Keys typed quickly can arrive together: take them one by one.
-		var cmds []tea.Cmd
-		for _, r := range msg.Runes {
-			cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
-		}
-		return tea.Batch(cmds...)
-	}
-	k := m.keys
-	s := m.site()
-	c := m.selected()
-	switch {
-	case key.Matches(msg, k.Quit):
-		return tea.Quit
-	case key.Matches(msg, k.Help):
-		m.help.ShowAll = !m.help.ShowAll
-	case key.Matches(msg, k.Up):
-		m.sel = max(m.sel-1, 0)
-	case key.Matches(msg, k.Down):
-		m.sel = min(m.sel+1, max(len(s.counters)-1, 0))
-	case key.Matches(msg, k.NextSite):
-		m.cur = (m.cur + 1) % len(m.sites)
-		m.sel = 0
-	case key.Matches(msg, k.PrevSite):
-		m.cur = (m.cur + len(m.sites) - 1) % len(m.sites)
-		m.sel = 0
-	case key.Matches(msg, k.Filter):
-		m.prompt = &prompt{label: "filter events (service code, counter number or ticket; empty: all)", value: m.filter,
-			submit: func(m *Model, v string) tea.Cmd { m.filter = v; return nil }}
-	case key.Matches(msg, k.Issue):
-		def := ""
-		if len(s.services) > 0 {
-			def = s.services[0].code
-		}
-		m.prompt = &prompt{label: "issue a ticket of service", value: def, submit: func(m *Model, v string) tea.Cmd {
-			if v == "" {
-				return nil
-			}
-			v = strings.ToUpper(v)
-			return m.send("issue a ticket of "+v, &wire.TakeTicket{Service: v, Site: s.code})
-		}}
-	case key.Matches(msg, k.Reenter):
-		m.prompt = &prompt{label: "re-enter the no-show ticket", submit: func(m *Model, v string) tea.Cmd {
-			if v == "" {
-				return nil
-			}
-			v = strings.ToUpper(v)
-			return m.send("re-enter "+v, &wire.Reenter{Number: v, Site: s.code})
-		}}
-	case key.Matches(msg, k.Reprint):
-		def := ""
-		if c != nil {
-			def = c.number
-		}
-		m.prompt = &prompt{label: "reprint ticket (number, then a printer id; none: the kiosk's printer)", value: def,
-			submit: func(m *Model, v string) tea.Cmd {
-				f := strings.Fields(v)
-				if len(f) == 0 {
-					return nil
-				}
-				r := &wire.Reprint{Number: strings.ToUpper(f[0]), Site: s.code}
-				what := "reprint " + r.Number
-				if len(f) > 1 {
-					r.Printer = f[1]
-					what += " on printer " + r.Printer
-				}
-				return doOnce(m.cur, m.site().conn, what, r)
-			}}
-	case key.Matches(msg, k.Cancel):
-		def := ""
-		if c != nil {
-			def = c.number
-		}
-		m.prompt = &prompt{label: "cancel ticket", value: def, submit: func(m *Model, v string) tea.Cmd {
-			if v == "" {
-				return nil
-			}
-			v = strings.ToUpper(v)
-			m.ask(fmt.Sprintf("Cancel ticket %s? It cannot be undone. (y/n)", v),
-				m.send("cancel "+v, &wire.Cancel{Number: v, Site: s.code}))
-			return nil
-		}}
-	}
-	if c == nil {
-		return nil
-	}
-	id := c.id
-	at := fmt.Sprintf("counter %d", id)
-	switch {
-	case key.Matches(msg, k.Next):
-		return m.send("call next at "+at, &wire.CallNext{Counter: id, Site: s.code})
-	case key.Matches(msg, k.CallNumber):
-		m.prompt = &prompt{label: "call number to " + at, submit: func(m *Model, v string) tea.Cmd {
-			if v == "" {
-				return nil
-			}
-			v = strings.ToUpper(v)
-			return m.send("call "+v+" to "+at, &wire.CallNumber{Counter: id, Number: v, Site: s.code})
-		}}
-	case key.Matches(msg, k.Recall):
-		return m.send("recall at "+at, &wire.Recall{Counter: id, Number: c.number, Site: s.code})
-	case key.Matches(msg, k.Start):
-		return m.send("start at "+at, &wire.Start{Counter: id, Number: c.number, Site: s.code})
-	case key.Matches(msg, k.Done):
-		return m.send("done at "+at, &wire.Complete{Counter: id, Number: c.number, Site: s.code})
-	case key.Matches(msg, k.NoShow):
-		what := "the ticket"
-		if c.number != "" {
-			what = c.number
-		}
-		m.ask(fmt.Sprintf("Mark %s at %s as a no-show? (y/n)", what, at),
-			m.send("no-show at "+at, &wire.NoShow{Counter: id, Number: c.number, Site: s.code}))
-	case key.Matches(msg, k.Transfer):
-		num := c.number
-		m.prompt = &prompt{label: fmt.Sprintf("transfer %s from %s to (service code or counter number)", orDash(num), at),
-			submit: func(m *Model, v string) tea.Cmd {
-				if v == "" {
-					return nil
-				}
-				t := &wire.Transfer{Counter: id, Number: num, Site: s.code}
-				to := ""
-				if n, err := strconv.ParseUint(v, 10, 32); err == nil && n > 0 {
-					t.ToCounter, to = uint32(n), "counter "+v
-				} else {
-					t.ToService, to = strings.ToUpper(v), "service "+strings.ToUpper(v)
-				}
-				m.ask(fmt.Sprintf("Transfer %s from %s to %s? (y/n)", orDash(num), at, to),
-					m.send(fmt.Sprintf("transfer %s to %s", orDash(num), to), t))
-				return nil
-			}}
-	case key.Matches(msg, k.Pause):
-		if c.state == wire.CounterPaused || c.state == wire.CounterClosed {
-			return m.send("resume "+at, &wire.Resume{Counter: id, Site: s.code})
-		}
-		return m.send("pause "+at, &wire.Pause{Counter: id, Reason: "console", Site: s.code})
-	}
-	return nil
 }
 
 // ask puts a yes/no question before run.

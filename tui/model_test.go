@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/view"
 )
 
 // recConn records the requests the console sends and answers them.
@@ -145,7 +148,8 @@ func snapshot() *wire.Snapshot {
 			{Code: "E", Name: "Emergency", Open: false},
 		},
 		Counters: []wire.CounterInfo{
-			{ID: 1, Name: "Counter 1", State: wire.CounterOpen, Number: "A005", Status: wire.StatusServing, Service: "A"},
+			{ID: 1, Name: "Counter 1", State: wire.CounterOpen, Number: "A005", Status: wire.StatusServing, Service: "A",
+				TicketID: ticketID("A005"), SinceMS: t0.Add(-10 * time.Minute).UnixMilli()},
 			{ID: 2, Name: "Counter 2", State: wire.CounterOpen},
 			{ID: 3, Name: "Counter 3", State: wire.CounterPaused},
 			{ID: 5, Name: "Emergency counter 5", State: wire.CounterOpen},
@@ -153,42 +157,83 @@ func snapshot() *wire.Snapshot {
 	}
 }
 
+// ticketID is the test daemon's id of a ticket number: A005 is 65005.
+func ticketID(number string) uint64 {
+	n, _ := strconv.Atoi(number[1:])
+	return uint64(number[0])*1000 + uint64(n)
+}
+
+// ev is an EVENT as the daemon sends it of a ticket called once (not yet,
+// when issued), without what the ticket was before (see from).
 func ev(v uint64, kind wire.EventKind, number, service string, counter uint32, status wire.TicketStatus, at time.Time, actor string) *wire.Event {
-	return &wire.Event{Version: v, Site: "hospital", Kind: kind, Number: number, Service: service, Counter: counter,
+	e := &wire.Event{Version: v, Site: "hospital", Kind: kind, Number: number, Service: service, Counter: counter,
 		Status: status, TimeMS: at.UnixMilli(), Actor: actor, ServiceDay: day}
+	if number != "" {
+		e.TicketID = ticketID(number)
+	}
+	if number != "" && kind != wire.EventIssued {
+		e.CallCount = 1
+	}
+	return e
+}
+
+// from sets what the ticket of e was before it: status, queue, counter.
+func from(e *wire.Event, st wire.TicketStatus, queue string, counter uint32) *wire.Event {
+	e.From, e.FromService, e.FromCounter = st, queue, counter
+	return e
+}
+
+// waited sets how long the ticket of e has waited since its issue.
+func waited(e *wire.Event, d time.Duration) *wire.Event {
+	e.WaitedMS = uint32(d.Milliseconds())
+	return e
+}
+
+// figures is what the console shows of service code.
+func figures(m *Model, code string) view.Service {
+	s := m.site()
+	return s.figures(s.service(code))
+}
+
+// holds is what the console shows of counter id.
+func holds(m *Model, id uint32) view.Counter {
+	s := m.site()
+	return s.holds(s.counter(id))
 }
 
 func TestSnapshotThenEvents(t *testing.T) {
 	m := newTestModel(t, &recConn{}, 0)
 	feed(m, SnapshotMsg{Snapshot: snapshot()},
 		EventMsg{Event: ev(11, wire.EventIssued, "A010", "A", 0, wire.StatusWaiting, t0.Add(time.Minute), "kiosk-1")},
-		EventMsg{Event: ev(12, wire.EventCalled, "A010", "A", 2, wire.StatusCalled, t0.Add(3*time.Minute), "keypad-2")},
-		EventMsg{Event: ev(13, wire.EventDone, "A005", "A", 1, wire.StatusDone, t0.Add(4*time.Minute), "keypad-1")},
-		EventMsg{Event: ev(14, wire.EventNoShow, "A010", "A", 2, wire.StatusNoShow, t0.Add(5*time.Minute), "keypad-2")},
+		EventMsg{Event: waited(from(ev(12, wire.EventCalled, "A010", "A", 2, wire.StatusCalled, t0.Add(3*time.Minute), "keypad-2"),
+			wire.StatusWaiting, "A", 0), 2*time.Minute)},
+		EventMsg{Event: from(ev(13, wire.EventDone, "A005", "A", 1, wire.StatusDone, t0.Add(4*time.Minute), "keypad-1"),
+			wire.StatusServing, "A", 1)},
+		EventMsg{Event: from(ev(14, wire.EventNoShow, "A010", "A", 2, wire.StatusNoShow, t0.Add(5*time.Minute), "keypad-2"),
+			wire.StatusCalled, "A", 2)},
 		EventMsg{Event: &wire.Event{Version: 15, Kind: wire.EventCounterOpened, Counter: 3, TimeMS: t0.Add(5 * time.Minute).UnixMilli(), ServiceDay: day}},
 		EventMsg{Event: ev(12, wire.EventCalled, "A010", "A", 2, wire.StatusCalled, t0, "dup")}, // replayed: ignored
 		TickMsg(t0.Add(6*time.Minute)),
 	)
-	s := m.site()
-	a := s.service("A")
-	if a.waiting != 3 || a.issued != 10 || a.served != 5 || a.noShows != 1 {
-		t.Errorf("service A: waiting %d issued %d served %d no-shows %d, want 3 10 5 1", a.waiting, a.issued, a.served, a.noShows)
+	a := figures(m, "A")
+	if a.Waiting != 3 || a.Issued != 10 || a.Served != 5 || a.NoShows != 1 {
+		t.Errorf("service A: waiting %d issued %d served %d no-shows %d, want 3 10 5 1", a.Waiting, a.Issued, a.Served, a.NoShows)
 	}
-	if avg, ok := a.average(); !ok || avg != 2*time.Minute {
-		t.Errorf("average wait = %v %v, want 2m", avg, ok)
+	if avg := a.AvgWait(); a.Called != 1 || avg != 2*time.Minute {
+		t.Errorf("average wait = %v of %d calls, want 2m of 1", avg, a.Called)
 	}
-	c1, c2, c3 := s.counter(1), s.counter(2), s.counter(3)
-	if c1.number != "" || c1.served != 1 {
-		t.Errorf("counter 1: %q served %d, want idle, 1 served", c1.number, c1.served)
+	c1, c2, c3 := holds(m, 1), holds(m, 2), holds(m, 3)
+	if c1.Number != "" || c1.Served != 1 {
+		t.Errorf("counter 1: %q served %d, want idle, 1 served", c1.Number, c1.Served)
 	}
-	if c2.number != "" {
-		t.Errorf("counter 2 still has %q after the no-show", c2.number)
+	if c2.Number != "" {
+		t.Errorf("counter 2 still has %q after the no-show", c2.Number)
 	}
-	if c3.state != wire.CounterOpen {
-		t.Errorf("counter 3 state = %v, want open", c3.state)
+	if c3.Mode != queue.CounterOpen {
+		t.Errorf("counter 3 mode = %v, want open", c3.Mode)
 	}
-	if s.version != 15 {
-		t.Errorf("version = %d, want 15", s.version)
+	if s := m.site(); s.version != 15 || s.v.Version != 15 {
+		t.Errorf("version = %d, view at %d, want 15", s.version, s.v.Version)
 	}
 	v := m.View()
 	for _, want := range []string{"City Hospital", "● connected", "A  First visit", "v14", "no_show", "A010 at 2"} {
@@ -198,29 +243,57 @@ func TestSnapshotThenEvents(t *testing.T) {
 	}
 }
 
-func TestHistoryFeedsStatsNotCounts(t *testing.T) {
-	m := newTestModel(t, &recConn{}, 0)
-	// The snapshot at v10 already counts these events: replaying them must
-	// not count them twice, but it gives the wait times and the counter's
-	// start time.
-	feed(m, SnapshotMsg{Snapshot: snapshot()},
-		EventMsg{Event: ev(8, wire.EventIssued, "A005", "A", 0, wire.StatusWaiting, t0.Add(-20*time.Minute), "kiosk-1")},
-		EventMsg{Event: ev(9, wire.EventCalled, "A005", "A", 1, wire.StatusCalled, t0.Add(-12*time.Minute), "keypad-1")},
-		EventMsg{Event: ev(10, wire.EventServing, "A005", "A", 1, wire.StatusServing, t0.Add(-10*time.Minute), "keypad-1")},
-	)
-	a := m.site().service("A")
-	if a.waiting != 3 || a.issued != 9 {
-		t.Errorf("history changed the counts: waiting %d issued %d, want 3 9", a.waiting, a.issued)
+// dayStart is a site's first three events and the snapshot after them,
+// which does not say how long A002 has waited.
+func dayStart() (*wire.Snapshot, []*wire.Event) {
+	snap := &wire.Snapshot{Version: 3, Site: "hospital", ServiceDay: day, TimeMS: t0.UnixMilli(),
+		Services: []wire.ServiceInfo{{Code: "A", Name: "First visit", Waiting: 1, Issued: 2, Called: 1, AvgWaitS: 480, Open: true}},
+		Counters: []wire.CounterInfo{{ID: 1, Name: "Counter 1", State: wire.CounterOpen, Number: "A001", Status: wire.StatusCalled,
+			Service: "A", TicketID: ticketID("A001"), SinceMS: t0.Add(-12 * time.Minute).UnixMilli()}}}
+	return snap, []*wire.Event{
+		ev(1, wire.EventIssued, "A001", "A", 0, wire.StatusWaiting, t0.Add(-20*time.Minute), "kiosk-1"),
+		ev(2, wire.EventIssued, "A002", "A", 0, wire.StatusWaiting, t0.Add(-15*time.Minute), "kiosk-1"),
+		waited(from(ev(3, wire.EventCalled, "A001", "A", 1, wire.StatusCalled, t0.Add(-12*time.Minute), "keypad-1"),
+			wire.StatusWaiting, "A", 0), 8*time.Minute),
 	}
-	if avg, _ := a.average(); avg != 8*time.Minute {
-		t.Errorf("average wait from history = %v, want 8m", avg)
+}
+
+// TestHistory: the events a snapshot counts already (the history the
+// console replays after it) never count twice; when they go back to the
+// day's first event they replace the snapshot's figures, and the console
+// knows how long each ticket waits.
+func TestHistory(t *testing.T) {
+	tests := []struct {
+		name    string
+		from    int // first history event replayed
+		longest string
+	}{
+		{"whole day", 0, "15m00s"},
+		{"part of the day", 1, "≥0s"},
 	}
-	c := m.site().counter(1)
-	if c.number != "A005" || !c.since.Equal(t0.Add(-10*time.Minute)) {
-		t.Errorf("counter 1 = %q since %v, want A005 since %v", c.number, c.since, t0.Add(-10*time.Minute))
-	}
-	if !strings.Contains(m.View(), "10m00s") {
-		t.Errorf("view does not show how long counter 1 has served:\n%s", m.View())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newTestModel(t, &recConn{}, 0)
+			snap, hist := dayStart()
+			feed(m, SnapshotMsg{Snapshot: snap})
+			for _, e := range hist[tt.from:] {
+				feed(m, EventMsg{Event: e})
+			}
+			a := figures(m, "A")
+			if a.Waiting != 1 || a.Issued != 2 || a.Called != 1 || a.AvgWait() != 8*time.Minute {
+				t.Errorf("history changed the counts: %+v, want 1 waiting, 2 issued, 1 called, 8m", a)
+			}
+			c := holds(m, 1)
+			if c.Number != "A001" || !c.Since.Equal(t0.Add(-12*time.Minute)) {
+				t.Errorf("counter 1 = %q since %v, want A001 since %v", c.Number, c.Since, t0.Add(-12*time.Minute))
+			}
+			if line := lineWith(m.View(), "A  First visit"); !strings.Contains(line, " "+tt.longest+" ") {
+				t.Errorf("longest wait: %q, want %s", line, tt.longest)
+			}
+			if !strings.Contains(m.View(), "12m00s") {
+				t.Errorf("view does not show how long counter 1 has had A001:\n%s", m.View())
+			}
+		})
 	}
 }
 
@@ -578,8 +651,8 @@ func TestDayChangeAsksForSnapshot(t *testing.T) {
 	if got := conn.requests(); len(got) != 1 {
 		t.Fatalf("a new service day sent %d requests, want one STATUS", len(got))
 	}
-	if s := m.site(); s.day != "2026-12-01" || s.service("A").served != 0 {
-		t.Errorf("day %s, served %d after the rollover", s.day, s.service("A").served)
+	if s := m.site(); s.day != "2026-12-01" || figures(m, "A").Served != 0 {
+		t.Errorf("day %s, served %d after the rollover", s.day, figures(m, "A").Served)
 	}
 }
 
@@ -706,5 +779,29 @@ func TestHealthRefresh(t *testing.T) {
 	feed(m, TickMsg(t0.Add(32*time.Second)))
 	if !s.healthAt.Equal(t0.Add(31 * time.Second)) {
 		t.Errorf("asked again one second later")
+	}
+}
+
+// TestGuessedZone: a console without the site's configuration counts
+// service days in a zone guessed from the snapshot; when its day is not
+// the one the daemon names, it asks for a fresh snapshot and starts again
+// from it rather than showing a day cleared too early.
+func TestGuessedZone(t *testing.T) {
+	later := t0.Add(13 * time.Hour) // still 2026-11-30 at the daemon
+	conn := &recConn{answer: func(wire.Message) (wire.Message, error) {
+		s := snapshot()
+		s.Version, s.TimeMS = 11, later.UnixMilli()
+		s.Services[0].Issued = 10
+		return s, nil
+	}}
+	m := New(Opts{Sites: []SiteOpts{{Code: "hospital", Conn: conn}}, Renderer: asciiRenderer()})
+	feed(m, tea.WindowSizeMsg{Width: 80, Height: 24}, TickMsg(t0), StateMsg{State: LinkConnected}, SnapshotMsg{Snapshot: snapshot()})
+	_, cmd := m.Update(EventMsg{Event: ev(11, wire.EventIssued, "A010", "A", 0, wire.StatusWaiting, later, "kiosk-1")})
+	run(m, cmd)
+	if got := conn.requests(); len(got) != 1 || !reflect.DeepEqual(got[0], &wire.Status{Site: "hospital"}) {
+		t.Fatalf("the view's day ran ahead of the daemon's and the console sent %#v, want one STATUS", got)
+	}
+	if s, a := m.site(), figures(m, "A"); s.v.Day != day || a.Issued != 10 || a.Served != 4 {
+		t.Errorf("after the fresh snapshot: day %s, A issued %d served %d, want %s 10 4", s.v.Day, a.Issued, a.Served, day)
 	}
 }

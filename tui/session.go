@@ -16,8 +16,9 @@ import (
 var _ Conn = (*client.Client)(nil)
 
 // DefaultHistory is how many events before the first snapshot a site
-// replays, so that no-shows, wait times and counter times of the day so far
-// are known (the daemon answers with a snapshot when it keeps fewer).
+// replays, so that the event stream shows the day so far and, when the
+// replay holds all of today, the console knows each waiting ticket (the
+// daemon answers with a snapshot when it keeps fewer).
 const DefaultHistory = 5000
 
 // SiteSession says how RunSite connects one site.

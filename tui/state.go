@@ -5,7 +5,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/view"
 )
 
 // maxEvents is how many events a site keeps for the event stream.
@@ -28,88 +31,108 @@ const (
 	LinkClosed
 )
 
-// service is one row of the services table.
+// service is one row of the services table: what the configuration and
+// the snapshots say of it. Its figures are the view's (site.figures).
 type service struct {
-	code, name  string
-	target      time.Duration // wait target from the configuration; 0: none
-	waiting     int           // from the snapshot, then kept by events
-	served      int
-	issued      int
-	noShows     int // counted from today's events
-	open        bool
-	lastCalled  string
-	waitSum     time.Duration // waits of the calls seen today
-	full        bool          // daily cap reached (snapshot)
-	snapLongest time.Duration // longest wait at the snapshot; 0: none or unknown
-	snapAvg     time.Duration // average wait today at the snapshot; 0: unknown
-	waitN       int
-	serves      bool // seen in a snapshot (false: only in the configuration)
+	code, name string
+	target     time.Duration // wait target from the configuration; 0: none
+	open, full bool          // taking tickets, daily cap reached (snapshot)
+	lastCalled string        // from the snapshot the view started from, until an event names one
+	// lower: the snapshot the view started from counted waiting tickets
+	// without saying how long they wait, so a longest wait counted from
+	// the snapshot is a lower bound.
+	lower bool
 }
 
-// counter is one row of the counters table.
+// counter is one row of the counters table: what the configuration says
+// of it and the health of its devices. Its figures are the view's
+// (site.holds).
 type counter struct {
-	id      uint32
-	name    string
-	state   wire.CounterState
-	number  string // ticket it handles; empty: none
-	status  wire.TicketStatus
-	service string
-	since   time.Time // when number was called or started; zero: unknown
-	served  int       // today's DONE events at this counter
-	serves  []string  // service codes it serves (configuration)
-	keypad  string    // id of its keypad device (configuration); empty: none
-	seen    time.Time // last event whose actor is its keypad
+	id     uint32
+	name   string
+	serves []string  // service codes it serves (configuration)
+	keypad string    // id of its keypad device (configuration); empty: none
+	seen   time.Time // last event whose actor is its keypad
 	// health of its keypad and LED board from the last snapshot:
 	// "connected", "offline", or "" when the daemon reported none.
 	keypadHealth, boardHealth string
 }
 
-// ticket is what the console knows of one of today's tickets from events.
-type ticket struct {
-	status  wire.TicketStatus
-	queue   string
-	counter uint32
-	since   time.Time // issued, or put back in a queue
-	at      time.Time // called or started at its counter
-}
-
-// site is everything the console shows about one site.
+// site is everything the console shows about one site. Its figures
+// (waits, counts, what each counter holds) are one view.Site, the reducer
+// every reader of the daemon uses: started from a snapshot and fed every
+// event after it.
 type site struct {
 	code, name string
-	loc        *time.Location
-	conn       Conn
-	state      LinkState
-	attempt    int    // failed redials since the connection was lost
-	lastErr    string // why it is not connected
-	day        string // service day
-	version    uint64 // last event applied
-	counts     uint64 // version of the snapshot the counts come from
-	snapAt     time.Time
+	loc        *time.Location // for clock times
+	// dayLoc and rollover are how the view counts service days; with no
+	// zone configured, dayLoc is guessed from the snapshots (zoneOf).
+	dayLoc    *time.Location
+	rollover  time.Duration
+	guessZone bool
+	conn      Conn
+	state     LinkState
+	attempt   int    // failed redials since the connection was lost
+	lastErr   string // why it is not connected
+	day       string // service day the daemon last named
+	version   uint64 // last event received
+	v         *view.Site
+	// hist replays the events a snapshot already counts (the history the
+	// console asks for); nil when none is expected.
+	hist       *history
+	snapAt     time.Time // daemon clock of the last snapshot
+	seededAt   time.Time // daemon clock of the snapshot the view started from
 	haveSnap   bool
 	updated    time.Time // last update from the daemon (snapshot or event)
 	services   []*service
 	counters   []*counter
-	tickets    map[string]*ticket
 	events     []wire.Event
 	offline    map[string]string // device -> what is wrong
-	historyAt  time.Time         // time of the first event of today seen
-	needsFresh bool              // a day change was seen: ask for a snapshot
+	needsFresh bool              // the day changed: ask for a snapshot
+	freshFor   string            // the day a snapshot was last asked for
 	healthAt   time.Time         // last snapshot asked for device health
 }
 
+// history is the replay of the events up to the version of the snapshot
+// the view started from. When it reaches the snapshot and agrees with it
+// (see agree), it replaces the view, which then knows when each waiting
+// ticket was issued (a snapshot gives only the longest wait, in seconds).
+type history struct {
+	v *view.Site
+}
+
 func newSite(o SiteOpts) *site {
-	s := &site{code: o.Code, name: o.Name, loc: o.Location, conn: o.Conn, tickets: map[string]*ticket{}, offline: map[string]string{}}
+	s := &site{code: o.Code, name: o.Name, loc: o.Location, rollover: o.Rollover, conn: o.Conn,
+		offline: map[string]string{}, guessZone: o.Location == nil}
 	if s.loc == nil {
 		s.loc = time.UTC
 	}
+	s.dayLoc = s.loc
 	for _, sv := range o.Services {
 		s.services = append(s.services, &service{code: sv.Code, name: sv.Name, target: sv.WaitTarget, open: true})
 	}
 	for _, c := range o.Counters {
 		s.counters = append(s.counters, &counter{id: c.ID, name: c.Name, serves: c.Services, keypad: c.Keypad})
 	}
+	s.v = view.New(s.def(), view.Opts{})
 	return s
 }
+
+// def is the site as the view knows it: its zone and the services and
+// counters the console lists.
+func (s *site) def() queue.Site {
+	d := queue.Site{ID: s.code, Location: s.dayLoc, Rollover: s.rollover}
+	for _, sv := range s.services {
+		d.Services = append(d.Services, queue.Service{Code: sv.code})
+	}
+	for _, c := range s.counters {
+		d.Counters = append(d.Counters, queue.Counter{ID: counterID(c.id)})
+	}
+	return d
+}
+
+// counterID is the queue's id of counter n.
+func counterID(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
 
 func (s *site) service(code string) *service {
 	for _, sv := range s.services {
@@ -140,37 +163,44 @@ func (s *site) counter(id uint32) *counter {
 	return c
 }
 
-// holder returns the counter handling number, or nil.
-func (s *site) holder(number string) *counter {
-	if number == "" {
-		return nil
+// figures is the view's picture of service sv.
+func (s *site) figures(sv *service) view.Service {
+	if f := s.v.Service(sv.code); f != nil {
+		return *f
 	}
-	for _, c := range s.counters {
-		if c.number == number {
-			return c
-		}
-	}
-	return nil
+	return view.Service{Code: sv.code}
 }
 
-// applySnapshot takes the counts and counter states of snap when it is
-// newer than what the console has. It reports whether it was taken.
+// holds is the view's picture of counter c.
+func (s *site) holds(c *counter) view.Counter {
+	if f := s.v.Counter(counterID(c.id)); f != nil {
+		return *f
+	}
+	return view.Counter{ID: counterID(c.id), Mode: queue.CounterOpen}
+}
+
+// list adds the services and counters the view has and the console does
+// not list yet.
+func (s *site) list() {
+	for _, sv := range s.v.Services {
+		s.service(sv.Code)
+	}
+	for _, c := range s.v.Counters {
+		if n, err := strconv.ParseUint(c.ID, 10, 32); err == nil {
+			s.counter(uint32(n))
+		}
+	}
+}
+
+// applySnapshot takes snap when it is not older than what the console
+// has; a newer one, or one of another day, restarts the view from it. It
+// reports whether it was taken.
 func (s *site) applySnapshot(snap *wire.Snapshot, now time.Time) bool {
-	if s.haveSnap && snap.Version < s.counts {
-		return false
+	if s.haveSnap && int64(snap.Version) < s.v.Version {
+		return false // events after it were applied already: they are newer
 	}
-	if s.haveSnap && snap.Version < s.version {
-		// Events after it were applied already: they are newer.
-		return false
-	}
-	if s.day != "" && snap.ServiceDay != "" && snap.ServiceDay != s.day {
-		s.resetDay()
-	}
+	restart := !s.haveSnap || int64(snap.Version) > s.v.Version || snap.ServiceDay != s.v.Day
 	s.haveSnap = true
-	// The counts come from the snapshot; events up to its version may
-	// still follow (history, or the resume after a reconnect) and only feed
-	// what the snapshot does not carry.
-	s.counts = snap.Version
 	if snap.ServiceDay != "" {
 		s.day = snap.ServiceDay
 	}
@@ -182,91 +212,90 @@ func (s *site) applySnapshot(snap *wire.Snapshot, now time.Time) bool {
 		s.snapAt = time.UnixMilli(snap.TimeMS)
 	}
 	s.updated = now
-	for _, si := range snap.Services {
-		sv := s.service(si.Code)
-		if si.Name != "" {
-			sv.name = si.Name
+	s.describe(snap, restart)
+	if restart {
+		if s.guessZone {
+			s.dayLoc = zoneOf(s.snapAt)
 		}
-		sv.waiting, sv.served, sv.issued, sv.open = int(si.Waiting), int(si.Served), int(si.Issued), si.Open
-		sv.noShows, sv.full = int(si.NoShows), si.Full
-		sv.snapLongest = time.Duration(si.LongestWaitS) * time.Second
-		sv.snapAvg = time.Duration(si.AvgWaitS) * time.Second
-		if sv.target == 0 {
-			sv.target = time.Duration(si.WaitTargetS) * time.Second
-		}
-		if si.LastCalled != "" {
-			sv.lastCalled = si.LastCalled
-		}
-		sv.serves = true
+		s.seededAt = s.snapAt
+		s.v = view.FromSnapshot(s.def(), view.Opts{}, protocol.QueueSnapshot(snap))
+		s.hist = &history{v: view.New(s.def(), view.Opts{})}
 	}
-	for _, ci := range snap.Counters {
-		c := s.counter(ci.ID)
-		if ci.Name != "" {
-			c.name = ci.Name
-		}
-		if c.number != ci.Number {
-			c.since = time.Time{}
-			if t := s.tickets[ci.Number]; t != nil && t.counter == ci.ID {
-				c.since = t.at
-			}
-		}
-		c.state, c.number, c.status, c.service = ci.State, ci.Number, ci.Status, ci.Service
-		c.served = int(ci.Served)
-		if ci.SinceMS != 0 && ci.Number != "" {
-			c.since = time.UnixMilli(ci.SinceMS)
-		}
-	}
-	for _, c := range s.counters {
-		if !slices.ContainsFunc(snap.Counters, func(ci wire.CounterInfo) bool { return ci.ID == c.id }) && len(snap.Counters) > 0 {
-			c.number, c.status, c.service = "", 0, ""
-		}
-	}
+	s.list()
 	return true
 }
 
-// resetDay forgets what was counted for the previous service day.
-func (s *site) resetDay() {
-	for _, sv := range s.services {
-		sv.served, sv.issued, sv.noShows, sv.waitSum, sv.waitN, sv.lastCalled = 0, 0, 0, 0, 0, ""
-	}
-	for _, c := range s.counters {
-		c.served = 0
-	}
-	s.tickets = map[string]*ticket{}
-	s.historyAt = time.Time{}
+// zoneOf is the zone a console without the site's configuration counts
+// service days in: one where the snapshot taken at t is at noon, so that
+// the view's day ends no sooner than twelve hours on. Each day the daemon
+// names anew brings a fresh snapshot, and the zone is guessed again.
+func zoneOf(t time.Time) *time.Location {
+	u := t.UTC()
+	noon := time.Date(u.Year(), u.Month(), u.Day(), 12, 0, 0, 0, time.UTC)
+	off := noon.Sub(u).Truncate(time.Minute)
+	return time.FixedZone("site", int(off/time.Second))
 }
 
-// applyEvent applies e if it is newer than the last event applied. Events
-// at or below the version of the last snapshot (replayed history) only feed
-// what the snapshot does not carry: no-shows, wait times, how long a
-// counter has had its ticket, the event stream.
+// describe takes what a snapshot says beyond the view's figures: names,
+// open and full, wait targets, the number last called.
+func (s *site) describe(snap *wire.Snapshot, restart bool) {
+	for _, si := range snap.Services {
+		sv := s.service(si.Code)
+		if sv == nil {
+			continue
+		}
+		if si.Name != "" {
+			sv.name = si.Name
+		}
+		sv.open, sv.full = si.Open, si.Full
+		if sv.target == 0 {
+			sv.target = time.Duration(si.WaitTargetS) * time.Second
+		}
+		if restart {
+			sv.lastCalled = si.LastCalled
+			sv.lower = si.Waiting > 0 && si.LongestWaitS == 0
+		}
+	}
+	for _, ci := range snap.Counters {
+		if c := s.counter(ci.ID); c != nil && ci.Name != "" {
+			c.name = ci.Name
+		}
+	}
+}
+
+// applyEvent applies e if it is newer than the last event received.
+// Events the snapshot counts already (the history replayed after it) only
+// feed the event stream and the replay that may replace the view.
 func (s *site) applyEvent(e *wire.Event, now time.Time) bool {
 	if e.Version != 0 && e.Version <= s.version {
 		return false
 	}
-	if e.Version > s.version {
-		s.version = e.Version
-	}
+	s.version = max(s.version, e.Version)
 	s.updated = now
 	at := time.UnixMilli(e.TimeMS)
 	if e.TimeMS == 0 {
 		at = now
 	}
-	if e.ServiceDay != "" && s.day != "" && e.ServiceDay != s.day {
-		if e.ServiceDay < s.day {
-			return true // yesterday's, replayed: nothing to count today
-		}
-		s.resetDay()
-		s.day = e.ServiceDay
-		s.needsFresh = true
+	s.remember(e, at)
+	qe, ok := protocol.QueueEvent(e)
+	if !ok {
+		return true
 	}
-	if s.day == "" {
-		s.day = e.ServiceDay
+	qe.At = at
+	if s.hist != nil && qe.Version != 0 && qe.Version <= s.v.Version {
+		s.replay(&qe)
+		return true
 	}
-	live := e.Version > s.counts || !s.haveSnap
-	if s.historyAt.IsZero() || at.Before(s.historyAt) {
-		s.historyAt = at
-	}
+	s.hist = nil
+	s.v.Apply(&qe)
+	s.follow(e.ServiceDay)
+	s.list()
+	return true
+}
+
+// remember keeps what the console shows of every event: the stream, when
+// a keypad was last seen, a failed print.
+func (s *site) remember(e *wire.Event, at time.Time) {
 	s.events = append(s.events, *e)
 	if len(s.events) > maxEvents {
 		s.events = slices.Delete(s.events, 0, len(s.events)-maxEvents)
@@ -276,178 +305,76 @@ func (s *site) applyEvent(e *wire.Event, now time.Time) bool {
 			c.seen = at
 		}
 	}
-	switch e.Kind {
-	case wire.EventCounterOpened, wire.EventCounterPaused, wire.EventCounterClosed:
-		if c := s.counter(e.Counter); c != nil && live {
-			c.state = map[wire.EventKind]wire.CounterState{
-				wire.EventCounterOpened: wire.CounterOpen, wire.EventCounterPaused: wire.CounterPaused,
-				wire.EventCounterClosed: wire.CounterClosed,
-			}[e.Kind]
-		}
-		return true
-	case wire.EventPrintFailed:
+	if e.Kind == wire.EventPrintFailed {
 		s.offline[e.Actor] = "print failed " + at.In(s.loc).Format("15:04")
-		return true
 	}
-	if e.Number == "" {
-		return true
+}
+
+// replay feeds e, which the view's snapshot counts, to the history, and
+// lets the history replace the view when it agrees with the snapshot.
+func (s *site) replay(e *queue.Event) {
+	h := s.hist
+	h.v.Apply(e)
+	if h.v.Version < s.v.Version {
+		return
 	}
-	s.applyTicket(e, at, live)
+	s.hist = nil
+	if agree(h.v, s.v) {
+		s.v = h.v
+		for _, sv := range s.services {
+			sv.lower = false
+		}
+	}
+}
+
+// agree reports whether a replayed view counts what the snapshot's view
+// does, service by service and counter by counter. A replay can only miss
+// the first events of the log (the console asks for the last few
+// thousand); if it counts every ticket issued today, it saw each of
+// today's tickets from its issue, and knows which wait and since when.
+func agree(replay, snap *view.Site) bool {
+	if replay.Day != snap.Day {
+		return false
+	}
+	for _, want := range snap.Services {
+		got := replay.Service(want.Code)
+		if got == nil {
+			got = &view.Service{}
+		}
+		if got.Waiting != want.Waiting || got.Issued != want.Issued || got.Called != want.Called ||
+			got.Served != want.Served || got.NoShows != want.NoShows || got.Cancelled != want.Cancelled {
+			return false
+		}
+	}
+	for _, want := range snap.Counters {
+		got := replay.Counter(want.ID)
+		if got == nil || got.TicketID != want.TicketID || got.Mode != want.Mode || got.Served != want.Served {
+			return false
+		}
+	}
 	return true
 }
 
-// applyTicket follows one ticket event.
-func (s *site) applyTicket(e *wire.Event, at time.Time, live bool) {
-	prev := s.tickets[e.Number]
-	held := s.holder(e.Number)
-	var wasWaiting bool
-	switch {
-	case prev != nil:
-		wasWaiting = prev.status == wire.StatusWaiting
-	case e.Kind == wire.EventCalled:
-		wasWaiting = true
-	case e.Kind == wire.EventCancelled, e.Kind == wire.EventExpired:
-		wasWaiting = held == nil
-	}
-	if wasWaiting && e.Kind == wire.EventIssued {
-		wasWaiting = false
-	}
-	if live {
-		if wasWaiting {
-			q := e.Service
-			if prev != nil && prev.queue != "" {
-				q = prev.queue
-			}
-			if sv := s.service(q); sv != nil && sv.waiting > 0 {
-				sv.waiting--
-			}
-		}
-		if e.Status == wire.StatusWaiting {
-			if sv := s.service(e.Service); sv != nil {
-				sv.waiting++
-			}
-		}
-	}
-	sv := s.service(e.Service)
-	switch e.Kind {
-	case wire.EventIssued:
-		if live && sv != nil {
-			sv.issued++
-		}
-	case wire.EventCalled:
-		if sv != nil {
-			sv.lastCalled = e.Number
-			if wasWaiting && prev != nil && !prev.since.IsZero() {
-				sv.waitSum += at.Sub(prev.since)
-				sv.waitN++
-			}
-		}
-	case wire.EventNoShow:
-		if live && sv != nil {
-			sv.noShows++
-		}
-	case wire.EventDone:
-		if live && sv != nil {
-			sv.served++
-		}
-		c := s.counter(e.Counter)
-		if c == nil {
-			c = held
-		}
-		if c != nil && live {
-			c.served++
-		}
-	}
-	// The counter side.
-	switch e.Status {
-	case wire.StatusCalled, wire.StatusServing:
-		c := s.counter(e.Counter)
-		if c == nil {
-			break
-		}
-		changed := e.Kind == wire.EventCalled || e.Kind == wire.EventServing
-		if live {
-			if held != nil && held != c {
-				held.clear()
-			}
-			if changed || c.number != e.Number || c.since.IsZero() {
-				c.since = at
-			}
-			c.number, c.status, c.service = e.Number, e.Status, e.Service
-		} else if c.number == e.Number && changed {
-			c.since = at
-		}
-	default:
-		if held != nil && live {
-			held.clear()
-		}
-	}
-	// What the console remembers of the ticket.
-	switch e.Status {
-	case wire.StatusDone, wire.StatusCancelled, wire.StatusExpired:
-		delete(s.tickets, e.Number)
+// follow asks for a fresh snapshot when the daemon names a new service
+// day, or when the view's day is not the daemon's (the console counts days
+// in a zone it guessed); once a day.
+func (s *site) follow(day string) {
+	if day == "" {
 		return
 	}
-	t := prev
-	if t == nil {
-		t = &ticket{}
-		s.tickets[e.Number] = t
-	}
-	switch {
-	case e.Kind == wire.EventIssued, e.Kind == wire.EventReentered:
-		t.since = at
-	case e.Status == wire.StatusWaiting && t.since.IsZero():
-		t.since = at
-	}
-	t.status, t.queue, t.counter = e.Status, e.Service, 0
-	if e.Status == wire.StatusCalled || e.Status == wire.StatusServing {
-		t.counter = e.Counter
-		if e.Kind == wire.EventCalled || e.Kind == wire.EventServing || t.at.IsZero() {
-			t.at = at
-		}
+	fresh := day > s.day || s.v.Day != day
+	s.day = max(s.day, day)
+	if fresh && s.freshFor != day {
+		s.freshFor, s.needsFresh = day, true
 	}
 }
 
-func (c *counter) clear() {
-	c.number, c.status, c.service, c.since = "", 0, "", time.Time{}
-}
-
-// longest returns the longest wait in service code now, and whether it is a
-// lower bound (some waiting tickets came before the events the console saw).
+// longest is the longest wait in service sv now, and whether it is a lower
+// bound (tickets the snapshot counted wait since before it, for how long
+// it did not say).
 func (s *site) longest(sv *service, now time.Time) (time.Duration, bool) {
-	var d time.Duration
-	known := 0
-	for _, t := range s.tickets {
-		if t.status == wire.StatusWaiting && t.queue == sv.code {
-			known++
-			if w := now.Sub(t.since); w > d {
-				d = w
-			}
-		}
-	}
-	if sv.waiting > known && sv.snapLongest > 0 && !s.snapAt.IsZero() {
-		// The snapshot knows the longest wait exactly.
-		return max(d, sv.snapLongest+now.Sub(s.snapAt)), false
-	}
-	if sv.waiting > known {
-		from := s.historyAt
-		if from.IsZero() || (!s.snapAt.IsZero() && s.snapAt.Before(from)) {
-			from = s.snapAt
-		}
-		if !from.IsZero() && now.Sub(from) > d {
-			d = now.Sub(from)
-		}
-		return d, true
-	}
-	return d, false
-}
-
-// average returns the average wait of the calls seen today.
-func (sv *service) average() (time.Duration, bool) {
-	if sv.waitN == 0 {
-		return sv.snapAvg, sv.snapAvg > 0
-	}
-	return sv.waitSum / time.Duration(sv.waitN), true
+	f := s.figures(sv)
+	return f.LongestWait(now), sv.lower && f.Waiting > 0 && f.Oldest.Equal(s.seededAt)
 }
 
 // waitingFor is how many tickets wait in the services counter c serves
@@ -456,7 +383,7 @@ func (s *site) waitingFor(c *counter) int {
 	n := 0
 	for _, sv := range s.services {
 		if c == nil || len(c.serves) == 0 || slices.Contains(c.serves, sv.code) {
-			n += sv.waiting
+			n += s.figures(sv).Waiting
 		}
 	}
 	return n
@@ -502,4 +429,12 @@ func (s *site) applyDevices(devs []wire.DeviceInfo) {
 			c.boardHealth = word
 		}
 	}
+}
+
+// number is the ticket counter c handles, empty when none (or no counter).
+func (s *site) number(c *counter) string {
+	if c == nil {
+		return ""
+	}
+	return s.holds(c).Number
 }

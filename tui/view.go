@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
 )
 
 // styles are the console's styles, made on one renderer.
@@ -69,17 +70,14 @@ func dur(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
-func stateWord(s wire.CounterState) string {
-	switch s {
-	case wire.CounterOpen:
-		return "open"
-	case wire.CounterPaused:
-		return "paused"
-	case wire.CounterClosed:
-		return "closed"
-	}
-	return s.String()
-}
+// count shows a count of tickets. The view counts what the daemon's
+// events say; one that makes no sense (a ticket leaving a queue it was not
+// counted in) could take a count below zero, which is shown as 0.
+func count(n int) string { return strconv.Itoa(max(n, 0)) }
+
+// holdWord is the status of the ticket a counter holds: called or
+// serving.
+func holdWord(st queue.Status) string { return strings.ToLower(string(st)) }
 
 // header is the first line: site, day, address, connection.
 func (m *Model) header() string {
@@ -207,24 +205,18 @@ func (m *Model) offlineLine(s *site) string {
 	return m.st.alert.Render("offline devices: " + strings.Join(parts, ", "))
 }
 
+// column is a table column: its title and width.
+type column struct {
+	h string
+	w int
+}
+
 // serviceLines is the services table, its title row first.
 func (m *Model) serviceLines(s *site, w int) []string {
 	wide := w >= 100
-	cols := []struct {
-		h string
-		w int
-	}{{"WAIT", 5}, {"LONGEST", 8}, {"AVG", 7}, {"SERVED", 7}, {"NO-SHOW", 8}, {"STATE", 7}}
+	cols := []column{{"WAIT", 5}, {"LONGEST", 8}, {"AVG", 7}, {"SERVED", 7}, {"NO-SHOW", 8}, {"STATE", 7}}
 	if wide {
-		cols = append(cols, struct {
-			h string
-			w int
-		}{"ISSUED", 7}, struct {
-			h string
-			w int
-		}{"LAST", 6}, struct {
-			h string
-			w int
-		}{"TARGET", 7})
+		cols = append(cols, column{"ISSUED", 7}, column{"LAST", 6}, column{"TARGET", 7})
 	}
 	fixed := 0
 	for _, c := range cols {
@@ -236,46 +228,15 @@ func (m *Model) serviceLines(s *site, w int) []string {
 		head += " " + rfit(c.h, c.w)
 	}
 	out := []string{m.st.head.Render(fit(head, w))}
-	stale := s.stale()
 	for _, sv := range s.services {
-		longest, lower := s.longest(sv, m.now)
-		lt := "-"
-		if longest > 0 || lower {
-			lt = dur(longest)
-			if lower {
-				lt = "≥" + lt
-			}
-		}
-		breach := sv.target > 0 && longest > sv.target && !stale
-		if breach {
-			lt += "!"
-		}
-		avg := "-"
-		if a, ok := sv.average(); ok {
-			avg = dur(a)
-		}
-		state := "open"
-		switch {
-		case sv.full:
-			state = "full"
-		case !sv.open:
-			state = "closed"
-		}
-		cells := []string{strconv.Itoa(sv.waiting), lt, avg, strconv.Itoa(sv.served), strconv.Itoa(sv.noShows), state}
-		if wide {
-			tgt := "-"
-			if sv.target > 0 {
-				tgt = dur(sv.target)
-			}
-			cells = append(cells, strconv.Itoa(sv.issued), orDash(sv.lastCalled), tgt)
-		}
+		cells, breach := m.serviceCells(s, sv, wide)
 		line := fit(sv.code+"  "+sv.name, nw)
 		for i, c := range cols {
 			line += " " + rfit(cells[i], c.w)
 		}
 		line = fit(line, w)
 		switch {
-		case stale:
+		case s.stale():
 			line = m.st.stale.Render(line)
 		case breach:
 			line = m.st.alert.Render(line)
@@ -283,6 +244,48 @@ func (m *Model) serviceLines(s *site, w int) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// serviceCells are the cells of service sv's row, and whether its longest
+// wait is over its target.
+func (m *Model) serviceCells(s *site, sv *service, wide bool) ([]string, bool) {
+	f := s.figures(sv)
+	longest, lower := s.longest(sv, m.now)
+	lt := "-"
+	if longest > 0 || lower {
+		lt = dur(longest)
+		if lower {
+			lt = "≥" + lt
+		}
+	}
+	breach := sv.target > 0 && longest > sv.target && !s.stale()
+	if breach {
+		lt += "!"
+	}
+	avg := "-"
+	if f.Called > 0 {
+		avg = dur(f.AvgWait())
+	}
+	state := "open"
+	switch {
+	case sv.full:
+		state = "full"
+	case !sv.open:
+		state = "closed"
+	}
+	cells := []string{count(f.Waiting), lt, avg, count(f.Served), count(f.NoShows), state}
+	if !wide {
+		return cells, breach
+	}
+	tgt := "-"
+	if sv.target > 0 {
+		tgt = dur(sv.target)
+	}
+	last := f.LastCalled
+	if last == "" {
+		last = sv.lastCalled
+	}
+	return append(cells, count(f.Issued), orDash(last), tgt), breach
 }
 
 // counterRows returns the screen row of the first counter row and how many
@@ -302,10 +305,7 @@ func (m *Model) counterRows() (top, n int) {
 // counterLines is the counters table (title row first), n rows of it,
 // scrolled to keep the selection in view.
 func (m *Model) counterLines(s *site, w, n int) []string {
-	cols := []struct {
-		h string
-		w int
-	}{{"STATE", 7}, {"TICKET", 7}, {"STATUS", 8}, {"FOR", 7}, {"SERVED", 7}, {"KEYPAD", 12}}
+	cols := []column{{"STATE", 7}, {"TICKET", 7}, {"STATUS", 8}, {"FOR", 7}, {"SERVED", 7}, {"KEYPAD", 12}}
 	fixed := 0
 	for _, c := range cols {
 		fixed += c.w + 1
@@ -331,17 +331,18 @@ func (m *Model) counterLines(s *site, w, n int) []string {
 		if i == m.sel {
 			mark = "> "
 		}
+		h := s.holds(c)
 		num, st, since := "-", "", ""
-		if c.number != "" {
-			num, st = c.number, statusWord(c.status)
-			if !c.since.IsZero() && !m.now.IsZero() {
-				since = dur(m.now.Sub(c.since))
+		if h.Number != "" {
+			num, st = h.Number, holdWord(h.Status)
+			if !h.Since.IsZero() && !m.now.IsZero() {
+				since = dur(m.now.Sub(h.Since))
 			}
 		}
-		if stale && c.number != "" {
+		if stale && h.Number != "" {
 			num = "~" + num
 		}
-		cells := []string{stateWord(c.state), num, st, since, strconv.Itoa(c.served), m.keypadCell(c)}
+		cells := []string{string(h.Mode), num, st, since, count(h.Served), m.keypadCell(c)}
 		line := mark + fit(fmt.Sprintf("%d  %s", c.id, c.name), nw)
 		for j, col := range cols {
 			line += " " + fit(cells[j], col.w)
@@ -352,7 +353,7 @@ func (m *Model) counterLines(s *site, w, n int) []string {
 			line = m.st.sel.Render(line)
 		case stale:
 			line = m.st.stale.Render(line)
-		case c.state == wire.CounterPaused:
+		case h.Mode == queue.CounterPaused:
 			line = m.st.warn.Render(line)
 		}
 		out = append(out, line)
@@ -448,12 +449,13 @@ func (m *Model) eventLines(s *site, w, h int) []string {
 func (m *Model) counterView() string {
 	s := m.site()
 	c := s.counter(m.counter)
+	h := s.holds(c)
 	w := m.width
 	var lines []string
 	lines = append(lines, m.header(), "")
-	title := fmt.Sprintf("Counter %d · %s · %s", c.id, c.name, stateWord(c.state))
+	title := fmt.Sprintf("Counter %d · %s · %s", c.id, c.name, h.Mode)
 	lines = append(lines, fit(m.st.head.Render(title)+m.staleNote(s), w), "")
-	num := c.number
+	num := h.Number
 	if num == "" {
 		num = "---"
 	}
@@ -467,20 +469,20 @@ func (m *Model) counterView() string {
 	}
 	lines = append(lines, "")
 	info := "no ticket"
-	if c.number != "" {
-		info = fmt.Sprintf("%s %s", c.number, statusWord(c.status))
-		if c.service != "" {
-			info += " · service " + c.service
+	if h.Number != "" {
+		info = fmt.Sprintf("%s %s", h.Number, holdWord(h.Status))
+		if h.Queue != "" {
+			info += " · service " + h.Queue
 		}
-		if !c.since.IsZero() && !m.now.IsZero() {
-			info += " · for " + dur(m.now.Sub(c.since))
+		if !h.Since.IsZero() && !m.now.IsZero() {
+			info += " · for " + dur(m.now.Sub(h.Since))
 		}
 	}
 	if s.stale() {
 		info += " (stale)"
 	}
 	lines = append(lines, fit(lipgloss.PlaceHorizontal(w, lipgloss.Center, info), w))
-	wait := fmt.Sprintf("waiting for this counter: %d · served here today: %d", s.waitingFor(c), c.served)
+	wait := fmt.Sprintf("waiting for this counter: %s · served here today: %s", count(s.waitingFor(c)), count(h.Served))
 	lines = append(lines, fit(lipgloss.PlaceHorizontal(w, lipgloss.Center, wait), w), "")
 	keys := []string{"n next", "r recall", "s start", "d done", "x no-show", "t transfer", "p pause/resume"}
 	var kb []string

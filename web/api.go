@@ -102,18 +102,12 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, "bad_request", "bad request", "Idempotency-Key: at most 128 characters")
 		return
 	}
-	t, err := s.o.Engine.Issue(r.Context(), queue.IssueRequest{Request: s.request(r), Service: b.Service, Class: queue.Class(b.Class)})
+	p, err := s.o.Engine.IssuePosition(r.Context(), queue.IssueRequest{Request: s.request(r), Service: b.Service, Class: queue.Class(b.Class)})
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	p, err := s.o.Engine.TicketPosition(r.Context(), t)
-	if err != nil {
-		// The ticket exists: answer it without a position rather than fail.
-		s.log.Warn("web: position of issued ticket", "number", t.Number, "err", err)
-		p = queue.Position{Ticket: t}
-	}
-	w.Header().Set("Location", fmt.Sprintf("/api/v1/sites/%s/tickets/%s", t.Site, t.Number))
+	w.Header().Set("Location", fmt.Sprintf("/api/v1/sites/%s/tickets/%s", p.Ticket.Site, p.Ticket.Number))
 	writeJSON(w, http.StatusCreated, toPosition(p, s.o.Clock()))
 }
 

@@ -101,7 +101,7 @@ func testCall(t *testing.T, b *browser) {
 // need a font such as Debian's fonts-noto-cjk to look right on a screen;
 // the test checks the text, not the pixels.
 func testWords(t *testing.T, b *browser) {
-	e := newEnv(t, func(_ *queue.Opts, o *Opts) { o.Languages = map[string][]string{"main": {"zh", "en"}} })
+	e := newEnv(t, func(qo *queue.Opts, _ *Opts) { qo.Sites[0].Languages = []string{"zh", "en"} })
 	page := b.open(t, e.http.URL+"/display/main")
 	b.waitFor(t, page, "document.body.dataset.ready", "1", 20*time.Second)
 	b.waitFor(t, page, "document.querySelector('[data-word=nowCalling]').textContent", "\u6b63\u5728\u547c\u53eb", time.Second)

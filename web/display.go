@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 
@@ -46,43 +45,7 @@ type Call struct {
 	At          time.Time `json:"at"`
 }
 
-// pick returns the name in the site's first language that has one, else
-// the first by language code, else def.
-func (s *Server) pick(site string, names map[string]string, def string) string {
-	for _, l := range s.o.Languages[site] {
-		if n := names[l]; n != "" {
-			return n
-		}
-	}
-	keys := make([]string, 0, len(names))
-	for k := range names {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if names[k] != "" {
-			return names[k]
-		}
-	}
-	return def
-}
-
-// lang is a site's main language, "en" when none is configured.
-func (s *Server) lang(site string) string {
-	if l := s.o.Languages[site]; len(l) > 0 {
-		return l[0]
-	}
-	return "en"
-}
-
-func (s *Server) counterName(site *queue.Site, id string) string {
-	for _, c := range site.Counters {
-		if c.ID == id {
-			return s.pick(site.ID, c.Names, id)
-		}
-	}
-	return id
-}
+func counterName(site *queue.Site, id string) string { return site.CounterName(id, "", id) }
 
 // callScan is how many recent events are read to list the last calls.
 const callScan = 2000
@@ -122,11 +85,11 @@ func (s *Server) siteView(ctx context.Context, site *queue.Site) (*view.Site, er
 
 func (s *Server) call(site *queue.Site, c view.Call) Call {
 	return Call{Version: c.Version, Number: c.Number, Service: c.Service, Counter: c.Counter,
-		CounterName: s.counterName(site, c.Counter), Recall: c.Recall, At: c.At}
+		CounterName: counterName(site, c.Counter), Recall: c.Recall, At: c.At}
 }
 
 func (s *Server) displayState(site *queue.Site, v *view.Site) DisplayState {
-	st := DisplayState{Site: site.ID, Name: s.pick(site.ID, site.Names, site.ID), TimeZone: site.Location.String(), Lang: s.lang(site.ID),
+	st := DisplayState{Site: site.ID, Name: site.Name(""), TimeZone: site.Location.String(), Lang: site.Lang(),
 		Version: v.Version, Now: s.o.Clock(), Services: []DisplayService{}, Calls: []Call{}}
 	for _, c := range v.Calls {
 		st.Calls = append(st.Calls, s.call(site, c))
@@ -136,7 +99,7 @@ func (s *Server) displayState(site *queue.Site, v *view.Site) DisplayState {
 		if vs := v.Service(sv.Code); vs != nil {
 			waiting = vs.Waiting
 		}
-		st.Services = append(st.Services, DisplayService{Code: sv.Code, Name: s.pick(site.ID, sv.Names, sv.Code), Waiting: waiting})
+		st.Services = append(st.Services, DisplayService{Code: sv.Code, Name: site.PickName(sv.Names, "", sv.Code), Waiting: waiting})
 	}
 	return st
 }
@@ -211,15 +174,10 @@ func (s *Server) ticketStatus(ctx context.Context, site *queue.Site, number stri
 	if err != nil {
 		return TicketStatus{}, err
 	}
-	ts := TicketStatus{Site: site.ID, SiteName: s.pick(site.ID, site.Names, site.ID), Lang: s.lang(site.ID), Position: toPosition(p, s.o.Clock())}
-	ts.ServiceName = p.Ticket.Queue
-	for _, sv := range site.Services {
-		if sv.Code == p.Ticket.Queue {
-			ts.ServiceName = s.pick(site.ID, sv.Names, sv.Code)
-		}
-	}
+	ts := TicketStatus{Site: site.ID, SiteName: site.Name(""), Lang: site.Lang(), ServiceName: site.ServiceName(p.Ticket.Queue, ""),
+		Position: toPosition(p, s.o.Clock())}
 	if p.Ticket.Counter != "" {
-		ts.CounterName = s.counterName(site, p.Ticket.Counter)
+		ts.CounterName = counterName(site, p.Ticket.Counter)
 	}
 	return ts, nil
 }

@@ -66,7 +66,7 @@ func newEnv(t testing.TB, mod func(*queue.Opts, *Opts)) *env {
 	t.Cleanup(func() { st.Close() })
 	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 	qo := queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now}
-	wo := Opts{Clock: c.Now, Languages: map[string][]string{"main": {"en"}}, Tokens: []TokenInfo{
+	wo := Opts{Clock: c.Now, Tokens: []TokenInfo{
 		{Name: "his", Token: testToken},
 		{Name: "elsewhere", Token: otherToken, Sites: []string{"other"}},
 	}}

@@ -57,11 +57,13 @@ type Opts struct {
 	Ready func(ctx context.Context) error
 	// Tokens are the API clients; with none, every API call is refused.
 	Tokens []TokenInfo
-	// Languages lists each site's languages, the main one first (config
-	// sites[].languages): names (site, service, counter) are shown in the
-	// first one that has a text, and the pages use the main one for their
-	// own words (en and zh are built in; others fall back to en). A site
-	// without an entry shows names in the alphabetically first language.
+	// Languages is not read: names (site, service, counter) are shown as
+	// queue.Site.PickName picks them, by the site's own Languages, and the
+	// pages use its main language (queue.Site.Lang) for their own words (en
+	// and zh are built in; others fall back to en).
+	//
+	// Deprecated: set queue.Site.Languages. This field goes once
+	// cmd/nowserving no longer sets it.
 	Languages map[string][]string
 	// Logger receives request errors; nil discards them.
 	Logger *slog.Logger
@@ -227,7 +229,7 @@ func (s *Server) index(w http.ResponseWriter, _ *http.Request) {
 	type site struct{ ID, Name string }
 	var sites []site
 	for _, st := range s.o.Engine.Sites() {
-		sites = append(sites, site{ID: st.ID, Name: s.pick(st.ID, st.Names, st.ID)})
+		sites = append(sites, site{ID: st.ID, Name: st.Name("")})
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if err := indexPage.Execute(w, sites); err != nil {

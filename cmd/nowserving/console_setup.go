@@ -93,6 +93,7 @@ func siteOpts(cfg *config.Config, code string) tui.SiteOpts {
 	}
 	so.Name = s.Name.Pick("en")
 	so.Location = s.Location()
+	so.Rollover = s.Rollover.Duration()
 	for _, sv := range s.Services {
 		so.Services = append(so.Services, tui.ServiceOpts{Code: sv.Code, Name: sv.Name.Pick("en"), WaitTarget: sv.WaitTarget})
 	}

@@ -11,7 +11,7 @@ func sites(cfg *config.Config) []queue.Site {
 	for i := range cfg.Sites {
 		cs := &cfg.Sites[i]
 		s := queue.Site{
-			ID: cs.ID, Names: cs.Name, Location: cs.Location(), Rollover: cs.Rollover.Duration(),
+			ID: cs.ID, Names: cs.Name, Languages: cs.Languages, Location: cs.Location(), Rollover: cs.Rollover.Duration(),
 			HeldGrace: cs.HeldGrace,
 			Ranks:     map[queue.Class]int{},
 		}

@@ -125,6 +125,22 @@ type Event struct {
 	CallCount uint16
 	// ServiceDay: service day, "2006-01-02".
 	ServiceDay string
+	// From: ticket status before the event; 0 on ISSUED and counter events; on RECALLED and PRINT_FAILED the status after it.
+	From TicketStatus
+	// FromService: queue the ticket was in before the event; differs from Service after a transfer.
+	FromService string
+	// FromCounter: counter that held the ticket before the event; 0: none.
+	FromCounter uint32
+	// Issuer: service that issued the number (Service is the queue it is in now); empty: Service.
+	Issuer string
+	// Class: the ticket's class.
+	Class Class
+	// WaitedMS: milliseconds from the ticket's issue to the event; on its first CALLED (CallCount 1), its wait.
+	WaitedMS uint32
+	// ServiceMS: on DONE, milliseconds from the start of service (SERVING) to the event.
+	ServiceMS uint32
+	// TicketDay: the ticket's service day, "2006-01-02"; empty: ServiceDay.
+	TicketDay string
 }
 
 var _ = declare[Event](TypeEvent, "EVENT", fields{
@@ -140,6 +156,14 @@ var _ = declare[Event](TypeEvent, "EVENT", fields{
 	10: "TicketID",
 	11: "CallCount",
 	12: "ServiceDay",
+	13: "From",
+	14: "FromService",
+	15: "FromCounter",
+	16: "Issuer",
+	17: "Class",
+	18: "WaitedMS",
+	19: "ServiceMS",
+	20: "TicketDay",
 })
 
 // ServiceInfo is one service in a SNAPSHOT.
@@ -172,6 +196,8 @@ type ServiceInfo struct {
 	Full bool
 	// WaitTargetS: the service's wait target in seconds; 0: none.
 	WaitTargetS uint32
+	// Called: tickets issued by the service today and called at least once (the AvgWaitS is over them).
+	Called uint32
 }
 
 var _ = declareRecord[ServiceInfo](fields{
@@ -189,6 +215,7 @@ var _ = declareRecord[ServiceInfo](fields{
 	12: "AvgServiceS",
 	13: "Full",
 	14: "WaitTargetS",
+	15: "Called",
 })
 
 // CounterInfo is one counter in a SNAPSHOT.
@@ -209,6 +236,8 @@ type CounterInfo struct {
 	SinceMS int64
 	// Served: tickets this counter finished today.
 	Served uint32
+	// TicketID: id of the ticket it is handling; 0: none.
+	TicketID uint64
 }
 
 var _ = declareRecord[CounterInfo](fields{
@@ -220,6 +249,7 @@ var _ = declareRecord[CounterInfo](fields{
 	6: "Service",
 	7: "SinceMS",
 	8: "Served",
+	9: "TicketID",
 })
 
 // DeviceInfo is the health of one device in a SNAPSHOT.

@@ -135,10 +135,10 @@ var vectors = []vector{
 		msg: &Snapshot{Version: 57, Site: "north", ServiceDay: "2026-11-30", TimeMS: 1796003600000,
 			Services: []ServiceInfo{
 				{Code: "B", Name: "Business", Waiting: 3, Served: 40, Issued: 50, LastCalled: "B047", NoShows: 4, Cancelled: 3,
-					LongestWaitS: 900, AvgWaitS: 420, AvgServiceS: 300, Full: true, WaitTargetS: 600},
+					LongestWaitS: 900, AvgWaitS: 420, AvgServiceS: 300, Full: true, WaitTargetS: 600, Called: 46},
 			},
 			Counters: []CounterInfo{
-				{ID: 3, Name: "Desk 3", State: CounterOpen, Number: "B047", Status: StatusServing, Service: "B", SinceMS: 1796003400000, Served: 21},
+				{ID: 3, Name: "Desk 3", State: CounterOpen, Number: "B047", Status: StatusServing, Service: "B", SinceMS: 1796003400000, Served: 21, TicketID: 2047},
 			},
 			Devices: []DeviceInfo{
 				{ID: "keypad-3", Kind: "device", Counter: 3, Online: true},
@@ -146,7 +146,13 @@ var vectors = []vector{
 			}}},
 	{name: "event_called", note: "Pushed to subscribers: A023 called to counter 5 (request id 0).",
 		msg: &Event{Version: 43, Site: "main", Kind: EventCalled, Number: "A023", Service: "A", Counter: 5, Actor: "keypad-5",
-			TimeMS: 1796000380000, Status: StatusCalled, TicketID: 1023, CallCount: 1, ServiceDay: "2026-11-30"}},
+			TimeMS: 1796000380000, Status: StatusCalled, TicketID: 1023, CallCount: 1, ServiceDay: "2026-11-30",
+			From: StatusWaiting, FromService: "A", Issuer: "A", WaitedMS: 754000}},
+	{name: "event_done", note: "Pushed to subscribers: A019, transferred from service A to R, done at counter 2 after 5 min of service; a VIP ticket of the day before, held past the rollover.",
+		msg: &Event{Version: 57, Site: "main", Kind: EventDone, Number: "A019", Service: "R", Counter: 2, Actor: "keypad-2",
+			TimeMS: 1796003980000, Status: StatusDone, TicketID: 1019, CallCount: 2, ServiceDay: "2026-11-30",
+			From: StatusServing, FromService: "R", FromCounter: 2, Issuer: "A", Class: ClassVIP, WaitedMS: 2400000, ServiceMS: 300000,
+			TicketDay: "2026-11-29"}},
 }
 
 // hexDump renders b as lower-case hex, 16 bytes a line, bytes separated by

@@ -2,13 +2,15 @@ package postgres_test
 
 import (
 	"context"
-	"github.com/nowserving/nowserving/queue/store/sqlstore"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/postgres"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
@@ -36,6 +38,36 @@ func TestMigrateConcurrent(t *testing.T) {
 		}
 		return s.Store, nil
 	}, 5)
+}
+
+// TestPlans: the statements the store sends (taken from the dialect's
+// catalog, not copied here) read the partial indexes made for them on
+// tables holding a busy week, call-next's Heads in index order (no Sort
+// node: LIMIT 1 stops at the first row, and FOR UPDATE SKIP LOCKED locks
+// only it).
+func TestPlans(t *testing.T) {
+	s := open(t)
+	storetest.FillForPlans(t, s)
+	if _, err := s.DB().ExecContext(t.Context(), "ANALYZE tickets"); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckPlans(t, s.DB(), "EXPLAIN ", s.Dialect().Catalog(), readPlan)
+}
+
+// planScan matches the plan nodes that read a table: the index they read,
+// none for a sequential scan.
+var planScan = regexp.MustCompile(`(?:Index Scan using|Index Only Scan using|Bitmap Index Scan on) (\w+)|Seq Scan on`)
+
+// readPlan reads a line of PostgreSQL's text EXPLAIN: the index a scan
+// node reads, or a Sort node ordering rows.
+func readPlan(row map[string]string, p *storetest.Plan) {
+	node := strings.TrimPrefix(strings.TrimSpace(row["QUERY PLAN"]), "->  ")
+	if strings.HasPrefix(node, "Sort") || strings.HasPrefix(node, "Incremental Sort") {
+		p.Sorts = true
+	}
+	if m := planScan.FindStringSubmatch(node); m != nil {
+		p.Indexes = append(p.Indexes, m[1])
+	}
 }
 
 func TestUnreachable(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"net/url"
 	"strings"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -61,7 +62,28 @@ func Dialect() *sqlstore.Dialect {
 // or a file: URI, and applies the migrations unless opts.NoMigrate. The
 // store adds its own connection parameters (WAL, synchronous=FULL,
 // busy_timeout, foreign keys, BEGIN IMMEDIATE on the writer).
+//
+// Another process opening or migrating the same file at that moment (a
+// second daemon, `nowserving migrate`) can hold it past busy_timeout while
+// the file switches to WAL: Open then tries again, a few times, before it
+// gives up.
 func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
+	for attempt := 1; ; attempt++ {
+		s, err := open(ctx, dsn, opts)
+		if err == nil || !errors.Is(err, queue.ErrAborted) || attempt == 5 {
+			return s, err
+		}
+		t := time.NewTimer(time.Duration(attempt*50) * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+	}
+}
+
+func open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	if dsn == "" || strings.Contains(dsn, ":memory:") || strings.Contains(dsn, "mode=memory") {
 		return nil, fmt.Errorf("sqlite: open %q: %w: need a database file (an in-memory database is one per connection)", dsn, queue.ErrBadRequest)
 	}
@@ -109,10 +131,11 @@ func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	return &Store{s}, nil
 }
 
-// classify maps SQLite result codes: BUSY and LOCKED are conflicts (another
-// process holds the database past busy_timeout), UNIQUE and PRIMARY KEY
-// violations duplicates, and I/O, full-disk and open failures make the
-// store unavailable.
+// classify maps SQLite result codes, the one place that decides which end
+// a transaction: BUSY, LOCKED (another process holds the database past
+// busy_timeout), INTERRUPT and ABORT abort it; UNIQUE and PRIMARY KEY
+// violations are duplicates; I/O, full-disk, read-only, open and corruption
+// failures make the store unavailable.
 func classify(err error) error {
 	var e *sqlite.Error
 	if !errors.As(err, &e) {

@@ -3,6 +3,8 @@ package sqlite_test
 import (
 	"context"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 
@@ -92,4 +94,32 @@ func TestPragmas(t *testing.T) {
 
 func TestErrorsHideDriver(t *testing.T) {
 	storetest.ErrorsHideDriver(t, open(t), (*msqlite.Error)(nil))
+}
+
+// TestPlans: the statements the store sends (from the dialect's catalog)
+// read the partial indexes made for them, call-next's Heads in index order
+// (no temporary B-tree for ORDER BY).
+func TestPlans(t *testing.T) {
+	s := open(t)
+	storetest.FillForPlans(t, s)
+	if _, err := s.DB().ExecContext(t.Context(), "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckPlans(t, s.DB(), "EXPLAIN QUERY PLAN ", s.Dialect().Catalog(), readPlan)
+}
+
+// planScan matches SQLite's plan lines that read a table: the index they
+// read, none for a full scan.
+var planScan = regexp.MustCompile(`^(?:SEARCH|SCAN) \w+(?: USING (?:COVERING )?INDEX (\w+))?`)
+
+// readPlan reads a line of EXPLAIN QUERY PLAN: the index a SEARCH or SCAN
+// reads, or a temporary B-tree ordering rows.
+func readPlan(row map[string]string, p *storetest.Plan) {
+	detail := row["detail"]
+	if strings.HasPrefix(detail, "USE TEMP B-TREE FOR") && strings.Contains(detail, "ORDER BY") {
+		p.Sorts = true
+	}
+	if m := planScan.FindStringSubmatch(detail); m != nil {
+		p.Indexes = append(p.Indexes, m[1])
+	}
 }

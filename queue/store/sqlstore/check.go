@@ -498,7 +498,7 @@ func (t *tx) checkDays(ctx context.Context, opts CheckOpts, limit int, r *Report
 // rowsAsText runs q and returns up to limit rows (0: all) of cols columns
 // as text.
 func (t *tx) rowsAsText(ctx context.Context, q string, cols, limit int, args []any) ([][]string, error) {
-	rows, err := t.queryText(ctx, q, args...)
+	rows, err := t.queryText(ctx, Stmt{q, args})
 	if err != nil {
 		return nil, err
 	}

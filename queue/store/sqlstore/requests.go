@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"strings"
 
 	"github.com/nowserving/nowserving/queue"
 )
@@ -13,17 +12,7 @@ func (t *tx) LookupRequests(ctx context.Context, keys []queue.RequestKey) (map[q
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	var b strings.Builder
-	b.WriteString("SELECT device, idem_key, op, result FROM requests WHERE ")
-	args := make([]any, 0, 2*len(keys))
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(" OR ")
-		}
-		b.WriteString("(device = ? AND idem_key = ?)")
-		args = append(args, k.Device, k.Key)
-	}
-	rows, err := t.queryText(ctx, t.s.d.Rebind(b.String()), args...)
+	rows, err := t.queryText(ctx, t.s.q.lookupRequests(keys))
 	if err != nil {
 		return nil, t.wrap("look up requests", err)
 	}
@@ -48,21 +37,7 @@ func (t *tx) SaveRequests(ctx context.Context, reqs []queue.SavedRequest) error 
 	if len(reqs) == 0 {
 		return nil
 	}
-	var b strings.Builder
-	b.WriteString("INSERT INTO requests (device, idem_key, op, result, at) VALUES ")
-	args := make([]any, 0, 5*len(reqs))
-	for i, r := range reqs {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(?, ?, ?, ?, ?)")
-		res := r.Result
-		if res == nil {
-			res = []byte{}
-		}
-		args = append(args, r.Device, r.Key, r.Op, res, r.AtMs)
-	}
-	if _, err := t.execText(ctx, t.s.d.Rebind(b.String()), args...); err != nil {
+	if _, err := t.execText(ctx, t.s.q.saveRequests(reqs)); err != nil {
 		return t.wrap("save requests", err)
 	}
 	return nil

@@ -2,8 +2,11 @@ package sqlstore
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/nowserving/nowserving/queue"
 )
 
 func TestRebind(t *testing.T) {
@@ -102,4 +105,64 @@ func FuzzStatements(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBuildersEveryVariant: Head and Find build a statement for every
+// combination of the optional fields of their parameters; each binds as
+// many arguments as it has placeholders, and the row lock adds only its
+// clause. (The catalog lists a few combinations; this covers them all.)
+func TestBuildersEveryVariant(t *testing.T) {
+	for _, d := range []*Dialect{
+		{Name: "dollar", Dollar: true, RowLocks: true, SkipLocked: true},
+		{Name: "question", RowLocks: true},
+		{Name: "nolocks"},
+	} {
+		q := newQueries(d)
+		for mask := range 1 << 6 {
+			on := func(bit int) bool { return mask&(1<<bit) != 0 }
+			hq := queue.HeadQuery{Site: "s", Day: "d"}
+			f := queue.Filter{Site: "s"}
+			if on(0) {
+				hq.Service, f.Service = "A", "A"
+			}
+			if on(1) {
+				hq.Counter, f.Day = "c1", "d"
+			}
+			if on(2) {
+				hq.Classes, f.BeforeDay = []queue.Class{"vip", "emergency"}, "d"
+			}
+			if on(3) {
+				hq.NotClasses, f.Statuses = []queue.Class{"vip"}, []queue.Status{"CALLED", "SERVING", "WAITING"}
+			}
+			if on(4) {
+				hq.WaitingBefore, f.CalledBefore = 5, 5
+			}
+			if on(5) {
+				hq.ByWait, f.Limit = true, 10
+			}
+			plain, locked, find := q.head(hq, false), q.head(hq, true), q.find(f)
+			for _, st := range []Stmt{plain, locked, find} {
+				if n := countPlaceholders(d, st.SQL); n != len(st.Args) {
+					t.Errorf("%s %v: %d placeholders, %d arguments: %s", d.Name, mask, n, len(st.Args), st.SQL)
+				}
+			}
+			want := plain.SQL
+			if d.RowLocks {
+				want += " FOR UPDATE"
+			}
+			if d.SkipLocked {
+				want += " SKIP LOCKED"
+			}
+			if locked.SQL != want {
+				t.Errorf("%s %v: locking head\n got %s\nwant %s", d.Name, mask, locked.SQL, want)
+			}
+		}
+	}
+}
+
+func countPlaceholders(d *Dialect, q string) int {
+	if d.Dollar {
+		return strings.Count(q, "$")
+	}
+	return strings.Count(q, "?")
 }

@@ -102,58 +102,58 @@ func (t *tx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 // dialect caches statements); execText and queryText run one built for the
 // call (multi-row inserts, batch lookups), never cached. All of them refuse
 // to reach the database once the transaction is dead (see tx.dead).
-func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+func (t *tx) exec(ctx context.Context, st Stmt) (sql.Result, error) {
 	if err := t.alive(); err != nil {
 		return nil, err
 	}
-	st, err := t.stmt(ctx, q)
+	ps, err := t.stmt(ctx, st.SQL)
 	if err != nil {
 		return nil, err
 	}
-	if st != nil {
-		return st.ExecContext(ctx, args...)
+	if ps != nil {
+		return ps.ExecContext(ctx, st.Args...)
 	}
-	return t.tx.ExecContext(ctx, q, args...)
+	return t.tx.ExecContext(ctx, st.SQL, st.Args...)
 }
 
-func (t *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+func (t *tx) query(ctx context.Context, st Stmt) (*sql.Rows, error) {
 	if err := t.alive(); err != nil {
 		return nil, err
 	}
-	st, err := t.stmt(ctx, q)
+	ps, err := t.stmt(ctx, st.SQL)
 	if err != nil {
 		return nil, err
 	}
-	if st != nil {
-		return st.QueryContext(ctx, args...)
+	if ps != nil {
+		return ps.QueryContext(ctx, st.Args...)
 	}
-	return t.tx.QueryContext(ctx, q, args...)
+	return t.tx.QueryContext(ctx, st.SQL, st.Args...)
 }
 
-func (t *tx) queryRow(ctx context.Context, q string, args ...any) scanner {
+func (t *tx) queryRow(ctx context.Context, st Stmt) scanner {
 	if err := t.alive(); err != nil {
 		return errRow{err}
 	}
-	st, err := t.stmt(ctx, q)
+	ps, err := t.stmt(ctx, st.SQL)
 	if err != nil {
 		return errRow{err}
 	}
-	if st != nil {
-		return st.QueryRowContext(ctx, args...)
+	if ps != nil {
+		return ps.QueryRowContext(ctx, st.Args...)
 	}
-	return t.tx.QueryRowContext(ctx, q, args...)
+	return t.tx.QueryRowContext(ctx, st.SQL, st.Args...)
 }
 
-func (t *tx) execText(ctx context.Context, q string, args ...any) (sql.Result, error) {
+func (t *tx) execText(ctx context.Context, st Stmt) (sql.Result, error) {
 	if err := t.alive(); err != nil {
 		return nil, err
 	}
-	return t.tx.ExecContext(ctx, q, args...)
+	return t.tx.ExecContext(ctx, st.SQL, st.Args...)
 }
 
-func (t *tx) queryText(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+func (t *tx) queryText(ctx context.Context, st Stmt) (*sql.Rows, error) {
 	if err := t.alive(); err != nil {
 		return nil, err
 	}
-	return t.tx.QueryContext(ctx, q, args...)
+	return t.tx.QueryContext(ctx, st.SQL, st.Args...)
 }

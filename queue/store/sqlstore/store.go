@@ -44,7 +44,7 @@ type Store struct {
 	reader  *sql.DB
 	log     *slog.Logger
 	retries int
-	q       queries
+	q       *queries
 	// wstmts and rstmts cache prepared statements of the writer and the
 	// reader pool when the dialect asks for it.
 	wstmts, rstmts *stmtCache
@@ -70,7 +70,7 @@ func New(d *Dialect, writer, reader *sql.DB, opts Opts) *Store {
 	case retries < 0:
 		retries = 0
 	}
-	s := &Store{d: d, writer: writer, reader: reader, log: log, retries: retries, q: buildQueries(d)}
+	s := &Store{d: d, writer: writer, reader: reader, log: log, retries: retries, q: newQueries(d)}
 	if d.CacheStatements {
 		s.wstmts = newStmtCache(writer)
 		s.rstmts = s.wstmts

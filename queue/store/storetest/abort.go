@@ -212,7 +212,7 @@ func checkSiteAgrees(t *testing.T, name string, s queue.Store, site string, told
 	var counters []queue.CounterState
 	err := s.View(t.Context(), func(ctx context.Context, tx queue.Tx) error {
 		var err error
-		if evs, err = tx.Events(ctx, site, 0, 0); err != nil {
+		if evs, err = tx.Events(ctx, queue.EventsQuery{Site: site}); err != nil {
 			return err
 		}
 		all, err := tx.Find(ctx, queue.Filter{Site: site})

@@ -206,6 +206,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 	t.Run("GroupCommitIsolation", func(t *testing.T) { testGroupCommit(t, open) })
 	t.Run("EventsAndFeed", func(t *testing.T) { testEvents(t, open) })
 	t.Run("SnapshotAndPosition", func(t *testing.T) { testSnapshot(t, open) })
+	t.Run("IssuePosition", func(t *testing.T) { testIssuePosition(t, open) })
 	t.Run("CallTimeout", func(t *testing.T) { testCallTimeout(t, open) })
 	t.Run("AbortAtEveryStatement", func(t *testing.T) { testAbortEveryStatement(t, open) })
 	t.Run("CancelDuringCommit", func(t *testing.T) { testCancelDuringCommit(t, open) })
@@ -852,6 +853,21 @@ func testEvents(t *testing.T, open func(t *testing.T) queue.Store) {
 	if _, err := late.Next(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("idle Next: got %v, want deadline", err)
 	}
+	// Poll does not wait, and a request's events are there once it
+	// returned.
+	poll, _ := en.e.Subscribe("hq", 4)
+	if evs, err := poll.Poll(en.ctx); err != nil || len(evs) != 0 {
+		t.Errorf("Poll with nothing new: %+v, %v", evs, err)
+	}
+	en.issue("A", "")
+	if evs, err := poll.Poll(en.ctx); err != nil || len(evs) != 1 || evs[0].Version != 5 {
+		t.Errorf("Poll after an issue: %+v, %v; want version 5", evs, err)
+	}
+	// From the first event on.
+	early, _ := en.e.Subscribe("hq", 0)
+	if evs, err := early.Poll(en.ctx); err != nil || len(evs) != 5 || early.Version() != 5 {
+		t.Errorf("Poll from 0: %d events, %v, at %d; want 5", len(evs), err, early.Version())
+	}
 }
 
 func testSnapshot(t *testing.T, open func(t *testing.T) queue.Store) {
@@ -895,6 +911,93 @@ func testSnapshot(t *testing.T, open func(t *testing.T) queue.Store) {
 	// Two ahead (A003, A004); 5 min each shared by 4 counters serving A.
 	if pos.Ahead != 2 || pos.Wait != 2*5*time.Minute/4 {
 		t.Errorf("position of A005 = %d ahead, %v, want 2 and 2m30s", pos.Ahead, pos.Wait)
+	}
+}
+
+// testIssuePosition checks that IssuePosition answers, from inside the
+// issuing transaction, what Position reads after the commit: for a normal
+// ticket, a revisit placed among the others, with a counter paused, for
+// tickets issued in one group-commit batch, and for a retry after the
+// ticket was called.
+func testIssuePosition(t *testing.T, open func(t *testing.T) queue.Store) {
+	en := newEnv(t, open)
+	issue := func(r queue.IssueRequest) queue.Position {
+		t.Helper()
+		got, err := en.e.IssuePosition(en.ctx, r)
+		if err != nil {
+			t.Fatalf("issue position %s %s: %v", r.Service, r.Class, err)
+		}
+		return got
+	}
+	same := func(what string, got queue.Position) {
+		t.Helper()
+		want, err := en.e.Position(en.ctx, "hq", got.Ticket.Number)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Ticket.ID != want.Ticket.ID || got.Ticket.Status != want.Ticket.Status || got.Ahead != want.Ahead || got.Wait != want.Wait {
+			t.Errorf("%s: %s %s %d ahead %v, Position says %s %s %d ahead %v", what, got.Ticket.Number, got.Ticket.Status, got.Ahead, got.Wait,
+				want.Ticket.Number, want.Ticket.Status, want.Ahead, want.Wait)
+		}
+	}
+	first := issue(queue.IssueRequest{Request: queue.Request{Site: "hq", Device: "kiosk-1", Key: "k-first"}, Service: "A"})
+	if first.Ahead != 0 || first.Wait != 0 {
+		t.Errorf("first ticket: %d ahead, %v", first.Ahead, first.Wait)
+	}
+	for i := 0; i < 4; i++ {
+		en.issue("A", "")
+	}
+	normal := issue(queue.IssueRequest{Request: en.req(), Service: "A"})
+	// Five ahead, 5 min each, shared by the four counters serving A.
+	if normal.Ahead != 5 || normal.Wait != 5*5*time.Minute/4 {
+		t.Errorf("sixth ticket: %d ahead, %v; want 5 and 6m15s", normal.Ahead, normal.Wait)
+	}
+	same("normal", normal)
+	if revisit := issue(queue.IssueRequest{Request: en.req(), Service: "A", Class: queue.ClassRevisit}); revisit.Ahead != 3 {
+		t.Errorf("revisit: %d ahead, want 3 (it lands 3 after the head)", revisit.Ahead)
+	} else {
+		same("revisit", revisit)
+	}
+	if _, err := en.e.Pause(en.ctx, queue.CounterRequest{Request: en.req(), Counter: "2"}); err != nil {
+		t.Fatal(err)
+	}
+	same("counter 2 paused", issue(queue.IssueRequest{Request: en.req(), Service: "A"}))
+	same("emergency", issue(queue.IssueRequest{Request: en.req(), Service: "E", Class: queue.ClassEmergency}))
+
+	// Issued together, in one batch or a few: each answer counts the
+	// tickets committed before it in the same transaction.
+	const n = 16
+	got := make([]queue.Position, n)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := en.e.IssuePosition(en.ctx, queue.IssueRequest{Request: en.req(), Service: "P"})
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = p
+		}()
+	}
+	wg.Wait()
+	seen := map[int]bool{}
+	for _, p := range got {
+		if p.Ahead != p.Ticket.Seq-1 || seen[p.Ahead] {
+			t.Errorf("batch: %s %d ahead, want %d, once", p.Ticket.Number, p.Ahead, p.Ticket.Seq-1)
+		}
+		seen[p.Ahead] = true
+	}
+
+	// A retry answers the ticket as it is now: called, nobody ahead.
+	en.next("1")
+	again := issue(queue.IssueRequest{Request: queue.Request{Site: "hq", Device: "kiosk-1", Key: "k-first"}, Service: "A"})
+	if again.Ticket.ID != first.Ticket.ID || again.Ticket.Status != queue.StatusCalled || again.Ahead != 0 {
+		t.Errorf("retry: %s %s %d ahead, want %s CALLED 0 ahead", again.Ticket.Number, again.Ticket.Status, again.Ahead, first.Ticket.Number)
+	}
+	// And Issue with the same key is the same request.
+	if tk, err := en.e.Issue(en.ctx, queue.IssueRequest{Request: queue.Request{Site: "hq", Device: "kiosk-1", Key: "k-first"}, Service: "A"}); err != nil || tk.ID != first.Ticket.ID {
+		t.Errorf("Issue retry = %s, %v; want %s", tk.Number, err, first.Ticket.Number)
 	}
 }
 

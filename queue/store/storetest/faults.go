@@ -241,11 +241,11 @@ func (t *faultTx) SaveRequests(ctx context.Context, reqs []queue.SavedRequest) e
 	return t.Tx.SaveRequests(ctx, reqs)
 }
 
-func (t *faultTx) NextSeq(ctx context.Context, site, service, day string) (int, error) {
+func (t *faultTx) NextSeq(ctx context.Context, k queue.DayKey) (int, error) {
 	if err := t.step("NextSeq"); err != nil {
 		return 0, err
 	}
-	return t.Tx.NextSeq(ctx, site, service, day)
+	return t.Tx.NextSeq(ctx, k)
 }
 
 func (t *faultTx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
@@ -269,11 +269,11 @@ func (t *faultTx) Ticket(ctx context.Context, id int64) (*queue.Ticket, error) {
 	return t.Tx.Ticket(ctx, id)
 }
 
-func (t *faultTx) TicketByNumber(ctx context.Context, site, day, number string) (*queue.Ticket, error) {
+func (t *faultTx) TicketByNumber(ctx context.Context, k queue.NumberKey) (*queue.Ticket, error) {
 	if err := t.step("TicketByNumber"); err != nil {
 		return nil, err
 	}
-	return t.Tx.TicketByNumber(ctx, site, day, number)
+	return t.Tx.TicketByNumber(ctx, k)
 }
 
 func (t *faultTx) Head(ctx context.Context, q queue.HeadQuery) (*queue.Ticket, error) {
@@ -283,11 +283,11 @@ func (t *faultTx) Head(ctx context.Context, q queue.HeadQuery) (*queue.Ticket, e
 	return t.Tx.Head(ctx, q)
 }
 
-func (t *faultTx) Waiting(ctx context.Context, site, day, service string, rank, limit int) ([]queue.Ticket, error) {
+func (t *faultTx) Waiting(ctx context.Context, q queue.WaitingQuery) ([]queue.Ticket, error) {
 	if err := t.step("Waiting"); err != nil {
 		return nil, err
 	}
-	return t.Tx.Waiting(ctx, site, day, service, rank, limit)
+	return t.Tx.Waiting(ctx, q)
 }
 
 func (t *faultTx) Ahead(ctx context.Context, tk *queue.Ticket) (int, error) {
@@ -311,18 +311,18 @@ func (t *faultTx) Find(ctx context.Context, f queue.Filter) ([]queue.Ticket, err
 	return t.Tx.Find(ctx, f)
 }
 
-func (t *faultTx) Stats(ctx context.Context, site, day string) ([]queue.StatRow, error) {
+func (t *faultTx) Stats(ctx context.Context, d queue.SiteDay) ([]queue.StatRow, error) {
 	if err := t.step("Stats"); err != nil {
 		return nil, err
 	}
-	return t.Tx.Stats(ctx, site, day)
+	return t.Tx.Stats(ctx, d)
 }
 
-func (t *faultTx) Counter(ctx context.Context, site, id string) (queue.CounterState, error) {
+func (t *faultTx) Counter(ctx context.Context, k queue.CounterKey) (queue.CounterState, error) {
 	if err := t.step("Counter"); err != nil {
 		return queue.CounterState{}, err
 	}
-	return t.Tx.Counter(ctx, site, id)
+	return t.Tx.Counter(ctx, k)
 }
 
 func (t *faultTx) PutCounter(ctx context.Context, c queue.CounterState) error {
@@ -339,18 +339,18 @@ func (t *faultTx) Counters(ctx context.Context, site string) ([]queue.CounterSta
 	return t.Tx.Counters(ctx, site)
 }
 
-func (t *faultTx) Streak(ctx context.Context, site, service string) (int, error) {
+func (t *faultTx) Streak(ctx context.Context, k queue.ServiceKey) (int, error) {
 	if err := t.step("Streak"); err != nil {
 		return 0, err
 	}
-	return t.Tx.Streak(ctx, site, service)
+	return t.Tx.Streak(ctx, k)
 }
 
-func (t *faultTx) SetStreak(ctx context.Context, site, service string, n int) error {
+func (t *faultTx) SetStreak(ctx context.Context, k queue.ServiceKey, n int) error {
 	if err := t.step("SetStreak"); err != nil {
 		return err
 	}
-	return t.Tx.SetStreak(ctx, site, service, n)
+	return t.Tx.SetStreak(ctx, k, n)
 }
 
 func (t *faultTx) AppendEvents(ctx context.Context, site string, evs []*queue.Event) error {
@@ -360,11 +360,11 @@ func (t *faultTx) AppendEvents(ctx context.Context, site string, evs []*queue.Ev
 	return t.Tx.AppendEvents(ctx, site, evs)
 }
 
-func (t *faultTx) Events(ctx context.Context, site string, after int64, limit int) ([]queue.Event, error) {
+func (t *faultTx) Events(ctx context.Context, q queue.EventsQuery) ([]queue.Event, error) {
 	if err := t.step("Events"); err != nil {
 		return nil, err
 	}
-	return t.Tx.Events(ctx, site, after, limit)
+	return t.Tx.Events(ctx, q)
 }
 
 func (t *faultTx) LastVersion(ctx context.Context, site string) (int64, error) {

@@ -103,7 +103,7 @@ func RunCounterRace(t *testing.T, opens []func(t *testing.T) queue.Store, rounds
 	var evs []queue.Event
 	err := first.View(ctx, func(ctx context.Context, tx queue.Tx) error {
 		var err error
-		evs, err = tx.Events(ctx, "load", 0, 1<<30)
+		evs, err = tx.Events(ctx, queue.EventsQuery{Site: "load", Limit: 1 << 30})
 		return err
 	})
 	if err != nil {

@@ -131,24 +131,24 @@ func txNumbers(ts []queue.Ticket) []string {
 }
 
 func txNextSeq(t *testing.T, s queue.Store) {
-	type key struct{ site, service, day string }
+	type key = queue.DayKey
 	steps := []struct {
 		k    key
 		want int
 	}{
-		{key{"s1", "A", "2026-03-02"}, 1},
-		{key{"s1", "A", "2026-03-02"}, 2},
-		{key{"s1", "B", "2026-03-02"}, 1},
-		{key{"s1", "A", "2026-03-03"}, 1},
-		{key{"s2", "A", "2026-03-02"}, 1},
-		{key{"s1", "A", "2026-03-02"}, 3},
-		{key{"s1", "B", "2026-03-02"}, 2},
+		{key{Site: "s1", Service: "A", Day: "2026-03-02"}, 1},
+		{key{Site: "s1", Service: "A", Day: "2026-03-02"}, 2},
+		{key{Site: "s1", Service: "B", Day: "2026-03-02"}, 1},
+		{key{Site: "s1", Service: "A", Day: "2026-03-03"}, 1},
+		{key{Site: "s2", Service: "A", Day: "2026-03-02"}, 1},
+		{key{Site: "s1", Service: "A", Day: "2026-03-02"}, 3},
+		{key{Site: "s1", Service: "B", Day: "2026-03-02"}, 2},
 	}
 	for i, st := range steps {
 		var got int
 		txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
 			var err error
-			got, err = tx.NextSeq(ctx, st.k.site, st.k.service, st.k.day)
+			got, err = tx.NextSeq(ctx, st.k)
 			return err
 		})
 		if got != st.want {
@@ -157,11 +157,11 @@ func txNextSeq(t *testing.T, s queue.Store) {
 	}
 	// Two allocations in one transaction.
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
-		a, err := tx.NextSeq(ctx, "s1", "A", "2026-03-02")
+		a, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: "A", Day: "2026-03-02"})
 		if err != nil {
 			return err
 		}
-		b, err := tx.NextSeq(ctx, "s1", "A", "2026-03-02")
+		b, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: "A", Day: "2026-03-02"})
 		if err != nil {
 			return err
 		}
@@ -259,15 +259,19 @@ func txTicketByNumber(t *testing.T, s queue.Store) {
 	second.IssuedAt = first.IssuedAt.Add(time.Hour)
 	txInsert(t, s, second, first) // inserted out of issue order on purpose
 	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
-		got, err := tx.TicketByNumber(ctx, "s1", txDay, first.Number)
+		got, err := tx.TicketByNumber(ctx, queue.NumberKey{Site: "s1", Day: txDay, Number: first.Number})
 		if err != nil {
 			return err
 		}
 		if got.ID != second.ID {
 			t.Errorf("TicketByNumber = id %d (service %s), want the latest issued, id %d", got.ID, got.Service, second.ID)
 		}
-		for _, q := range [][3]string{{"s1", txDay, "Z999"}, {"s1", "2026-03-03", first.Number}, {"s2", txDay, first.Number}} {
-			if _, err := tx.TicketByNumber(ctx, q[0], q[1], q[2]); !errors.Is(err, queue.ErrNotFound) {
+		for _, q := range []queue.NumberKey{
+			{Site: "s1", Day: txDay, Number: "Z999"},
+			{Site: "s1", Day: "2026-03-03", Number: first.Number},
+			{Site: "s2", Day: txDay, Number: first.Number},
+		} {
+			if _, err := tx.TicketByNumber(ctx, q); !errors.Is(err, queue.ErrNotFound) {
 				t.Errorf("TicketByNumber%v error = %v, want ErrNotFound", q, err)
 			}
 		}
@@ -525,7 +529,7 @@ func txWaitingAndAhead(t *testing.T, s queue.Store) {
 			{0, 10, []string{}},
 		}
 		for _, c := range cases {
-			got, err := tx.Waiting(ctx, "s1", txDay, "A", c.rank, c.limit)
+			got, err := tx.Waiting(ctx, queue.WaitingQuery{Site: "s1", Day: txDay, Service: "A", Rank: c.rank, Limit: c.limit})
 			if err != nil {
 				return err
 			}
@@ -660,7 +664,7 @@ func txStats(t *testing.T, s queue.Store) {
 			SumWait: m(2), NWait: 1},
 	}
 	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
-		got, err := tx.Stats(ctx, "s1", txDay)
+		got, err := tx.Stats(ctx, queue.SiteDay{Site: "s1", Day: txDay})
 		if err != nil {
 			return err
 		}
@@ -671,7 +675,7 @@ func txStats(t *testing.T, s queue.Store) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Stats:\n got %+v\nwant %+v", got, want)
 		}
-		none, err := tx.Stats(ctx, "s1", "1999-01-01")
+		none, err := tx.Stats(ctx, queue.SiteDay{Site: "s1", Day: "1999-01-01"})
 		if err != nil {
 			return err
 		}
@@ -684,7 +688,7 @@ func txStats(t *testing.T, s queue.Store) {
 
 func txCounters(t *testing.T, s queue.Store) {
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
-		c, err := tx.Counter(ctx, "s1", "c1")
+		c, err := tx.Counter(ctx, queue.CounterKey{Site: "s1", ID: "c1"})
 		if err != nil {
 			return err
 		}
@@ -711,7 +715,7 @@ func txCounters(t *testing.T, s queue.Store) {
 	states[1].TicketID, states[1].Since = 0, txBase.Add(2*time.Minute)
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error { return tx.PutCounter(ctx, states[1]) })
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
-		c, err := tx.Counter(ctx, "s1", "c1")
+		c, err := tx.Counter(ctx, queue.CounterKey{Site: "s1", ID: "c1"})
 		if err != nil {
 			return err
 		}
@@ -741,12 +745,12 @@ func txCounterLock(t *testing.T, s queue.Store) {
 		defer close(firstDone)
 		<-locked
 		secondErr = s.Update(t.Context(), func(ctx context.Context, tx queue.Tx) (err error) {
-			second, err = tx.Counter(ctx, "s1", "c9")
+			second, err = tx.Counter(ctx, queue.CounterKey{Site: "s1", ID: "c9"})
 			return err
 		})
 	}()
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
-		c, err := tx.Counter(ctx, "s1", "c9")
+		c, err := tx.Counter(ctx, queue.CounterKey{Site: "s1", ID: "c9"})
 		if err != nil {
 			return err
 		}
@@ -772,10 +776,10 @@ func txStreaks(t *testing.T, s queue.Store) {
 	get := func() (a, b int) {
 		txView(t, s, func(ctx context.Context, tx queue.Tx) error {
 			var err error
-			if a, err = tx.Streak(ctx, "s1", "A"); err != nil {
+			if a, err = tx.Streak(ctx, queue.ServiceKey{Site: "s1", Service: "A"}); err != nil {
 				return err
 			}
-			b, err = tx.Streak(ctx, "s1", "B")
+			b, err = tx.Streak(ctx, queue.ServiceKey{Site: "s1", Service: "B"})
 			return err
 		})
 		return a, b
@@ -783,9 +787,15 @@ func txStreaks(t *testing.T, s queue.Store) {
 	if a, b := get(); a != 0 || b != 0 {
 		t.Errorf("unset streaks = %d, %d, want 0, 0", a, b)
 	}
-	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error { return tx.SetStreak(ctx, "s1", "A", 2) })
-	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error { return tx.SetStreak(ctx, "s1", "B", 1) })
-	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error { return tx.SetStreak(ctx, "s1", "A", 0) })
+	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
+		return tx.SetStreak(ctx, queue.ServiceKey{Site: "s1", Service: "A"}, 2)
+	})
+	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
+		return tx.SetStreak(ctx, queue.ServiceKey{Site: "s1", Service: "B"}, 1)
+	})
+	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
+		return tx.SetStreak(ctx, queue.ServiceKey{Site: "s1", Service: "A"}, 0)
+	})
 	if a, b := get(); a != 0 || b != 1 {
 		t.Errorf("streaks = %d, %d, want 0, 1", a, b)
 	}
@@ -813,7 +823,7 @@ func txEvents(t *testing.T, s queue.Store) {
 		}
 	}
 	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
-		all, err := tx.Events(ctx, "s1", 0, 0)
+		all, err := tx.Events(ctx, queue.EventsQuery{Site: "s1"})
 		if err != nil {
 			return err
 		}
@@ -830,14 +840,14 @@ func txEvents(t *testing.T, s queue.Store) {
 				t.Errorf("event read back:\n got %+v\nwant %+v", e, w)
 			}
 		}
-		page, err := tx.Events(ctx, "s1", 1, 2)
+		page, err := tx.Events(ctx, queue.EventsQuery{Site: "s1", After: 1, Limit: 2})
 		if err != nil {
 			return err
 		}
 		if len(page) != 2 || page[0].Version != 2 || page[1].Version != 3 {
 			t.Errorf("Events(s1, after 1, limit 2) = %+v", page)
 		}
-		rest, err := tx.Events(ctx, "s1", 4, 10)
+		rest, err := tx.Events(ctx, queue.EventsQuery{Site: "s1", After: 4, Limit: 10})
 		if err != nil {
 			return err
 		}
@@ -903,7 +913,7 @@ func txEventsConcurrent(t *testing.T, s queue.Store) {
 		t.Fatalf("append event: %v", err)
 	}
 	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
-		all, err := tx.Events(ctx, "s1", 0, 0)
+		all, err := tx.Events(ctx, queue.EventsQuery{Site: "s1"})
 		if err != nil {
 			return err
 		}
@@ -1079,7 +1089,7 @@ func txUpdateRetries(t *testing.T, s queue.Store) {
 	calls := 0
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
 		calls++
-		if _, err := tx.NextSeq(ctx, "s1", "A", txDay); err != nil {
+		if _, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: "A", Day: txDay}); err != nil {
 			return err
 		}
 		if calls == 1 {
@@ -1092,7 +1102,7 @@ func txUpdateRetries(t *testing.T, s queue.Store) {
 	}
 	// The first attempt was rolled back: its number was not used.
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
-		n, err := tx.NextSeq(ctx, "s1", "A", txDay)
+		n, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: "A", Day: txDay})
 		if n != 2 {
 			t.Errorf("NextSeq after a retried transaction = %d, want 2", n)
 		}
@@ -1162,7 +1172,7 @@ func txConcurrentIssue(t *testing.T, s queue.Store) {
 				service := []string{"A", "B"}[(c+i)%2]
 				var number string
 				err := s.Update(t.Context(), func(ctx context.Context, tx queue.Tx) error {
-					seq, err := tx.NextSeq(ctx, "s1", service, txDay)
+					seq, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: service, Day: txDay})
 					if err != nil {
 						return err
 					}
@@ -1218,7 +1228,7 @@ func txViewReadOnly(t *testing.T, s queue.Store) {
 		if tk == nil || tk.Number != "A001" {
 			t.Errorf("Head in View = %+v", tk)
 		}
-		if _, err := tx.Counter(ctx, "s1", "c1"); err != nil {
+		if _, err := tx.Counter(ctx, queue.CounterKey{Site: "s1", ID: "c1"}); err != nil {
 			return err
 		}
 		return nil
@@ -1265,7 +1275,7 @@ func txEventBatches(t *testing.T, s queue.Store) {
 		return nil
 	})
 	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
-		evs, err := tx.Events(ctx, "s1", 0, 0)
+		evs, err := tx.Events(ctx, queue.EventsQuery{Site: "s1"})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,189 @@
+package sqlstore
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// NamedStmt is one entry of a dialect's catalog of statements.
+type NamedStmt struct {
+	// Name is the queue.Tx method that sends the statement, with the
+	// optional fields of its parameters that are set: "Head{Service, Classes[2], Lock}".
+	// A suffix after a colon tells apart the statements of one call.
+	Name string
+	// Use, when set, says which Engine operation sends this variant.
+	Use string
+	Stmt
+}
+
+// Catalog lists every statement a transaction of d sends, each built from
+// example parameters by the builder the transaction itself calls: the fixed
+// statements once each; Head and Find once per optional field of
+// queue.HeadQuery and queue.Filter, then in the combinations the Engine
+// sends, then with every field set; the multi-row statements with two rows.
+// (Check and Migrate send statements of their own, outside queue.Tx.)
+//
+// testdata/<dialect>.sql holds the catalog of each dialect for review; the
+// plan tests of the postgres and mysql packages EXPLAIN its queries.
+func (d *Dialect) Catalog() []NamedStmt {
+	q := newQueries(d)
+	const site, day, service = "s1", "2026-03-02", "A"
+	before := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC).UnixMilli()
+	tk := exampleTicket()
+	var out []NamedStmt
+	add := func(name, use string, st Stmt) { out = append(out, NamedStmt{name, use, st}) }
+
+	add("Savepoint", "", q.savepoint("SAVEPOINT", "r1"))
+	add("RollbackTo", "", q.savepoint("ROLLBACK TO SAVEPOINT", "r1"))
+	add("Release", "", q.savepoint("RELEASE SAVEPOINT", "r1"))
+	add("LookupRequests: 2 keys", "", q.lookupRequests([]queue.RequestKey{{Device: "k1", Key: "x1"}, {Device: "k2", Key: "x2"}}))
+	add("SaveRequests: 2 rows", "", q.saveRequests([]queue.SavedRequest{
+		{RequestKey: queue.RequestKey{Device: "k1", Key: "x1"}, Op: "issue A", Result: []byte("r1"), AtMs: before},
+		{RequestKey: queue.RequestKey{Device: "k2", Key: "x2"}, Op: "next c1", AtMs: before}}))
+	add("NextSeq", "", q.nextSeq(queue.DayKey{Site: site, Service: service, Day: day}))
+	add("InsertTicket", "", q.insertTicket(tk))
+	add("UpdateTicket", "", q.updateTicket(tk, queue.StatusWaiting))
+	add("Ticket", "", q.ticket(tk.ID))
+	add("TicketByNumber", "", q.ticketByNumber(queue.NumberKey{Site: site, Day: day, Number: tk.Number}))
+
+	for _, h := range exampleHeads(service, before) {
+		hq := h.q
+		hq.Site, hq.Day = site, day
+		add("Head"+setFields(hq, "Site", "Day"), h.use, q.head(hq, hq.Lock))
+	}
+
+	add("Waiting{Limit}", "place a revisit or re-entered ticket n places back", q.waiting(queue.WaitingQuery{Site: site, Day: day, Service: service, Rank: 20, Limit: 4}))
+	add("Waiting", "place: renumber a rank with no gap left", q.waiting(queue.WaitingQuery{Site: site, Day: day, Service: service, Rank: 20}))
+	add("Ahead", "", q.ahead(tk))
+	add("SetSortKey", "", q.setSortKey(tk.ID, tk.SortKey))
+
+	for _, f := range exampleFinds(day, service, before) {
+		flt := f.q
+		flt.Site = site
+		add("Find"+setFields(flt, "Site"), f.use, q.find(flt))
+	}
+
+	add("Stats", "", q.stats(queue.SiteDay{Site: site, Day: day}))
+	c := queue.CounterKey{Site: site, ID: "c1"}
+	add("Counter", "", q.counter(c, false))
+	if d.RowLocks {
+		add("Counter: in Update, lock the row", "", q.counter(c, true))
+		add("Counter: in Update, create the missing row", "", q.ensureCounter(c))
+	}
+	add("PutCounter", "", q.putCounter(queue.CounterState{Site: site, ID: "c1", Mode: queue.CounterOpen, TicketID: tk.ID, Since: tk.CalledAt}))
+	add("Counters", "", q.counters(site))
+	add("Streak", "", q.streak(queue.ServiceKey{Site: site, Service: service}))
+	add("SetStreak", "", q.setStreak(queue.ServiceKey{Site: site, Service: service}, 2))
+	add("AppendEvents: next versions", "", q.nextVersions(site, 2))
+	add("AppendEvents: 2 rows", "", q.insertEvents(exampleEvents(tk)))
+	add("Events{After, Limit}", "", q.events(queue.EventsQuery{Site: site, After: 41, Limit: 100}))
+	add("Events{After}", "", q.events(queue.EventsQuery{Site: site, After: 41}))
+	add("LastVersion", "", q.lastVersion(site))
+	return out
+}
+
+// example is one variant of a query in the catalog: use names the Engine
+// operation that sends it, if one does.
+type example[Q any] struct {
+	use string
+	q   Q
+}
+
+// exampleHeads are the variants of Head in the catalog (Site and Day are
+// set by the caller).
+func exampleHeads(service string, before int64) []example[queue.HeadQuery] {
+	priority := []queue.Class{queue.ClassEmergency, queue.ClassVIP}
+	return []example[queue.HeadQuery]{
+		{"", queue.HeadQuery{}},
+		{"", queue.HeadQuery{Service: service}},
+		{"", queue.HeadQuery{Counter: "c1"}},
+		{"", queue.HeadQuery{Classes: priority}},
+		{"", queue.HeadQuery{NotClasses: priority}},
+		{"", queue.HeadQuery{WaitingBefore: before}},
+		{"", queue.HeadQuery{ByWait: true}},
+		{"", queue.HeadQuery{Lock: true}},
+		{"call next: the queue of a service", queue.HeadQuery{Service: service, Lock: true}},
+		{"call next: a ratio's priority tickets", queue.HeadQuery{Service: service, Classes: priority, Lock: true}},
+		{"call next: a ratio's other tickets", queue.HeadQuery{Service: service, NotClasses: priority, Lock: true}},
+		{"call next: tickets transferred to the counter", queue.HeadQuery{Counter: "c1", Lock: true}},
+		{"call next: tickets over the service's maximum wait", queue.HeadQuery{Service: service, WaitingBefore: before, ByWait: true}},
+		{"", queue.HeadQuery{Service: service, Counter: "c1", Classes: priority, NotClasses: []queue.Class{queue.ClassRevisit},
+			WaitingBefore: before, ByWait: true, Lock: true}},
+	}
+}
+
+// exampleFinds are the variants of Find in the catalog (Site is set by the
+// caller).
+func exampleFinds(day, service string, before int64) []example[queue.Filter] {
+	statuses := []queue.Status{queue.StatusCalled, queue.StatusServing}
+	return []example[queue.Filter]{
+		{"", queue.Filter{}},
+		{"", queue.Filter{Service: service}},
+		{"", queue.Filter{Day: day}},
+		{"", queue.Filter{BeforeDay: day}},
+		{"", queue.Filter{Statuses: statuses}},
+		{"", queue.Filter{CalledBefore: before}},
+		{"", queue.Filter{Limit: 1000}},
+		{"sweep: expire the waiting tickets of past days",
+			queue.Filter{BeforeDay: day, Statuses: []queue.Status{queue.StatusWaiting}, Limit: 1000}},
+		{"sweep: expire the tickets counters still hold after the rollover", queue.Filter{BeforeDay: day, Statuses: statuses, Limit: 1000}},
+		{"sweep: call time-outs",
+			queue.Filter{Service: service, Day: day, Statuses: []queue.Status{queue.StatusCalled}, CalledBefore: before, Limit: 1000}},
+		{"", queue.Filter{Service: service, Day: day, BeforeDay: "2026-03-03", Statuses: statuses, CalledBefore: before, Limit: 1000}},
+	}
+}
+
+// setFields names the fields of the struct v that are not zero, skip
+// aside, with the length of a slice (the text of a statement depends on
+// it): "{Service, Classes[2], Lock}", or "" when none is.
+func setFields(v any, skip ...string) string {
+	rv := reflect.ValueOf(v)
+	var names []string
+	for i := range rv.NumField() {
+		name := rv.Type().Field(i).Name
+		f := rv.Field(i)
+		switch {
+		case f.IsZero() || slices.Contains(skip, name):
+		case f.Kind() == reflect.Slice:
+			names = append(names, fmt.Sprintf("%s[%d]", name, f.Len()))
+		default:
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "{" + strings.Join(names, ", ") + "}"
+}
+
+// exampleTicket is a called ticket with every field set, so each argument
+// of a statement shows which field it comes from.
+func exampleTicket() *queue.Ticket {
+	t0 := time.Date(2026, 3, 2, 8, 30, 0, 0, time.UTC)
+	return &queue.Ticket{
+		ID: 7, Site: "s1", Service: "A", Queue: "B", Day: "2026-03-02", Seq: 12, Number: "A012",
+		Class: queue.ClassVIP, Status: queue.StatusCalled, Rank: 10, SortKey: 4096,
+		Counter: "c1", TargetCounter: "c2", CallCount: 2, NoShowCount: 1,
+		IssuedAt: t0, WaitingSince: t0.Add(time.Minute), CalledAt: t0.Add(3 * time.Minute),
+		FirstCalledAt: t0.Add(2 * time.Minute), Device: "kiosk1", IdemKey: "x1",
+	}
+}
+
+// exampleEvents are two events of tk with their versions given.
+func exampleEvents(tk *queue.Ticket) []*queue.Event {
+	evs := make([]*queue.Event, 2)
+	for i := range evs {
+		evs[i] = &queue.Event{
+			Site: tk.Site, Version: int64(42 + i), Type: queue.EventCalled, TicketID: tk.ID, Number: tk.Number,
+			Service: tk.Queue, Issuer: tk.Service, Day: tk.Day, Class: tk.Class, Status: tk.Status,
+			Counter: tk.Counter, Actor: "keypad1", Detail: fmt.Sprint("call ", i+1), At: tk.CalledAt, CallCount: i + 1,
+			From: queue.StatusWaiting, FromQueue: tk.Queue, Waited: 2 * time.Minute,
+		}
+	}
+	return evs
+}

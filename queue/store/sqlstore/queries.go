@@ -1,0 +1,331 @@
+package sqlstore
+
+import (
+	"strings"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+const ticketCols = "id, site, service, queue, day, seq, number, class, status, rnk, sort_key, counter, target_counter, " +
+	"call_count, noshow_count, issued_at, waiting_since, called_at, first_called_at, serving_at, finished_at, device, idem_key"
+
+const eventCols = "site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, " +
+	"issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms"
+
+// waiting is the WAITING status as an SQL literal: written into the queries
+// (not bound) so PostgreSQL and SQLite use the partial indexes on it.
+const waiting = "'" + string(queue.StatusWaiting) + "'"
+
+// Stmt is one statement as a transaction sends it: the text, written for
+// the dialect, and the arguments in placeholder order.
+type Stmt struct {
+	SQL  string
+	Args []any
+}
+
+// queries builds the statements of one dialect. Every method is pure: it
+// turns the parameters of one queue.Tx call into the Stmt the transaction
+// sends, and the transaction only runs it and scans the result. The fixed
+// texts are rebound once, in newQueries; Head, Find and the multi-row
+// statements are built per call. Catalog lists them all.
+type queries struct {
+	d    *Dialect
+	text struct {
+		nextSeq                                            string
+		insertTicket, updateTicket, ticket, ticketByNumber string
+		waiting, waitingAll, ahead, setSortKey, stats      string
+		counter, counterLock, putCounter, ensureCounter    string
+		counters, streak, setStreak                        string
+		nextVersions, events, eventsAll, lastVersion       string
+	}
+}
+
+func newQueries(d *Dialect) *queries {
+	r := d.Rebind
+	q := &queries{d: d}
+	t := &q.text
+	t.nextSeq = d.increment("day_counters", []string{"site", "service", "day"}, "last")
+	t.insertTicket = "INSERT INTO tickets (site, service, queue, day, seq, number, class, status, rnk, sort_key, " +
+		"counter, target_counter, call_count, noshow_count, issued_at, waiting_since, called_at, first_called_at, serving_at, finished_at, " +
+		"device, idem_key) VALUES (" + placeholders(22) + ")"
+	if d.ReturningID {
+		t.insertTicket += " RETURNING id"
+	}
+	t.insertTicket = r(t.insertTicket)
+	t.updateTicket = r("UPDATE tickets SET queue = ?, class = ?, status = ?, rnk = ?, sort_key = ?, counter = ?, " +
+		"target_counter = ?, call_count = ?, noshow_count = ?, waiting_since = ?, called_at = ?, first_called_at = ?, serving_at = ?, " +
+		"finished_at = ? WHERE id = ? AND status = ?")
+	t.ticket = r("SELECT " + ticketCols + " FROM tickets WHERE id = ?")
+	t.ticketByNumber = r("SELECT " + ticketCols + " FROM tickets WHERE site = ? AND day = ? AND number = ?" +
+		" ORDER BY issued_at DESC, id DESC LIMIT 1")
+	waitingQ := "SELECT " + ticketCols + " FROM tickets WHERE site = ? AND day = ? AND queue = ? AND status = " + waiting +
+		" AND target_counter = '' AND rnk = ? ORDER BY sort_key, id"
+	t.waiting, t.waitingAll = r(waitingQ+" LIMIT ?"), r(waitingQ)
+	t.ahead = r("SELECT COUNT(*) FROM tickets WHERE site = ? AND day = ? AND queue = ? AND status = " + waiting +
+		" AND target_counter = '' AND (rnk < ? OR (rnk = ? AND (sort_key < ? OR (sort_key = ? AND id < ?))))")
+	t.setSortKey = r("UPDATE tickets SET sort_key = ? WHERE id = ? AND status = " + waiting)
+	t.stats = r("SELECT queue, service, counter, status, COUNT(*), MIN(waiting_since), " +
+		d.sum("CASE WHEN first_called_at > 0 THEN first_called_at - issued_at ELSE 0 END") + ", " +
+		d.sum("CASE WHEN first_called_at > 0 THEN 1 ELSE 0 END") + ", " +
+		d.sum("CASE WHEN serving_at > 0 AND finished_at > 0 THEN finished_at - serving_at ELSE 0 END") + ", " +
+		d.sum("CASE WHEN serving_at > 0 AND finished_at > 0 THEN 1 ELSE 0 END") +
+		" FROM tickets WHERE site = ? AND day = ? GROUP BY queue, service, counter, status ORDER BY queue, service, counter, status")
+	counterQ := "SELECT mode, ticket_id, since FROM counters WHERE site = ? AND id = ?"
+	t.counter, t.counterLock = r(counterQ), r(counterQ+" FOR UPDATE")
+	t.putCounter = d.upsert("counters", []string{"site", "id"}, []string{"mode", "ticket_id", "since"})
+	t.ensureCounter = d.insertIfMissing("counters", []string{"site", "id", "mode", "ticket_id", "since"}, "mode")
+	t.counters = r("SELECT site, id, mode, ticket_id, since FROM counters WHERE site = ? ORDER BY id")
+	t.streak = r("SELECT n FROM service_streaks WHERE site = ? AND service = ?")
+	t.setStreak = d.upsert("service_streaks", []string{"site", "service"}, []string{"n"})
+	if d.Upsert == OnDuplicateKey {
+		t.nextVersions = "INSERT INTO site_versions (site, version) VALUES (?, LAST_INSERT_ID(?))" +
+			" ON DUPLICATE KEY UPDATE version = LAST_INSERT_ID(version + ?)"
+	} else {
+		t.nextVersions = r("INSERT INTO site_versions (site, version) VALUES (?, ?) ON CONFLICT (site)" +
+			" DO UPDATE SET version = site_versions.version + ? RETURNING version")
+	}
+	eventsQ := "SELECT " + eventCols + " FROM events WHERE site = ? AND version > ? ORDER BY version"
+	t.events, t.eventsAll = r(eventsQ+" LIMIT ?"), r(eventsQ)
+	t.lastVersion = r("SELECT version FROM site_versions WHERE site = ?")
+	return q
+}
+
+// placeholders is n ? placeholders separated by commas.
+func placeholders(n int) string { return repeatJoin("?", ", ", n) }
+
+// repeatJoin is n copies of part separated by sep.
+func repeatJoin(part, sep string, n int) string {
+	return strings.TrimSuffix(strings.Repeat(part+sep, n), sep)
+}
+
+// savepoint is SAVEPOINT, ROLLBACK TO SAVEPOINT or RELEASE SAVEPOINT
+// (verb) of a name validName accepted.
+func (q *queries) savepoint(verb, name string) Stmt {
+	return Stmt{SQL: verb + " " + name}
+}
+
+// lookupRequests reads the stored results of several requests at once.
+func (q *queries) lookupRequests(keys []queue.RequestKey) Stmt {
+	args := make([]any, 0, 2*len(keys))
+	for _, k := range keys {
+		args = append(args, k.Device, k.Key)
+	}
+	return Stmt{q.d.Rebind("SELECT device, idem_key, op, result FROM requests WHERE " +
+		repeatJoin("(device = ? AND idem_key = ?)", " OR ", len(keys))), args}
+}
+
+// saveRequests records several request results in one multi-row insert.
+func (q *queries) saveRequests(reqs []queue.SavedRequest) Stmt {
+	args := make([]any, 0, 5*len(reqs))
+	for _, r := range reqs {
+		res := r.Result
+		if res == nil {
+			res = []byte{}
+		}
+		args = append(args, r.Device, r.Key, r.Op, res, r.AtMs)
+	}
+	return Stmt{q.d.Rebind("INSERT INTO requests (device, idem_key, op, result, at) VALUES " +
+		repeatJoin("(?, ?, ?, ?, ?)", ", ", len(reqs))), args}
+}
+
+// nextSeq adds one to a service day's number, inserting it at 1; see
+// Dialect.increment for how the new value comes back.
+func (q *queries) nextSeq(k queue.DayKey) Stmt {
+	return Stmt{q.text.nextSeq, []any{k.Site, k.Service, k.Day}}
+}
+
+// insertTicket stores a new ticket (tk.Queue already set), returning its
+// id where the dialect has RETURNING.
+func (q *queries) insertTicket(tk *queue.Ticket) Stmt {
+	return Stmt{q.text.insertTicket, []any{tk.Site, tk.Service, tk.Queue, tk.Day, tk.Seq, tk.Number, string(tk.Class), string(tk.Status),
+		tk.Rank, tk.SortKey, tk.Counter, tk.TargetCounter, tk.CallCount, tk.NoShowCount,
+		ms(tk.IssuedAt), ms(tk.WaitingSince), ms(tk.CalledAt), ms(tk.FirstCalledAt), ms(tk.ServingAt), ms(tk.FinishedAt),
+		tk.Device, tk.IdemKey}}
+}
+
+// updateTicket writes the mutable fields of tk if its status is still from.
+func (q *queries) updateTicket(tk *queue.Ticket, from queue.Status) Stmt {
+	return Stmt{q.text.updateTicket, []any{tk.Queue, string(tk.Class), string(tk.Status),
+		tk.Rank, tk.SortKey, tk.Counter, tk.TargetCounter, tk.CallCount, tk.NoShowCount,
+		ms(tk.WaitingSince), ms(tk.CalledAt), ms(tk.FirstCalledAt), ms(tk.ServingAt), ms(tk.FinishedAt), tk.ID, string(from)}}
+}
+
+func (q *queries) ticket(id int64) Stmt { return Stmt{q.text.ticket, []any{id}} }
+
+// ticketByNumber reads the most recently issued ticket of the day showing
+// the number.
+func (q *queries) ticketByNumber(k queue.NumberKey) Stmt {
+	return Stmt{q.text.ticketByNumber, []any{k.Site, k.Day, k.Number}}
+}
+
+// head selects the first waiting ticket hq selects. Its ORDER BY matches
+// the tickets_head and tickets_wait indexes column for column. lock asks
+// for the row lock (hq.Lock inside a read-write transaction); the dialect
+// decides whether it has one and whether it skips locked rows.
+func (q *queries) head(hq queue.HeadQuery, lock bool) Stmt {
+	var c clause
+	c.add("SELECT "+ticketCols+" FROM tickets WHERE site = ? AND day = ?", hq.Site, hq.Day)
+	if hq.Service != "" {
+		c.add(" AND queue = ?", hq.Service)
+	}
+	c.add(" AND status = "+waiting+" AND target_counter = ?", hq.Counter)
+	if len(hq.Classes) > 0 {
+		addIn(&c, " AND class IN", hq.Classes)
+	}
+	if len(hq.NotClasses) > 0 {
+		addIn(&c, " AND class NOT IN", hq.NotClasses)
+	}
+	if hq.WaitingBefore != 0 {
+		c.add(" AND waiting_since < ?", hq.WaitingBefore)
+	}
+	if hq.ByWait {
+		c.add(" ORDER BY waiting_since, id LIMIT 1")
+	} else {
+		c.add(" ORDER BY rnk, sort_key, id LIMIT 1")
+	}
+	if lock && q.d.RowLocks {
+		c.add(" FOR UPDATE")
+		if q.d.SkipLocked {
+			c.add(" SKIP LOCKED")
+		}
+	}
+	return c.stmt(q.d)
+}
+
+// clause builds the text and the arguments of a statement side by side.
+type clause struct {
+	b    strings.Builder
+	args []any
+}
+
+// add appends text and the arguments of its placeholders.
+func (c *clause) add(text string, args ...any) {
+	c.b.WriteString(text)
+	c.args = append(c.args, args...)
+}
+
+// addIn appends prefix and a parenthesised placeholder list of vs, bound
+// as plain strings.
+func addIn[T ~string](c *clause, prefix string, vs []T) {
+	c.b.WriteString(prefix + " (" + placeholders(len(vs)) + ")")
+	for _, v := range vs {
+		c.args = append(c.args, string(v))
+	}
+}
+
+// stmt is the statement built, rebound for d.
+func (c *clause) stmt(d *Dialect) Stmt { return Stmt{d.Rebind(c.b.String()), c.args} }
+
+// waiting lists waiting tickets of one queue and rank not transferred to a
+// counter, by sort key; wq.Limit <= 0 lists them all.
+func (q *queries) waiting(wq queue.WaitingQuery) Stmt {
+	if wq.Limit <= 0 {
+		return Stmt{q.text.waitingAll, []any{wq.Site, wq.Day, wq.Service, wq.Rank}}
+	}
+	return Stmt{q.text.waiting, []any{wq.Site, wq.Day, wq.Service, wq.Rank, wq.Limit}}
+}
+
+// ahead counts the waiting tickets of tk's queue and day, not transferred
+// to a counter, ordered before tk by (rank, sort key, id).
+func (q *queries) ahead(tk *queue.Ticket) Stmt {
+	return Stmt{q.text.ahead, []any{tk.Site, tk.Day, tk.Queue, tk.Rank, tk.Rank, tk.SortKey, tk.SortKey, tk.ID}}
+}
+
+// setSortKey moves a ticket that is still waiting.
+func (q *queries) setSortKey(id, key int64) Stmt {
+	return Stmt{q.text.setSortKey, []any{key, id}}
+}
+
+// find lists the tickets f selects, by id.
+func (q *queries) find(f queue.Filter) Stmt {
+	var c clause
+	c.add("SELECT "+ticketCols+" FROM tickets WHERE site = ?", f.Site)
+	if f.Service != "" {
+		c.add(" AND queue = ?", f.Service)
+	}
+	if f.Day != "" {
+		c.add(" AND day = ?", f.Day)
+	}
+	if f.BeforeDay != "" {
+		c.add(" AND day < ?", f.BeforeDay)
+	}
+	if len(f.Statuses) > 0 {
+		addIn(&c, " AND status IN", f.Statuses)
+	}
+	if f.CalledBefore != 0 {
+		c.add(" AND called_at > 0 AND called_at < ?", f.CalledBefore)
+	}
+	c.add(" ORDER BY id")
+	if f.Limit > 0 {
+		c.add(" LIMIT ?", f.Limit)
+	}
+	return c.stmt(q.d)
+}
+
+// stats aggregates a site's service day by queue, issuing service, counter
+// and status.
+func (q *queries) stats(d queue.SiteDay) Stmt {
+	return Stmt{q.text.stats, []any{d.Site, d.Day}}
+}
+
+// counter reads a counter's state; lock locks its row (FOR UPDATE) where
+// the dialect has row locks.
+func (q *queries) counter(k queue.CounterKey, lock bool) Stmt {
+	if lock && q.d.RowLocks {
+		return Stmt{q.text.counterLock, []any{k.Site, k.ID}}
+	}
+	return Stmt{q.text.counter, []any{k.Site, k.ID}}
+}
+
+// ensureCounter inserts a counter open and idle unless it exists, so that
+// there is a row to lock.
+func (q *queries) ensureCounter(k queue.CounterKey) Stmt {
+	return Stmt{q.text.ensureCounter, []any{k.Site, k.ID, string(queue.CounterOpen), 0, 0}}
+}
+
+// putCounter writes a counter's state, inserting or updating its row.
+func (q *queries) putCounter(c queue.CounterState) Stmt {
+	return Stmt{q.text.putCounter, []any{c.Site, c.ID, string(c.Mode), c.TicketID, ms(c.Since)}}
+}
+
+func (q *queries) counters(site string) Stmt { return Stmt{q.text.counters, []any{site}} }
+
+func (q *queries) streak(k queue.ServiceKey) Stmt {
+	return Stmt{q.text.streak, []any{k.Site, k.Service}}
+}
+
+func (q *queries) setStreak(k queue.ServiceKey, n int) Stmt {
+	return Stmt{q.text.setStreak, []any{k.Site, k.Service, n}}
+}
+
+// nextVersions adds n to a site's version, inserting it at n, and gives
+// back the new value (RETURNING, or LAST_INSERT_ID() with OnDuplicateKey).
+func (q *queries) nextVersions(site string, n int64) Stmt {
+	return Stmt{q.text.nextVersions, []any{site, n, n}}
+}
+
+// insertEvents stores evs, their Site and Version already set, in one
+// multi-row insert.
+func (q *queries) insertEvents(evs []*queue.Event) Stmt {
+	args := make([]any, 0, 20*len(evs))
+	for _, e := range evs {
+		args = append(args, e.Site, e.Version, string(e.Type), e.TicketID, e.Number, e.Service,
+			string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At), e.CallCount,
+			e.Issuer, e.Day, string(e.From), e.FromQueue, e.FromCounter, e.Waited.Milliseconds(), e.ServiceTime.Milliseconds())
+	}
+	return Stmt{q.d.Rebind("INSERT INTO events (" + eventCols + ") VALUES " +
+		repeatJoin("("+placeholders(20)+")", ", ", len(evs))), args}
+}
+
+// events lists a site's events after a version; eq.Limit <= 0 lists them
+// all.
+func (q *queries) events(eq queue.EventsQuery) Stmt {
+	if eq.Limit > 0 {
+		return Stmt{q.text.events, []any{eq.Site, eq.After, eq.Limit}}
+	}
+	return Stmt{q.text.eventsAll, []any{eq.Site, eq.After}}
+}
+
+func (q *queries) lastVersion(site string) Stmt {
+	return Stmt{q.text.lastVersion, []any{site}}
+}

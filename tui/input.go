@@ -1,0 +1,260 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
+)
+
+// key applies one key press: to the open question or prompt, else the
+// action bound to it.
+func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	switch {
+	case m.confirm != nil:
+		return m.confirmKey(msg)
+	case m.prompt != nil:
+		return m.promptKey(msg)
+	case msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste:
+		// Keys typed quickly can arrive together: take them one by one.
+		var cmds []tea.Cmd
+		for _, r := range msg.Runes {
+			cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+		}
+		return tea.Batch(cmds...)
+	}
+	s, c := m.site(), m.selected()
+	for _, a := range actions {
+		if !key.Matches(msg, a.binding(m.keys)) {
+			continue
+		}
+		if a.counter && c == nil {
+			return nil
+		}
+		return a.run(m, s, c)
+	}
+	return nil
+}
+
+// confirmKey answers the yes/no question.
+func (m *Model) confirmKey(msg tea.KeyMsg) tea.Cmd {
+	switch msg.String() {
+	case "y", "Y", "enter":
+		run := m.confirm.run
+		m.confirm = nil
+		m.status, m.statusOK = "sent…", true
+		return run
+	case "n", "N", "esc", "ctrl+c", "q":
+		m.confirm = nil
+		m.status, m.statusOK = "not sent", true
+	}
+	return nil
+}
+
+// promptKey edits the prompt's line; enter submits it.
+func (m *Model) promptKey(msg tea.KeyMsg) tea.Cmd {
+	p := m.prompt
+	switch msg.Type {
+	case tea.KeyEnter:
+		m.prompt = nil
+		return p.submit(m, strings.TrimSpace(p.value))
+	case tea.KeyEsc, tea.KeyCtrlC:
+		m.prompt = nil
+	case tea.KeyBackspace:
+		if r := []rune(p.value); len(r) > 0 {
+			p.value = string(r[:len(r)-1])
+		}
+	case tea.KeyCtrlU:
+		p.value = ""
+	case tea.KeyRunes, tea.KeySpace:
+		if len(p.value) < 64 {
+			p.value += string(msg.Runes)
+		}
+	}
+	return nil
+}
+
+// action is what a key does. Counter actions apply to the selected counter
+// (the counter of counter mode) and do nothing when there is none.
+type action struct {
+	binding func(keyMap) key.Binding
+	counter bool
+	run     func(m *Model, s *site, c *counter) tea.Cmd
+}
+
+// actions binds the keys of keyMap to what they do.
+var actions = []action{
+	{binding: func(k keyMap) key.Binding { return k.Quit }, run: func(*Model, *site, *counter) tea.Cmd { return tea.Quit }},
+	{binding: func(k keyMap) key.Binding { return k.Help }, run: (*Model).toggleHelp},
+	{binding: func(k keyMap) key.Binding { return k.Up }, run: (*Model).selectUp},
+	{binding: func(k keyMap) key.Binding { return k.Down }, run: (*Model).selectDown},
+	{binding: func(k keyMap) key.Binding { return k.NextSite }, run: func(m *Model, _ *site, _ *counter) tea.Cmd { return m.switchSite(1) }},
+	{binding: func(k keyMap) key.Binding { return k.PrevSite }, run: func(m *Model, _ *site, _ *counter) tea.Cmd { return m.switchSite(-1) }},
+	{binding: func(k keyMap) key.Binding { return k.Filter }, run: (*Model).askFilter},
+	{binding: func(k keyMap) key.Binding { return k.Issue }, run: (*Model).askIssue},
+	{binding: func(k keyMap) key.Binding { return k.Reenter }, run: (*Model).askReenter},
+	{binding: func(k keyMap) key.Binding { return k.Reprint }, run: (*Model).askReprint},
+	{binding: func(k keyMap) key.Binding { return k.Cancel }, run: (*Model).askCancel},
+	{binding: func(k keyMap) key.Binding { return k.Next }, counter: true, run: (*Model).callNext},
+	{binding: func(k keyMap) key.Binding { return k.CallNumber }, counter: true, run: (*Model).askCallNumber},
+	{binding: func(k keyMap) key.Binding { return k.Recall }, counter: true, run: (*Model).recall},
+	{binding: func(k keyMap) key.Binding { return k.Start }, counter: true, run: (*Model).start},
+	{binding: func(k keyMap) key.Binding { return k.Done }, counter: true, run: (*Model).done},
+	{binding: func(k keyMap) key.Binding { return k.NoShow }, counter: true, run: (*Model).askNoShow},
+	{binding: func(k keyMap) key.Binding { return k.Transfer }, counter: true, run: (*Model).askTransfer},
+	{binding: func(k keyMap) key.Binding { return k.Pause }, counter: true, run: (*Model).pauseOrResume},
+}
+
+func (m *Model) toggleHelp(*site, *counter) tea.Cmd {
+	m.help.ShowAll = !m.help.ShowAll
+	return nil
+}
+
+func (m *Model) selectUp(*site, *counter) tea.Cmd {
+	m.sel = max(m.sel-1, 0)
+	return nil
+}
+
+func (m *Model) selectDown(s *site, _ *counter) tea.Cmd {
+	m.sel = min(m.sel+1, max(len(s.counters)-1, 0))
+	return nil
+}
+
+// switchSite shows the site step places on, wrapping around.
+func (m *Model) switchSite(step int) tea.Cmd {
+	m.cur = (m.cur + len(m.sites) + step) % len(m.sites)
+	m.sel = 0
+	return nil
+}
+
+func (m *Model) askFilter(*site, *counter) tea.Cmd {
+	m.prompt = &prompt{label: "filter events (service code, counter number or ticket; empty: all)", value: m.filter,
+		submit: func(m *Model, v string) tea.Cmd { m.filter = v; return nil }}
+	return nil
+}
+
+// askNumber prompts for a ticket number (upper-cased) and sends what
+// request makes of it.
+func (m *Model) askNumber(label, def string, request func(m *Model, number string) tea.Cmd) {
+	m.prompt = &prompt{label: label, value: def, submit: func(m *Model, v string) tea.Cmd {
+		if v == "" {
+			return nil
+		}
+		return request(m, strings.ToUpper(v))
+	}}
+}
+
+func (m *Model) askIssue(s *site, _ *counter) tea.Cmd {
+	def := ""
+	if len(s.services) > 0 {
+		def = s.services[0].code
+	}
+	m.askNumber("issue a ticket of service", def, func(m *Model, v string) tea.Cmd {
+		return m.send("issue a ticket of "+v, &wire.TakeTicket{Service: v, Site: s.code})
+	})
+	return nil
+}
+
+func (m *Model) askReenter(s *site, _ *counter) tea.Cmd {
+	m.askNumber("re-enter the no-show ticket", "", func(m *Model, v string) tea.Cmd {
+		return m.send("re-enter "+v, &wire.Reenter{Number: v, Site: s.code})
+	})
+	return nil
+}
+
+func (m *Model) askReprint(s *site, c *counter) tea.Cmd {
+	m.prompt = &prompt{label: "reprint ticket (number, then a printer id; none: the kiosk's printer)", value: s.number(c),
+		submit: func(m *Model, v string) tea.Cmd {
+			f := strings.Fields(v)
+			if len(f) == 0 {
+				return nil
+			}
+			r := &wire.Reprint{Number: strings.ToUpper(f[0]), Site: s.code}
+			what := "reprint " + r.Number
+			if len(f) > 1 {
+				r.Printer = f[1]
+				what += " on printer " + r.Printer
+			}
+			return doOnce(m.cur, m.site().conn, what, r)
+		}}
+	return nil
+}
+
+func (m *Model) askCancel(s *site, c *counter) tea.Cmd {
+	m.askNumber("cancel ticket", s.number(c), func(m *Model, v string) tea.Cmd {
+		m.ask(fmt.Sprintf("Cancel ticket %s? It cannot be undone. (y/n)", v),
+			m.send("cancel "+v, &wire.Cancel{Number: v, Site: s.code}))
+		return nil
+	})
+	return nil
+}
+
+// at names counter c in the status line.
+func at(c *counter) string { return fmt.Sprintf("counter %d", c.id) }
+
+func (m *Model) callNext(s *site, c *counter) tea.Cmd {
+	return m.send("call next at "+at(c), &wire.CallNext{Counter: c.id, Site: s.code})
+}
+
+func (m *Model) askCallNumber(s *site, c *counter) tea.Cmd {
+	m.askNumber("call number to "+at(c), "", func(m *Model, v string) tea.Cmd {
+		return m.send("call "+v+" to "+at(c), &wire.CallNumber{Counter: c.id, Number: v, Site: s.code})
+	})
+	return nil
+}
+
+func (m *Model) recall(s *site, c *counter) tea.Cmd {
+	return m.send("recall at "+at(c), &wire.Recall{Counter: c.id, Number: s.number(c), Site: s.code})
+}
+
+func (m *Model) start(s *site, c *counter) tea.Cmd {
+	return m.send("start at "+at(c), &wire.Start{Counter: c.id, Number: s.number(c), Site: s.code})
+}
+
+func (m *Model) done(s *site, c *counter) tea.Cmd {
+	return m.send("done at "+at(c), &wire.Complete{Counter: c.id, Number: s.number(c), Site: s.code})
+}
+
+func (m *Model) askNoShow(s *site, c *counter) tea.Cmd {
+	num := s.number(c)
+	what := "the ticket"
+	if num != "" {
+		what = num
+	}
+	m.ask(fmt.Sprintf("Mark %s at %s as a no-show? (y/n)", what, at(c)),
+		m.send("no-show at "+at(c), &wire.NoShow{Counter: c.id, Number: num, Site: s.code}))
+	return nil
+}
+
+func (m *Model) askTransfer(s *site, c *counter) tea.Cmd {
+	num := s.number(c)
+	m.prompt = &prompt{label: fmt.Sprintf("transfer %s from %s to (service code or counter number)", orDash(num), at(c)),
+		submit: func(m *Model, v string) tea.Cmd {
+			if v == "" {
+				return nil
+			}
+			t := &wire.Transfer{Counter: c.id, Number: num, Site: s.code}
+			to := ""
+			if n, err := strconv.ParseUint(v, 10, 32); err == nil && n > 0 {
+				t.ToCounter, to = uint32(n), "counter "+v
+			} else {
+				t.ToService, to = strings.ToUpper(v), "service "+strings.ToUpper(v)
+			}
+			m.ask(fmt.Sprintf("Transfer %s from %s to %s? (y/n)", orDash(num), at(c), to),
+				m.send(fmt.Sprintf("transfer %s to %s", orDash(num), to), t))
+			return nil
+		}}
+	return nil
+}
+
+func (m *Model) pauseOrResume(s *site, c *counter) tea.Cmd {
+	if mode := s.holds(c).Mode; mode == queue.CounterPaused || mode == queue.CounterClosed {
+		return m.send("resume "+at(c), &wire.Resume{Counter: c.id, Site: s.code})
+	}
+	return m.send("pause "+at(c), &wire.Pause{Counter: c.id, Reason: "console", Site: s.code})
+}
