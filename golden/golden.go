@@ -62,8 +62,8 @@ func Read(t testing.TB, path string) []byte {
 	return b
 }
 
-// difference describes where got and want part: text by line, with both
-// in full, binary by offset.
+// difference describes where got and want part: text by line (short texts
+// printed whole), binary by offset.
 func difference(got, want []byte) string {
 	if !isText(got) || !isText(want) {
 		i := firstDiff(got, want)
@@ -81,9 +81,16 @@ func difference(got, want []byte) string {
 		}
 		return "(end of file)"
 	}
-	return fmt.Sprintf("first difference at line %d\n got: %s\nwant: %s\n--- got\n%s\n--- want\n%s",
-		n+1, line(gl), line(wl), got, want)
+	msg := fmt.Sprintf("first difference at line %d\n got: %s\nwant: %s", n+1, line(gl), line(wl))
+	if len(gl) <= shortFile && len(wl) <= shortFile {
+		msg += fmt.Sprintf("\n--- got\n%s\n--- want\n%s", got, want)
+	}
+	return msg
 }
+
+// shortFile is the most lines a golden text may have for a difference to
+// print it whole.
+const shortFile = 60
 
 // lines splits b after each newline; a final newline starts no line.
 func lines(b []byte) [][]byte {
