@@ -1,12 +1,24 @@
-// Package logtest holds what tests use to read the logs of the parts they
-// run: a Buffer that goroutines may write to while the test reads it.
+// Package logtest holds the loggers tests give the parts they run: New,
+// silent unless NOWSERVING_TEST_LOG is set, and a Buffer that goroutines
+// may write to while the test reads it.
 package logtest
 
 import (
 	"bytes"
 	"log/slog"
+	"os"
 	"sync"
 )
+
+// New returns a logger that drops everything, or, when the environment
+// sets NOWSERVING_TEST_LOG, writes every level to standard error (to see
+// what a failing test's server did).
+func New() *slog.Logger {
+	if os.Getenv("NOWSERVING_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
 
 // Buffer is a bytes.Buffer safe for concurrent writers and readers.
 type Buffer struct {

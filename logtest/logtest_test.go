@@ -1,6 +1,7 @@
 package logtest
 
 import (
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -8,6 +9,17 @@ import (
 
 // TestBufferConcurrent: many goroutines log while the test reads; under
 // -race a plain bytes.Buffer fails this test.
+func TestNew(t *testing.T) {
+	t.Setenv("NOWSERVING_TEST_LOG", "")
+	if New().Enabled(t.Context(), slog.LevelError) {
+		t.Error("New logs without NOWSERVING_TEST_LOG")
+	}
+	t.Setenv("NOWSERVING_TEST_LOG", "1")
+	if !New().Enabled(t.Context(), slog.LevelDebug) {
+		t.Error("New with NOWSERVING_TEST_LOG=1 does not log debug lines")
+	}
+}
+
 func TestBufferConcurrent(t *testing.T) {
 	var b Buffer
 	log := b.Logger()
