@@ -32,21 +32,7 @@ func TestQueue(t *testing.T) {
 	counter := func(hhmm, counter, op string) {
 		t.Helper()
 		c.Fix(at(hhmm))
-		r := queue.CounterRequest{Request: req("keypad" + counter), Counter: counter}
-		var err error
-		switch op {
-		case "call":
-			_, err = eng.CallNext(ctx, r)
-		case "start":
-			_, err = eng.Start(ctx, r)
-		case "done":
-			_, err = eng.Complete(ctx, r)
-		case "noshow":
-			_, err = eng.NoShow(ctx, r)
-		case "pause":
-			_, err = eng.Pause(ctx, r)
-		}
-		if err != nil {
+		if _, err := storetest.Do(ctx, eng, req("keypad"+counter), op, counter); err != nil {
 			t.Fatalf("%s counter %s at %s: %v", op, counter, hhmm, err)
 		}
 	}
@@ -79,12 +65,12 @@ func TestQueue(t *testing.T) {
 
 	issue("09:05", "A")
 	issue("09:05", "B")
-	counter("09:25", "1", "call") // A001, waited 25m: breach
+	counter("09:25", "1", "next") // A001, waited 25m: breach
 	counter("09:26", "1", "start")
 	counter("09:30", "1", "done") // served in 4m
-	counter("09:30", "1", "call") // A002, waited 25m: breach
+	counter("09:30", "1", "next") // A002, waited 25m: breach
 	counter("09:31", "1", "noshow")
-	counter("09:32", "2", "call") // B001, waited 27m, B has no target
+	counter("09:32", "2", "next") // B001, waited 27m, B has no target
 	counter("09:33", "2", "start")
 	counter("09:43", "2", "done") // served in 10m
 	issue("09:40", "A")

@@ -150,21 +150,7 @@ func (en *env) next(counter string) queue.Ticket {
 }
 
 func (en *env) act(name, counter string) (queue.Ticket, error) {
-	r := queue.CounterRequest{Request: en.req(), Counter: counter}
-	switch name {
-	case "recall":
-		return en.e.Recall(en.ctx, r)
-	case "noshow":
-		return en.e.NoShow(en.ctx, r)
-	case "start":
-		return en.e.Start(en.ctx, r)
-	case "done":
-		return en.e.Complete(en.ctx, r)
-	case "next":
-		return en.e.CallNext(en.ctx, r)
-	}
-	en.t.Fatalf("unknown action %s", name)
-	return queue.Ticket{}, nil
+	return Do(en.ctx, en.e, en.req(), name, counter)
 }
 
 func (en *env) must(name, counter string) queue.Ticket {
