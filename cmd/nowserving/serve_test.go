@@ -3,11 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,19 +28,7 @@ devices:
   - { id: kiosk-1, role: kiosk, site: clinic, secret: "test-kiosk-1-secret-0123" }
 `
 
-func serveConfig(t *testing.T) *config.Config {
-	t.Helper()
-	dir := t.TempDir()
-	file := filepath.Join(dir, "site.yaml")
-	if err := os.WriteFile(file, fmt.Appendf(nil, serveYAML, filepath.Join(dir, "q.db")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	return cfg
-}
+func serveConfig(t *testing.T) *config.Config { return testConfig(t, serveYAML, nil) }
 
 // takeTicket authenticates as kiosk-1 and takes a ticket of service A with
 // request id 3 and the given boot nonce.
