@@ -330,50 +330,11 @@ func (e *Engine) apply(jobs []*job) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
-		var keys []RequestKey
-		for _, j := range jobs {
-			j.events, j.err, j.prior, j.save = j.events[:0], nil, nil, nil
-			if j.key.Key != "" {
-				keys = append(keys, j.key)
-			}
+		if err := lookupPriors(ctx, tx, jobs); err != nil {
+			return err
 		}
-		if len(keys) > 0 {
-			stored, err := tx.LookupRequests(ctx, keys)
-			if err != nil {
-				return fmt.Errorf("queue: look up requests: %w", err)
-			}
-			for _, j := range jobs {
-				if r, ok := stored[j.key]; ok && j.key.Key != "" {
-					j.prior = &r
-				}
-			}
-		}
-		if len(jobs) == 1 {
-			if err := jobs[0].fn(ctx, tx, jobs[0]); err != nil {
-				return err
-			}
-		} else {
-			for i, j := range jobs {
-				// Savepoints are not released: RELEASE would cost a round
-				// trip and free nothing a batch needs back.
-				sp := fmt.Sprintf("r%d", i)
-				if err := tx.Savepoint(ctx, sp); err != nil {
-					return err
-				}
-				if err := j.fn(ctx, tx, j); err != nil {
-					// Only a refusal of this one request is rolled back to
-					// its savepoint; anything else (above all a
-					// transaction the database aborted, after which only
-					// ROLLBACK may run) fails the whole transaction.
-					if !IsRefusal(err) {
-						return err
-					}
-					j.err, j.events, j.save = err, j.events[:0], nil
-					if err := tx.RollbackTo(ctx, sp); err != nil {
-						return err
-					}
-				}
-			}
+		if err := runJobs(ctx, tx, jobs); err != nil {
+			return err
 		}
 		if err := appendEvents(ctx, tx, jobs); err != nil {
 			return err
@@ -393,10 +354,64 @@ func (e *Engine) apply(jobs []*job) error {
 	// from a deadline the driver derived from ctx (a dial, say) an instant
 	// before ctx itself reports it.
 	if err != nil && !errors.Is(err, ErrUnavailable) && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
-		// The store gave up because time ran out: it did not answer.
 		return fmt.Errorf("%w: no answer within %s: %w", ErrUnavailable, e.timeout, err)
 	}
 	return err
+}
+
+// lookupPriors clears the jobs' results of an earlier attempt and reads the
+// stored results of their idempotency keys, for the whole batch at once.
+func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
+	var keys []RequestKey
+	for _, j := range jobs {
+		j.events, j.err, j.prior, j.save = j.events[:0], nil, nil, nil
+		if j.key.Key != "" {
+			keys = append(keys, j.key)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	stored, err := tx.LookupRequests(ctx, keys)
+	if err != nil {
+		return fmt.Errorf("queue: look up requests: %w", err)
+	}
+	for _, j := range jobs {
+		if r, ok := stored[j.key]; ok && j.key.Key != "" {
+			j.prior = &r
+		}
+	}
+	return nil
+}
+
+// runJobs runs each job of a batch in its own savepoint (a batch of one
+// needs none). Only a refusal of one request is rolled back to its
+// savepoint; anything else (above all a transaction the database aborted,
+// after which only ROLLBACK may run) fails the whole transaction.
+func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
+	if len(jobs) == 1 {
+		return jobs[0].fn(ctx, tx, jobs[0])
+	}
+	for i, j := range jobs {
+		// Savepoints are not released: RELEASE would cost a round trip
+		// and free nothing a batch needs back.
+		sp := fmt.Sprintf("r%d", i)
+		if err := tx.Savepoint(ctx, sp); err != nil {
+			return err
+		}
+		err := j.fn(ctx, tx, j)
+		if err == nil {
+			continue
+		}
+		if !IsRefusal(err) {
+			return err
+		}
+		j.err, j.events, j.save = err, j.events[:0], nil
+		if err := tx.RollbackTo(ctx, sp); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // emit records an event of the job. Its version is given when the batch
