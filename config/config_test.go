@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,9 +11,9 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/nowserving/nowserving/golden"
+)
 
 // env returns a LookupEnv over a fixed map, so tests never see the real
 // environment.
@@ -327,20 +326,7 @@ func TestBadFiles(t *testing.T) {
 			if !errors.As(err, &ce) {
 				t.Fatalf("Load = %v, want *Error", err)
 			}
-			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
-			got := err.Error() + "\n"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("got:\n%s\nwant:\n%s", got, want)
-			}
+			golden.Assert(t, strings.TrimSuffix(f, ".yaml")+".golden", []byte(err.Error()+"\n"))
 		})
 	}
 }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/nowserving/nowserving/backoff"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
@@ -109,8 +109,7 @@ const (
 // openRetry is the pause before retry n (0-based): 1 s doubling to 30 s,
 // drawn from [d/2, d] so daemons restarted together spread out.
 func openRetry(n int) time.Duration {
-	d := min(openRetryMin<<min(n, 5), openRetryMax)
-	return d/2 + rand.N(d/2+1)
+	return backoff.Jitter(backoff.Exp(n, openRetryMin, openRetryMax))
 }
 
 // OpenFunc opens (and migrates) the store.
@@ -164,12 +163,8 @@ func (k *Connector) loop(ctx context.Context, open OpenFunc) {
 		firstOnce()
 		wait := openRetry(n)
 		k.log.Warn("store unavailable, retrying", "driver", k.driver, "attempt", n+1, "retry_in_s", wait.Seconds(), "err", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
+		if backoff.Sleep(ctx, wait) != nil {
+			return // the daemon is stopping
 		}
 	}
 }

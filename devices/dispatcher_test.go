@@ -1,11 +1,9 @@
 package devices_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"github.com/nowserving/nowserving/devices/led"
 	"github.com/nowserving/nowserving/devices/led/ledtest"
 	"github.com/nowserving/nowserving/devices/voice"
+	"github.com/nowserving/nowserving/logtest"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -60,15 +59,15 @@ func TestKeypadCallOnPTY(t *testing.T) {
 		}
 	}
 
-	board := newLine(t)
-	port := newPort(t, board.slave, counterDriver(t), nil)
+	board := ledtest.NewLine(t)
+	port := newPort(t, board.Name(), counterDriver(t), nil)
 
-	keys := newLine(t)
-	pads := newKeypads(7)
-	pads.serve(t, keys)
+	keys := ledtest.NewLine(t)
+	pads := ledtest.NewKeypads(7)
+	keys.Serve(t.Context(), pads.Serve)
 	ko := led.KeypadOpts{Addrs: []int{7}, PollInterval: 5 * time.Millisecond}
 	ko.PortOpts = led.DefaultPortOpts()
-	ko.Name = keys.slave
+	ko.Name = keys.Name()
 	bus, err := led.NewKeypadBus(ko)
 	if err != nil {
 		t.Fatal(err)
@@ -94,10 +93,10 @@ func TestKeypadCallOnPTY(t *testing.T) {
 	run(t, d)
 
 	// The idle counter shows "---" once the dispatcher has restored it.
-	pads.waitDisplay(t, 7, "---")
-	pads.press(7, led.KeyCallNext)
-	board.waitBytes(t, readGolden(t, "template_01_07.hex"))
-	pads.waitDisplay(t, 7, "023")
+	pads.WaitDisplay(t, 7, "---")
+	pads.Press(7, led.KeyCallNext)
+	board.WaitBytes(t, readGolden(t, "template_01_07.hex"))
+	pads.WaitDisplay(t, 7, "023")
 	if got := ticketStatus(t, eng, "A023"); got.Status != queue.StatusCalled || got.Counter != "5" {
 		t.Fatalf("A023 is %s at counter %q, want CALLED at 5", got.Status, got.Counter)
 	}
@@ -153,8 +152,8 @@ func TestKeypadKeys(t *testing.T) {
 			eng, _ := newEngine(t)
 			issue(t, eng, "A", 2)
 			rec := ledtest.New()
-			pads := newKeypads(2)
-			rec.Reply(pads.answer)
+			pads := ledtest.NewKeypads(2)
+			rec.Reply(pads.Answer)
 			ko := led.KeypadOpts{Addrs: []int{2}, PollInterval: time.Millisecond}
 			ko.PortOpts = led.DefaultPortOpts()
 			ko.Name, ko.Dial = "keys", rec.Dial
@@ -167,10 +166,10 @@ func TestKeypadKeys(t *testing.T) {
 				t.Fatal(err)
 			}
 			run(t, d)
-			pads.waitDisplay(t, 2, "---")
+			pads.WaitDisplay(t, 2, "---")
 			want := []queue.Status{queue.StatusCalled, queue.StatusServing}
 			for i, k := range tt.keys {
-				pads.press(2, k)
+				pads.Press(2, k)
 				if i < len(tt.keys)-1 {
 					waitFor(t, "A001 "+string(want[i]), func() bool { return ticketStatus(t, eng, "A001").Status == want[i] })
 				}
@@ -179,7 +178,7 @@ func TestKeypadKeys(t *testing.T) {
 				tk := ticketStatus(t, eng, "A001")
 				return tk.Status == tt.status && (tt.status != queue.StatusWaiting || len(tt.keys) == 1 || tk.CallCount == 1)
 			})
-			pads.waitDisplay(t, 2, tt.display)
+			pads.WaitDisplay(t, 2, tt.display)
 			if tt.name == "call redirect" {
 				// Back at the head of its queue: called again next.
 				if tk := callNext(t, eng, "5"); tk.Number != "A001" {
@@ -405,10 +404,10 @@ func TestBurstAndGaps(t *testing.T) {
 	t.Cleanup(func() { eng.Close(context.Background()) })
 	rec := ledtest.New()
 	p := newPort(t, "line", textDriver(t, "{number}{text}"), rec.Dial)
-	var logs syncBuffer
+	var logs logtest.Buffer
 	d, err := devices.New(devices.Opts{
 		Engine: eng,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Logger: logs.Logger(),
 		Ports:  []*led.Port{p},
 		Boards: []devices.Board{
 			{Port: p, Addr: 1, Site: "hospital", Counter: "1", Idle: "-"},
@@ -478,24 +477,6 @@ func TestBurstAndGaps(t *testing.T) {
 		})
 	}
 	t.Logf("snapshots taken after falling behind: %d", strings.Count(logs.String(), "behind the feed"))
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestRunTwice: Run may be called once; Shutdown before Run is harmless.

@@ -1,34 +1,18 @@
 package devices_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/devices/led"
-	"github.com/nowserving/nowserving/devices/led/ledtest"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // testSite is a small hospital: service A at counters 1 and 5, emergency E
 // at counter 5; counter 5 announces in zone "hall".
@@ -53,13 +37,13 @@ func testSite() queue.Site {
 
 // newEngine opens a real SQLite store in a temporary folder and an engine
 // on a fixed clock (2026-11-30 09:30 in Shanghai).
-func newEngine(t *testing.T) (*queue.Engine, *clock) {
+func newEngine(t *testing.T) (*queue.Engine, *storetest.Clock) {
 	t.Helper()
 	st, err := openSQLite(t)
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
-	c := &clock{t: time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC)}
+	c := storetest.FixedClock(time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC))
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now, Committers: 1})
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
@@ -152,163 +136,6 @@ func textDriver(t *testing.T, body string) led.Driver {
 		t.Fatal(err)
 	}
 	return d
-}
-
-// line is the far end of a pseudo-terminal: the test plays the device.
-type line struct {
-	master *os.File
-	slave  string
-	mu     sync.Mutex
-	got    []byte
-	more   chan struct{}
-}
-
-// newLine opens a pty pair whose master is registered with Go's poller (so
-// closing it interrupts a pending Read) and collects what arrives.
-func newLine(t *testing.T) *line {
-	t.Helper()
-	master, s := ledtest.OpenPTY(t)
-	l := &line{master: master, slave: s.Name(), more: make(chan struct{})}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			if n > 0 {
-				l.mu.Lock()
-				l.got = append(l.got, buf[:n]...)
-				close(l.more)
-				l.more = make(chan struct{})
-				l.mu.Unlock()
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		master.Close()
-		<-done
-		s.Close()
-	})
-	return l
-}
-
-// waitBytes waits until the bytes received contain want.
-func (l *line) waitBytes(t *testing.T, want []byte) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		l.mu.Lock()
-		ok := bytes.Contains(l.got, want)
-		got := append([]byte(nil), l.got...)
-		ch := l.more
-		l.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("pty never received\n% x\ngot\n% x", want, got)
-		}
-	}
-}
-
-// keypads plays wired keypads on the far end of a line: each answers every
-// frame addressed to it with its next queued key, and keeps its display.
-type keypads struct {
-	mu      sync.Mutex
-	keys    map[int][]led.Key
-	display map[int]string
-	shown   chan struct{}
-}
-
-func (k *keypads) press(addr int, key led.Key) {
-	k.mu.Lock()
-	k.keys[addr] = append(k.keys[addr], key)
-	k.mu.Unlock()
-}
-
-// waitDisplay waits until the keypad at addr shows text.
-func (k *keypads) waitDisplay(t *testing.T, addr int, text string) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		k.mu.Lock()
-		got, ch := k.display[addr], k.shown
-		k.mu.Unlock()
-		if got == text {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("keypad %d shows %q, want %q", addr, got, text)
-		}
-	}
-}
-
-// answer returns the reply to one frame written to the bus, nil if none.
-func (k *keypads) answer(frame []byte) []byte {
-	f, n, err := led.DecodeKeypadFrame(frame)
-	if n == 0 || err != nil || f.Cmd == 0 {
-		return nil
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if _, ok := k.display[f.Addr]; !ok {
-		return nil
-	}
-	key := led.KeyNone
-	if q := k.keys[f.Addr]; len(q) > 0 {
-		key, k.keys[f.Addr] = q[0], q[1:]
-	}
-	if f.Cmd == 'D' {
-		k.display[f.Addr] = f.Text
-		close(k.shown)
-		k.shown = make(chan struct{})
-	}
-	reply, _ := led.EncodeKeypadReply(f.Addr, key)
-	return reply
-}
-
-func newKeypads(addrs ...int) *keypads {
-	k := &keypads{keys: map[int][]led.Key{}, display: map[int]string{}, shown: make(chan struct{})}
-	for _, a := range addrs {
-		k.display[a] = ""
-	}
-	return k
-}
-
-// serve plays the keypads on a pty line until the test ends.
-func (k *keypads) serve(t *testing.T, l *line) {
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() {
-		for {
-			l.mu.Lock()
-			f, n, _ := led.DecodeKeypadFrame(l.got)
-			frame := append([]byte(nil), l.got[:n]...)
-			l.got = l.got[n:]
-			ch := l.more
-			l.mu.Unlock()
-			if n > 0 {
-				if f.Cmd != 0 {
-					if reply := k.answer(frame); reply != nil {
-						l.master.Write(reply)
-					}
-				}
-				continue
-			}
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
 }
 
 // waitFor polls cond until it holds or 10 s pass.

@@ -17,6 +17,7 @@ import (
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 	"github.com/nowserving/nowserving/web"
 )
 
@@ -33,7 +34,7 @@ func TestNamesAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &clock{t: time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC)}
+	clk := storetest.FixedClock(time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC))
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clk.Now})
 	if err != nil {
 		t.Fatal(err)

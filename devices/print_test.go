@@ -1,10 +1,8 @@
 package devices_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/devices/escpos/escpostest"
+	"github.com/nowserving/nowserving/golden"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -42,29 +41,13 @@ func newPrinting(t *testing.T, eng *queue.Engine) (*devices.Dispatcher, *escpost
 	return d, fake
 }
 
-// golden compares got with testdata/name (and a readable dump next to it),
-// rewriting both with -update.
-func golden(t *testing.T, name string, got []byte) {
+// ticketGolden compares got with testdata/name.bin and its readable dump
+// with testdata/name.txt (the dump first: its difference is the one to read).
+func ticketGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path+".bin", got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path+".txt", []byte(escpos.Dump(got)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path + ".bin")
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("ticket differs from %s.bin\ngot:\n%s\nwant:\n%s", path, escpos.Dump(got), escpos.Dump(want))
-	}
+	golden.Assert(t, path+".txt", []byte(escpos.Dump(got)))
+	golden.Assert(t, path+".bin", got)
 }
 
 // TestPrintTicketGolden: a kiosk's ticket reaches its network printer as
@@ -90,7 +73,7 @@ func TestPrintTicketGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	golden(t, "kiosk_80_zh", jobs[0])
+	ticketGolden(t, "kiosk_80_zh", jobs[0])
 	if q := fake.Queries(); len(q) < 4 {
 		t.Errorf("status queries %v, want DLE EOT before and after the ticket", q)
 	}
@@ -103,7 +86,7 @@ func TestPrintTicketGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "render_80_en", b)
+	ticketGolden(t, "render_80_en", b)
 }
 
 // TestPrintFailures: paper out, cover open and a silent printer reach the
@@ -183,7 +166,7 @@ func TestReprint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "reprint_80_zh", jobs[0])
+	ticketGolden(t, "reprint_80_zh", jobs[0])
 	if err := d.Reprint(context.Background(), "hospital", "A009", "hall-printer"); !errors.Is(err, queue.ErrNotFound) {
 		t.Errorf("reprint of an unknown number: %v, want ErrNotFound", err)
 	}

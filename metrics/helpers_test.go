@@ -3,11 +3,8 @@ package metrics
 import (
 	"bytes"
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,20 +13,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/nowserving/nowserving/golden"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 func at(hhmm string) time.Time {
 	t, err := time.Parse("2006-01-02 15:04", "2026-03-02 "+hhmm)
@@ -64,7 +52,7 @@ func openStore(t *testing.T) queue.Store {
 	return s
 }
 
-func newEngine(t *testing.T, st queue.Store, c *clock) *queue.Engine {
+func newEngine(t *testing.T, st queue.Store, c *storetest.Clock) *queue.Engine {
 	t.Helper()
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now})
 	if err != nil {
@@ -79,7 +67,7 @@ func newEngine(t *testing.T, st queue.Store, c *clock) *queue.Engine {
 func compareGolden(t *testing.T, g prometheus.Gatherer, name string, metricNames ...string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if *update {
+	if golden.Update() {
 		mfs, err := g.Gather()
 		if err != nil {
 			t.Fatalf("gather: %v", err)
@@ -93,14 +81,9 @@ func compareGolden(t *testing.T, g prometheus.Gatherer, name string, metricNames
 				t.Fatalf("format: %v", err)
 			}
 		}
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		golden.Write(t, path, b.Bytes())
 	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
+	want := golden.Read(t, path)
 	if err := testutil.GatherAndCompare(g, bytes.NewReader(want), metricNames...); err != nil {
 		t.Errorf("metrics differ from %s (run with -update to accept):\n%v", path, err)
 	}

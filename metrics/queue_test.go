@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 // TestQueue runs a morning at one site and compares every queue metric with
@@ -17,36 +18,21 @@ import (
 // wait is read back from the engine), both A tickets wait 25 minutes against
 // a 20 minute target, A002 is a no-show, B001 is served in 10 minutes.
 func TestQueue(t *testing.T) {
-	c := &clock{}
-	c.Set(at("09:00"))
+	c := storetest.FixedClock(at("09:00"))
 	eng := newEngine(t, openStore(t), c)
 	ctx := context.Background()
 	req := func(dev string) queue.Request { return queue.Request{Site: "main", Device: dev} }
 	issue := func(hhmm, svc string) {
 		t.Helper()
-		c.Set(at(hhmm))
+		c.Fix(at(hhmm))
 		if _, err := eng.Issue(ctx, queue.IssueRequest{Request: req("kiosk"), Service: svc}); err != nil {
 			t.Fatalf("issue %s at %s: %v", svc, hhmm, err)
 		}
 	}
 	counter := func(hhmm, counter, op string) {
 		t.Helper()
-		c.Set(at(hhmm))
-		r := queue.CounterRequest{Request: req("keypad" + counter), Counter: counter}
-		var err error
-		switch op {
-		case "call":
-			_, err = eng.CallNext(ctx, r)
-		case "start":
-			_, err = eng.Start(ctx, r)
-		case "done":
-			_, err = eng.Complete(ctx, r)
-		case "noshow":
-			_, err = eng.NoShow(ctx, r)
-		case "pause":
-			_, err = eng.Pause(ctx, r)
-		}
-		if err != nil {
+		c.Fix(at(hhmm))
+		if _, err := storetest.Do(ctx, eng, req("keypad"+counter), op, counter); err != nil {
 			t.Fatalf("%s counter %s at %s: %v", op, counter, hhmm, err)
 		}
 	}
@@ -79,17 +65,17 @@ func TestQueue(t *testing.T) {
 
 	issue("09:05", "A")
 	issue("09:05", "B")
-	counter("09:25", "1", "call") // A001, waited 25m: breach
+	counter("09:25", "1", "next") // A001, waited 25m: breach
 	counter("09:26", "1", "start")
 	counter("09:30", "1", "done") // served in 4m
-	counter("09:30", "1", "call") // A002, waited 25m: breach
+	counter("09:30", "1", "next") // A002, waited 25m: breach
 	counter("09:31", "1", "noshow")
-	counter("09:32", "2", "call") // B001, waited 27m, B has no target
+	counter("09:32", "2", "next") // B001, waited 27m, B has no target
 	counter("09:33", "2", "start")
 	counter("09:43", "2", "done") // served in 10m
 	issue("09:40", "A")
 	counter("09:44", "2", "pause")
-	c.Set(at("09:45"))
+	c.Fix(at("09:45"))
 
 	snap, err := eng.Snapshot(ctx, "main")
 	if err != nil {
@@ -104,8 +90,7 @@ func TestQueue(t *testing.T) {
 // TestQueueGap: a collector that falls too far behind takes a snapshot and
 // goes on from its version instead of stopping.
 func TestQueueGap(t *testing.T) {
-	c := &clock{}
-	c.Set(at("09:00"))
+	c := storetest.FixedClock(at("09:00"))
 	st := openStore(t)
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now, FeedSize: 2, MaxReplay: 2})
 	if err != nil {
@@ -174,8 +159,7 @@ func (f *flaky) View(ctx context.Context, fn func(context.Context, queue.Tx) err
 // TestQueueStoreDown: Run does not fail when the store does not answer at
 // first; it retries and then counts.
 func TestQueueStoreDown(t *testing.T) {
-	c := &clock{}
-	c.Set(at("09:00"))
+	c := storetest.FixedClock(at("09:00"))
 	st := &flaky{Store: openStore(t)}
 	eng := newEngine(t, st, c)
 	reg := prometheus.NewRegistry()

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 func TestErrorKind(t *testing.T) {
@@ -46,8 +47,7 @@ func TestStore(t *testing.T) {
 		t.Fatalf("second NewStore on one registry: %v", err)
 	}
 	ctx := context.Background()
-	c := &clock{}
-	c.Set(at("09:00"))
+	c := storetest.FixedClock(at("09:00"))
 	eng := newEngine(t, st, c)
 	if _, err := eng.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: "main", Device: "k"}, Service: "A"}); err != nil {
 		t.Fatal(err)

@@ -7,33 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/logtest"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
-
-// clock is a test clock for the engine: a fixed day that moves a
-// millisecond per reading.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Millisecond)
-	return c.t
-}
 
 func testSite() queue.Site {
 	loc, err := time.LoadLocation("Asia/Shanghai")
@@ -101,13 +86,6 @@ type env struct {
 	tlsClient *tls.Config
 }
 
-func testLogger(t testing.TB) *slog.Logger {
-	if os.Getenv("NOWSERVING_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.DiscardHandler)
-}
-
 // newEnv starts a daemon; opts adjusts the server options.
 func newEnv(t testing.TB, opts func(*protocol.Opts)) *env {
 	t.Helper()
@@ -117,7 +95,8 @@ func newEnv(t testing.TB, opts func(*protocol.Opts)) *env {
 	return en
 }
 
-var engineClock = &clock{t: time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)} // 10:00 in Shanghai
+// engineClock is a fixed day that moves a millisecond per reading.
+var engineClock = storetest.NewClock(time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)) // 10:00 in Shanghai
 
 func (en *env) start() {
 	t := en.t
@@ -132,7 +111,7 @@ func (en *env) start() {
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
 	}
-	o := protocol.Opts{Engine: en.eng, Devices: testDevices(), Logger: testLogger(t), RateLimit: -1}
+	o := protocol.Opts{Engine: en.eng, Devices: testDevices(), Logger: logtest.New(), RateLimit: -1}
 	if en.opts != nil {
 		en.opts(&o)
 	}

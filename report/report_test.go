@@ -4,31 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 	_ "time/tzdata" // Europe/Berlin on machines without zoneinfo
 
+	"github.com/nowserving/nowserving/golden"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 func berlin(t testing.TB) *time.Location {
 	t.Helper()
@@ -59,7 +47,7 @@ func testSite(t testing.TB) queue.Site {
 func play(t testing.TB, st queue.Store) *queue.Engine {
 	t.Helper()
 	site := testSite(t)
-	c := &clock{}
+	c := storetest.FixedClock(time.Time{})
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: c.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +59,7 @@ func play(t testing.TB, st queue.Store) *queue.Engine {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Set(tm)
+		c.Fix(tm)
 	}
 	req := queue.Request{Site: "clinic", Device: "test"}
 	steps := []struct {
@@ -80,51 +68,33 @@ func play(t testing.TB, st queue.Store) *queue.Engine {
 		{"2026-03-02", "08:10", "issue", "A"}, // A001
 		{"2026-03-02", "08:20", "issue", "A"}, // A002
 		{"2026-03-02", "08:25", "issue", "B"}, // B001
-		{"2026-03-02", "08:30", "call", "1"},  // A001 waited 20m
+		{"2026-03-02", "08:30", "next", "1"},  // A001 waited 20m
 		{"2026-03-02", "08:31", "start", "1"},
 		{"2026-03-02", "08:40", "issue", "A"}, // A003
 		{"2026-03-02", "08:41", "done", "1"},  // served 10m
-		{"2026-03-02", "08:41", "call", "1"},  // A002 waited 21m
+		{"2026-03-02", "08:41", "next", "1"},  // A002 waited 21m
 		{"2026-03-02", "08:42", "recall", "1"},
 		{"2026-03-02", "08:45", "noshow", "1"},
-		{"2026-03-02", "08:50", "call", "2"}, // B001 waited 25m
+		{"2026-03-02", "08:50", "next", "2"}, // B001 waited 25m
 		{"2026-03-02", "08:52", "start", "2"},
 		{"2026-03-02", "09:00", "done", "2"},      // served 8m
 		{"2026-03-02", "09:01", "cancel", "A003"}, // cancelled while waiting
 		{"2026-03-02", "09:05", "issue", "B"},     // B002
-		{"2026-03-02", "09:10", "call", "2"},      // B002 waited 5m
+		{"2026-03-02", "09:10", "next", "2"},      // B002 waited 5m
 		{"2026-03-02", "09:11", "start", "2"},
 		{"2026-03-02", "09:20", "done", "2"},  // served 9m
 		{"2026-03-03", "03:30", "issue", "A"}, // before the 04:00 rollover: still 2026-03-02, A004
-		{"2026-03-03", "03:40", "call", "1"},  // A004 waited 10m
+		{"2026-03-03", "03:40", "next", "1"},  // A004 waited 10m
 		{"2026-03-03", "03:41", "start", "1"},
 		{"2026-03-03", "03:50", "done", "1"},  // served 9m
 		{"2026-03-03", "10:00", "issue", "A"}, // 2026-03-03 A001
-		{"2026-03-03", "10:05", "call", "1"},  // waited 5m
+		{"2026-03-03", "10:05", "next", "1"},  // waited 5m
 		{"2026-03-03", "10:06", "start", "1"},
 		{"2026-03-03", "10:16", "done", "1"}, // served 10m
 	}
 	for _, s := range steps {
 		set(s.day, s.at)
-		cr := queue.CounterRequest{Request: req, Counter: s.arg}
-		var err error
-		switch s.op {
-		case "issue":
-			_, err = eng.Issue(ctx, queue.IssueRequest{Request: req, Service: s.arg})
-		case "call":
-			_, err = eng.CallNext(ctx, cr)
-		case "start":
-			_, err = eng.Start(ctx, cr)
-		case "done":
-			_, err = eng.Complete(ctx, cr)
-		case "recall":
-			_, err = eng.Recall(ctx, cr)
-		case "noshow":
-			_, err = eng.NoShow(ctx, cr)
-		case "cancel":
-			_, err = eng.Cancel(ctx, queue.NumberRequest{Request: req, Number: s.arg})
-		}
-		if err != nil {
+		if _, err := storetest.Do(ctx, eng, req, s.op, s.arg); err != nil {
 			t.Fatalf("%s %s: %s %s: %v", s.day, s.at, s.op, s.arg, err)
 		}
 	}
@@ -139,23 +109,6 @@ func sqliteStore(t testing.TB) queue.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update to accept):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
 }
 
 func TestBuildFormats(t *testing.T) {
@@ -180,7 +133,7 @@ func TestBuildFormats(t *testing.T) {
 				if err := Write(&b, r, f); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, tc.name+"."+f, b.Bytes())
+				golden.Assert(t, filepath.Join("testdata", tc.name+"."+f), b.Bytes())
 			}
 		})
 	}

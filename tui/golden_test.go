@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,10 +8,9 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/nowserving/nowserving/golden"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden screens under testdata/")
 
 // busyModel is a console with a morning's worth of events, w x h.
 func busyModel(t *testing.T, w, h int, counter uint32) *Model {
@@ -64,22 +61,7 @@ func TestGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.model(t).View() + "\n"
-			path := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./tui -run TestGolden -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("screen differs from %s (-update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
-			}
+			golden.Assert(t, filepath.Join("testdata", tt.name+".golden"), []byte(got))
 			if strings.Contains(got, "\x1b[") {
 				t.Errorf("screen holds escape sequences despite the Ascii profile")
 			}

@@ -58,53 +58,17 @@ func (d *driver) cr(counter string) queue.CounterRequest {
 // step applies one operation; refusals by the rules are part of the game.
 func (d *driver) step(op string, args ...string) {
 	d.t.Helper()
-	var err error
-	arg := func(i int) string { return args[i] }
-	switch op {
-	case "issue":
-		class := queue.ClassNormal
-		if len(args) > 1 {
-			class = queue.Class(arg(1))
-		}
-		var tk queue.Ticket
-		tk, err = d.e.Issue(d.ctx, queue.IssueRequest{Request: d.req(), Service: arg(0), Class: class})
-		if err == nil {
-			d.numbers = append(d.numbers, tk.Number)
-		}
-	case "next":
-		_, err = d.e.CallNext(d.ctx, d.cr(arg(0)))
-	case "recall":
-		_, err = d.e.Recall(d.ctx, d.cr(arg(0)))
-	case "start":
-		_, err = d.e.Start(d.ctx, d.cr(arg(0)))
-	case "done":
-		_, err = d.e.Complete(d.ctx, d.cr(arg(0)))
-	case "noshow":
-		_, err = d.e.NoShow(d.ctx, d.cr(arg(0)))
-	case "pause":
-		_, err = d.e.Pause(d.ctx, d.cr(arg(0)))
-	case "resume":
-		_, err = d.e.Resume(d.ctx, d.cr(arg(0)))
-	case "transfer-service":
-		_, err = d.e.Transfer(d.ctx, queue.TransferRequest{Request: d.req(), Counter: arg(0), ToService: arg(1)})
-	case "transfer-counter":
-		_, err = d.e.Transfer(d.ctx, queue.TransferRequest{Request: d.req(), Counter: arg(0), ToCounter: arg(1)})
-	case "call":
-		_, err = d.e.CallNumber(d.ctx, queue.NumberRequest{Request: d.req(), Counter: arg(0), Number: arg(1)})
-	case "reenter":
-		_, err = d.e.Reenter(d.ctx, queue.NumberRequest{Request: d.req(), Number: arg(0)})
-	case "cancel":
-		_, err = d.e.Cancel(d.ctx, queue.NumberRequest{Request: d.req(), Number: arg(0)})
-	case "sweep":
-		_, err = d.e.Sweep(d.ctx)
-	case "wait":
-		dur, perr := time.ParseDuration(arg(0))
-		if perr != nil {
-			d.t.Fatal(perr)
+	if op == "wait" {
+		dur, err := time.ParseDuration(args[0])
+		if err != nil {
+			d.t.Fatal(err)
 		}
 		d.clock.Add(dur)
-	default:
-		d.t.Fatalf("unknown op %s", op)
+		return
+	}
+	tk, err := storetest.Do(d.ctx, d.e, d.req(), op, args...)
+	if op == "issue" && err == nil {
+		d.numbers = append(d.numbers, tk.Number)
 	}
 	if err != nil && !refused(err) {
 		d.t.Fatalf("%s %v: %v", op, args, err)
@@ -249,7 +213,7 @@ func randomOp(r *rand.Rand, numbers []string) (string, []string) {
 	case k < 83:
 		return "transfer-counter", []string{c, counters[r.IntN(len(counters))]}
 	case k < 85:
-		return "call", []string{c, num()}
+		return "call-number", []string{c, num()}
 	case k < 88:
 		return "cancel", []string{num()}
 	case k < 90:

@@ -4,19 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/golden"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 	"github.com/nowserving/nowserving/view"
 )
-
-var update = flag.Bool("update", false, "record the event logs again and rewrite the golden views")
 
 // scripts are the recorded days: testdata/NAME.events holds the log the
 // script produced on the real engine (one JSON event a line), and
@@ -40,25 +38,13 @@ func TestGolden(t *testing.T) {
 	for name, script := range scripts {
 		t.Run(name, func(t *testing.T) {
 			logPath := filepath.Join("testdata", name+".events")
-			if *update {
+			if golden.Update() {
 				record(t, script, logPath)
 			}
 			evs := readLog(t, logPath)
 			v := view.Replay(storetest.TestSite(), view.Opts{Calls: 4}, evs)
 			got := render(v, v.At)
-			goldenPath := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(goldenPath, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(goldenPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("view of %s differs from %s:\n%s", logPath, goldenPath, got)
-			}
+			golden.Assert(t, filepath.Join("testdata", name+".golden"), got)
 		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nowserving/nowserving/need"
 )
 
 // browser drives a headless Chromium over the DevTools protocol on a pipe
@@ -32,25 +34,9 @@ type cdpReply struct {
 	} `json:"error"`
 }
 
-// chromiumPath finds the browser or fails (skips only with
-// NOWSERVING_SKIP_MISSING=1).
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "" && os.Getenv("NOWSERVING_SKIP_MISSING") == "1" {
-		t.Skip("chromium not installed (NOWSERVING_SKIP_MISSING=1); Debian package: chromium")
-	}
-	t.Fatal("chromium not installed: apt-get install chromium (or set NOWSERVING_SKIP_MISSING=1 outside CI to skip)")
-	return ""
-}
-
 func startBrowser(t *testing.T) *browser {
 	t.Helper()
-	path := chromiumPath(t)
+	path := need.Program(t, "chromium", "chromium", "chromium-browser", "google-chrome")
 	cmdR, cmdW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

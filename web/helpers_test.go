@@ -9,30 +9,18 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 const (
 	testToken  = "secret-token-0123456789"
 	otherToken = "other-token-0123456789"
 )
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 func testSite() queue.Site {
 	return queue.Site{
@@ -53,7 +41,7 @@ type env struct {
 	eng   *queue.Engine
 	srv   *Server
 	http  *httptest.Server
-	clock *clock
+	clock *storetest.Clock
 }
 
 // newEnv runs a real engine on SQLite behind a test HTTP server.
@@ -64,7 +52,7 @@ func newEnv(t testing.TB, mod func(*queue.Opts, *Opts)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := storetest.FixedClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	qo := queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now}
 	wo := Opts{Clock: c.Now, Tokens: []TokenInfo{
 		{Name: "his", Token: testToken},

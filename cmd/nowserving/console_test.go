@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nowserving/nowserving/need"
 )
 
 const consoleTestConfig = `
@@ -110,26 +112,11 @@ func TestResolveConsole(t *testing.T) {
 	}
 }
 
-// needTool returns the path of a program the test needs: missing, the
-// test fails under CI and is skipped only with NOWSERVING_SKIP_MISSING=1.
-func needTool(t *testing.T, name, debian string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("NOWSERVING_SKIP_MISSING") == "1" && os.Getenv("CI") == "" {
-		t.Skipf("%s not installed (Debian package %s)", name, debian)
-	}
-	t.Fatalf("%s not installed (Debian package %s); set NOWSERVING_SKIP_MISSING=1 to skip outside CI", name, debian)
-	return ""
-}
-
 // TestConsoleTmux runs the real binary as a person would: the daemon on
 // port 0, a kiosk ticket, then `nowserving console` in an 80x24 tmux pane,
 // driven by send-keys and read by capture-pane.
 func TestConsoleTmux(t *testing.T) {
-	tmux := needTool(t, "tmux", "tmux")
+	tmux := need.Program(t, "tmux", "tmux")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -3,17 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/devices/escpos/escpostest"
 	"github.com/nowserving/nowserving/protocol/client"
@@ -42,30 +37,9 @@ devices:
 // paper out reaches the kiosk as an error.
 func TestButtonKioskPrints(t *testing.T) {
 	printer := escpostest.NewPrinter()
-	defer printer.Close()
-	dir := t.TempDir()
-	file := filepath.Join(dir, "site.yaml")
-	if err := os.WriteFile(file, fmt.Appendf(nil, printYAML, filepath.Join(dir, "q.db"), printer.Addr()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	d, err := newDaemon(ctx, cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatalf("new daemon: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- d.run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	}()
+	t.Cleanup(func() { printer.Close() }) // after the daemon stops
+	d := runDaemon(t, testConfig(t, printYAML, nil, printer.Addr()))
+	ctx := t.Context()
 
 	kiosk, err := client.Dial(ctx, d.protocolAddr.String(), client.Opts{
 		DeviceID: "button-1", Secret: []byte("test-button-1-secret-0123"), Role: wire.RoleKiosk, Retries: -1,
@@ -121,29 +95,7 @@ sites:
 // TestServeAPIToken: a token from the config (read from the environment)
 // opens the HTTP API; a request without it is refused.
 func TestServeAPIToken(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "site.yaml")
-	if err := os.WriteFile(file, fmt.Appendf(nil, apiYAML, filepath.Join(dir, "q.db")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"TEST_HIS_TOKEN": "his-secret-token-0123456789"}
-	cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	d, err := newDaemon(ctx, cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatalf("new daemon: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- d.run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	}()
+	d := runDaemon(t, testConfig(t, apiYAML, map[string]string{"TEST_HIS_TOKEN": "his-secret-token-0123456789"}))
 	url := "http://" + d.httpAddr.String() + "/api/v1/sites/clinic/tickets"
 	post := func(token string) *http.Response {
 		req, err := http.NewRequest("POST", url, strings.NewReader(`{"service":"A"}`))

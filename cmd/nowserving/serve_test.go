@@ -3,17 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/logtest"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -31,19 +28,7 @@ devices:
   - { id: kiosk-1, role: kiosk, site: clinic, secret: "test-kiosk-1-secret-0123" }
 `
 
-func serveConfig(t *testing.T) *config.Config {
-	t.Helper()
-	dir := t.TempDir()
-	file := filepath.Join(dir, "site.yaml")
-	if err := os.WriteFile(file, fmt.Appendf(nil, serveYAML, filepath.Join(dir, "q.db")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatalf("load config: %v", err)
-	}
-	return cfg
-}
+func serveConfig(t *testing.T) *config.Config { return testConfig(t, serveYAML, nil) }
 
 // takeTicket authenticates as kiosk-1 and takes a ticket of service A with
 // request id 3 and the given boot nonce.
@@ -98,28 +83,10 @@ func takeTicket(t *testing.T, addr string, boot uint64) *wire.Ticket {
 	return tk
 }
 
-// syncBuffer is a log sink safe for the daemon's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestServe(t *testing.T) {
 	cfg := serveConfig(t)
-	var logs syncBuffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
+	var logs logtest.Buffer
+	log := logs.Logger()
 	start := func() (string, context.CancelFunc, chan error) {
 		ctx, cancel := context.WithCancel(context.Background())
 		d, err := newDaemon(ctx, cfg, log)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/nowserving/nowserving/logtest"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -151,7 +152,7 @@ var waitsYAML = strings.NewReplacer(
 // process is the nowserving binary running serve.
 type process struct {
 	cmd      *exec.Cmd
-	log      *syncBuffer
+	log      *logtest.Buffer
 	exited   chan struct{}
 	err      error // Wait's, once exited is closed
 	protocol string
@@ -169,7 +170,7 @@ func startServe(t *testing.T, driver, dsn string) *process {
 	if err := os.WriteFile(file, fmt.Appendf(nil, waitsYAML, driver, dsn), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{log: &syncBuffer{}, exited: make(chan struct{})}
+	p := &process{log: &logtest.Buffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command("nowserving", "serve", "--config", file)
 	// Under -race the runtime sleeps 1 s at exit by default: not the
 	// daemon's time.

@@ -3,15 +3,13 @@ package escpos
 import (
 	"bytes"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+	"github.com/nowserving/nowserving/golden"
+)
 
 // cst is UTC+8 without tzdata, so the tests run on minimal systems.
 var cst = time.FixedZone("CST", 8*3600)
@@ -73,31 +71,8 @@ func TestRenderGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Render: %v", err)
 			}
-			dump := Dump(got)
-			binPath := filepath.Join("testdata", tc.name+".bin")
-			txtPath := filepath.Join("testdata", tc.name+".txt")
-			if *update {
-				if err := os.WriteFile(binPath, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(txtPath, []byte(dump), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(binPath)
-			if err != nil {
-				t.Fatalf("read golden (run with -update): %v", err)
-			}
-			wantDump, err := os.ReadFile(txtPath)
-			if err != nil {
-				t.Fatalf("read golden (run with -update): %v", err)
-			}
-			if string(wantDump) != dump {
-				t.Errorf("dump differs from %s:\ngot:\n%s\nwant:\n%s", txtPath, dump, wantDump)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("bytes differ from %s (got %d bytes, want %d)", binPath, len(got), len(want))
-			}
+			golden.Assert(t, filepath.Join("testdata", tc.name+".txt"), []byte(Dump(got)))
+			golden.Assert(t, filepath.Join("testdata", tc.name+".bin"), got)
 		})
 	}
 }

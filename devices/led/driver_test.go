@@ -3,15 +3,13 @@ package led
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+	"github.com/nowserving/nowserving/golden"
+)
 
 // hexDump renders frames one per line as spaced hex, the golden format.
 func hexDump(frames [][]byte) string {
@@ -20,27 +18,6 @@ func hexDump(frames [][]byte) string {
 		fmt.Fprintf(&b, "% x\n", f)
 	}
 	return b.String()
-}
-
-func golden(t *testing.T, name string, frames [][]byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name+".hex")
-	got := hexDump(frames)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("frames for %s differ from %s:\ngot:\n%swant:\n%s", name, path, got, want)
-	}
 }
 
 func TestChecksumCheckValues(t *testing.T) {
@@ -184,7 +161,7 @@ func TestGoldenFrames(t *testing.T) {
 				}
 				frames = append(init, frames...)
 			}
-			golden(t, tt.name, frames)
+			golden.Assert(t, filepath.Join("testdata", "golden", tt.name+".hex"), []byte(hexDump(frames)))
 		})
 	}
 }

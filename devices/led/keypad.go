@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nowserving/nowserving/backoff"
 )
 
 // Wired keypad protocol ("QSystem style").
@@ -309,16 +311,16 @@ func (b *KeypadBus) Run(ctx context.Context) error {
 				for _, a := range addrs {
 					b.fail(a, err)
 				}
-				sleepCtx(ctx, expBackoff(o.MinBackoff, o.MaxBackoff, line.fails))
+				backoff.Sleep(ctx, backoff.Exp(line.fails-1, o.MinBackoff, o.MaxBackoff))
 				continue
 			}
 		}
 		if err := b.round(ctx, &line, addrs); err != nil {
 			line.drop()
-			sleepCtx(ctx, expBackoff(o.MinBackoff, o.MaxBackoff, line.fails))
+			backoff.Sleep(ctx, backoff.Exp(line.fails-1, o.MinBackoff, o.MaxBackoff))
 			continue
 		}
-		sleepCtx(ctx, b.opts.PollInterval)
+		backoff.Sleep(ctx, b.opts.PollInterval)
 	}
 	return nil
 }
@@ -478,7 +480,7 @@ func (b *KeypadBus) backoff(fails int) time.Duration {
 	if fails < b.opts.OfflineAfter {
 		return 0
 	}
-	return expBackoff(b.opts.MinBackoff, b.opts.MaxBackoff, fails-b.opts.OfflineAfter+1)
+	return backoff.Exp(fails-b.opts.OfflineAfter, b.opts.MinBackoff, b.opts.MaxBackoff)
 }
 
 // Close stops Run and waits for it.
@@ -492,16 +494,4 @@ func (b *KeypadBus) Close() error {
 	cancel()
 	<-b.done
 	return nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

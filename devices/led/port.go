@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nowserving/nowserving/backoff"
 )
 
 // PortOpts configures one serial line and the boards on it. Zero fields
@@ -402,16 +404,7 @@ func (p *Port) sleep(ctx context.Context, until time.Time) {
 }
 
 func (p *Port) backoff(fails int) time.Duration {
-	return expBackoff(p.opts.MinBackoff, p.opts.MaxBackoff, fails)
-}
-
-// expBackoff is lo·2^(n-1), capped at hi.
-func expBackoff(lo, hi time.Duration, n int) time.Duration {
-	d := lo
-	for i := 1; i < n && d < hi; i++ {
-		d *= 2
-	}
-	return min(d, hi)
+	return backoff.Exp(fails-1, p.opts.MinBackoff, p.opts.MaxBackoff)
 }
 
 // send writes the board's current content; it returns an error only when

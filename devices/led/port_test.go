@@ -14,108 +14,37 @@ import (
 	"github.com/nowserving/nowserving/devices/led/ledtest"
 )
 
-// line is the far end of a pseudo-terminal: the test plays the board.
-type line struct {
-	master *os.File
-	slave  string
-	mu     sync.Mutex
-	got    []byte
-	more   chan struct{}
-	closed chan struct{}
-}
-
-// newLine opens a pty pair; the slave is reached through link (a symlink),
-// so a test can "replug" the board on a new pty under the same name.
-func newLine(t *testing.T, link string) *line {
+// newLine opens a ledtest.Line reached through link (a symlink), so a test
+// can "replug" the board on a new pty under the same name.
+func newLine(t *testing.T, link string) *ledtest.Line {
 	t.Helper()
-	m, s := ledtest.OpenPTY(t)
-	name := s.Name()
-	// The port opens the slave by name; the test keeps its own handle open
-	// so the pts node stays until the master is closed.
-	t.Cleanup(func() { s.Close() })
+	l := ledtest.NewLine(t)
 	_ = os.Remove(link)
-	if err := os.Symlink(name, link); err != nil {
+	if err := os.Symlink(l.Name(), link); err != nil {
 		t.Fatal(err)
 	}
-	l := &line{master: m, slave: name, more: make(chan struct{}), closed: make(chan struct{})}
-	go func() {
-		defer close(l.closed)
-		buf := make([]byte, 4096)
-		for {
-			n, err := m.Read(buf)
-			if n > 0 {
-				l.mu.Lock()
-				l.got = append(l.got, buf[:n]...)
-				close(l.more)
-				l.more = make(chan struct{})
-				l.mu.Unlock()
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() { l.unplug() })
 	return l
 }
 
-func (l *line) unplug() { l.master.Close() }
-
-// waitBytes waits until the bytes received end with want (a frame written
-// after earlier ones) and then clears the buffer.
-func (l *line) waitBytes(t *testing.T, want []byte) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		l.mu.Lock()
-		ok := bytes.Contains(l.got, want)
-		got := append([]byte(nil), l.got...)
-		ch := l.more
-		if ok {
-			l.got = nil
+// modbusBoards answers, for ledtest.Line.Serve, every complete Modbus write
+// request while answer() is true.
+func modbusBoards(answer func() bool) func(got []byte) (int, []byte) {
+	return func(got []byte) (int, []byte) {
+		var n int
+		switch {
+		case len(got) >= 8 && got[1] == 0x06:
+			n = 8
+		case len(got) >= 9 && got[1] == 0x10 && len(got) >= 9+int(got[6]):
+			n = 9 + int(got[6])
+		default:
+			return 0, nil
 		}
-		l.mu.Unlock()
-		if ok {
-			return
+		if !answer() {
+			return n, nil
 		}
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("pty never received\n% x\ngot\n% x", want, got)
-		}
+		reply := append([]byte(nil), got[:6]...)
+		return n, binary.LittleEndian.AppendUint16(reply, led.CRC16Modbus(reply))
 	}
-}
-
-// serveModbus answers every complete Modbus write request while answer()
-// is true; it returns the requests seen.
-func (l *line) serveModbus(ctx context.Context, answer func() bool) {
-	go func() {
-		for {
-			l.mu.Lock()
-			got, ch := l.got, l.more
-			if len(got) >= 8 && got[1] == 0x06 || len(got) >= 9 && got[1] == 0x10 && len(got) >= 9+int(got[6]) {
-				n := 8
-				if got[1] == 0x10 {
-					n = 9 + int(got[6])
-				}
-				req := append([]byte(nil), got[:n]...)
-				l.got = l.got[n:]
-				l.mu.Unlock()
-				if answer() {
-					reply := append([]byte(nil), req[:6]...)
-					reply = binary.LittleEndian.AppendUint16(reply, led.CRC16Modbus(reply))
-					l.master.Write(reply)
-				}
-				continue
-			}
-			l.mu.Unlock()
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
 }
 
 func encode(t *testing.T, d led.Driver, addr int, c led.Content) []byte {
@@ -216,7 +145,7 @@ func TestPortGoldenOverPTY(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Show(3, led.Content{Number: "A023", Counter: "5"})
-	l.waitBytes(t, wantBytes)
+	l.WaitBytes(t, wantBytes)
 	eventually(t, "board 3 online", func() bool { return p.Online(3) })
 
 	// Several updates in a burst: the last one must be what the board ends on.
@@ -224,12 +153,12 @@ func TestPortGoldenOverPTY(t *testing.T) {
 		p.Show(4, led.Content{Number: "B" + string(rune('0'+i%10)), Counter: "1"})
 	}
 	p.Show(4, led.Content{Number: "C999", Counter: "9"})
-	l.waitBytes(t, encode(t, d, 4, led.Content{Number: "C999", Counter: "9"}))
+	l.WaitBytes(t, encode(t, d, 4, led.Content{Number: "C999", Counter: "9"}))
 
 	if err := p.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	l.waitBytes(t, append(encode(t, d, 3, led.Content{}), encode(t, d, 4, led.Content{})...))
+	l.WaitBytes(t, append(encode(t, d, 3, led.Content{}), encode(t, d, 4, led.Content{})...))
 }
 
 func hexDecode(dst, src []byte) (int, error) {
@@ -271,7 +200,7 @@ func TestPortModbusReplies(t *testing.T) {
 	setAnswer := func(v bool) { mu.Lock(); answering = v; mu.Unlock() }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l.serveModbus(ctx, answer)
+	l.Serve(ctx, modbusBoards(answer))
 
 	var log statusLog
 	o := fastOpts(filepath.Join(dir, "ttyMB"), d)
@@ -309,17 +238,16 @@ func TestPortUnplugReplug(t *testing.T) {
 	p := startPort(t, o)
 
 	p.Show(1, led.Content{Number: "A001", Counter: "1"})
-	l.waitBytes(t, encode(t, d, 1, led.Content{Number: "A001", Counter: "1"}))
+	l.WaitBytes(t, encode(t, d, 1, led.Content{Number: "A001", Counter: "1"}))
 	eventually(t, "online", func() bool { return p.Online(1) })
 
-	l.unplug()
-	<-l.closed
+	l.Unplug()
 	p.Show(1, led.Content{Number: "A002", Counter: "1"})
 	eventually(t, "offline after unplug", func() bool { return !p.Online(1) && log.has(1, false) })
 	p.Show(1, led.Content{Number: "A003", Counter: "2"})
 
 	l2 := newLine(t, name)
-	l2.waitBytes(t, encode(t, d, 1, led.Content{Number: "A003", Counter: "2"}))
+	l2.WaitBytes(t, encode(t, d, 1, led.Content{Number: "A003", Counter: "2"}))
 	eventually(t, "online after replug", func() bool { return p.Online(1) })
 }
 
@@ -361,7 +289,7 @@ func TestStuckPortDoesNotBlockOthers(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Show blocked")
 	}
-	good.waitBytes(t, encode(t, d, 2, led.Content{Number: "A777", Counter: "3"}))
+	good.WaitBytes(t, encode(t, d, 2, led.Content{Number: "A777", Counter: "3"}))
 	if stuck.Online(1) {
 		t.Error("board on the stuck port reported online")
 	}

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nowserving/nowserving/need"
 )
 
 func TestCommandEspeak(t *testing.T) {
-	needProgram(t, "espeak-ng", "espeak-ng")
+	need.Program(t, "espeak-ng", "espeak-ng")
 	e, err := NewCommand(DefaultCommandOpts())
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +56,7 @@ func TestCommandEspeak(t *testing.T) {
 }
 
 func TestCommandTemplates(t *testing.T) {
-	sh := needProgram(t, "sh", "dash")
+	sh := need.Program(t, "dash", "sh")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.wav")
 	if err := os.WriteFile(src, (&Clip{Rate: 8000, Samples: []int16{1, 2, 3}}).WAV(), 0o644); err != nil {

@@ -7,29 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// needProgram returns the path of a system program a test needs. A missing
-// program fails the test, unless NOWSERVING_SKIP_MISSING=1 (and CI unset)
-// allows a skip. pkg is the Debian package that ships it.
-func needProgram(t testing.TB, name, pkg string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("CI") == "" && os.Getenv("NOWSERVING_SKIP_MISSING") == "1" {
-		t.Skipf("%s not found (install Debian package %s)", name, pkg)
-	}
-	t.Fatalf("%s not found: install Debian package %s (or set NOWSERVING_SKIP_MISSING=1 outside CI)", name, pkg)
-	return ""
-}
+	"github.com/nowserving/nowserving/need"
+)
 
 // soxMeasure writes wav to a file and asks sox for its duration in seconds
 // and its RMS amplitude (0..1).
 func soxMeasure(t *testing.T, wav []byte) (seconds, rms float64) {
 	t.Helper()
-	sox := needProgram(t, "sox", "sox")
+	sox := need.Program(t, "sox", "sox")
 	path := filepath.Join(t.TempDir(), "a.wav")
 	if err := os.WriteFile(path, wav, 0o644); err != nil {
 		t.Fatal(err)

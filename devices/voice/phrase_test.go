@@ -2,35 +2,14 @@ package voice
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nowserving/nowserving/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run go test -update): %v", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from golden; got:\n%s\nwant:\n%s", name, got, want)
-	}
-}
 
 func TestPhrasesGolden(t *testing.T) {
 	calls := []Call{
@@ -60,7 +39,7 @@ func TestPhrasesGolden(t *testing.T) {
 			}
 		}
 	}
-	golden(t, "phrases.golden", []byte(b.String()))
+	golden.Assert(t, filepath.Join("testdata", "phrases.golden"), []byte(b.String()))
 }
 
 func TestPhraseTokens(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nowserving/nowserving/need"
 )
 
 func TestDirSink(t *testing.T) {
@@ -55,7 +57,7 @@ func TestDirSink(t *testing.T) {
 }
 
 func TestCommandSink(t *testing.T) {
-	sh := needProgram(t, "sh", "dash")
+	sh := need.Program(t, "dash", "sh")
 	dir := t.TempDir()
 	wav := (&Clip{Rate: Rate, Samples: []int16{5, 6, 7}}).WAV()
 	dst := filepath.Join(dir, "played.wav")

@@ -11,15 +11,14 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/big"
 	"net"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/logtest"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
@@ -48,13 +47,6 @@ func devices() []protocol.Device {
 		{ID: "display-1", Role: wire.RoleDisplay, Site: "hq", Secret: secret("display-1")},
 		{ID: "console-1", Role: wire.RoleConsole, Site: "hq", Secret: secret("console-1")},
 	}
-}
-
-func logger() *slog.Logger {
-	if os.Getenv("NOWSERVING_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.DiscardHandler)
 }
 
 // daemon is a real daemon on a SQLite file, restartable on the same port.
@@ -95,7 +87,7 @@ func (d *daemon) start() {
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
 	}
-	d.srv, err = protocol.New(protocol.Opts{Engine: d.eng, Devices: devices(), Logger: logger(), RateLimit: -1, MaxReplay: d.maxReplay, TLSConfig: d.tls,
+	d.srv, err = protocol.New(protocol.Opts{Engine: d.eng, Devices: devices(), Logger: logtest.New(), RateLimit: -1, MaxReplay: d.maxReplay, TLSConfig: d.tls,
 		Reprint: d.reprint})
 	if err != nil {
 		t.Fatalf("new server: %v", err)
@@ -263,7 +255,7 @@ func (p *proxy) accept() {
 
 func opts(id string, role wire.Role) client.Opts {
 	return client.Opts{
-		DeviceID: id, Secret: secret(id), Role: role, Logger: logger(),
+		DeviceID: id, Secret: secret(id), Role: role, Logger: logtest.New(),
 		Timeout: 3 * time.Second, Retries: 10, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
 	}
 }

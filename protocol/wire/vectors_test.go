@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/vectors, the fuzz seeds and the vectors section of PROTOCOL.md")
+	"github.com/nowserving/nowserving/golden"
+)
 
 // vector is one canonical frame: the message, the header fields and a note
 // for PROTOCOL.md. Its bytes live in testdata/vectors/<name>.hex.
@@ -249,7 +249,7 @@ func dumpFields(p []byte, indent string) string {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if *update {
+	if golden.Update() { // rewrite testdata/vectors, the fuzz seeds and the vectors section of PROTOCOL.md
 		if err := writeGolden(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

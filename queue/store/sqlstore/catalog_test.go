@@ -2,22 +2,19 @@ package sqlstore_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/nowserving/nowserving/golden"
 	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/<dialect>.sql from the statement builders")
 
 func dialects() []*sqlstore.Dialect {
 	return []*sqlstore.Dialect{sqlite.Dialect(), postgres.Dialect(), mysql.Dialect()}
@@ -30,22 +27,7 @@ func dialects() []*sqlstore.Dialect {
 func TestCatalogGolden(t *testing.T) {
 	for _, d := range dialects() {
 		t.Run(d.Name, func(t *testing.T) {
-			got := renderCatalog(d)
-			path := filepath.Join("testdata", d.Name+".sql")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestCatalogGolden -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the builders' statements (go test -run TestCatalogGolden -update, then review the diff):\n%s",
-					path, firstDiff(got, want))
-			}
+			golden.Assert(t, filepath.Join("testdata", d.Name+".sql"), renderCatalog(d))
 		})
 	}
 }
@@ -81,23 +63,6 @@ func formatArg(a any) string {
 	default:
 		return fmt.Sprint(v)
 	}
-}
-
-func firstDiff(got, want []byte) string {
-	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := range max(len(g), len(w)) {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			return fmt.Sprintf("line %d:\n got %s\nwant %s", i+1, gl, wl)
-		}
-	}
-	return ""
 }
 
 var dollar = regexp.MustCompile(`\$(\d+)`)

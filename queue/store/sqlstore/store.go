@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"time"
 
+	"github.com/nowserving/nowserving/backoff"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -129,7 +129,7 @@ func (s *Store) Update(ctx context.Context, fn func(ctx context.Context, tx queu
 			return fmt.Errorf("%s: update: gave up after %d attempts: %w", s.d.Name, attempt+1, err)
 		}
 		s.log.DebugContext(ctx, "transaction failed, retrying it whole", "store", s.d.Name, "attempt", attempt+1, "err", err)
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		if err := backoff.Sleep(ctx, retryPause(attempt)); err != nil {
 			return fmt.Errorf("%s: update: %w", s.d.Name, err)
 		}
 	}
@@ -146,23 +146,10 @@ func retryable(err error, committing bool) bool {
 	return false
 }
 
-// backoff is the pause before retry attempt+1: about 1, 2, 4 ... ms, capped
-// at 50 ms, with full jitter so colliding transactions spread out.
-func backoff(attempt int) time.Duration {
-	d := time.Millisecond << min(attempt, 6)
-	d = min(d, 50*time.Millisecond)
-	return d/2 + rand.N(d/2+1)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+// retryPause is the pause before retry attempt+1: about 1, 2, 4 ... ms,
+// capped at 50 ms, jittered so colliding transactions spread out.
+func retryPause(attempt int) time.Duration {
+	return backoff.Jitter(backoff.Exp(attempt, time.Millisecond, 50*time.Millisecond))
 }
 
 // update runs fn in one transaction. committing reports that the error

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+
+	"github.com/nowserving/nowserving/need"
 )
 
 // Default DSNs of the test servers; NOWSERVING_TEST_POSTGRES and
@@ -20,15 +23,6 @@ const (
 	DefaultPostgresDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 	DefaultMySQLDSN    = "root@tcp(127.0.0.1:3306)/test"
 )
-
-// unreachable fails the test, or skips it when NOWSERVING_SKIP_DB=1.
-func unreachable(t testing.TB, what string, err error) {
-	t.Helper()
-	if os.Getenv("NOWSERVING_SKIP_DB") == "1" {
-		t.Skipf("%s unreachable (NOWSERVING_SKIP_DB=1): %v", what, err)
-	}
-	t.Fatalf("%s unreachable: %v (start it, set its DSN, or set NOWSERVING_SKIP_DB=1 to skip)", what, err)
-}
 
 func randomName(prefix string) string {
 	b := make([]byte, 6)
@@ -52,7 +46,7 @@ func PostgresDSN(t testing.TB) string {
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		unreachable(t, "PostgreSQL at "+base, err)
+		need.DB(t, fmt.Sprintf("PostgreSQL at %s unreachable: %v (start it, or set NOWSERVING_TEST_POSTGRES)", base, err))
 	}
 	schema := randomName("t_")
 	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
@@ -99,7 +93,7 @@ func MySQLDSN(t testing.TB) string {
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		unreachable(t, "MySQL/MariaDB at "+base, err)
+		need.DB(t, fmt.Sprintf("MySQL/MariaDB at %s unreachable: %v (start it, or set NOWSERVING_TEST_MYSQL)", base, err))
 	}
 	cfg.DBName = freshMySQLDatabase(ctx, t, db)
 	return cfg.FormatDSN()

@@ -23,6 +23,10 @@ type Clock struct {
 // NewClock starts a clock at t.
 func NewClock(t time.Time) *Clock { return &Clock{t: t} }
 
+// FixedClock starts a clock stopped at t: it moves only by Fix and Add, so
+// tests that print times (reports, metrics, tickets) read exact ones.
+func FixedClock(t time.Time) *Clock { return &Clock{t: t, fixed: true} }
+
 // Now returns the clock's time and moves it on by a millisecond, so every
 // reading is distinct and increasing.
 func (c *Clock) Now() time.Time {
@@ -146,21 +150,7 @@ func (en *env) next(counter string) queue.Ticket {
 }
 
 func (en *env) act(name, counter string) (queue.Ticket, error) {
-	r := queue.CounterRequest{Request: en.req(), Counter: counter}
-	switch name {
-	case "recall":
-		return en.e.Recall(en.ctx, r)
-	case "noshow":
-		return en.e.NoShow(en.ctx, r)
-	case "start":
-		return en.e.Start(en.ctx, r)
-	case "done":
-		return en.e.Complete(en.ctx, r)
-	case "next":
-		return en.e.CallNext(en.ctx, r)
-	}
-	en.t.Fatalf("unknown action %s", name)
-	return queue.Ticket{}, nil
+	return Do(en.ctx, en.e, en.req(), name, counter)
 }
 
 func (en *env) must(name, counter string) queue.Ticket {

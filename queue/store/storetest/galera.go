@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/nowserving/nowserving/need"
 )
 
 // GaleraProvider is the wsrep provider of Debian's galera-4 package.
@@ -165,11 +167,7 @@ func galeraTools(t testing.TB) string {
 		missing = append(missing, GaleraProvider+" (galera-4)")
 	}
 	if len(missing) > 0 {
-		msg := "galera: missing " + strings.Join(missing, ", ")
-		if os.Getenv("NOWSERVING_SKIP_DB") == "1" {
-			t.Skip(msg + " (NOWSERVING_SKIP_DB=1)")
-		}
-		t.Fatal(msg + " (apt-get install mariadb-server galera-4 rsync, or set NOWSERVING_SKIP_DB=1 to skip)")
+		need.DB(t, "galera: missing "+strings.Join(missing, ", ")+" (apt-get install mariadb-server galera-4 rsync)")
 	}
 	return mariadbd
 }

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nowserving/nowserving/config"
+)
+
+// testConfig writes yaml to site.yaml in a new temporary folder and loads
+// it, the environment holding only env. yaml is a format: its first verb
+// is the SQLite file (q.db in that folder), args fill the others.
+func testConfig(t *testing.T, yaml string, env map[string]string, args ...any) *config.Config {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "site.yaml")
+	if err := os.WriteFile(file, fmt.Appendf(nil, yaml, append([]any{filepath.Join(dir, "q.db")}, args...)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatalf("load config: %v", err)
+	}
+	return cfg
+}
+
+// runDaemon starts the daemon of cfg, silent, and stops it when the test
+// ends (after the test's own defers), failing the test if run fails.
+func runDaemon(t *testing.T, cfg *config.Config) *server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := newDaemon(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		cancel()
+		t.Fatalf("new daemon: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	return d
+}
