@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -55,6 +56,29 @@ type problems []Problem
 
 func (ps *problems) add(key, format string, args ...any) {
 	*ps = append(*ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+// match adds a problem at key when v is empty or does not match re; want
+// says what it must be ("must be ...").
+func (ps *problems) match(key, v string, re *regexp.Regexp, want string) {
+	switch {
+	case v == "":
+		ps.add(key, "required")
+	case !re.MatchString(v):
+		ps.add(key, "%s, got %q", want, v)
+	}
+}
+
+// unique records in at that entry i of the list at key list holds id, or,
+// when an earlier entry holds it, adds a problem at key and reports false.
+// what names the id in the message; an empty id is never a duplicate.
+func (ps *problems) unique(at map[string]int, i int, id, key, what, list string) bool {
+	if j, dup := at[id]; dup && id != "" {
+		ps.add(key, "duplicate %s %q (also %s[%d])", what, id, list, j)
+		return false
+	}
+	at[id] = i
+	return true
 }
 
 func keyf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

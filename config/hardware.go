@@ -212,17 +212,8 @@ func (c *Config) validatePrinters(ps *problems) {
 	for i := range c.Printers {
 		p := &c.Printers[i]
 		k := keyf("printers[%d]", i)
-		switch {
-		case p.ID == "":
-			ps.add(k+".id", "required")
-		case !reDeviceID.MatchString(p.ID):
-			ps.add(k+".id", "must be 1 to 64 letters, digits, '.', '_' or '-', got %q", p.ID)
-		}
-		if j, dup := printerAt[p.ID]; dup && p.ID != "" {
-			ps.add(k+".id", "duplicate printer id %q (also printers[%d])", p.ID, j)
-		} else {
-			printerAt[p.ID] = i
-		}
+		ps.match(k+".id", p.ID, reDeviceID, deviceIDRule)
+		ps.unique(printerAt, i, p.ID, k+".id", "printer id", "printers")
 		if p.Addr == "" {
 			ps.add(k+".addr", "required (host:port of the printer, port 9100 by default)")
 		} else if err := checkAddr(p.Addr); err != "" {
@@ -262,10 +253,7 @@ func (c *Config) validatePorts(ps *problems) (lines map[string]string, portAt ma
 		p := &c.LED.Ports[i]
 		k := keyf("led.ports[%d]", i)
 		checkLine(k+".name", p.Name, ps)
-		if j, dup := portAt[p.Name]; dup && p.Name != "" {
-			ps.add(k+".name", "duplicate port %q (also led.ports[%d])", p.Name, j)
-		} else {
-			portAt[p.Name] = i
+		if ps.unique(portAt, i, p.Name, k+".name", "port", "led.ports") {
 			lines[p.Name] = k
 		}
 		addOptErrors(k, p.Mode.Check(), ps)
@@ -323,12 +311,7 @@ func (c *Config) validateZones(ps *problems) {
 	for i := range c.Voice.Zones {
 		z := &c.Voice.Zones[i]
 		k := keyf("voice.zones[%d]", i)
-		switch {
-		case z.Name == "":
-			ps.add(k+".name", "required")
-		case !reZone.MatchString(z.Name):
-			ps.add(k+".name", "must be lowercase letters, digits and dashes, got %q", z.Name)
-		}
+		ps.match(k+".name", z.Name, reZone, "must be lowercase letters, digits and dashes")
 		site := c.siteRef(k+".site", z.Site, ps)
 		id := z.Site + "\x00" + z.Name
 		if j, dup := zoneAt[id]; dup && z.Name != "" {

@@ -35,20 +35,7 @@ var reTokenName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
 func (c *Config) resolveTokens(lookup func(string) (string, bool), ps *problems) {
 	for i := range c.HTTP.Tokens {
 		t := &c.HTTP.Tokens[i]
-		if t.TokenEnv == "" {
-			continue
-		}
-		k := keyf("http.tokens[%d].token_env", i)
-		if t.Token != "" {
-			ps.add(k, "set token or token_env, not both")
-			continue
-		}
-		val, ok := lookup(t.TokenEnv)
-		if !ok {
-			ps.add(k, "environment variable %s is not set", t.TokenEnv)
-			continue
-		}
-		t.Token = val
+		fromEnv(lookup, keyf("http.tokens[%d]", i), "token", t.TokenEnv, &t.Token, ps)
 	}
 }
 

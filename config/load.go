@@ -233,21 +233,27 @@ func decode(v *viper.Viper) (*Config, problems) {
 func (c *Config) resolveSecrets(lookup func(string) (string, bool), ps *problems) {
 	for i := range c.Devices {
 		d := &c.Devices[i]
-		if d.SecretEnv == "" {
-			continue
-		}
-		k := keyf("devices[%d].secret_env", i)
-		if d.Secret != "" {
-			ps.add(k, "set secret or secret_env, not both")
-			continue
-		}
-		val, ok := lookup(d.SecretEnv)
-		if !ok {
-			ps.add(k, "environment variable %s is not set", d.SecretEnv)
-			continue
-		}
-		d.Secret = val
+		fromEnv(lookup, keyf("devices[%d]", i), "secret", d.SecretEnv, &d.Secret, ps)
 	}
+}
+
+// fromEnv reads the variable env (the value of k's field+"_env") into
+// *val, the field it stands for; nothing when env is empty.
+func fromEnv(lookup func(string) (string, bool), k, field, env string, val *string, ps *problems) {
+	if env == "" {
+		return
+	}
+	ek := k + "." + field + "_env"
+	if *val != "" {
+		ps.add(ek, "set %s or %s_env, not both", field, field)
+		return
+	}
+	v, ok := lookup(env)
+	if !ok {
+		ps.add(ek, "environment variable %s is not set", env)
+		return
+	}
+	*val = v
 }
 
 // setPath sets m[a][b][c] = val for key "a.b.c".

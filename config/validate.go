@@ -36,6 +36,9 @@ var (
 	reDeviceID  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 )
 
+// deviceIDRule says what reDeviceID accepts (devices and printers).
+const deviceIDRule = "must be 1 to 64 letters, digits, '.', '_' or '-'"
+
 // MinSecret is the minimum length of a device secret.
 const MinSecret = 16
 
@@ -49,22 +52,14 @@ func (c *Config) validate() problems {
 	for i := range c.Sites {
 		s := &c.Sites[i]
 		k := keyf("sites[%d]", i)
-		if j, dup := siteAt[s.ID]; dup && s.ID != "" {
-			ps.add(k+".id", "duplicate site id %q (also sites[%d])", s.ID, j)
-		} else {
-			siteAt[s.ID] = i
-		}
+		ps.unique(siteAt, i, s.ID, k+".id", "site id", "sites")
 		s.validate(k, &ps)
 	}
 	deviceAt := map[string]int{}
 	for i := range c.Devices {
 		d := &c.Devices[i]
 		k := keyf("devices[%d]", i)
-		if j, dup := deviceAt[d.ID]; dup && d.ID != "" {
-			ps.add(k+".id", "duplicate device id %q (also devices[%d])", d.ID, j)
-		} else {
-			deviceAt[d.ID] = i
-		}
+		ps.unique(deviceAt, i, d.ID, k+".id", "device id", "devices")
 		c.validateDevice(k, d, &ps)
 	}
 	c.validateHardware(&ps)
@@ -141,12 +136,7 @@ func checkAddr(addr string) string {
 }
 
 func (s *Site) validate(k string, ps *problems) {
-	switch {
-	case s.ID == "":
-		ps.add(k+".id", "required")
-	case !reSiteID.MatchString(s.ID):
-		ps.add(k+".id", "must be lowercase letters, digits and dashes, got %q", s.ID)
-	}
+	ps.match(k+".id", s.ID, reSiteID, "must be lowercase letters, digits and dashes")
 	langs := s.validateLanguages(k, ps)
 	checkNames(k+".name", s.Name, langs, false, ps)
 	s.validateDay(k, ps)
@@ -224,11 +214,7 @@ func (s *Site) validateServices(k string, langs []string, ps *problems) (codeAt 
 	for i := range s.Services {
 		v := &s.Services[i]
 		vk := keyf("%s.services[%d]", k, i)
-		if j, dup := codeAt[v.Code]; dup && v.Code != "" {
-			ps.add(vk+".code", "duplicate service code %q (also %s.services[%d])", v.Code, k, j)
-		} else {
-			codeAt[v.Code] = i
-		}
+		ps.unique(codeAt, i, v.Code, vk+".code", "service code", k+".services")
 		if j, dup := prefixAt[v.Prefix]; dup {
 			ps.add(vk+".prefix", "prefix %q already used by service %s: numbers would be ambiguous", v.Prefix, s.Services[j].Code)
 		} else {
@@ -250,17 +236,8 @@ func (s *Site) validateCounters(k string, langs []string, codeAt map[string]int,
 	for i := range s.Counters {
 		ct := &s.Counters[i]
 		ck := keyf("%s.counters[%d]", k, i)
-		switch {
-		case ct.ID == "":
-			ps.add(ck+".id", "required")
-		case !reCounterID.MatchString(ct.ID):
-			ps.add(ck+".id", "must be a counter number 1..9999 (devices address counters by number), got %q", ct.ID)
-		}
-		if j, dup := counterAt[ct.ID]; dup && ct.ID != "" {
-			ps.add(ck+".id", "duplicate counter id %q (also %s.counters[%d])", ct.ID, k, j)
-		} else {
-			counterAt[ct.ID] = i
-		}
+		ps.match(ck+".id", ct.ID, reCounterID, "must be a counter number 1..9999 (devices address counters by number)")
+		ps.unique(counterAt, i, ct.ID, ck+".id", "counter id", k+".counters")
 		if len(ct.Name) > 0 {
 			checkNames(ck+".name", ct.Name, langs, true, ps)
 		}
@@ -320,12 +297,7 @@ func checkNames(k string, n Names, langs []string, required bool, ps *problems) 
 }
 
 func (s *Site) validateService(k string, v *Service, langs []string, ps *problems) {
-	switch {
-	case v.Code == "":
-		ps.add(k+".code", "required")
-	case !reCode.MatchString(v.Code):
-		ps.add(k+".code", "must be 1 to 8 uppercase letters or digits, got %q", v.Code)
-	}
+	ps.match(k+".code", v.Code, reCode, "must be 1 to 8 uppercase letters or digits")
 	checkNames(k+".name", v.Name, langs, true, ps)
 	if !rePrefix.MatchString(v.Prefix) {
 		ps.add(k+".prefix", "must be 0 to 4 uppercase letters or digits, got %q", v.Prefix)
@@ -401,12 +373,7 @@ func (s *Site) validateService(k string, v *Service, langs []string, ps *problem
 }
 
 func (c *Config) validateDevice(k string, d *Device, ps *problems) {
-	switch {
-	case d.ID == "":
-		ps.add(k+".id", "required")
-	case !reDeviceID.MatchString(d.ID):
-		ps.add(k+".id", "must be 1 to 64 letters, digits, '.', '_' or '-', got %q", d.ID)
-	}
+	ps.match(k+".id", d.ID, reDeviceID, deviceIDRule)
 	switch d.Role {
 	case RoleKiosk, RoleKeypad, RoleDisplay, RoleConsole:
 	default:
