@@ -9,12 +9,31 @@ import (
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
+// querier is what *sql.DB and *sql.Tx both offer.
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+}
+
+// kill runs KILL what (QUERY or CONNECTION) through q on each of the
+// engine's threads that threadsOf lists.
+func kill(ctx context.Context, q querier, what string, waiting bool) error {
+	ids, err := threadsOf(ctx, q, waiting)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := q.ExecContext(ctx, fmt.Sprintf("KILL %s %d", what, id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // threadsOf lists the connection ids of this test database's open
 // transactions, other than the asking connection's; waiting keeps only
 // those waiting for a row lock.
-func threadsOf(ctx context.Context, q interface {
-	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
-}, waiting bool) ([]int64, error) {
+func threadsOf(ctx context.Context, q querier, waiting bool) ([]int64, error) {
 	query := "SELECT t.trx_mysql_thread_id FROM information_schema.innodb_trx t " +
 		"JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id " +
 		"WHERE p.db = DATABASE() AND t.trx_mysql_thread_id <> CONNECTION_ID()"
@@ -44,7 +63,7 @@ func threadsOf(ctx context.Context, q interface {
 // engine's whole transaction back (1213) while call-next's claim waits; the
 // connection then runs in autocommit, so the claim must not retry inside it.
 func TestAbortDeadlockInClaim(t *testing.T) {
-	s := open(t)
+	s := storetest.MySQL(t)
 	var before int64
 	deadlocks := func() int64 {
 		var name string
@@ -65,17 +84,8 @@ func TestAbortDeadlockInClaim(t *testing.T) {
 // (1317, query interrupted) ends the attempt; the whole transaction is
 // retried.
 func TestAbortKillQuery(t *testing.T) {
-	storetest.ClaimBlocked(t, open(t), func(ctx context.Context, x *sql.Tx) error {
-		ids, err := threadsOf(ctx, x, true)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if _, err := x.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", id)); err != nil {
-				return err
-			}
-		}
-		return nil
+	storetest.ClaimBlocked(t, storetest.MySQL(t), func(ctx context.Context, x *sql.Tx) error {
+		return kill(ctx, x, "QUERY", true)
 	})
 }
 
@@ -83,17 +93,8 @@ func TestAbortKillQuery(t *testing.T) {
 // statements of a batch (tickets inserted, events not yet); the batch runs
 // again on a new connection.
 func TestAbortKillConnection(t *testing.T) {
-	s := open(t)
+	s := storetest.MySQL(t)
 	storetest.KillBetweenStatements(t, s, "AppendEvents", func(ctx context.Context, db *sql.DB) error {
-		ids, err := threadsOf(ctx, db, false)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if _, err := db.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return kill(ctx, db, "CONNECTION", false)
 	})
 }

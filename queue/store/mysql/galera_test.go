@@ -23,7 +23,7 @@ func TestGalera(t *testing.T) {
 		}{
 			{"galera node", openOn(d1)(t).(*mysql.Store), 1},
 			{"galera node, DSN sets 0", openOn(d1 + "?wsrep_sync_wait=0")(t).(*mysql.Store), 0},
-			{"server without wsrep", open(t), 0},
+			{"server without wsrep", storetest.MySQL(t), 0},
 		} {
 			var got int
 			if err := c.s.DB().QueryRowContext(t.Context(), "SELECT @@wsrep_sync_wait").Scan(&got); err != nil {

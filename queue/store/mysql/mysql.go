@@ -14,7 +14,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -43,10 +42,6 @@ const LockWaitTimeout = 10
 
 // Dialect returns the MySQL dialect.
 func Dialect() *sqlstore.Dialect {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embedded directory exists: a build-time fact
-	}
 	return &sqlstore.Dialect{
 		Name:           "mysql",
 		RowLocks:       true,
@@ -55,7 +50,7 @@ func Dialect() *sqlstore.Dialect {
 		SumCast:        "SIGNED",
 		Snapshot:       sql.LevelRepeatableRead,
 		Classify:       classify,
-		Migrations:     sub,
+		Migrations:     sqlstore.MigrationsDir(migrations),
 		LockMigrations: lockMigrations,
 		DropIndex:      func(name string) string { return "DROP INDEX " + name + " ON tickets" },
 	}

@@ -1,7 +1,6 @@
 package mysql_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -10,43 +9,26 @@ import (
 
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/mysql"
-	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-func open(t testing.TB) *mysql.Store {
-	t.Helper()
-	s, err := mysql.Open(t.Context(), storetest.MySQLDSN(t), mysql.Opts{MaxConns: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) queue.Store { return open(t) })
+	storetest.Run(t, func(t *testing.T) queue.Store { return storetest.MySQL(t) })
 }
 
 func TestEngine(t *testing.T) {
-	storetest.RunEngine(t, func(t *testing.T) queue.Store { return open(t) })
+	storetest.RunEngine(t, func(t *testing.T) queue.Store { return storetest.MySQL(t) })
 }
 
 // TestMigrateConcurrent: four daemons starting together on an empty
 // database; the schema ends at 0005_event_context.
 func TestMigrateConcurrent(t *testing.T) {
-	storetest.MigrateConcurrently(t, storetest.MySQLDSN(t), func(ctx context.Context, dsn string, n int) (*sqlstore.Store, error) {
-		s, err := mysql.Open(ctx, dsn, mysql.Opts{MaxConns: n})
-		if err != nil {
-			return nil, err
-		}
-		return s.Store, nil
-	}, 5)
+	storetest.MigrateConcurrently(t, "mysql", storetest.MySQLDSN(t), 5)
 }
 
 // TestSession checks what Open sets on every connection.
 func TestSession(t *testing.T) {
-	s := open(t)
+	s := storetest.MySQL(t)
 	var level string
 	if err := s.DB().QueryRowContext(t.Context(), "SELECT @@tx_isolation").Scan(&level); err != nil {
 		if err := s.DB().QueryRowContext(t.Context(), "SELECT @@transaction_isolation").Scan(&level); err != nil {
@@ -63,7 +45,7 @@ func TestSession(t *testing.T) {
 // holding a busy week; call-next's Heads read theirs in order (no
 // filesort), the condition for InnoDB to lock only the row it returns.
 func TestPlans(t *testing.T) {
-	s := open(t)
+	s := storetest.MySQL(t)
 	storetest.FillForPlans(t, s)
 	rows, err := s.DB().QueryContext(t.Context(), "ANALYZE TABLE tickets")
 	if err != nil {
@@ -91,5 +73,5 @@ func TestUnreachable(t *testing.T) {
 }
 
 func TestErrorsHideDriver(t *testing.T) {
-	storetest.ErrorsHideDriver(t, open(t), (*gomysql.MySQLError)(nil))
+	storetest.ErrorsHideDriver(t, storetest.MySQL(t), (*gomysql.MySQLError)(nil))
 }

@@ -10,5 +10,5 @@ import (
 // TestEngineConcurrency: 50 goroutines issue 2,000 tickets over 3 services
 // while 10 counters call, recall, no-show and complete; then the invariants.
 func TestEngineConcurrency(t *testing.T) {
-	storetest.RunConcurrency(t, func(t *testing.T) queue.Store { return open(t) }, 50, 2000, 10)
+	storetest.RunConcurrency(t, func(t *testing.T) queue.Store { return storetest.Postgres(t) }, 50, 2000, 10)
 }

@@ -8,5 +8,5 @@ import (
 )
 
 func TestEngine(t *testing.T) {
-	storetest.RunEngine(t, func(t *testing.T) queue.Store { return open(t) })
+	storetest.RunEngine(t, func(t *testing.T) queue.Store { return storetest.Postgres(t) })
 }

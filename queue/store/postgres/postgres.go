@@ -13,7 +13,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -39,10 +38,6 @@ var _ queue.Store = (*Store)(nil)
 
 // Dialect returns the PostgreSQL dialect.
 func Dialect() *sqlstore.Dialect {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embedded directory exists: a build-time fact
-	}
 	return &sqlstore.Dialect{
 		Name:           "postgres",
 		Dollar:         true,
@@ -53,7 +48,7 @@ func Dialect() *sqlstore.Dialect {
 		SumCast:        "BIGINT",
 		Snapshot:       sql.LevelRepeatableRead,
 		Classify:       classify,
-		Migrations:     sub,
+		Migrations:     sqlstore.MigrationsDir(migrations),
 		LockMigrations: lockMigrations,
 		DropIndex:      func(name string) string { return "DROP INDEX " + name },
 	}

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,34 +9,17 @@ import (
 
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/postgres"
-	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-func open(t testing.TB) *postgres.Store {
-	t.Helper()
-	s, err := postgres.Open(t.Context(), storetest.PostgresDSN(t), postgres.Opts{MaxConns: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) queue.Store { return open(t) })
+	storetest.Run(t, func(t *testing.T) queue.Store { return storetest.Postgres(t) })
 }
 
 // TestMigrateConcurrent: four daemons starting together on an empty
 // database; the schema ends at 0005_event_context.
 func TestMigrateConcurrent(t *testing.T) {
-	storetest.MigrateConcurrently(t, storetest.PostgresDSN(t), func(ctx context.Context, dsn string, n int) (*sqlstore.Store, error) {
-		s, err := postgres.Open(ctx, dsn, postgres.Opts{MaxConns: n})
-		if err != nil {
-			return nil, err
-		}
-		return s.Store, nil
-	}, 5)
+	storetest.MigrateConcurrently(t, "postgres", storetest.PostgresDSN(t), 5)
 }
 
 // TestPlans: the statements the store sends (taken from the dialect's
@@ -46,7 +28,7 @@ func TestMigrateConcurrent(t *testing.T) {
 // node: LIMIT 1 stops at the first row, and FOR UPDATE SKIP LOCKED locks
 // only it).
 func TestPlans(t *testing.T) {
-	s := open(t)
+	s := storetest.Postgres(t)
 	storetest.FillForPlans(t, s)
 	if _, err := s.DB().ExecContext(t.Context(), "ANALYZE tickets"); err != nil {
 		t.Fatal(err)
@@ -81,5 +63,5 @@ func TestUnreachable(t *testing.T) {
 }
 
 func TestErrorsHideDriver(t *testing.T) {
-	storetest.ErrorsHideDriver(t, open(t), (*pgconn.PgError)(nil))
+	storetest.ErrorsHideDriver(t, storetest.Postgres(t), (*pgconn.PgError)(nil))
 }

@@ -1,12 +1,9 @@
 package sqlite_test
 
 import (
-	"context"
-	"path/filepath"
 	"strconv"
 	"testing"
 
-	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
@@ -16,11 +13,7 @@ import (
 // kiosks told to retry, and every retry after the disk has room again gets
 // one ticket.
 func TestAbortDiskFull(t *testing.T) {
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "full.db"), sqlite.Opts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := storetest.SQLite(t)
 	ctx := t.Context()
 	setMax := func(n string) {
 		t.Helper()

@@ -9,5 +9,5 @@ import (
 // BenchmarkNextSeqInsert: upsert the day counter, insert a ticket, append
 // its event, one durable transaction each, 16 clients.
 func BenchmarkNextSeqInsert(b *testing.B) {
-	storetest.BenchNextSeqInsert(b, open(b), 16)
+	storetest.BenchNextSeqInsert(b, storetest.SQLite(b), 16)
 }

@@ -12,7 +12,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"strings"
 	"time"
@@ -44,16 +43,12 @@ var _ queue.Store = (*Store)(nil)
 
 // Dialect returns the SQLite dialect.
 func Dialect() *sqlstore.Dialect {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embedded directory exists: a build-time fact
-	}
 	return &sqlstore.Dialect{
 		Name:            "sqlite",
 		Upsert:          sqlstore.OnConflict,
 		CacheStatements: true,
 		Classify:        classify,
-		Migrations:      sub,
+		Migrations:      sqlstore.MigrationsDir(migrations),
 		DropIndex:       func(name string) string { return "DROP INDEX " + name },
 	}
 }

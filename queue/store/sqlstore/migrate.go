@@ -19,6 +19,17 @@ type Migration struct {
 	SQL     string
 }
 
+// MigrationsDir is the migrations/ directory of a store package's
+// embedded files, for Dialect.Migrations. The directory is embedded with
+// the package, so its absence is a build-time fact and panics.
+func MigrationsDir(embedded fs.FS) fs.FS {
+	sub, err := fs.Sub(embedded, "migrations")
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
+
 // Migrations lists the NNNN_name.sql files at the root of fsys by version.
 func Migrations(fsys fs.FS) ([]Migration, error) {
 	names, err := fs.Glob(fsys, "*.sql")

@@ -5,16 +5,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nowserving/nowserving/queue/store/sqlstore"
+	"github.com/nowserving/nowserving/queue/store"
 )
 
-// OpenFunc opens a store on dsn with a pool of at most maxConns.
-type OpenFunc func(ctx context.Context, dsn string, maxConns int) (*sqlstore.Store, error)
-
-// MigrateConcurrently opens four stores on one empty database at once, as
-// daemons starting together do: every one must succeed, and the schema must
-// end at version want.
-func MigrateConcurrently(t *testing.T, dsn string, open OpenFunc, want int) {
+// MigrateConcurrently opens four stores of driver (as store.Open names it)
+// on one empty database at once, as daemons starting together do: every
+// one must succeed; a fifth store opened after them migrates once more
+// (nothing left to do), and the schema must end at version want.
+func MigrateConcurrently(t *testing.T, driver, dsn string, want int) {
 	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
@@ -22,7 +20,7 @@ func MigrateConcurrently(t *testing.T, dsn string, open OpenFunc, want int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := open(context.Background(), dsn, 2)
+			s, err := store.Open(context.Background(), driver, dsn, store.Opts{MaxConns: 2})
 			if err != nil {
 				errs <- err
 				return
@@ -37,11 +35,14 @@ func MigrateConcurrently(t *testing.T, dsn string, open OpenFunc, want int) {
 			t.Fatal(err)
 		}
 	}
-	s, err := open(t.Context(), dsn, 0)
+	s, err := store.Open(t.Context(), driver, dsn, store.Opts{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	if v, err := s.Version(t.Context()); err != nil || v != want {
 		t.Errorf("schema version %d, %v; want %d", v, err, want)
 	}
