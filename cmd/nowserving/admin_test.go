@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -109,10 +108,7 @@ sites:
 	if out, err := runCmd(t, "migrate", "--config", cfgFile); err != nil {
 		t.Fatalf("migrate: %v\n%s", err, out)
 	}
-	cfg, err := config.Load(config.Opts{File: cfgFile, LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := loadTestConfig(t, cfgFile, nil)
 	ctx := context.Background()
 	issue := func(n int) []queue.Ticket {
 		t.Helper()

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/daemon"
+	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/devices/voice"
 	"github.com/nowserving/nowserving/queue"
 )
@@ -26,28 +26,8 @@ func TestBuildDevicesDemo(t *testing.T) {
 	}
 	dir := t.TempDir()
 	t.Chdir(dir)
-	cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Store.DSN = filepath.Join(dir, "q.db")
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	eng, d := devicesOf(t, file, dir)
 	ctx := context.Background()
-	st, err := openStore(ctx, cfg.Store, log, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	eng, err := queue.New(queue.Opts{Store: st, Sites: sites(cfg), Committers: 1, Clock: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close(ctx)
-
-	d, err := buildDevices(cfg, eng, log)
-	if err != nil {
-		t.Fatalf("build devices: %v", err)
-	}
 	errc := make(chan error, 1)
 	go func() { errc <- d.Run(ctx) }()
 
@@ -152,28 +132,34 @@ func TestBuildDevicesKinds(t *testing.T) {
 	if err := os.WriteFile(file, []byte(hardwareYAML), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
+	_, d := devicesOf(t, file, dir)
+	s := d.Status()
+	if len(s.Boards) != 2 || len(s.Printers) != 1 || len(s.Zones) != 1 || len(s.Keypads) != 1 || !d.HasPrinter("k1") {
+		t.Errorf("status %+v", s)
 	}
+}
+
+// devicesOf loads the configuration file with its store in dir/q.db and
+// builds its devices on an engine over that store; the engine and the
+// store close when the test ends.
+func devicesOf(t *testing.T, file, dir string) (*queue.Engine, *devices.Dispatcher) {
+	t.Helper()
+	cfg := loadTestConfig(t, file, nil)
 	cfg.Store.DSN = filepath.Join(dir, "q.db")
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	st, err := openStore(context.Background(), cfg.Store, log, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	eng, err := queue.New(queue.Opts{Store: st, Sites: sites(cfg), Committers: 1, Clock: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer eng.Close(context.Background())
+	t.Cleanup(func() { eng.Close(context.Background()) })
 	d, err := buildDevices(cfg, eng, log)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("build devices: %v", err)
 	}
-	s := d.Status()
-	if len(s.Boards) != 2 || len(s.Printers) != 1 || len(s.Zones) != 1 || len(s.Keypads) != 1 || !d.HasPrinter("k1") {
-		t.Errorf("status %+v", s)
-	}
+	return eng, d
 }

@@ -21,6 +21,13 @@ func testConfig(t *testing.T, yaml string, env map[string]string, args ...any) *
 	if err := os.WriteFile(file, fmt.Appendf(nil, yaml, append([]any{filepath.Join(dir, "q.db")}, args...)...), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return loadTestConfig(t, file, env)
+}
+
+// loadTestConfig loads the configuration file, the environment holding only
+// env (nil: nothing).
+func loadTestConfig(t *testing.T, file string, env map[string]string) *config.Config {
+	t.Helper()
 	cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
 		t.Fatalf("load config: %v", err)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -50,10 +49,7 @@ sites:
 	}
 
 	// Play a ticket on the same database.
-	cfg, err := config.Load(config.Opts{File: cfgFile, LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := loadTestConfig(t, cfgFile, nil)
 	st, err := openStore(context.Background(), cfg.Store, newLogger(cfg.Log), false)
 	if err != nil {
 		t.Fatal(err)
