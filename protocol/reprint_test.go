@@ -46,7 +46,7 @@ var errPaperOut = errors.New("escpos: paper out")
 func TestReprint(t *testing.T) {
 	p := &printer{}
 	en := newEnv(t, func(o *protocol.Opts) { o.Reprint = p.reprint })
-	p.eng = en.eng
+	p.eng = en.Engine
 	kiosk, _ := en.login("kiosk-1", 1)
 	tk := kiosk.ticket(&wire.TakeTicket{Service: "A"})
 	con, _ := en.login("console-1", 1)
@@ -74,7 +74,7 @@ func TestReprint(t *testing.T) {
 	if got := p.printed(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("printed %q, want %q", got, want)
 	}
-	snap, err := en.eng.Snapshot(context.Background(), "hq")
+	snap, err := en.Engine.Snapshot(context.Background(), "hq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestReprint(t *testing.T) {
 func TestReprintFails(t *testing.T) {
 	p := &printer{err: errPaperOut}
 	en := newEnv(t, func(o *protocol.Opts) { o.Reprint = p.reprint })
-	p.eng = en.eng
+	p.eng = en.Engine
 	kiosk, _ := en.login("kiosk-1", 1)
 	tk := kiosk.ticket(&wire.TakeTicket{Service: "B"})
 	con, _ := en.login("console-1", 1)
