@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -281,5 +282,32 @@ func (en *env) waitConns(n int) {
 			en.t.Fatalf("server has %d connections, want %d", en.Server.Stats().Conns, n)
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// refusal is a request a device sends and the error code it must get back
+// (0: a ticket), not retryable, with msg in its message.
+type refusal struct {
+	name string
+	c    *client
+	m    wire.Message
+	code uint16
+	msg  string
+}
+
+// wantRefusals sends each request in a subtest of its own.
+func wantRefusals(t *testing.T, tests []refusal) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.c.t = t
+			if tt.code == 0 {
+				tt.c.ticket(tt.m)
+				return
+			}
+			e := tt.c.wantError(tt.m, tt.code)
+			if !strings.Contains(e.Msg, tt.msg) || e.Retryable {
+				t.Errorf("ERROR %q retryable %v, want a message naming %q, not retryable", e.Msg, e.Retryable, tt.msg)
+			}
+		})
 	}
 }

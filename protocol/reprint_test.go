@@ -83,28 +83,13 @@ func TestReprint(t *testing.T) {
 	}
 
 	kp, _ := en.login("keypad-1", 1)
-	tests := []struct {
-		name string
-		c    *client
-		m    wire.Message
-		code uint16
-		msg  string
-	}{
+	wantRefusals(t, []refusal{
 		{"unknown ticket", con, &wire.Reprint{Number: "A999"}, wire.ErrUnknownTicket.Code, "A999"},
 		{"no number", con, &wire.Reprint{Printer: "hall-1"}, wire.ErrBadPayload.Code, "required"},
 		{"other site", con, &wire.Reprint{Number: tk.Number, Site: "elsewhere"}, wire.ErrForbidden.Code, "elsewhere"},
 		{"kiosk", kiosk, &wire.Reprint{Number: tk.Number}, wire.ErrForbidden.Code, "REPRINT"},
 		{"keypad", kp, &wire.Reprint{Number: tk.Number}, wire.ErrForbidden.Code, "REPRINT"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tt.c.t = t
-			e := tt.c.wantError(tt.m, tt.code)
-			if !strings.Contains(e.Msg, tt.msg) || e.Retryable {
-				t.Errorf("ERROR %q retryable %v, want a message naming %q, not retryable", e.Msg, e.Retryable, tt.msg)
-			}
-		})
-	}
+	})
 	con.t = t
 	if n := len(p.printed()); n != 3 {
 		t.Errorf("%d prints after the refused requests, want still 3", n)

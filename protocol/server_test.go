@@ -144,36 +144,18 @@ func TestDomainErrors(t *testing.T) {
 	en := newEnv(t, nil)
 	kiosk, _ := en.login("kiosk-1", 1)
 	kp, _ := en.login("keypad-1", 1)
-	tests := []struct {
-		name string
-		c    *client
-		m    wire.Message
-		code uint16
-	}{
-		{"nothing waiting", kp, &wire.CallNext{}, wire.ErrNoTicketWaiting.Code},
-		{"unknown service", kiosk, &wire.TakeTicket{Service: "Z"}, wire.ErrUnknownService.Code},
-		{"full", kiosk, &wire.TakeTicket{Service: "F"}, 0},
-		{"full again", kiosk, &wire.TakeTicket{Service: "F"}, wire.ErrServiceFull.Code},
-		{"idle counter", kp, &wire.Start{}, wire.ErrInvalidTransition.Code},
-		{"unknown ticket", kp, &wire.CallNumber{Number: "A999"}, wire.ErrUnknownTicket.Code},
-		{"unknown class", kiosk, &wire.TakeTicket{Service: "A", Class: 99}, wire.ErrBadPayload.Code},
-		{"no printing", kiosk, &wire.TakeTicket{Service: "A", WantESCPOS: true}, wire.ErrBadPayload.Code},
-		{"other site", kiosk, &wire.TakeTicket{Service: "A", Site: "elsewhere"}, wire.ErrForbidden.Code},
-		{"key too long", kiosk, &wire.TakeTicket{Service: "A", IdemKey: strings.Repeat("k", 65)}, wire.ErrBadPayload.Code},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tt.c.t = t
-			if tt.code == 0 {
-				tt.c.ticket(tt.m)
-				return
-			}
-			e := tt.c.wantError(tt.m, tt.code)
-			if e.Retryable {
-				t.Errorf("retryable set on %+v", e)
-			}
-		})
-	}
+	wantRefusals(t, []refusal{
+		{"nothing waiting", kp, &wire.CallNext{}, wire.ErrNoTicketWaiting.Code, ""},
+		{"unknown service", kiosk, &wire.TakeTicket{Service: "Z"}, wire.ErrUnknownService.Code, ""},
+		{"full", kiosk, &wire.TakeTicket{Service: "F"}, 0, ""},
+		{"full again", kiosk, &wire.TakeTicket{Service: "F"}, wire.ErrServiceFull.Code, ""},
+		{"idle counter", kp, &wire.Start{}, wire.ErrInvalidTransition.Code, ""},
+		{"unknown ticket", kp, &wire.CallNumber{Number: "A999"}, wire.ErrUnknownTicket.Code, ""},
+		{"unknown class", kiosk, &wire.TakeTicket{Service: "A", Class: 99}, wire.ErrBadPayload.Code, ""},
+		{"no printing", kiosk, &wire.TakeTicket{Service: "A", WantESCPOS: true}, wire.ErrBadPayload.Code, ""},
+		{"other site", kiosk, &wire.TakeTicket{Service: "A", Site: "elsewhere"}, wire.ErrForbidden.Code, ""},
+		{"key too long", kiosk, &wire.TakeTicket{Service: "A", IdemKey: strings.Repeat("k", 65)}, wire.ErrBadPayload.Code, ""},
+	})
 }
 
 func TestRender(t *testing.T) {
