@@ -23,14 +23,14 @@ func TestKeypadWaitingCount(t *testing.T) {
 	con, _ := en.login("console-1", 1)
 	issue := func(service string) {
 		t.Helper()
-		if _, err := en.eng.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: "hq", Device: "test"}, Service: service}); err != nil {
+		if _, err := en.Engine.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: "hq", Device: "test"}, Service: service}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	check := func(kp *client, m wire.Message) *wire.Ticket {
 		t.Helper()
 		tk := kp.ticket(m)
-		snap, err := en.eng.Snapshot(ctx, "hq")
+		snap, err := en.Engine.Snapshot(ctx, "hq")
 		if err != nil {
 			t.Fatal(err)
 		}

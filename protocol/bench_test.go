@@ -112,7 +112,7 @@ func BenchmarkConns(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				c, err := benchLogin(en.addr, uint64(i))
+				c, err := benchLogin(en.Addr, uint64(i))
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
@@ -137,7 +137,7 @@ func BenchmarkConns(b *testing.B) {
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	if got := en.srv.Stats().Conns; got != n {
+	if got := en.Server.Stats().Conns; got != n {
 		b.Errorf("server has %d connections, want %d", got, n)
 	}
 	heap := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
@@ -166,7 +166,7 @@ func BenchmarkTakeTicket(b *testing.B) {
 	}
 	ks := make([]kiosk, k)
 	for i := range ks {
-		c, err := benchLogin(en.addr, uint64(i))
+		c, err := benchLogin(en.Addr, uint64(i))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -259,7 +259,7 @@ func BenchmarkFanout(b *testing.B) {
 	var lat []time.Duration
 	var ready, done sync.WaitGroup
 	for i := 0; i < d; i++ {
-		c, err := benchDisplay(en.addr, uint64(i))
+		c, err := benchDisplay(en.Addr, uint64(i))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -303,7 +303,7 @@ func BenchmarkFanout(b *testing.B) {
 		}()
 	}
 	ready.Wait()
-	kiosk, err := benchLogin(en.addr, 1<<40)
+	kiosk, err := benchLogin(en.Addr, 1<<40)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func BenchmarkKeypad(b *testing.B) {
 	}
 	kps := make([]keypad, 5)
 	for i := range kps {
-		c, err := benchLoginAs(en.addr, fmt.Sprintf("keypad-%d", i+1), wire.RoleKeypad, uint64(i))
+		c, err := benchLoginAs(en.Addr, fmt.Sprintf("keypad-%d", i+1), wire.RoleKeypad, uint64(i))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -428,7 +428,7 @@ func fillQueue(b *testing.B, en *env, n int) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				_, err := en.eng.Issue(context.Background(), queue.IssueRequest{
+				_, err := en.Engine.Issue(context.Background(), queue.IssueRequest{
 					Request: queue.Request{Site: "hq", Device: "bench"}, Service: []string{"A", "B"}[i%2]})
 				if err != nil {
 					b.Error(err)
@@ -449,7 +449,7 @@ func BenchmarkWelcome(b *testing.B) {
 	fillQueue(b, en, 200)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		c, err := benchLoginAs(en.addr, "display-1", wire.RoleDisplay, uint64(i))
+		c, err := benchLoginAs(en.Addr, "display-1", wire.RoleDisplay, uint64(i))
 		if err != nil {
 			b.Fatal(err)
 		}

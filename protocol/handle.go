@@ -202,12 +202,7 @@ func (ss *session) dispatch(ctx context.Context, f wire.Frame, m wire.Message) (
 		t, err := eng.CallNext(ctx, queue.CounterRequest{Request: r.qr, Counter: r.counter})
 		return ss.ticketAnswer(ctx, f.Type, r, t, err)
 	case *wire.CallNumber:
-		r, err := ss.resolve(f, m.Site, m.Counter, m.IdemKey, true)
-		if err != nil {
-			return nil, err
-		}
-		t, err := eng.CallNumber(ctx, queue.NumberRequest{Request: r.qr, Counter: r.counter, Number: m.Number})
-		return ss.ticketAnswer(ctx, f.Type, r, t, err)
+		return ss.numberOp(ctx, f, wire.NumberAction(*m), true, eng.CallNumber)
 	case *wire.Recall:
 		return ss.counterOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Recall)
 	case *wire.NoShow:
@@ -217,12 +212,7 @@ func (ss *session) dispatch(ctx context.Context, f wire.Frame, m wire.Message) (
 	case *wire.Complete:
 		return ss.counterOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Complete)
 	case *wire.Reenter:
-		r, err := ss.resolve(f, m.Site, m.Counter, m.IdemKey, false)
-		if err != nil {
-			return nil, err
-		}
-		t, err := eng.Reenter(ctx, queue.NumberRequest{Request: r.qr, Counter: r.counter, Number: m.Number})
-		return ss.ticketAnswer(ctx, f.Type, r, t, err)
+		return ss.numberOp(ctx, f, wire.NumberAction(*m), false, eng.Reenter)
 	case *wire.Transfer:
 		r, err := ss.resolve(f, m.Site, m.Counter, m.IdemKey, true)
 		if err != nil {
@@ -235,12 +225,7 @@ func (ss *session) dispatch(ctx context.Context, f wire.Frame, m wire.Message) (
 		t, err := eng.Transfer(ctx, tr)
 		return ss.ticketAnswer(ctx, f.Type, r, t, err)
 	case *wire.Cancel:
-		r, err := ss.resolve(f, m.Site, m.Counter, m.IdemKey, false)
-		if err != nil {
-			return nil, err
-		}
-		t, err := eng.Cancel(ctx, queue.NumberRequest{Request: r.qr, Counter: r.counter, Number: m.Number})
-		return ss.ticketAnswer(ctx, f.Type, r, t, err)
+		return ss.numberOp(ctx, f, wire.NumberAction(*m), false, eng.Cancel)
 	case *wire.Pause:
 		return ss.modeOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Pause, "paused")
 	case *wire.Resume:
@@ -300,6 +285,19 @@ func (ss *session) counterOp(ctx context.Context, f wire.Frame, site string, cou
 		return nil, err
 	}
 	t, err := fn(ctx, queue.CounterRequest{Request: r.qr, Counter: r.counter})
+	return ss.ticketAnswer(ctx, f.Type, r, t, err)
+}
+
+type numberFunc func(context.Context, queue.NumberRequest) (queue.Ticket, error)
+
+// numberOp runs fn on the ticket that a CALL_NUMBER, REENTER or CANCEL
+// names; needCounter as for resolve.
+func (ss *session) numberOp(ctx context.Context, f wire.Frame, m wire.NumberAction, needCounter bool, fn numberFunc) (wire.Message, error) {
+	r, err := ss.resolve(f, m.Site, m.Counter, m.IdemKey, needCounter)
+	if err != nil {
+		return nil, err
+	}
+	t, err := fn(ctx, queue.NumberRequest{Request: r.qr, Counter: r.counter, Number: m.Number})
 	return ss.ticketAnswer(ctx, f.Type, r, t, err)
 }
 

@@ -2,21 +2,19 @@ package protocol_test
 
 import (
 	"bufio"
-	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/logtest"
 	"github.com/nowserving/nowserving/protocol"
+	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
@@ -60,7 +58,7 @@ func testDevices() []protocol.Device {
 	return ds
 }
 
-func secretOf(id string) []byte { return []byte(id + "-secret-0123456789") }
+var secretOf = protocoltest.Secret
 
 func roleOf(id string) wire.Role {
 	for _, d := range testDevices() {
@@ -73,95 +71,30 @@ func roleOf(id string) wire.Role {
 
 // env is a daemon on loopback: a SQLite store, an engine and a server.
 type env struct {
-	t      testing.TB
-	dbPath string
-	opts   func(*protocol.Opts)
-	store  *sqlite.Store
-	eng    *queue.Engine
-	srv    *protocol.Server
-	addr   string
-	served chan error
-	wrap   func(net.Listener) net.Listener
+	*protocoltest.Daemon
+	t testing.TB
 	// tlsClient, when set, makes dial speak TLS.
 	tlsClient *tls.Config
-}
-
-// newEnv starts a daemon; opts adjusts the server options.
-func newEnv(t testing.TB, opts func(*protocol.Opts)) *env {
-	t.Helper()
-	en := &env{t: t, dbPath: filepath.Join(t.TempDir(), "q.db"), opts: opts}
-	en.start()
-	t.Cleanup(en.stop)
-	return en
 }
 
 // engineClock is a fixed day that moves a millisecond per reading.
 var engineClock = storetest.NewClock(time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)) // 10:00 in Shanghai
 
-func (en *env) start() {
-	t := en.t
+// unstarted returns the test daemon, not started yet; opts adjusts the
+// server options.
+func unstarted(t testing.TB, opts func(*protocol.Opts)) *env {
+	d := protocoltest.New(t, testSite(), testDevices())
+	d.Clock, d.ServerOpts = engineClock.Now, opts
+	return &env{Daemon: d, t: t}
+}
+
+// newEnv starts a daemon; opts adjusts the server options.
+func newEnv(t testing.TB, opts func(*protocol.Opts)) *env {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, en.dbPath, sqlite.Opts{})
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	en.store = st
-	en.eng, err = queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: engineClock.Now, Batch: 64, Committers: 1})
-	if err != nil {
-		t.Fatalf("new engine: %v", err)
-	}
-	o := protocol.Opts{Engine: en.eng, Devices: testDevices(), Logger: logtest.New(), RateLimit: -1}
-	if en.opts != nil {
-		en.opts(&o)
-	}
-	en.srv, err = protocol.New(o)
-	if err != nil {
-		t.Fatalf("new server: %v", err)
-	}
-	addr := "127.0.0.1:0"
-	if en.addr != "" {
-		addr = en.addr // restart on the same port
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	en.addr = ln.Addr().String()
-	if en.wrap != nil {
-		ln = en.wrap(ln)
-	}
-	en.served = make(chan error, 1)
-	go func() { en.served <- en.srv.Serve(ln) }()
-}
-
-// stop shuts the daemon down in order: server, engine, store.
-func (en *env) stop() {
-	if en.srv == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := en.srv.Shutdown(ctx); err != nil {
-		en.t.Errorf("shutdown: %v", err)
-	}
-	if err := <-en.served; !errors.Is(err, protocol.ErrServerClosed) {
-		en.t.Errorf("Serve returned %v, want ErrServerClosed", err)
-	}
-	if err := en.eng.Close(ctx); err != nil {
-		en.t.Errorf("close engine: %v", err)
-	}
-	if err := en.store.Close(); err != nil {
-		en.t.Errorf("close store: %v", err)
-	}
-	en.srv = nil
-}
-
-// restart stops the daemon and starts a new one on the same database file
-// and port.
-func (en *env) restart() {
-	en.stop()
-	en.start()
+	en := unstarted(t, opts)
+	en.Start()
+	t.Cleanup(en.Stop)
+	return en
 }
 
 // client is a raw protocol client for tests, written on protocol/wire.
@@ -181,9 +114,9 @@ func (en *env) dial() *client {
 	var c net.Conn
 	var err error
 	if en.tlsClient != nil {
-		c, err = tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", en.addr, en.tlsClient)
+		c, err = tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", en.Addr, en.tlsClient)
 	} else {
-		c, err = net.DialTimeout("tcp", en.addr, 5*time.Second)
+		c, err = net.DialTimeout("tcp", en.Addr, 5*time.Second)
 	}
 	if err != nil {
 		en.t.Fatalf("dial: %v", err)
@@ -344,10 +277,37 @@ func isReset(err error) bool {
 func (en *env) waitConns(n int) {
 	en.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for en.srv.Stats().Conns != n {
+	for en.Server.Stats().Conns != n {
 		if time.Now().After(deadline) {
-			en.t.Fatalf("server has %d connections, want %d", en.srv.Stats().Conns, n)
+			en.t.Fatalf("server has %d connections, want %d", en.Server.Stats().Conns, n)
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// refusal is a request a device sends and the error code it must get back
+// (0: a ticket), not retryable, with msg in its message.
+type refusal struct {
+	name string
+	c    *client
+	m    wire.Message
+	code uint16
+	msg  string
+}
+
+// wantRefusals sends each request in a subtest of its own.
+func wantRefusals(t *testing.T, tests []refusal) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.c.t = t
+			if tt.code == 0 {
+				tt.c.ticket(tt.m)
+				return
+			}
+			e := tt.c.wantError(tt.m, tt.code)
+			if !strings.Contains(e.Msg, tt.msg) || e.Retryable {
+				t.Errorf("ERROR %q retryable %v, want a message naming %q, not retryable", e.Msg, e.Retryable, tt.msg)
+			}
+		})
 	}
 }

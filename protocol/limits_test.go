@@ -17,7 +17,7 @@ import (
 func (en *env) waitStats(what string, ok func(protocol.Stats) bool) {
 	en.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for st := en.srv.Stats(); !ok(st); st = en.srv.Stats() {
+	for st := en.Server.Stats(); !ok(st); st = en.Server.Stats() {
 		if time.Now().After(deadline) {
 			en.t.Fatalf("waiting for %s: stats %+v", what, st)
 		}
@@ -53,7 +53,7 @@ func TestIdleConnectionsDoNotLockOut(t *testing.T) {
 	t.Logf("device logged in %v after %d idle connections (%d pending)", took, idle, maxPending)
 	// It got in while the idle sockets were still held (evicting the
 	// oldest), not after they timed out.
-	if st := en.srv.Stats(); st.Pending != maxPending-1 || st.Evicted != idle-maxPending+1 {
+	if st := en.Server.Stats(); st.Pending != maxPending-1 || st.Evicted != idle-maxPending+1 {
 		t.Errorf("after the login: %d pending, %d evicted; want %d and %d", st.Pending, st.Evicted, maxPending-1, idle-maxPending+1)
 	}
 
@@ -94,7 +94,7 @@ func TestIdleRenewalNeverLocksOut(t *testing.T) {
 	const handshake = 2 * time.Second
 	en := newEnv(t, func(o *protocol.Opts) { o.MaxPending, o.HandshakeTimeout = maxPending, handshake })
 	attacker := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: time.Second}
-	if c, err := attacker.Dial("tcp", en.addr); err != nil {
+	if c, err := attacker.Dial("tcp", en.Addr); err != nil {
 		t.Fatalf("dial from 127.0.0.2 (Linux routes all of 127/8 to loopback): %v", err)
 	} else {
 		c.Close()
@@ -112,7 +112,7 @@ func TestIdleRenewalNeverLocksOut(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				c, err := attacker.Dial("tcp", en.addr)
+				c, err := attacker.Dial("tcp", en.Addr)
 				mu.Lock()
 				if closed {
 					mu.Unlock()
@@ -159,7 +159,7 @@ func TestIdleRenewalNeverLocksOut(t *testing.T) {
 		cl.ticket(&wire.TakeTicket{Service: "B"})
 		cl.c.Close()
 	}
-	st := en.srv.Stats()
+	st := en.Server.Stats()
 	t.Logf("%d logins, slowest %v, while %d attacker connections were opened and %d evicted", logins, worst, opened.Load(), st.Evicted)
 	if st.Evicted < logins {
 		t.Errorf("only %d evictions: the attacker did not keep the pending cap full", st.Evicted)

@@ -46,7 +46,7 @@ var errPaperOut = errors.New("escpos: paper out")
 func TestReprint(t *testing.T) {
 	p := &printer{}
 	en := newEnv(t, func(o *protocol.Opts) { o.Reprint = p.reprint })
-	p.eng = en.eng
+	p.eng = en.Engine
 	kiosk, _ := en.login("kiosk-1", 1)
 	tk := kiosk.ticket(&wire.TakeTicket{Service: "A"})
 	con, _ := en.login("console-1", 1)
@@ -74,7 +74,7 @@ func TestReprint(t *testing.T) {
 	if got := p.printed(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("printed %q, want %q", got, want)
 	}
-	snap, err := en.eng.Snapshot(context.Background(), "hq")
+	snap, err := en.Engine.Snapshot(context.Background(), "hq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,28 +83,13 @@ func TestReprint(t *testing.T) {
 	}
 
 	kp, _ := en.login("keypad-1", 1)
-	tests := []struct {
-		name string
-		c    *client
-		m    wire.Message
-		code uint16
-		msg  string
-	}{
+	wantRefusals(t, []refusal{
 		{"unknown ticket", con, &wire.Reprint{Number: "A999"}, wire.ErrUnknownTicket.Code, "A999"},
 		{"no number", con, &wire.Reprint{Printer: "hall-1"}, wire.ErrBadPayload.Code, "required"},
 		{"other site", con, &wire.Reprint{Number: tk.Number, Site: "elsewhere"}, wire.ErrForbidden.Code, "elsewhere"},
 		{"kiosk", kiosk, &wire.Reprint{Number: tk.Number}, wire.ErrForbidden.Code, "REPRINT"},
 		{"keypad", kp, &wire.Reprint{Number: tk.Number}, wire.ErrForbidden.Code, "REPRINT"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tt.c.t = t
-			e := tt.c.wantError(tt.m, tt.code)
-			if !strings.Contains(e.Msg, tt.msg) || e.Retryable {
-				t.Errorf("ERROR %q retryable %v, want a message naming %q, not retryable", e.Msg, e.Retryable, tt.msg)
-			}
-		})
-	}
+	})
 	con.t = t
 	if n := len(p.printed()); n != 3 {
 		t.Errorf("%d prints after the refused requests, want still 3", n)
@@ -114,7 +99,7 @@ func TestReprint(t *testing.T) {
 func TestReprintFails(t *testing.T) {
 	p := &printer{err: errPaperOut}
 	en := newEnv(t, func(o *protocol.Opts) { o.Reprint = p.reprint })
-	p.eng = en.eng
+	p.eng = en.Engine
 	kiosk, _ := en.login("kiosk-1", 1)
 	tk := kiosk.ticket(&wire.TakeTicket{Service: "B"})
 	con, _ := en.login("console-1", 1)

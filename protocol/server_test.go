@@ -144,36 +144,18 @@ func TestDomainErrors(t *testing.T) {
 	en := newEnv(t, nil)
 	kiosk, _ := en.login("kiosk-1", 1)
 	kp, _ := en.login("keypad-1", 1)
-	tests := []struct {
-		name string
-		c    *client
-		m    wire.Message
-		code uint16
-	}{
-		{"nothing waiting", kp, &wire.CallNext{}, wire.ErrNoTicketWaiting.Code},
-		{"unknown service", kiosk, &wire.TakeTicket{Service: "Z"}, wire.ErrUnknownService.Code},
-		{"full", kiosk, &wire.TakeTicket{Service: "F"}, 0},
-		{"full again", kiosk, &wire.TakeTicket{Service: "F"}, wire.ErrServiceFull.Code},
-		{"idle counter", kp, &wire.Start{}, wire.ErrInvalidTransition.Code},
-		{"unknown ticket", kp, &wire.CallNumber{Number: "A999"}, wire.ErrUnknownTicket.Code},
-		{"unknown class", kiosk, &wire.TakeTicket{Service: "A", Class: 99}, wire.ErrBadPayload.Code},
-		{"no printing", kiosk, &wire.TakeTicket{Service: "A", WantESCPOS: true}, wire.ErrBadPayload.Code},
-		{"other site", kiosk, &wire.TakeTicket{Service: "A", Site: "elsewhere"}, wire.ErrForbidden.Code},
-		{"key too long", kiosk, &wire.TakeTicket{Service: "A", IdemKey: strings.Repeat("k", 65)}, wire.ErrBadPayload.Code},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tt.c.t = t
-			if tt.code == 0 {
-				tt.c.ticket(tt.m)
-				return
-			}
-			e := tt.c.wantError(tt.m, tt.code)
-			if e.Retryable {
-				t.Errorf("retryable set on %+v", e)
-			}
-		})
-	}
+	wantRefusals(t, []refusal{
+		{"nothing waiting", kp, &wire.CallNext{}, wire.ErrNoTicketWaiting.Code, ""},
+		{"unknown service", kiosk, &wire.TakeTicket{Service: "Z"}, wire.ErrUnknownService.Code, ""},
+		{"full", kiosk, &wire.TakeTicket{Service: "F"}, 0, ""},
+		{"full again", kiosk, &wire.TakeTicket{Service: "F"}, wire.ErrServiceFull.Code, ""},
+		{"idle counter", kp, &wire.Start{}, wire.ErrInvalidTransition.Code, ""},
+		{"unknown ticket", kp, &wire.CallNumber{Number: "A999"}, wire.ErrUnknownTicket.Code, ""},
+		{"unknown class", kiosk, &wire.TakeTicket{Service: "A", Class: 99}, wire.ErrBadPayload.Code, ""},
+		{"no printing", kiosk, &wire.TakeTicket{Service: "A", WantESCPOS: true}, wire.ErrBadPayload.Code, ""},
+		{"other site", kiosk, &wire.TakeTicket{Service: "A", Site: "elsewhere"}, wire.ErrForbidden.Code, ""},
+		{"key too long", kiosk, &wire.TakeTicket{Service: "A", IdemKey: strings.Repeat("k", 65)}, wire.ErrBadPayload.Code, ""},
+	})
 }
 
 func TestRender(t *testing.T) {
@@ -301,7 +283,7 @@ func TestEndToEnd(t *testing.T) {
 	if called != n {
 		t.Errorf("%d tickets called, want %d", called, n)
 	}
-	snap, err := en.eng.Snapshot(context.Background(), "hq")
+	snap, err := en.Engine.Snapshot(context.Background(), "hq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +452,7 @@ func TestKioskRetry(t *testing.T) {
 	kiosk.write(9, 0, &wire.TakeTicket{Service: "B", IdemKey: "flash-0042"})
 	keyed := kiosk.await(9).(*wire.Ticket)
 
-	en.restart()
+	en.Restart()
 	kiosk, _ = en.login("kiosk-1", boot)
 	kiosk.write(7, wire.FlagRetry, &wire.TakeTicket{Service: "A"})
 	if again = kiosk.await(7).(*wire.Ticket); again.ID != first.ID {
@@ -591,7 +573,7 @@ func TestAuthFailures(t *testing.T) {
 			if codes := cl.expectClose(); len(codes) != 0 {
 				t.Errorf("errors after auth failure: %v", codes)
 			}
-			if got := en.srv.Stats().AuthFailures; got != int64(i+1) {
+			if got := en.Server.Stats().AuthFailures; got != int64(i+1) {
 				t.Errorf("auth failures %d, want %d", got, i+1)
 			}
 		})
@@ -670,7 +652,7 @@ func TestRateLimit(t *testing.T) {
 	if ok < 5 || ok > 6 || limited != n-ok {
 		t.Errorf("%d answered, %d limited; want the burst of 5 (+ refill) answered", ok, limited)
 	}
-	if got := en.srv.Stats().RateLimited; got != int64(limited) {
+	if got := en.Server.Stats().RateLimited; got != int64(limited) {
 		t.Errorf("stats: %d rate limited, want %d", got, limited)
 	}
 	// Other devices have their own bucket.
@@ -707,12 +689,10 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 // TestSlowConsumer: a display that stops reading is dropped; the others
 // and the engine keep going.
 func TestSlowConsumer(t *testing.T) {
-	en := &env{t: t}
-	en.dbPath = t.TempDir() + "/q.db"
-	en.opts = func(o *protocol.Opts) { o.SendQueue = 4; o.WriteTimeout = 200 * time.Millisecond }
-	en.wrap = func(l net.Listener) net.Listener { return smallBuffers{l} }
-	en.start()
-	t.Cleanup(en.stop)
+	en := unstarted(t, func(o *protocol.Opts) { o.SendQueue = 4; o.WriteTimeout = 200 * time.Millisecond })
+	en.Wrap = func(l net.Listener) net.Listener { return smallBuffers{l} }
+	en.Start()
+	t.Cleanup(en.Stop)
 
 	stalled := en.dial()
 	_ = stalled.c.(*net.TCPConn).SetReadBuffer(1)
@@ -727,13 +707,13 @@ func TestSlowConsumer(t *testing.T) {
 	// Issue through the engine, 8 at a time, until the stalled display's
 	// socket buffers and queue are full and it is dropped.
 	n := 0
-	for en.srv.Stats().SlowConsumers == 0 && n < 3000 {
+	for en.Server.Stats().SlowConsumers == 0 && n < 3000 {
 		var wg sync.WaitGroup
 		for w := 0; w < 8; w++ {
 			wg.Add(1)
 			go func(k int) {
 				defer wg.Done()
-				_, err := en.eng.Issue(context.Background(), queue.IssueRequest{
+				_, err := en.Engine.Issue(context.Background(), queue.IssueRequest{
 					Request: queue.Request{Site: "hq", Device: "test", Key: fmt.Sprint(k)}, Service: "A"})
 				if err != nil {
 					t.Errorf("issue: %v", err)
@@ -746,7 +726,7 @@ func TestSlowConsumer(t *testing.T) {
 			time.Sleep(50 * time.Millisecond) // let the writer time out
 		}
 	}
-	if got := en.srv.Stats().SlowConsumers; got != 1 {
+	if got := en.Server.Stats().SlowConsumers; got != 1 {
 		t.Fatalf("slow consumers %d after %d events, want 1", got, n)
 	}
 	t.Logf("stalled display dropped after %d events", n)
@@ -778,7 +758,7 @@ func TestLameDuck(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- en.srv.Shutdown(ctx) }()
+	go func() { done <- en.Server.Shutdown(ctx) }()
 	var answered bool
 	var codes []uint16
 	for {
@@ -802,14 +782,14 @@ func TestLameDuck(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
-	if err := <-en.served; !errors.Is(err, protocol.ErrServerClosed) {
+	if err := <-en.Served; !errors.Is(err, protocol.ErrServerClosed) {
 		t.Errorf("Serve: %v", err)
 	}
-	en.served <- protocol.ErrServerClosed // for stop
-	if _, err := net.DialTimeout("tcp", en.addr, time.Second); err == nil {
+	en.Served <- protocol.ErrServerClosed // for stop
+	if _, err := net.DialTimeout("tcp", en.Addr, time.Second); err == nil {
 		t.Errorf("dial after shutdown succeeded")
 	}
-	snap, err := en.eng.Snapshot(context.Background(), "hq")
+	snap, err := en.Engine.Snapshot(context.Background(), "hq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -821,7 +801,7 @@ func TestLameDuck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := en.srv.Serve(ln); !errors.Is(err, protocol.ErrServerClosed) {
+	if err := en.Server.Serve(ln); !errors.Is(err, protocol.ErrServerClosed) {
 		t.Errorf("Serve after Shutdown: %v", err)
 	}
 }
@@ -841,7 +821,7 @@ func TestNewRejectsBadDevices(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := protocol.New(protocol.Opts{Engine: en.eng, Devices: []protocol.Device{tt.d}}); err == nil {
+			if _, err := protocol.New(protocol.Opts{Engine: en.Engine, Devices: []protocol.Device{tt.d}}); err == nil {
 				t.Errorf("New accepted %+v", tt.d)
 			}
 		})

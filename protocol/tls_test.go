@@ -1,58 +1,24 @@
 package protocol_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
-	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nowserving/nowserving/protocol"
+	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
-// selfSigned returns a server certificate for 127.0.0.1 and a pool that
-// trusts it.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "nowserving test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}, pool
-}
-
 func TestTLS(t *testing.T) {
-	cert, pool := selfSigned(t)
-	en := &env{t: t, dbPath: t.TempDir() + "/q.db"}
-	en.opts = func(o *protocol.Opts) {
+	cert, pool := protocoltest.SelfSigned(t)
+	en := unstarted(t, func(o *protocol.Opts) {
 		o.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
+	})
 	en.tlsClient = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
-	en.start()
-	t.Cleanup(en.stop)
+	en.Start()
+	t.Cleanup(en.Stop)
 	kiosk, _ := en.login("kiosk-1", 1)
 	if tk := kiosk.ticket(&wire.TakeTicket{Service: "A"}); tk.Number != "A001" {
 		t.Errorf("ticket over TLS: %+v", tk)
@@ -120,7 +86,7 @@ func TestMetrics(t *testing.T) {
 	refused := en.dial() // the fourth connection
 	refused.expectClose()
 	kiosk.c.Close()
-	en.stop()
+	en.Stop()
 
 	cm.mu.Lock()
 	defer cm.mu.Unlock()

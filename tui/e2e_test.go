@@ -2,10 +2,6 @@ package tui
 
 import (
 	"context"
-	"errors"
-	"log/slog"
-	"net"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,39 +11,18 @@ import (
 
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
+	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store/sqlite"
 )
 
 // daemon is a real nowserving daemon on a loopback port: SQLite store,
 // queue engine, protocol server.
-type daemon struct {
-	t      *testing.T
-	db     string
-	addr   string
-	store  *sqlite.Store
-	eng    *queue.Engine
-	srv    *protocol.Server
-	served chan error
-}
+type daemon struct{ *protocoltest.Daemon }
 
-func secret(id string) []byte { return []byte(id + "-secret-0123456789") }
+var secret = protocoltest.Secret
 
 func startDaemon(t *testing.T) *daemon {
-	d := &daemon{t: t, db: filepath.Join(t.TempDir(), "q.db"), addr: "127.0.0.1:0"}
-	d.start()
-	t.Cleanup(d.stop)
-	return d
-}
-
-func (d *daemon) start() {
-	t := d.t
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, d.db, sqlite.Opts{})
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
 	cs := []queue.CounterService{{Service: "A", Weight: 1}, {Service: "B", Weight: 1}}
 	site := queue.Site{
 		ID: "hq", Location: time.UTC,
@@ -57,53 +32,22 @@ func (d *daemon) start() {
 		},
 		Counters: []queue.Counter{{ID: "1", Services: cs}, {ID: "2", Services: cs}},
 	}
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: time.Now, Batch: 16, Committers: 1})
-	if err != nil {
-		t.Fatalf("new engine: %v", err)
-	}
 	var devs []protocol.Device
 	for id, role := range map[string]wire.Role{"kiosk-1": wire.RoleKiosk, "display-1": wire.RoleDisplay, "console-1": wire.RoleConsole} {
 		devs = append(devs, protocol.Device{ID: id, Role: role, Site: "hq", Secret: secret(id)})
 	}
-	srv, err := protocol.New(protocol.Opts{Engine: eng, Devices: devs, Logger: slog.New(slog.DiscardHandler), RateLimit: -1})
-	if err != nil {
-		t.Fatalf("new server: %v", err)
-	}
-	ln, err := net.Listen("tcp", d.addr)
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	d.addr = ln.Addr().String()
-	d.store, d.eng, d.srv, d.served = st, eng, srv, make(chan error, 1)
-	go func() { d.served <- srv.Serve(ln) }()
-}
-
-func (d *daemon) stop() {
-	if d.srv == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := d.srv.Shutdown(ctx); err != nil {
-		d.t.Errorf("shutdown: %v", err)
-	}
-	if err := <-d.served; !errors.Is(err, protocol.ErrServerClosed) {
-		d.t.Errorf("Serve: %v", err)
-	}
-	if err := d.eng.Close(ctx); err != nil {
-		d.t.Errorf("close engine: %v", err)
-	}
-	if err := d.store.Close(); err != nil {
-		d.t.Errorf("close store: %v", err)
-	}
-	d.srv = nil
+	d := protocoltest.New(t, site, devs)
+	d.Batch = 16
+	d.Start()
+	t.Cleanup(d.Stop)
+	return &daemon{d}
 }
 
 func (d *daemon) dial(t *testing.T, id string, role wire.Role) *client.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, d.addr, client.Opts{DeviceID: id, Secret: secret(id), Role: role,
+	c, err := client.Dial(ctx, d.Addr, client.Opts{DeviceID: id, Secret: secret(id), Role: role,
 		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("dial %s: %v", id, err)
@@ -120,7 +64,7 @@ type liveConsole struct {
 
 func startConsole(t *testing.T, d *daemon) *liveConsole {
 	lc := &liveConsole{
-		m:    New(Opts{Sites: []SiteOpts{{Code: "hq", Name: "HQ"}}, Addr: d.addr, Renderer: asciiRenderer()}),
+		m:    New(Opts{Sites: []SiteOpts{{Code: "hq", Name: "HQ"}}, Addr: d.Addr, Renderer: asciiRenderer()}),
 		msgs: make(chan tea.Msg, 4096),
 	}
 	feed(lc.m, tea.WindowSizeMsg{Width: 100, Height: 30}, TickMsg(time.Now()))
@@ -131,7 +75,7 @@ func startConsole(t *testing.T, d *daemon) *liveConsole {
 		_ = RunSite(ctx, SiteSession{
 			Site: "hq", Send: func(m tea.Msg) { lc.msgs <- m },
 			Dial: func(ctx context.Context, onState func(client.State, error)) (*client.Client, error) {
-				return client.Dial(ctx, d.addr, client.Opts{DeviceID: "console-1", Secret: secret("console-1"),
+				return client.Dial(ctx, d.Addr, client.Opts{DeviceID: "console-1", Secret: secret("console-1"),
 					Role: wire.RoleConsole, Site: "hq", OnState: onState,
 					MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
 			},
@@ -226,11 +170,11 @@ func TestEndToEndReconnect(t *testing.T) {
 	}
 	lc.waitFor(t, "B001", func(v string) bool { return strings.Contains(v, "B001 in B") })
 
-	d.stop()
+	d.Stop()
 	lc.waitFor(t, "reconnecting", func(v string) bool {
 		return strings.Contains(v, "reconnecting") && strings.Contains(v, "STALE")
 	})
-	d.start()
+	d.Start()
 	lc.waitFor(t, "connected again", func(v string) bool {
 		return strings.Contains(v, "● connected") && !strings.Contains(v, "STALE")
 	})
@@ -264,16 +208,16 @@ func TestEndToEndFigures(t *testing.T) {
 	}
 	// The log's first event cannot be replayed (a subscription from
 	// version 1 gets the events after it): let it be a counter's.
-	step(d.eng.Pause(ctx, cr("2")))
-	step(d.eng.Resume(ctx, cr("2")))
+	step(d.Engine.Pause(ctx, cr("2")))
+	step(d.Engine.Resume(ctx, cr("2")))
 	for _, sv := range []string{"A", "A", "B", "A"} {
-		step(d.eng.Issue(ctx, queue.IssueRequest{Request: req(), Service: sv, Class: queue.ClassNormal}))
+		step(d.Engine.Issue(ctx, queue.IssueRequest{Request: req(), Service: sv, Class: queue.ClassNormal}))
 	}
-	step(d.eng.CallNext(ctx, cr("1")))
+	step(d.Engine.CallNext(ctx, cr("1")))
 
 	lc := startConsole(t, d)
 	last := func() int64 {
-		v, err := d.eng.LastVersion(ctx, "hq")
+		v, err := d.Engine.LastVersion(ctx, "hq")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,17 +226,17 @@ func TestEndToEndFigures(t *testing.T) {
 	caughtUp := func(string) bool { s := lc.m.site(); return s.haveSnap && s.hist == nil && s.v.Version == last() }
 	lc.waitFor(t, "the day so far", caughtUp)
 
-	step(d.eng.Transfer(ctx, queue.TransferRequest{Request: req(), Counter: "1", ToService: "B"}))
-	step(d.eng.CallNext(ctx, cr("2")))
-	step(d.eng.Recall(ctx, cr("2")))
-	step(d.eng.Start(ctx, cr("2")))
-	step(d.eng.Complete(ctx, cr("2")))
-	step(d.eng.CallNext(ctx, cr("1")))
-	step(d.eng.NoShow(ctx, cr("1")))
-	step(d.eng.CallNext(ctx, cr("1")))
+	step(d.Engine.Transfer(ctx, queue.TransferRequest{Request: req(), Counter: "1", ToService: "B"}))
+	step(d.Engine.CallNext(ctx, cr("2")))
+	step(d.Engine.Recall(ctx, cr("2")))
+	step(d.Engine.Start(ctx, cr("2")))
+	step(d.Engine.Complete(ctx, cr("2")))
+	step(d.Engine.CallNext(ctx, cr("1")))
+	step(d.Engine.NoShow(ctx, cr("1")))
+	step(d.Engine.CallNext(ctx, cr("1")))
 	lc.waitFor(t, "the events", caughtUp)
 
-	snap, err := d.eng.Snapshot(ctx, "hq")
+	snap, err := d.Engine.Snapshot(ctx, "hq")
 	if err != nil {
 		t.Fatal(err)
 	}

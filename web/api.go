@@ -261,24 +261,19 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		from = sn.Version
 	}
-	sub, err := s.o.Engine.Subscribe(site, from)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	st, ctx, done, ok := s.startStream(w, r)
+	st, ctx, done, ok := s.startStream(w, r, site, from)
 	if !ok {
 		return
 	}
 	defer done()
 	for {
-		evs, err := s.next(ctx, st, sub)
+		evs, err := s.next(ctx, st)
 		if errors.Is(err, queue.ErrGapTooLarge) {
 			sn, serr := s.o.Engine.Snapshot(ctx, site)
 			if serr != nil {
 				return
 			}
-			sub.Reset(sn.Version)
+			st.sub.Reset(sn.Version)
 			if st.send(sn.Version, "snapshot", toSnapshot(sn)) != nil {
 				return
 			}

@@ -120,12 +120,7 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	sub, err := s.o.Engine.Subscribe(site.ID, v.Version)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	st, ctx, done, ok := s.startStream(w, r)
+	st, ctx, done, ok := s.startStream(w, r, site.ID, v.Version)
 	if !ok {
 		return
 	}
@@ -134,7 +129,7 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for {
-		evs, err := s.next(ctx, st, sub)
+		evs, err := s.next(ctx, st)
 		gap := errors.Is(err, queue.ErrGapTooLarge)
 		if err != nil && !gap {
 			return
@@ -151,7 +146,7 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 			if v, err = s.siteView(ctx, site); err != nil {
 				return
 			}
-			sub.Reset(v.Version)
+			st.sub.Reset(v.Version)
 		}
 		if st.send(v.Version, "state", s.displayState(site, v)) != nil {
 			return
@@ -209,12 +204,7 @@ func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	sub, err := s.o.Engine.Subscribe(site.ID, sn.Version)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	st, ctx, done, ok := s.startStream(w, r)
+	st, ctx, done, ok := s.startStream(w, r, site.ID, sn.Version)
 	if !ok {
 		return
 	}
@@ -223,18 +213,18 @@ func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for {
-		evs, err := s.next(ctx, st, sub)
+		evs, err := s.next(ctx, st)
 		gap := errors.Is(err, queue.ErrGapTooLarge)
 		if err != nil && !gap {
 			return
 		}
-		v := sub.Version()
+		v := st.sub.Version()
 		if gap {
 			sn, err := s.o.Engine.Snapshot(ctx, site.ID)
 			if err != nil {
 				return
 			}
-			sub.Reset(sn.Version)
+			st.sub.Reset(sn.Version)
 			v = sn.Version
 		}
 		moved := gap

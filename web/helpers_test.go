@@ -123,16 +123,17 @@ func decode[T any](t *testing.T, resp *http.Response, status int) T {
 
 func (e *env) issue(service string) queue.Ticket {
 	e.t.Helper()
-	tk, err := e.eng.Issue(context.Background(), queue.IssueRequest{Request: queue.Request{Site: "main", Device: "kiosk"}, Service: service})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return tk
+	return e.ticket(e.eng.Issue(context.Background(), queue.IssueRequest{Request: queue.Request{Site: "main", Device: "kiosk"}, Service: service}))
 }
 
 func (e *env) call(counter string) queue.Ticket {
 	e.t.Helper()
-	tk, err := e.eng.CallNext(context.Background(), queue.CounterRequest{Request: queue.Request{Site: "main", Device: "keypad"}, Counter: counter})
+	return e.ticket(e.eng.CallNext(context.Background(), queue.CounterRequest{Request: queue.Request{Site: "main", Device: "keypad"}, Counter: counter}))
+}
+
+// ticket returns what an engine action answered, failing the test on err.
+func (e *env) ticket(tk queue.Ticket, err error) queue.Ticket {
+	e.t.Helper()
 	if err != nil {
 		e.t.Fatal(err)
 	}

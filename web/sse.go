@@ -12,16 +12,24 @@ import (
 	"github.com/nowserving/nowserving/queue"
 )
 
-// stream writes Server-Sent Events.
+// stream writes Server-Sent Events from a subscription to a site's events.
 type stream struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	sub *queue.Subscription
 }
 
-// startStream answers with the SSE headers and returns the stream and a
-// context that ends when the client leaves or the server shuts down; ok is
-// false (and a 503 problem sent) when too many streams are open.
-func (s *Server) startStream(w http.ResponseWriter, r *http.Request) (st *stream, ctx context.Context, done func(), ok bool) {
+// startStream subscribes to the events of site after version from,
+// answers with the SSE headers and returns the stream and a context that
+// ends when the client leaves or the server shuts down; ok is false (and a
+// problem sent) when the site cannot be followed or too many streams are
+// open.
+func (s *Server) startStream(w http.ResponseWriter, r *http.Request, site string, from int64) (st *stream, ctx context.Context, done func(), ok bool) {
+	sub, err := s.o.Engine.Subscribe(site, from)
+	if err != nil {
+		writeError(w, s.log, err)
+		return nil, nil, nil, false
+	}
 	if n := s.open.Add(1); n > int64(s.o.MaxStreams) {
 		s.open.Add(-1)
 		w.Header().Set("Retry-After", "5")
@@ -35,7 +43,7 @@ func (s *Server) startStream(w http.ResponseWriter, r *http.Request) (st *stream
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any write timeout
-	st = &stream{w: w, rc: rc}
+	st = &stream{w: w, rc: rc, sub: sub}
 	// Tell EventSource to retry after 1 s rather than its default 3 s.
 	fmt.Fprint(w, "retry: 1000\n\n")
 	_ = rc.Flush()
@@ -77,12 +85,12 @@ func (st *stream) ping() error {
 	return st.rc.Flush()
 }
 
-// next waits for the subscription's next events, writing a keep-alive
-// comment every heartbeat meanwhile.
-func (s *Server) next(ctx context.Context, st *stream, sub *queue.Subscription) ([]queue.Event, error) {
+// next waits for the stream's next events, writing a keep-alive comment
+// every heartbeat meanwhile.
+func (s *Server) next(ctx context.Context, st *stream) ([]queue.Event, error) {
 	for {
 		hctx, cancel := context.WithTimeout(ctx, s.o.Heartbeat)
-		evs, err := sub.Next(hctx)
+		evs, err := st.sub.Next(hctx)
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			if err := st.ping(); err != nil {

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
+	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -20,9 +21,9 @@ func TestRealReprint(t *testing.T) {
 		mu    sync.Mutex
 		calls []string
 	)
-	d := &daemon{t: t, db: filepath.Join(t.TempDir(), "q.db"), addr: "127.0.0.1:0"}
-	d.reprint = func(ctx context.Context, site, number, printer string) error {
-		if _, err := d.eng.Position(ctx, site, number); err != nil {
+	var d *protocoltest.Daemon
+	reprint := func(ctx context.Context, site, number, printer string) error {
+		if _, err := d.Engine.Position(ctx, site, number); err != nil {
 			return fmt.Errorf("devices: reprint %s: %w", number, err)
 		}
 		if printer == "jammed" {
@@ -33,20 +34,19 @@ func TestRealReprint(t *testing.T) {
 		calls = append(calls, site+"/"+number+"/"+printer)
 		return nil
 	}
-	d.start()
-	t.Cleanup(d.stop)
+	d = startDaemon(t, func(o *protocol.Opts) { o.Reprint = reprint })
 	printed := func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		return strings.Join(calls, " ")
 	}
 	ctx := context.Background()
-	k := dial(t, d.addr, "kiosk-1", wire.RoleKiosk)
+	k := dial(t, d.Addr, "kiosk-1", wire.RoleKiosk)
 	tk, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newProxy(t, d.addr)
+	p := newProxy(t, d.Addr)
 	con := dial(t, p.addr(), "console-1", wire.RoleConsole)
 
 	if err := con.Reprint(ctx, tk.Number, "hall-1"); err != nil {

@@ -185,15 +185,28 @@ func WithSite(site string) ReqOpt { return func(o *reqOpts) { o.site = site } }
 // WithService limits CALL_NEXT to one service (and filters Snapshot).
 func WithService(code string) ReqOpt { return func(o *reqOpts) { o.service = code } }
 
-func (c *Client) req(counter uint32, opts []ReqOpt) (uint32, reqOpts) {
+// reqOpts applies opts over the client's defaults.
+func (c *Client) reqOpts(opts []ReqOpt) reqOpts {
 	o := reqOpts{site: c.opts.Site}
 	for _, f := range opts {
 		f(&o)
 	}
+	return o
+}
+
+// req gives the counter a request is for (0: Opts.Counter) and its options.
+func (c *Client) req(counter uint32, opts []ReqOpt) (uint32, reqOpts) {
 	if counter == 0 {
 		counter = c.opts.Counter
 	}
-	return counter, o
+	return counter, c.reqOpts(opts)
+}
+
+// action is the payload of a ticket action of counter on number: every
+// wire.CounterAction and wire.NumberAction type converts from it.
+func (c *Client) action(counter uint32, number string, opts []ReqOpt) wire.CounterAction {
+	counter, o := c.req(counter, opts)
+	return wire.CounterAction{IdemKey: o.idemKey, Counter: counter, Number: number, Site: o.site}
 }
 
 // CallNext calls the next waiting ticket to counter (0: Opts.Counter, for
@@ -205,39 +218,39 @@ func (c *Client) CallNext(ctx context.Context, counter uint32, opts ...ReqOpt) (
 
 // CallNumber calls the waiting ticket number (e.g. "A023") to counter.
 func (c *Client) CallNumber(ctx context.Context, counter uint32, number string, opts ...ReqOpt) (*wire.Ticket, error) {
-	counter, o := c.req(counter, opts)
-	return c.ticket(ctx, &wire.CallNumber{IdemKey: o.idemKey, Counter: counter, Number: number, Site: o.site})
+	m := wire.CallNumber(c.action(counter, number, opts))
+	return c.ticket(ctx, &m)
 }
 
 // Recall announces again the ticket counter has called (number empty: its
 // current one).
 func (c *Client) Recall(ctx context.Context, counter uint32, number string, opts ...ReqOpt) (*wire.Ticket, error) {
-	counter, o := c.req(counter, opts)
-	return c.ticket(ctx, &wire.Recall{IdemKey: o.idemKey, Counter: counter, Number: number, Site: o.site})
+	m := wire.Recall(c.action(counter, number, opts))
+	return c.ticket(ctx, &m)
 }
 
 // NoShow marks the called ticket as not having come.
 func (c *Client) NoShow(ctx context.Context, counter uint32, number string, opts ...ReqOpt) (*wire.Ticket, error) {
-	counter, o := c.req(counter, opts)
-	return c.ticket(ctx, &wire.NoShow{IdemKey: o.idemKey, Counter: counter, Number: number, Site: o.site})
+	m := wire.NoShow(c.action(counter, number, opts))
+	return c.ticket(ctx, &m)
 }
 
 // Reenter puts a no-show ticket back into its queue.
 func (c *Client) Reenter(ctx context.Context, counter uint32, number string, opts ...ReqOpt) (*wire.Ticket, error) {
-	counter, o := c.req(counter, opts)
-	return c.ticket(ctx, &wire.Reenter{IdemKey: o.idemKey, Counter: counter, Number: number, Site: o.site})
+	m := wire.Reenter(c.action(counter, number, opts))
+	return c.ticket(ctx, &m)
 }
 
 // Start begins serving the called ticket.
 func (c *Client) Start(ctx context.Context, counter uint32, number string, opts ...ReqOpt) (*wire.Ticket, error) {
-	counter, o := c.req(counter, opts)
-	return c.ticket(ctx, &wire.Start{IdemKey: o.idemKey, Counter: counter, Number: number, Site: o.site})
+	m := wire.Start(c.action(counter, number, opts))
+	return c.ticket(ctx, &m)
 }
 
 // Complete finishes serving the ticket.
 func (c *Client) Complete(ctx context.Context, counter uint32, number string, opts ...ReqOpt) (*wire.Ticket, error) {
-	counter, o := c.req(counter, opts)
-	return c.ticket(ctx, &wire.Complete{IdemKey: o.idemKey, Counter: counter, Number: number, Site: o.site})
+	m := wire.Complete(c.action(counter, number, opts))
+	return c.ticket(ctx, &m)
 }
 
 // Target is where Transfer sends a ticket: another service, a given
@@ -260,8 +273,8 @@ func (c *Client) Transfer(ctx context.Context, counter uint32, number string, to
 
 // Cancel cancels a waiting or called ticket.
 func (c *Client) Cancel(ctx context.Context, counter uint32, number string, opts ...ReqOpt) (*wire.Ticket, error) {
-	counter, o := c.req(counter, opts)
-	return c.ticket(ctx, &wire.Cancel{IdemKey: o.idemKey, Counter: counter, Number: number, Site: o.site})
+	m := wire.Cancel(c.action(counter, number, opts))
+	return c.ticket(ctx, &m)
 }
 
 // Pause stops calls to counter; reason is shown on the console.
@@ -279,26 +292,17 @@ func (c *Client) Resume(ctx context.Context, counter uint32, opts ...ReqOpt) (*w
 // Status returns ticket number as it stands now: status, counter, people
 // ahead, estimated wait.
 func (c *Client) Status(ctx context.Context, number string, opts ...ReqOpt) (*wire.Ticket, error) {
-	_, o := c.req(0, opts)
+	o := c.reqOpts(opts)
 	return c.ticket(ctx, &wire.Status{Number: number, Site: o.site})
 }
 
 // Snapshot returns the state of the site's services and counters, limited
 // to counter when it is not 0 and to a service given WithService.
 func (c *Client) Snapshot(ctx context.Context, counter uint32, opts ...ReqOpt) (*wire.Snapshot, error) {
-	o := reqOpts{site: c.opts.Site}
-	for _, f := range opts {
-		f(&o)
-	}
-	ans, err := c.Do(ctx, &wire.Status{Counter: counter, Service: o.service, Site: o.site})
-	if err != nil {
-		return nil, err
-	}
-	s, ok := ans.(*wire.Snapshot)
-	if !ok {
-		return nil, fmt.Errorf("client: STATUS: %w: %s", ErrUnexpected, ans.Type())
-	}
-	return s, nil
+	o := c.reqOpts(opts)
+	m := &wire.Status{Counter: counter, Service: o.service, Site: o.site}
+	ans, err := c.Do(ctx, m)
+	return answer[*wire.Snapshot](m, ans, err)
 }
 
 // Reprint prints ticket number of today again on the daemon's network
@@ -309,37 +313,33 @@ func (c *Client) Snapshot(ctx context.Context, counter uint32, opts ...ReqOpt) (
 // as wire.ErrPrinterFailed with the cause in its message. Only WithSite of
 // opts applies.
 func (c *Client) Reprint(ctx context.Context, number, printer string, opts ...ReqOpt) error {
-	_, o := c.req(0, opts)
-	ans, err := c.DoOnce(ctx, &wire.Reprint{Number: number, Printer: printer, Site: o.site})
-	if err != nil {
-		return err
-	}
-	if _, ok := ans.(*wire.OK); !ok {
-		return fmt.Errorf("client: REPRINT: %w: %s", ErrUnexpected, ans.Type())
-	}
-	return nil
+	o := c.reqOpts(opts)
+	m := &wire.Reprint{Number: number, Printer: printer, Site: o.site}
+	ans, err := c.DoOnce(ctx, m)
+	_, err = answer[*wire.OK](m, ans, err)
+	return err
 }
 
 func (c *Client) ticket(ctx context.Context, m wire.Message) (*wire.Ticket, error) {
 	ans, err := c.Do(ctx, m)
-	if err != nil {
-		return nil, err
-	}
-	t, ok := ans.(*wire.Ticket)
-	if !ok {
-		return nil, fmt.Errorf("client: %s: %w: %s", m.Type(), ErrUnexpected, ans.Type())
-	}
-	return t, nil
+	return answer[*wire.Ticket](m, ans, err)
 }
 
 func (c *Client) ok(ctx context.Context, m wire.Message) (*wire.OK, error) {
 	ans, err := c.Do(ctx, m)
+	return answer[*wire.OK](m, ans, err)
+}
+
+// answer returns the daemon's answer ans to request m as a T, or err, or an
+// ErrUnexpected error when the daemon answered with another message.
+func answer[T wire.Message](m, ans wire.Message, err error) (T, error) {
+	var zero T
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	k, ok := ans.(*wire.OK)
+	t, ok := ans.(T)
 	if !ok {
-		return nil, fmt.Errorf("client: %s: %w: %s", m.Type(), ErrUnexpected, ans.Type())
+		return zero, fmt.Errorf("client: %s: %w: %s", m.Type(), ErrUnexpected, ans.Type())
 	}
-	return k, nil
+	return t, nil
 }

@@ -3,17 +3,11 @@ package client_test
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -21,9 +15,9 @@ import (
 	"github.com/nowserving/nowserving/logtest"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
+	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store/sqlite"
 )
 
 // These tests run the client against the real daemon (protocol.Server on a
@@ -38,7 +32,7 @@ func site() queue.Site {
 	}
 }
 
-func secret(id string) []byte { return []byte(id + "-secret-0123456789") }
+var secret = protocoltest.Secret
 
 func devices() []protocol.Device {
 	return []protocol.Device{
@@ -49,76 +43,11 @@ func devices() []protocol.Device {
 	}
 }
 
-// daemon is a real daemon on a SQLite file, restartable on the same port.
-type daemon struct {
-	t         *testing.T
-	maxReplay int // 0: the server's default
-	reprint   protocol.ReprintFunc
-	tls       *tls.Config // nil: plain TCP
-	db        string
-	addr      string
-	store     *sqlite.Store
-	eng       *queue.Engine
-	srv       *protocol.Server
-	served    chan error
-}
-
-func startDaemon(t *testing.T, maxReplay ...int) *daemon {
+// startDaemon starts a real daemon; opts, when not nil, adjusts the server
+// options.
+func startDaemon(t *testing.T, opts func(*protocol.Opts)) *protocoltest.Daemon {
 	t.Helper()
-	d := &daemon{t: t, db: filepath.Join(t.TempDir(), "q.db"), addr: "127.0.0.1:0"}
-	if len(maxReplay) > 0 {
-		d.maxReplay = maxReplay[0]
-	}
-	d.start()
-	t.Cleanup(d.stop)
-	return d
-}
-
-func (d *daemon) start() {
-	t := d.t
-	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, d.db, sqlite.Opts{})
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	d.store = st
-	d.eng, err = queue.New(queue.Opts{Store: st, Sites: []queue.Site{site()}, Clock: time.Now, Batch: 64, Committers: 1})
-	if err != nil {
-		t.Fatalf("new engine: %v", err)
-	}
-	d.srv, err = protocol.New(protocol.Opts{Engine: d.eng, Devices: devices(), Logger: logtest.New(), RateLimit: -1, MaxReplay: d.maxReplay, TLSConfig: d.tls,
-		Reprint: d.reprint})
-	if err != nil {
-		t.Fatalf("new server: %v", err)
-	}
-	var ln net.Listener
-	for i := 0; ; i++ { // the port of a stopped daemon may linger a moment
-		ln, err = net.Listen("tcp", d.addr)
-		if err == nil || i == 50 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	d.addr = ln.Addr().String()
-	d.served = make(chan error, 1)
-	go func() { d.served <- d.srv.Serve(ln) }()
-}
-
-func (d *daemon) stop() {
-	if d.srv == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = d.srv.Shutdown(ctx)
-	<-d.served
-	_ = d.eng.Close(ctx)
-	_ = d.store.Close()
-	d.srv = nil
+	return protocoltest.Start(t, site(), devices(), opts)
 }
 
 // proxy forwards frames between clients and the daemon. While muted for a
@@ -293,8 +222,8 @@ func issued(t *testing.T, addr string) uint32 {
 func TestRealRetryGetsSameTicket(t *testing.T) {
 	for _, restart := range []bool{false, true} {
 		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
-			d := startDaemon(t)
-			p := newProxy(t, d.addr)
+			d := startDaemon(t, nil)
+			p := newProxy(t, d.Addr)
 			c := dial(t, p.addr(), "kiosk-1", wire.RoleKiosk)
 			ctx := context.Background()
 			first, err := c.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
@@ -302,7 +231,7 @@ func TestRealRetryGetsSameTicket(t *testing.T) {
 				t.Fatal(err)
 			}
 			if restart {
-				p.onCut = func() { d.stop(); d.start() }
+				p.onCut = func() { d.Restart() }
 			}
 			cut := p.cutAfterAnswer(wire.TypeTakeTicket)
 			got, err := c.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
@@ -317,7 +246,7 @@ func TestRealRetryGetsSameTicket(t *testing.T) {
 			if got.Number == first.Number || got.Number != "A002" {
 				t.Errorf("ticket after retry = %s, want A002 (first was %s)", got.Number, first.Number)
 			}
-			if n := issued(t, d.addr); n != 2 {
+			if n := issued(t, d.Addr); n != 2 {
 				t.Errorf("daemon issued %d tickets, want 2", n)
 			}
 			next, err := c.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
@@ -331,10 +260,10 @@ func TestRealRetryGetsSameTicket(t *testing.T) {
 // A display that reconnects receives exactly the events it missed, in
 // order, then live ones.
 func TestRealSubscribeResume(t *testing.T) {
-	d := startDaemon(t)
-	p := newProxy(t, d.addr)
+	d := startDaemon(t, nil)
+	p := newProxy(t, d.Addr)
 	ctx := context.Background()
-	k := dial(t, d.addr, "kiosk-1", wire.RoleKiosk)
+	k := dial(t, d.Addr, "kiosk-1", wire.RoleKiosk)
 	take := func(n int) {
 		for i := 0; i < n; i++ {
 			if _, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{}); err != nil {
@@ -390,9 +319,9 @@ func TestRealSubscribeResume(t *testing.T) {
 }
 
 func TestRealErrors(t *testing.T) {
-	d := startDaemon(t)
+	d := startDaemon(t, nil)
 	ctx := context.Background()
-	k := dial(t, d.addr, "kiosk-1", wire.RoleKiosk)
+	k := dial(t, d.Addr, "kiosk-1", wire.RoleKiosk)
 	_, err := k.TakeTicket(ctx, "Z", wire.ClassNormal, client.TicketOpts{})
 	if !errors.Is(err, wire.ErrUnknownService) {
 		t.Errorf("unknown service: %v", err)
@@ -400,7 +329,7 @@ func TestRealErrors(t *testing.T) {
 	if _, err := k.CallNext(ctx, 1); !errors.Is(err, wire.ErrForbidden) {
 		t.Errorf("kiosk calling: %v, want ErrForbidden", err)
 	}
-	kp := dial(t, d.addr, "keypad-1", wire.RoleKeypad)
+	kp := dial(t, d.Addr, "keypad-1", wire.RoleKeypad)
 	if _, err := kp.CallNext(ctx, 0); !errors.Is(err, wire.ErrNoTicketWaiting) {
 		t.Errorf("call on an empty queue: %v, want ErrNoTicketWaiting", err)
 	}
@@ -409,7 +338,7 @@ func TestRealErrors(t *testing.T) {
 	}
 	o := opts("kiosk-1", wire.RoleKiosk)
 	o.Secret = []byte("not the secret at all")
-	if _, err := client.Dial(ctx, d.addr, o); !errors.Is(err, wire.ErrAuthFailed) {
+	if _, err := client.Dial(ctx, d.Addr, o); !errors.Is(err, wire.ErrAuthFailed) {
 		t.Errorf("wrong secret: %v, want ErrAuthFailed", err)
 	}
 	// A ticket's whole life.
@@ -441,10 +370,10 @@ func TestRealErrors(t *testing.T) {
 // When the display was away for more events than the daemon replays, it
 // gets a SNAPSHOT, then the events after it.
 func TestRealSubscribeSnapshotOnGap(t *testing.T) {
-	d := startDaemon(t, 2)
-	p := newProxy(t, d.addr)
+	d := startDaemon(t, func(o *protocol.Opts) { o.MaxReplay = 2 })
+	p := newProxy(t, d.Addr)
 	ctx := context.Background()
-	k := dial(t, d.addr, "kiosk-1", wire.RoleKiosk)
+	k := dial(t, d.Addr, "kiosk-1", wire.RoleKiosk)
 	take := func(n int) {
 		for i := 0; i < n; i++ {
 			if _, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{}); err != nil {
@@ -499,43 +428,15 @@ func TestRealSubscribeSnapshotOnGap(t *testing.T) {
 	}
 }
 
-// selfSigned returns a server certificate for 127.0.0.1 and a pool that
-// trusts it.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "nowserving client test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool.AddCert(cert)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}, pool
-}
-
 func TestRealTLS(t *testing.T) {
-	cert, pool := selfSigned(t)
-	d := &daemon{t: t, db: filepath.Join(t.TempDir(), "q.db"), addr: "127.0.0.1:0",
-		tls: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
-	d.start()
-	t.Cleanup(d.stop)
+	cert, pool := protocoltest.SelfSigned(t)
+	d := startDaemon(t, func(o *protocol.Opts) {
+		o.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	})
 	ctx := context.Background()
 	o := opts("kiosk-1", wire.RoleKiosk)
 	o.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	c, err := client.Dial(ctx, d.addr, o)
+	c, err := client.Dial(ctx, d.Addr, o)
 	if err != nil {
 		t.Fatalf("dial over TLS: %v", err)
 	}
@@ -546,7 +447,7 @@ func TestRealTLS(t *testing.T) {
 	// Without the CA the client refuses the daemon's certificate.
 	o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	var ue x509.UnknownAuthorityError
-	if _, err := client.Dial(ctx, d.addr, o); !errors.As(err, &ue) || errors.Is(err, client.ErrUnreachable) {
+	if _, err := client.Dial(ctx, d.Addr, o); !errors.As(err, &ue) || errors.Is(err, client.ErrUnreachable) {
 		t.Errorf("dial trusting nothing: %v, want a certificate error (not 'unreachable')", err)
 	}
 }
