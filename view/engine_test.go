@@ -51,10 +51,6 @@ func (d *driver) req() queue.Request {
 	return queue.Request{Site: d.site.ID, Device: "test", Key: fmt.Sprintf("k%d", d.n)}
 }
 
-func (d *driver) cr(counter string) queue.CounterRequest {
-	return queue.CounterRequest{Request: d.req(), Counter: counter}
-}
-
 // step applies one operation; refusals by the rules are part of the game.
 func (d *driver) step(op string, args ...string) {
 	d.t.Helper()

@@ -299,7 +299,7 @@ func (f *fieldDef) setKind(b *builder) error {
 		}
 		f.kind, f.rec = kindRecord, rec
 	default:
-		return fmt.Errorf("Go type %s has no wire type", t)
+		return fmt.Errorf("field of Go type %s: no wire type", t)
 	}
 	return nil
 }

@@ -49,6 +49,7 @@ func TestSchemaRejects(t *testing.T) {
 	type number struct{ A uint32 }
 	type unexported struct {
 		A string
+		//lint:ignore U1000 an unexported field is the case under test
 		b string
 	}
 	type outer struct{ R []pair }
@@ -64,7 +65,7 @@ func TestSchemaRejects(t *testing.T) {
 		{"field without tag", []decl{rec(pairT, fields{1: "A"})}, "pair.B has no tag"},
 		{"tag 0", []decl{rec(pairT, fields{0: "A", 1: "B"})}, "tag 0"},
 		{"no name", []decl{rec(pairT, fields{1: "A", 2: " "})}, "want tag 1..255 and a field name"},
-		{"Go int", []decl{rec(reflect.TypeFor[plainInt](), fields{1: "A"})}, "Go type int has no wire type"},
+		{"Go int", []decl{rec(reflect.TypeFor[plainInt](), fields{1: "A"})}, "field of Go type int: no wire type"},
 		{"id on a number", []decl{rec(reflect.TypeFor[number](), fields{1: "A id"})}, `rule "id" does not apply to uint32`},
 		{"misspelt rule", []decl{rec(pairT, fields{1: "A requierd", 2: "B"})}, `rule "requierd"`},
 		{"known on a string", []decl{rec(pairT, fields{1: "A known", 2: "B"})}, `rule "known" does not apply to string`},
