@@ -5,25 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 // TestReadinessRateLimited: however often /readyz is asked, the store is
 // probed (its health row written) at most once per readyTTL, and callers
 // arriving together share one probe.
 func TestReadinessRateLimited(t *testing.T) {
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "r.db"), sqlite.Opts{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storetest.SQLite(t)
 	st := s.Store
 	ps := &PendingStore{}
 	r := NewReadiness(ps, "d", time.Second)
@@ -87,10 +83,7 @@ func TestOpenRetry(t *testing.T) {
 // (transactions fail as unavailable meanwhile, naming the reason) until
 // one opens the store; an error retrying cannot cure stops at once.
 func TestConnector(t *testing.T) {
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "c.db"), sqlite.Opts{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storetest.SQLite(t)
 	attempts := 0
 	open := func(context.Context) (*sqlstore.Store, error) {
 		if attempts++; attempts == 1 {
@@ -102,7 +95,7 @@ func TestConnector(t *testing.T) {
 	defer ps.Close()
 	k := Connect(ps, "sqlite", open, slog.New(slog.DiscardHandler))
 	<-k.First()
-	err = ps.Update(t.Context(), func(context.Context, queue.Tx) error { return nil })
+	err := ps.Update(t.Context(), func(context.Context, queue.Tx) error { return nil })
 	if !errors.Is(err, queue.ErrUnavailable) || !strings.Contains(err.Error(), "dial: ") {
 		t.Errorf("while connecting: %v, want ErrUnavailable naming the reason", err)
 	}

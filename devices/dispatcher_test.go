@@ -17,7 +17,9 @@ import (
 	"github.com/nowserving/nowserving/devices/led/ledtest"
 	"github.com/nowserving/nowserving/devices/voice"
 	"github.com/nowserving/nowserving/logtest"
+	"github.com/nowserving/nowserving/poll"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 // newAnnouncer announces in English then Chinese into dir.
@@ -102,7 +104,7 @@ func TestKeypadCallOnPTY(t *testing.T) {
 	}
 
 	var wav string
-	waitFor(t, "a WAV announcement", func() bool {
+	poll.Until(t, "a WAV announcement", func() bool {
 		m, _ := filepath.Glob(filepath.Join(dir, "[0-9]*.wav"))
 		if len(m) > 0 {
 			wav = m[0]
@@ -171,10 +173,10 @@ func TestKeypadKeys(t *testing.T) {
 			for i, k := range tt.keys {
 				pads.Press(2, k)
 				if i < len(tt.keys)-1 {
-					waitFor(t, "A001 "+string(want[i]), func() bool { return ticketStatus(t, eng, "A001").Status == want[i] })
+					poll.Until(t, "A001 "+string(want[i]), func() bool { return ticketStatus(t, eng, "A001").Status == want[i] })
 				}
 			}
-			waitFor(t, "A001 "+string(tt.status), func() bool {
+			poll.Until(t, "A001 "+string(tt.status), func() bool {
 				tk := ticketStatus(t, eng, "A001")
 				return tk.Status == tt.status && (tt.status != queue.StatusWaiting || len(tt.keys) == 1 || tk.CallCount == 1)
 			})
@@ -371,7 +373,7 @@ func TestEventsOnBoardsAndVoice(t *testing.T) {
 	if _, err := eng.Recall(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "two announcements", func() bool { return len(sink.played()) == 2 })
+	poll.Until(t, "two announcements", func() bool { return len(sink.played()) == 2 })
 	if _, err := eng.Start(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -392,10 +394,7 @@ func TestEventsOnBoardsAndVoice(t *testing.T) {
 // calls from two counters may leave the dispatcher behind (it then takes a
 // snapshot); either way the boards end on the last call of each counter.
 func TestBurstAndGaps(t *testing.T) {
-	st, err := openSQLite(t)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.SQLite(t)
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Committers: 1, FeedSize: 2, MaxReplay: 2,
 		Clock: func() time.Time { return time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC) }})
 	if err != nil {
@@ -466,7 +465,7 @@ func TestBurstAndGaps(t *testing.T) {
 	for addr, c := range map[byte]string{1: "1", 5: "5"} {
 		want := string([]byte{addr}) + last[c] + "\n"
 		// The latest frame for the address must be want: wait until it is.
-		waitFor(t, fmt.Sprintf("board %d to end on %q", addr, want), func() bool {
+		poll.Until(t, fmt.Sprintf("board %d to end on %q", addr, want), func() bool {
 			var got []byte
 			for _, f := range rec.Frames() {
 				if len(f) > 0 && f[0] == addr {
@@ -563,14 +562,14 @@ func TestCancelStops(t *testing.T) {
 	go func() { errc <- d.Run(ctx) }()
 	// The board shows the site's state once the dispatcher has read it: a
 	// call made before that is in its snapshot, not announced.
-	waitFor(t, "the board to show the site", func() bool { return d.Status().Boards[0].Online && len(rec.Frames()) > 0 })
+	poll.Until(t, "the board to show the site", func() bool { return d.Status().Boards[0].Online && len(rec.Frames()) > 0 })
 	callNext(t, eng, "1")
-	waitFor(t, "the first announcement to start", func() bool { return sink.count() == 1 })
+	poll.Until(t, "the first announcement to start", func() bool { return sink.count() == 1 })
 	r := queue.CounterRequest{Request: queue.Request{Site: "hospital", Device: "keypad-1"}, Counter: "1"}
 	if _, err := eng.Recall(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the recall to be queued", func() bool { return d.Status().Zones[0].Stats.Pending == 1 })
+	poll.Until(t, "the recall to be queued", func() bool { return d.Status().Zones[0].Stats.Pending == 1 })
 	cancel()
 	close(sink.release)
 	select {

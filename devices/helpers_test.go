@@ -3,14 +3,12 @@ package devices_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/devices/led"
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
@@ -39,10 +37,7 @@ func testSite() queue.Site {
 // on a fixed clock (2026-11-30 09:30 in Shanghai).
 func newEngine(t *testing.T) (*queue.Engine, *storetest.Clock) {
 	t.Helper()
-	st, err := openSQLite(t)
-	if err != nil {
-		t.Fatalf("open sqlite: %v", err)
-	}
+	st := storetest.SQLite(t)
 	c := storetest.FixedClock(time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC))
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now, Committers: 1})
 	if err != nil {
@@ -50,17 +45,6 @@ func newEngine(t *testing.T) (*queue.Engine, *storetest.Clock) {
 	}
 	t.Cleanup(func() { eng.Close(context.Background()) })
 	return eng, c
-}
-
-// openSQLite opens a real SQLite store in a temporary folder.
-func openSQLite(t *testing.T) (queue.Store, error) {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), sqlite.Opts{})
-	if err != nil {
-		return nil, err
-	}
-	t.Cleanup(func() { st.Close() })
-	return st, nil
 }
 
 // issue takes n tickets of service A.
@@ -136,18 +120,6 @@ func textDriver(t *testing.T, body string) led.Driver {
 		t.Fatal(err)
 	}
 	return d
-}
-
-// waitFor polls cond until it holds or 10 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // ticketStatus reads a ticket of today by number.

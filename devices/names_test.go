@@ -30,10 +30,7 @@ func TestNamesAgree(t *testing.T) {
 	ctx := context.Background()
 	site := testSite()
 	site.Counters[1].Names = map[string]string{"en": "Window 5", "zh": "五号窗口"}
-	st, err := openSQLite(t)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.SQLite(t)
 	clk := storetest.FixedClock(time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC))
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clk.Now})
 	if err != nil {

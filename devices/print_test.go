@@ -11,6 +11,7 @@ import (
 	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/devices/escpos/escpostest"
 	"github.com/nowserving/nowserving/golden"
+	"github.com/nowserving/nowserving/poll"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -209,9 +210,9 @@ func TestPrinterPoll(t *testing.T) {
 		t.Errorf("status before any poll %q, want unknown", got)
 	}
 	run(t, d)
-	waitFor(t, "paper_out", func() bool { return d.Status().Printers[0].Status == "paper_out" })
+	poll.Until(t, "paper_out", func() bool { return d.Status().Printers[0].Status == "paper_out" })
 	fake.SetState(escpostest.State{})
-	waitFor(t, "ok", func() bool { return d.Status().Printers[0].Status == "ok" })
+	poll.Until(t, "ok", func() bool { return d.Status().Printers[0].Status == "ok" })
 	if len(fake.Jobs()) != 0 {
 		t.Errorf("polling printed something: %q", fake.Jobs())
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/nowserving/nowserving/golden"
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
@@ -39,17 +38,6 @@ func testSite() queue.Site {
 			{ID: "2", Services: []queue.CounterService{{Service: "B", Weight: 1}}, Policy: queue.PolicyStrict},
 		},
 	}
-}
-
-// openStore opens a real SQLite store in a temporary directory.
-func openStore(t *testing.T) queue.Store {
-	t.Helper()
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), sqlite.Opts{})
-	if err != nil {
-		t.Fatalf("open sqlite: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 func newEngine(t *testing.T, st queue.Store, c *storetest.Clock) *queue.Engine {

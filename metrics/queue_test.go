@@ -19,7 +19,7 @@ import (
 // a 20 minute target, A002 is a no-show, B001 is served in 10 minutes.
 func TestQueue(t *testing.T) {
 	c := storetest.FixedClock(at("09:00"))
-	eng := newEngine(t, openStore(t), c)
+	eng := newEngine(t, storetest.SQLite(t), c)
 	ctx := context.Background()
 	req := func(dev string) queue.Request { return queue.Request{Site: "main", Device: dev} }
 	issue := func(hhmm, svc string) {
@@ -91,7 +91,7 @@ func TestQueue(t *testing.T) {
 // goes on from its version instead of stopping.
 func TestQueueGap(t *testing.T) {
 	c := storetest.FixedClock(at("09:00"))
-	st := openStore(t)
+	st := storetest.SQLite(t)
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now, FeedSize: 2, MaxReplay: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func (f *flaky) View(ctx context.Context, fn func(context.Context, queue.Tx) err
 // first; it retries and then counts.
 func TestQueueStoreDown(t *testing.T) {
 	c := storetest.FixedClock(at("09:00"))
-	st := &flaky{Store: openStore(t)}
+	st := &flaky{Store: storetest.SQLite(t)}
 	eng := newEngine(t, st, c)
 	reg := prometheus.NewRegistry()
 	q, err := NewQueue(QueueOpts{Engine: eng, Registry: reg})

@@ -39,7 +39,7 @@ func TestErrorKind(t *testing.T) {
 // and an engine, and compares the error counts with testdata/store.golden.
 func TestStore(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	st, err := NewStore(openStore(t), reg)
+	st, err := NewStore(storetest.SQLite(t), reg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/postgres"
-	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
@@ -101,18 +100,8 @@ func play(t testing.TB, st queue.Store) *queue.Engine {
 	return eng
 }
 
-func sqliteStore(t testing.TB) queue.Store {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"), sqlite.Opts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 func TestBuildFormats(t *testing.T) {
-	eng := play(t, sqliteStore(t))
+	eng := play(t, storetest.SQLite(t))
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, from, to string
@@ -142,7 +131,7 @@ func TestBuildFormats(t *testing.T) {
 // TestBuildFigures checks the first day's figures by hand, independent of
 // the golden files.
 func TestBuildFigures(t *testing.T) {
-	eng := play(t, sqliteStore(t))
+	eng := play(t, storetest.SQLite(t))
 	r, err := Build(context.Background(), eng, "clinic", "2026-03-02", "")
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +155,7 @@ func TestBuildFigures(t *testing.T) {
 }
 
 func TestBuildErrors(t *testing.T) {
-	eng := play(t, sqliteStore(t))
+	eng := play(t, storetest.SQLite(t))
 	ctx := context.Background()
 	for _, tc := range []struct {
 		site, from, to string
@@ -212,7 +201,7 @@ func TestP90(t *testing.T) {
 // TestSameOnEveryStore plays the same days on PostgreSQL and MariaDB/MySQL
 // and expects the report built on SQLite: it is computed from events only.
 func TestSameOnEveryStore(t *testing.T) {
-	lite := play(t, sqliteStore(t))
+	lite := play(t, storetest.SQLite(t))
 	for _, tc := range []struct {
 		name string
 		open func(t *testing.T) queue.Store
@@ -255,7 +244,7 @@ func TestSameOnEveryStore(t *testing.T) {
 
 // BenchmarkBuild reads a day of 26 events; the cost is the event paging.
 func BenchmarkBuild(b *testing.B) {
-	eng := play(b, sqliteStore(b))
+	eng := play(b, storetest.SQLite(b))
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := Build(ctx, eng, "clinic", "2026-03-02", "2026-03-03"); err != nil {

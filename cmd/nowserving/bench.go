@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nowserving/nowserving/load"
+	"github.com/nowserving/nowserving/sim"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -15,15 +18,23 @@ func newBenchCmd() *cobra.Command {
 	}
 }
 
-// benchFlags adds the sim connection flags to a bench subcommand.
-func benchFlags(cmd *cobra.Command) *simFlags {
+// benchRun adds the sim connection flags to a bench subcommand and makes
+// it run bench against the daemon they name, writing its report to the
+// command's output.
+func benchRun(cmd *cobra.Command, bench func(context.Context, *sim.Env, io.Writer) error) {
 	f := &simFlags{}
 	fl := cmd.Flags()
 	f.connFlags(fl, "use only this device id", "its secret (with --device, without --config)")
 	fl.DurationVar(&f.o.Timeout, "timeout", 10*time.Second, "time-out of a dial or a request attempt")
 	f.tlsFlags(fl)
 	f.o.Retries = 3
-	return f
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		e, err := f.env(cmd)
+		if err != nil {
+			return err
+		}
+		return bench(cmd.Context(), e, cmd.OutOrStdout())
+	}
 }
 
 func newBenchConnsCmd() *cobra.Command {
@@ -38,14 +49,7 @@ daemon's memory is not visible over the protocol: give its process id with
 --pid and conns reads its VmRSS from /proc/PID/status before and after.`,
 		Args: cobra.NoArgs,
 	}
-	f := benchFlags(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		e, err := f.env(cmd)
-		if err != nil {
-			return err
-		}
-		return load.Conns(cmd.Context(), e, o, cmd.OutOrStdout())
-	}
+	benchRun(cmd, func(ctx context.Context, e *sim.Env, w io.Writer) error { return load.Conns(ctx, e, o, w) })
 	fl := cmd.Flags()
 	fl.IntVar(&o.N, "n", 1000, "connections to open")
 	fl.IntVar(&o.Parallel, "parallel", 64, "dials in flight at once")
@@ -68,14 +72,7 @@ the limit is what you measure. Pick a service with no daily cap and no
 opening hours (by default the first such service).`,
 		Args: cobra.NoArgs,
 	}
-	f := benchFlags(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		e, err := f.env(cmd)
-		if err != nil {
-			return err
-		}
-		return load.Issue(cmd.Context(), e, o, cmd.OutOrStdout())
-	}
+	benchRun(cmd, func(ctx context.Context, e *sim.Env, w io.Writer) error { return load.Issue(ctx, e, o, w) })
 	fl := cmd.Flags()
 	fl.IntVar(&o.Kiosks, "kiosks", 64, "concurrent kiosks (connections)")
 	fl.DurationVar(&o.Duration, "duration", 10*time.Second, "how long to take tickets")

@@ -156,14 +156,7 @@ func TestPrintSilentTimesOut(t *testing.T) {
 	p := escpos.NewPrinter(o)
 	done := make(chan error, 1)
 	go func() { done <- p.Print(context.Background(), []byte("x")) }()
-	select {
-	case err := <-done:
-		if !errors.Is(err, escpos.ErrNoAnswer) {
-			t.Fatalf("Print error = %v, want ErrNoAnswer", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Print did not give up on a silent printer")
-	}
+	wantPrintErr(t, done, escpos.ErrNoAnswer, "Print did not give up on a silent printer")
 }
 
 func TestPrintContextCancel(t *testing.T) {
@@ -180,14 +173,7 @@ func TestPrintContextCancel(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("Print error = %v, want context.Canceled", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Print ignored the cancelled context")
-	}
+	wantPrintErr(t, done, context.Canceled, "Print ignored the cancelled context")
 	// Cancelled before starting: nothing is dialled.
 	if err := p.Print(ctx, []byte("x")); !errors.Is(err, context.Canceled) {
 		t.Errorf("Print with cancelled ctx = %v", err)
@@ -284,5 +270,20 @@ func TestStatusSkipsFlowControl(t *testing.T) {
 	}
 	if st.Offline || !st.PaperNearEnd || st.PaperOut {
 		t.Errorf("Status = %+v, want online with paper near end", st)
+	}
+}
+
+// wantPrintErr waits up to 10 s for the error of a Print running in the
+// background and fails unless it is want; stuck says what a Print that
+// never returns did wrong.
+func wantPrintErr(t *testing.T, done <-chan error, want error, stuck string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if !errors.Is(err, want) {
+			t.Fatalf("Print error = %v, want %v", err, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal(stuck)
 	}
 }

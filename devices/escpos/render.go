@@ -134,27 +134,20 @@ func DefaultLayout() Layout {
 	}
 }
 
-// Columns returns the Font A line width in characters for the paper width.
-func (l Layout) Columns() int {
-	switch l.PaperMM {
-	case 58:
-		return 32
-	case 80:
-		return 48
-	}
-	return 0
+// papers holds, for each paper width in mm, its Font A line width in
+// characters and its printable width in dots (203 dpi).
+var papers = map[int]struct{ columns, dots int }{
+	58: {32, 384},
+	80: {48, 576},
 }
 
-// Dots returns the printable width in dots (203 dpi) for the paper width.
-func (l Layout) Dots() int {
-	switch l.PaperMM {
-	case 58:
-		return 384
-	case 80:
-		return 576
-	}
-	return 0
-}
+// Columns returns the Font A line width in characters for the paper width
+// (0 for a width not supported).
+func (l Layout) Columns() int { return papers[l.PaperMM].columns }
+
+// Dots returns the printable width in dots (203 dpi) for the paper width
+// (0 for a width not supported).
+func (l Layout) Dots() int { return papers[l.PaperMM].dots }
 
 // Validate reports the first problem that would make Render fail for every
 // ticket.

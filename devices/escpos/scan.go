@@ -84,15 +84,7 @@ func escLen(b []byte) (int, error) {
 	case 'W':
 		return 10, nil // ESC W xL xH yL yH dxL dxH dyL dyH
 	case 'D': // ESC D n1 ... nk NUL
-		for i := 2; i < len(b); i++ {
-			if b[i] == 0 {
-				return i + 1, nil
-			}
-			if i > 34 {
-				return i, nil
-			}
-		}
-		return -1, nil
+		return untilNUL(b, 2, 34), nil
 	case '*': // ESC * m nL nH d1...dk
 		if len(b) < 5 {
 			return -1, nil
@@ -170,15 +162,7 @@ func gsLen(b []byte) (int, error) {
 			return -1, nil
 		}
 		if b[2] <= 6 {
-			for i := 3; i < len(b); i++ {
-				if b[i] == 0 {
-					return i + 1, nil
-				}
-				if i > 258 {
-					return i, nil
-				}
-			}
-			return -1, nil
+			return untilNUL(b, 3, 258), nil
 		}
 		if len(b) < 4 {
 			return -1, nil
@@ -186,4 +170,19 @@ func gsLen(b []byte) (int, error) {
 		return 4 + int(b[3]), nil
 	}
 	return 2, nil
+}
+
+// untilNUL returns the length of a command whose data, from b[from], ends
+// at a NUL: through the NUL, or up to b[limit] when none comes by then
+// (the command is taken as broken there), or -1 while it may still come.
+func untilNUL(b []byte, from, limit int) int {
+	for i := from; i < len(b); i++ {
+		if b[i] == 0 {
+			return i + 1
+		}
+		if i > limit {
+			return i
+		}
+	}
+	return -1
 }

@@ -25,12 +25,7 @@ func NewHall(n int) *Hall {
 func (h *Hall) Call(number, counter string) Content {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for i, c := range h.calls {
-		if c.number == number {
-			h.calls = append(h.calls[:i], h.calls[i+1:]...)
-			break
-		}
-	}
+	h.drop(number)
 	h.calls = append([]hallCall{{number, counter}}, h.calls...)
 	if len(h.calls) > h.n {
 		h.calls = h.calls[:h.n]
@@ -43,13 +38,18 @@ func (h *Hall) Call(number, counter string) Content {
 func (h *Hall) Remove(number string) Content {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.drop(number)
+	return h.content()
+}
+
+// drop takes number off the list, if it is there; h.mu is held.
+func (h *Hall) drop(number string) {
 	for i, c := range h.calls {
 		if c.number == number {
 			h.calls = append(h.calls[:i], h.calls[i+1:]...)
-			break
+			return
 		}
 	}
-	return h.content()
 }
 
 // Content returns what the hall board shows now: Lines, with Number and

@@ -210,11 +210,10 @@ type KeypadBus struct {
 	events  chan KeyEvent
 	dropped atomic.Int64
 
-	mu      sync.Mutex
-	pads    map[int]*keypad
-	running bool
-	cancel  context.CancelFunc
-	done    chan struct{}
+	life lifecycle
+
+	mu   sync.Mutex
+	pads map[int]*keypad
 }
 
 type keypad struct {
@@ -239,7 +238,7 @@ func NewKeypadBus(opts KeypadOpts) (*KeypadBus, error) {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 20 * time.Millisecond
 	}
-	b := &KeypadBus{opts: opts, events: make(chan KeyEvent, 64), pads: map[int]*keypad{}, done: make(chan struct{})}
+	b := &KeypadBus{opts: opts, events: make(chan KeyEvent, 64), pads: map[int]*keypad{}}
 	for _, a := range opts.Addrs {
 		if err := checkKeypadAddr(a); err != nil {
 			return nil, err
@@ -280,15 +279,11 @@ func (b *KeypadBus) Online(addr int) bool {
 
 // Run polls the keypads until ctx is done or Close is called.
 func (b *KeypadBus) Run(ctx context.Context) error {
-	b.mu.Lock()
-	if b.running {
-		b.mu.Unlock()
+	ctx, ok := b.life.start(ctx)
+	if !ok {
 		return fmt.Errorf("led: keypad bus %s: already running", b.opts.Name)
 	}
-	b.running = true
-	ctx, b.cancel = context.WithCancel(ctx)
-	b.mu.Unlock()
-	defer close(b.done)
+	defer b.life.finish()
 
 	var line busLine
 	defer func() {
@@ -485,13 +480,6 @@ func (b *KeypadBus) backoff(fails int) time.Duration {
 
 // Close stops Run and waits for it.
 func (b *KeypadBus) Close() error {
-	b.mu.Lock()
-	running, cancel := b.running, b.cancel
-	b.mu.Unlock()
-	if !running {
-		return nil
-	}
-	cancel()
-	<-b.done
+	b.life.stop()
 	return nil
 }

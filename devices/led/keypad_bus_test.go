@@ -8,6 +8,7 @@ import (
 
 	"github.com/nowserving/nowserving/devices/led"
 	"github.com/nowserving/nowserving/devices/led/ledtest"
+	"github.com/nowserving/nowserving/poll"
 )
 
 func TestKeypadBusOverPTY(t *testing.T) {
@@ -54,7 +55,7 @@ func TestKeypadBusOverPTY(t *testing.T) {
 	}
 	bus.Display(1, "A23")
 	pads.WaitDisplay(t, 1, "A23")
-	eventually(t, "keypad 2 offline", func() bool { return log.has(2, false) })
+	poll.Until(t, "keypad 2 offline", func() bool { return log.has(2, false) })
 	if !bus.Online(1) || !bus.Online(3) || bus.Online(2) {
 		t.Errorf("online 1,2,3 = %v %v %v; want true false true", bus.Online(1), bus.Online(2), bus.Online(3))
 	}

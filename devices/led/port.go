@@ -129,12 +129,11 @@ type Port struct {
 	reply ReplyParser // nil when boards do not answer
 	init  Initializer // nil when boards need no setup
 
-	mu      sync.Mutex
-	boards  map[int]*board
-	running bool
-	cancel  context.CancelFunc
-	done    chan struct{}
-	runErr  error
+	life lifecycle
+
+	mu     sync.Mutex
+	boards map[int]*board
+	runErr error
 
 	wake chan struct{}
 
@@ -182,7 +181,6 @@ func NewPort(opts PortOpts) (*Port, error) {
 		gap:    opts.Gap,
 		boards: map[int]*board{},
 		wake:   make(chan struct{}, 1),
-		done:   make(chan struct{}),
 	}
 	if g, ok := opts.Driver.(Gapper); ok && p.gap == 0 {
 		p.gap = g.FrameGap(opts.Baud)
@@ -259,15 +257,11 @@ func (p *Port) addrsLocked() []int {
 // board (within CloseTimeout) and closes the line. It returns nil after a
 // clean stop, or the error of blanking. Run may be called once.
 func (p *Port) Run(ctx context.Context) error {
-	p.mu.Lock()
-	if p.running {
-		p.mu.Unlock()
+	ctx, ok := p.life.start(ctx)
+	if !ok {
 		return fmt.Errorf("led: port %s: already running", p.opts.Name)
 	}
-	p.running = true
-	ctx, p.cancel = context.WithCancel(ctx)
-	p.mu.Unlock()
-	defer close(p.done)
+	defer p.life.finish()
 
 	var (
 		c         *conn
@@ -579,14 +573,9 @@ func (p *Port) blank(c *conn) error {
 // Close stops Run (blanking the boards, within CloseTimeout) and waits for
 // it to return. Close on a port that was never run returns nil.
 func (p *Port) Close() error {
-	p.mu.Lock()
-	running, cancel := p.running, p.cancel
-	p.mu.Unlock()
-	if !running {
+	if !p.life.stop() {
 		return nil
 	}
-	cancel()
-	<-p.done
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.runErr

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nowserving/nowserving/devices/led"
 	"github.com/nowserving/nowserving/devices/led/ledtest"
+	"github.com/nowserving/nowserving/poll"
 )
 
 // newLine opens a ledtest.Line reached through link (a symlink), so a test
@@ -116,17 +117,6 @@ func (s *statusLog) has(addr int, online bool) bool {
 	return false
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestPortGoldenOverPTY: the bytes reaching the far end of the line are the
 // golden frames, the latest content per address wins, and Close blanks.
 func TestPortGoldenOverPTY(t *testing.T) {
@@ -146,7 +136,7 @@ func TestPortGoldenOverPTY(t *testing.T) {
 	}
 	p.Show(3, led.Content{Number: "A023", Counter: "5"})
 	l.WaitBytes(t, wantBytes)
-	eventually(t, "board 3 online", func() bool { return p.Online(3) })
+	poll.Until(t, "board 3 online", func() bool { return p.Online(3) })
 
 	// Several updates in a burst: the last one must be what the board ends on.
 	for i := range 50 {
@@ -208,17 +198,17 @@ func TestPortModbusReplies(t *testing.T) {
 	p := startPort(t, o)
 
 	p.Show(7, led.Content{Number: "A001"})
-	eventually(t, "board 7 online", func() bool { return p.Online(7) })
+	poll.Until(t, "board 7 online", func() bool { return p.Online(7) })
 
 	setAnswer(false)
 	p.Show(7, led.Content{Number: "A002"})
-	eventually(t, "board 7 offline", func() bool { return !p.Online(7) })
+	poll.Until(t, "board 7 offline", func() bool { return !p.Online(7) })
 	if !log.has(7, false) {
 		t.Error("no offline status reported for board 7")
 	}
 	p.Show(7, led.Content{Number: "A003"})
 	setAnswer(true)
-	eventually(t, "board 7 back online", func() bool { return p.Online(7) && log.has(7, true) })
+	poll.Until(t, "board 7 back online", func() bool { return p.Online(7) && log.has(7, true) })
 	st := p.Status()
 	if len(st) != 1 || st[0].Addr != 7 || !st[0].Online || st[0].Err != nil {
 		t.Errorf("Status() = %+v", st)
@@ -239,16 +229,16 @@ func TestPortUnplugReplug(t *testing.T) {
 
 	p.Show(1, led.Content{Number: "A001", Counter: "1"})
 	l.WaitBytes(t, encode(t, d, 1, led.Content{Number: "A001", Counter: "1"}))
-	eventually(t, "online", func() bool { return p.Online(1) })
+	poll.Until(t, "online", func() bool { return p.Online(1) })
 
 	l.Unplug()
 	p.Show(1, led.Content{Number: "A002", Counter: "1"})
-	eventually(t, "offline after unplug", func() bool { return !p.Online(1) && log.has(1, false) })
+	poll.Until(t, "offline after unplug", func() bool { return !p.Online(1) && log.has(1, false) })
 	p.Show(1, led.Content{Number: "A003", Counter: "2"})
 
 	l2 := newLine(t, name)
 	l2.WaitBytes(t, encode(t, d, 1, led.Content{Number: "A003", Counter: "2"}))
-	eventually(t, "online after replug", func() bool { return p.Online(1) })
+	poll.Until(t, "online after replug", func() bool { return p.Online(1) })
 }
 
 // TestStuckPortDoesNotBlockOthers: a port whose boards never answer and
@@ -320,7 +310,7 @@ func TestCloseWithJammedLine(t *testing.T) {
 	for i := range 64 {
 		p.Show(i, led.Content{Text: text + string(rune('a'+i%26))})
 	}
-	eventually(t, "a board to go offline on the jammed line", func() bool {
+	poll.Until(t, "a board to go offline on the jammed line", func() bool {
 		for _, st := range p.Status() {
 			if st.Err != nil {
 				return true
@@ -352,10 +342,10 @@ func TestPortWithRecorder(t *testing.T) {
 	if _, err := rec.WaitFor(ctx, func(f []byte) bool { return bytes.Equal(f, want) }); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "online", func() bool { return p.Online(9) })
+	poll.Until(t, "online", func() bool { return p.Online(9) })
 	rec.Unplug()
 	p.Show(9, led.Content{Number: "A010", Counter: "4"})
-	eventually(t, "offline", func() bool { return !p.Online(9) })
+	poll.Until(t, "offline", func() bool { return !p.Online(9) })
 	rec.Plug()
 	want = encode(t, d, 9, led.Content{Number: "A010", Counter: "4"})
 	if _, err := rec.WaitFor(ctx, func(f []byte) bool { return bytes.Equal(f, want) }); err != nil {

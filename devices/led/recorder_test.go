@@ -11,6 +11,7 @@ import (
 
 	"github.com/nowserving/nowserving/devices/led"
 	"github.com/nowserving/nowserving/devices/led/ledtest"
+	"github.com/nowserving/nowserving/poll"
 )
 
 func waitFrame(t *testing.T, rec *ledtest.Recorder, want []byte) {
@@ -44,11 +45,11 @@ func TestAlphaInitAfterReconnect(t *testing.T) {
 	if got := rec.Frames(); len(got) != 3 || !bytes.Equal(got[0], init[0]) || !bytes.Equal(got[1], init[1]) {
 		t.Fatalf("frames % x, want init then content", got)
 	}
-	eventually(t, "online", func() bool { return p.Online(2) })
+	poll.Until(t, "online", func() bool { return p.Online(2) })
 
 	rec.Unplug()
 	p.Show(2, led.Content{Number: "A024", Counter: "5"})
-	eventually(t, "offline", func() bool { return !p.Online(2) })
+	poll.Until(t, "offline", func() bool { return !p.Online(2) })
 	rec.Reset()
 	rec.Plug()
 	waitFrame(t, rec, encode(t, d, 2, led.Content{Number: "A024", Counter: "5"}))
@@ -75,7 +76,7 @@ func TestModbusExceptionGoesOffline(t *testing.T) {
 	o.OnStatus = log.add
 	p := startPort(t, o)
 	p.Show(9, led.Content{Number: "A1"})
-	eventually(t, "offline status", func() bool { return log.has(9, false) })
+	poll.Until(t, "offline status", func() bool { return log.has(9, false) })
 	st := p.Status()
 	var exc *led.ModbusException
 	if len(st) != 1 || !errors.As(st[0].Err, &exc) || exc.Code != 2 {
@@ -98,7 +99,7 @@ func TestRefreshResends(t *testing.T) {
 	c := led.Content{Number: "A5", Counter: "1"}
 	p.Show(1, c)
 	want := encode(t, d, 1, c)
-	eventually(t, "three writes of the same content", func() bool {
+	poll.Until(t, "three writes of the same content", func() bool {
 		n := 0
 		for _, f := range rec.Frames() {
 			if bytes.Equal(f, want) {
@@ -145,9 +146,9 @@ func TestKeypadBusReplug(t *testing.T) {
 	go bus.Run(ctx)
 	defer bus.Close()
 
-	eventually(t, "keypad online", func() bool { return bus.Online(4) })
+	poll.Until(t, "keypad online", func() bool { return bus.Online(4) })
 	rec.Unplug()
-	eventually(t, "keypad offline", func() bool { return !bus.Online(4) && log.has(4, false) })
+	poll.Until(t, "keypad offline", func() bool { return !bus.Online(4) && log.has(4, false) })
 	pressMu.Lock()
 	press[4] = led.KeyStart
 	pressMu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/devices/led"
+	"github.com/nowserving/nowserving/poll"
 )
 
 // deviceServer is a loopback stand-in for a serial device server: it
@@ -89,13 +90,13 @@ func TestPortTCPDeviceServer(t *testing.T) {
 
 	c1 := led.Content{Number: "A100", Counter: "1"}
 	p.Show(5, c1)
-	eventually(t, "first frame over tcp", func() bool { return srv.has(encode(t, d, 5, c1)) })
+	poll.Until(t, "first frame over tcp", func() bool { return srv.has(encode(t, d, 5, c1)) })
 
 	srv.dropAll()
 	time.Sleep(20 * time.Millisecond) // let the FIN arrive
 	c2 := led.Content{Number: "A101", Counter: "2"}
 	p.Show(5, c2)
-	eventually(t, "frame after reconnect", func() bool { return srv.has(encode(t, d, 5, c2)) && srv.accepted() >= 1 })
+	poll.Until(t, "frame after reconnect", func() bool { return srv.has(encode(t, d, 5, c2)) && srv.accepted() >= 1 })
 }
 
 func TestNewPortErrors(t *testing.T) {
@@ -123,7 +124,7 @@ func TestPortFile(t *testing.T) {
 	c := led.Content{Number: "A001", Counter: "7"}
 	p.Show(1, c)
 	want := encode(t, d, 1, c)
-	eventually(t, "frame in file", func() bool {
+	poll.Until(t, "frame in file", func() bool {
 		b, _ := os.ReadFile(path)
 		return bytes.Equal(b, want)
 	})
