@@ -176,10 +176,12 @@ type Client struct {
 }
 
 // Dial connects to the daemon at addr (host:port), authenticates and
-// returns the client. It tries once: a daemon that cannot be reached gives
-// an error wrapping ErrUnreachable, a refused authentication one wrapping
-// *wire.StatusError (wire.ErrAuthFailed). Once connected, the client
-// reconnects by itself until Close.
+// returns the client. A daemon that cannot be reached gives an error
+// wrapping ErrUnreachable at once, a refused authentication one wrapping
+// *wire.StatusError (wire.ErrAuthFailed). A daemon that answers with a
+// retryable refusal (0x32 too many connections, 0x31 shutting down) is
+// tried again with back-off for up to Opts.Timeout, as a device would.
+// Once connected, the client reconnects by itself until Close.
 func Dial(ctx context.Context, addr string, opts Opts) (*Client, error) {
 	if opts.DeviceID == "" {
 		return nil, errors.New("client: dial: no device id")
@@ -195,6 +197,21 @@ func Dial(ctx context.Context, addr string, opts Opts) (*Client, error) {
 	}
 	c.nextID.Store(o.FirstRequestID - 1)
 	cn, w, err := c.connect(ctx)
+	deadline := time.Now().Add(o.Timeout)
+	for attempt := 0; err != nil && retryableRefusal(err) && ctx.Err() == nil; attempt++ {
+		pause := jitter(Backoff(attempt, o.MinBackoff, o.MaxBackoff))
+		if time.Now().Add(pause).After(deadline) {
+			break
+		}
+		c.log.Info("dial refused for now, trying again", "attempt", attempt+1, "err", err)
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		cn, w, err = c.connect(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -203,6 +220,13 @@ func Dial(ctx context.Context, addr string, opts Opts) (*Client, error) {
 	c.wg.Add(1)
 	go c.run(cn)
 	return c, nil
+}
+
+// retryableRefusal reports whether the daemon refused the session with an
+// error that says trying again may help.
+func retryableRefusal(err error) bool {
+	var se *wire.StatusError
+	return errors.As(err, &se) && se.Retryable
 }
 
 // Welcome returns the WELCOME of the current (or last) session: site,

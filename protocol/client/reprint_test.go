@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
@@ -77,6 +78,7 @@ func TestRealReprint(t *testing.T) {
 	}
 
 	// The answer is lost: the reprint happened once and is not resent.
+	before := p.sessions()
 	cut := p.cutAfterAnswer(wire.TypeReprint)
 	if err := con.Reprint(ctx, tk.Number, "hall-2"); err == nil {
 		t.Error("Reprint whose answer was lost returned nil")
@@ -88,7 +90,17 @@ func TestRealReprint(t *testing.T) {
 	if n := con.Resent(); n != 0 {
 		t.Errorf("client resent %d frames, want 0", n)
 	}
-	// The client reconnects and the next reprint goes through.
+	// The client reconnects and the next reprint goes through. (Sent before
+	// the client has noticed the cut, it would go out on the dead
+	// connection, and a REPRINT is never resent.)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if st, _ := con.State(); st == client.StateConnected && p.sessions() > before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the client did not reconnect within 5 s")
+		}
+	}
 	if err := con.Reprint(ctx, tk.Number, "hall-3"); err != nil {
 		t.Errorf("Reprint after the reconnect: %v", err)
 	}

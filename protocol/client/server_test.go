@@ -79,6 +79,13 @@ func newProxy(t *testing.T, target string) *proxy {
 
 func (p *proxy) addr() string { return p.ln.Addr().String() }
 
+// sessions is how many client connections the proxy has let through.
+func (p *proxy) sessions() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns) / 2
+}
+
 func (p *proxy) setRefuse(v bool) {
 	p.mu.Lock()
 	p.refuse = v
@@ -449,5 +456,34 @@ func TestRealTLS(t *testing.T) {
 	var ue x509.UnknownAuthorityError
 	if _, err := client.Dial(ctx, d.Addr, o); !errors.As(err, &ue) || errors.Is(err, client.ErrUnreachable) {
 		t.Errorf("dial trusting nothing: %v, want a certificate error (not 'unreachable')", err)
+	}
+}
+
+// TestDialRetriesRefusal: a daemon at its session cap answers 0x32, which
+// is retryable; Dial tries again with back-off and gets in once a place
+// frees, while an unreachable daemon still fails at once.
+func TestDialRetriesRefusal(t *testing.T) {
+	d := startDaemon(t, func(o *protocol.Opts) { o.MaxConns = 1 })
+	first := dial(t, d.Addr, "kiosk-1", wire.RoleKiosk)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		first.Close()
+	}()
+	start := time.Now()
+	c, err := client.Dial(context.Background(), d.Addr, opts("display-1", wire.RoleDisplay))
+	if err != nil {
+		t.Fatalf("dial while the cap frees after 300 ms: %v", err)
+	}
+	defer c.Close()
+	if took := time.Since(start); took < 250*time.Millisecond {
+		t.Errorf("dial got in after %v, before the only place was freed", took)
+	}
+
+	o := opts("display-1", wire.RoleDisplay)
+	o.Timeout = 200 * time.Millisecond
+	_, err = client.Dial(context.Background(), d.Addr, o) // c holds the place
+	var se *wire.StatusError
+	if !errors.As(err, &se) || se.Code != wire.ErrTooManyConnections.Code {
+		t.Errorf("dial at a cap that stays full: %v, want ERROR 0x32 after Timeout", err)
 	}
 }
