@@ -350,13 +350,18 @@ func (e *Engine) apply(jobs []*job) error {
 		}
 		return nil
 	})
-	// The store gives up when time runs out; the error it returns may come
-	// from a deadline the driver derived from ctx (a dial, say) an instant
-	// before ctx itself reports it.
-	if err != nil && !errors.Is(err, ErrUnavailable) && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
-		return fmt.Errorf("%w: no answer within %s: %w", ErrUnavailable, e.timeout, err)
+	return e.noAnswer(ctx, err)
+}
+
+// noAnswer turns the error of a store call that ran out of ctx, the
+// engine's time for it, into ErrUnavailable: the store did not answer. The
+// error may come from a deadline the driver derived from ctx (a dial, say)
+// an instant before ctx itself reports it.
+func (e *Engine) noAnswer(ctx context.Context, err error) error {
+	if err == nil || errors.Is(err, ErrUnavailable) || (ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded)) {
+		return err
 	}
-	return err
+	return fmt.Errorf("%w: no answer within %s: %w", ErrUnavailable, e.timeout, err)
 }
 
 // lookupPriors clears the jobs' results of an earlier attempt and reads the
@@ -515,10 +520,8 @@ func (e *Engine) view(ctx context.Context, fn func(ctx context.Context, tx Tx) e
 	vctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
 	defer cancel()
 	err := e.store.View(vctx, fn)
-	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrUnavailable) &&
-		(vctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
-		// Our deadline, not the caller's: the store did not answer.
-		return fmt.Errorf("%w: no answer within %s: %w", ErrUnavailable, e.timeout, err)
+	if ctx.Err() != nil {
+		return err // the caller's own deadline or cancel, not the store's silence
 	}
-	return err
+	return e.noAnswer(vctx, err)
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nowserving/nowserving/backoff"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -204,12 +205,9 @@ func Dial(ctx context.Context, addr string, opts Opts) (*Client, error) {
 			break
 		}
 		c.log.Info("dial refused for now, trying again", "attempt", attempt+1, "err", err)
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-		case <-t.C:
+		if backoff.Sleep(ctx, pause) != nil {
+			break
 		}
-		t.Stop()
 		cn, w, err = c.connect(ctx)
 	}
 	if err != nil {

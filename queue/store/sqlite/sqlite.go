@@ -19,6 +19,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/nowserving/nowserving/backoff"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
@@ -68,12 +69,8 @@ func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 		if err == nil || !errors.Is(err, queue.ErrAborted) || attempt == 5 {
 			return s, err
 		}
-		t := time.NewTimer(time.Duration(attempt*50) * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if backoff.Sleep(ctx, time.Duration(attempt*50)*time.Millisecond) != nil {
 			return nil, err
-		case <-t.C:
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nowserving/nowserving/backoff"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -102,25 +103,10 @@ func (s *FaultStore) View(ctx context.Context, fn func(ctx context.Context, tx q
 	s.mu.Lock()
 	slow := s.slow
 	s.mu.Unlock()
-	if err := wait(ctx, slow); err != nil {
+	if err := backoff.Sleep(ctx, slow); err != nil {
 		return err
 	}
 	return s.Store.View(ctx, fn)
-}
-
-// wait sleeps d, or until ctx ends.
-func wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Update runs fn through the wrapped store, failing it as planned.
@@ -141,7 +127,7 @@ func (s *FaultStore) Update(ctx context.Context, fn func(ctx context.Context, tx
 	if slow > 0 {
 		inner := fn
 		fn = func(ctx context.Context, tx queue.Tx) error {
-			if err := wait(ctx, slow); err != nil {
+			if err := backoff.Sleep(ctx, slow); err != nil {
 				return err
 			}
 			return inner(ctx, tx)
