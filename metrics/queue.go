@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nowserving/nowserving/backoff"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
 )
@@ -173,10 +174,8 @@ func (q *Queue) site(ctx context.Context, s queue.Site) {
 			return
 		}
 		q.log.Warn("metrics: snapshot to start from", "site", s.ID, "err", err)
-		select {
-		case <-ctx.Done():
+		if backoff.Sleep(ctx, time.Second) != nil {
 			return
-		case <-time.After(time.Second):
 		}
 	}
 }
@@ -203,10 +202,8 @@ func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscriptio
 					return
 				}
 				q.log.Warn("metrics: snapshot after gap", "site", s.ID, "err", serr)
-				select {
-				case <-ctx.Done():
+				if backoff.Sleep(ctx, time.Second) != nil {
 					return
-				case <-time.After(time.Second):
 				}
 				continue
 			}
@@ -218,10 +215,8 @@ func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscriptio
 			return
 		case err != nil:
 			q.log.Warn("metrics: follow events", "site", s.ID, "err", err)
-			select {
-			case <-ctx.Done():
+			if backoff.Sleep(ctx, time.Second) != nil {
 				return
-			case <-time.After(time.Second):
 			}
 			continue
 		}
