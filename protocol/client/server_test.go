@@ -134,58 +134,56 @@ func (p *proxy) accept() {
 		p.mu.Unlock()
 		var muted sync.Mutex
 		mute := false
-		go func() { // client -> daemon
-			br := bufio.NewReader(c)
-			for {
-				f, err := wire.ReadFrame(br, 0)
-				if err != nil {
-					s.Close()
-					return
-				}
-				p.mu.Lock()
-				if p.cutOn != 0 && f.Type == p.cutOn {
-					p.cutOn = 0
-					muted.Lock()
-					mute = true
-					muted.Unlock()
-				}
-				p.mu.Unlock()
-				if _, err := s.Write(wire.AppendFrame(nil, f)); err != nil {
-					c.Close()
-					return
-				}
-			}
-		}()
-		go func() { // daemon -> client
-			br := bufio.NewReader(s)
-			for {
-				f, err := wire.ReadFrame(br, 0)
-				if err != nil {
-					c.Close()
-					return
-				}
+		go pump(c, s, func(f wire.Frame) bool { // client -> daemon
+			p.mu.Lock()
+			if p.cutOn != 0 && f.Type == p.cutOn {
+				p.cutOn = 0
 				muted.Lock()
-				m := mute
+				mute = true
 				muted.Unlock()
-				if m && f.Flags&wire.FlagResponse != 0 {
-					// The answer arrived: the request was applied. Lose it.
-					c.Close()
-					s.Close()
-					p.mu.Lock()
-					done, hook := p.cutDone, p.onCut
-					p.mu.Unlock()
-					if hook != nil {
-						hook()
-					}
-					close(done)
-					return
-				}
-				if _, err := c.Write(wire.AppendFrame(nil, f)); err != nil {
-					s.Close()
-					return
-				}
 			}
-		}()
+			p.mu.Unlock()
+			return true
+		})
+		go pump(s, c, func(f wire.Frame) bool { // daemon -> client
+			muted.Lock()
+			m := mute
+			muted.Unlock()
+			if m && f.Flags&wire.FlagResponse != 0 {
+				// The answer arrived: the request was applied. Lose it.
+				c.Close()
+				s.Close()
+				p.mu.Lock()
+				done, hook := p.cutDone, p.onCut
+				p.mu.Unlock()
+				if hook != nil {
+					hook()
+				}
+				close(done)
+				return false
+			}
+			return true
+		})
+	}
+}
+
+// pump passes the frames read from src on to dst while pass lets them
+// through; a failed read closes dst, a failed write src.
+func pump(src, dst net.Conn, pass func(wire.Frame) bool) {
+	br := bufio.NewReader(src)
+	for {
+		f, err := wire.ReadFrame(br, 0)
+		if err != nil {
+			dst.Close()
+			return
+		}
+		if !pass(f) {
+			return
+		}
+		if _, err := dst.Write(wire.AppendFrame(nil, f)); err != nil {
+			src.Close()
+			return
+		}
 	}
 }
 
