@@ -145,11 +145,9 @@ func (q *Queue) Run(ctx context.Context) error {
 	}()
 	var wg sync.WaitGroup
 	for _, s := range q.eng.Sites() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			q.site(ctx, s)
-		}()
+		})
 	}
 	wg.Wait()
 	return nil

@@ -956,15 +956,13 @@ func testIssuePosition(t *testing.T, open func(t *testing.T) queue.Store) {
 	got := make([]queue.Position, n)
 	var wg sync.WaitGroup
 	for i := range got {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			p, err := en.e.IssuePosition(en.ctx, queue.IssueRequest{Request: en.req(), Service: "P"})
 			if err != nil {
 				t.Error(err)
 			}
 			got[i] = p
-		}()
+		})
 	}
 	wg.Wait()
 	seen := map[int]bool{}
