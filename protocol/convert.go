@@ -101,7 +101,7 @@ func ticketMsg(t *queue.Ticket, pos *queue.Position) *wire.Ticket {
 	m := &wire.Ticket{
 		ID: uint64(t.ID), Site: t.Site, Service: t.Queue, Number: t.Number,
 		Class: classToWire[t.Class], Status: statusToWire[t.Status], Counter: queue.CounterNumber(t.Counter),
-		CallCount: uint16(min(t.CallCount, 0xFFFF)), ServiceDay: t.Day,
+		CallCount: uint16(min(t.CallCount, 0xFFFF)), ServiceDay: t.Day, Version: uint64(max(t.Version, 0)),
 	}
 	if m.Service == "" {
 		m.Service = t.Service
@@ -208,17 +208,9 @@ func seconds(d time.Duration) uint32 {
 
 // waitingFor counts the tickets waiting in the services a counter serves.
 func waitingFor(site *queue.Site, v *view.Site, counter string) int {
-	serves := map[string]bool{}
-	for _, c := range site.Counters {
-		if c.ID == counter {
-			for _, cs := range c.Services {
-				serves[cs.Service] = true
-			}
-		}
-	}
 	n := 0
 	for _, sv := range v.Services {
-		if serves[sv.Code] {
+		if serves(site, counter, sv.Code) {
 			n += sv.Waiting
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/nowserving/nowserving/protocol/wire"
@@ -132,7 +133,9 @@ func (ss *session) resolve(f wire.Frame, site string, counter uint32, key string
 		return r, err
 	}
 	r.site = def
-	if needCounter || counter != 0 {
+	// A keypad always acts as its counter: Counter 0 means it (§4), also
+	// for REENTER, whose LCD lines count what its counter has waiting.
+	if needCounter || counter != 0 || ss.dev.Role == wire.RoleKeypad {
 		if r.counter, err = ss.counterFor(counter, needCounter); err != nil {
 			return r, err
 		}
@@ -308,10 +311,11 @@ func (ss *session) modeOp(ctx context.Context, f wire.Frame, site string, counte
 	if err != nil {
 		return nil, err
 	}
-	if _, err := fn(ctx, queue.CounterRequest{Request: r.qr, Counter: r.counter}); err != nil {
+	cs, err := fn(ctx, queue.CounterRequest{Request: r.qr, Counter: r.counter})
+	if err != nil {
 		return nil, err
 	}
-	ok := &wire.OK{}
+	ok := &wire.OK{Version: uint64(max(cs.Version, 0))}
 	if ss.dev.Role == wire.RoleKeypad {
 		ok.LCD = []string{r.site.CounterName(r.counter, "", "Counter "+r.counter), word}
 	}
@@ -355,11 +359,64 @@ func (ss *session) status(ctx context.Context, m *wire.Status) (wire.Message, er
 		}
 		return ticketMsg(&p.Ticket, &p), nil
 	}
+	if m.Service != "" && !hasService(def, m.Service) {
+		return nil, wire.ErrUnknownService.WithMsg("unknown service " + m.Service)
+	}
+	counter := queue.CounterID(m.Counter)
+	if m.Counter != 0 && !def.HasCounter(counter) {
+		return nil, wire.ErrUnknownCounter.WithMsg("unknown counter " + counter)
+	}
 	snap, err := ss.srv.eng.Snapshot(ctx, def.ID)
 	if err != nil {
 		return nil, err
 	}
-	return ss.srv.snapshotMsg(def, &snap), nil
+	out := ss.srv.snapshotMsg(def, &snap)
+	narrow(def, out, counter, m.Service)
+	return out, nil
+}
+
+// hasService reports whether site has a service of that code.
+func hasService(site *queue.Site, code string) bool {
+	for _, sv := range site.Services {
+		if sv.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// serves reports whether counter id of site serves service code.
+func serves(site *queue.Site, id, code string) bool {
+	for _, c := range site.Counters {
+		if c.ID == id {
+			for _, cs := range c.Services {
+				if cs.Service == code {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// narrow keeps, of a SNAPSHOT, what a STATUS filter asks for: a counter
+// (that counter, the services it serves and its devices) and a service
+// (that service and the counters serving it); "" means no filter.
+func narrow(site *queue.Site, m *wire.Snapshot, counter, service string) {
+	if counter == "" && service == "" {
+		return
+	}
+	m.Services = slices.DeleteFunc(m.Services, func(sv wire.ServiceInfo) bool {
+		return (service != "" && sv.Code != service) || (counter != "" && !serves(site, counter, sv.Code))
+	})
+	m.Counters = slices.DeleteFunc(m.Counters, func(c wire.CounterInfo) bool {
+		id := queue.CounterID(c.ID)
+		return (counter != "" && id != counter) || (service != "" && !serves(site, id, service))
+	})
+	if counter != "" {
+		n := queue.CounterNumber(counter)
+		m.Devices = slices.DeleteFunc(m.Devices, func(d wire.DeviceInfo) bool { return d.Counter != n })
+	}
 }
 
 // reprint prints a ticket again through Opts.Reprint. It changes no state
@@ -406,11 +463,27 @@ func reprintErr(ss *session, f wire.Frame, site string, m *wire.Reprint, err err
 // filter selects the events a subscription forwards.
 type filter struct {
 	counters map[string]bool // nil: every counter
+	// served are the services the counters serve: a counter filter also
+	// forwards every ticket event of them (ISSUED, a call at another
+	// counter), which is what a keypad needs to count what waits for it.
+	served   map[string]bool
 	services map[string]bool // nil: every service
 }
 
+// serving fills fl.served from the site's definition of fl.counters.
+func (fl *filter) serving(site *queue.Site) {
+	fl.served = map[string]bool{}
+	for _, c := range site.Counters {
+		if fl.counters[c.ID] {
+			for _, cs := range c.Services {
+				fl.served[cs.Service] = true
+			}
+		}
+	}
+}
+
 func (fl filter) match(ev *queue.Event) bool {
-	if fl.counters != nil && !fl.counters[ev.Counter] {
+	if fl.counters != nil && !fl.counters[ev.Counter] && !fl.served[ev.Service] && !fl.served[ev.FromQueue] {
 		return false
 	}
 	if fl.services != nil && !fl.services[ev.Service] {
@@ -438,6 +511,9 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 		for _, c := range m.Counters {
 			fl.counters[queue.CounterID(c)] = true
 		}
+	}
+	if fl.counters != nil {
+		fl.serving(def)
 	}
 	if len(m.Services) > 0 {
 		fl.services = map[string]bool{}
