@@ -30,33 +30,34 @@ func testResultVersions(t *testing.T, open func(t *testing.T) queue.Store) {
 	first := pos.Ticket.Version
 	en.issue("A", "")
 	call := queue.CounterRequest{Request: en.req(), Counter: "1"}
-	tk, err := en.e.CallNext(en.ctx, call)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := last(); tk.Version != v {
-		t.Errorf("CallNext: version %d, want %d", tk.Version, v)
-	}
 	pause := queue.CounterRequest{Request: en.req(), Counter: "2"}
-	cs, err := en.e.Pause(en.ctx, pause)
-	if err != nil {
-		t.Fatal(err)
+	ops := []struct {
+		name string
+		run  func() (int64, error)
+	}{
+		{"CallNext", func() (int64, error) { tk, err := en.e.CallNext(en.ctx, call); return tk.Version, err }},
+		{"Pause", func() (int64, error) { cs, err := en.e.Pause(en.ctx, pause); return cs.Version, err }},
 	}
-	if v := last(); cs.Version != v {
-		t.Errorf("Pause: version %d, want %d", cs.Version, v)
+	got := make([]int64, len(ops))
+	for i, op := range ops {
+		v, err := op.run()
+		if err != nil {
+			t.Fatalf("%s: %v", op.name, err)
+		}
+		if want := last(); v != want {
+			t.Errorf("%s: version %d, want %d", op.name, v, want)
+		}
+		got[i] = v
 	}
 	// Retries return the first versions, not the site's latest.
 	again, err := en.e.IssuePosition(en.ctx, issue)
 	if err != nil || again.Ticket.Version != first {
 		t.Errorf("IssuePosition retried: version %d (%v), want %d", again.Ticket.Version, err, first)
 	}
-	tk2, err := en.e.CallNext(en.ctx, call)
-	if err != nil || tk2.Version != tk.Version {
-		t.Errorf("CallNext retried: version %d (%v), want %d", tk2.Version, err, tk.Version)
-	}
-	cs2, err := en.e.Pause(en.ctx, pause)
-	if err != nil || cs2.Version != cs.Version {
-		t.Errorf("Pause retried: version %d (%v), want %d", cs2.Version, err, cs.Version)
+	for i, op := range ops {
+		if v, err := op.run(); err != nil || v != got[i] {
+			t.Errorf("%s retried: version %d (%v), want %d", op.name, v, err, got[i])
+		}
 	}
 	// Serving, then CALL_NEXT completes it and calls the next: the version
 	// is the CALLED event's, the last of the two.
