@@ -3,6 +3,8 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 )
 
 // Codec errors. Decoders return them wrapped; test with errors.Is.
@@ -106,9 +108,38 @@ func (e *StatusError) WithMsg(msg string) *StatusError {
 	return &c
 }
 
-// Reply returns the ERROR message reporting e for request reqID.
+// MaxMsgLen is the longest ERROR message the daemon sends, in bytes.
+const MaxMsgLen = 120
+
+// Reply returns the ERROR message reporting e for request reqID. Its Msg is
+// what a device may show a person: for a code of the error table it is
+// e.Msg when that begins with the table's message (and may go on, after a
+// colon, naming the ticket, service, counter or field concerned), else the
+// table's message alone, so a message built wrong never carries the
+// daemon's internals; and it is cut to MaxMsgLen bytes.
 func (e *StatusError) Reply(reqID uint32) *ErrorMsg {
-	return &ErrorMsg{Code: e.Code, Msg: e.Msg, Retryable: e.Retryable, RequestID: reqID}
+	return &ErrorMsg{Code: e.Code, Msg: publicMsg(e.Code, e.Msg), Retryable: e.Retryable, RequestID: reqID}
+}
+
+// publicMsg is msg as Reply sends it for code.
+func publicMsg(code uint16, msg string) string {
+	for _, se := range StatusErrors() {
+		if se.Code != code {
+			continue
+		}
+		if msg != se.Msg && !strings.HasPrefix(msg, se.Msg+": ") {
+			return se.Msg
+		}
+		break
+	}
+	if len(msg) > MaxMsgLen {
+		cut := MaxMsgLen
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut]
+	}
+	return msg
 }
 
 // Err returns the StatusError an ERROR message reports. The code's
@@ -137,6 +168,8 @@ var (
 	ErrForbidden = &StatusError{Code: 0x12, Msg: "forbidden for role"}
 	// ErrWrongCounter (0x13): a keypad acting for a counter it is not bound to.
 	ErrWrongCounter = &StatusError{Code: 0x13, Msg: "wrong counter"}
+	// ErrUnknownSite (0x14): no such site at this daemon.
+	ErrUnknownSite = &StatusError{Code: 0x14, Msg: "unknown site"}
 	// ErrUnknownService (0x20): no such service at the site.
 	ErrUnknownService = &StatusError{Code: 0x20, Msg: "unknown service"}
 	// ErrServiceFull (0x21): the service's daily cap is reached.
@@ -185,7 +218,7 @@ var (
 func StatusErrors() []*StatusError {
 	return []*StatusError{
 		ErrBadFrame, ErrUnsupportedVersion, ErrUnsupportedType, ErrBadPayload,
-		ErrAuthFailed, ErrNotAuthenticated, ErrForbidden, ErrWrongCounter,
+		ErrAuthFailed, ErrNotAuthenticated, ErrForbidden, ErrWrongCounter, ErrUnknownSite,
 		ErrUnknownService, ErrServiceFull, ErrServiceClosed, ErrNoTicketWaiting,
 		ErrInvalidTransition, ErrUnknownTicket, ErrReentryLimit, ErrCounterPaused,
 		ErrUnknownCounter, ErrKeyReused, ErrPrinterFailed,
@@ -197,7 +230,9 @@ func StatusErrors() []*StatusError {
 // StatusOf maps err onto the StatusError to send to a device: a
 // *StatusError in err's chain is returned as is, codec errors map to
 // ErrBadFrame, ErrUnsupportedVersion, ErrUnsupportedType or ErrBadPayload
-// (message kept), anything else to ErrInternal (message hidden). nil gives nil.
+// with a fixed wording per cause (a malformed payload names the message,
+// field tag and rule), anything else to ErrInternal (message hidden). nil
+// gives nil.
 func StatusOf(err error) *StatusError {
 	if err == nil {
 		return nil
@@ -206,15 +241,24 @@ func StatusOf(err error) *StatusError {
 	if errors.As(err, &se) {
 		return se
 	}
+	var fe *FieldError
 	switch {
 	case errors.Is(err, ErrBadVersion):
-		return ErrUnsupportedVersion.WithMsg(err.Error())
+		return ErrUnsupportedVersion
+	case errors.Is(err, ErrBadMagic):
+		return ErrBadFrame.WithMsg("bad frame: bad magic")
+	case errors.Is(err, ErrBadChecksum):
+		return ErrBadFrame.WithMsg("bad frame: bad checksum")
+	case errors.Is(err, ErrFrameTooLarge):
+		return ErrBadFrame.WithMsg("bad frame: payload too large")
 	case IsFatal(err):
-		return ErrBadFrame.WithMsg(err.Error())
+		return ErrBadFrame.WithMsg("bad frame: cut short")
 	case errors.Is(err, ErrUnknownType):
-		return ErrUnsupportedType.WithMsg(err.Error())
+		return ErrUnsupportedType
+	case errors.As(err, &fe):
+		return ErrBadPayload.WithMsg(fmt.Sprintf("malformed payload: %s field %d: %s", fe.Type, fe.Tag, fe.Reason))
 	case errors.Is(err, ErrMalformed):
-		return ErrBadPayload.WithMsg(err.Error())
+		return ErrBadPayload
 	}
 	return ErrInternal
 }

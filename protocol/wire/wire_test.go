@@ -451,7 +451,7 @@ func TestEncodeTooLarge(t *testing.T) {
 }
 
 func TestStatusError(t *testing.T) {
-	full := ErrServiceFull.WithMsg("service A full today")
+	full := ErrServiceFull.WithMsg("service full today: A")
 	if !errors.Is(full, ErrServiceFull) || errors.Is(full, ErrServiceClosed) {
 		t.Error("Is must compare codes")
 	}

@@ -193,6 +193,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 	t.Run("EventsAndFeed", func(t *testing.T) { testEvents(t, open) })
 	t.Run("SnapshotAndPosition", func(t *testing.T) { testSnapshot(t, open) })
 	t.Run("IssuePosition", func(t *testing.T) { testIssuePosition(t, open) })
+	t.Run("ResultVersions", func(t *testing.T) { testResultVersions(t, open) })
 	t.Run("CallTimeout", func(t *testing.T) { testCallTimeout(t, open) })
 	t.Run("AbortAtEveryStatement", func(t *testing.T) { testAbortEveryStatement(t, open) })
 	t.Run("CancelDuringCommit", func(t *testing.T) { testCancelDuringCommit(t, open) })
