@@ -94,6 +94,7 @@ type job struct {
 	fn     func(ctx context.Context, tx Tx, j *job) error
 	err    error
 	events []Event
+	writes []write // the tickets it wrote, for the waiting order
 	done   chan struct{}
 
 	// prior is the stored result of an earlier request with the same key,
@@ -309,7 +310,7 @@ func (e *Engine) runBatch(batch []*job) {
 	}
 	for _, j := range live {
 		if j.err == nil {
-			e.feed.publish(j.events)
+			e.feed.publish(j.events, j.writes)
 		}
 		close(j.done)
 	}
@@ -369,7 +370,7 @@ func (e *Engine) noAnswer(ctx context.Context, err error) error {
 func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
 	var keys []RequestKey
 	for _, j := range jobs {
-		j.events, j.err, j.prior, j.save = j.events[:0], nil, nil, nil
+		j.events, j.writes, j.err, j.prior, j.save = j.events[:0], j.writes[:0], nil, nil, nil
 		if j.key.Key != "" {
 			keys = append(keys, j.key)
 		}
@@ -395,7 +396,7 @@ func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
 // after which only ROLLBACK may run) fails the whole transaction.
 func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
 	if len(jobs) == 1 {
-		return jobs[0].fn(ctx, tx, jobs[0])
+		return jobs[0].fn(ctx, recTx{tx, jobs[0]}, jobs[0])
 	}
 	for i, j := range jobs {
 		// Savepoints are not released: RELEASE would cost a round trip
@@ -404,19 +405,52 @@ func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
 		if err := tx.Savepoint(ctx, sp); err != nil {
 			return err
 		}
-		err := j.fn(ctx, tx, j)
+		err := j.fn(ctx, recTx{tx, j}, j)
 		if err == nil {
 			continue
 		}
 		if !IsRefusal(err) {
 			return err
 		}
-		j.err, j.events, j.save = err, j.events[:0], nil
+		j.err, j.events, j.writes, j.save = err, j.events[:0], j.writes[:0], nil
 		if err := tx.RollbackTo(ctx, sp); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// recTx is the transaction a job runs in: it records the tickets the job
+// writes, which the waiting order applies once they are committed.
+type recTx struct {
+	Tx
+	j *job
+}
+
+func (t recTx) InsertTicket(ctx context.Context, tk *Ticket) error {
+	err := t.Tx.InsertTicket(ctx, tk)
+	if err == nil {
+		c := *tk
+		t.j.writes = append(t.j.writes, write{t: &c})
+	}
+	return err
+}
+
+func (t recTx) UpdateTicket(ctx context.Context, tk *Ticket, from Status) error {
+	err := t.Tx.UpdateTicket(ctx, tk, from)
+	if err == nil {
+		c := *tk
+		t.j.writes = append(t.j.writes, write{t: &c})
+	}
+	return err
+}
+
+func (t recTx) SetSortKey(ctx context.Context, id, key int64) error {
+	err := t.Tx.SetSortKey(ctx, id, key)
+	if err == nil {
+		t.j.writes = append(t.j.writes, write{id: id, key: key})
+	}
+	return err
 }
 
 // emit records an event of the job. Its version is given when the batch

@@ -58,33 +58,50 @@ func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
 }
 
 // IssuePosition is Issue that also tells where the new ticket stands, as a
-// kiosk prints it: the people ahead and the estimated wait are read in the
-// transaction that issues it, so the answer costs no second one. A retry
-// of an issued request (same device and key) gets its ticket as it is now,
-// and where it stands now.
+// kiosk prints it: the people ahead and the estimated wait come from the
+// waiting order in memory once the ticket's commit is in it, so the answer
+// costs no second transaction and no count over the queue (from the store
+// only when the order is not available). A retry of an issued request
+// (same device and key) gets its ticket as it is now, and where it stands
+// now.
 func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, error) {
-	// pos is written by the committer and read once do returned, like do's
-	// own result.
-	var pos Position
-	_, err := doRedo(ctx, e, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
-		t, err := e.issue(ctx, tx, j, s, r)
-		if err != nil {
-			return t, err
-		}
-		pos, err = e.position(ctx, tx, s, &t)
-		return t, err
+	// pos, redone and jj are written by the committer and read once do
+	// returned, like do's own result.
+	var (
+		pos    Position
+		redone bool
+		jj     *job
+	)
+	t, err := doRedo(ctx, e, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		jj = j
+		return e.issue(ctx, tx, j, s, r)
 	}, func(ctx context.Context, tx Tx, s *Site, t Ticket) error {
 		cur, err := tx.Ticket(ctx, t.ID)
 		if err != nil {
 			return fmt.Errorf("queue: read issued ticket %s: %w", t.Number, err)
 		}
 		pos, err = e.position(ctx, tx, s, cur)
+		redone = true
 		return err
 	})
 	if err != nil {
 		return Position{}, err
 	}
-	return pos, nil
+	if redone {
+		return pos, nil
+	}
+	var v int64
+	if n := len(jj.events); n > 0 {
+		v = jj.events[n-1].Version
+	}
+	if p, ok := e.feed.position(t.Site, &t, v); ok {
+		return p, nil
+	}
+	s, err := e.Site(t.Site)
+	if err != nil {
+		return Position{}, err
+	}
+	return e.storeTicketPosition(ctx, s, t)
 }
 
 // issueOp names an issue request for its idempotency record: Issue and

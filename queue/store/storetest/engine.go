@@ -193,6 +193,8 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 	t.Run("EventsAndFeed", func(t *testing.T) { testEvents(t, open) })
 	t.Run("SnapshotAndPosition", func(t *testing.T) { testSnapshot(t, open) })
 	t.Run("IssuePosition", func(t *testing.T) { testIssuePosition(t, open) })
+	t.Run("WaitingOrder", func(t *testing.T) { testOrder(t, open, 1) })
+	t.Run("WaitingOrderTwoEngines", func(t *testing.T) { testOrder(t, open, 2) })
 	t.Run("CallTimeout", func(t *testing.T) { testCallTimeout(t, open) })
 	t.Run("AbortAtEveryStatement", func(t *testing.T) { testAbortEveryStatement(t, open) })
 	t.Run("CancelDuringCommit", func(t *testing.T) { testCancelDuringCommit(t, open) })
