@@ -75,9 +75,23 @@ type Engine struct {
 
 	mu     sync.RWMutex
 	closed bool
-	shards []chan *job
+	shards []shard
 	wg     sync.WaitGroup
 }
+
+// lane is the queue of a committer a request waits in. A counter's action
+// (a keypad, the console) goes in front of every ticket a kiosk asks for:
+// each batch takes every counter request waiting first, so one waits at
+// most for the transaction in flight, never behind a flood of kiosks.
+type lane int
+
+const (
+	laneCounter lane = iota // keypads and consoles: first
+	laneBulk                // kiosks' tickets and the sweeps
+)
+
+// shard is one committer's two lanes.
+type shard [2]chan *job
 
 // Request carries who asks and the idempotency key of the request. A retry
 // with the same Device and Key returns the first result.
@@ -145,10 +159,10 @@ func New(o Opts) (*Engine, error) {
 	}
 	e.feed = newFeed(e, o.FeedSize, o.MaxReplay, o.PollInterval)
 	for i := 0; i < o.Committers; i++ {
-		ch := make(chan *job, o.Batch*4)
-		e.shards = append(e.shards, ch)
+		sh := shard{make(chan *job, o.Batch*4), make(chan *job, o.Batch*4)}
+		e.shards = append(e.shards, sh)
 		e.wg.Add(1)
-		go e.commitLoop(ch)
+		go e.commitLoop(sh)
 	}
 	return e, nil
 }
@@ -181,8 +195,9 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	if !e.closed {
 		e.closed = true
-		for _, ch := range e.shards {
-			close(ch)
+		for _, sh := range e.shards {
+			close(sh[laneCounter])
+			close(sh[laneBulk])
 		}
 	}
 	e.mu.Unlock()
@@ -200,9 +215,9 @@ func (e *Engine) Close(ctx context.Context) error {
 // engine's StoreTimeout (as opposed to the caller giving up).
 var errStoreTimeout = errors.New("queue: store timeout")
 
-// submit queues fn for the committer of site and waits for its result, at
-// most the engine's StoreTimeout.
-func (e *Engine) submit(ctx context.Context, site string, key RequestKey, fn func(ctx context.Context, tx Tx, j *job) error) error {
+// submit queues fn in lane l of the committer of site and waits for its
+// result, at most the engine's StoreTimeout.
+func (e *Engine) submit(ctx context.Context, l lane, site string, key RequestKey, fn func(ctx context.Context, tx Tx, j *job) error) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
 	defer cancel()
 	j := &job{ctx: ctx, site: site, key: key, fn: fn, done: make(chan struct{})}
@@ -213,7 +228,7 @@ func (e *Engine) submit(ctx context.Context, site string, key RequestKey, fn fun
 	}
 	h := fnv.New32a()
 	h.Write([]byte(site))
-	ch := e.shards[int(h.Sum32())%len(e.shards)]
+	ch := e.shards[int(h.Sum32())%len(e.shards)][l]
 	select {
 	case ch <- j:
 	case <-ctx.Done():
@@ -238,24 +253,51 @@ func (e *Engine) ctxErr(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (e *Engine) commitLoop(ch chan *job) {
+func (e *Engine) commitLoop(sh shard) {
 	defer e.wg.Done()
-	for j := range ch {
-		batch := []*job{j}
-	drain:
-		for len(batch) < e.batch {
+	fast, bulk := sh[laneCounter], sh[laneBulk]
+	for fast != nil || bulk != nil {
+		var j *job
+		var ok bool
+		select {
+		case j, ok = <-fast:
+			if !ok {
+				fast = nil
+				continue
+			}
+		default:
 			select {
-			case j, ok := <-ch:
+			case j, ok = <-fast:
 				if !ok {
-					break drain
+					fast = nil
+					continue
 				}
-				batch = append(batch, j)
-			default:
-				break drain
+			case j, ok = <-bulk:
+				if !ok {
+					bulk = nil
+					continue
+				}
 			}
 		}
-		e.runBatch(batch)
+		batch := e.drain(fast, []*job{j})
+		e.runBatch(e.drain(bulk, batch))
 	}
+}
+
+// drain adds to batch the jobs waiting in ch, up to the batch size.
+func (e *Engine) drain(ch chan *job, batch []*job) []*job {
+	for ch != nil && len(batch) < e.batch {
+		select {
+		case j, ok := <-ch:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, j)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // runBatch applies the jobs in one transaction, each in a savepoint: a
@@ -482,16 +524,16 @@ func appendEvents(ctx context.Context, tx Tx, jobs []*job) error {
 	return nil
 }
 
-// do runs one idempotent operation: a stored result for (device, key) is
-// returned as it was; otherwise fn runs and its result is stored in the same
-// transaction.
+// do runs one idempotent operation of a counter (see lane): a stored
+// result for (device, key) is returned as it was; otherwise fn runs and its
+// result is stored in the same transaction.
 func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error)) (T, error) {
-	return doRedo(ctx, e, r, op, fn, nil)
+	return doRedo(ctx, e, laneCounter, r, op, fn, nil)
 }
 
 // doRedo is do with redo, when not nil, run in the same transaction on a
 // stored result returned again, e.g. to read what changed since.
-func doRedo[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error),
+func doRedo[T any](ctx context.Context, e *Engine, l lane, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error),
 	redo func(ctx context.Context, tx Tx, s *Site, v T) error) (T, error) {
 	var zero T
 	s, err := e.Site(r.Site)
@@ -503,7 +545,7 @@ func doRedo[T any](ctx context.Context, e *Engine, r Request, op string, fn func
 	// committer closed the job's done channel (submit returned its error),
 	// never when submit gave up on the context while the commit went on.
 	var res T
-	err = e.submit(ctx, s.ID, key, func(ctx context.Context, tx Tx, j *job) error {
+	err = e.submit(ctx, l, s.ID, key, func(ctx context.Context, tx Tx, j *job) error {
 		if j.prior != nil {
 			if j.prior.Op != op {
 				return fmt.Errorf("%w: key %q was used for %s, not %s", ErrKeyReused, r.Key, j.prior.Op, op)

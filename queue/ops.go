@@ -52,9 +52,9 @@ type TransferRequest struct {
 
 // Issue takes a new number for a service.
 func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return doRedo(ctx, e, laneBulk, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		return e.issue(ctx, tx, j, s, r)
-	})
+	}, nil)
 }
 
 // IssuePosition is Issue that also tells where the new ticket stands, as a
@@ -72,7 +72,7 @@ func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, e
 		redone bool
 		jj     *job
 	)
-	t, err := doRedo(ctx, e, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	t, err := doRedo(ctx, e, laneBulk, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		jj = j
 		return e.issue(ctx, tx, j, s, r)
 	}, func(ctx context.Context, tx Tx, s *Site, t Ticket) error {
@@ -711,7 +711,7 @@ func (e *Engine) MarkPrintFailed(ctx context.Context, site string, ticketID int6
 	if err != nil {
 		return err
 	}
-	return e.submit(ctx, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
+	return e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
 		t, err := tx.Ticket(ctx, ticketID)
 		if err != nil {
 			return fmt.Errorf("queue: mark print failed: %w", err)
@@ -731,7 +731,7 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	for _, id := range e.order {
 		s := e.sites[id]
 		n := 0
-		err := e.submit(ctx, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
+		err := e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
 			n = 0
 			now := e.clock()
 			day := s.Day(now)

@@ -195,6 +195,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 	t.Run("IssuePosition", func(t *testing.T) { testIssuePosition(t, open) })
 	t.Run("WaitingOrder", func(t *testing.T) { testOrder(t, open, 1) })
 	t.Run("WaitingOrderTwoEngines", func(t *testing.T) { testOrder(t, open, 2) })
+	t.Run("CountersFirst", func(t *testing.T) { testCountersFirst(t, open) })
 	t.Run("CallTimeout", func(t *testing.T) { testCallTimeout(t, open) })
 	t.Run("AbortAtEveryStatement", func(t *testing.T) { testAbortEveryStatement(t, open) })
 	t.Run("CancelDuringCommit", func(t *testing.T) { testCancelDuringCommit(t, open) })
