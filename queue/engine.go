@@ -81,8 +81,10 @@ type Engine struct {
 
 // lane is the queue of a committer a request waits in. A counter's action
 // (a keypad, the console) goes in front of every ticket a kiosk asks for:
-// each batch takes every counter request waiting first, so one waits at
-// most for the transaction in flight, never behind a flood of kiosks.
+// the committer takes the counter requests waiting first, in a batch of
+// their own (every other batch at most, so kiosks still get through), so
+// one waits at most for the transaction in flight and one more, never
+// behind a flood of kiosks.
 type lane int
 
 const (
@@ -105,6 +107,7 @@ type job struct {
 	ctx    context.Context
 	site   string
 	key    RequestKey // idempotency key; empty Key: none
+	lane   lane
 	fn     func(ctx context.Context, tx Tx, j *job) error
 	err    error
 	events []Event
@@ -158,6 +161,7 @@ func New(o Opts) (*Engine, error) {
 		e.order = append(e.order, s.ID)
 	}
 	e.feed = newFeed(e, o.FeedSize, o.MaxReplay, o.PollInterval)
+	e.feed.warm(e.order)
 	for i := 0; i < o.Committers; i++ {
 		sh := shard{make(chan *job, o.Batch*4), make(chan *job, o.Batch*4)}
 		e.shards = append(e.shards, sh)
@@ -220,7 +224,7 @@ var errStoreTimeout = errors.New("queue: store timeout")
 func (e *Engine) submit(ctx context.Context, l lane, site string, key RequestKey, fn func(ctx context.Context, tx Tx, j *job) error) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
 	defer cancel()
-	j := &job{ctx: ctx, site: site, key: key, fn: fn, done: make(chan struct{})}
+	j := &job{ctx: ctx, site: site, key: key, lane: l, fn: fn, done: make(chan struct{})}
 	e.mu.RLock()
 	if e.closed {
 		e.mu.RUnlock()
@@ -256,6 +260,7 @@ func (e *Engine) ctxErr(ctx context.Context) error {
 func (e *Engine) commitLoop(sh shard) {
 	defer e.wg.Done()
 	fast, bulk := sh[laneCounter], sh[laneBulk]
+	alone := false // the last batch held only counter requests
 	for fast != nil || bulk != nil {
 		var j *job
 		var ok bool
@@ -280,6 +285,15 @@ func (e *Engine) commitLoop(sh shard) {
 			}
 		}
 		batch := e.drain(fast, []*job{j})
+		if j.lane == laneCounter && !alone {
+			// Counter requests go alone, without kiosks: their batch is
+			// short. The next batch takes kiosks too, so that counters
+			// calling back to back cannot starve them.
+			alone = true
+			e.runBatch(batch)
+			continue
+		}
+		alone = false
 		e.runBatch(e.drain(bulk, batch))
 	}
 }

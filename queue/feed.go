@@ -85,6 +85,19 @@ func (f *feed) pollLoop(every time.Duration) {
 	}
 }
 
+// warm reads the last version and builds the waiting order of each site,
+// so that no request pays for it; a site whose read fails is tried again
+// on first use.
+func (f *feed) warm(sites []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range sites {
+		if _, err := f.site(id); err != nil {
+			f.e.log.Warn("event feed: first read failed, trying again on first use", "site", id, "err", err)
+		}
+	}
+}
+
 // site returns the feed of a site, reading its last version on first use.
 // f.mu is held.
 func (f *feed) site(id string) (*siteFeed, error) {

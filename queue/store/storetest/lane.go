@@ -29,8 +29,8 @@ func (g *gateStore) Update(ctx context.Context, fn func(ctx context.Context, tx 
 }
 
 // testCountersFirst queues a hundred kiosk tickets behind a transaction in
-// flight, then a counter's call-next: the call goes in the next batch, in
-// front of the kiosks that were waiting before it.
+// flight, then a counter's call-next: the call goes in the next batch, on
+// its own, in front of the kiosks that were waiting before it.
 func testCountersFirst(t *testing.T, open func(t *testing.T) queue.Store) {
 	g := &gateStore{Store: open(t), armed: make(chan struct{}), entered: make(chan struct{}), gate: make(chan struct{})}
 	en := &env{t: t, ctx: context.Background(), clock: NewClock(monday9), store: g}
