@@ -65,15 +65,13 @@ func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
 // (same device and key) gets its ticket as it is now, and where it stands
 // now.
 func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, error) {
-	// pos, redone and jj are written by the committer and read once do
+	// pos and redone are written by the committer and read once do
 	// returned, like do's own result.
 	var (
 		pos    Position
 		redone bool
-		jj     *job
 	)
 	t, err := doRedo(ctx, e, laneBulk, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
-		jj = j
 		return e.issue(ctx, tx, j, s, r)
 	}, func(ctx context.Context, tx Tx, s *Site, t Ticket) error {
 		cur, err := tx.Ticket(ctx, t.ID)
@@ -88,20 +86,21 @@ func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, e
 		return Position{}, err
 	}
 	if redone {
+		pos.Ticket.Version = t.Version
 		return pos, nil
 	}
-	var v int64
-	if n := len(jj.events); n > 0 {
-		v = jj.events[n-1].Version
-	}
-	if p, ok := e.feed.position(t.Site, &t, v); ok {
+	// t.Version is that of its ISSUED event: the order has it once the
+	// feed has.
+	if p, ok := e.feed.position(t.Site, &t, t.Version); ok {
 		return p, nil
 	}
 	s, err := e.Site(t.Site)
 	if err != nil {
 		return Position{}, err
 	}
-	return e.storeTicketPosition(ctx, s, t)
+	p, err := e.storeTicketPosition(ctx, s, t)
+	p.Ticket.Version = t.Version
+	return p, err
 }
 
 // issueOp names an issue request for its idempotency record: Issue and
