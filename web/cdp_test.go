@@ -144,6 +144,21 @@ func (b *browser) open(t testing.TB, url string) string {
 	return att.SessionID
 }
 
+// openAt opens url in a new page whose viewport is w×h CSS pixels (set
+// before the page loads, so its first layout is the one under test).
+func (b *browser) openAt(t testing.TB, url string, w, h int) string {
+	t.Helper()
+	s := b.open(t, "about:blank")
+	if err := b.call(s, "Emulation.setDeviceMetricsOverride", map[string]any{
+		"width": w, "height": h, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.call(s, "Page.navigate", map[string]any{"url": url}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // eval evaluates a JavaScript expression in a page and returns its string
 // value.
 func (b *browser) eval(session, expr string) (string, error) {

@@ -157,6 +157,7 @@ func New(o Opts) (*Server, error) {
 	if err := s.register(o.Registry); err != nil {
 		return nil, err
 	}
+	s.warnLanguages()
 	s.streams, s.stop = context.WithCancel(context.Background())
 	for _, r := range s.routes() {
 		s.mux.HandleFunc(r.method+" "+r.path, r.h)
@@ -323,7 +324,8 @@ func tokenName(r *http.Request) string {
 // page serves an embedded HTML page for a known site.
 func (s *Server) page(name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if _, err := s.o.Engine.Site(r.PathValue("site")); err != nil {
+		site, err := s.o.Engine.Site(r.PathValue("site"))
+		if err != nil {
 			writeError(w, s.log, err)
 			return
 		}
@@ -332,6 +334,7 @@ func (s *Server) page(name string) http.HandlerFunc {
 			writeError(w, s.log, err)
 			return
 		}
+		b = pageFor(b, site)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Write(b)
@@ -348,6 +351,9 @@ func (s *Server) static(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		http.NotFound(w, r)
 		return
+	}
+	if name == "i18n.js" {
+		b = wordsScript(b)
 	}
 	switch {
 	case hasSuffix(name, ".js"):
