@@ -1,0 +1,82 @@
+package protocol_test
+
+import (
+	"net"
+	"runtime"
+	"runtime/metrics"
+	"syscall"
+	"testing"
+
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+// idleSessions is how many idle sessions TestIdleSessionCost opens.
+const idleSessions = 1000
+
+// idleBudget is what an idle authenticated session may cost (issue 12:
+// 8 KiB), here with the test's own end of the connection counted in.
+const idleBudget = 8 << 10
+
+// TestIdleSessionCost: idle authenticated sessions hold no goroutine, and
+// 1,000 of them cost less than 8 KiB each in heap objects and goroutine
+// stacks (from runtime/metrics, after a GC), counting both ends of each
+// connection since the test holds them. (RSS of a real daemon: `nowserving
+// bench conns --pid`.)
+func TestIdleSessionCost(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes what memory costs; the goroutine count is checked by the other builds")
+	}
+	needFiles(t, 2*idleSessions+100)
+	en := newEnv(t, nil)
+	// Log in once first, so that what the first session sets up (engine
+	// caches, pools, the poller) is not counted.
+	first, _ := en.login("kiosk-1", 1)
+	first.do(&wire.Status{})
+	g0, mem0 := idleCost()
+	conns := make([]net.Conn, 0, idleSessions)
+	for i := range idleSessions {
+		cl, _ := en.login("kiosk-1", uint64(i+2))
+		conns = append(conns, cl.c) // the client's read buffer is let go
+	}
+	en.waitConns(idleSessions + 1)
+	g1, mem1 := idleCost()
+	per := float64(mem1-mem0) / idleSessions
+	t.Logf("%d idle sessions: %+d goroutines, %.0f bytes each (heap objects and stacks, both ends)", idleSessions, g1-g0, per)
+	if g1-g0 > idleSessions/100 {
+		t.Errorf("%d idle sessions added %d goroutines, want none per session", idleSessions, g1-g0)
+	}
+	if per > idleBudget {
+		t.Errorf("an idle session costs %.0f bytes, want at most %d", per, idleBudget)
+	}
+	runtime.KeepAlive(conns)
+}
+
+// idleCost returns the goroutines and the bytes of heap objects and
+// goroutine stacks in use, after a collection.
+func idleCost() (goroutines int, bytes uint64) {
+	runtime.GC()
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
+	metrics.Read(s)
+	return runtime.NumGoroutine(), s[0].Value.Uint64() + s[1].Value.Uint64()
+}
+
+// needFiles raises the soft limit on open files to n, failing the test
+// when the hard limit is lower.
+func needFiles(t *testing.T, n uint64) {
+	t.Helper()
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		t.Fatalf("getrlimit: %v", err)
+	}
+	if r.Cur >= n {
+		return
+	}
+	if r.Max < n {
+		t.Fatalf("open files limited to %d, the test needs %d (ulimit -n)", r.Max, n)
+	}
+	r.Cur = n
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		t.Fatalf("setrlimit: %v", err)
+	}
+}
