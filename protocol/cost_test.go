@@ -17,11 +17,11 @@ const idleSessions = 1000
 // 8 KiB), here with the test's own end of the connection counted in.
 const idleBudget = 8 << 10
 
-// TestIdleSessionCost: idle authenticated sessions hold no goroutine, and
-// 1,000 of them cost less than 8 KiB each in heap objects and goroutine
-// stacks (from runtime/metrics, after a GC), counting both ends of each
-// connection since the test holds them. (RSS of a real daemon: `nowserving
-// bench conns --pid`.)
+// TestIdleSessionCost: idle authenticated sessions, kiosks and subscribed
+// displays, hold no goroutine, and 1,000 of them cost less than 8 KiB each
+// in heap objects and goroutine stacks (from runtime/metrics, after a GC),
+// counting both ends of each connection since the test holds them. (RSS of
+// a real daemon: `nowserving bench conns --pid`.)
 func TestIdleSessionCost(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector changes what memory costs; the goroutine count is checked by the other builds")
@@ -30,12 +30,19 @@ func TestIdleSessionCost(t *testing.T) {
 	en := newEnv(t, nil)
 	// Log in once first, so that what the first session sets up (engine
 	// caches, pools, the poller) is not counted.
-	first, _ := en.login("kiosk-1", 1)
-	first.do(&wire.Status{})
+	first, _ := en.login("display-1", 1)
+	first.do(&wire.Subscribe{Snapshot: true})
 	g0, mem0 := idleCost()
 	conns := make([]net.Conn, 0, idleSessions)
 	for i := range idleSessions {
-		cl, _ := en.login("kiosk-1", uint64(i+2))
+		id := "kiosk-1"
+		if i%2 == 1 {
+			id = "display-2"
+		}
+		cl, _ := en.login(id, uint64(i+2))
+		if id != "kiosk-1" {
+			cl.do(&wire.Subscribe{Snapshot: true})
+		}
 		conns = append(conns, cl.c) // the client's read buffer is let go
 	}
 	en.waitConns(idleSessions + 1)

@@ -187,6 +187,7 @@ type Server struct {
 	frames  frameCache
 	views   siteViews // pictures of the sites for keypad answers
 	poll    poller    // parks idle sessions
+	hubs    hubs      // fan events out to subscribers
 	wheel   wheel     // heartbeats and idle time-outs
 	loops   sync.Once // starts the poller and the wheel
 
@@ -271,6 +272,7 @@ func New(o Opts) (*Server, error) {
 	if s.metrics == nil {
 		s.metrics = nopMetrics{}
 	}
+	s.hubs.ctx, s.hubs.cancel = context.WithCancel(context.Background())
 	for _, dv := range o.Devices {
 		if err := s.addDevice(dv); err != nil {
 			return nil, fmt.Errorf("protocol: device %q: %w", dv.ID, err)
@@ -496,7 +498,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		ss.lameDuck()
 	}
 	idle := make(chan struct{})
-	go func() { s.wg.Wait(); s.poll.close(); close(idle) }()
+	go func() { s.wg.Wait(); s.stopLoops(); close(idle) }()
 	select {
 	case <-idle:
 		return nil
@@ -520,7 +522,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	s.poll.close()
+	s.stopLoops()
 	return nil
 }
 
@@ -539,6 +541,12 @@ func (s *Server) beginClose() []*session {
 		out = append(out, ss)
 	}
 	return out
+}
+
+// stopLoops ends the goroutines the sessions shared, once they are gone.
+func (s *Server) stopLoops() {
+	s.poll.close()
+	s.hubs.stop()
 }
 
 // socketSendBuffer is the SO_SNDBUF of every connection (Linux doubles

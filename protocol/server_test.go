@@ -428,6 +428,43 @@ func TestResume(t *testing.T) {
 	}
 }
 
+// TestCatchUpWhileLive: a subscriber that resumes behind the others
+// catches up while events keep coming, and gets every event after its
+// version once, in order, as does the live one.
+func TestCatchUpWhileLive(t *testing.T) {
+	en := newEnv(t, nil)
+	live, _ := en.login("display-1", 1)
+	live.do(&wire.Subscribe{Snapshot: true})
+	issue := func(from, n int) {
+		for i := range n {
+			_, err := en.Engine.Issue(context.Background(), queue.IssueRequest{
+				Request: queue.Request{Site: "hq", Device: "test", Key: fmt.Sprint(from + i)}, Service: "A"})
+			if err != nil {
+				t.Errorf("issue: %v", err)
+			}
+		}
+	}
+	issue(0, 10)
+	live.eventsUntil(10)
+	var wg sync.WaitGroup
+	wg.Go(func() { issue(10, 30) })
+	late, _ := en.login("display-2", 1)
+	late.do(&wire.Subscribe{FromVersion: 2})
+	wg.Wait()
+	for _, cl := range []*client{live, late} {
+		from := uint64(11)
+		if cl == late {
+			from = 3
+		}
+		evs := cl.eventsUntil(40)
+		for i, ev := range evs {
+			if ev.Version != from+uint64(i) {
+				t.Fatalf("%s: event %d has version %d, want %d", cl.id, i, ev.Version, from+uint64(i))
+			}
+		}
+	}
+}
+
 // TestKioskRetry: the connection drops after TAKE_TICKET; the retry (same
 // boot nonce and request id) gets the same ticket, also after a restart.
 func TestKioskRetry(t *testing.T) {

@@ -86,8 +86,7 @@ type session struct {
 	stop   error      // errLameDuck, errEvicted or errKilled: reads stop
 	parked bool       // in the poller: no goroutine reads
 
-	subCancel context.CancelFunc
-	subDone   chan struct{}
+	sub *member // the subscription; the read side's owner's
 }
 
 // newSession returns the session of a connection just accepted.
@@ -299,7 +298,7 @@ func isTimeout(err error) bool {
 }
 
 // teardown ends a welcomed session its caller owns: it leaves the poller
-// and the wheel, stops the event pump, writes what is queued and final,
+// and the wheel, ends its subscription, writes what is queued and final,
 // closes the connection and releases the session.
 func (ss *session) teardown(final *wire.StatusError, reason string) {
 	s := ss.srv
