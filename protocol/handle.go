@@ -445,7 +445,7 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 			fl.services[sv] = true
 		}
 	}
-	ss.stopPump()
+	ss.unsubscribe()
 	snap, err := s.eng.Snapshot(ctx, def.ID)
 	if err != nil {
 		return nil, err

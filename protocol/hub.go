@@ -105,9 +105,9 @@ func (hs *hubs) stop() {
 	hs.wg.Wait()
 }
 
-// stopPump ends the session's subscription, if any. The caller owns the
+// unsubscribe ends the session's subscription, if any. The caller owns the
 // read side of ss.
-func (ss *session) stopPump() {
+func (ss *session) unsubscribe() {
 	m := ss.sub
 	if m == nil {
 		return

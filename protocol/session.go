@@ -304,7 +304,7 @@ func (ss *session) teardown(final *wire.StatusError, reason string) {
 	s := ss.srv
 	s.poll.remove(ss)
 	s.wheel.remove(ss)
-	ss.stopPump()
+	ss.unsubscribe()
 	ss.finish(final, reason)
 	select {
 	case <-ss.out.finished():

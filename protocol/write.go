@@ -99,7 +99,7 @@ func (ss *session) dropSlow(why string) {
 
 // enqueue queues an encoded frame without waiting. A peer whose backlog
 // passes the queue's bounds is dropped as a slow consumer (which never
-// blocks anyone: the caller is the session's reader, its event pump or the
+// blocks anyone: the caller is the session's reader, its site's event hub or the
 // heartbeat wheel). It reports whether the frame was queued.
 func (ss *session) enqueue(b []byte) bool {
 	ok, start, full := ss.out.push(b, false)
