@@ -6,7 +6,9 @@ import (
 	"runtime/metrics"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -85,5 +87,55 @@ func needFiles(t *testing.T, n uint64) {
 	r.Cur = n
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
 		t.Fatalf("setrlimit: %v", err)
+	}
+}
+
+// plainConns hides the sockets of accepted connections behind a net.Conn
+// with no SyscallConn, as a listener wrapper might: the server cannot put
+// them in its epoll set and parks each idle session on a goroutine.
+type plainConns struct{ net.Listener }
+
+type plainConn struct{ net.Conn }
+
+func (l plainConns) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return plainConn{c}, nil
+}
+
+// TestUnpolledSessions: sessions the poller cannot watch still serve
+// requests after parking, get heartbeats, time out when silent, and end at
+// shutdown.
+func TestUnpolledSessions(t *testing.T) {
+	en := unstarted(t, func(o *protocol.Opts) { o.Heartbeat = 40 * time.Millisecond; o.IdleTimeout = 300 * time.Millisecond })
+	en.Wrap = func(l net.Listener) net.Listener { return plainConns{l} }
+	en.Start()
+	t.Cleanup(en.Stop)
+	kiosk, _ := en.login("kiosk-1", 1)
+	for _, want := range []string{"A001", "A002"} {
+		if tk := kiosk.ticket(&wire.TakeTicket{Service: "A"}); tk.Number != want {
+			t.Errorf("ticket %s, want %s", tk.Number, want)
+		}
+		time.Sleep(60 * time.Millisecond) // parked in between
+	}
+	frames, codes := kiosk.readUntilError()
+	beats := 0
+	for _, f := range frames {
+		if f.Type == wire.TypeHeartbeat {
+			beats++
+		}
+	}
+	if beats == 0 || len(codes) != 1 || codes[0] != wire.ErrTimeout.Code {
+		t.Errorf("silent session: %d heartbeats, errors %v; want heartbeats, then ERROR 0x34", beats, codes)
+	}
+	en.waitConns(0)
+	// A parked session ends at shutdown, told why.
+	parked, _ := en.login("kiosk-1", 2)
+	time.Sleep(20 * time.Millisecond)
+	en.Stop()
+	if codes := parked.expectClose(); len(codes) == 0 || codes[len(codes)-1] != wire.ErrBusy.Code {
+		t.Errorf("parked session at shutdown: errors %v, want ERROR 0x31 last", codes)
 	}
 }
