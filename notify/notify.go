@@ -37,7 +37,6 @@ const (
 	DefaultPoll        = time.Second
 	DefaultTimeout     = 10 * time.Second
 	DefaultConcurrency = 4
-	DefaultStatusEvery = 5 * time.Second
 )
 
 // Store is the outbox as the worker uses it (a *sqlstore.Store, or the
@@ -81,7 +80,8 @@ type Opts struct {
 	Timeout time.Duration
 	// Concurrency is how many attempts of a batch run at once.
 	Concurrency int
-	// StatusEvery is how often the outbox's counts are read for Stats.
+	// StatusEvery is how often the outbox's counts are read for Stats
+	// (default 5 polls).
 	StatusEvery time.Duration
 	Logger      *slog.Logger
 	// Now is the clock (time.Now when nil).
@@ -156,7 +156,7 @@ func defaults(o *Opts) {
 	setD(&o.MaxBackoff, DefaultMaxBackoff)
 	setD(&o.Poll, DefaultPoll)
 	setD(&o.Timeout, DefaultTimeout)
-	setD(&o.StatusEvery, DefaultStatusEvery)
+	setD(&o.StatusEvery, 5*o.Poll)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -233,6 +233,9 @@ func (w *Worker) Shutdown(ctx context.Context) error {
 // cycle claims one batch, delivers it and records the outcomes; full
 // reports that the claim took a whole batch.
 func (w *Worker) cycle(ctx context.Context) (full bool) {
+	if len(w.rcv) == 0 {
+		return false // nothing to deliver to: leave the rows to a daemon that has receivers
+	}
 	now := w.o.Now()
 	cctx, cancel := context.WithTimeout(ctx, w.o.Timeout)
 	ms, err := w.o.Store.ClaimOutbox(cctx, sqlstore.OutboxClaim{Now: now, Lease: w.lease, N: w.o.Batch})

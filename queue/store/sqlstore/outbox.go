@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -102,6 +103,28 @@ type OutboxStatus struct {
 	OldestPending time.Time
 	// LastDead are the most recently failed dead messages, newest first.
 	LastDead []OutboxMessage
+}
+
+// String says what is pending and what is dead, a dead message a line
+// (the last attempt's time and error), e.g.
+//
+//	outbox: 2 pending (oldest from 2026-11-30T01:00:00Z), 1 dead
+//	  dead: his BOOKING_BOOKED site hq v42 (event 7d44b6a2-...) after 12 attempts, last 2026-11-30T01:47:10Z: ...
+func (st OutboxStatus) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "outbox: %d pending", st.Pending)
+	if !st.OldestPending.IsZero() {
+		fmt.Fprintf(&b, " (oldest from %s)", st.OldestPending.Format(time.RFC3339))
+	}
+	fmt.Fprintf(&b, ", %d dead", st.Dead)
+	for _, m := range st.LastDead {
+		fmt.Fprintf(&b, "\n  dead: %s %s site %s v%d (event %s) after %d attempts, last %s: %s",
+			m.Receiver, m.Type, m.Site, m.Version, m.EventID, m.Attempt, m.LastAt.Format(time.RFC3339), m.LastError)
+	}
+	if n := st.Dead - len(st.LastDead); n > 0 && len(st.LastDead) > 0 {
+		fmt.Fprintf(&b, "\n  ... and %d more dead", n)
+	}
+	return b.String()
 }
 
 // maxOutboxError bounds the stored text of a failed attempt, in bytes.
