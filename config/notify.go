@@ -30,15 +30,12 @@ type Notify struct {
 	// (default 10s).
 	Timeout time.Duration `mapstructure:"timeout"`
 	// Poll is how often a daemon looks for due messages (default 1s).
-	Poll     time.Duration   `mapstructure:"poll"`
-	Webhooks []Webhook       `mapstructure:"webhooks"`
+	Poll time.Duration `mapstructure:"poll"`
+	// Webhooks and Commands are the receivers; their names are unique
+	// among both.
+	Webhooks []Webhook `mapstructure:"webhooks"`
+	// Commands get each message on the standard input of a command.
 	Commands []NotifyCommand `mapstructure:"commands"`
-}
-
-// NotifyBackoff is the range of the pause between attempts.
-type NotifyBackoff struct {
-	Min time.Duration `mapstructure:"min"`
-	Max time.Duration `mapstructure:"max"`
 }
 
 // Webhook receives each message as a signed JSON POST.
@@ -64,6 +61,12 @@ type NotifyCommand struct {
 	Run string `mapstructure:"run"`
 	// Events overrides notify.events for this receiver.
 	Events []string `mapstructure:"events"`
+}
+
+// NotifyBackoff is the range of the pause between attempts.
+type NotifyBackoff struct {
+	Min time.Duration `mapstructure:"min"`
+	Max time.Duration `mapstructure:"max"`
 }
 
 // Defaults of the notify section.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -33,7 +32,7 @@ const stderrKept = 512
 func (c *Command) Deliver(ctx context.Context, m *sqlstore.OutboxMessage) error {
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.Run)
 	cmd.Stdin = bytes.NewReader(m.Body)
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(cmd.Environ(),
 		"NOWSERVING_EVENT_ID="+m.EventID,
 		"NOWSERVING_EVENT_TYPE="+string(m.Type),
 		"NOWSERVING_SITE="+m.Site,

@@ -92,13 +92,9 @@ func newNotifyCmd() *cobra.Command {
 
 // onOutbox runs f on the store target names, which must have the outbox.
 func onOutbox(cmd *cobra.Command, target dbTarget, f func(s *sqlstore.Store) error) error {
-	st, _, err := target.resolve(cmd)
+	s, st, _, err := target.open(cmd, "notify:", false)
 	if err != nil {
 		return err
-	}
-	s, err := openStore(cmd.Context(), st, nil, false)
-	if err != nil {
-		return fmt.Errorf("notify: %s database: %w", st.Driver, err)
 	}
 	defer s.Close()
 	if v, err := s.Version(cmd.Context()); err != nil || v < sqlstore.OutboxMigration {

@@ -15,18 +15,9 @@ import (
 	"github.com/nowserving/nowserving/poll"
 )
 
-const notifyYAML = `
-store: { driver: sqlite, dsn: %q }
-listen: { protocol: "127.0.0.1:0", http: "127.0.0.1:0" }
-sites:
-  - id: clinic
-    timezone: UTC
-    services:
-      - { code: A, name: { en: General } }
-    counters:
-      - { id: "1", services: [A] }
-devices:
-  - { id: kiosk-1, role: kiosk, site: clinic, secret: "test-kiosk-1-secret-0123" }
+// notifyYAML is serveYAML with receivers of ISSUED: a webhook (its URL
+// the second verb) and a command writing into a folder (the third).
+const notifyYAML = serveYAML + `
 notify:
   events: [ISSUED]
   poll: 50ms
@@ -59,7 +50,9 @@ func TestServeNotify(t *testing.T) {
 	}))
 	defer hook.Close()
 	out := t.TempDir()
-	d := runDaemon(t, testConfig(t, notifyYAML, map[string]string{"TEST_HOOK_SECRET": secret}, hook.URL+"/in", out))
+	cfg := testConfig(t, notifyYAML, map[string]string{"TEST_HOOK_SECRET": secret}, hook.URL+"/in", out)
+	cfg.Listen.HTTP = "127.0.0.1:0" // for /metrics
+	d := runDaemon(t, cfg)
 	tk := takeTicket(t, d.protocolAddr.String(), 1)
 
 	poll.Until(t, "the webhook's second attempt", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= 2 })
