@@ -26,10 +26,10 @@ import (
 // returns how to open stores on it (several, as several daemons do).
 type backend struct {
 	name string
-	db   func(t *testing.T) (open func(o sqlstore.Opts) *sqlstore.Store)
+	db   func(t testing.TB) (open func(o sqlstore.Opts) *sqlstore.Store)
 }
 
-func opener(t *testing.T, driver, dsn string) func(o sqlstore.Opts) *sqlstore.Store {
+func opener(t testing.TB, driver, dsn string) func(o sqlstore.Opts) *sqlstore.Store {
 	return func(o sqlstore.Opts) *sqlstore.Store {
 		t.Helper()
 		if o.MaxConns == 0 {
@@ -45,13 +45,13 @@ func opener(t *testing.T, driver, dsn string) func(o sqlstore.Opts) *sqlstore.St
 }
 
 var backends = []backend{
-	{"sqlite", func(t *testing.T) func(sqlstore.Opts) *sqlstore.Store {
+	{"sqlite", func(t testing.TB) func(sqlstore.Opts) *sqlstore.Store {
 		return opener(t, "sqlite", filepath.Join(t.TempDir(), "notify.db"))
 	}},
-	{"postgres", func(t *testing.T) func(sqlstore.Opts) *sqlstore.Store {
+	{"postgres", func(t testing.TB) func(sqlstore.Opts) *sqlstore.Store {
 		return opener(t, "postgres", storetest.PostgresDSN(t))
 	}},
-	{"mysql", func(t *testing.T) func(sqlstore.Opts) *sqlstore.Store {
+	{"mysql", func(t testing.TB) func(sqlstore.Opts) *sqlstore.Store {
 		return opener(t, "mysql", storetest.MySQLDSN(t))
 	}},
 }
@@ -78,7 +78,7 @@ func routes(byName map[string][]string) []sqlstore.OutboxRoute {
 var t0 = time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
 
 // appendEvents commits n events of type typ at site s1, at t0.
-func appendEvents(t *testing.T, s *sqlstore.Store, typ queue.EventType, n int) {
+func appendEvents(t testing.TB, s *sqlstore.Store, typ queue.EventType, n int) {
 	t.Helper()
 	err := s.Update(t.Context(), func(ctx context.Context, tx queue.Tx) error {
 		evs := make([]*queue.Event, n)
@@ -93,7 +93,7 @@ func appendEvents(t *testing.T, s *sqlstore.Store, typ queue.EventType, n int) {
 }
 
 // status reads the outbox's status.
-func status(t *testing.T, s *sqlstore.Store, lastDead int) sqlstore.OutboxStatus {
+func status(t testing.TB, s *sqlstore.Store, lastDead int) sqlstore.OutboxStatus {
 	t.Helper()
 	st, err := s.OutboxStatus(t.Context(), lastDead)
 	if err != nil {
@@ -113,7 +113,7 @@ type delivery struct {
 // hook is a webhook receiver on loopback that checks each request's
 // signature and answers what answer says (200 when nil).
 type hook struct {
-	t      *testing.T
+	t      testing.TB
 	secret []byte
 	srv    *httptest.Server
 
@@ -122,7 +122,7 @@ type hook struct {
 	answer func(n int, d delivery) int // status for the nth request (from 0)
 }
 
-func newHook(t *testing.T, secret string) *hook {
+func newHook(t testing.TB, secret string) *hook {
 	h := &hook{t: t, secret: []byte(secret)}
 	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.srv.Close)
@@ -183,7 +183,7 @@ func fast(s notify.Store, rs ...notify.Receiver) notify.Opts {
 }
 
 // start runs a worker of o until the test ends.
-func start(t *testing.T, o notify.Opts) *notify.Worker {
+func start(t testing.TB, o notify.Opts) *notify.Worker {
 	t.Helper()
 	w, err := notify.New(o)
 	if err != nil {
@@ -207,7 +207,7 @@ func start(t *testing.T, o notify.Opts) *notify.Worker {
 }
 
 // drained waits until nothing is pending in s.
-func drained(t *testing.T, s *sqlstore.Store) {
+func drained(t testing.TB, s *sqlstore.Store) {
 	t.Helper()
 	poll.Until(t, "an empty outbox", func() bool { return status(t, s, 0).Pending == 0 })
 }
