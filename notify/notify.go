@@ -116,25 +116,22 @@ func New(o Opts) (*Worker, error) {
 	return w, nil
 }
 
+// orDefault sets *v to d unless it is positive.
+func orDefault[T int | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
 func defaults(o *Opts) {
-	set := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	setD := func(v *time.Duration, d time.Duration) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	set(&o.Attempts, DefaultAttempts)
-	set(&o.Batch, DefaultBatch)
-	set(&o.Concurrency, DefaultConcurrency)
-	setD(&o.MinBackoff, DefaultMinBackoff)
-	setD(&o.MaxBackoff, DefaultMaxBackoff)
-	setD(&o.Poll, DefaultPoll)
-	setD(&o.Timeout, DefaultTimeout)
-	setD(&o.StatusEvery, 5*o.Poll)
+	orDefault(&o.Attempts, DefaultAttempts)
+	orDefault(&o.Batch, DefaultBatch)
+	orDefault(&o.Concurrency, DefaultConcurrency)
+	orDefault(&o.MinBackoff, DefaultMinBackoff)
+	orDefault(&o.MaxBackoff, DefaultMaxBackoff)
+	orDefault(&o.Poll, DefaultPoll)
+	orDefault(&o.Timeout, DefaultTimeout)
+	orDefault(&o.StatusEvery, 5*o.Poll)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
