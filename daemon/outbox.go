@@ -2,10 +2,13 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/nowserving/nowserving/metrics"
 	"github.com/nowserving/nowserving/notify"
+	"github.com/nowserving/nowserving/protocol"
+	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
@@ -51,5 +54,44 @@ func OutboxSource(w *notify.Worker, now func() time.Time) func() metrics.Outbox 
 			o.Receivers = append(o.Receivers, metrics.OutboxReceiver{Name: r.Name, Delivered: r.Delivered, Failed: r.Failed, Dead: r.Dead})
 		}
 		return o
+	}
+}
+
+// outboxLate is how old the oldest pending notification may be before the
+// console is told: below it the outbox is only busy.
+const outboxLate = time.Minute
+
+// OutboxHealth reports the outbox to the console as one entry of its
+// devices (kind "notify", id "outbox"), the same on every site: offline
+// while dead notifications wait for an operator (`nowserving notify
+// status`), with a detail while pending ones are older than a minute;
+// nothing to say otherwise.
+func OutboxHealth(w *notify.Worker, now func() time.Time) protocol.HealthFunc {
+	return func(string) []wire.DeviceInfo {
+		st := w.Stats()
+		if st.StatusAt.IsZero() {
+			return nil
+		}
+		o := st.Outbox
+		di := wire.DeviceInfo{ID: "outbox", Kind: "notify", Online: o.Dead == 0}
+		late := !o.OldestPending.IsZero() && now().Sub(o.OldestPending) > outboxLate
+		switch {
+		case o.Dead > 0:
+			di.Detail = fmt.Sprintf("%d dead, %d pending", o.Dead, o.Pending)
+		case late:
+			di.Detail = fmt.Sprintf("%d pending, oldest %s", o.Pending, now().Sub(o.OldestPending).Round(time.Second))
+		}
+		return []wire.DeviceInfo{di}
+	}
+}
+
+// Health reports what every one of hs reports, in order.
+func Health(hs ...protocol.HealthFunc) protocol.HealthFunc {
+	return func(site string) []wire.DeviceInfo {
+		var out []wire.DeviceInfo
+		for _, h := range hs {
+			out = append(out, h(site)...)
+		}
+		return out
 	}
 }

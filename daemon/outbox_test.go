@@ -9,6 +9,7 @@ import (
 	"github.com/nowserving/nowserving/metrics"
 	"github.com/nowserving/nowserving/notify"
 	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -26,7 +27,7 @@ func TestOutboxBeforeOpen(t *testing.T) {
 		t.Errorf("finish before the store opened: %v", err)
 	}
 	rs := []notify.Receiver{{Name: "sms", Deliverer: &notify.Command{Run: "cat >/dev/null"}}}
-	w, err := notify.New(notify.Opts{Store: ps, Receivers: rs, Poll: 10 * time.Millisecond})
+	w, err := notify.New(notify.Opts{Store: ps, Receivers: rs, Poll: 10 * time.Millisecond, Attempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,13 @@ func TestOutboxBeforeOpen(t *testing.T) {
 	go func() { done <- w.Run(ctx) }()
 	defer func() { cancel(); _ = w.Shutdown(context.Background()); <-done }()
 
-	s := storetest.SQLite(t, sqlstore.Opts{Outbox: notify.Routes(rs)})
+	// Rows for "gone" too, a receiver this daemon does not have: dead at
+	// their first attempt.
+	gone := notify.Receiver{Name: "gone", Events: []string{"BOOKING_*"}}
+	s := storetest.SQLite(t, sqlstore.Opts{Outbox: notify.Routes(append(rs, gone))})
+	if h := OutboxHealth(w, time.Now)("s1"); h != nil {
+		t.Errorf("console health before a read: %+v", h)
+	}
 	err = s.Update(t.Context(), func(ctx context.Context, tx queue.Tx) error {
 		return tx.AppendEvents(ctx, "s1", []*queue.Event{{Type: "BOOKING_BOOKED", At: time.Now()}})
 	})
@@ -49,6 +56,10 @@ func TestOutboxBeforeOpen(t *testing.T) {
 	ps.opened(s.Store)
 	poll.Until(t, "the delivery", func() bool {
 		o := src()
-		return o.Known && o.Pending == 0 && o.Receivers[0] == metrics.OutboxReceiver{Name: "sms", Delivered: 1}
+		return o.Known && o.Pending == 0 && o.Dead == 1 && o.Receivers[0] == metrics.OutboxReceiver{Name: "sms", Delivered: 1}
 	})
+	want := []wire.DeviceInfo{{ID: "outbox", Kind: "notify", Detail: "1 dead, 0 pending"}}
+	if h := Health(OutboxHealth(w, time.Now), OutboxHealth(w, time.Now))("s1"); len(h) != 2 || h[0] != want[0] || h[1] != want[0] {
+		t.Errorf("console health = %+v, want %+v twice", h, want)
+	}
 }

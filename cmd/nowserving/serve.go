@@ -133,7 +133,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	ln, err := d.listenProtocol(ctx, cfg, protocolOpts(cfg, eng, dev, devs, log), reg)
+	ln, err := d.listenProtocol(ctx, cfg, protocolOpts(cfg, eng, dev, nw, devs, log), reg)
 	if err != nil {
 		return nil, err
 	}
