@@ -13,9 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/logtest"
 	"github.com/nowserving/nowserving/notify"
-	"github.com/nowserving/nowserving/poll"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
@@ -176,12 +174,6 @@ func (h *hook) receiver(name string, events ...string) notify.Receiver {
 	return notify.Receiver{Name: name, Events: events, Deliverer: &notify.Webhook{URL: h.srv.URL + "/hook?token=x", Secret: h.secret}}
 }
 
-// fast are worker options that make a test take milliseconds.
-func fast(s notify.Store, rs ...notify.Receiver) notify.Opts {
-	return notify.Opts{Store: s, Receivers: rs, Poll: 10 * time.Millisecond, MinBackoff: 10 * time.Millisecond,
-		MaxBackoff: 40 * time.Millisecond, Timeout: 2 * time.Second, StatusEvery: 10 * time.Millisecond, Logger: logtest.New()}
-}
-
 // start runs a worker of o until the test ends.
 func start(t testing.TB, o notify.Opts) *notify.Worker {
 	t.Helper()
@@ -204,10 +196,4 @@ func start(t testing.TB, o notify.Opts) *notify.Worker {
 		}
 	})
 	return w
-}
-
-// drained waits until nothing is pending in s.
-func drained(t testing.TB, s *sqlstore.Store) {
-	t.Helper()
-	poll.Until(t, "an empty outbox", func() bool { return status(t, s, 0).Pending == 0 })
 }
