@@ -28,7 +28,7 @@ func protocolOpts(cfg *config.Config, eng *queue.Engine, dev *devices.Dispatcher
 		Engine: eng, Devices: devs, Logger: log,
 		Heartbeat: cfg.Listen.Heartbeat, MaxConns: cfg.Listen.MaxConnections,
 		MaxPending: cfg.Listen.MaxPending, HandshakeTimeout: cfg.Listen.HandshakeTimeout,
-		Render: dev.RenderTicket, Reprint: dev.Reprint,
+		RateLimit: rateLimit(cfg.Listen.RateLimit), Render: dev.RenderTicket, Reprint: dev.Reprint,
 		Health: daemon.Health(daemon.DeviceHealth(dev.Status), daemon.OutboxHealth(nw, time.Now)),
 		Print: func(ctx context.Context, device string, t queue.Ticket, p queue.Position) error {
 			if !dev.HasPrinter(device) {
@@ -37,6 +37,15 @@ func protocolOpts(cfg *config.Config, eng *queue.Engine, dev *devices.Dispatcher
 			return dev.PrintTicket(ctx, device, t, p)
 		},
 	}
+}
+
+// rateLimit maps listen.rate_limit onto protocol.Opts.RateLimit: 0 there
+// means the default, off is negative.
+func rateLimit(perDevice float64) float64 {
+	if perDevice == 0 {
+		return -1
+	}
+	return perDevice
 }
 
 // listenProtocol listens on listen.protocol (with TLS when listen.tls is

@@ -57,7 +57,7 @@ func newRoot() *cobra.Command {
 		newCheckCmd(),
 		newReportCmd(),
 		newNotifyCmd(),
-		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd()),
+		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd()),
 	)
 	return root
 }
