@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nowserving/nowserving/backoff"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
 )
@@ -56,9 +57,9 @@ type Queue struct {
 
 	waitingDesc, longestDesc, countersDesc *prometheus.Desc
 
-	stop     chan struct{} // closed by Shutdown
-	stopOnce sync.Once
-	running  chan struct{} // closed when Run returns
+	stop    context.Context    // cancelled (by stopFn) when Shutdown is called
+	stopFn  context.CancelFunc // cancels stop; safe to call more than once
+	running chan struct{}      // closed when Run returns
 
 	mu       sync.Mutex
 	versions map[string]int64 // last version applied per site
@@ -105,9 +106,9 @@ func NewQueue(o QueueOpts) (*Queue, error) {
 			"Counters by mode (open, paused, closed).", []string{"site", "mode"}, nil),
 		versions: map[string]int64{},
 		changed:  make(chan struct{}),
-		stop:     make(chan struct{}),
 		running:  make(chan struct{}),
 	}
+	q.stop, q.stopFn = context.WithCancel(context.Background())
 	for _, c := range []prometheus.Collector{q.issued, q.called, q.served, q.noShow, q.breaches, q.wait, q.service, scrape{q}} {
 		if err := o.Registry.Register(c); err != nil {
 			return nil, fmt.Errorf("metrics: register queue metrics: %w", err)
@@ -135,20 +136,12 @@ func (q *Queue) Run(ctx context.Context) error {
 	defer close(q.running)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-q.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	defer context.AfterFunc(q.stop, cancel)()
 	var wg sync.WaitGroup
 	for _, s := range q.eng.Sites() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			q.site(ctx, s)
-		}()
+		})
 	}
 	wg.Wait()
 	return nil
@@ -173,17 +166,15 @@ func (q *Queue) site(ctx context.Context, s queue.Site) {
 			return
 		}
 		q.log.Warn("metrics: snapshot to start from", "site", s.ID, "err", err)
-		select {
-		case <-ctx.Done():
+		if backoff.Sleep(ctx, time.Second) != nil {
 			return
-		case <-time.After(time.Second):
 		}
 	}
 }
 
 // Shutdown stops Run and waits for it within ctx.
 func (q *Queue) Shutdown(ctx context.Context) error {
-	q.stopOnce.Do(func() { close(q.stop) })
+	q.stopFn()
 	select {
 	case <-q.running:
 		return nil
@@ -203,10 +194,8 @@ func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscriptio
 					return
 				}
 				q.log.Warn("metrics: snapshot after gap", "site", s.ID, "err", serr)
-				select {
-				case <-ctx.Done():
+				if backoff.Sleep(ctx, time.Second) != nil {
 					return
-				case <-time.After(time.Second):
 				}
 				continue
 			}
@@ -218,10 +207,8 @@ func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscriptio
 			return
 		case err != nil:
 			q.log.Warn("metrics: follow events", "site", s.ID, "err", err)
-			select {
-			case <-ctx.Done():
+			if backoff.Sleep(ctx, time.Second) != nil {
 				return
-			case <-time.After(time.Second):
 			}
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nowserving/nowserving/backoff"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
@@ -610,10 +611,8 @@ func (ss *session) pump(ctx context.Context, site *queue.Site, sub *queue.Subscr
 				err = serr
 			}
 			s.log.Warn("event subscription failed; retrying", "device", ss.dev.ID, "site", site.ID, "err", err)
-			select {
-			case <-ctx.Done():
+			if backoff.Sleep(ctx, time.Second) != nil {
 				return
-			case <-time.After(time.Second):
 			}
 			continue
 		}

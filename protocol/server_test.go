@@ -192,9 +192,7 @@ func TestEndToEnd(t *testing.T) {
 	issued := make(chan string, kiosks*perKiosk)
 	for k := 0; k < kiosks; k++ {
 		cl, _ := en.login(fmt.Sprintf("kiosk-%d", k+1), uint64(k+1))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := 0; i < perKiosk; i++ {
 				svc := []string{"A", "B"}[i%2]
 				m, err := cl.try(&wire.TakeTicket{Service: svc})
@@ -209,16 +207,14 @@ func TestEndToEnd(t *testing.T) {
 				}
 				issued <- tk.Number
 			}
-		}()
+		})
 	}
 	var calls sync.Map
 	stop := make(chan struct{})
 	var kwg sync.WaitGroup
 	for k := 0; k < keypads; k++ {
 		cl, _ := en.login(fmt.Sprintf("keypad-%d", k+1), 1)
-		kwg.Add(1)
-		go func() {
-			defer kwg.Done()
+		kwg.Go(func() {
 			for {
 				m, err := cl.try(&wire.CallNext{})
 				if err != nil {
@@ -250,7 +246,7 @@ func TestEndToEnd(t *testing.T) {
 					}
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(stop)

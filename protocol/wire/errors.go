@@ -10,25 +10,42 @@ import (
 // Codec errors. Decoders return them wrapped; test with errors.Is.
 var (
 	// ErrBadMagic: the frame does not start with "NS". Fatal for the stream.
-	ErrBadMagic = errors.New("wire: bad magic")
+	ErrBadMagic = &codecError{"wire: bad magic", true}
 	// ErrBadVersion: the frame header names a protocol version this package
 	// does not speak. Fatal for the stream.
-	ErrBadVersion = errors.New("wire: unsupported protocol version")
+	ErrBadVersion = &codecError{"wire: unsupported protocol version", true}
 	// ErrBadChecksum: the CRC-32 does not match. Fatal for the stream.
-	ErrBadChecksum = errors.New("wire: bad checksum")
+	ErrBadChecksum = &codecError{"wire: bad checksum", true}
 	// ErrFrameTooLarge: a declared or encoded length exceeds its maximum.
 	// Fatal for the stream when decoding.
-	ErrFrameTooLarge = errors.New("wire: frame too large")
+	ErrFrameTooLarge = &codecError{"wire: frame too large", true}
 	// ErrTruncated: the input ends inside a frame. From DecodeFrame it means
 	// "need more bytes"; from ReadFrame the stream ended mid-frame.
-	ErrTruncated = errors.New("wire: truncated frame")
+	ErrTruncated = &codecError{"wire: truncated frame", true}
 	// ErrUnknownType: no message has this type. The frame itself was sound,
 	// so the stream can go on.
-	ErrUnknownType = errors.New("wire: unknown message type")
+	ErrUnknownType = &codecError{"wire: unknown message type", false}
 	// ErrMalformed: a payload is not a valid sequence of fields for its
 	// message. The stream can go on. Use errors.As with *FieldError for detail.
-	ErrMalformed = errors.New("wire: malformed payload")
+	ErrMalformed = &codecError{"wire: malformed payload", false}
 )
+
+// codecError is a codec sentinel. A fatal one means the byte stream has
+// lost synchronisation: IsFatal knows them by that flag, without a list
+// to keep in step with the sentinels above.
+type codecError struct {
+	msg   string
+	fatal bool
+}
+
+func (e *codecError) Error() string { return e.msg }
+
+// Is makes every fatal codec error match errLostSync, wherever it stands
+// in a chain of wrapped errors.
+func (e *codecError) Is(target error) bool { return e.fatal && target == errLostSync }
+
+// errLostSync is matched by the fatal codec errors (see IsFatal).
+var errLostSync = errors.New("wire: stream lost synchronisation")
 
 // FieldError describes a malformed payload: which message, which field tag
 // (0 when the fault is before any tag) and why. It matches ErrMalformed
@@ -56,9 +73,7 @@ func (e *FieldError) Unwrap() error { return ErrMalformed }
 // Errors after a sound frame (unknown type, malformed payload) are answered
 // with an ERROR and the connection goes on.
 func IsFatal(err error) bool {
-	return errors.Is(err, ErrBadMagic) || errors.Is(err, ErrBadVersion) ||
-		errors.Is(err, ErrBadChecksum) || errors.Is(err, ErrFrameTooLarge) ||
-		errors.Is(err, ErrTruncated)
+	return errors.Is(err, errLostSync)
 }
 
 // StatusError is an error the daemon reports to a device in an ERROR frame:
