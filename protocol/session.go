@@ -90,7 +90,7 @@ func (ss *session) run() {
 	role := ss.dev.Role
 	s.metrics.SessionOpened(role)
 	log := s.log.With("device", ss.dev.ID, "role", role.String(), "remote", ss.remote)
-	log.Info("session welcomed", "firmware", ss.hello.Firmware, "boot_nonce", ss.hello.BootNonce)
+	log.Info("session welcomed", "firmware", ss.hello.Firmware, "boot_nonce", ss.hello.BootNonce, "last_version", ss.hello.LastVersion)
 	go ss.writer()
 
 	ctx, cancel := context.WithCancel(context.Background())
