@@ -47,6 +47,8 @@ type Config struct {
 	// HTTP holds the ticket status pages' public address and the API
 	// clients (http.go).
 	HTTP HTTP `mapstructure:"http"`
+	// Notify holds the receivers of notifications (notify.go).
+	Notify Notify `mapstructure:"notify"`
 }
 
 // Driver names a database engine.
@@ -473,4 +475,5 @@ func applyDefaults(c *Config, isSet func(key string) bool) {
 		}
 	}
 	applyHardwareDefaults(c, isSet)
+	applyNotifyDefaults(c, isSet)
 }

@@ -64,6 +64,7 @@ func (c *Config) validate() problems {
 	}
 	c.validateHardware(&ps)
 	c.validateHTTP(&ps)
+	c.validateNotify(&ps)
 	return ps
 }
 
