@@ -114,7 +114,7 @@ func (ss *session) serve() {
 	}
 	s.metrics.SessionOpened(ss.dev.Role)
 	s.log.Info("session welcomed", "device", ss.dev.ID, "role", ss.dev.Role.String(), "remote", ss.remote,
-		"firmware", ss.hello.Firmware, "boot_nonce", ss.hello.BootNonce)
+		"firmware", ss.hello.Firmware, "boot_nonce", ss.hello.BootNonce, "last_version", ss.hello.LastVersion)
 	now := s.o.Clock().UnixNano()
 	ss.lastRead.Store(now)
 	ss.lastWrite.Store(now)
