@@ -126,7 +126,9 @@ func (b *browser) call(session, method string, params any, out any) error {
 	}
 }
 
-// open opens url in a new page and returns the page's session.
+// open opens url in a new page and returns the page's session. The page
+// is closed when t ends: a page keeps its event stream open, and Chromium
+// opens at most six connections to one host.
 func (b *browser) open(t testing.TB, url string) string {
 	t.Helper()
 	var target struct {
@@ -141,6 +143,7 @@ func (b *browser) open(t testing.TB, url string) string {
 	if err := b.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = b.call("", "Target.closeTarget", map[string]any{"targetId": target.TargetID}, nil) })
 	return att.SessionID
 }
 

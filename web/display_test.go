@@ -61,6 +61,19 @@ func TestDisplayNowCalling(t *testing.T) {
 	calling("A003 started", false, false, false)
 }
 
+// TestDisplayPing: the display's keep-alive is an event a page sees, so
+// it can tell a dead connection from a quiet hall.
+func TestDisplayPing(t *testing.T) {
+	e := newEnv(t, func(_ *queue.Opts, o *Opts) { o.Heartbeat = 20 * time.Millisecond })
+	r := newSSE(t, e.do("GET", "/display/main/events", "-", ""))
+	if st := unmarshal[DisplayState](t, r.nextOf("state").Data); st.HeartbeatS != 0.02 {
+		t.Errorf("heartbeat_s %v, want 0.02", st.HeartbeatS)
+	}
+	if ev := r.next(); ev.Event != "ping" || ev.Data != "{}" {
+		t.Errorf("after a quiet heartbeat: %+v, want event ping", ev)
+	}
+}
+
 // TestDisplayLanguages: the stream names the site, services and counters
 // in each site language, and the pages carry the site's languages before
 // any stream answers.
