@@ -148,5 +148,11 @@ func testWords(t *testing.T, b *browser) {
 	// Without ?lang= the phone's language (en-US here) is chosen among the site's.
 	tk := b.open(t, e.http.URL+"/t/main/Z999")
 	b.waitFor(t, tk, "document.getElementById('message').textContent", "No ticket Z999 today.", 10*time.Second)
+	// A link per site language switches.
+	b.waitFor(t, tk, "Array.from(document.querySelectorAll('#langs a')).map(function (a) { return a.textContent }).join(' ')", "\u4e2d\u6587 English", time.Second)
+	if _, err := b.eval(tk, "document.querySelector('#langs a[lang=zh]').click()"); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor(t, tk, "document.getElementById('message').textContent", "\u4eca\u5929\u6ca1\u6709 Z999 \u53f7\u3002", time.Second)
 
 }
