@@ -67,7 +67,7 @@ func (f *feed) pollLoop(every time.Duration) {
 			return
 		case <-tk.C:
 		}
-		for _, id := range f.e.order {
+		for _, id := range f.e.defs.Load().order {
 			f.mu.Lock()
 			if sf, err := f.site(id); err == nil {
 				if err := f.catchUp(id, sf); err != nil {
