@@ -805,3 +805,30 @@ func TestGuessedZone(t *testing.T) {
 		t.Errorf("after the fresh snapshot: day %s, A issued %d served %d, want %s 10 4", s.v.Day, a.Issued, a.Served, day)
 	}
 }
+
+// TestKeypadColumnFits: at 80 and 100 columns the counters' KEYPAD column
+// shows the whole health report, the LED board's included.
+func TestKeypadColumnFits(t *testing.T) {
+	for _, w := range []int{80, 100} {
+		m := newTestModel(t, &recConn{}, 0)
+		snap := snapshot()
+		snap.Devices = []wire.DeviceInfo{
+			{ID: "keypad-2", Kind: "device", Counter: 2, Online: true},
+			{ID: "/dev/ttyUSB0#2", Kind: "led", Counter: 2, Detail: "not answering"},
+		}
+		feed(m, tea.WindowSizeMsg{Width: w, Height: 24}, SnapshotMsg{Snapshot: snap}, TickMsg(t0.Add(time.Minute)))
+		var row string
+		for _, l := range strings.Split(m.View(), "\n") {
+			if strings.HasPrefix(strings.TrimLeft(l, " >"), "2  ") {
+				row = l
+				break
+			}
+		}
+		if !strings.Contains(row, "connected led offline") {
+			t.Errorf("%d columns: counter 2's row %q lacks its whole health report", w, row)
+		}
+		if lipgloss.Width(row) > w {
+			t.Errorf("%d columns: row is %d wide", w, lipgloss.Width(row))
+		}
+	}
+}

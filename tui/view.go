@@ -305,7 +305,7 @@ func (m *Model) counterRows() (top, n int) {
 // counterLines is the counters table (title row first), n rows of it,
 // scrolled to keep the selection in view.
 func (m *Model) counterLines(s *site, w, n int) []string {
-	cols := []column{{"STATE", 7}, {"TICKET", 7}, {"STATUS", 8}, {"FOR", 7}, {"SERVED", 7}, {"KEYPAD", 12}}
+	cols := []column{{"STATE", 7}, {"TICKET", 7}, {"STATUS", 8}, {"FOR", 7}, {"SERVED", 7}, {"KEYPAD", m.keypadWidth(s)}}
 	fixed := 0
 	for _, c := range cols {
 		fixed += c.w + 1
@@ -359,6 +359,17 @@ func (m *Model) counterLines(s *site, w, n int) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// keypadWidth is the width of the KEYPAD column: 12, or as wide as the
+// longest health report ("connected led offline") up to 21, so the LED
+// board's health shows in 80 columns too (the counter's name gives way).
+func (m *Model) keypadWidth(s *site) int {
+	w := 12
+	for _, c := range s.counters {
+		w = max(w, min(lipgloss.Width(m.keypadCell(c)), 21))
+	}
+	return w
 }
 
 // keypadCell says what the console knows of a counter's devices: its
