@@ -94,7 +94,7 @@ func TestLoadHospital(t *testing.T) {
 }
 
 func TestLoadBank(t *testing.T) {
-	c := mustLoad(t, Opts{File: "../testdata/bank.yaml"})
+	c := mustLoad(t, Opts{File: "../testdata/bank.yaml", LookupEnv: bankEnv})
 	s := &c.Sites[0]
 	var codes []string
 	for _, v := range s.Services {
@@ -427,7 +427,7 @@ func TestKeyLess(t *testing.T) {
 }
 
 func TestValidateByHand(t *testing.T) {
-	c := mustLoad(t, Opts{File: "../testdata/bank.yaml"})
+	c := mustLoad(t, Opts{File: "../testdata/bank.yaml", LookupEnv: bankEnv})
 	if err := c.Validate(); err != nil {
 		t.Fatalf("Validate after Load: %v", err)
 	}
@@ -476,4 +476,12 @@ func TestLogger(t *testing.T) {
 	if s := b.String(); strings.Contains(s, "hidden") || !strings.Contains(s, `"msg":"shown"`) {
 		t.Errorf("log output = %q", s)
 	}
+}
+
+// bankEnv is the environment of the bank example: its API token.
+func bankEnv(k string) (string, bool) {
+	if k == "NOWSERVING_BANK_API_TOKEN" {
+		return "bank-test-token-0123456789", true
+	}
+	return "", false
 }
