@@ -51,9 +51,29 @@ func (e *NoPrinterError) Error() string {
 // Unwrap returns ErrNoPrinter.
 func (e *NoPrinterError) Unwrap() error { return ErrNoPrinter }
 
+// Reason is what a device is told: the error itself, short already.
+func (e *NoPrinterError) Reason() string { return e.Error() }
+
 func orNone(s string) string {
 	if s == "" {
 		return "its kiosk"
 	}
 	return s
+}
+
+// Reason is a short, stable wording of why the ticket did not print, fit to
+// show a person: "paper out", "cover open", "printer offline", "no answer
+// from printer", else "printer error" (the full error is for the log).
+func (e *PrintError) Reason() string {
+	switch printReason(e.Err) {
+	case "paper_out":
+		return "paper out"
+	case "cover_open":
+		return "cover open"
+	case "offline":
+		return "printer offline"
+	case "no_answer":
+		return "no answer from printer"
+	}
+	return "printer error"
 }
