@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/queue"
@@ -61,25 +59,6 @@ func (d dbTarget) resolve(cmd *cobra.Command) (config.Store, *config.Config, err
 		}
 	}
 	return st, cfg, nil
-}
-
-// storeOnly is the store of the --store-* flags and NOWSERVING_STORE_*
-// variables, for a command given no --config and no --db.
-func storeOnly(cmd *cobra.Command) (config.Store, *config.Config, error) {
-	given := false
-	cmd.Flags().Visit(func(f *pflag.Flag) { given = given || strings.HasPrefix(f.Name, "store-") })
-	for _, k := range []string{"store.driver", "store.dsn"} {
-		_, set := os.LookupEnv(config.EnvName(k))
-		given = given || set
-	}
-	if !given {
-		return config.Store{}, nil, fmt.Errorf("say which database: --db DSN, --store-driver D --store-dsn DSN (or NOWSERVING_STORE_DRIVER and NOWSERVING_STORE_DSN), or --config FILE")
-	}
-	cfg, err := config.Load(config.Opts{Flags: cmd.Flags(), Only: []string{"store"}})
-	if err != nil {
-		return config.Store{}, nil, err
-	}
-	return cfg.Store, nil, nil
 }
 
 func newMigrateCmd() *cobra.Command {

@@ -33,20 +33,13 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the daemon: the device protocol, the engine and the store",
-		Long: `serve runs the nowserving daemon from the configuration: it opens the store
-(embedded SQLite by default), starts the queue engine and serves the device
-protocol on listen.protocol (TLS when listen.tls is set). It logs
-msg=listening protocol=HOST:PORT once it accepts connections, so port 0 can
-be used. A database that is down at start does not stop it: it serves
-(devices get ERROR 0x41, /readyz says why) while it retries opening the
-store, 1 s doubling to 30 s. SIGINT or SIGTERM shuts it down in order:
-refuse new requests, drain those in flight, close the engine, close the
-store, all within 15 s whatever the database does (what does not finish is
-abandoned, logged at WARN); the exit status is then 0. SIGHUP (or
-nowserving reload) re-reads the configuration file: sites, services,
-counters, hours, devices and their secrets, API tokens, LED boards, voice
-and printers change without dropping the connected devices; an invalid
-file is refused with the same errors as at start and nothing changes.`,
+		Long: `serve runs the daemon from --config: it opens the store (embedded SQLite
+by default; a database that is down is retried, 1 s doubling to 30 s, while
+devices get ERROR 0x41), starts the engine and serves the device protocol on
+listen.protocol (msg=listening protocol=HOST:PORT, so port 0 works). SIGINT
+or SIGTERM drains and stops within 15 s, exit status 0. SIGHUP (or
+nowserving reload) re-reads the file and applies sites, devices, secrets,
+tokens, boards and voice live; an invalid file is refused and nothing changes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if *file == "" {
