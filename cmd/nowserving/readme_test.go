@@ -24,18 +24,8 @@ func readme(t *testing.T) string {
 	return string(b)
 }
 
-const metricsYAML = `
-store: { driver: sqlite, dsn: %q }
-listen: { protocol: "127.0.0.1:0", http: "127.0.0.1:0" }
-sites:
-  - id: clinic
-    timezone: UTC
-    services:
-      - { code: A, name: { en: General } }
-    counters:
-      - { id: "1", services: [A], zone: hall }
-devices:
-  - { id: kiosk-1, role: kiosk, site: clinic, secret: "test-kiosk-1-secret-0123" }
+// metricsHardwareYAML adds a printer, an LED board and a voice zone to serveYAML.
+const metricsHardwareYAML = `
 printers:
   - { id: desk, addr: "127.0.0.1:1" }
 led:
@@ -53,7 +43,7 @@ voice:
 // name ending in * is a prefix some metric has.
 func TestReadmeMetrics(t *testing.T) {
 	dir := t.TempDir()
-	cfg := testConfig(t, metricsYAML, nil, dir+"/led.bin", dir+"/voice")
+	cfg := testConfig(t, serveYAML+metricsHardwareYAML, map[string]string{"NOWSERVING_LISTEN_HTTP": "127.0.0.1:0"}, dir+"/led.bin", dir+"/voice")
 	d := runDaemon(t, cfg)
 	takeTicket(t, d.protocolAddr.String(), 1)
 	if _, err := d.live.eng.CallNext(context.Background(), queue.CounterRequest{Request: queue.Request{Site: "clinic", Device: "test"}, Counter: "1"}); err != nil {
