@@ -47,6 +47,8 @@ type Config struct {
 	// HTTP holds the ticket status pages' public address and the API
 	// clients (http.go).
 	HTTP HTTP `mapstructure:"http"`
+	// Notify holds the receivers of notifications (notify.go).
+	Notify Notify `mapstructure:"notify"`
 }
 
 // Driver names a database engine.
@@ -108,7 +110,19 @@ type Listen struct {
 	HandshakeTimeout time.Duration `mapstructure:"handshake_timeout"`
 	// Heartbeat is the interval of protocol heartbeats.
 	Heartbeat time.Duration `mapstructure:"heartbeat"`
+	// RateLimit is the average requests per second each device may send
+	// (a token bucket; past it ERROR 0x30 with a time to retry after);
+	// 0 turns the limit off, e.g. to measure throughput with few device ids.
+	RateLimit float64 `mapstructure:"rate_limit"`
 }
+
+// DefaultRateLimit is listen.rate_limit when it is not set: far above what
+// a kiosk or a keypad sends, low enough that one device stuck in a loop
+// cannot hold the committer.
+const DefaultRateLimit = 10
+
+// MaxRateLimit bounds listen.rate_limit: WELCOME announces it in 16 bits.
+const MaxRateLimit = 65535
 
 // TLS names a PEM certificate and key file; both or neither.
 type TLS struct {
@@ -183,9 +197,13 @@ type Site struct {
 	Languages []string `mapstructure:"languages"`
 	// Classes maps a ticket class to its rank; lower is called first.
 	// Default: emergency 0, vip 10, appointment 15, normal 20.
-	Classes  map[string]int `mapstructure:"classes"`
-	Services []Service      `mapstructure:"services"`
-	Counters []Counter      `mapstructure:"counters"`
+	Classes map[string]int `mapstructure:"classes"`
+	// ClassNames gives classes their display names, in every site
+	// language (kiosks show them: WELCOME.Classes); a class without one is
+	// shown by a built-in English word, or its name.
+	ClassNames map[string]Names `mapstructure:"class_names"`
+	Services   []Service        `mapstructure:"services"`
+	Counters   []Counter        `mapstructure:"counters"`
 
 	loc *time.Location // set by Validate
 }
@@ -394,6 +412,7 @@ func DefaultConfig() Config {
 			MaxPending:       256,
 			HandshakeTimeout: 3 * time.Second,
 			Heartbeat:        10 * time.Second,
+			RateLimit:        DefaultRateLimit,
 		},
 		Log: Log{Level: "info", Format: "text"},
 	}
@@ -459,4 +478,5 @@ func applyDefaults(c *Config, isSet func(key string) bool) {
 		}
 	}
 	applyHardwareDefaults(c, isSet)
+	applyNotifyDefaults(c, isSet)
 }

@@ -64,6 +64,7 @@ func (c *Config) validate() problems {
 	}
 	c.validateHardware(&ps)
 	c.validateHTTP(&ps)
+	c.validateNotify(&ps)
 	return ps
 }
 
@@ -106,6 +107,9 @@ func (c *Config) validateTop(ps *problems) {
 	if c.Listen.Heartbeat <= 0 {
 		ps.add("listen.heartbeat", "must be positive, got %s", c.Listen.Heartbeat)
 	}
+	if c.Listen.RateLimit < 0 || c.Listen.RateLimit > MaxRateLimit {
+		ps.add("listen.rate_limit", "must be 0 (off) to %d requests/s per device, got %g", MaxRateLimit, c.Listen.RateLimit)
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -137,6 +141,7 @@ func (s *Site) validate(k string, ps *problems) {
 	checkNames(k+".name", s.Name, langs, false, ps)
 	s.validateDay(k, ps)
 	s.validateClasses(k, ps)
+	s.validateClassNames(k, langs, ps)
 	codeAt := s.validateServices(k, langs, ps)
 	s.validateCounters(k, langs, codeAt, ps)
 }
@@ -197,6 +202,19 @@ func (s *Site) validateClasses(k string, ps *problems) {
 		if r := s.Classes[name]; r < 0 {
 			ps.add(ck, "rank must not be negative, got %d", r)
 		}
+	}
+}
+
+// validateClassNames checks the display names of the classes: each names
+// a class of the site, in every site language.
+func (s *Site) validateClassNames(k string, langs []string, ps *problems) {
+	for _, name := range sortedKeys(s.ClassNames) {
+		ck := k + ".class_names." + name
+		if _, ok := s.Classes[name]; !ok {
+			ps.add(ck, "class %q is not in %s.classes", name, k)
+			continue
+		}
+		checkNames(ck, s.ClassNames[name], langs, true, ps)
 	}
 }
 

@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/daemon"
 	"github.com/nowserving/nowserving/metrics"
+	"github.com/nowserving/nowserving/notify"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/web"
@@ -34,16 +36,26 @@ type server struct {
 func (d *server) run(ctx context.Context) error   { return d.Run(ctx) }
 func (d *server) close(ctx context.Context) error { return d.Close(ctx) }
 
-// protocolOpts wires the protocol server to the engine, the devices and
-// the metrics.
-func protocolOpts(cfg *config.Config, eng *queue.Engine, dev *daemon.Devices, devs []protocol.Device, log *slog.Logger) protocol.Opts {
+// protocolOpts wires the protocol server to the engine, the devices, the
+// notify worker (its outbox in the console's devices) and the metrics.
+func protocolOpts(cfg *config.Config, eng *queue.Engine, dev *daemon.Devices, nw *notify.Worker, devs []protocol.Device, log *slog.Logger) protocol.Opts {
 	return protocol.Opts{
 		Engine: eng, Devices: devs, Logger: log,
 		Heartbeat: cfg.Listen.Heartbeat, MaxConns: cfg.Listen.MaxConnections,
 		MaxPending: cfg.Listen.MaxPending, HandshakeTimeout: cfg.Listen.HandshakeTimeout,
-		Render: dev.RenderTicket, Reprint: dev.Reprint, Health: daemon.DeviceHealth(dev.Status),
-		Print: dev.PrintTicket,
+		RateLimit: rateLimit(cfg.Listen.RateLimit), Render: dev.RenderTicket, Reprint: dev.Reprint,
+		Health: daemon.Health(daemon.DeviceHealth(dev.Status), daemon.OutboxHealth(nw, time.Now)),
+		Print:  dev.PrintTicket,
 	}
+}
+
+// rateLimit maps listen.rate_limit onto protocol.Opts.RateLimit: 0 there
+// means the default, off is negative.
+func rateLimit(perDevice float64) float64 {
+	if perDevice == 0 {
+		return -1
+	}
+	return perDevice
 }
 
 // listenProtocol listens on listen.protocol (with TLS when listen.tls is

@@ -3,7 +3,8 @@
 // displays, console is the supervisor's terminal UI, migrate prepares a
 // database, check verifies the invariants on a live database, reload has a
 // running daemon re-read its configuration, backup copies the SQLite
-// database online, report prints statistics, bench measures a store.
+// database online, report prints statistics, notify shows and requeues the
+// outbox's notifications, bench measures a store.
 package main
 
 import (
@@ -58,7 +59,8 @@ func newRoot() *cobra.Command {
 		newReloadCmd(),
 		newBackupCmd(),
 		newReportCmd(),
-		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd()),
+		newNotifyCmd(),
+		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd()),
 	)
 	return root
 }

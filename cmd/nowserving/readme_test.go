@@ -24,7 +24,8 @@ func readme(t *testing.T) string {
 	return string(b)
 }
 
-// metricsHardwareYAML adds a printer, an LED board and a voice zone to serveYAML.
+// metricsHardwareYAML adds a printer, an LED board, a voice zone and a
+// notification receiver to serveYAML.
 const metricsHardwareYAML = `
 printers:
   - { id: desk, addr: "127.0.0.1:1" }
@@ -36,6 +37,9 @@ led:
 voice:
   zones:
     - { name: hall, site: clinic, output: "dir:%s", langs: [en] }
+notify:
+  commands:
+    - { name: sink, run: "cat > /dev/null" }
 `
 
 // TestReadmeMetrics: every metric name the README mentions is on a running
