@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"slices"
@@ -13,15 +12,13 @@ import (
 // is a nowserving subcommand with flags it takes, and that the unit keeps
 // its hardening and its reload.
 func TestSystemdUnit(t *testing.T) {
-	f, err := os.Open("../../deploy/nowserving.service")
+	unit, err := os.ReadFile("../../deploy/nowserving.service")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	keys := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	for _, line := range strings.Split(string(unit), "\n") {
+		line = strings.TrimSpace(line)
 		k, v, ok := strings.Cut(line, "=")
 		if !ok || strings.HasPrefix(line, "#") {
 			continue
