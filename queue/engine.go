@@ -24,9 +24,18 @@ type Opts struct {
 	// of one site always go to the same one, so a site's events keep their
 	// order. SQLite wants 1.
 	Committers int
-	// PollInterval is how often the event feed reads the store for events
-	// other daemons committed. 0 means no polling (a single daemon).
+	// Follow makes the engine follow the events other daemons commit to
+	// the same store (follow.go): it polls the store's versions every
+	// PollInterval while subscribers wait for events, every PollIdle
+	// otherwise, and wakes on Notifier's notifications. Off: a single
+	// daemon (SQLite).
+	Follow bool
+	// PollInterval is the fast poll; 0 means DefaultPollInterval.
 	PollInterval time.Duration
+	// PollIdle is the slow poll; 0 means DefaultPollIdle.
+	PollIdle time.Duration
+	// Notifier, when set, pushes "new events" between daemons.
+	Notifier Notifier
 	// FeedSize is how many recent events per site the feed keeps in memory.
 	FeedSize int
 	// MaxReplay is the largest gap a subscriber may catch up from the store;
@@ -142,7 +151,10 @@ func New(o Opts) (*Engine, error) {
 		e.sites[s.ID] = &s
 		e.order = append(e.order, s.ID)
 	}
-	e.feed = newFeed(e, o.FeedSize, o.MaxReplay, o.PollInterval)
+	e.feed = newFeed(e, o.FeedSize, o.MaxReplay)
+	if o.Follow {
+		e.feed.follow(o.PollInterval, o.PollIdle, o.Notifier)
+	}
 	for i := 0; i < o.Committers; i++ {
 		ch := make(chan *job, o.Batch*4)
 		e.shards = append(e.shards, ch)

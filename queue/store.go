@@ -212,4 +212,8 @@ type Tx interface {
 	Events(ctx context.Context, q EventsQuery) ([]Event, error)
 	// LastVersion is the newest event version of a site, 0 if none.
 	LastVersion(ctx context.Context, site string) (int64, error)
+	// LastVersions is the newest event version of every site that has
+	// events, in one query: what a daemon polls to find the events other
+	// daemons committed.
+	LastVersions(ctx context.Context) (map[string]int64, error)
 }

@@ -84,6 +84,7 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("Events{After, Limit}", "", q.events(queue.EventsQuery{Site: site, After: 41, Limit: 100}))
 	add("Events{After}", "", q.events(queue.EventsQuery{Site: site, After: 41}))
 	add("LastVersion", "", q.lastVersion(site))
+	add("LastVersions", "follow other daemons' events", q.lastVersions())
 	return out
 }
 

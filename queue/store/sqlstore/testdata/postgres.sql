@@ -216,3 +216,7 @@ SELECT site, version, type, ticket_id, number, service, class, status, counter, 
 -- LastVersion
 -- args: "s1"
 SELECT version FROM site_versions WHERE site = $1;
+
+-- LastVersions
+-- sent by: follow other daemons' events
+SELECT site, version FROM site_versions;
