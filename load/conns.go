@@ -125,7 +125,7 @@ func dialAll(ctx context.Context, e *sim.Env, devs []sim.Device, n, parallel int
 					return
 				}
 				d := devs[i%len(devs)]
-				c, err := client.Dial(ctx, e.Addr, e.ClientOpts(d))
+				c, err := client.Dial(ctx, e.AddrOf(d), e.ClientOpts(d))
 				if err != nil {
 					fails.Add(1)
 					errOnce.Do(func() { firstErr = e.Explain(err, d) })

@@ -22,7 +22,8 @@ type IssueOpts struct {
 	Service  string        // service code; "": the first with no cap and no hours
 }
 
-// Issue connects o.Kiosks kiosks (spread over the kiosk devices), each
+// Issue connects o.Kiosks kiosks (spread over the kiosk devices, and over
+// the daemons when the address lists several), each
 // taking tickets back to back for o.Duration, and writes to out tickets
 // per second and the latency percentiles of TAKE_TICKET, from send to
 // answer. It fails when no ticket was taken.
@@ -47,7 +48,7 @@ func Issue(ctx context.Context, e *sim.Env, o IssueOpts, out io.Writer) error {
 	}()
 	for i := 0; i < o.Kiosks; i++ {
 		d := devs[i%len(devs)]
-		c, err := e.Dial(ctx, d, e.ClientOpts(d))
+		c, err := e.DialNth(ctx, d, e.ClientOpts(d), i)
 		if err != nil {
 			return err
 		}
