@@ -375,7 +375,7 @@ type Device struct {
 	Printer string `mapstructure:"printer"`
 	// Daemons are the protocol addresses (host:port) of the daemons the
 	// device may use, tried in order: on failure it moves to the next one
-	// (PROTOCOL.md §9). Empty: the one daemon of listen.protocol.
+	// (PROTOCOL.md §7). Empty: the one daemon of listen.protocol.
 	Daemons []string `mapstructure:"daemons"`
 }
 

@@ -342,6 +342,11 @@ func (e *Engine) apply(jobs []*job) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+		if e.feed.follower != nil { // other daemons write too
+			if err := lockSites(ctx, tx, jobs); err != nil {
+				return err
+			}
+		}
 		if err := lookupPriors(ctx, tx, jobs); err != nil {
 			return err
 		}

@@ -232,8 +232,8 @@ func (s *Subscription) Next(ctx context.Context) ([]Event, error) {
 // unless the subscription is quiet.
 func (s *Subscription) wait(ctx context.Context, wake <-chan struct{}) error {
 	if w := s.f.follower; w != nil && !s.quiet {
-		w.listening(1)
-		defer w.listening(-1)
+		w.listening(s.site, 1)
+		defer w.listening(s.site, -1)
 	}
 	select {
 	case <-wake:

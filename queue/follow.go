@@ -2,6 +2,9 @@ package queue
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,9 +55,9 @@ const (
 // FollowStats is what the follower saw of a site, for /metrics.
 type FollowStats struct {
 	// Behind is how many versions the feed was behind the store after the
-	// last poll's catch-up (0 when it kept up).
+	// last catch-up of every site (0 when it kept up).
 	Behind int64
-	// Polled is when the store's versions were last read; zero if never.
+	// Polled is when every site was last caught up; zero if never.
 	Polled time.Time
 }
 
@@ -81,6 +84,28 @@ func (e *Engine) FollowStats() map[string]FollowStats {
 	return out
 }
 
+// lockSites takes the version row lock of every site the jobs write, in
+// site order, before anything else of the batch: with several daemons on
+// one store, two batches of one site otherwise lock its day counters (and
+// tickets, counters) in different orders and deadlock, which the database
+// resolves only after its deadlock timeout (PostgreSQL: 1 s) by aborting
+// one. Behind the site lock they simply queue.
+func lockSites(ctx context.Context, tx Tx, jobs []*job) error {
+	sites := make([]string, 0, 1)
+	for _, j := range jobs {
+		if !slices.Contains(sites, j.site) {
+			sites = append(sites, j.site)
+		}
+	}
+	slices.Sort(sites)
+	for _, s := range sites {
+		if err := tx.LockSite(ctx, s); err != nil {
+			return fmt.Errorf("queue: lock site %s: %w", s, err)
+		}
+	}
+	return nil
+}
+
 // follower finds the events other daemons commit.
 type follower struct {
 	f          *feed
@@ -90,8 +115,10 @@ type follower struct {
 	waiting atomic.Int32 // subscribers waiting in Next that want events fast
 	pushed  atomic.Bool  // the notifier listens: notifications wake the follower
 	wake    chan struct{}
+	swept   time.Time // last poll that caught up every site (run's goroutine only)
 
 	mu       sync.Mutex
+	waiters  map[string]int   // those subscribers, by site
 	notified map[string]int64 // sites other daemons notified, by version
 	full     bool             // poll every site now (the notifier just started listening)
 
@@ -107,7 +134,7 @@ func newFollower(f *feed, fast, idle time.Duration, n Notifier) *follower {
 	if idle < fast {
 		idle = max(fast, DefaultPollIdle)
 	}
-	return &follower{f: f, fast: fast, idle: idle, n: n, wake: make(chan struct{}, 1),
+	return &follower{f: f, fast: fast, idle: idle, n: n, wake: make(chan struct{}, 1), waiters: map[string]int{},
 		notified: map[string]int64{}, out: make(chan struct{}, 1), sends: map[string]int64{}}
 }
 
@@ -128,12 +155,30 @@ func (w *follower) kick() {
 	}
 }
 
-// listening marks a subscriber waiting for events (+1) or done (-1); the
-// first one wakes the follower so it polls fast at once.
-func (w *follower) listening(d int32) {
-	if w.waiting.Add(d) == 1 && d > 0 {
+// listening marks a subscriber of site waiting for events (+1) or done
+// (-1). Only sites with such subscribers are followed at once (on a
+// notification, at the fast poll); the others at the slow poll, or when
+// this daemon writes to them. The first subscriber of a site has it caught
+// up at once.
+func (w *follower) listening(site string, d int) {
+	w.waiting.Add(int32(d))
+	w.mu.Lock()
+	w.waiters[site] += d
+	first := d > 0 && w.waiters[site] == 1
+	if first {
+		w.notified[site] = math.MaxInt64
+	}
+	w.mu.Unlock()
+	if first {
 		w.kick()
 	}
+}
+
+// waitedOn reports whether subscribers of site wait for its events.
+func (w *follower) waitedOn(site string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.waiters[site] > 0
 }
 
 // interval is the pause before the next poll.
@@ -146,6 +191,7 @@ func (w *follower) interval() time.Duration {
 
 func (w *follower) run() {
 	defer w.f.wg.Done()
+	w.poll() // every site's feed starts now, at the store's version
 	t := time.NewTimer(w.interval())
 	defer t.Stop()
 	for {
@@ -163,7 +209,9 @@ func (w *follower) run() {
 				w.poll()
 			}
 			for id, v := range sites {
-				w.catchUp(id, v)
+				if w.waitedOn(id) {
+					w.catchUp(id, v)
+				}
 			}
 		}
 		t.Reset(w.interval())
@@ -171,7 +219,8 @@ func (w *follower) run() {
 }
 
 // poll reads every site's last version in one query and catches up the
-// sites that moved.
+// sites that moved: those subscribers wait on, and every site once per
+// slow interval.
 func (w *follower) poll() {
 	f := w.f
 	ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
@@ -188,10 +237,17 @@ func (w *follower) poll() {
 		}
 		return
 	}
-	for _, id := range f.e.order {
-		w.catchUp(id, vs[id])
-	}
 	now := time.Now()
+	sweep := now.Sub(w.swept) >= w.idle
+	for _, id := range f.e.order {
+		if sweep || w.waitedOn(id) {
+			w.catchUp(id, vs[id])
+		}
+	}
+	if !sweep {
+		return
+	}
+	w.swept = now
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, id := range f.e.order {

@@ -259,12 +259,13 @@ func (e *Env) Dial(ctx context.Context, d Device, o client.Opts) (*client.Client
 	return e.DialNth(ctx, d, o, 0)
 }
 
-// DialNth is Dial for the nth device of a load: given several daemons, it
-// starts at daemon n modulo their number, then fails over in list order,
-// so n devices spread evenly over the daemons.
+// DialNth is Dial for the nth device of a load: given several daemons by
+// --addr, it starts at daemon n modulo their number, then fails over in
+// list order, so n devices spread evenly over the daemons. A device's own
+// list (devices[].daemons) is tried in its order.
 func (e *Env) DialNth(ctx context.Context, d Device, o client.Opts, n int) (*client.Client, error) {
 	addrs := client.SplitList(e.AddrOf(d))
-	if k := n % max(len(addrs), 1); k > 0 {
+	if k := n % max(len(addrs), 1); k > 0 && e.o.Addr != "" {
 		addrs = append(addrs[k:], addrs[:k]...)
 	}
 	c, err := client.Dial(ctx, strings.Join(addrs, ","), o)

@@ -183,7 +183,7 @@ type Client struct {
 // database, separated by commas ("a:7400,b:7400"): Dial takes the first
 // that answers, and when the connection is lost the client goes on to
 // the next one at once, then round the list with back-off (failover; see
-// PROTOCOL.md §9). Requests in flight are resent there with the same
+// PROTOCOL.md §7). Requests in flight are resent there with the same
 // request id, so the same idempotency key; a subscription resumes from the
 // last version it delivered.
 //

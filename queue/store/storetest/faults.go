@@ -366,3 +366,10 @@ func (t *faultTx) LastVersions(ctx context.Context) (map[string]int64, error) {
 	}
 	return t.Tx.LastVersions(ctx)
 }
+
+func (t *faultTx) LockSite(ctx context.Context, site string) error {
+	if err := t.step("LockSite"); err != nil {
+		return err
+	}
+	return t.Tx.LockSite(ctx, site)
+}

@@ -197,6 +197,11 @@ SELECT n FROM service_streaks WHERE site = ? AND service = ?;
 -- args: "s1", "A", 2
 INSERT INTO service_streaks (site, service, n) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE n = VALUES(n);
 
+-- LockSite
+-- sent by: several daemons: first in every write
+-- args: "s1", 0, 0
+INSERT INTO site_versions (site, version) VALUES (?, LAST_INSERT_ID(?)) ON DUPLICATE KEY UPDATE version = LAST_INSERT_ID(version + ?);
+
 -- AppendEvents: next versions
 -- args: "s1", 2, 2
 INSERT INTO site_versions (site, version) VALUES (?, LAST_INSERT_ID(?)) ON DUPLICATE KEY UPDATE version = LAST_INSERT_ID(version + ?);

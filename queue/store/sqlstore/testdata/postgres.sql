@@ -197,6 +197,11 @@ SELECT n FROM service_streaks WHERE site = $1 AND service = $2;
 -- args: "s1", "A", 2
 INSERT INTO service_streaks (site, service, n) VALUES ($1, $2, $3) ON CONFLICT (site, service) DO UPDATE SET n = excluded.n;
 
+-- LockSite
+-- sent by: several daemons: first in every write
+-- args: "s1", 0, 0
+INSERT INTO site_versions (site, version) VALUES ($1, $2) ON CONFLICT (site) DO UPDATE SET version = site_versions.version + $3 RETURNING version;
+
 -- AppendEvents: next versions
 -- args: "s1", 2, 2
 INSERT INTO site_versions (site, version) VALUES ($1, $2) ON CONFLICT (site) DO UPDATE SET version = site_versions.version + $3 RETURNING version;

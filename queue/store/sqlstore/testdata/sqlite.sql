@@ -189,6 +189,11 @@ SELECT n FROM service_streaks WHERE site = ? AND service = ?;
 -- args: "s1", "A", 2
 INSERT INTO service_streaks (site, service, n) VALUES (?, ?, ?) ON CONFLICT (site, service) DO UPDATE SET n = excluded.n;
 
+-- LockSite
+-- sent by: several daemons: first in every write
+-- args: "s1", 0, 0
+INSERT INTO site_versions (site, version) VALUES (?, ?) ON CONFLICT (site) DO UPDATE SET version = site_versions.version + ? RETURNING version;
+
 -- AppendEvents: next versions
 -- args: "s1", 2, 2
 INSERT INTO site_versions (site, version) VALUES (?, ?) ON CONFLICT (site) DO UPDATE SET version = site_versions.version + ? RETURNING version;
