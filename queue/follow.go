@@ -139,12 +139,10 @@ func newFollower(f *feed, fast, idle time.Duration, n Notifier) *follower {
 }
 
 func (w *follower) start() {
-	w.f.wg.Add(1)
-	go w.run()
+	w.f.wg.Go(w.run)
 	if w.n != nil {
-		w.f.wg.Add(2)
-		go w.listen()
-		go w.send()
+		w.f.wg.Go(w.listen)
+		w.f.wg.Go(w.send)
 	}
 }
 
@@ -190,7 +188,6 @@ func (w *follower) interval() time.Duration {
 }
 
 func (w *follower) run() {
-	defer w.f.wg.Done()
 	w.poll() // every site's feed starts now, at the store's version
 	t := time.NewTimer(w.interval())
 	defer t.Stop()
@@ -281,7 +278,6 @@ func (w *follower) catchUp(id string, v int64) {
 // listen keeps the notifier listening, again after each failure with a
 // pause, polling fast meanwhile.
 func (w *follower) listen() {
-	defer w.f.wg.Done()
 	for attempt := 0; ; attempt++ {
 		err := w.n.Listen(w.f.ctx, func() {
 			attempt = 0
@@ -331,7 +327,6 @@ func (w *follower) notify(site string, v int64) {
 // send delivers the queued notifications, one per site with its newest
 // version.
 func (w *follower) send() {
-	defer w.f.wg.Done()
 	for {
 		select {
 		case <-w.f.stop:

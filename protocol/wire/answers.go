@@ -50,6 +50,10 @@ type Ticket struct {
 	ServiceDay string
 	// Version: event version of the change; 0: none.
 	Version uint64
+	// NotPrinted: true: the ticket is issued but the daemon's printer did not print it (answer to TAKE_TICKET).
+	NotPrinted bool
+	// PrintError: why it did not print, e.g. "paper out"; empty when it printed.
+	PrintError string
 }
 
 var _ = declare[Ticket](TypeTicket, "TICKET", fields{
@@ -69,6 +73,8 @@ var _ = declare[Ticket](TypeTicket, "TICKET", fields{
 	14: "LCD",
 	15: "ServiceDay",
 	16: "Version",
+	17: "NotPrinted",
+	18: "PrintError",
 })
 
 // Snapshot is the state of a site: its services and counters. Wire type SNAPSHOT (0x22).
