@@ -92,8 +92,10 @@ func (f *feed) site(id string) (*siteFeed, error) {
 // not publish (other daemons committed them) enter the feed; the OnFollow
 // hooks see them here. It holds f.mu only to look and to append, never
 // across the read, so a slow store stalls neither the committers'
-// publications nor the subscribers. f.mu is not held.
-func (f *feed) catchUp(id string) error {
+// publications nor the subscribers. before, when not 0, stops it short of
+// that version (the first of events this daemon is publishing). f.mu is
+// not held.
+func (f *feed) catchUp(id string, before int64) error {
 	f.mu.Lock()
 	sf, err := f.site(id)
 	if err != nil {
@@ -105,7 +107,13 @@ func (f *feed) catchUp(id string) error {
 	ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
 	defer cancel()
 	for {
-		evs, err := f.e.Events(ctx, id, from, 1000)
+		limit := 1000
+		if before > 0 {
+			if limit = int(min(int64(limit), before-1-from)); limit <= 0 {
+				return nil
+			}
+		}
+		evs, err := f.e.Events(ctx, id, from, limit)
 		if err != nil {
 			return err
 		}
@@ -116,7 +124,7 @@ func (f *feed) catchUp(id string) error {
 			}
 		}
 		f.mu.Unlock()
-		if len(evs) < 1000 {
+		if len(evs) < limit {
 			return nil
 		}
 		from = evs[len(evs)-1].Version
@@ -172,7 +180,7 @@ func (f *feed) publishSite(id string, evs []Event) {
 	if evs[0].Version > sf.last+1 {
 		// Another daemon committed in between: read what we missed.
 		f.mu.Unlock()
-		err := f.catchUp(id)
+		err := f.catchUp(id, evs[0].Version)
 		f.mu.Lock()
 		if err != nil {
 			f.e.log.Warn("event feed: catch up failed", "site", id, "err", err)

@@ -270,7 +270,7 @@ func (w *follower) catchUp(id string, v int64) {
 	if !behind {
 		return
 	}
-	if err := f.catchUp(id); err != nil && f.ctx.Err() == nil {
+	if err := f.catchUp(id, 0); err != nil && f.ctx.Err() == nil {
 		f.e.log.Warn("event feed: catch up failed", "site", id, "err", err)
 	}
 }
