@@ -63,13 +63,13 @@ func RunFollow(t *testing.T, fresh func(tb testing.TB) Shared) {
 	t.Run("concurrency", func(t *testing.T) {
 		sh := fresh(t)
 		w := &watchers{}
-		runConcurrencyAcross(t, sh.opens(2), w.daemons(sh), 8, 400, 6)
+		runConcurrencyAcross(t, sh.opens(2), w.daemons(sh), 8, 300, 6)
 		w.check(t)
 	})
 	t.Run("counter race", func(t *testing.T) {
 		sh := fresh(t)
 		w := &watchers{}
-		runCounterRace(t, sh.opens(2), w.daemons(sh), 40)
+		runCounterRace(t, sh.opens(2), w.daemons(sh), 30)
 		w.check(t)
 	})
 }
