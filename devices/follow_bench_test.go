@@ -47,20 +47,7 @@ func boardAfterDisplay(b *testing.B, calls int) []time.Duration {
 	if err != nil {
 		b.Fatal(err)
 	}
-	seen := make(chan time.Time, 1)
-	go func() {
-		for {
-			evs, err := sub.Next(ctx)
-			if err != nil {
-				return
-			}
-			for _, ev := range evs {
-				if ev.Type == queue.EventCalled {
-					seen <- time.Now()
-				}
-			}
-		}
-	}()
+	seen := storetest.Arrivals(ctx, sub)
 	r := queue.CounterRequest{Request: queue.Request{Site: "hospital", Device: "keypad-1"}, Counter: "1"}
 	out := make([]time.Duration, 0, calls)
 	for range calls {
@@ -74,7 +61,7 @@ func boardAfterDisplay(b *testing.B, calls int) []time.Duration {
 			b.Fatalf("board never showed %s: %v", tk.Number, err)
 		}
 		onBoard := time.Now()
-		out = append(out, max(onBoard.Sub(<-seen), 0))
+		out = append(out, max(onBoard.Sub((<-seen).At), 0))
 		if _, err := eng.Start(ctx, r); err != nil {
 			b.Fatal(err)
 		}

@@ -20,8 +20,8 @@ import (
 // events A committed (found when B writes after them: B polls once, at
 // start), their delay, and that B is not behind; not B's own event.
 func TestFollow(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "q.db")
 	now := time.Now().Truncate(time.Millisecond) // events keep milliseconds
+	db := filepath.Join(t.TempDir(), "q.db")
 	engine := func() *queue.Engine {
 		st, err := sqlite.Open(t.Context(), db, sqlite.Opts{})
 		if err != nil {

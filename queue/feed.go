@@ -41,6 +41,12 @@ type siteFeed struct {
 	ring []Event // contiguous versions ending at last; between size and 2*size once full
 	last int64
 	wake chan struct{} // closed and replaced when events arrive
+
+	// ord is the site's waiting order, following the feed; nil when it
+	// could not be built or followed, until it is built again (not before
+	// ordRetry).
+	ord      *order
+	ordRetry time.Time
 }
 
 func newFeed(e *Engine, size, maxReplay int) *feed {
@@ -49,8 +55,8 @@ func newFeed(e *Engine, size, maxReplay int) *feed {
 	return f
 }
 
-// follow starts the follower: other daemons write to the store too.
-func (f *feed) follow(fast, idle time.Duration, n Notifier) {
+// startFollower starts the follower: other daemons write to the store too.
+func (f *feed) startFollower(fast, idle time.Duration, n Notifier) {
 	f.follower = newFollower(f, fast, idle, n)
 	f.follower.start()
 }
@@ -65,6 +71,19 @@ func (f *feed) close() {
 	f.wg.Wait()
 }
 
+// warm reads the last version and builds the waiting order of each site,
+// so that no request pays for it; a site whose read fails is tried again
+// on first use.
+func (f *feed) warm(sites []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range sites {
+		if _, err := f.site(id); err != nil {
+			f.e.log.Warn("event feed: first read failed, trying again on first use", "site", id, "err", err)
+		}
+	}
+}
+
 // site returns the feed of a site, reading its last version on first use.
 // f.mu is held.
 func (f *feed) site(id string) (*siteFeed, error) {
@@ -74,27 +93,93 @@ func (f *feed) site(id string) (*siteFeed, error) {
 	ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
 	defer cancel()
 	var v int64
+	var ord *order
+	var oerr error
 	err := f.e.store.View(ctx, func(ctx context.Context, tx Tx) error {
 		var err error
-		v, err = tx.LastVersion(ctx, id)
-		return err
+		if v, err = tx.LastVersion(ctx, id); err != nil {
+			return err
+		}
+		// Read after the version: the order reflects at least it.
+		if s, ok := f.e.sites[id]; ok {
+			ord, oerr = buildOrder(ctx, tx, s)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queue: event feed of %s: %w", id, err)
 	}
 	sf := &siteFeed{last: v, wake: make(chan struct{})}
+	f.setOrder(id, sf, ord, oerr)
 	f.sites[id] = sf
 	return sf, nil
 }
 
+// setOrder installs a site's order, or drops it after err (logged) until
+// a later retry. f.mu is held.
+func (f *feed) setOrder(id string, sf *siteFeed, ord *order, err error) {
+	if err != nil {
+		f.e.log.Warn("waiting order dropped: positions come from the store", "site", id, "err", err)
+		ord, sf.ordRetry = nil, time.Now().Add(time.Second)
+	}
+	sf.ord = ord
+}
+
+// order returns the site's waiting order once the feed has appended
+// version atLeast, building it again if it was dropped; nil when it is
+// not available. f.mu is held.
+func (f *feed) order(id string, atLeast int64) *order {
+	sf, err := f.site(id)
+	if err != nil || sf.last < atLeast {
+		return nil
+	}
+	s, ok := f.e.sites[id]
+	if sf.ord == nil && ok && time.Now().After(sf.ordRetry) {
+		var ord *order
+		err := f.e.view(f.ctx, func(ctx context.Context, tx Tx) error {
+			var err error
+			ord, err = buildOrder(ctx, tx, s)
+			return err
+		})
+		f.setOrder(id, sf, ord, err)
+	}
+	return sf.ord
+}
+
+// position is where t stands, from the waiting order once the feed has
+// appended version atLeast; false when the order is not available.
+func (f *feed) position(site string, t *Ticket, atLeast int64) (Position, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o := f.order(site, atLeast)
+	if o == nil {
+		return Position{}, false
+	}
+	p, err := o.position(t)
+	return p, err == nil
+}
+
+// follow brings the site's order up to events appended from the store:
+// another daemon committed them (or this one, read back before it
+// published them). f.mu is held.
+func (f *feed) follow(ctx context.Context, id string, sf *siteFeed, evs []Event) {
+	if sf.ord == nil || len(evs) == 0 {
+		return
+	}
+	err := f.e.view(ctx, func(ctx context.Context, tx Tx) error { return sf.ord.remote(ctx, tx, evs) })
+	if err != nil {
+		f.setOrder(id, sf, nil, err)
+	}
+}
+
 // catchUp reads a site's events newer than the feed's last version from
 // the store and appends them: the one place where events this daemon did
-// not publish (other daemons committed them) enter the feed; the OnFollow
-// hooks see them here. It holds f.mu only to look and to append, never
-// across the read, so a slow store stalls neither the committers'
-// publications nor the subscribers. before, when not 0, stops it short of
-// that version (the first of events this daemon is publishing). f.mu is
-// not held.
+// not publish (other daemons committed them) enter the feed; the waiting
+// order follows them and the OnFollow hooks see them here. It holds f.mu
+// only to look and to append, not across the read of the events, so a
+// slow store stalls neither the committers' publications nor the
+// subscribers. before, when not 0, stops it short of that version (the
+// first of events this daemon is publishing). f.mu is not held.
 func (f *feed) catchUp(id string, before int64) error {
 	f.mu.Lock()
 	sf, err := f.site(id)
@@ -119,6 +204,7 @@ func (f *feed) catchUp(id string, before int64) error {
 		}
 		f.mu.Lock()
 		if added := f.append(sf, evs); len(added) > 0 {
+			f.follow(ctx, id, sf, added)
 			for _, h := range f.hooks {
 				h(id, added)
 			}
@@ -131,45 +217,51 @@ func (f *feed) catchUp(id string, before int64) error {
 	}
 }
 
-// append adds the events that continue the feed (those it holds already
-// are skipped), wakes subscribers and returns the added ones. f.mu is held.
+// append adds contiguous events and wakes subscribers; it returns those
+// it added (a run of evs: they are in version order). f.mu is held.
 func (f *feed) append(sf *siteFeed, evs []Event) []Event {
-	start := len(sf.ring)
-	for _, ev := range evs {
+	lo, hi := -1, -1
+	for i, ev := range evs {
 		if ev.Version != sf.last+1 {
 			continue
 		}
 		sf.ring = append(sf.ring, ev)
 		sf.last = ev.Version
+		if lo < 0 {
+			lo = i
+		}
+		hi = i + 1
 	}
-	added := sf.ring[start:len(sf.ring):len(sf.ring)]
+	added := lo >= 0
 	if len(sf.ring) >= 2*f.size {
 		// Trim in one copy once the ring holds twice its size, so each
 		// event is copied at most once: amortised O(1) per append.
 		sf.ring = append(sf.ring[:0:0], sf.ring[len(sf.ring)-f.size:]...)
 	}
-	if len(added) > 0 {
-		close(sf.wake)
-		sf.wake = make(chan struct{})
+	if !added {
+		return nil
 	}
-	return added
+	close(sf.wake)
+	sf.wake = make(chan struct{})
+	return evs[lo:hi]
 }
 
-// publish hands committed events to the feed, in commit order. When
-// another daemon committed in between, it first reads what it missed.
-func (f *feed) publish(evs []Event) {
+// publish hands the committed events of one request to the feed, with the
+// tickets it wrote (for the waiting order), in commit order. When another
+// daemon committed in between, it first reads what it missed.
+func (f *feed) publish(evs []Event, ws []write) {
 	for i := 0; i < len(evs); {
 		id := evs[i].Site
 		k := i
 		for k < len(evs) && evs[k].Site == id {
 			k++
 		}
-		f.publishSite(id, evs[i:k])
+		f.publishSite(id, evs[i:k], ws)
 		i = k
 	}
 }
 
-func (f *feed) publishSite(id string, evs []Event) {
+func (f *feed) publishSite(id string, evs []Event, ws []write) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	sf, err := f.site(id)
@@ -186,7 +278,18 @@ func (f *feed) publishSite(id string, evs []Event) {
 			f.e.log.Warn("event feed: catch up failed", "site", id, "err", err)
 		}
 	}
-	f.append(sf, evs)
+	added := f.append(sf, evs)
+	switch {
+	case sf.ord == nil || len(added) == 0:
+	case len(added) == len(evs):
+		sf.ord.local(added, ws)
+	default:
+		// Some were read back from the store first, and followed
+		// from there: so are the rest.
+		ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
+		f.follow(ctx, id, sf, added)
+		cancel()
+	}
 	if f.follower != nil {
 		f.follower.notify(id, sf.last)
 	}

@@ -116,20 +116,7 @@ func FollowDelays(tb testing.TB, sh Shared, calls int) []time.Duration {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	seen := make(chan queue.Event, 16)
-	go func() {
-		for {
-			evs, err := sub.Next(ctx)
-			if err != nil {
-				return
-			}
-			for _, ev := range evs {
-				if ev.Type == queue.EventCalled {
-					seen <- ev
-				}
-			}
-		}
-	}()
+	seen := Arrivals(ctx, sub)
 	arrived := map[int64]time.Time{}
 	wait := func(id int64) time.Time {
 		for {
@@ -137,8 +124,8 @@ func FollowDelays(tb testing.TB, sh Shared, calls int) []time.Duration {
 				return at
 			}
 			select {
-			case ev := <-seen:
-				arrived[ev.TicketID] = time.Now()
+			case a := <-seen:
+				arrived[a.TicketID] = a.At
 			case <-time.After(5 * time.Second):
 				tb.Fatalf("the CALLED event of ticket %d never reached daemon 1", id)
 			}
@@ -160,6 +147,36 @@ func FollowDelays(tb testing.TB, sh Shared, calls int) []time.Duration {
 			tb.Fatalf("start %d: %v", n, err)
 		}
 	}
+	return out
+}
+
+// Arrival is a CALLED event's ticket and when a subscriber got it.
+type Arrival struct {
+	TicketID int64
+	At       time.Time
+}
+
+// Arrivals delivers, for each CALLED event sub delivers, its ticket and
+// when it arrived, until ctx ends.
+func Arrivals(ctx context.Context, sub *queue.Subscription) <-chan Arrival {
+	out := make(chan Arrival, 16)
+	go func() {
+		for {
+			evs, err := sub.Next(ctx)
+			if err != nil {
+				return
+			}
+			for _, ev := range evs {
+				if ev.Type == queue.EventCalled {
+					select {
+					case out <- Arrival{ev.TicketID, time.Now()}:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}
+		}
+	}()
 	return out
 }
 
