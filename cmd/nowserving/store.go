@@ -15,10 +15,16 @@ import (
 )
 
 // openStore opens the configured store; migrate says whether to apply the
-// embedded migrations on open.
-func openStore(ctx context.Context, c config.Store, log *slog.Logger, migrate bool) (*sqlstore.Store, error) {
-	return store.Open(ctx, string(c.Driver), c.DSN, sqlstore.Opts{Logger: log, NoMigrate: !migrate, MaxConns: c.Pool})
+// embedded migrations on open; outbox routes the events to notify (the
+// daemon's store only).
+func openStore(ctx context.Context, c config.Store, log *slog.Logger, migrate bool, outbox ...sqlstore.OutboxRoute) (*sqlstore.Store, error) {
+	return store.Open(ctx, string(c.Driver), c.DSN, sqlstore.Opts{Logger: log, NoMigrate: !migrate, Outbox: outbox, MaxConns: c.Pool})
 }
+
+// startWait is how long newDaemon waits for the first attempt to open the
+// store before it serves anyway (a database that hangs at start): devices
+// get ERROR 0x41 and /readyz says why until the store opens.
+const startWait = 5 * time.Second
 
 // follow sets how the engine follows other daemons on the store: none on
 // SQLite (one daemon); a poll of store.poll / store.poll_idle on servers,
