@@ -114,7 +114,7 @@ func (ss *session) serve() {
 	}
 	s.metrics.SessionOpened(ss.dev.Role)
 	s.log.Info("session welcomed", "device", ss.dev.ID, "role", ss.dev.Role.String(), "remote", ss.remote,
-		"firmware", ss.hello.Firmware, "boot_nonce", ss.hello.BootNonce)
+		"firmware", ss.hello.Firmware, "boot_nonce", ss.hello.BootNonce, "last_version", ss.hello.LastVersion)
 	now := s.o.Clock().UnixNano()
 	ss.lastRead.Store(now)
 	ss.lastWrite.Store(now)
@@ -405,7 +405,7 @@ func (ss *session) handshake(br *bufio.Reader) bool {
 	if err := auth.Decode(f.Payload); err != nil {
 		return fail(wire.StatusOf(err), f.RequestID, "bad auth")
 	}
-	dev, known := s.devices[ss.hello.DeviceID]
+	dev, known := s.device(ss.hello.DeviceID)
 	secret := dummySecret
 	if known {
 		secret = dev.Secret
@@ -420,7 +420,6 @@ func (ss *session) handshake(br *bufio.Reader) bool {
 	if e, reason := s.authenticate(ss, dev); e != nil {
 		return fail(e, f.RequestID, reason)
 	}
-	ss.dev = dev
 	w, err := s.welcome(dev)
 	if err != nil {
 		s.log.Error("welcome", "device", dev.ID, "err", err)
