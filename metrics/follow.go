@@ -31,6 +31,12 @@ func RegisterFollow(reg prometheus.Registerer, eng *queue.Engine, now func() tim
 			return fmt.Errorf("metrics: register follow: %w", err)
 		}
 	}
+	// Every site's series exist from the start (at 0), so a scrape shows
+	// them before the first event of another daemon arrives.
+	for _, s := range eng.Sites() {
+		followed.WithLabelValues(s.ID)
+		delay.WithLabelValues(s.ID)
+	}
 	eng.OnFollow(func(site string, evs []queue.Event) {
 		t := now()
 		followed.WithLabelValues(site).Add(float64(len(evs)))
@@ -59,7 +65,11 @@ func (g followGauges) Describe(ch chan<- *prometheus.Desc) { ch <- behindDesc; c
 
 func (g followGauges) Collect(ch chan<- prometheus.Metric) {
 	t := g.now()
-	for site, st := range g.eng.FollowStats() {
+	stats := g.eng.FollowStats()
+	// A site nobody else writes (one daemon, or SQLite where the feed does
+	// not poll) is never behind: 0, and no poll age.
+	for _, s := range g.eng.Sites() {
+		site, st := s.ID, stats[s.ID]
 		ch <- prometheus.MustNewConstMetric(behindDesc, prometheus.GaugeValue, float64(st.Behind), site)
 		if !st.Polled.IsZero() {
 			ch <- prometheus.MustNewConstMetric(pollAgeDesc, prometheus.GaugeValue, t.Sub(st.Polled).Seconds(), site)

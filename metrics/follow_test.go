@@ -79,4 +79,9 @@ nowserving_events_followed_total{site="main"} 2
 		"nowserving_events_follow_delay_seconds", "nowserving_events_followed_total"); err != nil {
 		t.Error(err)
 	}
+	// Polled, so the poll's age is there too (the README's metrics test
+	// runs on SQLite, where no daemon polls).
+	if n, err := testutil.GatherAndCount(reg, "nowserving_events_poll_age_seconds"); err != nil || n != 1 {
+		t.Errorf("poll age series: %d (%v), want 1", n, err)
+	}
 }
