@@ -53,7 +53,7 @@ func Device(ctx context.Context, ln net.Listener, o DeviceOpts) (*Report, error)
 		return nil, fmt.Errorf("conform: device role %s: want kiosk, keypad or display", o.Role)
 	}
 	h := &harness{o: o, rep: NewReport(fmt.Sprintf("nowserving conform %s: device under test on %s", o.Role, ln.Addr())),
-		conns: make(chan net.Conn), seen: map[uint32]wire.Message{}, answered: map[uint32]bool{}, noRetry: map[uint32]bool{}}
+		conns: make(chan net.Conn), seen: map[reqKey]wire.Message{}, answered: map[reqKey]bool{}, bootOf: map[uint32]uint64{}, noRetry: map[reqKey]bool{}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go h.accept(ctx, ln)
@@ -82,6 +82,13 @@ func Device(ctx context.Context, ln net.Listener, o DeviceOpts) (*Report, error)
 // errGone: the device did not connect or send within DeviceOpts.Wait.
 var errGone = errors.New("the device did not connect or send in time")
 
+// reqKey names a request: a request id is unique within a boot of the
+// device (a new process or a reboot starts again at 1).
+type reqKey struct {
+	boot uint64
+	id   uint32
+}
+
 // pending is a request read ahead by one step, for the next.
 type pending struct {
 	f wire.Frame
@@ -96,13 +103,11 @@ type harness struct {
 	conns chan net.Conn
 	p     *peer
 
-	deviceID string
-	boot     uint64 // boot nonce of the first HELLO
-	hello    wire.Hello
-	seen     map[uint32]wire.Message // requests by request id
-	answered map[uint32]bool         // request ids answered with success
-	noRetry  map[uint32]bool         // request ids refused without Retryable
-	lastID   uint32
+	hello    wire.Hello              // of the current connection
+	bootOf   map[uint32]uint64       // boot nonce of the connection each request id came on
+	seen     map[reqKey]wire.Message // requests by boot and request id
+	answered map[reqKey]bool         // request ids answered with success
+	noRetry  map[reqKey]bool         // request ids refused without Retryable
 	tickets  int
 	version  uint64 // the site version WELCOME announces
 	pending  *pending
@@ -211,12 +216,6 @@ func (h *harness) readHello(p *peer) (*wire.Hello, uint32, error) {
 	h.rep.Check(Session, "HELLO ProtocolVersion is 1", hello.ProtocolVersion == wire.ProtocolVersion, fmt.Sprintf("version %d", hello.ProtocolVersion))
 	if h.o.DeviceID != "" {
 		h.rep.Check(Session, "HELLO DeviceID is the device's id", hello.DeviceID == h.o.DeviceID, fmt.Sprintf("%q", hello.DeviceID))
-	}
-	if h.deviceID == "" {
-		h.deviceID, h.boot = hello.DeviceID, hello.BootNonce
-	} else {
-		h.rep.Check(Retries, "the boot nonce is kept across reconnects", hello.BootNonce == h.boot && hello.DeviceID == h.deviceID,
-			fmt.Sprintf("boot nonce %016x after %016x", hello.BootNonce, h.boot))
 	}
 	h.hello = hello
 	return &hello, f.RequestID, nil
@@ -328,31 +327,39 @@ func (h *harness) checkRequest(f wire.Frame) (wire.Message, bool) {
 
 // checkIDs checks the request id and retry rules of sections 2, 5, 6 and 9.
 func (h *harness) checkIDs(f wire.Frame, m wire.Message) {
-	prev, known := h.seen[f.RequestID]
-	retry := f.Flags&wire.FlagRetry != 0
-	if !retry {
+	key := reqKey{h.hello.BootNonce, f.RequestID}
+	prev, known := h.seen[key]
+	if f.Flags&wire.FlagRetry == 0 {
 		h.rep.Check(Frame, "a request id is not reused within a boot", !known,
 			fmt.Sprintf("request id %d sent again without RETRY", f.RequestID))
-		h.seen[f.RequestID] = m
-		h.lastID = max(h.lastID, f.RequestID)
+		h.seen[key] = m
+		h.bootOf[f.RequestID] = h.hello.BootNonce
 		return
+	}
+	if boot, ok := h.bootOf[f.RequestID]; ok && !known {
+		h.rep.Fail(Retries, "the boot nonce is kept across reconnects", "request %d sent with boot nonce %016x, retried with %016x", f.RequestID, boot, key.boot)
+		prev, known = h.seen[reqKey{boot, f.RequestID}]
+	} else if known {
+		h.rep.Pass(Retries, "the boot nonce is kept across reconnects")
 	}
 	h.rep.Check(Retries, "RETRY is set only on a request sent before", known, fmt.Sprintf("request id %d is new", f.RequestID))
 	if !known {
-		h.seen[f.RequestID] = m
+		h.seen[key] = m
 		return
 	}
 	h.rep.Check(Retries, "a retry has the same request id, fields and idempotency key", reflect.DeepEqual(prev, m),
 		fmt.Sprintf("request %d was %+v, its retry %+v", f.RequestID, prev, m))
-	h.rep.Check(Requests, "an answered request is not sent again", !h.answered[f.RequestID],
-		fmt.Sprintf("request %d resent after its answer", f.RequestID))
-	h.rep.Check(Errors, "a request refused without Retryable is not retried", !h.noRetry[f.RequestID],
-		fmt.Sprintf("request %d resent after a non-retryable ERROR", f.RequestID))
+	if h.answered[h.key(f)] {
+		h.rep.Fail(Requests, "an answered request is not sent again", "request %d resent after its answer", f.RequestID)
+	}
+	if h.noRetry[h.key(f)] {
+		h.rep.Fail(Errors, "a request refused without Retryable is not retried", "request %d resent after a non-retryable ERROR", f.RequestID)
+	}
 }
 
 // answer sends the success answer to request m of frame f.
 func (h *harness) answer(f wire.Frame, m wire.Message) error {
-	h.answered[f.RequestID] = true
+	h.answered[h.key(f)] = true
 	return h.p.send(f.RequestID, wire.FlagResponse, h.answerFor(m))
 }
 
@@ -388,7 +395,10 @@ func (h *harness) snapshot(v uint64) *wire.Snapshot {
 // refuse answers request f with e (for f's request id).
 func (h *harness) refuse(f wire.Frame, e *wire.ErrorMsg) error {
 	if !e.Retryable {
-		h.noRetry[f.RequestID] = true
+		h.noRetry[h.key(f)] = true
 	}
 	return h.p.send(f.RequestID, wire.FlagResponse, e)
 }
+
+// key names request f of the current connection's boot.
+func (h *harness) key(f wire.Frame) reqKey { return reqKey{h.hello.BootNonce, f.RequestID} }

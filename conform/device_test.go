@@ -76,3 +76,33 @@ func TestClientKioskConforms(t *testing.T) {
 		t.Errorf("the client as a kiosk fails:\n%s", f)
 	}
 }
+
+func TestClientKeypadConforms(t *testing.T) {
+	rep := runDevice(t, wire.RoleKeypad, loop(wire.RoleKeypad, func(ctx context.Context, c *client.Client) {
+		_, _ = c.CallNext(ctx, 0)
+	}))
+	if f := rep.Failures(); f != "" {
+		t.Errorf("the client as a keypad fails:\n%s", f)
+	}
+}
+
+func TestClientDisplayConforms(t *testing.T) {
+	rep := runDevice(t, wire.RoleDisplay, func(ctx context.Context, addr string) {
+		c, err := client.Dial(ctx, addr, clientOpts(wire.RoleDisplay))
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for ctx.Err() == nil {
+			s, err := c.Subscribe(ctx, client.Filter{})
+			if err != nil {
+				continue
+			}
+			for range s.Updates() {
+			}
+		}
+	})
+	if f := rep.Failures(); f != "" {
+		t.Errorf("the client as a display fails:\n%s", f)
+	}
+}

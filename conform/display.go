@@ -61,7 +61,7 @@ func (h *harness) stepEvents(ctx context.Context) error {
 		return err
 	}
 	h.version = 103
-	h.answered[f.RequestID] = true
+	h.answered[h.key(f)] = true
 	if err := h.p.send(f.RequestID, wire.FlagResponse, h.snapshot(100)); err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (h *harness) stepGap(ctx context.Context) error {
 		return err
 	}
 	h.version = 500
-	h.answered[f.RequestID] = true
+	h.answered[h.key(f)] = true
 	if err := h.p.send(f.RequestID, wire.FlagResponse, h.snapshot(500)); err != nil {
 		return err
 	}

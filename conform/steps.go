@@ -57,7 +57,7 @@ func (h *harness) stepAnswer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h.answered[f.RequestID] = true
+	h.answered[h.key(f)] = true
 	ans := h.answerFor(m)
 	payload, err := ans.AppendBinary(nil)
 	if err != nil {
@@ -73,11 +73,12 @@ func (h *harness) stepAnswer(ctx context.Context) error {
 // expectNew reads the device's next request: it must not be f again. It
 // is kept for the next step.
 func (h *harness) expectNew(ctx context.Context, s Section, name string, f wire.Frame) error {
+	k := h.key(f)
 	g, m, err := h.request(ctx, h.ask())
 	if err != nil {
 		return err
 	}
-	if g.RequestID == f.RequestID {
+	if h.key(g) == k {
 		h.rep.Fail(s, name, "request %d sent again", f.RequestID)
 		return h.answer(g, m)
 	}
@@ -327,7 +328,7 @@ func (h *harness) idle(held uint32) {
 	}
 	silent := time.Since(p.lastSend)
 	h.rep.Check(Heartbeat, beatName, beats > 0 && maxGap <= hb*3/2+150*time.Millisecond,
-		fmt.Sprintf("%d HEARTBEATs in %s, longest gap %s, interval %s", beats, (6 * hb).Round(time.Millisecond), maxGap.Round(time.Millisecond), hb))
+		fmt.Sprintf("%d HEARTBEATs in %s, longest gap %s, interval %s", beats, (6*hb).Round(time.Millisecond), maxGap.Round(time.Millisecond), hb))
 	switch {
 	case !closed:
 		h.rep.Fail(Heartbeat, dropName, "still connected after %s of silence (interval %s)", silent.Round(time.Millisecond), hb)
@@ -341,6 +342,6 @@ func (h *harness) idle(held uint32) {
 
 // answerOK answers f with OK.
 func (h *harness) answerOK(f wire.Frame) error {
-	h.answered[f.RequestID] = true
+	h.answered[h.key(f)] = true
 	return h.p.send(f.RequestID, wire.FlagResponse, &wire.OK{})
 }
