@@ -103,15 +103,16 @@ type harness struct {
 	conns chan net.Conn
 	p     *peer
 
-	hello    wire.Hello              // of the current connection
-	bootOf   map[uint32]uint64       // boot nonce of the connection each request id came on
-	seen     map[reqKey]wire.Message // requests by boot and request id
-	answered map[reqKey]bool         // request ids answered with success
-	noRetry  map[reqKey]bool         // request ids refused without Retryable
-	tickets  int
-	version  uint64 // the site version WELCOME announces
-	pending  *pending
-	prompted string
+	hello     wire.Hello              // of the current connection
+	bootOf    map[uint32]uint64       // boot nonce of the connection each request id came on
+	seen      map[reqKey]wire.Message // requests by boot and request id
+	answered  map[reqKey]bool         // request ids answered with success
+	noRetry   map[reqKey]bool         // request ids refused without Retryable
+	tickets   int
+	version   uint64 // the site version WELCOME announces
+	pending   *pending
+	badFrames int // in a row
+	prompted  string
 }
 
 func (h *harness) accept(ctx context.Context, ln net.Listener) {
@@ -277,12 +278,16 @@ func (h *harness) request(ctx context.Context, what string) (wire.Frame, wire.Me
 			continue
 		case err != nil:
 			h.rep.Fail(Frame, "frames are sound (magic, version, length, CRC-32)", "%v", err)
+			if h.badFrames++; h.badFrames >= 5 {
+				return wire.Frame{}, nil, fmt.Errorf("%w: %d bad frames in a row", errGone, h.badFrames)
+			}
 			_ = h.p.send(0, 0, wire.StatusOf(err).Reply(0))
 			h.p.close()
 			h.p = nil
 			continue
 		}
 		h.rep.Pass(Frame, "frames are sound (magic, version, length, CRC-32)")
+		h.badFrames = 0
 		if f.Type == wire.TypeHeartbeat {
 			h.heartbeat(f)
 			continue
