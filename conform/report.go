@@ -43,7 +43,8 @@ type Result struct {
 	Section Section
 	Name    string // what is checked, e.g. "AUTH carries the HMAC of nonce || device id"
 	Pass    bool
-	Detail  string // why it failed (the first failure), or what was seen
+	Skipped bool   // not run: what it needs is not there (Detail says what)
+	Detail  string // why it failed (the first failure), or why it was skipped
 	runs    int
 }
 
@@ -70,7 +71,16 @@ func (r *Report) Check(s Section, name string, ok bool, detail string) {
 	}
 	res.runs++
 	if !ok && res.Pass {
-		res.Pass, res.Detail = false, detail
+		res.Pass, res.Skipped, res.Detail = false, false, detail
+	}
+}
+
+// Skip records that a check could not run, and why.
+func (r *Report) Skip(s Section, name, why string) {
+	r.Check(s, name, true, "")
+	res := r.index[fmt.Sprintf("%d|%s", s, name)]
+	if res.runs == 1 {
+		res.Skipped, res.Detail = true, why
 	}
 }
 
@@ -121,7 +131,7 @@ func (r *Report) WriteTo(w io.Writer) (int64, error) {
 	if r.Title != "" {
 		fmt.Fprintf(&b, "%s\n", r.Title)
 	}
-	last := Section(0)
+	last, skipped := Section(0), 0
 	res := r.Results()
 	for _, x := range res {
 		if x.Section != last {
@@ -129,8 +139,12 @@ func (r *Report) WriteTo(w io.Writer) (int64, error) {
 			last = x.Section
 		}
 		mark := "PASS"
-		if !x.Pass {
+		switch {
+		case !x.Pass:
 			mark = "FAIL"
+		case x.Skipped:
+			mark = "SKIP"
+			skipped++
 		}
 		fmt.Fprintf(&b, "  %s  %s", mark, x.Name)
 		if x.Detail != "" {
@@ -139,7 +153,7 @@ func (r *Report) WriteTo(w io.Writer) (int64, error) {
 		b.WriteString("\n")
 	}
 	failed := len(r.Failed())
-	fmt.Fprintf(&b, "\n%d checks: %d passed, %d failed\n", len(res), len(res)-failed, failed)
+	fmt.Fprintf(&b, "\n%d checks: %d passed, %d failed, %d skipped\n", len(res), len(res)-failed-skipped, failed, skipped)
 	n, err := io.WriteString(w, b.String())
 	return int64(n), err
 }
