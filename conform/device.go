@@ -144,7 +144,9 @@ func (h *harness) nextConn(ctx context.Context) (*peer, time.Time, error) {
 		h.p.close()
 		h.p = nil
 	}
-	h.prompt("connect the device (or let it reconnect)")
+	if h.hello.DeviceID == "" {
+		h.prompt("connect the device")
+	}
 	t := time.NewTimer(h.o.Wait)
 	defer t.Stop()
 	select {

@@ -2,7 +2,8 @@
 // system and its tools: serve runs the daemon, sim plays kiosks, keypads and
 // displays, console is the supervisor's terminal UI, migrate prepares a
 // database, check verifies the invariants on a live database, report prints
-// statistics, bench measures a store.
+// statistics, bench measures a store, conform checks a device or a daemon
+// against the device protocol.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/protocol/wire"
 )
 
 func main() {
@@ -56,6 +58,8 @@ func newRoot() *cobra.Command {
 		newCheckCmd(),
 		newReportCmd(),
 		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd()),
+		with(newConformCmd(), newConformDeviceCmd(wire.RoleKiosk), newConformDeviceCmd(wire.RoleKeypad),
+			newConformDeviceCmd(wire.RoleDisplay), newConformDaemonCmd()),
 	)
 	return root
 }
