@@ -164,6 +164,7 @@ func (k *brokenKiosk) drop() {
 }
 
 func TestBrokenKiosks(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		k     *brokenKiosk

@@ -184,6 +184,17 @@ func (d *dconn) exchangeID(id uint32, fl wire.Flags, m wire.Message) (wire.Frame
 	return d.answer(id)
 }
 
+// do sends m under request id id with flags fl and decodes the answer
+// into into (an ERROR comes back as its *wire.StatusError).
+func (d *dconn) do(id uint32, fl wire.Flags, m, into wire.Message) error {
+	d.nextID = max(d.nextID, id)
+	f, err := d.exchangeID(id, fl, m)
+	if err != nil {
+		return err
+	}
+	return d.decode(f, into)
+}
+
 // rawExchange sends frame b, whose request id is id, and returns its answer.
 func (d *dconn) rawExchange(id uint32, b []byte) (wire.Frame, error) {
 	if err := d.raw(b); err != nil {

@@ -54,20 +54,12 @@ func (c *checker) checkIdempotency() {
 	}
 	take := &wire.TakeTicket{IdemKey: fmt.Sprintf("conform-%d", c.fresh()), Service: c.service()}
 	var first, again wire.Ticket
-	f, err := k.exchange(0, take)
-	if err == nil {
-		err = k.decode(f, &first)
-	}
-	if err != nil {
+	if err := k.do(k.nextID+1, 0, take, &first); err != nil {
 		c.rep.Fail(Retries, name, "TAKE_TICKET: %v", err)
 		k.close()
 		return
 	}
-	id := k.nextID
-	f, err = k.exchangeID(id, wire.FlagRetry, take)
-	if err == nil {
-		err = k.decode(f, &again)
-	}
+	err := k.do(k.nextID, wire.FlagRetry, take, &again)
 	c.rep.Check(Retries, name, err == nil && again.ID == first.ID && again.Number == first.Number,
 		fmt.Sprintf("first %s (id %d), retry %s (id %d) %v", first.Number, first.ID, again.Number, again.ID, err))
 	c.rep.Check(Requests, "TICKET carries the event version of the change", first.Version != 0, "Version 0")
@@ -85,7 +77,7 @@ func (c *checker) checkIdempotency() {
 	defer k.close()
 	other := *take
 	other.Service = c.welcome.Services[1].Code
-	f, err = k.exchange(0, &other)
+	f, err := k.exchange(0, &other)
 	k.wantError(Retries, "the same key for another request gets ERROR 0x29", f, err, 0x29, false)
 }
 
@@ -106,10 +98,7 @@ func (c *checker) checkDerivedKey(_ uint64) {
 		if i > 0 {
 			fl = wire.FlagRetry
 		}
-		f, err := k.exchangeID(100, fl, &wire.TakeTicket{Service: c.service()})
-		if err == nil {
-			err = k.decode(f, &tickets[i])
-		}
+		err = k.do(100, fl, &wire.TakeTicket{Service: c.service()}, &tickets[i])
 		k.close()
 		if err != nil {
 			c.rep.Fail(Retries, name, "TAKE_TICKET %d: %v", i+1, err)
@@ -129,15 +118,9 @@ func (c *checker) checkPauseRetry() {
 	defer d.close()
 	p := &wire.Pause{IdemKey: fmt.Sprintf("conform-pause-%d", c.fresh()), Reason: "conformance"}
 	var first, again wire.OK
-	f, err := d.exchange(0, p)
+	err := d.do(d.nextID+1, 0, p, &first)
 	if err == nil {
-		err = d.decode(f, &first)
-	}
-	if err == nil {
-		f, err = d.exchangeID(d.nextID, wire.FlagRetry, p)
-	}
-	if err == nil {
-		err = d.decode(f, &again)
+		err = d.do(d.nextID, wire.FlagRetry, p, &again)
 	}
 	c.rep.Check(Retries, name, err == nil && first.Version == again.Version && first.Version != 0,
 		fmt.Sprintf("PAUSE version %d, its retry %d, %v", first.Version, again.Version, err))
@@ -152,11 +135,7 @@ func (c *checker) checkSubscribe() {
 		return
 	}
 	var s wire.Snapshot
-	f, err := sub.exchange(0, &wire.Subscribe{})
-	if err == nil {
-		err = sub.decode(f, &s)
-	}
-	if err != nil {
+	if err := sub.do(sub.nextID+1, 0, &wire.Subscribe{}, &s); err != nil {
 		c.rep.Fail(Heartbeat, snap, "%v", err)
 		sub.close()
 		return
@@ -166,7 +145,7 @@ func (c *checker) checkSubscribe() {
 		sub.close()
 		return
 	}
-	_, err = k.exchange(0, &wire.TakeTicket{IdemKey: fmt.Sprintf("conform-sub-%d", c.fresh()), Service: c.service()})
+	_, err := k.exchange(0, &wire.TakeTicket{IdemKey: fmt.Sprintf("conform-sub-%d", c.fresh()), Service: c.service()})
 	k.close()
 	ev := sub.event(c.o.Timeout)
 	c.rep.Check(Heartbeat, snap, err == nil && ev != nil && ev.Version == s.Version+1, fmt.Sprintf("snapshot v%d, then %v (take: %v)", s.Version, eventVersion(ev), err))
@@ -176,7 +155,7 @@ func (c *checker) checkSubscribe() {
 		return
 	}
 	defer sub.close()
-	f, err = sub.exchange(0, &wire.Subscribe{FromVersion: s.Version})
+	f, err := sub.exchange(0, &wire.Subscribe{FromVersion: s.Version})
 	ev = sub.event(c.o.Timeout)
 	c.rep.Check(Heartbeat, replay, err == nil && f.Type != wire.TypeError && ev != nil && ev.Version == s.Version+1,
 		fmt.Sprintf("answer %s, then %v", f.Type, eventVersion(ev)))

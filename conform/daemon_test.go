@@ -47,6 +47,7 @@ func credentials() []Credential {
 }
 
 func TestDaemonConforms(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	all := credentials()
 	for _, tc := range []struct {
@@ -75,6 +76,7 @@ func TestDaemonConforms(t *testing.T) {
 }
 
 func TestDaemonWrongSecret(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t)
 	_, err := Daemon(context.Background(), DaemonOpts{Addr: d.Addr, Devices: []Credential{{ID: "kiosk-1", Secret: []byte("wrong"), Role: wire.RoleKiosk}}})
 	if err == nil {

@@ -69,6 +69,7 @@ func loop(role wire.Role, act func(ctx context.Context, c *client.Client)) func(
 }
 
 func TestClientKioskConforms(t *testing.T) {
+	t.Parallel()
 	rep := runDevice(t, wire.RoleKiosk, loop(wire.RoleKiosk, func(ctx context.Context, c *client.Client) {
 		_, _ = c.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
 	}))
@@ -78,6 +79,7 @@ func TestClientKioskConforms(t *testing.T) {
 }
 
 func TestClientKeypadConforms(t *testing.T) {
+	t.Parallel()
 	rep := runDevice(t, wire.RoleKeypad, loop(wire.RoleKeypad, func(ctx context.Context, c *client.Client) {
 		_, _ = c.CallNext(ctx, 0)
 	}))
@@ -87,6 +89,7 @@ func TestClientKeypadConforms(t *testing.T) {
 }
 
 func TestClientDisplayConforms(t *testing.T) {
+	t.Parallel()
 	rep := runDevice(t, wire.RoleDisplay, func(ctx context.Context, addr string) {
 		c, err := client.Dial(ctx, addr, clientOpts(wire.RoleDisplay))
 		if err != nil {

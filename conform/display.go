@@ -55,68 +55,48 @@ func (h *harness) push(ms ...wire.Message) error {
 	return nil
 }
 
-func (h *harness) stepEvents(ctx context.Context) error {
+// resume runs one resume scenario: the device's SUBSCRIBE is answered by
+// answer, the frames ms follow, the connection drops; the SUBSCRIBE after
+// the reconnect must resume from version want.
+func (h *harness) resume(ctx context.Context, name string, want uint64, answer func(wire.Frame) error, ms ...wire.Message) error {
 	f, _, err := h.subscribe(ctx)
 	if err != nil {
 		return err
 	}
-	h.version = 103
-	h.answered[h.key(f)] = true
-	if err := h.p.send(f.RequestID, wire.FlagResponse, h.snapshot(100)); err != nil {
+	h.version = want
+	if err := answer(f); err != nil {
 		return err
 	}
-	// 102 twice: a device applies an event only if it is newer.
-	if err := h.push(event(101), event(102), event(103), event(102)); err != nil {
+	if err := h.push(ms...); err != nil {
 		return err
 	}
 	g, s, err := h.subscribe(ctx)
 	if err != nil {
 		return err
 	}
-	h.checkFrom(g, s, 103, "events are applied: SUBSCRIBE resumes from the last version")
+	h.checkFrom(g, s, want, name)
 	h.pending = &pending{g, s}
 	return nil
+}
+
+// answerSnapshot answers a SUBSCRIBE with the SNAPSHOT of version v.
+func (h *harness) answerSnapshot(v uint64) func(wire.Frame) error {
+	return func(f wire.Frame) error {
+		h.answered[h.key(f)] = true
+		return h.p.send(f.RequestID, wire.FlagResponse, h.snapshot(v))
+	}
+}
+
+func (h *harness) stepEvents(ctx context.Context) error {
+	// 102 twice: a device applies an event only if it is newer.
+	return h.resume(ctx, "events are applied: SUBSCRIBE resumes from the last version", 103, h.answerSnapshot(100),
+		event(101), event(102), event(103), event(102))
 }
 
 func (h *harness) stepGap(ctx context.Context) error {
-	f, _, err := h.subscribe(ctx)
-	if err != nil {
-		return err
-	}
-	h.version = 500
-	h.answered[h.key(f)] = true
-	if err := h.p.send(f.RequestID, wire.FlagResponse, h.snapshot(500)); err != nil {
-		return err
-	}
-	if err := h.push(); err != nil {
-		return err
-	}
-	g, s, err := h.subscribe(ctx)
-	if err != nil {
-		return err
-	}
-	h.checkFrom(g, s, 500, "a SNAPSHOT after a gap replaces the state")
-	h.pending = &pending{g, s}
-	return nil
+	return h.resume(ctx, "a SNAPSHOT after a gap replaces the state", 500, h.answerSnapshot(500))
 }
 
 func (h *harness) stepUnsolicited(ctx context.Context) error {
-	f, _, err := h.subscribe(ctx)
-	if err != nil {
-		return err
-	}
-	if err := h.answerOK(f); err != nil {
-		return err
-	}
-	h.version = 900
-	if err := h.push(h.snapshot(900)); err != nil {
-		return err
-	}
-	g, s, err := h.subscribe(ctx)
-	if err != nil {
-		return err
-	}
-	h.checkFrom(g, s, 900, "an unsolicited SNAPSHOT replaces the state")
-	h.pending = &pending{g, s}
-	return nil
+	return h.resume(ctx, "an unsolicited SNAPSHOT replaces the state", 900, h.answerOK, h.snapshot(900))
 }

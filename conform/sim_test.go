@@ -21,6 +21,7 @@ func simEnv(t *testing.T, addr string) *sim.Env {
 }
 
 func TestSimConforms(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		role wire.Role
 		act  func(ctx context.Context, e *sim.Env)

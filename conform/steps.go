@@ -102,17 +102,32 @@ func (h *harness) retried(ctx context.Context, s Section, name string, f wire.Fr
 	return g, m, nil
 }
 
-func (h *harness) stepDropped(ctx context.Context) error {
-	f, _, err := h.request(ctx, h.ask())
-	if err != nil {
-		return err
-	}
-	h.drop()
+// resent expects request f, whose answer the device did not get, sent
+// again (over a new connection), and answers it.
+func (h *harness) resent(ctx context.Context, f wire.Frame) error {
 	g, m, err := h.retried(ctx, Retries, "a request whose answer was lost is sent again after reconnecting", f)
 	if err != nil {
 		return err
 	}
 	return h.answer(g, m)
+}
+
+// lose reads the device's next request and loses its answer by how (the
+// connection dropped, or the daemon silent until the device gives up);
+// the device must send it again.
+func (h *harness) lose(ctx context.Context, how func(wire.Frame, wire.Message) error) error {
+	f, m, err := h.request(ctx, h.ask())
+	if err != nil {
+		return err
+	}
+	if err := how(f, m); err != nil {
+		return err
+	}
+	return h.resent(ctx, f)
+}
+
+func (h *harness) stepDropped(ctx context.Context) error {
+	return h.lose(ctx, func(wire.Frame, wire.Message) error { h.drop(); return nil })
 }
 
 // drop closes the device's connection.
@@ -197,22 +212,20 @@ func (h *harness) stepOtherID(ctx context.Context) error {
 	if closed {
 		h.rep.Fail(Requests, name, "the device closed the connection after an ERROR for request %d", other)
 		h.drop()
-		g, gm, err := h.retried(ctx, Retries, "a request whose answer was lost is sent again after reconnecting", f)
-		if err != nil {
-			return err
-		}
-		return h.answer(g, gm)
+		return h.resent(ctx, f)
 	}
 	h.rep.Pass(Requests, name)
 	return h.answer(f, m)
 }
 
 func (h *harness) stepBadCRC(ctx context.Context) error {
+	return h.lose(ctx, h.badCRC)
+}
+
+// badCRC answers f with a frame whose CRC-32 is wrong: the device must
+// close the connection.
+func (h *harness) badCRC(f wire.Frame, m wire.Message) error {
 	const name = "a frame with a bad CRC-32 closes the connection"
-	f, m, err := h.request(ctx, h.ask())
-	if err != nil {
-		return err
-	}
 	b := encode(f.RequestID, wire.FlagResponse, h.answerFor(m))
 	b[len(b)-1] ^= 0xFF
 	if err := h.p.raw(b); err != nil {
@@ -231,19 +244,17 @@ func (h *harness) stepBadCRC(ctx context.Context) error {
 		h.rep.Pass(Frame, name)
 	}
 	h.drop()
-	g, gm, err := h.retried(ctx, Retries, "a request whose answer was lost is sent again after reconnecting", f)
-	if err != nil {
-		return err
-	}
-	return h.answer(g, gm)
+	return nil
 }
 
 func (h *harness) stepRefusedHandshake(ctx context.Context) error {
+	return h.lose(ctx, func(wire.Frame, wire.Message) error { return h.refuseHandshake(ctx) })
+}
+
+// refuseHandshake drops the connection and refuses the device's next
+// HELLO with 0x32: it must pause before it connects again.
+func (h *harness) refuseHandshake(ctx context.Context) error {
 	const name = "a handshake refused with 0x32 is followed by a pause"
-	f, _, err := h.request(ctx, h.ask())
-	if err != nil {
-		return err
-	}
 	h.drop()
 	p, _, err := h.nextConn(ctx)
 	if err != nil {
@@ -261,27 +272,11 @@ func (h *harness) stepRefusedHandshake(ctx context.Context) error {
 	}
 	pause := at.Sub(refused)
 	h.rep.Check(Limits, name, pause >= 200*time.Millisecond, fmt.Sprintf("reconnected after %s", pause.Round(time.Millisecond)))
-	if err := h.handshake(p); err != nil {
-		return err
-	}
-	g, m, err := h.retried(ctx, Retries, "a request whose answer was lost is sent again after reconnecting", f)
-	if err != nil {
-		return err
-	}
-	return h.answer(g, m)
+	return h.handshake(p)
 }
 
 func (h *harness) stepHeartbeat(ctx context.Context) error {
-	f, _, err := h.request(ctx, h.ask())
-	if err != nil {
-		return err
-	}
-	h.idle(f.RequestID)
-	g, m, err := h.retried(ctx, Retries, "a request whose answer was lost is sent again after reconnecting", f)
-	if err != nil {
-		return err
-	}
-	return h.answer(g, m)
+	return h.lose(ctx, func(f wire.Frame, _ wire.Message) error { h.idle(f.RequestID); return nil })
 }
 
 // stepIdle: a display that has subscribed has nothing to send.
