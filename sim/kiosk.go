@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/protocol/client"
@@ -13,7 +14,7 @@ import (
 // KioskOpts is the ticket a kiosk asks for.
 type KioskOpts struct {
 	Service string
-	Class   string // a class name (ParseClass)
+	Class   string // a class of the site, by name (WELCOME.Classes; ParseClass for older daemons)
 	Lang    string // language of the printout; "": the site's first
 	IdemKey string // the same key twice gives the same ticket
 	Print   bool   // ask for the ESC/POS printout and list its commands
@@ -21,20 +22,23 @@ type KioskOpts struct {
 
 // Kiosk takes a ticket as a kiosk (or a console) and writes it to out.
 func (e *Env) Kiosk(ctx context.Context, k KioskOpts, out io.Writer) error {
-	cl, err := ParseClass(k.Class)
-	if err != nil {
-		return err
-	}
 	c, d, err := e.connect(ctx, wire.RoleKiosk, wire.RoleConsole)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	t, err := c.TakeTicket(ctx, k.Service, cl, client.TicketOpts{IdemKey: k.IdemKey, ESCPOS: k.Print, Language: k.Lang})
+	cl, err := siteClass(c, k.Class)
+	if err != nil {
+		return err
+	}
+	t, err := c.TakeTicket(ctx, k.Service, cl.Value, client.TicketOpts{IdemKey: k.IdemKey, ESCPOS: k.Print, Language: k.Lang})
 	if err != nil {
 		return e.Explain(err, d)
 	}
-	fmt.Fprintf(out, "ticket %s  service %s  %s\n", t.Number, t.Service, t.Class)
+	fmt.Fprintf(out, "ticket %s  service %s  %s\n", t.Number, t.Service, cl.Code)
+	if t.NotPrinted {
+		fmt.Fprintf(out, "not printed: %s\n", t.PrintError)
+	}
 	fmt.Fprintf(out, "people ahead: %d\n", t.PeopleAhead)
 	fmt.Fprintf(out, "estimated wait: %s\n", WaitText(t.WaitSeconds))
 	if k.Print {
@@ -45,6 +49,28 @@ func (e *Env) Kiosk(ctx context.Context, k KioskOpts, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// siteClass is the class named name ("" is normal) as the daemon's
+// WELCOME lists it for the site; a daemon that lists none gets the
+// protocol's fixed classes.
+func siteClass(c *client.Client, name string) (wire.ClassDef, error) {
+	if name == "" {
+		name = "normal"
+	}
+	w := c.Welcome()
+	if len(w.Classes) == 0 {
+		v, err := ParseClass(name)
+		return wire.ClassDef{Value: v, Code: v.String()}, err
+	}
+	if cd, ok := c.Class(name); ok {
+		return cd, nil
+	}
+	codes := make([]string, len(w.Classes))
+	for i, cd := range w.Classes {
+		codes[i] = cd.Code
+	}
+	return wire.ClassDef{}, fmt.Errorf("sim: class %q: site %s has %s", name, w.Site, strings.Join(codes, ", "))
 }
 
 // Status writes the state of the site, or of ticket number when it is

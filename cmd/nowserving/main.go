@@ -2,8 +2,9 @@
 // system and its tools: serve runs the daemon, sim plays kiosks, keypads and
 // displays, console is the supervisor's terminal UI, migrate prepares a
 // database, check verifies the invariants on a live database, report prints
-// statistics, bench measures a store, conform checks a device or a daemon
-// against the device protocol.
+// statistics, notify shows and requeues the outbox's notifications, bench
+// measures a store, conform checks a device or a daemon against the device
+// protocol.
 package main
 
 import (
@@ -57,6 +58,7 @@ func newRoot() *cobra.Command {
 		newMigrateCmd(),
 		newCheckCmd(),
 		newReportCmd(),
+		newNotifyCmd(),
 		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd()),
 		with(newConformCmd(), newConformDeviceCmd(wire.RoleKiosk), newConformDeviceCmd(wire.RoleKeypad),
 			newConformDeviceCmd(wire.RoleDisplay), newConformDaemonCmd()),
