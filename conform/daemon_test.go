@@ -12,9 +12,17 @@ import (
 	"github.com/nowserving/nowserving/queue"
 )
 
-// startDaemon runs the project's daemon (SQLite engine, protocol server)
-// with a short heartbeat and the default rate limit.
+// startDaemon runs the project's daemon (newDaemon) until the test ends.
 func startDaemon(t *testing.T) *protocoltest.Daemon {
+	d := newDaemon(t)
+	d.Start()
+	t.Cleanup(d.Stop)
+	return d
+}
+
+// newDaemon returns the project's daemon (SQLite engine, protocol server)
+// with a short heartbeat and the default rate limit, not started.
+func newDaemon(t *testing.T) *protocoltest.Daemon {
 	cs := []queue.CounterService{{Service: "A", Weight: 1}, {Service: "B", Weight: 1}}
 	site := queue.Site{
 		ID: "hq", Location: time.UTC, Rollover: 4 * time.Hour,
@@ -29,10 +37,12 @@ func startDaemon(t *testing.T) *protocoltest.Daemon {
 		}
 		devs = append(devs, pd)
 	}
-	return protocoltest.Start(t, site, devs, func(o *protocol.Opts) {
+	d := protocoltest.New(t, site, devs)
+	d.ServerOpts = func(o *protocol.Opts) {
 		o.Heartbeat = 300 * time.Millisecond
 		o.RateLimit, o.RateBurst = 10, 20
-	})
+	}
+	return d
 }
 
 func credentials() []Credential {

@@ -328,6 +328,11 @@ func (h *harness) checkRequest(f wire.Frame) (wire.Message, bool) {
 		return nil, false
 	}
 	h.rep.Check(Frame, "a request has a request id other than 0", f.RequestID != 0, f.Type.String())
+	if h.o.Role == wire.RoleKeypad {
+		c := reflect.ValueOf(m).Elem().FieldByName("Counter")
+		h.rep.Check(Session, "a keypad names counter 0 or its own", !c.IsValid() || c.Uint() == 0 || c.Uint() == 1,
+			fmt.Sprintf("%s for counter %v, bound to 1", f.Type, c))
+	}
 	h.checkIDs(f, m)
 	return m, true
 }
