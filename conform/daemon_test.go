@@ -39,7 +39,7 @@ func newDaemon(t *testing.T) *protocoltest.Daemon {
 	}
 	d := protocoltest.New(t, site, devs)
 	d.ServerOpts = func(o *protocol.Opts) {
-		o.Heartbeat = 300 * time.Millisecond
+		o.Heartbeat = 500 * time.Millisecond
 		o.RateLimit, o.RateBurst = 10, 20
 	}
 	return d

@@ -21,7 +21,7 @@ type DeviceOpts struct {
 	DeviceID string
 	// Secret is the device's secret: its AUTH must carry the HMAC with it.
 	Secret []byte
-	// Heartbeat is the interval announced in WELCOME; 0: 400 ms (short, so
+	// Heartbeat is the interval announced in WELCOME; 0: 500 ms (short, so
 	// the run takes seconds).
 	Heartbeat time.Duration
 	// Wait bounds how long the device may take to connect or to send its
@@ -34,7 +34,7 @@ type DeviceOpts struct {
 
 func (o DeviceOpts) withDefaults() DeviceOpts {
 	if o.Heartbeat <= 0 {
-		o.Heartbeat = 400 * time.Millisecond
+		o.Heartbeat = 500 * time.Millisecond
 	}
 	if o.Wait <= 0 {
 		o.Wait = 30 * time.Second

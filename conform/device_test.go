@@ -37,7 +37,7 @@ func runDevice(t *testing.T, role wire.Role, drive func(ctx context.Context, add
 		defer close(done)
 		drive(dctx, addr)
 	}()
-	rep, err := Device(ctx, ln, DeviceOpts{Role: role, DeviceID: "dut-1", Secret: secret, Heartbeat: 300 * time.Millisecond, Wait: 10 * time.Second})
+	rep, err := Device(ctx, ln, DeviceOpts{Role: role, DeviceID: "dut-1", Secret: secret, Heartbeat: 500 * time.Millisecond, Wait: 10 * time.Second})
 	stop()
 	<-done
 	if err != nil {

@@ -322,7 +322,7 @@ func (h *harness) idle(held uint32) {
 		}
 	}
 	silent := time.Since(p.lastSend)
-	h.rep.Check(Heartbeat, beatName, beats > 0 && maxGap <= hb*3/2+150*time.Millisecond,
+	h.rep.Check(Heartbeat, beatName, beats > 0 && maxGap <= 2*hb,
 		fmt.Sprintf("%d HEARTBEATs in %s, longest gap %s, interval %s", beats, (6*hb).Round(time.Millisecond), maxGap.Round(time.Millisecond), hb))
 	switch {
 	case !closed:

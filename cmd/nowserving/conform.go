@@ -50,7 +50,7 @@ func newConformDeviceCmd(role wire.Role) *cobra.Command {
 	fs.StringVar(&listen, "listen", "127.0.0.1:7400", "address the device under test connects to")
 	fs.StringVar(&o.DeviceID, "device", "", "device id the device must send (default: any)")
 	fs.StringVar(&secret, "secret", "", "the device's secret")
-	fs.DurationVar(&o.Heartbeat, "heartbeat", 400*time.Millisecond, "heartbeat interval announced in WELCOME")
+	fs.DurationVar(&o.Heartbeat, "heartbeat", 500*time.Millisecond, "heartbeat interval announced in WELCOME")
 	fs.DurationVar(&o.Wait, "wait", 30*time.Second, "how long to wait for the device to connect or send (a person may press a key)")
 	return cmd
 }
