@@ -5,20 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/protocol"
-	"github.com/nowserving/nowserving/protocol/protocoltest"
-	"github.com/nowserving/nowserving/protocol/wire"
-	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/conform/conformtest"
 )
 
 // TestConformDaemon runs `conform daemon` against a daemon on loopback:
 // every check passes (or is skipped for want of a role) and the exit is 0.
 func TestConformDaemon(t *testing.T) {
-	site := queue.Site{ID: "hq", Location: time.UTC, Rollover: 4 * time.Hour,
-		Services: []queue.Service{{Code: "A", Prefix: "A", Width: 3, AvgService: time.Minute}}}
-	d := protocoltest.Start(t, site, []protocol.Device{{ID: "kiosk-1", Role: wire.RoleKiosk, Site: "hq", Secret: []byte("k-secret")}},
-		func(o *protocol.Opts) { o.Heartbeat = 300 * time.Millisecond })
-	out, err := runCmd(t, "conform", "daemon", "--addr", d.Addr, "--device", "kiosk-1", "--secret", "k-secret")
+	d := conformtest.Start(t, 300*time.Millisecond)
+	out, err := runCmd(t, "conform", "daemon", "--addr", d.Addr, "--device", "kiosk-1", "--secret", "kiosk-1-secret-0123456789")
 	if err != nil || !strings.Contains(out, " 0 failed") || !strings.Contains(out, "\n4. Session\n") {
 		t.Errorf("conform daemon: %v\n%s", err, out)
 	}
