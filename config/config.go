@@ -96,6 +96,9 @@ type Listen struct {
 	// HTTP is the host:port for metrics, health, API and web display;
 	// empty disables it.
 	HTTP string `mapstructure:"http"`
+	// HTTPTLS serves HTTPS on listen.http when both files are set (the same
+	// options as TLS; both listeners may use the same certificate).
+	HTTPTLS TLS `mapstructure:"http_tls"`
 	// MaxConnections caps concurrent authenticated device sessions;
 	// connections still authenticating do not count.
 	MaxConnections int `mapstructure:"max_connections"`

@@ -93,12 +93,8 @@ func (c *Config) validateTop(ps *problems) {
 			ps.add("listen.http", "%s", err)
 		}
 	}
-	if c.Listen.TLS.Cert != "" && c.Listen.TLS.Key == "" {
-		ps.add("listen.tls.key", "required when listen.tls.cert is set")
-	}
-	if c.Listen.TLS.Key != "" && c.Listen.TLS.Cert == "" {
-		ps.add("listen.tls.cert", "required when listen.tls.key is set")
-	}
+	checkTLS("listen.tls", c.Listen.TLS, ps)
+	checkTLS("listen.http_tls", c.Listen.HTTPTLS, ps)
 	if c.Listen.MaxConnections < 1 {
 		ps.add("listen.max_connections", "must be at least 1, got %d", c.Listen.MaxConnections)
 	}
@@ -441,4 +437,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// checkTLS checks that a certificate and its key are set together.
+func checkTLS(k string, t TLS, ps *problems) {
+	if t.Cert != "" && t.Key == "" {
+		ps.add(k+".key", "required when %s.cert is set", k)
+	}
+	if t.Key != "" && t.Cert == "" {
+		ps.add(k+".cert", "required when %s.key is set", k)
+	}
 }

@@ -402,7 +402,7 @@ func (ss *session) handshake(br *bufio.Reader) bool {
 	if err := auth.Decode(f.Payload); err != nil {
 		return fail(wire.StatusOf(err), f.RequestID, "bad auth")
 	}
-	dev, known := s.devices[ss.hello.DeviceID]
+	dev, known := s.device(ss.hello.DeviceID)
 	secret := dummySecret
 	if known {
 		secret = dev.Secret
@@ -417,7 +417,6 @@ func (ss *session) handshake(br *bufio.Reader) bool {
 	if e, reason := s.authenticate(ss, dev); e != nil {
 		return fail(e, f.RequestID, reason)
 	}
-	ss.dev = dev
 	w, err := s.welcome(dev)
 	if err != nil {
 		s.log.Error("welcome", "device", dev.ID, "err", err)

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,8 +66,7 @@ func DefaultOpts() Opts {
 // idempotency record and its events. It is safe for concurrent use.
 type Engine struct {
 	store   Store
-	sites   map[string]*Site
-	order   []string
+	defs    atomic.Pointer[siteDefs] // replaced whole by SetSites, never changed in place
 	clock   func() time.Time
 	batch   int
 	timeout time.Duration
@@ -151,20 +151,14 @@ func New(o Opts) (*Engine, error) {
 	if o.Logger == nil {
 		o.Logger = d.Logger
 	}
-	e := &Engine{store: o.Store, sites: map[string]*Site{}, clock: o.Clock, batch: o.Batch, timeout: o.StoreTimeout, log: o.Logger}
-	for i := range o.Sites {
-		s := o.Sites[i]
-		if err := s.Validate(); err != nil {
-			return nil, err
-		}
-		if _, dup := e.sites[s.ID]; dup {
-			return nil, fmt.Errorf("queue: site %s defined twice", s.ID)
-		}
-		e.sites[s.ID] = &s
-		e.order = append(e.order, s.ID)
+	e := &Engine{store: o.Store, clock: o.Clock, batch: o.Batch, timeout: o.StoreTimeout, log: o.Logger}
+	defs, err := newSiteDefs(o.Sites)
+	if err != nil {
+		return nil, err
 	}
+	e.defs.Store(defs)
 	e.feed = newFeed(e, o.FeedSize, o.MaxReplay, o.PollInterval)
-	e.feed.warm(e.order)
+	e.feed.warm(defs.order)
 	for i := 0; i < o.Committers; i++ {
 		sh := shard{make(chan *job, o.Batch*4), make(chan *job, o.Batch*4)}
 		e.shards = append(e.shards, sh)
@@ -174,22 +168,66 @@ func New(o Opts) (*Engine, error) {
 	return e, nil
 }
 
+// siteDefs is one generation of site definitions: read by any goroutine,
+// never changed once published.
+type siteDefs struct {
+	byID  map[string]*Site
+	order []string
+}
+
+// newSiteDefs validates sites and indexes them.
+func newSiteDefs(sites []Site) (*siteDefs, error) {
+	d := &siteDefs{byID: map[string]*Site{}}
+	for i := range sites {
+		s := sites[i]
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		if _, dup := d.byID[s.ID]; dup {
+			return nil, fmt.Errorf("queue: site %s defined twice", s.ID)
+		}
+		d.byID[s.ID] = &s
+		d.order = append(d.order, s.ID)
+	}
+	return d, nil
+}
+
 // Sites returns the site definitions in configuration order.
 func (e *Engine) Sites() []Site {
-	out := make([]Site, 0, len(e.order))
-	for _, id := range e.order {
-		out = append(out, *e.sites[id])
+	d := e.defs.Load()
+	out := make([]Site, 0, len(d.order))
+	for _, id := range d.order {
+		out = append(out, *d.byID[id])
 	}
 	return out
 }
 
-// Site returns one site's definition.
+// Site returns one site's definition. The definition returned is never
+// changed: SetSites publishes new ones.
 func (e *Engine) Site(id string) (*Site, error) {
-	s, ok := e.sites[id]
+	s, ok := e.defs.Load().byID[id]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownSite, id)
 	}
 	return s, nil
+}
+
+// SetSites replaces the site definitions while the engine runs (a
+// configuration reload): services, counters, hours, names and rules change
+// for every request that starts after it returns; a request already
+// running finishes with the definitions it started with. Tickets, counters'
+// states and events are in the store and stay as they are: a ticket of a
+// service that is no longer defined can still be read, and a counter that
+// is no longer defined can no longer act. Invalid definitions are refused
+// and the running ones stay.
+func (e *Engine) SetSites(sites []Site) error {
+	d, err := newSiteDefs(sites)
+	if err != nil {
+		return err
+	}
+	e.defs.Store(d)
+	e.feed.dropOrders() // rebuilt on next use, from the new definitions
+	return nil
 }
 
 // Now is the engine's clock.

@@ -73,7 +73,7 @@ func (f *feed) pollLoop(every time.Duration) {
 			return
 		case <-tk.C:
 		}
-		for _, id := range f.e.order {
+		for _, id := range f.e.defs.Load().order {
 			f.mu.Lock()
 			if sf, err := f.site(id); err == nil {
 				if err := f.catchUp(id, sf); err != nil {
@@ -115,7 +115,7 @@ func (f *feed) site(id string) (*siteFeed, error) {
 			return err
 		}
 		// Read after the version: the order reflects at least it.
-		if s, ok := f.e.sites[id]; ok {
+		if s, ok := f.e.defs.Load().byID[id]; ok {
 			ord, oerr = buildOrder(ctx, tx, s)
 		}
 		return nil
@@ -147,7 +147,7 @@ func (f *feed) order(id string, atLeast int64) *order {
 	if err != nil || sf.last < atLeast {
 		return nil
 	}
-	s, ok := f.e.sites[id]
+	s, ok := f.e.defs.Load().byID[id]
 	if sf.ord == nil && ok && time.Now().After(sf.ordRetry) {
 		var ord *order
 		err := f.e.view(f.ctx, func(ctx context.Context, tx Tx) error {
@@ -171,6 +171,16 @@ func (f *feed) position(site string, t *Ticket, atLeast int64) (Position, bool) 
 	}
 	p, err := o.position(t)
 	return p, err == nil
+}
+
+// dropOrders forgets every site's waiting order, built from site
+// definitions SetSites has replaced; each is rebuilt on its next use.
+func (f *feed) dropOrders() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, sf := range f.sites {
+		sf.ord, sf.ordRetry = nil, time.Time{}
+	}
 }
 
 // follow brings the site's order up to events appended from the store:

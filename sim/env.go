@@ -59,6 +59,9 @@ type Env struct {
 
 // New loads the configuration the options name and resolves the address.
 func New(o Opts) (*Env, error) {
+	if o.Secret != "" && o.Device == "" {
+		return nil, errors.New("sim: --secret needs --device: say which device the secret is for")
+	}
 	e := &Env{o: o, log: o.Logger}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -139,6 +142,9 @@ type Device struct {
 // console may act for any counter).
 func (e *Env) Device(counter string, roles ...wire.Role) (Device, error) {
 	o := e.o
+	if err := e.knownSite(); err != nil {
+		return Device{}, err
+	}
 	if o.Device != "" && o.Secret != "" {
 		d := Device{ID: o.Device, Secret: []byte(o.Secret), Role: roles[0], Site: o.Site, Counter: counter}
 		if e.Config != nil {
@@ -179,6 +185,21 @@ func (e *Env) Device(counter string, roles ...wire.Role) (Device, error) {
 		what += " for counter " + counter
 	}
 	return Device{}, fmt.Errorf("sim: the configuration has no %s device", what)
+}
+
+// knownSite checks Opts.Site against the configuration's sites.
+func (e *Env) knownSite() error {
+	if e.o.Site == "" || e.Config == nil {
+		return nil
+	}
+	if _, ok := e.Config.Site(e.o.Site); ok {
+		return nil
+	}
+	ids := make([]string, 0, len(e.Config.Sites))
+	for _, s := range e.Config.Sites {
+		ids = append(ids, s.ID)
+	}
+	return fmt.Errorf("sim: unknown site %q: the configuration has %s", e.o.Site, strings.Join(ids, ", "))
 }
 
 // Devices returns every configured device of role (to spread many

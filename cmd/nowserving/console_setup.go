@@ -17,10 +17,11 @@ type consoleSetup struct {
 	deviceID string
 	secret   []byte
 	sites    []tui.SiteOpts
+	counter  uint32 // --counter: the software keypad's counter; 0: none
 }
 
 // resolveConsole reads the configuration and picks the device and sites.
-func resolveConsole(f *consoleFlags) (*consoleSetup, error) {
+func resolveConsole(f *consoleFlags) (_ *consoleSetup, err error) {
 	var cfg *config.Config
 	if file := sim.ConfigFile(f.config, f.device, f.secret); file != "" {
 		c, err := config.Load(config.Opts{File: file})
@@ -28,6 +29,9 @@ func resolveConsole(f *consoleFlags) (*consoleSetup, error) {
 			return nil, fmt.Errorf("console: %w", err)
 		}
 		cfg = c
+	}
+	if f.secret != "" && f.device == "" {
+		return nil, errors.New("console: --secret needs --device: say which device the secret is for")
 	}
 	cs := &consoleSetup{addr: sim.Addr(f.addr, cfg)}
 	devSite := ""
@@ -76,7 +80,15 @@ func resolveConsole(f *consoleFlags) (*consoleSetup, error) {
 		codes = []string{""} // the daemon's only site
 	}
 	for _, code := range codes {
+		if cfg != nil && code != "" && !hasSite(cfg, code) {
+			return nil, fmt.Errorf("console: unknown site %q: the configuration has %s", code, siteIDs(cfg))
+		}
 		cs.sites = append(cs.sites, siteOpts(cfg, code))
+	}
+	if f.counter != "" {
+		if cs.counter, err = consoleCounter(f.counter, cfg, codes[0]); err != nil {
+			return nil, err
+		}
 	}
 	return cs, nil
 }
