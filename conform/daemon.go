@@ -46,7 +46,7 @@ func Daemon(ctx context.Context, o DaemonOpts) (*Report, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Second
 	}
-	c := &checker{o: o, rep: NewReport(fmt.Sprintf("nowserving conform daemon: %s", o.Addr)), ctx: ctx}
+	c := &checker{o: o, rep: NewReport(fmt.Sprintf("conform daemon: %s", o.Addr)), ctx: ctx}
 	first, err := c.login(o.Devices[0], 1)
 	if err != nil {
 		return nil, fmt.Errorf("conform: daemon: %w", err)

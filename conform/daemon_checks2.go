@@ -226,7 +226,7 @@ func (c *checker) checkRateLimit() {
 		return
 	}
 	defer d.close()
-	n := int(d.w.RateBurst) + 10
+	n := min(3*int(d.w.RateBurst)+10, 500) // enough to empty the bucket even on a slow daemon
 	for i := 1; i <= n; i++ {
 		_ = d.send(uint32(i)+d.nextID, 0, &wire.Status{})
 	}

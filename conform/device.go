@@ -52,7 +52,7 @@ func Device(ctx context.Context, ln net.Listener, o DeviceOpts) (*Report, error)
 	default:
 		return nil, fmt.Errorf("conform: device role %s: want kiosk, keypad or display", o.Role)
 	}
-	h := &harness{o: o, rep: NewReport(fmt.Sprintf("nowserving conform %s: device under test on %s", o.Role, ln.Addr())),
+	h := &harness{o: o, rep: NewReport(fmt.Sprintf("conform %s: device under test on %s", o.Role, ln.Addr())),
 		conns: make(chan net.Conn), seen: map[reqKey]wire.Message{}, answered: map[reqKey]bool{}, bootOf: map[uint32]uint64{}, noRetry: map[reqKey]bool{}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

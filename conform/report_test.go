@@ -23,7 +23,7 @@ func TestSectionsAreHeadings(t *testing.T) {
 }
 
 func TestReportText(t *testing.T) {
-	r := NewReport("nowserving conform kiosk: device under test on 127.0.0.1:7400")
+	r := NewReport("conform kiosk: device under test on 127.0.0.1:7400")
 	r.Pass(Session, "HELLO is the first frame, sent at once")
 	r.Pass(Frame, "frames are sound (magic, version, length, CRC-32)")
 	r.Fail(Frame, "frames are sound (magic, version, length, CRC-32)", "bad checksum")
