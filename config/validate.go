@@ -83,6 +83,15 @@ func (c *Config) validateTop(ps *problems) {
 	if c.Store.Timeout <= 0 || c.Store.Timeout > MaxStoreTimeout {
 		ps.add("store.timeout", "must be more than 0 and at most %s (devices give up after 5s), got %s", MaxStoreTimeout, c.Store.Timeout)
 	}
+	if c.Store.Pool < 1 || c.Store.Pool > MaxStorePool {
+		ps.add("store.pool", "must be 1..%d, got %d", MaxStorePool, c.Store.Pool)
+	}
+	if c.Store.Poll < MinPoll || c.Store.Poll > MaxPollIdle {
+		ps.add("store.poll", "must be %s..%s, got %s", MinPoll, MaxPollIdle, c.Store.Poll)
+	}
+	if c.Store.PollIdle < c.Store.Poll || c.Store.PollIdle > MaxPollIdle {
+		ps.add("store.poll_idle", "must be store.poll (%s)..%s, got %s", c.Store.Poll, MaxPollIdle, c.Store.PollIdle)
+	}
 	if c.Listen.Protocol == "" {
 		ps.add("listen.protocol", "required")
 	} else if err := checkAddr(c.Listen.Protocol); err != "" {
@@ -412,6 +421,11 @@ func (c *Config) validateDevice(k string, d *Device, ps *problems) {
 		}
 	case d.Role != RoleKeypad && d.Counter != "":
 		ps.add(k+".counter", "only a keypad has a counter (role %s)", d.Role)
+	}
+	for i, a := range d.Daemons {
+		if err := checkAddr(a); err != "" {
+			ps.add(fmt.Sprintf("%s.daemons[%d]", k, i), "%s", err)
+		}
 	}
 	if d.SecretEnv != "" {
 		if len(d.Secret) < MinSecret {

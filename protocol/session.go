@@ -78,7 +78,7 @@ type session struct {
 	evicted bool          // closed by admit for a newer connection
 
 	out       sendQueue
-	lastRead  atomic.Int64 // Opts.Clock unix nanoseconds of the last frame read
+	lastRead  atomic.Int64 // Opts.Clock unix nanoseconds of the last frame read or handled
 	lastWrite atomic.Int64 // ... of the last frame queued
 	polled    bool         // registered in the poller; owner only
 
@@ -156,6 +156,9 @@ func (ss *session) serveFrames(br *bufio.Reader, ready bool) {
 		}
 		ss.lastRead.Store(s.o.Clock().UnixNano())
 		ss.handle(context.Background(), f)
+		// Silence counts from the end of the request, as a read
+		// deadline set after it would.
+		ss.lastRead.Store(s.o.Clock().UnixNano())
 	}
 	putReader(br)
 	if err := ss.park(); err != nil {

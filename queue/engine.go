@@ -25,9 +25,18 @@ type Opts struct {
 	// of one site always go to the same one, so a site's events keep their
 	// order. SQLite wants 1.
 	Committers int
-	// PollInterval is how often the event feed reads the store for events
-	// other daemons committed. 0 means no polling (a single daemon).
+	// Follow makes the engine follow the events other daemons commit to
+	// the same store (follow.go): it polls the store's versions every
+	// PollInterval while subscribers wait for events, every PollIdle
+	// otherwise, and wakes on Notifier's notifications. Off: a single
+	// daemon (SQLite).
+	Follow bool
+	// PollInterval is the fast poll; 0 means DefaultPollInterval.
 	PollInterval time.Duration
+	// PollIdle is the slow poll; 0 means DefaultPollIdle.
+	PollIdle time.Duration
+	// Notifier, when set, pushes "new events" between daemons.
+	Notifier Notifier
 	// FeedSize is how many recent events per site the feed keeps in memory.
 	FeedSize int
 	// MaxReplay is the largest gap a subscriber may catch up from the store;
@@ -157,8 +166,11 @@ func New(o Opts) (*Engine, error) {
 		return nil, err
 	}
 	e.defs.Store(defs)
-	e.feed = newFeed(e, o.FeedSize, o.MaxReplay, o.PollInterval)
+	e.feed = newFeed(e, o.FeedSize, o.MaxReplay)
 	e.feed.warm(defs.order)
+	if o.Follow {
+		e.feed.startFollower(o.PollInterval, o.PollIdle, o.Notifier)
+	}
 	for i := 0; i < o.Committers; i++ {
 		sh := shard{make(chan *job, o.Batch*4), make(chan *job, o.Batch*4)}
 		e.shards = append(e.shards, sh)
@@ -428,6 +440,11 @@ func (e *Engine) apply(jobs []*job) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+		if e.feed.follower != nil { // other daemons write too
+			if err := lockSites(ctx, tx, jobs); err != nil {
+				return err
+			}
+		}
 		if err := lookupPriors(ctx, tx, jobs); err != nil {
 			return err
 		}

@@ -51,7 +51,7 @@ or --device), or from --device and --secret alone. Without --config,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.config, "config", "", "YAML configuration: console device, site names, wait targets (default "+defaultSimConfig+" if present)")
-	fl.StringVar(&f.addr, "addr", "", "daemon protocol address (default: listen.protocol of --config, else "+defaultAddr+")")
+	fl.StringVar(&f.addr, "addr", "", "daemon protocol address, or several separated by commas to fail over in order (default: the device's daemons in --config, else its listen.protocol, else "+defaultAddr+")")
 	fl.StringVar(&f.device, "device", "", "console device id (default: the first console device of --config)")
 	fl.StringVar(&f.secret, "secret", "", "device secret (default: from --config)")
 	fl.StringSliceVar(&f.sites, "site", nil, "site(s) to watch, comma-separated or repeated (default: the device's site, or every configured site)")

@@ -35,6 +35,7 @@ func resolveConsole(f *consoleFlags) (_ *consoleSetup, err error) {
 	}
 	cs := &consoleSetup{addr: sim.Addr(f.addr, cfg)}
 	devSite := ""
+	var daemons []string // the console's own devices[].daemons
 	switch {
 	case f.device != "" && f.secret != "":
 		cs.deviceID, cs.secret = f.device, []byte(f.secret)
@@ -50,17 +51,20 @@ func resolveConsole(f *consoleFlags) (_ *consoleSetup, err error) {
 		if !ok {
 			return nil, fmt.Errorf("console: device %q is not in the configuration", f.device)
 		}
-		cs.deviceID, cs.secret, devSite = d.ID, []byte(d.Secret), d.Site
+		cs.deviceID, cs.secret, devSite, daemons = d.ID, []byte(d.Secret), d.Site, d.Daemons
 	default:
 		for _, d := range cfg.Devices {
 			if d.Role == config.RoleConsole {
-				cs.deviceID, cs.secret, devSite = d.ID, []byte(d.Secret), d.Site
+				cs.deviceID, cs.secret, devSite, daemons = d.ID, []byte(d.Secret), d.Site, d.Daemons
 				break
 			}
 		}
 		if cs.deviceID == "" {
 			return nil, errors.New("console: the configuration has no console device (devices: role: console)")
 		}
+	}
+	if f.addr == "" && len(daemons) > 0 {
+		cs.addr = strings.Join(daemons, ",")
 	}
 	var codes []string
 	for _, s := range f.sites {

@@ -92,7 +92,10 @@ func TestReadmeMetrics(t *testing.T) {
 		if strings.HasSuffix(m, "_") {
 			continue // "_called_total" after a full name: a suffix, checked below
 		}
-		if !names[m] {
+		if m == "nowserving_events_poll_age_seconds" {
+			continue // only where a daemon polls a shared store, not on SQLite: metrics.TestFollow has it
+		}
+		if base := strings.TrimSuffix(strings.TrimSuffix(m, "_sum"), "_count"); !names[m] && !names[base] {
 			t.Errorf("README mentions %s, which /metrics does not have", m)
 		}
 	}

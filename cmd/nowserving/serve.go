@@ -95,21 +95,20 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	}
 	d.Parts = append(d.Parts, conn) // stop connecting first
 
-	committers, poll := engineShape(cfg.Store.Driver)
 	reg := metrics.NewRegistry()
 	mst, err := metrics.NewStore(ps, reg)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers, StoreTimeout: cfg.Store.Timeout, Logger: log}
-	if poll {
-		eo.PollInterval = 500 * time.Millisecond
+	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers(cfg.Store.Driver), StoreTimeout: cfg.Store.Timeout, Logger: log}
+	if n := follow(cfg.Store, &eo); n != nil {
+		d.Closers = append([]daemon.Closer{{Name: "notifier", Close: func(context.Context) error { return n.Close() }}}, d.Closers...)
 	}
 	eng, err := queue.New(eo)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	// The engine closes before the store: prepend.
+	// The engine closes before the notifier and the store: prepend.
 	d.Closers = append([]daemon.Closer{{Name: "engine", Close: eng.Close}}, d.Closers...)
 
 	first, err := buildDevices(cfg, eng, log)
@@ -117,6 +116,9 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	dev := daemon.NewDevices(first, log)
+	if err := metrics.RegisterFollow(reg, eng, time.Now); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	if err := metrics.RegisterDevices(reg, daemon.DeviceSources(dev.Status)); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
