@@ -4,7 +4,8 @@
 // database, check verifies the invariants on a live database, reload has a
 // running daemon re-read its configuration, backup copies the SQLite
 // database online, report prints statistics, notify shows and requeues the
-// outbox's notifications, bench measures a store.
+// outbox's notifications, bench measures a store, conform checks a device or
+// a daemon against the device protocol.
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/protocol/wire"
 )
 
 func main() {
@@ -61,6 +63,8 @@ func newRoot() *cobra.Command {
 		newReportCmd(),
 		newNotifyCmd(),
 		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd()),
+		with(newConformCmd(), newConformDeviceCmd(wire.RoleKiosk), newConformDeviceCmd(wire.RoleKeypad),
+			newConformDeviceCmd(wire.RoleDisplay), newConformDaemonCmd()),
 	)
 	return root
 }
