@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -93,7 +94,8 @@ func describe(r ResultMsg) (string, bool) {
 		var se *wire.StatusError
 		if errors.As(r.Err, &se) {
 			if se.Code == wire.ErrPrinterFailed.Code {
-				return fmt.Sprintf("%s: printer failed: %s", r.What, se.Msg), false
+				// The daemon's words start "printer failed: " already.
+				return fmt.Sprintf("%s: printer failed: %s", r.What, strings.TrimPrefix(se.Msg, "printer failed: ")), false
 			}
 			return fmt.Sprintf("%s: refused: %s", r.What, se.Msg), false
 		}

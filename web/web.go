@@ -84,7 +84,8 @@ type Server struct {
 	// become idle.
 	streams context.Context
 	stop    context.CancelFunc
-	open    atomic.Int64 // event streams open now
+	open    atomic.Int64                // event streams open now
+	tokens  atomic.Pointer[[]TokenInfo] // o.Tokens, replaced whole by SetTokens
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -143,17 +144,10 @@ func New(o Opts) (*Server, error) {
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
-	names := map[string]bool{}
-	for i, t := range o.Tokens {
-		if t.Name == "" || len(t.Token) < 16 {
-			return nil, fmt.Errorf("web: token %d (%q): needs a name and a token of at least 16 characters", i, t.Name)
-		}
-		if names[t.Name] {
-			return nil, fmt.Errorf("web: token name %q used twice", t.Name)
-		}
-		names[t.Name] = true
-	}
 	s := &Server{o: o, log: o.Logger, mux: http.NewServeMux()}
+	if err := s.SetTokens(o.Tokens); err != nil {
+		return nil, err
+	}
 	if err := s.register(o.Registry); err != nil {
 		return nil, err
 	}
@@ -286,6 +280,25 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	promhttp.HandlerFor(s.o.Registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}).ServeHTTP(w, r)
 }
 
+// SetTokens replaces the API clients while the server runs (a
+// configuration reload); invalid tokens are refused and the running ones
+// stay. A request already authorized finishes under its token.
+func (s *Server) SetTokens(tokens []TokenInfo) error {
+	names := map[string]bool{}
+	for i, t := range tokens {
+		if t.Name == "" || len(t.Token) < 16 {
+			return fmt.Errorf("web: token %d (%q): needs a name and a token of at least 16 characters", i, t.Name)
+		}
+		if names[t.Name] {
+			return fmt.Errorf("web: token name %q used twice", t.Name)
+		}
+		names[t.Name] = true
+	}
+	tokens = slices.Clone(tokens)
+	s.tokens.Store(&tokens)
+	return nil
+}
+
 type ctxKey struct{}
 
 // auth checks the bearer token and its site, and passes its name on.
@@ -296,9 +309,10 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 		var tok *TokenInfo
 		if len(h) > len(prefix) && (h[:len(prefix)] == prefix || h[:len(prefix)] == "bearer ") {
 			given := []byte(h[len(prefix):])
-			for i := range s.o.Tokens {
-				if subtle.ConstantTimeCompare(given, []byte(s.o.Tokens[i].Token)) == 1 {
-					tok = &s.o.Tokens[i]
+			tokens := *s.tokens.Load()
+			for i := range tokens {
+				if subtle.ConstantTimeCompare(given, []byte(tokens[i].Token)) == 1 {
+					tok = &tokens[i]
 				}
 			}
 		}

@@ -75,8 +75,9 @@ func ParseQRMode(s string) (QRMode, error) {
 
 // Labels are the text/template lines printed under the number; an empty
 // template prints no line. The template data has the Ticket fields plus
-// WaitMinutes (int, rounded up) and IssuedText (Issued formatted with
-// Layout.TimeFormat).
+// WaitMinutes (int, rounded up), WaitLong (the estimate is over LongWait:
+// a number of minutes would promise more than it knows) and IssuedText
+// (Issued formatted with Layout.TimeFormat).
 type Labels struct {
 	PeopleAhead string
 	Wait        string
@@ -90,14 +91,14 @@ func DefaultLabels(lang string) Labels {
 	if lang == "zh" {
 		return Labels{
 			PeopleAhead: "前面还有 {{.PeopleAhead}} 人",
-			Wait:        "预计等待 {{.WaitMinutes}} 分钟",
+			Wait:        "{{if .WaitLong}}预计等待超过 2 小时{{else}}预计等待 {{.WaitMinutes}} 分钟{{end}}",
 			Issued:      "取号时间 {{.IssuedText}}",
 			Reprint:     "*** 补打 ***",
 		}
 	}
 	return Labels{
 		PeopleAhead: "People ahead: {{.PeopleAhead}}",
-		Wait:        "Estimated wait: {{.WaitMinutes}} min",
+		Wait:        "{{if .WaitLong}}Estimated wait: more than 2 hours{{else}}Estimated wait: {{.WaitMinutes}} min{{end}}",
 		Issued:      "Issued: {{.IssuedText}}",
 		Reprint:     "*** REPRINT ***",
 	}
@@ -189,6 +190,7 @@ func (l Layout) validateFields() error {
 type templateData struct {
 	Ticket
 	WaitMinutes int
+	WaitLong    bool
 	IssuedText  string
 }
 
@@ -245,7 +247,7 @@ func Render(t Ticket, l Layout) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := templateData{Ticket: t, WaitMinutes: waitMinutes(t.EstimatedWait)}
+	data := templateData{Ticket: t, WaitMinutes: waitMinutes(t.EstimatedWait), WaitLong: t.EstimatedWait > LongWait}
 	if !t.Issued.IsZero() {
 		data.IssuedText = t.Issued.Format(l.TimeFormat)
 	}
@@ -356,6 +358,10 @@ func (r *render) footer() error {
 	}
 	return nil
 }
+
+// LongWait is the longest estimate printed in minutes; beyond it the
+// ticket says "more than 2 hours".
+const LongWait = 2 * time.Hour
 
 // waitMinutes rounds d up to whole minutes; negative durations are 0.
 func waitMinutes(d time.Duration) int {

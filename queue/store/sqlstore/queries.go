@@ -37,6 +37,7 @@ type queries struct {
 		counter, counterLock, putCounter, ensureCounter    string
 		counters, streak, setStreak                        string
 		nextVersions, events, eventsAll, lastVersion       string
+		lastVersions                                       string
 	}
 }
 
@@ -87,6 +88,7 @@ func newQueries(d *Dialect) *queries {
 	eventsQ := "SELECT " + eventCols + " FROM events WHERE site = ? AND version > ? ORDER BY version"
 	t.events, t.eventsAll = r(eventsQ+" LIMIT ?"), r(eventsQ)
 	t.lastVersion = r("SELECT version FROM site_versions WHERE site = ?")
+	t.lastVersions = "SELECT site, version FROM site_versions"
 	return q
 }
 
@@ -328,4 +330,8 @@ func (q *queries) events(eq queue.EventsQuery) Stmt {
 
 func (q *queries) lastVersion(site string) Stmt {
 	return Stmt{q.text.lastVersion, []any{site}}
+}
+
+func (q *queries) lastVersions() Stmt {
+	return Stmt{q.text.lastVersions, nil}
 }

@@ -411,6 +411,21 @@ INSERT INTO service_streaks (site, service, n) VALUES ($1, $2, $3) ON CONFLICT (
 -- args: "s1", "A", 2
 INSERT INTO service_streaks (site, service, n) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE n = VALUES(n);
 
+-- LockSite [sqlite]
+-- sent by: several daemons: first in every write
+-- args: "s1", 0, 0
+INSERT INTO site_versions (site, version) VALUES (?, ?) ON CONFLICT (site) DO UPDATE SET version = site_versions.version + ? RETURNING version;
+
+-- LockSite [postgres]
+-- sent by: several daemons: first in every write
+-- args: "s1", 0, 0
+INSERT INTO site_versions (site, version) VALUES ($1, $2) ON CONFLICT (site) DO UPDATE SET version = site_versions.version + $3 RETURNING version;
+
+-- LockSite [mysql]
+-- sent by: several daemons: first in every write
+-- args: "s1", 0, 0
+INSERT INTO site_versions (site, version) VALUES (?, LAST_INSERT_ID(?)) ON DUPLICATE KEY UPDATE version = LAST_INSERT_ID(version + ?);
+
 -- AppendEvents: next versions [sqlite]
 -- args: "s1", 2, 2
 INSERT INTO site_versions (site, version) VALUES (?, ?) ON CONFLICT (site) DO UPDATE SET version = site_versions.version + ? RETURNING version;
@@ -462,6 +477,10 @@ SELECT version FROM site_versions WHERE site = ?;
 -- LastVersion [postgres]
 -- args: "s1"
 SELECT version FROM site_versions WHERE site = $1;
+
+-- LastVersions [sqlite, postgres, mysql]
+-- sent by: follow other daemons' events
+SELECT site, version FROM site_versions;
 
 -- Counter: in Update, lock the row [postgres]
 -- args: "s1", "c1"
