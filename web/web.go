@@ -151,6 +151,7 @@ func New(o Opts) (*Server, error) {
 	if err := s.register(o.Registry); err != nil {
 		return nil, err
 	}
+	s.warnLanguages()
 	s.streams, s.stop = context.WithCancel(context.Background())
 	for _, r := range s.routes() {
 		s.mux.HandleFunc(r.method+" "+r.path, r.h)
@@ -348,7 +349,8 @@ func (s *Server) pathSite(w http.ResponseWriter, r *http.Request) *queue.Site {
 // page serves an embedded HTML page for a known site.
 func (s *Server) page(name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.pathSite(w, r) == nil {
+		site := s.pathSite(w, r)
+		if site == nil {
 			return
 		}
 		b, err := fs.ReadFile(files, name)
@@ -356,6 +358,7 @@ func (s *Server) page(name string) http.HandlerFunc {
 			writeError(w, s.log, err)
 			return
 		}
+		b = pageFor(b, site)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Write(b)
@@ -372,6 +375,9 @@ func (s *Server) static(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		http.NotFound(w, r)
 		return
+	}
+	if name == "i18n.js" {
+		b = wordsScript(b)
 	}
 	switch {
 	case hasSuffix(name, ".js"):
