@@ -17,6 +17,7 @@ import (
 	"github.com/nowserving/nowserving/devices/led/ledtest"
 	"github.com/nowserving/nowserving/devices/voice"
 	"github.com/nowserving/nowserving/logtest"
+	"github.com/nowserving/nowserving/parttest"
 	"github.com/nowserving/nowserving/poll"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -489,14 +490,7 @@ func TestRunTwice(t *testing.T) {
 	if err := <-errc; !errors.Is(err, devices.ErrStarted) {
 		t.Errorf("second Run: %v, want ErrStarted", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := d.Shutdown(ctx); err != nil {
-		t.Errorf("shutdown: %v", err)
-	}
-	if err := <-errc; err != nil {
-		t.Errorf("first Run: %v", err)
-	}
+	parttest.Stop(t, d, errc) // the first Run
 
 	idle, err := devices.New(devices.Opts{Engine: eng})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/devices/led"
+	"github.com/nowserving/nowserving/parttest"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
@@ -73,18 +74,7 @@ func callNext(t *testing.T, eng *queue.Engine, counter string) queue.Ticket {
 // run starts d and stops it at the end of the test.
 func run(t testing.TB, d *devices.Dispatcher) {
 	t.Helper()
-	errc := make(chan error, 1)
-	go func() { errc <- d.Run(context.Background()) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := d.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-errc; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
+	parttest.Start(t, context.Background(), d)
 }
 
 // newPort makes a port on dial (a ledtest.Recorder's Dial, or nil for a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nowserving/nowserving/parttest"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
@@ -44,18 +45,7 @@ func TestQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- q.Run(ctx) }()
-	defer func() {
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		if err := q.Shutdown(sctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	defer parttest.Stop(t, q, parttest.Go(ctx, q)) // Go runs now, Stop at return
 	// Run subscribes from the version it finds; wait for it.
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/notify"
+	"github.com/nowserving/nowserving/parttest"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
@@ -182,18 +183,7 @@ func start(t testing.TB, o notify.Opts) *notify.Worker {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		if err := w.Shutdown(sctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
+	parttest.Start(t, ctx, w)
+	t.Cleanup(cancel) // before Start's stop: cleanups run last first
 	return w
 }

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nowserving/nowserving/positive"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
 )
@@ -226,39 +228,21 @@ func New(o Opts) (*Server, error) {
 		return nil, errors.New("protocol: new server: no engine")
 	}
 	d := DefaultOpts()
-	if o.Heartbeat <= 0 {
-		o.Heartbeat = d.Heartbeat
-	}
+	o.Heartbeat = positive.Or(o.Heartbeat, d.Heartbeat)
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 3 * o.Heartbeat
 	}
-	if o.HandshakeTimeout <= 0 {
-		o.HandshakeTimeout = d.HandshakeTimeout
-	}
-	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = d.WriteTimeout
-	}
-	if o.MaxConns <= 0 {
-		o.MaxConns = d.MaxConns
-	}
-	if o.MaxPending <= 0 {
-		o.MaxPending = d.MaxPending
-	}
-	if o.SendQueue <= 0 {
-		o.SendQueue = d.SendQueue
-	}
-	if o.RateLimit == 0 {
-		o.RateLimit = d.RateLimit
-	}
-	if o.RateBurst <= 0 {
-		o.RateBurst = d.RateBurst
-	}
+	o.HandshakeTimeout = positive.Or(o.HandshakeTimeout, d.HandshakeTimeout)
+	o.WriteTimeout = positive.Or(o.WriteTimeout, d.WriteTimeout)
+	o.MaxConns = positive.Or(o.MaxConns, d.MaxConns)
+	o.MaxPending = positive.Or(o.MaxPending, d.MaxPending)
+	o.SendQueue = positive.Or(o.SendQueue, d.SendQueue)
+	o.RateLimit = cmp.Or(o.RateLimit, d.RateLimit)
+	o.RateBurst = positive.Or(o.RateBurst, d.RateBurst)
 	if o.MaxFrame <= 0 || o.MaxFrame > wire.MaxPayload {
 		o.MaxFrame = d.MaxFrame
 	}
-	if o.MaxReplay <= 0 {
-		o.MaxReplay = d.MaxReplay
-	}
+	o.MaxReplay = positive.Or(o.MaxReplay, d.MaxReplay)
 	if o.Clock == nil {
 		o.Clock = d.Clock
 	}

@@ -155,9 +155,8 @@ func (s *Server) displayState(site *queue.Site, v *view.Site) DisplayState {
 // view.Site following the events; it is read again from a snapshot after a
 // gap in the feed or when the service day changes.
 func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
-	site, err := s.o.Engine.Site(r.PathValue("site"))
-	if err != nil {
-		writeError(w, s.log, err)
+	site := s.pathSite(w, r)
+	if site == nil {
 		return
 	}
 	v, err := s.siteView(r.Context(), site)
@@ -231,9 +230,8 @@ func (s *Server) ticketStatus(ctx context.Context, site *queue.Site, number stri
 // ticketEvents is the public stream of one ticket's page: a "status" on
 // connect and after every batch of changes that may move it.
 func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
-	site, err := s.o.Engine.Site(r.PathValue("site"))
-	if err != nil {
-		writeError(w, s.log, err)
+	site := s.pathSite(w, r)
+	if site == nil {
 		return
 	}
 	number := r.PathValue("number")

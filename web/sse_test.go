@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/parttest"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -159,8 +160,7 @@ func TestShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	part := Part{Server: e.srv, Listener: ln}
-	served := make(chan error, 1)
-	go func() { served <- part.Run(context.Background()) }()
+	served := parttest.Go(context.Background(), part)
 	resp, err := http.Get("http://" + ln.Addr().String() + "/display/main/events")
 	if err != nil {
 		t.Fatal(err)
@@ -168,13 +168,8 @@ func TestShutdown(t *testing.T) {
 	defer resp.Body.Close()
 	r := newSSE(t, resp)
 	r.nextOf("state")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := part.Shutdown(ctx); err != nil {
-		t.Fatalf("Shutdown: %v", err)
-	}
-	if err := <-served; err != nil {
-		t.Errorf("Run returned %v after Shutdown, want nil", err)
+	if !parttest.Stop(t, part, served) {
+		t.FailNow()
 	}
 	if err := e.srv.Serve(ln); !errors.Is(err, ErrServerClosed) {
 		t.Errorf("Serve after Shutdown: %v, want ErrServerClosed", err)

@@ -335,12 +335,22 @@ func tokenName(r *http.Request) string {
 	return n
 }
 
+// pathSite is the site the request's path names; when there is no such
+// site it writes the error and returns nil.
+func (s *Server) pathSite(w http.ResponseWriter, r *http.Request) *queue.Site {
+	site, err := s.o.Engine.Site(r.PathValue("site"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return nil
+	}
+	return site
+}
+
 // page serves an embedded HTML page for a known site.
 func (s *Server) page(name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		site, err := s.o.Engine.Site(r.PathValue("site"))
-		if err != nil {
-			writeError(w, s.log, err)
+		site := s.pathSite(w, r)
+		if site == nil {
 			return
 		}
 		b, err := fs.ReadFile(files, name)

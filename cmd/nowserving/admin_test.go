@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,30 +84,8 @@ func TestCheckCatchesCorruption(t *testing.T) {
 // the number announced twice and an event whose ticket is gone, with the
 // configuration (days from the site's zone) and without it.
 func TestCheckNumberAnnouncedTwice(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "twice.db")
-	cfgFile := filepath.Join(dir, "site.yaml")
-	yaml := fmt.Sprintf(`store:
-  driver: sqlite
-  dsn: %s
-sites:
-  - id: branch
-    timezone: Asia/Shanghai
-    services:
-      - code: R
-        prefix: R
-        name: {en: Registration}
-    counters:
-      - id: "1"
-        services: [R]
-`, db)
-	if err := os.WriteFile(cfgFile, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := runCmd(t, "migrate", "--config", cfgFile); err != nil {
-		t.Fatalf("migrate: %v\n%s", err, out)
-	}
-	cfg := loadTestConfig(t, cfgFile, nil)
+	cfgFile, cfg := migratedBranch(t, "Asia/Shanghai", "R", "Registration")
+	db := cfg.Store.DSN
 	ctx := context.Background()
 	issue := func(n int) []queue.Ticket {
 		t.Helper()

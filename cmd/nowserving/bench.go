@@ -29,13 +29,9 @@ func benchRun(cmd *cobra.Command, bench func(context.Context, *sim.Env, io.Write
 	fl.DurationVar(&f.o.Timeout, "timeout", 10*time.Second, "time-out of a dial or a request attempt")
 	f.tlsFlags(fl)
 	f.o.Retries = 3
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		e, err := f.env(cmd)
-		if err != nil {
-			return err
-		}
+	cmd.RunE = f.runE(func(cmd *cobra.Command, e *sim.Env, _ []string) error {
 		return bench(cmd.Context(), e, cmd.OutOrStdout())
-	}
+	})
 }
 
 func newBenchConnsCmd() *cobra.Command {

@@ -13,6 +13,7 @@ import (
 	"github.com/nowserving/nowserving/daemon"
 	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/devices/voice"
+	"github.com/nowserving/nowserving/parttest"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -28,8 +29,7 @@ func TestBuildDevicesDemo(t *testing.T) {
 	t.Chdir(dir)
 	eng, d := devicesOf(t, file, dir)
 	ctx := context.Background()
-	errc := make(chan error, 1)
-	go func() { errc <- d.Run(ctx) }()
+	errc := parttest.Go(ctx, d)
 
 	r := queue.Request{Site: "hospital", Device: "kiosk-1"}
 	if _, err := eng.Issue(ctx, queue.IssueRequest{Request: r, Service: "A"}); err != nil {
@@ -73,13 +73,8 @@ func TestBuildDevicesDemo(t *testing.T) {
 		t.Errorf("announcement %s: %v, %v", wavs[0], c, err)
 	}
 
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := d.Shutdown(sctx); err != nil {
-		t.Fatalf("shutdown: %v", err)
-	}
-	if err := <-errc; err != nil {
-		t.Fatalf("run: %v", err)
+	if !parttest.Stop(t, d, errc) {
+		t.FailNow()
 	}
 	// Shutdown blanks the board: the file ends with a blank frame.
 	b, _ = os.ReadFile("out/led-counter-1.bin")

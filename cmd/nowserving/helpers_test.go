@@ -16,12 +16,47 @@ import (
 // is the SQLite file (q.db in that folder), args fill the others.
 func testConfig(t *testing.T, yaml string, env map[string]string, args ...any) *config.Config {
 	t.Helper()
+	return loadTestConfig(t, writeConfig(t, yaml, args...), env)
+}
+
+// writeConfig writes yaml, formatted as testConfig says, and returns the
+// file's name.
+func writeConfig(t *testing.T, yaml string, args ...any) string {
+	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "site.yaml")
 	if err := os.WriteFile(file, fmt.Appendf(nil, yaml, append([]any{filepath.Join(dir, "q.db")}, args...)...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return loadTestConfig(t, file, env)
+	return file
+}
+
+// branchYAML is one site, branch, in a zone (the second verb) with one
+// service (its code and English name, the third and fourth) at counter
+// "1", on the SQLite file (the first).
+const branchYAML = `store:
+  driver: sqlite
+  dsn: %q
+sites:
+  - id: branch
+    timezone: %s
+    services:
+      - code: %s
+        name: {en: %s}
+    counters:
+      - id: "1"
+        services: [%[3]s]
+`
+
+// migratedBranch writes branchYAML, runs `nowserving migrate` on it and
+// returns the file and its configuration.
+func migratedBranch(t *testing.T, zone, service, name string) (string, *config.Config) {
+	t.Helper()
+	file := writeConfig(t, branchYAML, zone, service, name)
+	if out, err := runCmd(t, "migrate", "--config", file); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, out)
+	}
+	return file, loadTestConfig(t, file, nil)
 }
 
 // loadTestConfig loads the configuration file, the environment holding only

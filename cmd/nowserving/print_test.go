@@ -14,16 +14,7 @@ import (
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
-const printYAML = `
-store: { driver: sqlite, dsn: %q }
-listen: { protocol: "127.0.0.1:0", http: "" }
-sites:
-  - id: clinic
-    timezone: UTC
-    services:
-      - { code: A, name: { en: General } }
-    counters:
-      - { id: "1", services: [A] }
+const printYAML = clinicYAML + `
 printers:
   - { id: hall-printer, addr: %q, paper_mm: 58 }
 devices:
@@ -88,26 +79,19 @@ func TestButtonKioskPrints(t *testing.T) {
 	}
 }
 
-const apiYAML = `
-store: { driver: sqlite, dsn: %q }
-listen: { protocol: "127.0.0.1:0", http: "127.0.0.1:0" }
+const apiYAML = clinicYAML + `
 http:
   public_url: "http://queue.example.org"
   tokens:
     - { name: his, token_env: TEST_HIS_TOKEN, sites: [clinic] }
-sites:
-  - id: clinic
-    timezone: UTC
-    services:
-      - { code: A, name: { en: General } }
-    counters:
-      - { id: "1", services: [A] }
 `
 
 // TestServeAPIToken: a token from the config (read from the environment)
 // opens the HTTP API; a request without it is refused.
 func TestServeAPIToken(t *testing.T) {
-	d := runDaemon(t, testConfig(t, apiYAML, map[string]string{"TEST_HIS_TOKEN": "his-secret-token-0123456789"}))
+	cfg := testConfig(t, apiYAML, map[string]string{"TEST_HIS_TOKEN": "his-secret-token-0123456789"})
+	cfg.Listen.HTTP = "127.0.0.1:0"
+	d := runDaemon(t, cfg)
 	url := "http://" + d.httpAddr.String() + "/api/v1/sites/clinic/tickets"
 	post := func(token string) *http.Response {
 		req, err := http.NewRequest("POST", url, strings.NewReader(`{"service":"A"}`))

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,40 +12,9 @@ import (
 // TestReportCmd issues and serves a ticket through an engine on the
 // configured SQLite file, then runs `nowserving report` on it.
 func TestReportCmd(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "r.db")
-	cfgFile := filepath.Join(dir, "site.yaml")
-	yaml := fmt.Sprintf(`store:
-  driver: sqlite
-  dsn: %s
-sites:
-  - id: branch
-    timezone: UTC
-    services:
-      - code: A
-        name: {en: Accounts}
-    counters:
-      - id: "1"
-        services: [A]
-`, db)
-	if err := os.WriteFile(cfgFile, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := func(args ...string) (string, error) {
-		root := newRoot()
-		var out bytes.Buffer
-		root.SetOut(&out)
-		root.SetErr(&out)
-		root.SetArgs(args)
-		err := root.ExecuteContext(context.Background())
-		return out.String(), err
-	}
-	if out, err := run("migrate", "--config", cfgFile); err != nil {
-		t.Fatalf("migrate: %v\n%s", err, out)
-	}
+	cfgFile, cfg := migratedBranch(t, "UTC", "A", "Accounts")
 
 	// Play a ticket on the same database.
-	cfg := loadTestConfig(t, cfgFile, nil)
 	st, err := openStore(context.Background(), cfg.Store, newLogger(cfg.Log), false)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +38,7 @@ sites:
 	eng.Close(ctx)
 	st.Close()
 
-	out, err := run("report", "--config", cfgFile, "--day", "2026-03-02", "--format", "csv")
+	out, err := runCmd(t, "report", "--config", cfgFile, "--day", "2026-03-02", "--format", "csv")
 	if err != nil {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
@@ -88,7 +53,7 @@ sites:
 		{[]string{"--day", "yesterday"}, "bad request"},
 		{[]string{"--site", "nowhere", "--day", "2026-03-02"}, "unknown site"},
 	} {
-		out, err := run(append([]string{"report", "--config", cfgFile}, tc.args...)...)
+		out, err := runCmd(t, append([]string{"report", "--config", cfgFile}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("report %v: %v (%s), want an error with %q", tc.args, err, out, tc.want)
 		}

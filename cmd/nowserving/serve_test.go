@@ -14,7 +14,10 @@ import (
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
-const serveYAML = `
+// clinicYAML is the site most daemon tests run: clinic, one service A at
+// counter "1", its SQLite file the first verb, the protocol on a free port
+// and no HTTP. Tests append their devices.
+const clinicYAML = `
 store: { driver: sqlite, dsn: %q }
 listen: { protocol: "127.0.0.1:0", http: "" }
 sites:
@@ -24,6 +27,9 @@ sites:
       - { code: A, name: { en: General } }
     counters:
       - { id: "1", services: [A] }
+`
+
+const serveYAML = clinicYAML + `
 devices:
   - { id: kiosk-1, role: kiosk, site: clinic, secret: "test-kiosk-1-secret-0123" }
 `

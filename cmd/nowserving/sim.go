@@ -49,6 +49,17 @@ func (f *simFlags) env(cmd *cobra.Command) (*sim.Env, error) {
 	return sim.New(o)
 }
 
+// runE is a RunE that runs run on the Env of the flags.
+func (f *simFlags) runE(run func(cmd *cobra.Command, e *sim.Env, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		e, err := f.env(cmd)
+		if err != nil {
+			return err
+		}
+		return run(cmd, e, args)
+	}
+}
+
 func newSimCmd(f *simFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sim",
@@ -74,13 +85,9 @@ func newSimKioskCmd(f *simFlags) *cobra.Command {
 		Use:   "kiosk --service CODE",
 		Short: "Take a ticket as a kiosk and print it",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := f.env(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: f.runE(func(cmd *cobra.Command, e *sim.Env, _ []string) error {
 			return e.Kiosk(cmd.Context(), k, cmd.OutOrStdout())
-		},
+		}),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&k.Service, "service", "", "service code, e.g. A (required)")
@@ -97,16 +104,12 @@ func newSimStatusCmd(f *simFlags) *cobra.Command {
 		Use:   "status [NUMBER]",
 		Short: "Print the state of the site, or of one ticket",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := f.env(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: f.runE(func(cmd *cobra.Command, e *sim.Env, args []string) error {
 			number := ""
 			if len(args) == 1 {
 				number = args[0]
 			}
 			return e.Status(cmd.Context(), number, cmd.OutOrStdout())
-		},
+		}),
 	}
 }

@@ -21,17 +21,13 @@ daemon sends a snapshot instead when it no longer has them all), --snapshot
 prints the state of the site first. It follows the daemon through
 reconnections and resumes where it stopped.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := f.env(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: f.runE(func(cmd *cobra.Command, e *sim.Env, _ []string) error {
 			o := o
 			if cmd.Flags().Changed("from") {
 				o.From = &from
 			}
 			return e.Display(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
+		}),
 	}
 	fl := cmd.Flags()
 	fl.Uint64Var(&from, "from", 0, "replay the events after this version first")

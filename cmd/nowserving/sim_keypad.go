@@ -27,18 +27,14 @@ func newSimKeypadCmd(f *simFlags) *cobra.Command {
 
 Without NUMBER an action applies to the ticket the counter is handling.`,
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := f.env(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: f.runE(func(cmd *cobra.Command, e *sim.Env, args []string) error {
 			k := k
 			k.Action, k.Arg = args[0], ""
 			if len(args) > 1 {
 				k.Arg = args[1]
 			}
 			return e.Keypad(cmd.Context(), k, cmd.OutOrStdout())
-		},
+		}),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&k.Counter, "counter", "", "counter id, e.g. 5 (required)")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nowserving/nowserving/load"
 	"github.com/nowserving/nowserving/protocol/client"
+	"github.com/nowserving/nowserving/sim"
 )
 
 func newSimLoadCmd(f *simFlags) *cobra.Command {
@@ -23,18 +24,15 @@ keypads call the next ticket, now and then mark a no-show, otherwise start
 and finish after about --service-time. It prints progress every --every and
 a summary at the end (after --duration, or Ctrl-C).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := f.env(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: f.runE(func(cmd *cobra.Command, e *sim.Env, _ []string) error {
 			o := o
+			var err error
 			if o.Rate, err = load.ParseRate(rate); err != nil {
 				return err
 			}
 			o.Services = client.SplitList(services)
 			return load.Run(cmd.Context(), e, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
+		}),
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&o.Kiosks, "kiosks", 20, "kiosks taking tickets (connections; they share the configured kiosk devices)")

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"time"
+
+	"github.com/nowserving/nowserving/positive"
 )
 
 // Status request numbers for DLE EOT n (Epson: "Transmit real-time status").
@@ -110,15 +112,9 @@ type Printer struct {
 // NewPrinter returns a Printer for opts; zero timeouts take DefaultOpts.
 func NewPrinter(opts Opts) *Printer {
 	def := DefaultOpts()
-	if opts.DialTimeout <= 0 {
-		opts.DialTimeout = def.DialTimeout
-	}
-	if opts.WriteTimeout <= 0 {
-		opts.WriteTimeout = def.WriteTimeout
-	}
-	if opts.StatusTimeout <= 0 {
-		opts.StatusTimeout = def.StatusTimeout
-	}
+	opts.DialTimeout = positive.Or(opts.DialTimeout, def.DialTimeout)
+	opts.WriteTimeout = positive.Or(opts.WriteTimeout, def.WriteTimeout)
+	opts.StatusTimeout = positive.Or(opts.StatusTimeout, def.StatusTimeout)
 	if opts.Logger == nil {
 		opts.Logger = def.Logger
 	}

@@ -1,6 +1,7 @@
 package led
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/backoff"
+	"github.com/nowserving/nowserving/positive"
 )
 
 // PortOpts configures one serial line and the boards on it. Zero fields
@@ -73,36 +75,18 @@ func DefaultPortOpts() PortOpts {
 
 func (o PortOpts) withDefaults() PortOpts {
 	d := DefaultPortOpts()
-	if o.Baud == 0 {
-		o.Baud = d.Baud
-	}
-	if o.DataBits == 0 {
-		o.DataBits = d.DataBits
-	}
-	if o.DialTimeout <= 0 {
-		o.DialTimeout = d.DialTimeout
-	}
-	if o.ReplyTimeout <= 0 {
-		o.ReplyTimeout = d.ReplyTimeout
-	}
-	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = d.WriteTimeout
-	}
-	if o.MinBackoff <= 0 {
-		o.MinBackoff = d.MinBackoff
-	}
-	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = d.MaxBackoff
-	}
+	o.Baud = cmp.Or(o.Baud, d.Baud)
+	o.DataBits = cmp.Or(o.DataBits, d.DataBits)
+	o.DialTimeout = positive.Or(o.DialTimeout, d.DialTimeout)
+	o.ReplyTimeout = positive.Or(o.ReplyTimeout, d.ReplyTimeout)
+	o.WriteTimeout = positive.Or(o.WriteTimeout, d.WriteTimeout)
+	o.MinBackoff = positive.Or(o.MinBackoff, d.MinBackoff)
+	o.MaxBackoff = positive.Or(o.MaxBackoff, d.MaxBackoff)
 	if o.MaxBackoff < o.MinBackoff {
 		o.MaxBackoff = o.MinBackoff
 	}
-	if o.OfflineAfter <= 0 {
-		o.OfflineAfter = d.OfflineAfter
-	}
-	if o.CloseTimeout <= 0 {
-		o.CloseTimeout = d.CloseTimeout
-	}
+	o.OfflineAfter = positive.Or(o.OfflineAfter, d.OfflineAfter)
+	o.CloseTimeout = positive.Or(o.CloseTimeout, d.CloseTimeout)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -12,18 +12,8 @@ import (
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) queue.Store { return storetest.MySQL(t) })
-}
-
-func TestEngine(t *testing.T) {
-	storetest.RunEngine(t, func(t *testing.T) queue.Store { return storetest.MySQL(t) })
-}
-
-// TestMigrateConcurrent: four daemons starting together on an empty
-// database; the schema ends at the newest embedded migration.
-func TestMigrateConcurrent(t *testing.T) {
-	storetest.MigrateConcurrently(t, "mysql", storetest.MySQLDSN(t))
+func TestStore(t *testing.T) {
+	storetest.RunDialect(t, "mysql", func(t *testing.T) queue.Store { return storetest.MySQL(t) }, storetest.MySQLDSN)
 }
 
 // TestSession checks what Open sets on every connection.
@@ -45,14 +35,7 @@ func TestSession(t *testing.T) {
 // holding a busy week; call-next's Heads read theirs in order (no
 // filesort), the condition for InnoDB to lock only the row it returns.
 func TestPlans(t *testing.T) {
-	s := storetest.MySQL(t)
-	storetest.FillForPlans(t, s)
-	rows, err := s.DB().QueryContext(t.Context(), "ANALYZE TABLE tickets")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows.Close()
-	storetest.CheckPlans(t, s.DB(), "EXPLAIN ", s.Dialect().Catalog(), readPlan)
+	storetest.RunPlans(t, storetest.MySQL(t), "ANALYZE TABLE tickets", "EXPLAIN ", readPlan)
 }
 
 // readPlan reads a row of MySQL's tabular EXPLAIN: a table read, its key

@@ -12,14 +12,8 @@ import (
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) queue.Store { return storetest.Postgres(t) })
-}
-
-// TestMigrateConcurrent: four daemons starting together on an empty
-// database; the schema ends at the newest embedded migration.
-func TestMigrateConcurrent(t *testing.T) {
-	storetest.MigrateConcurrently(t, "postgres", storetest.PostgresDSN(t))
+func TestStore(t *testing.T) {
+	storetest.RunDialect(t, "postgres", func(t *testing.T) queue.Store { return storetest.Postgres(t) }, storetest.PostgresDSN)
 }
 
 // TestPlans: the statements the store sends (taken from the dialect's
@@ -28,12 +22,7 @@ func TestMigrateConcurrent(t *testing.T) {
 // node: LIMIT 1 stops at the first row, and FOR UPDATE SKIP LOCKED locks
 // only it).
 func TestPlans(t *testing.T) {
-	s := storetest.Postgres(t)
-	storetest.FillForPlans(t, s)
-	if _, err := s.DB().ExecContext(t.Context(), "ANALYZE tickets"); err != nil {
-		t.Fatal(err)
-	}
-	storetest.CheckPlans(t, s.DB(), "EXPLAIN ", s.Dialect().Catalog(), readPlan)
+	storetest.RunPlans(t, storetest.Postgres(t), "ANALYZE tickets", "EXPLAIN ", readPlan)
 }
 
 // planScan matches the plan nodes that read a table: the index they read,

@@ -7,10 +7,8 @@ import (
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-func openEngineStore(t *testing.T) queue.Store { return storetest.SQLite(t) }
-
-func TestEngine(t *testing.T) { storetest.RunEngine(t, openEngineStore) }
+func openStore(t *testing.T) queue.Store { return storetest.SQLite(t) }
 
 func TestEngineConcurrency(t *testing.T) {
-	storetest.RunConcurrency(t, openEngineStore, 50, 2000, 10)
+	storetest.RunConcurrency(t, openStore, 50, 2000, 10)
 }

@@ -8,20 +8,13 @@ import (
 
 	msqlite "modernc.org/sqlite"
 
-	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) queue.Store { return storetest.SQLite(t) })
-}
-
-// TestMigrateIdempotent: several stores open the same new file at once,
-// then another opens it and migrates again; the schema ends at the newest
-// embedded migration.
-func TestMigrateIdempotent(t *testing.T) {
-	storetest.MigrateConcurrently(t, "sqlite", filepath.Join(t.TempDir(), "m.db"))
+// TestStore: the migration subtest opens a new file under TempDir.
+func TestStore(t *testing.T) {
+	storetest.RunDialect(t, "sqlite", openStore, func(t testing.TB) string { return filepath.Join(t.TempDir(), "m.db") })
 }
 
 func TestOpenRefusesMemory(t *testing.T) {
@@ -54,12 +47,7 @@ func TestErrorsHideDriver(t *testing.T) {
 // read the partial indexes made for them, call-next's Heads in index order
 // (no temporary B-tree for ORDER BY).
 func TestPlans(t *testing.T) {
-	s := storetest.SQLite(t)
-	storetest.FillForPlans(t, s)
-	if _, err := s.DB().ExecContext(t.Context(), "ANALYZE"); err != nil {
-		t.Fatal(err)
-	}
-	storetest.CheckPlans(t, s.DB(), "EXPLAIN QUERY PLAN ", s.Dialect().Catalog(), readPlan)
+	storetest.RunPlans(t, storetest.SQLite(t), "ANALYZE", "EXPLAIN QUERY PLAN ", readPlan)
 }
 
 // planScan matches SQLite's plan lines that read a table: the index they

@@ -296,27 +296,16 @@ func (s *Store) OutboxStatus(ctx context.Context, lastDead int) (OutboxStatus, e
 
 // outboxList reads outbox rows selected with outboxCols.
 func (t *tx) outboxList(ctx context.Context, action string, st Stmt) ([]OutboxMessage, error) {
-	rows, err := t.query(ctx, st)
-	if err != nil {
-		return nil, t.wrap(action, err)
-	}
-	defer rows.Close()
-	var out []OutboxMessage
-	for rows.Next() {
-		var m OutboxMessage
+	return rowsOf(ctx, t, action, st, func(row scanner, m *OutboxMessage) error {
 		var typ, body string
 		var created, last int64
-		if err := rows.Scan(&m.ID, &m.EventID, &m.Receiver, &m.Site, &m.Version, &typ, &body,
+		if err := row.Scan(&m.ID, &m.EventID, &m.Receiver, &m.Site, &m.Version, &typ, &body,
 			&m.Attempt, &created, &last, &m.LastError); err != nil {
-			return nil, t.wrap(action, err)
+			return err
 		}
 		m.Type, m.Body, m.Created, m.LastAt = queue.EventType(typ), []byte(body), at(created), at(last)
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, t.wrap(action, err)
-	}
-	return out, nil
+		return nil
+	})
 }
 
 // truncate cuts s to at most n bytes, on a rune boundary.

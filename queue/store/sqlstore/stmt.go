@@ -103,31 +103,31 @@ func (t *tx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 // call (multi-row inserts, batch lookups), never cached. All of them refuse
 // to reach the database once the transaction is dead (see tx.dead).
 func (t *tx) exec(ctx context.Context, st Stmt) (sql.Result, error) {
-	if err := t.alive(); err != nil {
-		return nil, err
-	}
-	ps, err := t.stmt(ctx, st.SQL)
-	if err != nil {
-		return nil, err
-	}
-	if ps != nil {
-		return ps.ExecContext(ctx, st.Args...)
-	}
-	return t.tx.ExecContext(ctx, st.SQL, st.Args...)
+	return run(ctx, t, st, (*sql.Stmt).ExecContext, (*sql.Tx).ExecContext)
 }
 
 func (t *tx) query(ctx context.Context, st Stmt) (*sql.Rows, error) {
+	return run(ctx, t, st, (*sql.Stmt).QueryContext, (*sql.Tx).QueryContext)
+}
+
+// run is exec and query: st through its cached statement when the dialect
+// prepared one (prepared), else its text in the transaction (direct).
+func run[R any](ctx context.Context, t *tx, st Stmt,
+	prepared func(*sql.Stmt, context.Context, ...any) (R, error),
+	direct func(*sql.Tx, context.Context, string, ...any) (R, error),
+) (R, error) {
+	var zero R
 	if err := t.alive(); err != nil {
-		return nil, err
+		return zero, err
 	}
 	ps, err := t.stmt(ctx, st.SQL)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	if ps != nil {
-		return ps.QueryContext(ctx, st.Args...)
+		return prepared(ps, ctx, st.Args...)
 	}
-	return t.tx.QueryContext(ctx, st.SQL, st.Args...)
+	return direct(t.tx, ctx, st.SQL, st.Args...)
 }
 
 func (t *tx) queryRow(ctx context.Context, st Stmt) scanner {

@@ -210,18 +210,24 @@ func (t *tx) one(ctx context.Context, action string, st Stmt) (*queue.Ticket, er
 }
 
 func (t *tx) list(ctx context.Context, action string, st Stmt) ([]queue.Ticket, error) {
+	return rowsOf(ctx, t, action, st, scanTicket)
+}
+
+// rowsOf runs st and reads every row of its answer into a T with scan;
+// action names the call in its errors.
+func rowsOf[T any](ctx context.Context, t *tx, action string, st Stmt, scan func(scanner, *T) error) ([]T, error) {
 	rows, err := t.query(ctx, st)
 	if err != nil {
 		return nil, t.wrap(action, err)
 	}
 	defer rows.Close()
-	var out []queue.Ticket
+	var out []T
 	for rows.Next() {
-		var tk queue.Ticket
-		if err := scanTicket(rows, &tk); err != nil {
+		var v T
+		if err := scan(rows, &v); err != nil {
 			return nil, t.wrap(action, err)
 		}
-		out = append(out, tk)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, t.wrap(action, err)
@@ -295,26 +301,15 @@ func (t *tx) Find(ctx context.Context, f queue.Filter) ([]queue.Ticket, error) {
 
 // Stats aggregates a site's service day by service, counter and status.
 func (t *tx) Stats(ctx context.Context, d queue.SiteDay) ([]queue.StatRow, error) {
-	rows, err := t.query(ctx, t.s.q.stats(d))
-	if err != nil {
-		return nil, t.wrap("stats", err)
-	}
-	defer rows.Close()
-	var out []queue.StatRow
-	for rows.Next() {
-		var r queue.StatRow
+	return rowsOf(ctx, t, "stats", t.s.q.stats(d), func(row scanner, r *queue.StatRow) error {
 		var status string
-		if err := rows.Scan(&r.Service, &r.Issuer, &r.Counter, &status, &r.N, &r.MinWaitingSince,
+		if err := row.Scan(&r.Service, &r.Issuer, &r.Counter, &status, &r.N, &r.MinWaitingSince,
 			&r.SumWait, &r.NWait, &r.SumService, &r.NService); err != nil {
-			return nil, t.wrap("stats", err)
+			return err
 		}
 		r.Status = queue.Status(status)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, t.wrap("stats", err)
-	}
-	return out, nil
+		return nil
+	})
 }
 
 // Counter reads a counter's state. In a read-write transaction on a
@@ -363,26 +358,15 @@ func (t *tx) PutCounter(ctx context.Context, c queue.CounterState) error {
 
 // Counters lists the stored counter states of a site, by id.
 func (t *tx) Counters(ctx context.Context, site string) ([]queue.CounterState, error) {
-	rows, err := t.query(ctx, t.s.q.counters(site))
-	if err != nil {
-		return nil, t.wrap("list counters", err)
-	}
-	defer rows.Close()
-	var out []queue.CounterState
-	for rows.Next() {
-		var c queue.CounterState
+	return rowsOf(ctx, t, "list counters", t.s.q.counters(site), func(row scanner, c *queue.CounterState) error {
 		var mode string
 		var since int64
-		if err := rows.Scan(&c.Site, &c.ID, &mode, &c.TicketID, &since); err != nil {
-			return nil, t.wrap("list counters", err)
+		if err := row.Scan(&c.Site, &c.ID, &mode, &c.TicketID, &since); err != nil {
+			return err
 		}
 		c.Mode, c.Since = queue.CounterMode(mode), at(since)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, t.wrap("list counters", err)
-	}
-	return out, nil
+		return nil
+	})
 }
 
 // Streak reads the ratio policy's streak of a service, 0 if never set.
@@ -409,29 +393,18 @@ func (t *tx) SetStreak(ctx context.Context, k queue.ServiceKey, n int) error {
 // Events lists up to q.Limit events of a site after a version, in order;
 // a Limit <= 0 lists them all.
 func (t *tx) Events(ctx context.Context, q queue.EventsQuery) ([]queue.Event, error) {
-	rows, err := t.query(ctx, t.s.q.events(q))
-	if err != nil {
-		return nil, t.wrap("list events", err)
-	}
-	defer rows.Close()
-	var out []queue.Event
-	for rows.Next() {
-		var e queue.Event
+	return rowsOf(ctx, t, "list events", t.s.q.events(q), func(row scanner, e *queue.Event) error {
 		var typ, class, status, from string
 		var atMs, waited, service int64
-		if err := rows.Scan(&e.Site, &e.Version, &typ, &e.TicketID, &e.Number, &e.Service, &class, &status,
+		if err := row.Scan(&e.Site, &e.Version, &typ, &e.TicketID, &e.Number, &e.Service, &class, &status,
 			&e.Counter, &e.Actor, &e.Detail, &atMs, &e.CallCount,
 			&e.Issuer, &e.Day, &from, &e.FromQueue, &e.FromCounter, &waited, &service); err != nil {
-			return nil, t.wrap("list events", err)
+			return err
 		}
 		e.Type, e.Class, e.Status, e.At = queue.EventType(typ), queue.Class(class), queue.Status(status), at(atMs)
 		e.From, e.Waited, e.ServiceTime = queue.Status(from), time.Duration(waited)*time.Millisecond, time.Duration(service)*time.Millisecond
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, t.wrap("list events", err)
-	}
-	return out, nil
+		return nil
+	})
 }
 
 // LastVersion is the site's newest event version, 0 if none.

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -181,4 +182,31 @@ func explainStmt(ctx context.Context, db *sql.DB, explain string, st sqlstore.St
 		read(row, &p)
 	}
 	return p, b.String(), rows.Err()
+}
+
+// PlanStore is a dialect's store (sqlite, postgres, mysql): what RunPlans
+// needs of it.
+type PlanStore interface {
+	queue.Store
+	DB() *sql.DB
+	Dialect() *sqlstore.Dialect
+}
+
+// RunPlans is a dialect's plan test: it fills s (FillForPlans), refreshes
+// the planner's statistics with analyze (read as a query to its end, since
+// MySQL's ANALYZE TABLE answers with rows) and checks the catalog's plans
+// with explain and read (CheckPlans).
+func RunPlans(t *testing.T, s PlanStore, analyze, explain string, read PlanReader) {
+	t.Helper()
+	FillForPlans(t, s)
+	rows, err := s.DB().QueryContext(t.Context(), analyze)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		t.Fatal(err)
+	}
+	CheckPlans(t, s.DB(), explain, s.Dialect().Catalog(), read)
 }
