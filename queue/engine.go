@@ -73,6 +73,11 @@ type Engine struct {
 	log     *slog.Logger
 	feed    *feed
 
+	// genMu guards generated: the horizon each resource's slots were
+	// last generated to ("site/resource").
+	genMu     sync.Mutex
+	generated map[string]time.Time
+
 	mu     sync.RWMutex
 	closed bool
 	shards []chan *job
@@ -130,7 +135,8 @@ func New(o Opts) (*Engine, error) {
 	if o.Logger == nil {
 		o.Logger = d.Logger
 	}
-	e := &Engine{store: o.Store, sites: map[string]*Site{}, clock: o.Clock, batch: o.Batch, timeout: o.StoreTimeout, log: o.Logger}
+	e := &Engine{store: o.Store, sites: map[string]*Site{}, clock: o.Clock, batch: o.Batch, timeout: o.StoreTimeout, log: o.Logger,
+		generated: map[string]time.Time{}}
 	for i := range o.Sites {
 		s := o.Sites[i]
 		if err := s.Validate(); err != nil {

@@ -21,9 +21,9 @@ func TestEngine(t *testing.T) {
 }
 
 // TestMigrateConcurrent: four daemons starting together on an empty
-// database; the schema ends at 0005_event_context.
+// database; the schema ends at 0006_appointments.
 func TestMigrateConcurrent(t *testing.T) {
-	storetest.MigrateConcurrently(t, "mysql", storetest.MySQLDSN(t), 5)
+	storetest.MigrateConcurrently(t, "mysql", storetest.MySQLDSN(t), 6)
 }
 
 // TestSession checks what Open sets on every connection.

@@ -17,9 +17,9 @@ func TestConformance(t *testing.T) {
 }
 
 // TestMigrateConcurrent: four daemons starting together on an empty
-// database; the schema ends at 0005_event_context.
+// database; the schema ends at 0006_appointments.
 func TestMigrateConcurrent(t *testing.T) {
-	storetest.MigrateConcurrently(t, "postgres", storetest.PostgresDSN(t), 5)
+	storetest.MigrateConcurrently(t, "postgres", storetest.PostgresDSN(t), 6)
 }
 
 // TestPlans: the statements the store sends (taken from the dialect's

@@ -19,9 +19,9 @@ func TestConformance(t *testing.T) {
 
 // TestMigrateIdempotent: several stores open the same new file at once,
 // then another opens it and migrates again; the schema ends at
-// 0005_event_context.
+// 0006_appointments.
 func TestMigrateIdempotent(t *testing.T) {
-	storetest.MigrateConcurrently(t, "sqlite", filepath.Join(t.TempDir(), "m.db"), 5)
+	storetest.MigrateConcurrently(t, "sqlite", filepath.Join(t.TempDir(), "m.db"), 6)
 }
 
 func TestOpenRefusesMemory(t *testing.T) {

@@ -210,23 +210,7 @@ func (t *tx) one(ctx context.Context, action string, st Stmt) (*queue.Ticket, er
 }
 
 func (t *tx) list(ctx context.Context, action string, st Stmt) ([]queue.Ticket, error) {
-	rows, err := t.query(ctx, st)
-	if err != nil {
-		return nil, t.wrap(action, err)
-	}
-	defer rows.Close()
-	var out []queue.Ticket
-	for rows.Next() {
-		var tk queue.Ticket
-		if err := scanTicket(rows, &tk); err != nil {
-			return nil, t.wrap(action, err)
-		}
-		out = append(out, tk)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, t.wrap(action, err)
-	}
-	return out, nil
+	return scanAll(t, ctx, action, st, scanTicket)
 }
 
 // Ticket reads one ticket by id.
@@ -418,14 +402,16 @@ func (t *tx) Events(ctx context.Context, q queue.EventsQuery) ([]queue.Event, er
 	for rows.Next() {
 		var e queue.Event
 		var typ, class, status, from string
-		var atMs, waited, service int64
+		var atMs, waited, service, slotAt int64
 		if err := rows.Scan(&e.Site, &e.Version, &typ, &e.TicketID, &e.Number, &e.Service, &class, &status,
 			&e.Counter, &e.Actor, &e.Detail, &atMs, &e.CallCount,
-			&e.Issuer, &e.Day, &from, &e.FromQueue, &e.FromCounter, &waited, &service); err != nil {
+			&e.Issuer, &e.Day, &from, &e.FromQueue, &e.FromCounter, &waited, &service,
+			&e.BookingID, &e.Slot, &e.Resource, &slotAt); err != nil {
 			return nil, t.wrap("list events", err)
 		}
 		e.Type, e.Class, e.Status, e.At = queue.EventType(typ), queue.Class(class), queue.Status(status), at(atMs)
 		e.From, e.Waited, e.ServiceTime = queue.Status(from), time.Duration(waited)*time.Millisecond, time.Duration(service)*time.Millisecond
+		e.SlotAt = at(slotAt)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {

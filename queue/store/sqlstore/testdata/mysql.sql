@@ -202,17 +202,91 @@ INSERT INTO service_streaks (site, service, n) VALUES (?, ?, ?) ON DUPLICATE KEY
 INSERT INTO site_versions (site, version) VALUES (?, LAST_INSERT_ID(?)) ON DUPLICATE KEY UPDATE version = LAST_INSERT_ID(version + ?);
 
 -- AppendEvents: 2 rows
--- args: "s1", 42, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 1", 1772440380000, 1, "A", "2026-03-02", "WAITING", "B", "", 120000, 0, "s1", 43, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 2", 1772440380000, 2, "A", "2026-03-02", "WAITING", "B", "", 120000, 0
-INSERT INTO events (site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+-- args: "s1", 42, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 1", 1772440380000, 1, "A", "2026-03-02", "WAITING", "B", "", 120000, 0, 0, 0, "", 0, "s1", 43, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 2", 1772440380000, 2, "A", "2026-03-02", "WAITING", "B", "", 120000, 0, 0, 0, "", 0
+INSERT INTO events (site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms, booking_id, slot_id, resource, slot_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- Events{After, Limit}
 -- args: "s1", 41, 100
-SELECT site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms FROM events WHERE site = ? AND version > ? ORDER BY version LIMIT ?;
+SELECT site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms, booking_id, slot_id, resource, slot_at FROM events WHERE site = ? AND version > ? ORDER BY version LIMIT ?;
 
 -- Events{After}
 -- args: "s1", 41
-SELECT site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms FROM events WHERE site = ? AND version > ? ORDER BY version;
+SELECT site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms, booking_id, slot_id, resource, slot_at FROM events WHERE site = ? AND version > ? ORDER BY version;
 
 -- LastVersion
 -- args: "s1"
 SELECT version FROM site_versions WHERE site = ?;
+
+-- InsertSlots: 2 rows
+-- args: "s1", "dr-li", 1772440200000, 1772441100000, 10, 0, "s1", "dr-li", 1772441100000, 1772442000000, 10, 0
+INSERT INTO slots (site, resource, start_at, end_at, capacity, closed) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id;
+
+-- Slots
+-- sent by: free slots of a day, every resource
+-- args: "s1", 1772409600000, 1772496000000
+SELECT id, site, resource, start_at, end_at, capacity, booked, closed FROM slots WHERE site = ? AND start_at >= ? AND start_at < ? ORDER BY start_at, resource;
+
+-- Slots{Resource}
+-- sent by: free slots of a day; slot generation
+-- args: "s1", "dr-li", 1772409600000, 1772496000000
+SELECT id, site, resource, start_at, end_at, capacity, booked, closed FROM slots WHERE site = ? AND resource = ? AND start_at >= ? AND start_at < ? ORDER BY start_at, resource;
+
+-- Slot
+-- args: 5
+SELECT id, site, resource, start_at, end_at, capacity, booked, closed FROM slots WHERE id = ?;
+
+-- ReshapeSlot
+-- sent by: slot generation after a schedule change
+-- args: 10, 0, 1772441100000, 5, 10
+UPDATE slots SET capacity = ?, closed = ?, end_at = ? WHERE id = ? AND booked <= ?;
+
+-- TakePlace
+-- args: 5, 1772433000000
+UPDATE slots SET booked = booked + 1 WHERE id = ? AND booked < capacity AND closed = 0 AND start_at > ?;
+
+-- ReleasePlace
+-- args: 5
+UPDATE slots SET booked = booked - 1 WHERE id = ? AND booked > 0;
+
+-- LockPatient
+-- args: "s1", "p-123", 1772433000000
+INSERT INTO patient_locks (site, patient, at) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE at = VALUES(at);
+
+-- InsertBooking
+-- args: "s1", "dr-li", 5, 1772440200000, 1772441100000, "p-123", "K7P3X9QM", "HELD", 1772436600000, 7, "A012", 1772433000000, 1772436600000, "api:hospital", "x9"
+INSERT INTO bookings (site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- UpdateBooking
+-- args: "HELD", 1772436600000, 7, "A012", 1772436600000, 9, "HELD"
+UPDATE bookings SET status = ?, held_until = ?, ticket_id = ?, number = ?, updated_at = ? WHERE id = ? AND status = ?;
+
+-- Booking
+-- args: 9
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE id = ?;
+
+-- BookingByCode
+-- args: "s1", "K7P3X9QM"
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = ? AND code = ?;
+
+-- FindBookings
+-- args: "s1"
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = ? ORDER BY id;
+
+-- FindBookings{Patient, Statuses[2], StartBefore, EndAfter, Limit}
+-- sent by: book: the patient's overlapping bookings
+-- args: "s1", "p-123", "HELD", "BOOKED", 1772441100000, 1772440200000, 1
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = ? AND patient = ? AND status IN (?, ?) AND start_at < ? AND end_at > ? ORDER BY id LIMIT ?;
+
+-- FindBookings{Statuses[1], EndBefore, Limit}
+-- sent by: sweep: bookings missed
+-- args: "s1", "BOOKED", 1772440200000, 1000
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = ? AND status IN (?) AND end_at < ? ORDER BY id LIMIT ?;
+
+-- FindBookings{Statuses[1], HeldBefore, Limit}
+-- sent by: sweep: holds run out
+-- args: "s1", "HELD", 1772440200000, 1000
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = ? AND status IN (?) AND held_until > 0 AND held_until < ? ORDER BY id LIMIT ?;
+
+-- FindBookings{Slot, Resource}
+-- args: "s1", 5, "dr-li"
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = ? AND slot_id = ? AND resource = ? ORDER BY id;
