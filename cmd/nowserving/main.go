@@ -55,7 +55,7 @@ func newRoot() *cobra.Command {
 		newMigrateCmd(),
 		newCheckCmd(),
 		newReportCmd(),
-		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd()),
+		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd(), newBenchBookCmd()),
 	)
 	return root
 }
