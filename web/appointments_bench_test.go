@@ -1,0 +1,42 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkBookKnownFull: the cost of one booking request the front
+// refuses from memory (the bulk of a rush), through the whole handler
+// chain without a network.
+func BenchmarkBookKnownFull(b *testing.B) {
+	e := bookingEnv(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.srv.front.Follow(ctx)
+	time.Sleep(100 * time.Millisecond)
+	slots, err := e.eng.Slots(ctx, "main", "dr", "2026-03-02")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dr := []int64{slots[0].ID}
+	e.bookSlot(dr[0], "p-0", "").Body.Close()
+	e.bookSlot(dr[0], "p-1", "").Body.Close()
+	h := e.srv.Handler()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		req := httptest.NewRequest("POST", "/api/v1/sites/main/appointments", strings.NewReader(fmt.Sprintf(`{"slot": %d, "patient": "p-%d"}`, dr[0], 2+i%100000)))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusConflict {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
