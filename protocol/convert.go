@@ -60,6 +60,10 @@ var errorMap = []struct {
 	{queue.ErrKeyReused, wire.ErrKeyReused},
 	{queue.ErrBadRequest, wire.ErrBadPayload},
 	{queue.ErrUnknownSite, wire.ErrBadPayload},
+	{queue.ErrBookingNotFound, wire.ErrUnknownBooking},
+	{queue.ErrCheckInEarly, wire.ErrCheckInEarly},
+	{queue.ErrCheckInLate, wire.ErrCheckInLate},
+	{queue.ErrBookingState, wire.ErrBookingNotActive},
 }
 
 var classToWire = map[queue.Class]wire.Class{
@@ -119,6 +123,9 @@ func ticketMsg(t *queue.Ticket, pos *queue.Position) *wire.Ticket {
 	if pos != nil {
 		m.PeopleAhead = uint32(max(pos.Ahead, 0))
 		m.WaitSeconds = uint32(max(pos.Wait.Seconds(), 0))
+		if !pos.Appointment.IsZero() {
+			m.AppointmentMS = pos.Appointment.UnixMilli()
+		}
 	}
 	return m
 }

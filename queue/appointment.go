@@ -334,6 +334,7 @@ func (e *Engine) CheckIn(ctx context.Context, r BookingRequest) (CheckIn, error)
 		return CheckIn{}, err
 	}
 	ci.Position = pos
+	ci.Position.Appointment = ci.Booking.Start
 	return ci, nil
 }
 

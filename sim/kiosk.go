@@ -4,37 +4,53 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
-// KioskOpts is the ticket a kiosk asks for.
+// KioskOpts is the ticket a kiosk asks for: a new one of Service, or the
+// one a booking with code CheckIn becomes.
 type KioskOpts struct {
 	Service string
+	CheckIn string // booking code: check in instead of taking a ticket
 	Class   string // a class name (ParseClass)
 	Lang    string // language of the printout; "": the site's first
 	IdemKey string // the same key twice gives the same ticket
 	Print   bool   // ask for the ESC/POS printout and list its commands
 }
 
-// Kiosk takes a ticket as a kiosk (or a console) and writes it to out.
+// Kiosk takes a ticket (or checks a booking in) as a kiosk (or a console)
+// and writes it to out.
 func (e *Env) Kiosk(ctx context.Context, k KioskOpts, out io.Writer) error {
 	cl, err := ParseClass(k.Class)
 	if err != nil {
 		return err
+	}
+	if (k.Service == "") == (k.CheckIn == "") {
+		return fmt.Errorf("sim: kiosk: give --service or --check-in, not both")
 	}
 	c, d, err := e.connect(ctx, wire.RoleKiosk, wire.RoleConsole)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	t, err := c.TakeTicket(ctx, k.Service, cl, client.TicketOpts{IdemKey: k.IdemKey, ESCPOS: k.Print, Language: k.Lang})
+	o := client.TicketOpts{IdemKey: k.IdemKey, ESCPOS: k.Print, Language: k.Lang}
+	var t *wire.Ticket
+	if k.CheckIn != "" {
+		t, err = c.CheckIn(ctx, k.CheckIn, o)
+	} else {
+		t, err = c.TakeTicket(ctx, k.Service, cl, o)
+	}
 	if err != nil {
 		return e.Explain(err, d)
 	}
 	fmt.Fprintf(out, "ticket %s  service %s  %s\n", t.Number, t.Service, t.Class)
+	if t.AppointmentMS != 0 {
+		fmt.Fprintf(out, "appointment: %s\n", e.local(time.UnixMilli(t.AppointmentMS)).Format("2006-01-02 15:04"))
+	}
 	fmt.Fprintf(out, "people ahead: %d\n", t.PeopleAhead)
 	fmt.Fprintf(out, "estimated wait: %s\n", WaitText(t.WaitSeconds))
 	if k.Print {

@@ -51,7 +51,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(
 		newServeCmd(),
 		newConsoleCmd(),
-		with(newSimCmd(sf), newSimKioskCmd(sf), newSimKeypadCmd(sf), newSimDisplayCmd(sf), newSimStatusCmd(sf), newSimLoadCmd(sf)),
+		with(newSimCmd(sf), newSimKioskCmd(sf), newSimKeypadCmd(sf), newSimDisplayCmd(sf), newSimStatusCmd(sf), newSimLoadCmd(sf), newSimBookCmd(sf)),
 		newMigrateCmd(),
 		newCheckCmd(),
 		newReportCmd(),

@@ -71,8 +71,8 @@ needed role (and counter) is used unless --device names one. --device with
 func newSimKioskCmd(f *simFlags) *cobra.Command {
 	var k sim.KioskOpts
 	cmd := &cobra.Command{
-		Use:   "kiosk --service CODE",
-		Short: "Take a ticket as a kiosk and print it",
+		Use:   "kiosk --service CODE | --check-in BOOKING-CODE",
+		Short: "Take a ticket (or check a booking in) as a kiosk and print it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := f.env(cmd)
@@ -83,12 +83,12 @@ func newSimKioskCmd(f *simFlags) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&k.Service, "service", "", "service code, e.g. A (required)")
+	fl.StringVar(&k.Service, "service", "", "service code, e.g. A")
+	fl.StringVar(&k.CheckIn, "check-in", "", "booking code: check the booking in instead of taking a ticket")
 	fl.StringVar(&k.Class, "class", "normal", "ticket class: normal, vip, emergency, revisit, appointment")
 	fl.StringVar(&k.Lang, "lang", "", "language of the printout (default: the site's first)")
 	fl.StringVar(&k.IdemKey, "idem-key", "", "idempotency key: the same key twice gives the same ticket")
 	fl.BoolVar(&k.Print, "print", false, "ask for the ESC/POS printout and list its commands")
-	_ = cmd.MarkFlagRequired("service")
 	return cmd
 }
 

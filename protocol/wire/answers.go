@@ -50,6 +50,8 @@ type Ticket struct {
 	ServiceDay string
 	// Version: event version of the change; 0: none.
 	Version uint64
+	// AppointmentMS: slot start of the booking a CHECK_IN turned into this ticket, Unix milliseconds; 0: none.
+	AppointmentMS int64
 }
 
 var _ = declare[Ticket](TypeTicket, "TICKET", fields{
@@ -69,6 +71,7 @@ var _ = declare[Ticket](TypeTicket, "TICKET", fields{
 	14: "LCD",
 	15: "ServiceDay",
 	16: "Version",
+	17: "AppointmentMS",
 })
 
 // Snapshot is the state of a site: its services and counters. Wire type SNAPSHOT (0x22).
