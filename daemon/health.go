@@ -15,17 +15,12 @@ import (
 func DeviceSources(status func() devices.Status) metrics.DeviceSources {
 	return metrics.DeviceSources{
 		Boards: func() []metrics.Board {
-			st := status()
-			out := make([]metrics.Board, 0, len(st.Boards))
-			for _, b := range st.Boards {
-				out = append(out, metrics.Board{Port: b.Port, Address: b.Addr, Online: b.Online})
-			}
-			return out
+			return convert(status().Boards, func(b devices.BoardStatus) metrics.Board {
+				return metrics.Board{Port: b.Port, Address: b.Addr, Online: b.Online}
+			})
 		},
 		Printers: func() []metrics.Printer {
-			st := status()
-			out := make([]metrics.Printer, 0, len(st.Printers))
-			for _, p := range st.Printers {
+			return convert(status().Printers, func(p devices.PrinterStatus) metrics.Printer {
 				status := p.Status
 				switch status {
 				case "unknown":
@@ -33,23 +28,29 @@ func DeviceSources(status func() devices.Status) metrics.DeviceSources {
 				case "offline", "error":
 					status = "no_answer"
 				}
-				out = append(out, metrics.Printer{Name: p.ID, Status: status})
-			}
-			return out
+				return metrics.Printer{Name: p.ID, Status: status}
+			})
 		},
 		Zones: func() []metrics.Zone {
-			st := status()
-			out := make([]metrics.Zone, 0, len(st.Zones))
-			for _, z := range st.Zones {
+			zs := status().Zones
+			return convert(zs, func(z devices.ZoneStatus) metrics.Zone {
 				name := z.Name
-				if multiSite(st.Zones) {
+				if multiSite(zs) {
 					name = z.Site + "/" + z.Name
 				}
-				out = append(out, metrics.Zone{Zone: name, Pending: z.Stats.Pending, Queued: z.Stats.Queued, Dropped: z.Stats.Dropped})
-			}
-			return out
+				return metrics.Zone{Zone: name, Pending: z.Stats.Pending, Queued: z.Stats.Queued, Dropped: z.Stats.Dropped}
+			})
 		},
 	}
+}
+
+// convert maps every item of in with f.
+func convert[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, 0, len(in))
+	for _, it := range in {
+		out = append(out, f(it))
+	}
+	return out
 }
 
 // multiSite reports whether zones of several sites are configured, so their

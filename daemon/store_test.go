@@ -37,13 +37,11 @@ func TestReadinessRateLimited(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if err := r.Ready(t.Context()); err != nil {
 				t.Errorf("ready: %v", err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	first := probed()

@@ -421,21 +421,17 @@ func TestBurstAndGaps(t *testing.T) {
 	// events arrive at once, more than the feed keeps.
 	var wg sync.WaitGroup
 	for range 40 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if _, err := eng.Issue(context.Background(), queue.IssueRequest{Request: queue.Request{Site: "hospital", Device: "kiosk-1"}, Service: "A"}); err != nil {
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	last := map[string]string{}
 	var mu sync.Mutex
 	for _, c := range []string{"1", "5"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			r := queue.CounterRequest{Request: queue.Request{Site: "hospital", Device: "keypad-" + c}, Counter: c}
 			// 2 x (19 + 1) calls take exactly the 40 tickets.
 			for range 19 {
@@ -459,7 +455,7 @@ func TestBurstAndGaps(t *testing.T) {
 			mu.Lock()
 			last[c] = tk.Number
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	for addr, c := range map[byte]string{1: "1", 5: "5"} {

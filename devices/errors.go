@@ -29,3 +29,20 @@ func (e *PrintError) Error() string {
 
 // Unwrap returns the printer's error.
 func (e *PrintError) Unwrap() error { return e.Err }
+
+// Reason is a short, stable wording of why the ticket did not print, fit to
+// show a person: "paper out", "cover open", "printer offline", "no answer
+// from printer", else "printer error" (the full error is for the log).
+func (e *PrintError) Reason() string {
+	switch printReason(e.Err) {
+	case "paper_out":
+		return "paper out"
+	case "cover_open":
+		return "cover open"
+	case "offline":
+		return "printer offline"
+	case "no_answer":
+		return "no answer from printer"
+	}
+	return "printer error"
+}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/nowserving/nowserving/backoff"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
@@ -13,15 +14,7 @@ import (
 // sleep waits about avg (from half to one and a half times it) and
 // reports whether ctx is still live.
 func sleep(ctx context.Context, avg time.Duration) bool {
-	d := time.Duration(float64(avg) * (0.5 + rand.Float64()))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return backoff.Sleep(ctx, time.Duration(float64(avg)*(0.5+rand.Float64()))) == nil
 }
 
 // keypad calls, starts and finishes tickets until ctx ends.

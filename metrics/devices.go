@@ -72,47 +72,43 @@ func (c *deviceCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *deviceCollector) Collect(ch chan<- prometheus.Metric) {
-	if c.src.Boards != nil {
-		seen := map[string]bool{}
-		for _, b := range c.src.Boards() {
-			addr := fmt.Sprint(b.Address)
-			if seen[b.Port+"\x00"+addr] {
-				continue // a duplicate label set would fail the scrape
-			}
-			seen[b.Port+"\x00"+addr] = true
+	// A duplicate label set would fail the scrape: the first of each is kept.
+	for _, b := range unique(c.src.Boards, func(b Board) string { return b.Port + "\x00" + fmt.Sprint(b.Address) }) {
+		v := 0.0
+		if b.Online {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.board, prometheus.GaugeValue, v, b.Port, fmt.Sprint(b.Address))
+	}
+	for _, p := range unique(c.src.Printers, func(p Printer) string { return p.Name }) {
+		for _, s := range PrinterStatuses {
 			v := 0.0
-			if b.Online {
+			if s == p.Status {
 				v = 1
 			}
-			ch <- prometheus.MustNewConstMetric(c.board, prometheus.GaugeValue, v, b.Port, addr)
+			ch <- prometheus.MustNewConstMetric(c.printer, prometheus.GaugeValue, v, p.Name, s)
 		}
 	}
-	if c.src.Printers != nil {
-		seen := map[string]bool{}
-		for _, p := range c.src.Printers() {
-			if seen[p.Name] {
-				continue
-			}
-			seen[p.Name] = true
-			for _, s := range PrinterStatuses {
-				v := 0.0
-				if s == p.Status {
-					v = 1
-				}
-				ch <- prometheus.MustNewConstMetric(c.printer, prometheus.GaugeValue, v, p.Name, s)
-			}
+	for _, z := range unique(c.src.Zones, func(z Zone) string { return z.Zone }) {
+		ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(z.Pending), z.Zone)
+		ch <- prometheus.MustNewConstMetric(c.queued, prometheus.CounterValue, float64(z.Queued), z.Zone)
+		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(z.Dropped), z.Zone)
+	}
+}
+
+// unique reads src (none when it is nil) and keeps the first item of each
+// key.
+func unique[T any](src func() []T, key func(T) string) []T {
+	if src == nil {
+		return nil
+	}
+	var out []T
+	seen := map[string]bool{}
+	for _, it := range src() {
+		if k := key(it); !seen[k] {
+			seen[k] = true
+			out = append(out, it)
 		}
 	}
-	if c.src.Zones != nil {
-		seen := map[string]bool{}
-		for _, z := range c.src.Zones() {
-			if seen[z.Zone] {
-				continue
-			}
-			seen[z.Zone] = true
-			ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(z.Pending), z.Zone)
-			ch <- prometheus.MustNewConstMetric(c.queued, prometheus.CounterValue, float64(z.Queued), z.Zone)
-			ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(z.Dropped), z.Zone)
-		}
-	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nowserving/nowserving/backoff"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
 )
@@ -144,11 +145,9 @@ func (q *Queue) Run(ctx context.Context) error {
 	}()
 	var wg sync.WaitGroup
 	for _, s := range q.eng.Sites() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			q.site(ctx, s)
-		}()
+		})
 	}
 	wg.Wait()
 	return nil
@@ -173,10 +172,8 @@ func (q *Queue) site(ctx context.Context, s queue.Site) {
 			return
 		}
 		q.log.Warn("metrics: snapshot to start from", "site", s.ID, "err", err)
-		select {
-		case <-ctx.Done():
+		if backoff.Sleep(ctx, time.Second) != nil {
 			return
-		case <-time.After(time.Second):
 		}
 	}
 }
@@ -203,10 +200,8 @@ func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscriptio
 					return
 				}
 				q.log.Warn("metrics: snapshot after gap", "site", s.ID, "err", serr)
-				select {
-				case <-ctx.Done():
+				if backoff.Sleep(ctx, time.Second) != nil {
 					return
-				case <-time.After(time.Second):
 				}
 				continue
 			}
@@ -218,10 +213,8 @@ func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscriptio
 			return
 		case err != nil:
 			q.log.Warn("metrics: follow events", "site", s.ID, "err", err)
-			select {
-			case <-ctx.Done():
+			if backoff.Sleep(ctx, time.Second) != nil {
 				return
-			case <-time.After(time.Second):
 			}
 			continue
 		}

@@ -54,9 +54,9 @@ func TestKeypadWaitingCount(t *testing.T) {
 	called := check(kp2, &wire.CallNext{})
 	check(kp1, &wire.Transfer{ToService: "B"})
 	check(kp2, &wire.NoShow{})
-	// A keypad names its counter for the count: REENTER does not act for
-	// one.
-	check(kp2, &wire.Reenter{Number: called.Number, Counter: 2})
+	// Counter 0 is the keypad's own counter, for REENTER too: its count
+	// is counter 2's.
+	check(kp2, &wire.Reenter{Number: called.Number})
 	check(kp1, &wire.CallNext{})
 	con.ticket(&wire.Cancel{Number: "B002"})
 	issue("A")
@@ -90,3 +90,94 @@ func TestWelcomeVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerVersions: TICKET tag 16 and OK tag 1 carry the event version
+// the request produced, for kiosks, keypads and PAUSE/RESUME, and a retry
+// with the same key gets the first answer's version.
+func TestAnswerVersions(t *testing.T) {
+	en := newEnv(t, nil)
+	ctx := context.Background()
+	kiosk, _ := en.login("kiosk-1", 1)
+	kp, _ := en.login("keypad-1", 1)
+	last := func() uint64 {
+		t.Helper()
+		v, err := en.Engine.LastVersion(ctx, "hq")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return uint64(v)
+	}
+	take := &wire.TakeTicket{IdemKey: "k1-0001", Service: "A"}
+	first := kiosk.ticket(take)
+	if first.Version != last() || first.Version == 0 {
+		t.Errorf("TAKE_TICKET: version %d, want %d", first.Version, last())
+	}
+	kiosk.ticket(&wire.TakeTicket{Service: "A"})
+	for _, m := range []wire.Message{&wire.CallNext{}, &wire.Recall{}, &wire.Start{}, &wire.Complete{}, &wire.CallNext{}, &wire.NoShow{}} {
+		if tk := kp.ticket(m); tk.Version != last() {
+			t.Errorf("%s: version %d, want %d", m.Type(), tk.Version, last())
+		}
+	}
+	for _, m := range []wire.Message{&wire.Pause{}, &wire.Resume{}} {
+		ok, isOK := kp.do(m).(*wire.OK)
+		if !isOK || ok.Version != last() {
+			t.Errorf("%s: %+v, want OK with version %d", m.Type(), ok, last())
+		}
+	}
+	if again := kiosk.ticket(take); again.Version != first.Version || again.Number != first.Number {
+		t.Errorf("TAKE_TICKET retried: %s version %d, want %s version %d", again.Number, again.Version, first.Number, first.Version)
+	}
+}
+
+// TestStatusFilters: STATUS with Counter answers that counter and the
+// services it serves; with Service, that service and the counters serving
+// it; unknown ones are refused (PROTOCOL.md 0x1C STATUS).
+func TestStatusFilters(t *testing.T) {
+	site := testSite()
+	site.Counters[4].Services = []queue.CounterService{{Service: "F", Weight: 1}} // counter 5 serves only F
+	en := newEnvSite(t, site, nil)
+	con, _ := en.login("console-1", 1)
+	kp, _ := en.login("keypad-1", 1)
+	show := func(m *wire.Snapshot) string {
+		var sv, cs, ds []string
+		for _, s := range m.Services {
+			sv = append(sv, s.Code)
+		}
+		for _, c := range m.Counters {
+			cs = append(cs, fmt.Sprint(c.ID))
+		}
+		for _, d := range m.Devices {
+			ds = append(ds, d.ID)
+		}
+		return strings.Join(sv, ",") + " / " + strings.Join(cs, ",") + " / " + strings.Join(ds, ",")
+	}
+	tests := []struct {
+		c    *client
+		m    *wire.Status
+		want string
+	}{
+		{con, &wire.Status{Counter: 5}, "F / 5 / keypad-5"},
+		{con, &wire.Status{Service: "A"}, "A / 1,2,3,4 / " + allDevices},
+		{con, &wire.Status{Service: "F", Counter: 5}, "F / 5 / keypad-5"},
+		{con, &wire.Status{Service: "F", Counter: 1}, " /  / keypad-1"},
+		{kp, &wire.Status{Counter: 2}, "A,B / 2 / keypad-2"}, // a read: any counter of the site
+	}
+	for _, tt := range tests {
+		m, ok := tt.c.do(tt.m).(*wire.Snapshot)
+		if !ok {
+			t.Fatalf("STATUS %+v: no SNAPSHOT", tt.m)
+		}
+		if got := show(m); got != tt.want {
+			t.Errorf("STATUS %+v:\n got %s\nwant %s", tt.m, got, tt.want)
+		}
+	}
+	if m := con.do(&wire.Status{}).(*wire.Snapshot); len(m.Services) != 3 || len(m.Counters) != 5 {
+		t.Errorf("STATUS without filter: %s", show(m))
+	}
+	con.wantError(&wire.Status{Counter: 9}, wire.ErrUnknownCounter.Code)
+	con.wantError(&wire.Status{Service: "Z"}, wire.ErrUnknownService.Code)
+}
+
+// allDevices is the health list of the test site's protocol devices, in
+// a SNAPSHOT's order.
+const allDevices = "display-1,display-2,display-3,keypad-1,keypad-2,keypad-3,keypad-4,keypad-5,kiosk-1,kiosk-2,kiosk-3,kiosk-4,kiosk-5,kiosk-6,kiosk-7,kiosk-8"

@@ -108,9 +108,7 @@ func BenchmarkConns(b *testing.B) {
 	var firstErr error
 	next := make(chan int)
 	for w := 0; w < 32; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
 				c, err := benchLogin(en.Addr, uint64(i))
 				if err != nil {
@@ -123,7 +121,7 @@ func BenchmarkConns(b *testing.B) {
 				}
 				conns[i] = c
 			}
-		}()
+		})
 	}
 	for i := 0; i < n; i++ {
 		next <- i
@@ -183,9 +181,7 @@ func BenchmarkTakeTicket(b *testing.B) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range ks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			kk := ks[i]
 			for id := range work {
 				t0 := time.Now()
@@ -207,7 +203,7 @@ func BenchmarkTakeTicket(b *testing.B) {
 				}
 				lat[i] = append(lat[i], time.Since(t0))
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -265,9 +261,7 @@ func BenchmarkFanout(b *testing.B) {
 		}
 		b.Cleanup(func() { c.Close() })
 		ready.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
+		done.Go(func() {
 			br := bufio.NewReader(c)
 			mine := make([]time.Duration, 0, b.N)
 			subscribed := false
@@ -300,7 +294,7 @@ func BenchmarkFanout(b *testing.B) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	ready.Wait()
 	kiosk, err := benchLogin(en.Addr, 1<<40)
@@ -380,9 +374,7 @@ func BenchmarkKeypad(b *testing.B) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range kps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			kp := kps[i]
 			id := uint32(3)
 			ask := func(m wire.Message) bool {
@@ -406,7 +398,7 @@ func BenchmarkKeypad(b *testing.B) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -424,9 +416,7 @@ func fillQueue(b *testing.B, en *env, n int) {
 	close(next)
 	var wg sync.WaitGroup
 	for w := 0; w < 32; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
 				_, err := en.Engine.Issue(context.Background(), queue.IssueRequest{
 					Request: queue.Request{Site: "hq", Device: "bench"}, Service: []string{"A", "B"}[i%2]})
@@ -435,7 +425,7 @@ func fillQueue(b *testing.B, en *env, n int) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

@@ -13,8 +13,9 @@ import (
 )
 
 // statusOf maps an engine error onto what a device is told. Domain
-// refusals keep their message (it names the ticket, service or counter);
-// anything else is logged by the caller and reported as an internal error.
+// refusals keep the detail the engine gave (it names the ticket, service or
+// counter) after the code's table message; anything else is logged by the
+// caller and reported with the code's message alone.
 func statusOf(err error) (se *wire.StatusError, internal bool) {
 	if err == nil {
 		return nil, false
@@ -23,23 +24,46 @@ func statusOf(err error) (se *wire.StatusError, internal bool) {
 	if errors.As(err, &ws) {
 		return ws, false
 	}
-	msg := strings.TrimPrefix(err.Error(), "queue: ")
 	for _, m := range errorMap {
 		if errors.Is(err, m.err) {
-			return m.status.WithMsg(msg), false
+			return m.status.WithMsg(refusalMsg(err, m.err, m.status)), false
 		}
 	}
 	switch {
 	case errors.Is(err, queue.ErrClosed):
 		return shuttingDown, false
 	case errors.Is(err, queue.ErrConflict), errors.Is(err, queue.ErrAborted):
-		return wire.ErrBusy.WithMsg("busy: try again"), true
+		return wire.ErrBusy, true
 	case errors.Is(err, queue.ErrUnavailable):
 		return wire.ErrStoreUnavailable, true
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return wire.ErrBusy.WithMsg("request timed out: try again"), true
+		return wire.ErrBusy.WithMsg("server busy: request timed out"), true
 	}
 	return wire.ErrInternal, true
+}
+
+// refusalMsg is the message of a refusal: the code's table message, then
+// the detail the engine wrote after the sentinel ("%w: detail"), if it
+// wrote the refusal that way; a refusal wrapped by another layer (whose
+// text may name the store) gets the table message alone.
+func refusalMsg(err, sentinel error, st *wire.StatusError) string {
+	var te *queue.TransitionError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s: ticket %s is %s: cannot %s", st.Msg, te.Number, te.Status, te.Action)
+	}
+	var early *queue.CheckInEarlyError
+	if errors.As(err, &early) {
+		return fmt.Sprintf("%s: booking %s: come back at %s", st.Msg, early.Code, early.At.Format("15:04"))
+	}
+	var be *queue.BookingStateError
+	if errors.As(err, &be) {
+		return fmt.Sprintf("%s: booking %d is %s: cannot %s", st.Msg, be.ID, be.Status, be.Action)
+	}
+	detail, ok := strings.CutPrefix(err.Error(), sentinel.Error()+": ")
+	if !ok || strings.Contains(detail, "queue: ") {
+		return st.Msg
+	}
+	return st.Msg + ": " + detail
 }
 
 var errorMap = []struct {
@@ -59,27 +83,11 @@ var errorMap = []struct {
 	{queue.ErrUnknownCounter, wire.ErrUnknownCounter},
 	{queue.ErrKeyReused, wire.ErrKeyReused},
 	{queue.ErrBadRequest, wire.ErrBadPayload},
-	{queue.ErrUnknownSite, wire.ErrBadPayload},
+	{queue.ErrUnknownSite, wire.ErrUnknownSite},
 	{queue.ErrBookingNotFound, wire.ErrUnknownBooking},
 	{queue.ErrCheckInEarly, wire.ErrCheckInEarly},
 	{queue.ErrCheckInLate, wire.ErrCheckInLate},
 	{queue.ErrBookingState, wire.ErrBookingNotActive},
-}
-
-var classToWire = map[queue.Class]wire.Class{
-	queue.ClassNormal: wire.ClassNormal, queue.ClassVIP: wire.ClassVIP, queue.ClassEmergency: wire.ClassEmergency,
-	queue.ClassRevisit: wire.ClassRevisit, queue.ClassAppointment: wire.ClassAppointment, queue.ClassReentered: wire.ClassReentered,
-}
-
-// classFromWire maps a wire class onto the queue's; false for values this
-// daemon does not know.
-func classFromWire(c wire.Class) (queue.Class, bool) {
-	for q, w := range classToWire {
-		if w == c {
-			return q, true
-		}
-	}
-	return "", false
 }
 
 var statusToWire = map[queue.Status]wire.TicketStatus{
@@ -100,12 +108,13 @@ var modeToWire = map[queue.CounterMode]wire.CounterState{
 	queue.CounterOpen: wire.CounterOpen, queue.CounterPaused: wire.CounterPaused, queue.CounterClosed: wire.CounterClosed,
 }
 
-// ticketMsg is the TICKET answer for t; pos may be nil.
-func ticketMsg(t *queue.Ticket, pos *queue.Position) *wire.Ticket {
+// ticketMsg is the TICKET answer for t of site; pos may be nil.
+func ticketMsg(site *queue.Site, t *queue.Ticket, pos *queue.Position) *wire.Ticket {
 	m := &wire.Ticket{
-		ID: uint64(t.ID), Site: t.Site, Service: t.Queue, Number: t.Number,
-		Class: classToWire[t.Class], Status: statusToWire[t.Status], Counter: queue.CounterNumber(t.Counter),
-		CallCount: uint16(min(t.CallCount, 0xFFFF)), ServiceDay: t.Day,
+		Class: wireClass(site, t.Class),
+		ID:    uint64(t.ID), Site: t.Site, Service: t.Queue, Number: t.Number,
+		Status: statusToWire[t.Status], Counter: queue.CounterNumber(t.Counter),
+		CallCount: uint16(min(t.CallCount, 0xFFFF)), ServiceDay: t.Day, Version: uint64(max(t.Version, 0)),
 	}
 	if m.Service == "" {
 		m.Service = t.Service
@@ -142,7 +151,7 @@ func eventMsg(site *queue.Site, ev *queue.Event) (*wire.Event, bool) {
 		Counter: queue.CounterNumber(ev.Counter), Actor: ev.Actor, Status: statusToWire[ev.Status],
 		TicketID: uint64(ev.TicketID), CallCount: uint16(min(ev.CallCount, 0xFFFF)),
 		From: statusToWire[ev.From], FromService: ev.FromQueue, FromCounter: queue.CounterNumber(ev.FromCounter),
-		Class: classToWire[ev.Class], WaitedMS: millis(ev.Waited), ServiceMS: millis(ev.ServiceTime),
+		Class: wireClass(site, ev.Class), WaitedMS: millis(ev.Waited), ServiceMS: millis(ev.ServiceTime),
 	}
 	if ev.Issuer != ev.Service {
 		m.Issuer = ev.Issuer
@@ -215,17 +224,9 @@ func seconds(d time.Duration) uint32 {
 
 // waitingFor counts the tickets waiting in the services a counter serves.
 func waitingFor(site *queue.Site, v *view.Site, counter string) int {
-	serves := map[string]bool{}
-	for _, c := range site.Counters {
-		if c.ID == counter {
-			for _, cs := range c.Services {
-				serves[cs.Service] = true
-			}
-		}
-	}
 	n := 0
 	for _, sv := range v.Services {
-		if serves[sv.Code] {
+		if serves(site, counter, sv.Code) {
 			n += sv.Waiting
 		}
 	}

@@ -35,7 +35,7 @@ func QueueEvent(m *wire.Event) (queue.Event, bool) {
 	}
 	e.Status, _ = fromWire(statusToWire, m.Status)
 	e.From, _ = fromWire(statusToWire, m.From)
-	e.Class, _ = classFromWire(m.Class)
+	e.Class, _ = fromWire(classToWire, m.Class)
 	if e.Issuer == "" {
 		e.Issuer = e.Service
 	}

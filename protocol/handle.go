@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
+	"github.com/nowserving/nowserving/backoff"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
@@ -27,6 +29,7 @@ func (s *Server) welcome(dev *device) (*wire.Welcome, error) {
 	}
 	if s.o.RateLimit > 0 {
 		w.RateLimit = uint16(min(math.Ceil(s.o.RateLimit), 0xFFFF))
+		w.RateBurst = uint16(min(s.o.RateBurst, 0xFFFF))
 	}
 	site := dev.Site
 	if site == "" {
@@ -42,6 +45,7 @@ func (s *Server) welcome(dev *device) (*wire.Welcome, error) {
 		return nil, err
 	}
 	w.Site, w.ServiceDay = def.ID, def.Day(now)
+	defs(def, w)
 	if dev.Role != wire.RoleKiosk {
 		// Subscribers resume from here; kiosks do not need it and there
 		// may be many of them.
@@ -78,15 +82,15 @@ func (ss *session) handle(ctx context.Context, f wire.Frame) {
 		ss.send(f.RequestID, m)
 	}
 	if !f.Type.IsRequest() {
-		msg := fmt.Sprintf("unknown message type %s", f.Type)
+		msg := fmt.Sprintf("unknown message type: %s", f.Type)
 		if _, err := wire.New(f.Type); err == nil {
-			msg = fmt.Sprintf("%s is not a request a device may send now", f.Type)
+			msg = fmt.Sprintf("unknown message type: %s is not a request a device may send now", f.Type)
 		}
 		fail(wire.ErrUnsupportedType.WithMsg(msg), 0)
 		return
 	}
 	if !ss.dev.allowed.Allows(f.Type) {
-		fail(wire.ErrForbidden.WithMsg(fmt.Sprintf("a %s may not send %s", ss.dev.Role, f.Type)), 0)
+		fail(wire.ErrForbidden.WithMsg(fmt.Sprintf("forbidden for role: a %s may not send %s", ss.dev.Role, f.Type)), 0)
 		return
 	}
 	if ok, wait := ss.dev.bucket.take(start); !ok {
@@ -132,13 +136,15 @@ func (ss *session) resolve(f wire.Frame, site string, counter uint32, key string
 		return r, err
 	}
 	r.site = def
-	if needCounter || counter != 0 {
+	// A keypad always acts as its counter: Counter 0 means it (§4), also
+	// for REENTER, whose LCD lines count what its counter has waiting.
+	if needCounter || counter != 0 || ss.dev.Role == wire.RoleKeypad {
 		if r.counter, err = ss.counterFor(counter, needCounter); err != nil {
 			return r, err
 		}
 	}
 	if len(key) > maxKey {
-		return r, wire.ErrBadPayload.WithMsg(fmt.Sprintf("idempotency key longer than %d bytes", maxKey))
+		return r, wire.ErrBadPayload.WithMsg(fmt.Sprintf("malformed payload: idempotency key longer than %d bytes", maxKey))
 	}
 	if key == "" && f.Type.IsMutating() {
 		key = wire.DerivedKey(ss.dev.ID, ss.hello.BootNonce, f.RequestID)
@@ -157,15 +163,15 @@ func (ss *session) siteFor(name string) (*queue.Site, error) {
 	case name == "":
 		sites := eng.Sites()
 		if len(sites) != 1 {
-			return nil, wire.ErrBadPayload.WithMsg("site required: this daemon serves several sites")
+			return nil, wire.ErrBadPayload.WithMsg("malformed payload: site required, this daemon serves several sites")
 		}
 		name = sites[0].ID
 	case dev.Site != "" && name != dev.Site:
-		return nil, wire.ErrForbidden.WithMsg(fmt.Sprintf("device %s may not act on site %s", dev.ID, name))
+		return nil, wire.ErrForbidden.WithMsg(fmt.Sprintf("forbidden for role: %s may not act on site %s", dev.ID, name))
 	}
 	def, err := eng.Site(name)
 	if err != nil {
-		return nil, wire.ErrBadPayload.WithMsg(fmt.Sprintf("unknown site %q", name))
+		return nil, wire.ErrUnknownSite.WithMsg("unknown site: " + name)
 	}
 	return def, nil
 }
@@ -175,13 +181,13 @@ func (ss *session) counterFor(n uint32, required bool) (string, error) {
 	dev := ss.dev
 	if dev.Role == wire.RoleKeypad {
 		if n != 0 && n != dev.counterNum {
-			return "", wire.ErrWrongCounter.WithMsg(fmt.Sprintf("keypad %s is bound to counter %s, not %d", dev.ID, dev.Counter, n))
+			return "", wire.ErrWrongCounter.WithMsg(fmt.Sprintf("wrong counter: %s is bound to counter %s, not %d", dev.ID, dev.Counter, n))
 		}
 		return dev.Counter, nil
 	}
 	if n == 0 {
 		if required {
-			return "", wire.ErrBadPayload.WithMsg("counter required")
+			return "", wire.ErrBadPayload.WithMsg("malformed payload: counter required")
 		}
 		return "", nil
 	}
@@ -239,7 +245,7 @@ func (ss *session) dispatch(ctx context.Context, f wire.Frame, m wire.Message) (
 	case *wire.CheckIn:
 		return ss.checkIn(ctx, f, m)
 	}
-	return nil, wire.ErrUnsupportedType.WithMsg(fmt.Sprintf("%s is not handled", f.Type))
+	return nil, wire.ErrUnsupportedType.WithMsg(fmt.Sprintf("unknown message type: %s is not handled", f.Type))
 }
 
 func (ss *session) takeTicket(ctx context.Context, f wire.Frame, m *wire.TakeTicket) (wire.Message, error) {
@@ -247,32 +253,36 @@ func (ss *session) takeTicket(ctx context.Context, f wire.Frame, m *wire.TakeTic
 	if err != nil {
 		return nil, err
 	}
-	class, ok := classFromWire(m.Class)
+	class, ok := classesOf(r.site).fromWire[m.Class]
 	if !ok {
-		return nil, wire.ErrBadPayload.WithMsg(fmt.Sprintf("unknown ticket class %d", m.Class))
+		return nil, wire.ErrBadPayload.WithMsg(fmt.Sprintf("malformed payload: unknown ticket class %d at site %s", m.Class, r.site.ID))
 	}
 	if m.WantESCPOS && ss.srv.o.Render == nil {
-		return nil, wire.ErrBadPayload.WithMsg("printing not configured")
+		return nil, wire.ErrBadPayload.WithMsg("malformed payload: WantESCPOS, but printing is not configured")
 	}
 	pos, err := ss.srv.eng.IssuePosition(ctx, queue.IssueRequest{Request: r.qr, Service: m.Service, Class: class})
 	if err != nil {
 		return nil, err
 	}
-	return ss.printed(ctx, r, pos, m.WantESCPOS, m.Language)
+	return ss.printed(ctx, f, r, pos, m.WantESCPOS, m.Language)
 }
 
 // printed is the TICKET answer of a new ticket a kiosk prints: with its
 // ESC/POS bytes when it asked for them, else printed on its network
 // printer (if it has one) before it is answered.
-func (ss *session) printed(ctx context.Context, r req, pos queue.Position, wantESCPOS bool, lang string) (wire.Message, error) {
-	out := ticketMsg(&pos.Ticket, &pos)
+func (ss *session) printed(ctx context.Context, f wire.Frame, r req, pos queue.Position, wantESCPOS bool, lang string) (wire.Message, error) {
+	out := ticketMsg(r.site, &pos.Ticket, &pos)
 	if !wantESCPOS && ss.srv.o.Print != nil {
 		// A kiosk with only a button: its ticket prints on its network
-		// printer before it is answered, so paper out reaches it as an
-		// error. The ticket stays issued; a retry with the same key gets it
-		// again and tries the printer again.
+		// printer before it is answered. A ticket that did not print is
+		// issued all the same (it has its number and its place): the kiosk
+		// is told so with the ticket, to show the number or call staff; a
+		// retry with the same key gets the same ticket and tries the
+		// printer again.
 		if err := ss.srv.o.Print(ctx, ss.dev.ID, pos.Ticket, pos); err != nil {
-			return nil, wire.ErrPrinterFailed.WithMsg(fmt.Sprintf("ticket %s issued but not printed: %v", pos.Ticket.Number, err))
+			ss.srv.log.Warn("ticket issued but not printed", "device", ss.dev.ID, "request_id", f.RequestID,
+				"site", r.site.ID, "number", pos.Ticket.Number, "err", err)
+			out.NotPrinted, out.PrintError = true, printReason(err)
 		}
 	}
 	if wantESCPOS {
@@ -293,13 +303,13 @@ func (ss *session) checkIn(ctx context.Context, f wire.Frame, m *wire.CheckIn) (
 		return nil, err
 	}
 	if m.WantESCPOS && ss.srv.o.Render == nil {
-		return nil, wire.ErrBadPayload.WithMsg("printing not configured")
+		return nil, wire.ErrBadPayload.WithMsg("malformed payload: WantESCPOS, but printing is not configured")
 	}
 	ci, err := ss.srv.eng.CheckIn(ctx, queue.BookingRequest{Request: r.qr, Code: m.Code})
 	if err != nil {
 		return nil, err
 	}
-	return ss.printed(ctx, r, ci.Position, m.WantESCPOS, m.Language)
+	return ss.printed(ctx, f, r, ci.Position, m.WantESCPOS, m.Language)
 }
 
 type counterFunc func(context.Context, queue.CounterRequest) (queue.Ticket, error)
@@ -333,10 +343,11 @@ func (ss *session) modeOp(ctx context.Context, f wire.Frame, site string, counte
 	if err != nil {
 		return nil, err
 	}
-	if _, err := fn(ctx, queue.CounterRequest{Request: r.qr, Counter: r.counter}); err != nil {
+	cs, err := fn(ctx, queue.CounterRequest{Request: r.qr, Counter: r.counter})
+	if err != nil {
 		return nil, err
 	}
-	ok := &wire.OK{}
+	ok := &wire.OK{Version: uint64(max(cs.Version, 0))}
 	if ss.dev.Role == wire.RoleKeypad {
 		ok.LCD = []string{r.site.CounterName(r.counter, "", "Counter "+r.counter), word}
 	}
@@ -355,7 +366,7 @@ func (ss *session) ticketAnswer(ctx context.Context, t wire.MsgType, r req, tk q
 			pos = &p
 		}
 	}
-	out := ticketMsg(&tk, pos)
+	out := ticketMsg(r.site, &tk, pos)
 	if ss.dev.Role == wire.RoleKeypad {
 		out.LCD = []string{lcdFirst(t, &tk, r.counter)}
 		err := ss.srv.views.read(ctx, ss.srv.eng, r.site, func(v *view.Site) {
@@ -378,13 +389,66 @@ func (ss *session) status(ctx context.Context, m *wire.Status) (wire.Message, er
 		if err != nil {
 			return nil, err
 		}
-		return ticketMsg(&p.Ticket, &p), nil
+		return ticketMsg(def, &p.Ticket, &p), nil
+	}
+	if m.Service != "" && !hasService(def, m.Service) {
+		return nil, wire.ErrUnknownService.WithMsg("unknown service: " + m.Service)
+	}
+	counter := queue.CounterID(m.Counter)
+	if m.Counter != 0 && !def.HasCounter(counter) {
+		return nil, wire.ErrUnknownCounter.WithMsg("unknown counter: " + counter)
 	}
 	snap, err := ss.srv.eng.Snapshot(ctx, def.ID)
 	if err != nil {
 		return nil, err
 	}
-	return ss.srv.snapshotMsg(def, &snap), nil
+	out := ss.srv.snapshotMsg(def, &snap)
+	narrow(def, out, counter, m.Service)
+	return out, nil
+}
+
+// hasService reports whether site has a service of that code.
+func hasService(site *queue.Site, code string) bool {
+	for _, sv := range site.Services {
+		if sv.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+// serves reports whether counter id of site serves service code.
+func serves(site *queue.Site, id, code string) bool {
+	for _, c := range site.Counters {
+		if c.ID == id {
+			for _, cs := range c.Services {
+				if cs.Service == code {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// narrow keeps, of a SNAPSHOT, what a STATUS filter asks for: a counter
+// (that counter, the services it serves and its devices) and a service
+// (that service and the counters serving it); "" means no filter.
+func narrow(site *queue.Site, m *wire.Snapshot, counter, service string) {
+	if counter == "" && service == "" {
+		return
+	}
+	m.Services = slices.DeleteFunc(m.Services, func(sv wire.ServiceInfo) bool {
+		return (service != "" && sv.Code != service) || (counter != "" && !serves(site, counter, sv.Code))
+	})
+	m.Counters = slices.DeleteFunc(m.Counters, func(c wire.CounterInfo) bool {
+		id := queue.CounterID(c.ID)
+		return (counter != "" && id != counter) || (service != "" && !serves(site, id, service))
+	})
+	if counter != "" {
+		n := queue.CounterNumber(counter)
+		m.Devices = slices.DeleteFunc(m.Devices, func(d wire.DeviceInfo) bool { return d.Counter != n })
+	}
 }
 
 // reprint prints a ticket again through Opts.Reprint. It changes no state
@@ -399,7 +463,7 @@ func (ss *session) reprint(ctx context.Context, f wire.Frame, m *wire.Reprint) (
 	}
 	fn := ss.srv.o.Reprint
 	if fn == nil {
-		return nil, wire.ErrPrinterFailed.WithMsg("printing not configured")
+		return nil, wire.ErrPrinterFailed.WithMsg("printer failed: printing not configured")
 	}
 	err = fn(ctx, def.ID, m.Number, m.Printer)
 	if err == nil {
@@ -419,23 +483,53 @@ func reprintErr(ss *session, f wire.Frame, site string, m *wire.Reprint, err err
 	case errors.As(err, &se):
 		return se
 	case errors.Is(err, queue.ErrNotFound):
-		return wire.ErrUnknownTicket.WithMsg(fmt.Sprintf("no ticket %s today at site %s", m.Number, site))
+		return wire.ErrUnknownTicket.WithMsg(fmt.Sprintf("unknown ticket: %s today at %s", m.Number, site))
 	case errors.Is(err, queue.ErrUnavailable), errors.Is(err, queue.ErrClosed):
 		return err
 	}
 	ss.srv.log.Warn("reprint failed", "device", ss.dev.ID, "request_id", f.RequestID, "site", site,
 		"number", m.Number, "printer", m.Printer, "err", err)
-	return wire.ErrPrinterFailed.WithMsg(err.Error())
+	msg := "printer failed: " + printReason(err)
+	if m.Printer != "" {
+		msg += " on " + m.Printer
+	}
+	return wire.ErrPrinterFailed.WithMsg(msg)
+}
+
+// printReason is the short wording of a failed print a device may show
+// (devices.PrintError's Reason); the error itself goes to the log.
+func printReason(err error) string {
+	var r interface{ Reason() string }
+	if errors.As(err, &r) {
+		return r.Reason()
+	}
+	return "printer error"
 }
 
 // filter selects the events a subscription forwards.
 type filter struct {
 	counters map[string]bool // nil: every counter
+	// served are the services the counters serve: a counter filter also
+	// forwards every ticket event of them (ISSUED, a call at another
+	// counter), which is what a keypad needs to count what waits for it.
+	served   map[string]bool
 	services map[string]bool // nil: every service
 }
 
+// serving fills fl.served from the site's definition of fl.counters.
+func (fl *filter) serving(site *queue.Site) {
+	fl.served = map[string]bool{}
+	for _, c := range site.Counters {
+		if fl.counters[c.ID] {
+			for _, cs := range c.Services {
+				fl.served[cs.Service] = true
+			}
+		}
+	}
+}
+
 func (fl filter) match(ev *queue.Event) bool {
-	if fl.counters != nil && !fl.counters[ev.Counter] {
+	if fl.counters != nil && !fl.counters[ev.Counter] && !fl.served[ev.Service] && !fl.served[ev.FromQueue] {
 		return false
 	}
 	if fl.services != nil && !fl.services[ev.Service] {
@@ -454,7 +548,7 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 	if ss.dev.Role == wire.RoleKeypad {
 		for _, c := range m.Counters {
 			if c != ss.dev.counterNum {
-				return nil, wire.ErrWrongCounter.WithMsg(fmt.Sprintf("keypad %s is bound to counter %s, not %d", ss.dev.ID, ss.dev.Counter, c))
+				return nil, wire.ErrWrongCounter.WithMsg(fmt.Sprintf("wrong counter: %s is bound to counter %s, not %d", ss.dev.ID, ss.dev.Counter, c))
 			}
 		}
 		fl.counters = map[string]bool{ss.dev.Counter: true}
@@ -463,6 +557,9 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 		for _, c := range m.Counters {
 			fl.counters[queue.CounterID(c)] = true
 		}
+	}
+	if fl.counters != nil {
+		fl.serving(def)
 	}
 	if len(m.Services) > 0 {
 		fl.services = map[string]bool{}
@@ -539,10 +636,8 @@ func (ss *session) pump(ctx context.Context, site *queue.Site, sub *queue.Subscr
 				err = serr
 			}
 			s.log.Warn("event subscription failed; retrying", "device", ss.dev.ID, "site", site.ID, "err", err)
-			select {
-			case <-ctx.Done():
+			if backoff.Sleep(ctx, time.Second) != nil {
 				return
-			case <-time.After(time.Second):
 			}
 			continue
 		}

@@ -83,7 +83,13 @@ var engineClock = storetest.NewClock(time.Date(2026, 11, 30, 2, 0, 0, 0, time.UT
 // unstarted returns the test daemon, not started yet; opts adjusts the
 // server options.
 func unstarted(t testing.TB, opts func(*protocol.Opts)) *env {
-	d := protocoltest.New(t, testSite(), testDevices())
+	return unstartedSite(t, testSite(), opts)
+}
+
+// unstartedSite is unstarted for another site definition (same id, same
+// devices).
+func unstartedSite(t testing.TB, site queue.Site, opts func(*protocol.Opts)) *env {
+	d := protocoltest.New(t, site, testDevices())
 	d.Clock, d.ServerOpts = engineClock.Now, opts
 	return &env{Daemon: d, t: t}
 }
@@ -91,7 +97,13 @@ func unstarted(t testing.TB, opts func(*protocol.Opts)) *env {
 // newEnv starts a daemon; opts adjusts the server options.
 func newEnv(t testing.TB, opts func(*protocol.Opts)) *env {
 	t.Helper()
-	en := unstarted(t, opts)
+	return newEnvSite(t, testSite(), opts)
+}
+
+// newEnvSite is newEnv for another site definition.
+func newEnvSite(t testing.TB, site queue.Site, opts func(*protocol.Opts)) *env {
+	t.Helper()
+	en := unstartedSite(t, site, opts)
 	en.Start()
 	t.Cleanup(en.Stop)
 	return en

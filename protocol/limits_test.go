@@ -108,9 +108,7 @@ func TestIdleRenewalNeverLocksOut(t *testing.T) {
 		opened atomic.Int64
 	)
 	for i := range attackers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				c, err := attacker.Dial("tcp", en.Addr)
 				mu.Lock()
@@ -132,7 +130,7 @@ func TestIdleRenewalNeverLocksOut(t *testing.T) {
 				_, _ = io.Copy(io.Discard, c) // until the server closes it
 				c.Close()
 			}
-		}()
+		})
 	}
 	t.Cleanup(func() {
 		mu.Lock()

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nowserving/nowserving/devices"
+	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
@@ -29,7 +31,7 @@ func (p *printer) reprint(ctx context.Context, site, number, id string) error {
 		return fmt.Errorf("devices: reprint %s: %w", number, err)
 	}
 	if p.err != nil {
-		return fmt.Errorf("devices: print %s on printer %s: %w", number, id, p.err)
+		return &devices.PrintError{Printer: id, Number: number, Err: p.err}
 	}
 	p.calls = append(p.calls, site+"/"+number+"/"+id)
 	return nil
@@ -41,7 +43,7 @@ func (p *printer) printed() []string {
 	return append([]string(nil), p.calls...)
 }
 
-var errPaperOut = errors.New("escpos: paper out")
+var errPaperOut = escpos.ErrPaperOut
 
 func TestReprint(t *testing.T) {
 	p := &printer{}
@@ -125,7 +127,7 @@ func TestReprintNotConfigured(t *testing.T) {
 		t.Error("WELCOME of a console does not allow REPRINT")
 	}
 	e := con.wantError(&wire.Reprint{Number: tk.Number}, wire.ErrPrinterFailed.Code)
-	if e.Msg != "printing not configured" {
-		t.Errorf("ERROR %q, want %q", e.Msg, "printing not configured")
+	if e.Msg != "printer failed: printing not configured" {
+		t.Errorf("ERROR %q, want %q", e.Msg, "printer failed: printing not configured")
 	}
 }

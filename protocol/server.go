@@ -194,6 +194,8 @@ type Server struct {
 	seq       uint64     // sessions admitted, numbering them
 	authed    int        // authenticated sessions
 	evictLog  evictLog
+	guard     authGuard      // back-off of failing handshakes
+	refusals  *refusalLog    // summary of refused handshakes
 	online    map[string]int // welcomed sessions per device id
 	closing   bool
 	done      chan struct{} // closed by Shutdown
@@ -268,6 +270,7 @@ func New(o Opts) (*Server, error) {
 	if s.metrics == nil {
 		s.metrics = nopMetrics{}
 	}
+	s.refusals = &refusalLog{log: s.log, now: o.Clock, every: refusalLogEvery}
 	for _, dv := range o.Devices {
 		if err := s.addDevice(dv); err != nil {
 			return nil, fmt.Errorf("protocol: device %q: %w", dv.ID, err)
@@ -473,7 +476,7 @@ func refuse(c net.Conn, e *wire.StatusError, now time.Time) {
 }
 
 // shuttingDown is the ERROR sent to every session at Shutdown.
-var shuttingDown = wire.ErrBusy.WithMsg("server shutting down")
+var shuttingDown = wire.ErrBusy.WithMsg("server busy: shutting down")
 
 // Shutdown stops accepting, tells every session the server is shutting
 // down (ERROR 0x31, retryable), lets requests in flight finish and returns

@@ -192,9 +192,7 @@ func TestEndToEnd(t *testing.T) {
 	issued := make(chan string, kiosks*perKiosk)
 	for k := 0; k < kiosks; k++ {
 		cl, _ := en.login(fmt.Sprintf("kiosk-%d", k+1), uint64(k+1))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := 0; i < perKiosk; i++ {
 				svc := []string{"A", "B"}[i%2]
 				m, err := cl.try(&wire.TakeTicket{Service: svc})
@@ -209,16 +207,14 @@ func TestEndToEnd(t *testing.T) {
 				}
 				issued <- tk.Number
 			}
-		}()
+		})
 	}
 	var calls sync.Map
 	stop := make(chan struct{})
 	var kwg sync.WaitGroup
 	for k := 0; k < keypads; k++ {
 		cl, _ := en.login(fmt.Sprintf("keypad-%d", k+1), 1)
-		kwg.Add(1)
-		go func() {
-			defer kwg.Done()
+		kwg.Go(func() {
 			for {
 				m, err := cl.try(&wire.CallNext{})
 				if err != nil {
@@ -250,7 +246,7 @@ func TestEndToEnd(t *testing.T) {
 					}
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(stop)
@@ -352,6 +348,10 @@ func (cl *client) eventsUntil(v uint64) []*wire.Event {
 	return out
 }
 
+// TestKeypadSubscriptionFiltered: a keypad following its counter gets the
+// events of its counter and every ticket event of the services it serves
+// (ISSUED, a call at another counter: what changes its "waiting"), not the
+// rest of the site (PROTOCOL.md section 7).
 func TestKeypadSubscriptionFiltered(t *testing.T) {
 	en := newEnv(t, nil)
 	kiosk, _ := en.login("kiosk-1", 1)
@@ -361,14 +361,20 @@ func TestKeypadSubscriptionFiltered(t *testing.T) {
 	if _, ok := kp1.do(&wire.Subscribe{Counters: []uint32{1}, Snapshot: true}).(*wire.Snapshot); !ok {
 		t.Fatal("subscribe: no snapshot")
 	}
-	kiosk.ticket(&wire.TakeTicket{Service: "A"}) // v1, no counter
-	kiosk.ticket(&wire.TakeTicket{Service: "A"}) // v2
-	kp2.ticket(&wire.CallNext{})                 // v3, counter 2
-	kp1.ticket(&wire.CallNext{})                 // v4, counter 1
+	kiosk.ticket(&wire.TakeTicket{Service: "A"}) // v1, ISSUED in A: counter 1 serves A
+	kiosk.ticket(&wire.TakeTicket{Service: "F"}) // v2, ISSUED in F: not counter 1's
+	kiosk.ticket(&wire.TakeTicket{Service: "B"}) // v3, ISSUED in B
+	kp2.ticket(&wire.CallNext{})                 // v4, A001 called to counter 2
+	kp2.do(&wire.Pause{})                        // v5, counter 2 paused: not counter 1's
+	kp1.ticket(&wire.CallNext{})                 // v6, B001 called to counter 1
 	// The answer to CALL_NEXT may come before or after its event.
-	evs := kp1.eventsUntil(4)
-	if len(evs) != 1 || evs[0].Version != 4 || evs[0].Counter != 1 || evs[0].Kind != wire.EventCalled {
-		t.Errorf("keypad-1 events: %+v", evs)
+	evs := kp1.eventsUntil(6)
+	var got []string
+	for _, ev := range evs {
+		got = append(got, fmt.Sprintf("v%d %s %s@%d", ev.Version, ev.Kind, ev.Number, ev.Counter))
+	}
+	if want := "v1 issued A001@0|v3 issued B001@0|v4 called A001@2|v6 called B001@1"; strings.Join(got, "|") != want {
+		t.Errorf("keypad-1 events:\n got %s\nwant %s", strings.Join(got, "|"), want)
 	}
 }
 

@@ -26,7 +26,7 @@ var errLameDuck = errors.New("protocol: server shutting down")
 var errEvicted = errors.New("protocol: evicted while authenticating")
 
 // tooManyPending is the ERROR sent to an evicted connection.
-var tooManyPending = wire.ErrTooManyConnections.WithMsg("too many connections authenticating; reconnect")
+var tooManyPending = wire.ErrTooManyConnections.WithMsg("too many connections: too many authenticating, reconnect")
 
 // session is one connection. The reader goroutine (run) owns the handshake
 // and the requests; the writer goroutine owns all writes after WELCOME.
@@ -196,10 +196,14 @@ func (ss *session) handshake() bool {
 		default:
 			s.authFailures.Add(1)
 			s.metrics.AuthFailed(reason)
-			s.log.Warn("handshake failed", "remote", ss.remote, "device", ss.hello.DeviceID, "reason", reason)
+			s.refusals.note(reason, "remote", ss.remote, "device", ss.hello.DeviceID)
 		}
 		if e != nil {
-			ss.writeNow(e.Reply(reqID), reqID, time.Second)
+			m := e.Reply(reqID)
+			if e.Code == wire.ErrRateLimited.Code {
+				m.RetryAfterMS = uint32(s.guard.hostWait(ss.host, s.o.Clock()).Milliseconds())
+			}
+			ss.writeNow(m, reqID, time.Second)
 		}
 		return false
 	}
@@ -213,6 +217,9 @@ func (ss *session) handshake() bool {
 	}
 	if err := ss.hello.Decode(f.Payload); err != nil {
 		return fail(wire.StatusOf(err), f.RequestID, "bad hello")
+	}
+	if e, reason := s.admitHello(ss); e != nil {
+		return fail(e, f.RequestID, reason)
 	}
 	nonce := make([]byte, wire.NonceSize)
 	if _, err := rand.Read(nonce); err != nil {
@@ -241,14 +248,11 @@ func (ss *session) handshake() bool {
 	}
 	// Always compute the MAC so an unknown device costs the same time.
 	macOK := wire.VerifyMAC(secret, nonce, ss.hello.DeviceID, auth.MAC)
-	switch {
-	case !known:
-		return fail(wire.ErrAuthFailed, f.RequestID, "unknown device")
-	case !macOK:
-		return fail(wire.ErrAuthFailed, f.RequestID, "wrong mac")
-	case dev.Role != ss.hello.Role:
-		return fail(wire.ErrAuthFailed, f.RequestID, "role mismatch")
+	if reason := authFault(known, macOK, known && dev.Role == ss.hello.Role); reason != "" {
+		ss.holdBack(deadline)
+		return fail(wire.ErrAuthFailed, f.RequestID, reason)
 	}
+	s.guard.succeeded(ss.host, dev.ID)
 	if e, reason := s.authenticate(ss, dev); e != nil {
 		return fail(e, f.RequestID, reason)
 	}

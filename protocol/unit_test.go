@@ -1,8 +1,11 @@
 package protocol
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/nowserving/nowserving/logtest"
 )
 
 func TestBucket(t *testing.T) {
@@ -72,5 +75,34 @@ func TestSendQueue(t *testing.T) {
 	}
 	if got, closing = q.take(); len(got) != 0 || !closing {
 		t.Fatalf("take after close marker: %q closing=%v", got, closing)
+	}
+}
+
+// TestRefusalLog: the first refusal is logged at once; those after it in
+// the interval come as one summary with counts by reason, when it ends.
+func TestRefusalLog(t *testing.T) {
+	var buf logtest.Buffer
+	l := &refusalLog{log: buf.Logger(), now: time.Now, every: 50 * time.Millisecond}
+	l.note("bad frame", "remote", "10.0.0.1:1")
+	for i := 0; i < 30; i++ {
+		l.note("wrong mac", "remote", "10.0.0.2:1", "device", "kiosk-1")
+	}
+	l.note("bad frame", "remote", "10.0.0.3:1")
+	if got := strings.Count(buf.String(), "\n"); got != 1 {
+		t.Fatalf("%d lines before the interval ends, want 1:\n%s", got, buf.String())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(buf.String(), "handshakes refused") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no summary:\n%s", buf.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	sum := lines[len(lines)-1]
+	for _, want := range []string{"refused=31", "by_reason.wrong_mac=30", "by_reason.bad_frame=1", "last.remote=10.0.0.3:1"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %s: %s", want, sum)
+		}
 	}
 }

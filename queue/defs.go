@@ -21,8 +21,12 @@ type Site struct {
 	// rollover itself.
 	HeldGrace time.Duration
 	Ranks     map[Class]int // nil: DefaultRanks
-	Services  []Service
-	Counters  []Counter
+	// ClassNames are the display names of ticket classes, by class then
+	// language (config sites[].class_names); a class without one is shown
+	// by a built-in English word, or its code.
+	ClassNames map[Class]map[string]string
+	Services   []Service
+	Counters   []Counter
 	// Resources are what patients book; Appointments the booking rules
 	// (zero fields take the Default* values).
 	Resources    []Resource

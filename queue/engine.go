@@ -106,6 +106,9 @@ type job struct {
 	// written for the whole batch at once after the last job.
 	prior *StoredRequest
 	save  *SavedRequest
+	// stamp, when set, gives the request's result the version of its last
+	// event once the batch has appended the events (and re-encodes save).
+	stamp func(version int64) error
 }
 
 // New validates the sites and starts the committers.
@@ -345,6 +348,9 @@ func (e *Engine) apply(jobs []*job) error {
 		if err := appendEvents(ctx, tx, jobs); err != nil {
 			return err
 		}
+		if err := stampVersions(jobs); err != nil {
+			return err
+		}
 		var saves []SavedRequest
 		for _, j := range jobs {
 			if j.save != nil {
@@ -375,7 +381,7 @@ func (e *Engine) noAnswer(ctx context.Context, err error) error {
 func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
 	var keys []RequestKey
 	for _, j := range jobs {
-		j.events, j.err, j.prior, j.save = j.events[:0], nil, nil, nil
+		j.events, j.err, j.prior, j.save, j.stamp = j.events[:0], nil, nil, nil, nil
 		if j.key.Key != "" {
 			keys = append(keys, j.key)
 		}
@@ -454,6 +460,22 @@ func appendEvents(ctx context.Context, tx Tx, jobs []*job) error {
 	return nil
 }
 
+// stampVersions gives each job's result the version of its last event.
+func stampVersions(jobs []*job) error {
+	for _, j := range jobs {
+		if j.stamp != nil && j.err == nil && len(j.events) > 0 {
+			if err := j.stamp(j.events[len(j.events)-1].Version); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// versioned is a result that carries the version of the events it made
+// (Ticket, CounterState).
+type versioned interface{ setVersion(int64) }
+
 // do runs one idempotent operation: a stored result for (device, key) is
 // returned as it was; otherwise fn runs and its result is stored in the same
 // transaction.
@@ -497,14 +519,29 @@ func doRedo[T any](ctx context.Context, e *Engine, r Request, op string, fn func
 			return err
 		}
 		if r.Key != "" {
+			j.save = &SavedRequest{RequestKey: key, Op: op, AtMs: ms(e.clock())}
+		}
+		save := func() error {
+			if j.save == nil {
+				return nil
+			}
 			b, err := json.Marshal(v)
 			if err != nil {
 				return fmt.Errorf("queue: encode result of %s: %w", op, err)
 			}
-			j.save = &SavedRequest{RequestKey: key, Op: op, Result: b, AtMs: ms(e.clock())}
+			j.save.Result = b
+			return nil
+		}
+		j.stamp = nil
+		if vv, ok := any(&v).(versioned); ok {
+			j.stamp = func(version int64) error {
+				vv.setVersion(version)
+				res = v
+				return save()
+			}
 		}
 		res = v
-		return nil
+		return save()
 	})
 	if err != nil {
 		return zero, err

@@ -70,7 +70,7 @@ func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, e
 	// pos is written by the committer and read once do returned, like do's
 	// own result.
 	var pos Position
-	_, err := doRedo(ctx, e, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	t, err := doRedo(ctx, e, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		t, err := e.issue(ctx, tx, j, s, r)
 		if err != nil {
 			return t, err
@@ -88,6 +88,7 @@ func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, e
 	if err != nil {
 		return Position{}, err
 	}
+	pos.Ticket.Version = t.Version
 	return pos, nil
 }
 

@@ -90,7 +90,14 @@ type Ticket struct {
 
 	Device  string // device that issued it
 	IdemKey string // idempotency key of the request that created it
+
+	// Version is, on a ticket an operation of the Engine returned, the
+	// event version that operation produced (its last event; a retry with
+	// the same key gets the first one's); 0 on a ticket read from the store.
+	Version int64
 }
+
+func (t *Ticket) setVersion(v int64) { t.Version = v }
 
 // CounterMode is the state of a counter.
 type CounterMode string
@@ -109,7 +116,12 @@ type CounterState struct {
 	Mode     CounterMode
 	TicketID int64     // ticket called or served now, 0 when idle
 	Since    time.Time // when Mode or TicketID last changed
+	// Version is, on a state Pause or Resume returned, the event version
+	// they produced; 0 on a state read from the store.
+	Version int64
 }
+
+func (c *CounterState) setVersion(v int64) { c.Version = v }
 
 // EventType names a state change in the event log.
 type EventType string

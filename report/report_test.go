@@ -12,8 +12,6 @@ import (
 
 	"github.com/nowserving/nowserving/golden"
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store/mysql"
-	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
@@ -206,22 +204,8 @@ func TestSameOnEveryStore(t *testing.T) {
 		name string
 		open func(t *testing.T) queue.Store
 	}{
-		{"postgres", func(t *testing.T) queue.Store {
-			st, err := postgres.Open(context.Background(), storetest.PostgresDSN(t), postgres.Opts{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return st
-		}},
-		{"mysql", func(t *testing.T) queue.Store {
-			st, err := mysql.Open(context.Background(), storetest.MySQLDSN(t), mysql.Opts{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return st
-		}},
+		{"postgres", func(t *testing.T) queue.Store { return storetest.Postgres(t) }},
+		{"mysql", func(t *testing.T) queue.Store { return storetest.MySQL(t) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			other := play(t, tc.open(t))

@@ -30,8 +30,13 @@ type recConn struct {
 }
 
 func (c *recConn) Do(_ context.Context, m wire.Message) (wire.Message, error) {
+	return c.record(&c.sent, m)
+}
+
+// record appends m to the list to (sent, or once for DoOnce) and answers it.
+func (c *recConn) record(to *[]wire.Message, m wire.Message) (wire.Message, error) {
 	c.mu.Lock()
-	c.sent = append(c.sent, m)
+	*to = append(*to, m)
 	answer := c.answer
 	c.mu.Unlock()
 	if answer != nil {
@@ -418,15 +423,8 @@ type onceRecConn struct {
 	once []wire.Message
 }
 
-func (c *onceRecConn) DoOnce(ctx context.Context, m wire.Message) (wire.Message, error) {
-	c.mu.Lock()
-	c.once = append(c.once, m)
-	answer := c.answer
-	c.mu.Unlock()
-	if answer != nil {
-		return answer(m)
-	}
-	return &wire.OK{}, nil
+func (c *onceRecConn) DoOnce(_ context.Context, m wire.Message) (wire.Message, error) {
+	return c.record(&c.once, m)
 }
 
 // A reprint is sent once (DoOnce), and the status line says how it went.

@@ -77,13 +77,18 @@ var problems = []struct {
 func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 	for _, p := range problems {
 		if errors.Is(err, p.err) {
+			detail := strings.TrimPrefix(err.Error(), "queue: ")
 			if p.status == http.StatusServiceUnavailable {
+				// The daemon's trouble: its cause (a driver's error) is
+				// for the log, not for the caller.
 				w.Header().Set("Retry-After", "1")
+				log.Warn("web: request not served", "code", p.code, "err", err)
+				detail = ""
 			}
 			if p.status == http.StatusTooManyRequests {
 				retryAfter(w, err)
 			}
-			writeProblem(w, p.status, p.code, p.title, strings.TrimPrefix(err.Error(), "queue: "))
+			writeProblem(w, p.status, p.code, p.title, detail)
 			return
 		}
 	}

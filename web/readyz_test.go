@@ -2,6 +2,9 @@ package web
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -32,5 +35,21 @@ func TestReadyzBounded(t *testing.T) {
 				t.Errorf("/readyz detail %q", p.Detail)
 			}
 		})
+	}
+}
+
+// TestUnavailableHidesCause: a 503 says what the caller can act on; the
+// driver's error behind it goes to the log, not into the body (issue 14).
+func TestUnavailableHidesCause(t *testing.T) {
+	cause := fmt.Errorf("%w: FATAL: terminating connection due to administrator command (SQLSTATE 57P01)", queue.ErrUnavailable)
+	e := newEnv(t, func(_ *queue.Opts, o *Opts) { o.Ready = func(context.Context) error { return cause } })
+	p := decode[Problem](t, e.do("GET", "/readyz", "-", ""), 503)
+	if p.Detail != "store unavailable" {
+		t.Errorf("/readyz detail %q, want %q", p.Detail, "store unavailable")
+	}
+	rec := httptest.NewRecorder()
+	writeError(rec, slog.New(slog.DiscardHandler), cause)
+	if body := rec.Body.String(); rec.Code != 503 || strings.Contains(body, "SQLSTATE") || !strings.Contains(body, "store_unavailable") {
+		t.Errorf("API 503: %d %s", rec.Code, body)
 	}
 }

@@ -281,10 +281,20 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		select {
 		case err = <-res:
 		case <-ctx.Done():
-			err = fmt.Errorf("store did not answer within %s", ReadyTimeout)
+			err = fmt.Errorf("web: readiness check did not return within %s", ReadyTimeout)
 		}
 		if err != nil {
-			writeProblem(w, http.StatusServiceUnavailable, "not_ready", "not ready", err.Error())
+			// The cause (a driver's error, say) is for the log; the body
+			// says what a load balancer or a person can act on.
+			s.log.Warn("web: not ready", "err", err)
+			detail := "see the daemon's log"
+			switch {
+			case ctx.Err() != nil:
+				detail = fmt.Sprintf("store did not answer within %s", ReadyTimeout)
+			case errors.Is(err, queue.ErrUnavailable):
+				detail = "store unavailable"
+			}
+			writeProblem(w, http.StatusServiceUnavailable, "not_ready", "not ready", detail)
 			return
 		}
 	}

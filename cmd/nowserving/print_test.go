@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -33,8 +32,9 @@ devices:
 
 // TestButtonKioskPrints: a kiosk with only a button takes tickets through
 // the real daemon; they print on its network printer (a fake 9100 printer
-// answering status queries as a real one does) before it is answered, and
-// paper out reaches the kiosk as an error.
+// answering status queries as a real one does) before it is answered; out
+// of paper, the kiosk gets its ticket flagged not printed, and its retry
+// with the same key prints it once paper is back.
 func TestButtonKioskPrints(t *testing.T) {
 	printer := escpostest.NewPrinter()
 	t.Cleanup(func() { printer.Close() }) // after the daemon stops
@@ -66,13 +66,25 @@ func TestButtonKioskPrints(t *testing.T) {
 		}
 	}
 
+	// Paper out: the ticket is issued all the same and the kiosk learns
+	// its number, flagged not printed (PROTOCOL.md TICKET tag 17).
 	printer.SetState(escpostest.State{Paper: escpostest.PaperOut})
-	_, err = kiosk.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
-	if !errors.Is(err, wire.ErrPrinterFailed) || !strings.Contains(err.Error(), "paper") {
-		t.Fatalf("paper out: got %v, want ERROR 0x2A naming the paper", err)
+	o := client.TicketOpts{IdemKey: "button-1-0002"}
+	lost, err := kiosk.TakeTicket(ctx, "A", wire.ClassNormal, o)
+	if err != nil || !lost.NotPrinted || lost.PrintError != "paper out" || lost.Number != "A002" {
+		t.Fatalf("paper out: got %+v, %v; want A002 not printed, \"paper out\"", lost, err)
 	}
 	if n := len(printer.Jobs()); n != 1 {
 		t.Errorf("%d jobs printed, want 1: nothing may print without paper", n)
+	}
+	// Paper back: the retry with the same key gets the same ticket, printed.
+	printer.SetState(escpostest.State{})
+	again, err := kiosk.TakeTicket(ctx, "A", wire.ClassNormal, o)
+	if err != nil || again.NotPrinted || again.Number != lost.Number {
+		t.Fatalf("retry after paper: got %+v, %v; want %s printed", again, err, lost.Number)
+	}
+	if _, err := printer.WaitJobs(wctx, 2); err != nil {
+		t.Errorf("the retry did not print: %v", err)
 	}
 }
 

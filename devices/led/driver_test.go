@@ -78,27 +78,10 @@ func crcHex(b []byte) string {
 	return fmt.Sprintf("%02x %02x", byte(c), byte(c>>8))
 }
 
-func mustOnbon(t testing.TB, o OnbonOpts) *Onbon {
+// mustNew builds a driver with newD from o, failing t on an error.
+func mustNew[O, D any](t testing.TB, newD func(O) (D, error), o O) D {
 	t.Helper()
-	d, err := NewOnbon(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-func mustAlpha(t testing.TB, o AlphaOpts) *Alpha {
-	t.Helper()
-	d, err := NewAlpha(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-func mustTemplate(t testing.TB, o TemplateOpts) *Template {
-	t.Helper()
-	d, err := NewTemplate(o)
+	d, err := newD(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,13 +98,13 @@ func goldenCases(t testing.TB) []struct {
 } {
 	modbus := mustModbus(t, ModbusOpts{})
 	modbus6 := mustModbus(t, ModbusOpts{Start: 0x0010, Chars: 6})
-	onbon := mustOnbon(t, OnbonOpts{Width: 64, Height: 16})
-	onbonHall := mustOnbon(t, OnbonOpts{Width: 192, Height: 32, Area: 1, Template: "{lines}", WantReply: true})
-	alpha := mustAlpha(t, AlphaOpts{})
-	tmpl := mustTemplate(t, TemplateOpts{Header: "01", Body: "{number:-4}{counter:2}", Trailer: "07"})
-	tmplSum := mustTemplate(t, TemplateOpts{Header: "AA 55", AddrFormat: "ascii2", Checksum: "sum8", ChecksumFrom: 2, Body: "{number}", Trailer: "0D"})
-	tmplCRC := mustTemplate(t, TemplateOpts{AddrFormat: "byte", Charset: "gbk", Checksum: "crc16modbus", Body: "{number}号到{counter}号窗口"})
-	tmplXor := mustTemplate(t, TemplateOpts{Header: "02", AddrFormat: "ascii3", Checksum: "xor8", ChecksumFrom: 1, Body: "{lines}", LineSep: "|", Trailer: "03"})
+	onbon := mustNew(t, NewOnbon, OnbonOpts{Width: 64, Height: 16})
+	onbonHall := mustNew(t, NewOnbon, OnbonOpts{Width: 192, Height: 32, Area: 1, Template: "{lines}", WantReply: true})
+	alpha := mustNew(t, NewAlpha, AlphaOpts{})
+	tmpl := mustNew(t, NewTemplate, TemplateOpts{Header: "01", Body: "{number:-4}{counter:2}", Trailer: "07"})
+	tmplSum := mustNew(t, NewTemplate, TemplateOpts{Header: "AA 55", AddrFormat: "ascii2", Checksum: "sum8", ChecksumFrom: 2, Body: "{number}", Trailer: "0D"})
+	tmplCRC := mustNew(t, NewTemplate, TemplateOpts{AddrFormat: "byte", Charset: "gbk", Checksum: "crc16modbus", Body: "{number}号到{counter}号窗口"})
+	tmplXor := mustNew(t, NewTemplate, TemplateOpts{Header: "02", AddrFormat: "ascii3", Checksum: "xor8", ChecksumFrom: 1, Body: "{lines}", LineSep: "|", Trailer: "03"})
 	hall := Content{Number: "A023", Counter: "5", Lines: []string{"A023 -> 5", "B101 -> 2", "A022 -> 1"}}
 	call := Content{Number: "A023", Counter: "5"}
 	return []struct {
@@ -169,7 +152,7 @@ func TestGoldenFrames(t *testing.T) {
 // TestOnbonRoundTrip decodes every Onbon golden frame back: stuffing,
 // CRC-16/ARC and the data length are consistent, and the text is GBK.
 func TestOnbonRoundTrip(t *testing.T) {
-	d := mustOnbon(t, OnbonOpts{Width: 64, Height: 16, Template: "{text}"})
+	d := mustNew(t, NewOnbon, OnbonOpts{Width: 64, Height: 16, Template: "{text}"})
 	frames, err := d.Encode(0xA55A, Content{Text: "请A023号到5号窗口"})
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +187,7 @@ func TestOnbonRoundTrip(t *testing.T) {
 }
 
 func TestAlphaChecksum(t *testing.T) {
-	frames, err := mustAlpha(t, AlphaOpts{}).Encode(0, Content{Number: "A1"})
+	frames, err := mustNew(t, NewAlpha, AlphaOpts{}).Encode(0, Content{Number: "A1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,14 +211,14 @@ func TestEncodeErrors(t *testing.T) {
 		{"modbus too long", mustModbus(t, ModbusOpts{}), 1, Content{Number: "A0234"}, ErrTooLong},
 		{"modbus non-ascii", mustModbus(t, ModbusOpts{}), 1, Content{Number: "号"}, ErrCharset},
 		{"modbus binary overflow", mustModbus(t, ModbusOpts{Encoding: "binary"}), 1, Content{Number: "A99999"}, ErrTooLong},
-		{"onbon broadcast", mustOnbon(t, OnbonOpts{Width: 8, Height: 8}), 0xFFFF, Content{}, ErrAddress},
-		{"onbon not gbk", mustOnbon(t, OnbonOpts{Width: 8, Height: 8}), 1, Content{Number: "😀"}, ErrCharset},
-		{"alpha addr", mustAlpha(t, AlphaOpts{}), 256, Content{}, ErrAddress},
-		{"alpha too long", mustAlpha(t, AlphaOpts{StringSize: 3}), 1, Content{Number: "A023"}, ErrTooLong},
-		{"alpha control", mustAlpha(t, AlphaOpts{}), 1, Content{Text: "a\x03b", Number: "x"}, nil},
-		{"template ascii2", mustTemplate(t, TemplateOpts{AddrFormat: "ascii2"}), 100, Content{}, ErrAddress},
-		{"template byte", mustTemplate(t, TemplateOpts{}), -1, Content{}, ErrAddress},
-		{"template charset", mustTemplate(t, TemplateOpts{}), 1, Content{Number: "号"}, ErrCharset},
+		{"onbon broadcast", mustNew(t, NewOnbon, OnbonOpts{Width: 8, Height: 8}), 0xFFFF, Content{}, ErrAddress},
+		{"onbon not gbk", mustNew(t, NewOnbon, OnbonOpts{Width: 8, Height: 8}), 1, Content{Number: "😀"}, ErrCharset},
+		{"alpha addr", mustNew(t, NewAlpha, AlphaOpts{}), 256, Content{}, ErrAddress},
+		{"alpha too long", mustNew(t, NewAlpha, AlphaOpts{StringSize: 3}), 1, Content{Number: "A023"}, ErrTooLong},
+		{"alpha control", mustNew(t, NewAlpha, AlphaOpts{}), 1, Content{Text: "a\x03b", Number: "x"}, nil},
+		{"template ascii2", mustNew(t, NewTemplate, TemplateOpts{AddrFormat: "ascii2"}), 100, Content{}, ErrAddress},
+		{"template byte", mustNew(t, NewTemplate, TemplateOpts{}), -1, Content{}, ErrAddress},
+		{"template charset", mustNew(t, NewTemplate, TemplateOpts{}), 1, Content{Number: "号"}, ErrCharset},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -378,19 +361,19 @@ func TestReplyParserSelection(t *testing.T) {
 	if replyParser(mustModbus(t, ModbusOpts{})) == nil {
 		t.Error("modbus: want a reply parser")
 	}
-	if replyParser(mustOnbon(t, OnbonOpts{Width: 8, Height: 8})) != nil {
+	if replyParser(mustNew(t, NewOnbon, OnbonOpts{Width: 8, Height: 8})) != nil {
 		t.Error("onbon without WantReply: want no reply parser")
 	}
-	if replyParser(mustOnbon(t, OnbonOpts{Width: 8, Height: 8, WantReply: true})) == nil {
+	if replyParser(mustNew(t, NewOnbon, OnbonOpts{Width: 8, Height: 8, WantReply: true})) == nil {
 		t.Error("onbon with WantReply: want a reply parser")
 	}
-	if replyParser(mustAlpha(t, AlphaOpts{})) != nil {
+	if replyParser(mustNew(t, NewAlpha, AlphaOpts{})) != nil {
 		t.Error("alpha: want no reply parser")
 	}
 }
 
 func TestOnbonParseReply(t *testing.T) {
-	d := mustOnbon(t, OnbonOpts{Width: 8, Height: 8, WantReply: true})
+	d := mustNew(t, NewOnbon, OnbonOpts{Width: 8, Height: 8, WantReply: true})
 	frames, err := d.Encode(3, Content{Number: "1"})
 	if err != nil {
 		t.Fatal(err)

@@ -362,11 +362,9 @@ func (c *Client) run(cn *conn) {
 		sub := c.sub
 		c.mu.Unlock()
 		if sub != nil {
-			c.wg.Add(1)
-			go func() {
-				defer c.wg.Done()
+			c.wg.Go(func() {
 				c.resubscribe(sub)
-			}()
+			})
 		}
 	}
 }
@@ -397,11 +395,9 @@ func (c *Client) serve(cn *conn) {
 	if every <= 0 {
 		every = DefaultHeartbeat
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	c.wg.Go(func() {
 		c.heartbeat(cn, every)
-	}()
+	})
 	for {
 		f, err := wire.ReadFrame(cn.br, 0)
 		if err != nil {

@@ -140,7 +140,7 @@ func TestRetryableErrorsAndTimeouts(t *testing.T) {
 		}, nil, 2},
 		{"no answer", nil, nil, 2},
 		{"service full", func(fc *fakeConn, f wire.Frame) {
-			fc.send(f.RequestID, wire.FlagResponse, wire.ErrServiceFull.WithMsg("service A full today").Reply(f.RequestID))
+			fc.send(f.RequestID, wire.FlagResponse, wire.ErrServiceFull.WithMsg("service full today: A").Reply(f.RequestID))
 		}, wire.ErrServiceFull, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,7 +162,7 @@ func TestRetryableErrorsAndTimeouts(t *testing.T) {
 			tk, err := c.TakeTicket(context.Background(), "A", wire.ClassNormal, TicketOpts{})
 			if tc.wantErr != nil {
 				var se *wire.StatusError
-				if !errors.Is(err, tc.wantErr) || !errors.As(err, &se) || se.Msg != "service A full today" {
+				if !errors.Is(err, tc.wantErr) || !errors.As(err, &se) || se.Msg != "service full today: A" {
 					t.Errorf("err = %v, want %v with the daemon's message", err, tc.wantErr)
 				}
 			} else if err != nil || tk.Number != "A001" {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	nsdevices "github.com/nowserving/nowserving/devices"
+	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/protocoltest"
@@ -28,7 +30,7 @@ func TestRealReprint(t *testing.T) {
 			return fmt.Errorf("devices: reprint %s: %w", number, err)
 		}
 		if printer == "jammed" {
-			return fmt.Errorf("devices: print %s on printer %s: %w", number, printer, errors.New("escpos: paper out"))
+			return &nsdevices.PrintError{Printer: printer, Number: number, Err: escpos.ErrPaperOut}
 		}
 		mu.Lock()
 		defer mu.Unlock()

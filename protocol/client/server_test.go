@@ -134,58 +134,56 @@ func (p *proxy) accept() {
 		p.mu.Unlock()
 		var muted sync.Mutex
 		mute := false
-		go func() { // client -> daemon
-			br := bufio.NewReader(c)
-			for {
-				f, err := wire.ReadFrame(br, 0)
-				if err != nil {
-					s.Close()
-					return
-				}
-				p.mu.Lock()
-				if p.cutOn != 0 && f.Type == p.cutOn {
-					p.cutOn = 0
-					muted.Lock()
-					mute = true
-					muted.Unlock()
-				}
-				p.mu.Unlock()
-				if _, err := s.Write(wire.AppendFrame(nil, f)); err != nil {
-					c.Close()
-					return
-				}
-			}
-		}()
-		go func() { // daemon -> client
-			br := bufio.NewReader(s)
-			for {
-				f, err := wire.ReadFrame(br, 0)
-				if err != nil {
-					c.Close()
-					return
-				}
+		go pump(c, s, func(f wire.Frame) bool { // client -> daemon
+			p.mu.Lock()
+			if p.cutOn != 0 && f.Type == p.cutOn {
+				p.cutOn = 0
 				muted.Lock()
-				m := mute
+				mute = true
 				muted.Unlock()
-				if m && f.Flags&wire.FlagResponse != 0 {
-					// The answer arrived: the request was applied. Lose it.
-					c.Close()
-					s.Close()
-					p.mu.Lock()
-					done, hook := p.cutDone, p.onCut
-					p.mu.Unlock()
-					if hook != nil {
-						hook()
-					}
-					close(done)
-					return
-				}
-				if _, err := c.Write(wire.AppendFrame(nil, f)); err != nil {
-					s.Close()
-					return
-				}
 			}
-		}()
+			p.mu.Unlock()
+			return true
+		})
+		go pump(s, c, func(f wire.Frame) bool { // daemon -> client
+			muted.Lock()
+			m := mute
+			muted.Unlock()
+			if m && f.Flags&wire.FlagResponse != 0 {
+				// The answer arrived: the request was applied. Lose it.
+				c.Close()
+				s.Close()
+				p.mu.Lock()
+				done, hook := p.cutDone, p.onCut
+				p.mu.Unlock()
+				if hook != nil {
+					hook()
+				}
+				close(done)
+				return false
+			}
+			return true
+		})
+	}
+}
+
+// pump passes the frames read from src on to dst while pass lets them
+// through; a failed read closes dst, a failed write src.
+func pump(src, dst net.Conn, pass func(wire.Frame) bool) {
+	br := bufio.NewReader(src)
+	for {
+		f, err := wire.ReadFrame(br, 0)
+		if err != nil {
+			dst.Close()
+			return
+		}
+		if !pass(f) {
+			return
+		}
+		if _, err := dst.Write(wire.AppendFrame(nil, f)); err != nil {
+			src.Close()
+			return
+		}
 	}
 }
 
@@ -264,6 +262,16 @@ func TestRealRetryGetsSameTicket(t *testing.T) {
 	}
 }
 
+// take has kiosk k take n normal tickets of service A.
+func take(t *testing.T, k *client.Client, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if _, err := k.TakeTicket(context.Background(), "A", wire.ClassNormal, client.TicketOpts{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A display that reconnects receives exactly the events it missed, in
 // order, then live ones.
 func TestRealSubscribeResume(t *testing.T) {
@@ -271,14 +279,7 @@ func TestRealSubscribeResume(t *testing.T) {
 	p := newProxy(t, d.Addr)
 	ctx := context.Background()
 	k := dial(t, d.Addr, "kiosk-1", wire.RoleKiosk)
-	take := func(n int) {
-		for i := 0; i < n; i++ {
-			if _, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	take(2)
+	take(t, k, 2)
 	disp := dial(t, p.addr(), "display-1", wire.RoleDisplay)
 	from := disp.Welcome().Version
 	s, err := disp.Subscribe(ctx, client.Filter{FromVersion: from})
@@ -304,14 +305,14 @@ func TestRealSubscribeResume(t *testing.T) {
 			}
 		}
 	}
-	take(3)
+	take(t, k, 3)
 	next(3)
 	p.setRefuse(true)
 	p.cutAll()
-	take(4) // missed while away
+	take(t, k, 4) // missed while away
 	p.setRefuse(false)
 	next(4)
-	take(1)
+	take(t, k, 1)
 	next(1)
 	for i, e := range got {
 		if want := from + uint64(i) + 1; e.Version != want || e.Kind != wire.EventIssued {
@@ -381,14 +382,7 @@ func TestRealSubscribeSnapshotOnGap(t *testing.T) {
 	p := newProxy(t, d.Addr)
 	ctx := context.Background()
 	k := dial(t, d.Addr, "kiosk-1", wire.RoleKiosk)
-	take := func(n int) {
-		for i := 0; i < n; i++ {
-			if _, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	take(1) // v1: subscribing from version 0 would ask for a snapshot
+	take(t, k, 1) // v1: subscribing from version 0 would ask for a snapshot
 	disp := dial(t, p.addr(), "display-1", wire.RoleDisplay)
 	s, err := disp.Subscribe(ctx, client.Filter{FromVersion: disp.Welcome().Version})
 	if err != nil {
@@ -407,13 +401,13 @@ func TestRealSubscribeSnapshotOnGap(t *testing.T) {
 		}
 		return client.Update{}
 	}
-	take(1)
+	take(t, k, 1)
 	if u := next(); u.Event == nil || u.Event.Version != 2 {
 		t.Fatalf("first update %+v, want event v2", u)
 	}
 	p.setRefuse(true)
 	p.cutAll()
-	take(5) // v3..v7: more than the daemon replays
+	take(t, k, 5) // v3..v7: more than the daemon replays
 	p.setRefuse(false)
 	u := next()
 	if u.Snapshot == nil || u.Snapshot.Version != 7 {
@@ -426,7 +420,7 @@ func TestRealSubscribeSnapshotOnGap(t *testing.T) {
 	if issued != 7 {
 		t.Errorf("snapshot shows %d issued, want 7", issued)
 	}
-	take(1)
+	take(t, k, 1)
 	if u := next(); u.Event == nil || u.Event.Version != 8 {
 		t.Errorf("after the snapshot: %+v, want event v8", u)
 	}

@@ -50,6 +50,10 @@ type Ticket struct {
 	ServiceDay string
 	// Version: event version of the change; 0: none.
 	Version uint64
+	// NotPrinted: true: the ticket is issued but the daemon's printer did not print it (answer to TAKE_TICKET).
+	NotPrinted bool
+	// PrintError: why it did not print, e.g. "paper out"; empty when it printed.
+	PrintError string
 	// AppointmentMS: slot start of the booking a CHECK_IN turned into this ticket, Unix milliseconds; 0: none.
 	AppointmentMS int64
 }
@@ -71,7 +75,9 @@ var _ = declare[Ticket](TypeTicket, "TICKET", fields{
 	14: "LCD",
 	15: "ServiceDay",
 	16: "Version",
-	17: "AppointmentMS",
+	17: "NotPrinted",
+	18: "PrintError",
+	19: "AppointmentMS",
 })
 
 // Snapshot is the state of a site: its services and counters. Wire type SNAPSHOT (0x22).

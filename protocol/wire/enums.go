@@ -34,6 +34,10 @@ const (
 	ClassAppointment Class = 4
 	// ClassReentered is a no-show put back into the queue.
 	ClassReentered Class = 5
+	// ClassSiteFirst is the first value of a site's own classes (the bank
+	// example's "priority"): 16 and above are numbered by the daemon from
+	// the site's configuration and named in WELCOME.Classes.
+	ClassSiteFirst Class = 16
 )
 
 // TicketStatus is the state of a ticket.

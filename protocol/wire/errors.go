@@ -3,30 +3,49 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 )
 
 // Codec errors. Decoders return them wrapped; test with errors.Is.
 var (
 	// ErrBadMagic: the frame does not start with "NS". Fatal for the stream.
-	ErrBadMagic = errors.New("wire: bad magic")
+	ErrBadMagic = &codecError{"wire: bad magic", true}
 	// ErrBadVersion: the frame header names a protocol version this package
 	// does not speak. Fatal for the stream.
-	ErrBadVersion = errors.New("wire: unsupported protocol version")
+	ErrBadVersion = &codecError{"wire: unsupported protocol version", true}
 	// ErrBadChecksum: the CRC-32 does not match. Fatal for the stream.
-	ErrBadChecksum = errors.New("wire: bad checksum")
+	ErrBadChecksum = &codecError{"wire: bad checksum", true}
 	// ErrFrameTooLarge: a declared or encoded length exceeds its maximum.
 	// Fatal for the stream when decoding.
-	ErrFrameTooLarge = errors.New("wire: frame too large")
+	ErrFrameTooLarge = &codecError{"wire: frame too large", true}
 	// ErrTruncated: the input ends inside a frame. From DecodeFrame it means
 	// "need more bytes"; from ReadFrame the stream ended mid-frame.
-	ErrTruncated = errors.New("wire: truncated frame")
+	ErrTruncated = &codecError{"wire: truncated frame", true}
 	// ErrUnknownType: no message has this type. The frame itself was sound,
 	// so the stream can go on.
-	ErrUnknownType = errors.New("wire: unknown message type")
+	ErrUnknownType = &codecError{"wire: unknown message type", false}
 	// ErrMalformed: a payload is not a valid sequence of fields for its
 	// message. The stream can go on. Use errors.As with *FieldError for detail.
-	ErrMalformed = errors.New("wire: malformed payload")
+	ErrMalformed = &codecError{"wire: malformed payload", false}
 )
+
+// codecError is a codec sentinel. A fatal one means the byte stream has
+// lost synchronisation: IsFatal knows them by that flag, without a list
+// to keep in step with the sentinels above.
+type codecError struct {
+	msg   string
+	fatal bool
+}
+
+func (e *codecError) Error() string { return e.msg }
+
+// Is makes every fatal codec error match errLostSync, wherever it stands
+// in a chain of wrapped errors.
+func (e *codecError) Is(target error) bool { return e.fatal && target == errLostSync }
+
+// errLostSync is matched by the fatal codec errors (see IsFatal).
+var errLostSync = errors.New("wire: stream lost synchronisation")
 
 // FieldError describes a malformed payload: which message, which field tag
 // (0 when the fault is before any tag) and why. It matches ErrMalformed
@@ -54,9 +73,7 @@ func (e *FieldError) Unwrap() error { return ErrMalformed }
 // Errors after a sound frame (unknown type, malformed payload) are answered
 // with an ERROR and the connection goes on.
 func IsFatal(err error) bool {
-	return errors.Is(err, ErrBadMagic) || errors.Is(err, ErrBadVersion) ||
-		errors.Is(err, ErrBadChecksum) || errors.Is(err, ErrFrameTooLarge) ||
-		errors.Is(err, ErrTruncated)
+	return errors.Is(err, errLostSync)
 }
 
 // StatusError is an error the daemon reports to a device in an ERROR frame:
@@ -91,9 +108,38 @@ func (e *StatusError) WithMsg(msg string) *StatusError {
 	return &c
 }
 
-// Reply returns the ERROR message reporting e for request reqID.
+// MaxMsgLen is the longest ERROR message the daemon sends, in bytes.
+const MaxMsgLen = 120
+
+// Reply returns the ERROR message reporting e for request reqID. Its Msg is
+// what a device may show a person: for a code of the error table it is
+// e.Msg when that begins with the table's message (and may go on, after a
+// colon, naming the ticket, service, counter or field concerned), else the
+// table's message alone, so a message built wrong never carries the
+// daemon's internals; and it is cut to MaxMsgLen bytes.
 func (e *StatusError) Reply(reqID uint32) *ErrorMsg {
-	return &ErrorMsg{Code: e.Code, Msg: e.Msg, Retryable: e.Retryable, RequestID: reqID}
+	return &ErrorMsg{Code: e.Code, Msg: publicMsg(e.Code, e.Msg), Retryable: e.Retryable, RequestID: reqID}
+}
+
+// publicMsg is msg as Reply sends it for code.
+func publicMsg(code uint16, msg string) string {
+	for _, se := range StatusErrors() {
+		if se.Code != code {
+			continue
+		}
+		if msg != se.Msg && !strings.HasPrefix(msg, se.Msg+": ") {
+			return se.Msg
+		}
+		break
+	}
+	if len(msg) > MaxMsgLen {
+		cut := MaxMsgLen
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut]
+	}
+	return msg
 }
 
 // Err returns the StatusError an ERROR message reports. The code's
@@ -122,6 +168,8 @@ var (
 	ErrForbidden = &StatusError{Code: 0x12, Msg: "forbidden for role"}
 	// ErrWrongCounter (0x13): a keypad acting for a counter it is not bound to.
 	ErrWrongCounter = &StatusError{Code: 0x13, Msg: "wrong counter"}
+	// ErrUnknownSite (0x14): no such site at this daemon.
+	ErrUnknownSite = &StatusError{Code: 0x14, Msg: "unknown site"}
 	// ErrUnknownService (0x20): no such service at the site.
 	ErrUnknownService = &StatusError{Code: 0x20, Msg: "unknown service"}
 	// ErrServiceFull (0x21): the service's daily cap is reached.
@@ -181,7 +229,7 @@ var (
 func StatusErrors() []*StatusError {
 	return []*StatusError{
 		ErrBadFrame, ErrUnsupportedVersion, ErrUnsupportedType, ErrBadPayload,
-		ErrAuthFailed, ErrNotAuthenticated, ErrForbidden, ErrWrongCounter,
+		ErrAuthFailed, ErrNotAuthenticated, ErrForbidden, ErrWrongCounter, ErrUnknownSite,
 		ErrUnknownService, ErrServiceFull, ErrServiceClosed, ErrNoTicketWaiting,
 		ErrInvalidTransition, ErrUnknownTicket, ErrReentryLimit, ErrCounterPaused,
 		ErrUnknownCounter, ErrKeyReused, ErrPrinterFailed,
@@ -194,7 +242,9 @@ func StatusErrors() []*StatusError {
 // StatusOf maps err onto the StatusError to send to a device: a
 // *StatusError in err's chain is returned as is, codec errors map to
 // ErrBadFrame, ErrUnsupportedVersion, ErrUnsupportedType or ErrBadPayload
-// (message kept), anything else to ErrInternal (message hidden). nil gives nil.
+// with a fixed wording per cause (a malformed payload names the message,
+// field tag and rule), anything else to ErrInternal (message hidden). nil
+// gives nil.
 func StatusOf(err error) *StatusError {
 	if err == nil {
 		return nil
@@ -203,15 +253,24 @@ func StatusOf(err error) *StatusError {
 	if errors.As(err, &se) {
 		return se
 	}
+	var fe *FieldError
 	switch {
 	case errors.Is(err, ErrBadVersion):
-		return ErrUnsupportedVersion.WithMsg(err.Error())
+		return ErrUnsupportedVersion
+	case errors.Is(err, ErrBadMagic):
+		return ErrBadFrame.WithMsg("bad frame: bad magic")
+	case errors.Is(err, ErrBadChecksum):
+		return ErrBadFrame.WithMsg("bad frame: bad checksum")
+	case errors.Is(err, ErrFrameTooLarge):
+		return ErrBadFrame.WithMsg("bad frame: payload too large")
 	case IsFatal(err):
-		return ErrBadFrame.WithMsg(err.Error())
+		return ErrBadFrame.WithMsg("bad frame: cut short")
 	case errors.Is(err, ErrUnknownType):
-		return ErrUnsupportedType.WithMsg(err.Error())
+		return ErrUnsupportedType
+	case errors.As(err, &fe):
+		return ErrBadPayload.WithMsg(fmt.Sprintf("malformed payload: %s field %d: %s", fe.Type, fe.Tag, fe.Reason))
 	case errors.Is(err, ErrMalformed):
-		return ErrBadPayload.WithMsg(err.Error())
+		return ErrBadPayload
 	}
 	return ErrInternal
 }

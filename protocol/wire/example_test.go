@@ -58,9 +58,9 @@ func ExampleDecodeFrame() {
 }
 
 func ExampleStatusOf() {
-	err := fmt.Errorf("queue: take ticket A: %w", wire.ErrServiceFull.WithMsg("service A full today"))
+	err := fmt.Errorf("queue: take ticket A: %w", wire.ErrServiceFull.WithMsg("service full today: A"))
 	se := wire.StatusOf(err)
 	fmt.Printf("0x%02x %q retryable=%v\n", se.Code, se.Msg, se.Retryable)
 	// Output:
-	// 0x21 "service A full today" retryable=false
+	// 0x21 "service full today: A" retryable=false
 }

@@ -70,6 +70,14 @@ type Welcome struct {
 	MaxPayload uint32
 	// RateLimit: requests per second the device may send on average.
 	RateLimit uint16
+	// RateBurst: requests the device may send at once before RateLimit applies (the bucket size).
+	RateBurst uint16
+	// Languages: the site's languages, main one first, e.g. "pt", "en".
+	Languages []string
+	// Services: the site's services, with their names (repeated).
+	Services []ServiceDef
+	// Classes: the ticket classes a TAKE_TICKET may ask for at the site (repeated).
+	Classes []ClassDef
 }
 
 var _ = declare[Welcome](TypeWelcome, "WELCOME", fields{
@@ -83,6 +91,39 @@ var _ = declare[Welcome](TypeWelcome, "WELCOME", fields{
 	8:  "Version",
 	9:  "MaxPayload",
 	10: "RateLimit",
+	11: "RateBurst",
+	12: "Languages",
+	13: "Services",
+	14: "Classes",
+})
+
+// ServiceDef is one service of the site in a WELCOME.
+type ServiceDef struct {
+	// Code: service code, as TAKE_TICKET names it.
+	Code string
+	// Names: its name in each of WELCOME's Languages, in the same order (repeated).
+	Names []string
+}
+
+var _ = declareRecord[ServiceDef](fields{
+	1: "Code",
+	2: "Names",
+})
+
+// ClassDef is one ticket class of the site in a WELCOME.
+type ClassDef struct {
+	// Value: the Class value TAKE_TICKET, TICKET and EVENT carry for it.
+	Value Class
+	// Code: the class name in the daemon configuration, e.g. "priority".
+	Code string
+	// Names: its name in each of WELCOME's Languages, in the same order (repeated).
+	Names []string
+}
+
+var _ = declareRecord[ClassDef](fields{
+	1: "Value",
+	2: "Code",
+	3: "Names",
 })
 
 // Heartbeat is sent by either side when it has sent nothing else for one heartbeat interval. Wire type HEARTBEAT (0x05).

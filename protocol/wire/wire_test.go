@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func TestVectorsEncode(t *testing.T) {
@@ -226,19 +227,10 @@ func TestDecodeFrameErrors(t *testing.T) {
 	}
 }
 
-// errReader fails after its bytes are consumed.
-type errReader struct {
-	b   []byte
-	err error
-}
-
-func (e *errReader) Read(p []byte) (int, error) {
-	if len(e.b) == 0 {
-		return 0, e.err
-	}
-	n := copy(p, e.b)
-	e.b = e.b[n:]
-	return n, nil
+// failAfter reads b, then fails with err (a peer that went silent past
+// its deadline).
+func failAfter(b []byte, err error) io.Reader {
+	return io.MultiReader(bytes.NewReader(b), iotest.ErrReader(err))
 }
 
 func TestReadFrameErrors(t *testing.T) {
@@ -257,13 +249,13 @@ func TestReadFrameErrors(t *testing.T) {
 		{"short garbage is bad magic", bytes.NewReader([]byte("hi")), 0, ErrBadMagic},
 		// A silent peer after one garbage byte is refused at once, not
 		// after its deadline.
-		{"one garbage byte then silence", &errReader{b: []byte("G"), err: timeout}, 0, ErrBadMagic},
-		{"bad version then silence", &errReader{b: hx("4e 53 02"), err: timeout}, 0, ErrBadVersion},
+		{"one garbage byte then silence", failAfter([]byte("G"), timeout), 0, ErrBadMagic},
+		{"bad version then silence", failAfter(hx("4e 53 02"), timeout), 0, ErrBadVersion},
 		// Only the header is available: the length must be refused without
 		// waiting for (or allocating) the payload.
-		{"over caller max", &errReader{b: good[:HeaderSize], err: timeout}, 8, ErrFrameTooLarge},
-		{"over MaxPayload", &errReader{b: hx("4e 53 01 05 00 00000000 00010001"), err: timeout}, 1 << 30, ErrFrameTooLarge},
-		{"reader error passes through", &errReader{b: good[:4], err: timeout}, 0, timeout},
+		{"over caller max", failAfter(good[:HeaderSize], timeout), 8, ErrFrameTooLarge},
+		{"over MaxPayload", failAfter(hx("4e 53 01 05 00 00000000 00010001"), timeout), 1 << 30, ErrFrameTooLarge},
+		{"reader error passes through", failAfter(good[:4], timeout), 0, timeout},
 		{"bad crc", bytes.NewReader(append(good[:len(good)-1:len(good)-1], good[len(good)-1]^0xFF)), 0, ErrBadChecksum},
 	}
 	for _, tt := range tests {
@@ -459,7 +451,7 @@ func TestEncodeTooLarge(t *testing.T) {
 }
 
 func TestStatusError(t *testing.T) {
-	full := ErrServiceFull.WithMsg("service A full today")
+	full := ErrServiceFull.WithMsg("service full today: A")
 	if !errors.Is(full, ErrServiceFull) || errors.Is(full, ErrServiceClosed) {
 		t.Error("Is must compare codes")
 	}

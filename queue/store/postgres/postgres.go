@@ -48,7 +48,7 @@ func Dialect() *sqlstore.Dialect {
 		SumCast:        "BIGINT",
 		Snapshot:       sql.LevelRepeatableRead,
 		Classify:       classify,
-		Migrations:     sqlstore.MigrationsDir(migrations),
+		Migrations:     sqlstore.WithPortable(sqlstore.MigrationsDir(migrations)),
 		LockMigrations: lockMigrations,
 		DropIndex:      func(name string) string { return "DROP INDEX " + name },
 	}

@@ -49,7 +49,7 @@ func Dialect() *sqlstore.Dialect {
 		Upsert:          sqlstore.OnConflict,
 		CacheStatements: true,
 		Classify:        classify,
-		Migrations:      sqlstore.MigrationsDir(migrations),
+		Migrations:      sqlstore.WithPortable(sqlstore.MigrationsDir(migrations)),
 		DropIndex:       func(name string) string { return "DROP INDEX " + name },
 	}
 }

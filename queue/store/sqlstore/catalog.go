@@ -28,7 +28,7 @@ type NamedStmt struct {
 // sends, then with every field set; the multi-row statements with two rows.
 // (Check and Migrate send statements of their own, outside queue.Tx.)
 //
-// testdata/<dialect>.sql holds the catalog of each dialect for review; the
+// testdata/catalog.sql holds the catalog of every dialect for review; the
 // plan tests of the postgres and mysql packages EXPLAIN its queries.
 func (d *Dialect) Catalog() []NamedStmt {
 	q := newQueries(d)

@@ -84,6 +84,34 @@ func TestMigrations(t *testing.T) {
 	}
 }
 
+// TestWithPortable: a dialect's own file replaces the portable one of the
+// same name, the other portable files are added, and versions come out in
+// order with the names they were applied under.
+func TestWithPortable(t *testing.T) {
+	own := fstest.MapFS{
+		"0001_init.sql":          {Data: []byte("own init;")},
+		"0005_event_context.sql": {Data: []byte("own context;")},
+	}
+	ms, err := Migrations(WithPortable(own))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		got = append(got, m.Name)
+	}
+	want := []string{"0001_init.sql", "0002_event_call_count.sql", "0003_target_index.sql", "0005_event_context.sql"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("names = %q, want %q", got, want)
+	}
+	if ms[0].SQL != "own init;" || ms[3].SQL != "own context;" {
+		t.Errorf("own files not kept: %q, %q", ms[0].SQL, ms[3].SQL)
+	}
+	if !strings.Contains(ms[1].SQL, "call_count") {
+		t.Errorf("portable 0002 = %q", ms[1].SQL)
+	}
+}
+
 func TestValidName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"r1": true, "_x": true, "Req_12": true, "": false, "1r": false, "a-b": false, "a b": false,

@@ -315,9 +315,7 @@ func testCancelDuringCommit(t *testing.T, open func(t *testing.T) queue.Store) {
 		var wg sync.WaitGroup
 		errs := make([]error, kiosks)
 		for i := range errs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				cctx := ctx
 				if i%2 == 0 {
 					var cancel context.CancelFunc
@@ -325,7 +323,7 @@ func testCancelDuringCommit(t *testing.T, open func(t *testing.T) queue.Store) {
 					defer cancel()
 				}
 				_, errs[i] = r.e.Issue(cctx, queue.IssueRequest{Request: r.req(fmt.Sprintf("k%d", i), fmt.Sprintf("r%d", round)), Service: "A"})
-			}()
+			})
 		}
 		wg.Wait()
 		for i, err := range errs {
@@ -368,15 +366,13 @@ func testHungStore(t *testing.T, open func(t *testing.T) queue.Store) {
 	errs := make([]error, 5)
 	took := make([]time.Duration, 5)
 	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			start := time.Now()
 			r := req
 			r.Device = fmt.Sprintf("kiosk%d", i)
 			_, errs[i] = e.Issue(ctx, r)
 			took[i] = time.Since(start)
-		}()
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {

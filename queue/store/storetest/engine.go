@@ -193,6 +193,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 	t.Run("EventsAndFeed", func(t *testing.T) { testEvents(t, open) })
 	t.Run("SnapshotAndPosition", func(t *testing.T) { testSnapshot(t, open) })
 	t.Run("IssuePosition", func(t *testing.T) { testIssuePosition(t, open) })
+	t.Run("ResultVersions", func(t *testing.T) { testResultVersions(t, open) })
 	t.Run("CallTimeout", func(t *testing.T) { testCallTimeout(t, open) })
 	t.Run("AbortAtEveryStatement", func(t *testing.T) { testAbortEveryStatement(t, open) })
 	t.Run("CancelDuringCommit", func(t *testing.T) { testCancelDuringCommit(t, open) })
@@ -957,15 +958,13 @@ func testIssuePosition(t *testing.T, open func(t *testing.T) queue.Store) {
 	got := make([]queue.Position, n)
 	var wg sync.WaitGroup
 	for i := range got {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			p, err := en.e.IssuePosition(en.ctx, queue.IssueRequest{Request: en.req(), Service: "P"})
 			if err != nil {
 				t.Error(err)
 			}
 			got[i] = p
-		}()
+		})
 	}
 	wg.Wait()
 	seen := map[int]bool{}

@@ -98,16 +98,14 @@ func BenchEngineCallNext(b *testing.B, s queue.Store, counters int) {
 	var fill sync.WaitGroup
 	var next atomic.Int64
 	for c := 0; c < 16; c++ {
-		fill.Add(1)
-		go func() {
-			defer fill.Done()
+		fill.Go(func() {
 			for int(next.Add(1)) <= b.N {
 				if _, err := e.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: "bench"}, Service: "A"}); err != nil {
 					b.Error(err)
 					return
 				}
 			}
-		}()
+		})
 	}
 	fill.Wait()
 	runClients(b, counters, func(ctx context.Context, c, i int) error {

@@ -17,16 +17,14 @@ func MigrateConcurrently(t *testing.T, driver, dsn string, want int) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			s, err := store.Open(context.Background(), driver, dsn, store.Opts{MaxConns: 2})
 			if err != nil {
 				errs <- err
 				return
 			}
 			errs <- s.Close()
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

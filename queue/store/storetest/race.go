@@ -38,9 +38,7 @@ func RunCounterRace(t *testing.T, opens []func(t *testing.T) queue.Store, rounds
 	stop := make(chan struct{})
 	var kiosks sync.WaitGroup
 	for k := 0; k < 4*len(engines); k++ {
-		kiosks.Add(1)
-		go func() {
-			defer kiosks.Done()
+		kiosks.Go(func() {
 			for n := 0; ; n++ {
 				select {
 				case <-stop:
@@ -53,7 +51,7 @@ func RunCounterRace(t *testing.T, opens []func(t *testing.T) queue.Store, rounds
 					return
 				}
 			}
-		}()
+		})
 	}
 	defer kiosks.Wait()
 	defer close(stop)
@@ -67,13 +65,11 @@ func RunCounterRace(t *testing.T, opens []func(t *testing.T) queue.Store, rounds
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for i, e := range engines {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				req := queue.CounterRequest{Request: queue.Request{Site: "load", Device: fmt.Sprintf("keypad-%d", i), Key: fmt.Sprint(r)}, Counter: counter}
 				<-start
 				tickets[i], results[i] = resend(&resends, func() (queue.Ticket, error) { return e.CallNext(ctx, req) })
-			}()
+			})
 		}
 		close(start)
 		wg.Wait()

@@ -108,18 +108,14 @@ func ClaimBlocked(t *testing.T, s sqlStore, during func(ctx context.Context, x *
 	var kiosk queue.Ticket
 	var kerr error
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		kiosk, kerr = r.e.Issue(ctx, queue.IssueRequest{Request: r.req("kiosk", "a1"), Service: "A"})
-	}()
+	})
 	time.Sleep(20 * time.Millisecond)
 	var got queue.Ticket
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		got, err = r.e.CallNext(ctx, queue.CounterRequest{Request: r.req("keypad", "n1"), Counter: "7"})
-	}()
+	})
 	time.Sleep(100 * time.Millisecond)
 	release()
 	wg.Wait()

@@ -893,9 +893,7 @@ func txEventsConcurrent(t *testing.T, s queue.Store) {
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range each {
 				err := s.Update(t.Context(), func(ctx context.Context, tx queue.Tx) error {
 					return appendEvent(ctx, tx, &queue.Event{Site: "s1", Type: queue.EventIssued, Actor: fmt.Sprintf("w%d-%d", w, i)})
@@ -905,7 +903,7 @@ func txEventsConcurrent(t *testing.T, s queue.Store) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
@@ -1165,9 +1163,7 @@ func txConcurrentIssue(t *testing.T, s queue.Store) {
 	seen := map[string]int{}
 	errs := make(chan error, clients)
 	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range each {
 				service := []string{"A", "B"}[(c+i)%2]
 				var number string
@@ -1191,7 +1187,7 @@ func txConcurrentIssue(t *testing.T, s queue.Store) {
 				seen[number]++
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

@@ -1,0 +1,55 @@
+package sqlstore
+
+import (
+	"embed"
+	"errors"
+	"io/fs"
+	"slices"
+	"strings"
+)
+
+// portable holds the migrations whose text SQLite and PostgreSQL both
+// accept as written, kept once instead of once per dialect.
+//
+//go:embed migrations/*.sql
+var portable embed.FS
+
+// WithPortable is a dialect's own migrations (an fs.FS with NNNN_name.sql
+// files at its root, as MigrationsDir gives) over the portable ones: a
+// dialect file with the name of a portable one replaces it, and the
+// others are added. Each version keeps the name it was applied under, so
+// databases migrated before a file moved here see nothing new. MySQL,
+// whose DDL differs, keeps all of its own.
+func WithPortable(own fs.FS) fs.FS {
+	return overlay{top: own, base: MigrationsDir(portable)}
+}
+
+// overlay reads a name from top, or from base when top does not have it;
+// its root lists the files of both.
+type overlay struct{ top, base fs.FS }
+
+func (o overlay) Open(name string) (fs.File, error) {
+	f, err := o.top.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return o.base.Open(name)
+	}
+	return f, err
+}
+
+func (o overlay) ReadDir(name string) ([]fs.DirEntry, error) {
+	top, err := fs.ReadDir(o.top, name)
+	if err != nil {
+		return nil, err
+	}
+	base, err := fs.ReadDir(o.base, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range base {
+		if !slices.ContainsFunc(top, func(t fs.DirEntry) bool { return t.Name() == e.Name() }) {
+			top = append(top, e)
+		}
+	}
+	slices.SortFunc(top, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return top, nil
+}
