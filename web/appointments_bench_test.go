@@ -3,9 +3,11 @@ package web
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -39,4 +41,44 @@ func BenchmarkBookKnownFull(b *testing.B) {
 			b.Fatalf("status %d: %s", w.Code, w.Body)
 		}
 	}
+}
+
+// BenchmarkBookKnownFullHTTP is BenchmarkBookKnownFull over loopback TCP
+// with keep-alive connections, as bench book sends it.
+func BenchmarkBookKnownFullHTTP(b *testing.B) {
+	e := bookingEnv(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.srv.front.Follow(ctx)
+	time.Sleep(100 * time.Millisecond)
+	slots, err := e.eng.Slots(ctx, "main", "dr", "2026-03-02")
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.bookSlot(slots[0].ID, "p-0", "").Body.Close()
+	e.bookSlot(slots[0].ID, "p-1", "").Body.Close()
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	var n atomic.Int64
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			req, _ := http.NewRequest("POST", e.http.URL+"/api/v1/sites/main/appointments",
+				strings.NewReader(fmt.Sprintf(`{"slot": %d, "patient": "p-%d"}`, slots[0].ID, 2+i%100000)))
+			req.Header.Set("Authorization", "Bearer "+testToken)
+			resp, err := hc.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusConflict {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
 }
