@@ -12,28 +12,38 @@ import (
 	"time"
 )
 
-// BenchmarkBookKnownFull: the cost of one booking request the front
-// refuses from memory (the bulk of a rush), through the whole handler
-// chain without a network.
-func BenchmarkBookKnownFull(b *testing.B) {
+// fullSlot is bookingEnv with the front following the events and a slot
+// it knows full (booked, then refused once by the store).
+func fullSlot(b *testing.B) (*env, int64) {
 	e := bookingEnv(b)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	b.Cleanup(cancel)
 	go e.srv.front.Follow(ctx)
 	time.Sleep(100 * time.Millisecond)
 	slots, err := e.eng.Slots(ctx, "main", "dr", "2026-03-02")
 	if err != nil {
 		b.Fatal(err)
 	}
-	dr := []int64{slots[0].ID}
-	e.bookSlot(dr[0], "p-0", "").Body.Close()
-	e.bookSlot(dr[0], "p-1", "").Body.Close()
+	e.bookSlot(slots[0].ID, "p-0", "").Body.Close()
+	e.bookSlot(slots[0].ID, "p-1", "").Body.Close()
+	return e, slots[0].ID
+}
+
+func rushBody(slot, i int64) io.Reader {
+	return strings.NewReader(fmt.Sprintf(`{"slot": %d, "patient": "p-%d"}`, slot, 2+i%100000))
+}
+
+// BenchmarkBookKnownFull: the cost of one booking request the front
+// refuses from memory (the bulk of a rush), through the whole handler
+// chain without a network.
+func BenchmarkBookKnownFull(b *testing.B) {
+	e, slot := fullSlot(b)
 	h := e.srv.Handler()
 	b.ReportAllocs()
-	i := 0
+	var i int64
 	for b.Loop() {
 		i++
-		req := httptest.NewRequest("POST", "/api/v1/sites/main/appointments", strings.NewReader(fmt.Sprintf(`{"slot": %d, "patient": "p-%d"}`, dr[0], 2+i%100000)))
+		req := httptest.NewRequest("POST", "/api/v1/sites/main/appointments", rushBody(slot, i))
 		req.Header.Set("Authorization", "Bearer "+testToken)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
@@ -44,19 +54,10 @@ func BenchmarkBookKnownFull(b *testing.B) {
 }
 
 // BenchmarkBookKnownFullHTTP is BenchmarkBookKnownFull over loopback TCP
-// with keep-alive connections, as bench book sends it.
+// with keep-alive connections, as bench book sends it (client and server
+// share the machine).
 func BenchmarkBookKnownFullHTTP(b *testing.B) {
-	e := bookingEnv(b)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go e.srv.front.Follow(ctx)
-	time.Sleep(100 * time.Millisecond)
-	slots, err := e.eng.Slots(ctx, "main", "dr", "2026-03-02")
-	if err != nil {
-		b.Fatal(err)
-	}
-	e.bookSlot(slots[0].ID, "p-0", "").Body.Close()
-	e.bookSlot(slots[0].ID, "p-1", "").Body.Close()
+	e, slot := fullSlot(b)
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
@@ -64,9 +65,7 @@ func BenchmarkBookKnownFullHTTP(b *testing.B) {
 	b.SetParallelism(8)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			i := n.Add(1)
-			req, _ := http.NewRequest("POST", e.http.URL+"/api/v1/sites/main/appointments",
-				strings.NewReader(fmt.Sprintf(`{"slot": %d, "patient": "p-%d"}`, slots[0].ID, 2+i%100000)))
+			req, _ := http.NewRequest("POST", e.http.URL+"/api/v1/sites/main/appointments", rushBody(slot, n.Add(1)))
 			req.Header.Set("Authorization", "Bearer "+testToken)
 			resp, err := hc.Do(req)
 			if err != nil {
