@@ -105,7 +105,19 @@ type Listen struct {
 	HandshakeTimeout time.Duration `mapstructure:"handshake_timeout"`
 	// Heartbeat is the interval of protocol heartbeats.
 	Heartbeat time.Duration `mapstructure:"heartbeat"`
+	// RateLimit is the average requests per second each device may send
+	// (a token bucket; past it ERROR 0x30 with a time to retry after);
+	// 0 turns the limit off, e.g. to measure throughput with few device ids.
+	RateLimit float64 `mapstructure:"rate_limit"`
 }
+
+// DefaultRateLimit is listen.rate_limit when it is not set: far above what
+// a kiosk or a keypad sends, low enough that one device stuck in a loop
+// cannot hold the committer.
+const DefaultRateLimit = 10
+
+// MaxRateLimit bounds listen.rate_limit: WELCOME announces it in 16 bits.
+const MaxRateLimit = 65535
 
 // TLS names a PEM certificate and key file; both or neither.
 type TLS struct {
@@ -395,6 +407,7 @@ func DefaultConfig() Config {
 			MaxPending:       256,
 			HandshakeTimeout: 3 * time.Second,
 			Heartbeat:        10 * time.Second,
+			RateLimit:        DefaultRateLimit,
 		},
 		Log: Log{Level: "info", Format: "text"},
 	}

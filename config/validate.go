@@ -110,6 +110,9 @@ func (c *Config) validateTop(ps *problems) {
 	if c.Listen.Heartbeat <= 0 {
 		ps.add("listen.heartbeat", "must be positive, got %s", c.Listen.Heartbeat)
 	}
+	if c.Listen.RateLimit < 0 || c.Listen.RateLimit > MaxRateLimit {
+		ps.add("listen.rate_limit", "must be 0 (off) to %d requests/s per device, got %g", MaxRateLimit, c.Listen.RateLimit)
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:

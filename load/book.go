@@ -165,9 +165,9 @@ func (c *bookClient) pick(ctx context.Context) (string, []apiSlot, error) {
 	return "", nil, fmt.Errorf("bench: book: no day in %v has %d unbooked slots of %s", dates, c.o.Slots, c.o.Resource)
 }
 
-// openLoop calls send at rate per second for d, each in its own goroutine,
+// paceLoop calls send at rate per second for d, each in its own goroutine,
 // and records the latency from the time it was meant to be sent.
-func openLoop(ctx context.Context, rate float64, d time.Duration, maxInFlight int, out *outcome, send func(ctx context.Context, i int) (int, error)) {
+func paceLoop(ctx context.Context, rate float64, d time.Duration, maxInFlight int, out *outcome, send func(ctx context.Context, i int) (int, error)) {
 	var wg sync.WaitGroup
 	var inFlight atomic.Int64
 	start := time.Now()
@@ -227,13 +227,13 @@ func Book(ctx context.Context, o BookOpts, w io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			openLoop(ctx, o.OtherRate, o.Duration, o.MaxInFlight, other, func(ctx context.Context, i int) (int, error) {
+			paceLoop(ctx, o.OtherRate, o.Duration, o.MaxInFlight, other, func(ctx context.Context, i int) (int, error) {
 				st, _, err := c.do(ctx, "POST", "/api/v1/sites/"+o.OtherSite+"/tickets", map[string]string{"service": o.OtherService}, fmt.Sprintf("bench-%d-t%d", run, i))
 				return st, err
 			})
 		}()
 	}
-	openLoop(ctx, o.Rate, o.Duration, o.MaxInFlight, books, func(ctx context.Context, i int) (int, error) {
+	paceLoop(ctx, o.Rate, o.Duration, o.MaxInFlight, books, func(ctx context.Context, i int) (int, error) {
 		body := map[string]any{"slot": slots[rand.IntN(len(slots))].ID, "patient": fmt.Sprintf("bench-patient-%d", rand.IntN(o.Patients))}
 		st, _, err := c.do(ctx, "POST", "/api/v1/sites/"+o.Site+"/appointments", body, fmt.Sprintf("bench-%d-b%d", run, i))
 		return st, err

@@ -245,10 +245,11 @@ func (l *loader) take(ctx context.Context, c *client.Client) {
 		l.st.issued.Add(1)
 	case ctx.Err() != nil:
 	case errors.Is(err, wire.ErrServiceClosed), errors.Is(err, wire.ErrServiceFull), errors.Is(err, wire.ErrUnknownService):
+		msg := l.e.Explain(err, sim.Device{})
 		l.mu.Lock()
+		defer l.mu.Unlock()
 		l.open[svc] = false
-		l.mu.Unlock()
-		fmt.Fprintf(l.errw, "service %s: %v; no more tickets for it\n", svc, l.e.Explain(err, sim.Device{}))
+		fmt.Fprintf(l.errw, "service %s: %v; no more tickets for it\n", svc, msg) // errw is shared by every kiosk
 	default:
 		l.fail(err)
 	}
@@ -258,6 +259,8 @@ func (l *loader) fail(err error) {
 	l.st.errs.Add(1)
 	msg := l.e.Explain(err, sim.Device{}).Error()
 	if l.st.refuse(msg) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
 		fmt.Fprintln(l.errw, "error:", msg)
 	}
 }

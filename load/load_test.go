@@ -46,3 +46,13 @@ func TestPercentile(t *testing.T) {
 		t.Error("Percentile of nothing should be 0")
 	}
 }
+
+func TestParseCPU(t *testing.T) {
+	got, err := ParseCPU("4242 (now serving) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 50 0 0 20 0 12 0 100 0 0\n")
+	if err != nil || got != 3*time.Second {
+		t.Errorf("ParseCPU = %v, %v; want 3s (250+50 ticks)", got, err)
+	}
+	if _, err := ParseCPU("4242 (x) S 1 2"); err == nil {
+		t.Error("ParseCPU of a short line: want an error")
+	}
+}

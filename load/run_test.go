@@ -2,6 +2,8 @@ package load_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -61,9 +63,9 @@ func TestIssue(t *testing.T) {
 		t.Fatalf("issue: %v\n%s", err, out.String())
 	}
 	for _, re := range []string{
-		`^issue: 4 kiosks over 2 device ids, service A, for 500ms\n`,
-		`\ntickets: [1-9][0-9]* in [0-9.]+m?s = [0-9]+/s, errors 0\n`,
-		`\nlatency: p50 \S+  p90 \S+  p99 \S+  max \S+\n`,
+		`^issue: 4 kiosks over 2 device ids, service A, back to back, for 500ms\n`,
+		`\ntickets: [1-9][0-9]* in [0-9.]+s = [0-9]+/s, errors 0\n`,
+		`\nlatency: p50 \S+ms  p90 \S+ms  p99 \S+ms  max \S+ms\n`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out.String()) {
 			t.Errorf("output lacks %s:\n%s", re, out.String())
@@ -71,8 +73,29 @@ func TestIssue(t *testing.T) {
 	}
 	out.Reset()
 	err := load.Issue(t.Context(), e, load.IssueOpts{Kiosks: 1, Duration: 500 * time.Millisecond, Service: "F"}, &out)
-	if err != nil || !strings.Contains(out.String(), "tickets: 1 in ") || !strings.Contains(out.String(), "first error: refused: ") {
+	if err != nil || !strings.Contains(out.String(), "tickets: 1 in ") || !strings.Contains(out.String(), "first error: refused: ") ||
+		!strings.Contains(out.String(), "  error 0x21 service full today: ") {
 		t.Errorf("a service full after one ticket: %v\n%s", err, out.String())
+	}
+}
+
+// TestIssueOpenLoop: at a rate, the tickets sent are those due (not as
+// many as the daemon can take), the JSON result carries them and the
+// daemon's CPU time is read from /proc (this process serves as the
+// daemon).
+func TestIssueOpenLoop(t *testing.T) {
+	e := env(t, simtest.Start(t))
+	var out bytes.Buffer
+	o := load.IssueOpts{Kiosks: 2, Duration: time.Second, Rate: 50, PID: os.Getpid(), JSON: true}
+	if err := load.Issue(t.Context(), e, o, &out); err != nil {
+		t.Fatalf("issue: %v\n%s", err, out.String())
+	}
+	var r load.IssueResult
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	if r.Mode != "open" || r.Tickets != 50 || len(r.Errors) != 0 || r.P99 <= 0 || r.P99 > 1000 || r.DaemonCPU <= 0 {
+		t.Errorf("open loop at 50/s for 1s: %+v, want 50 tickets, no errors, a p99 and the CPU time", r)
 	}
 }
 
@@ -85,6 +108,25 @@ func TestConns(t *testing.T) {
 	for _, want := range []string{"connections: 10 of 10 authenticated in ", " over 1 device ids\n", "still connected after 100ms: 10\n", "daemon side: give --pid"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestCall: call-next latencies idle and under a kiosk flood, side by side.
+func TestCall(t *testing.T) {
+	e := env(t, simtest.Start(t))
+	var out bytes.Buffer
+	if err := load.Call(t.Context(), e, load.CallOpts{Calls: 5, Gap: time.Millisecond, Kiosks: 2}, &out); err != nil {
+		t.Fatalf("call: %v\n%s", err, out.String())
+	}
+	for _, re := range []string{
+		`^call: keypad keypad-1, 5 calls idle, then 5 with 2 kiosks taking tickets of A back to back\n`,
+		`\ncall-next idle: +n 5  p50 \S+  p90 \S+  p99 \S+  max \S+\n`,
+		`\ncall-next loaded: +n 5  p50 \S+  p90 \S+  p99 \S+  max \S+\n`,
+		`\nbackground: [1-9][0-9]* tickets in `,
+	} {
+		if !regexp.MustCompile(re).MatchString(out.String()) {
+			t.Errorf("output lacks %s:\n%s", re, out.String())
 		}
 	}
 }

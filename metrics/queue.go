@@ -57,9 +57,9 @@ type Queue struct {
 
 	waitingDesc, longestDesc, countersDesc *prometheus.Desc
 
-	stop     chan struct{} // closed by Shutdown
-	stopOnce sync.Once
-	running  chan struct{} // closed when Run returns
+	stop    context.Context    // cancelled (by stopFn) when Shutdown is called
+	stopFn  context.CancelFunc // cancels stop; safe to call more than once
+	running chan struct{}      // closed when Run returns
 
 	mu       sync.Mutex
 	versions map[string]int64 // last version applied per site
@@ -106,9 +106,9 @@ func NewQueue(o QueueOpts) (*Queue, error) {
 			"Counters by mode (open, paused, closed).", []string{"site", "mode"}, nil),
 		versions: map[string]int64{},
 		changed:  make(chan struct{}),
-		stop:     make(chan struct{}),
 		running:  make(chan struct{}),
 	}
+	q.stop, q.stopFn = context.WithCancel(context.Background())
 	for _, c := range []prometheus.Collector{q.issued, q.called, q.served, q.noShow, q.breaches, q.wait, q.service, scrape{q}} {
 		if err := o.Registry.Register(c); err != nil {
 			return nil, fmt.Errorf("metrics: register queue metrics: %w", err)
@@ -136,13 +136,7 @@ func (q *Queue) Run(ctx context.Context) error {
 	defer close(q.running)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-q.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	defer context.AfterFunc(q.stop, cancel)()
 	var wg sync.WaitGroup
 	for _, s := range q.eng.Sites() {
 		wg.Go(func() {
@@ -180,7 +174,7 @@ func (q *Queue) site(ctx context.Context, s queue.Site) {
 
 // Shutdown stops Run and waits for it within ctx.
 func (q *Queue) Shutdown(ctx context.Context) error {
-	q.stopOnce.Do(func() { close(q.stop) })
+	q.stopFn()
 	select {
 	case <-q.running:
 		return nil

@@ -596,12 +596,14 @@ func TestHandshakeTimeout(t *testing.T) {
 
 func TestHeartbeats(t *testing.T) {
 	en := newEnv(t, func(o *protocol.Opts) { o.Heartbeat = 50 * time.Millisecond })
-	// A silent peer is dropped after 3 intervals, after heartbeats.
+	// A silent peer is dropped after 3 intervals, after heartbeats. The
+	// intervals run from the WELCOME, sent before login returns: start
+	// the watch before it, or the check races the server's clock.
+	start := time.Now()
 	cl, w := en.login("display-1", 1)
 	if w.HeartbeatMS != 50 {
 		t.Fatalf("heartbeat %d ms", w.HeartbeatMS)
 	}
-	start := time.Now()
 	beats, codes := 0, []uint16(nil)
 	for {
 		_, m, err := cl.read()

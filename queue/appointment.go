@@ -106,7 +106,7 @@ func (e *Engine) Book(ctx context.Context, r BookRequest) (Booking, bool, error)
 	// returned, like its result.
 	var replayed bool
 	var now Booking
-	b, err := doRedo(ctx, e, r.Request, op, func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
+	b, err := doRedo(ctx, e, laneBulk, r.Request, op, func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
 		replayed = false
 		return e.book(ctx, tx, j, s, r)
 	}, func(ctx context.Context, tx Tx, s *Site, v Booking) error {
@@ -277,7 +277,7 @@ func setBooking(ctx context.Context, tx Tx, j *job, s *Site, b *Booking, to Book
 // back. The compare-and-set on its status makes a second cancel a refusal
 // (ErrBookingState) that releases nothing.
 func (e *Engine) CancelBooking(ctx context.Context, r BookingRequest) (Booking, error) {
-	return do(ctx, e, r.Request, opName("cancel-booking", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
+	return doRedo(ctx, e, laneBulk, r.Request, opName("cancel-booking", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
 		b, err := findBooking(ctx, tx, s, r)
 		if err != nil {
 			return Booking{}, err
@@ -286,12 +286,12 @@ func (e *Engine) CancelBooking(ctx context.Context, r BookingRequest) (Booking, 
 			return Booking{}, &BookingStateError{ID: b.ID, Status: b.Status, Action: "cancel"}
 		}
 		return *b, setBooking(ctx, tx, j, s, b, BookingCancelled, EventBookingCancelled, true, r.Device, e.clock())
-	})
+	}, nil)
 }
 
 // Confirm turns a HELD booking whose hold has not run out into BOOKED.
 func (e *Engine) Confirm(ctx context.Context, r BookingRequest) (Booking, error) {
-	return do(ctx, e, r.Request, opName("confirm", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
+	return doRedo(ctx, e, laneBulk, r.Request, opName("confirm", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
 		b, err := findBooking(ctx, tx, s, r)
 		if err != nil {
 			return Booking{}, err
@@ -306,7 +306,7 @@ func (e *Engine) Confirm(ctx context.Context, r BookingRequest) (Booking, error)
 		}
 		j.events[len(j.events)-1].Detail = DetailConfirmed
 		return *b, nil
-	})
+	}, nil)
 }
 
 // CheckIn turns a BOOKED booking into a ticket of its resource's service.
@@ -318,7 +318,7 @@ func (e *Engine) Confirm(ctx context.Context, r BookingRequest) (Booking, error)
 // is missed.
 func (e *Engine) CheckIn(ctx context.Context, r BookingRequest) (CheckIn, error) {
 	var pos Position
-	ci, err := doRedo(ctx, e, r.Request, opName("check-in", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (CheckIn, error) {
+	ci, err := doRedo(ctx, e, laneBulk, r.Request, opName("check-in", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (CheckIn, error) {
 		ci, err := e.checkIn(ctx, tx, j, s, r)
 		pos = ci.Position
 		return ci, err
@@ -429,7 +429,7 @@ func (e *Engine) sweepBookings(ctx context.Context, s *Site) (int, error) {
 		return 0, nil
 	}
 	n := 0
-	err := e.submit(ctx, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
+	err := e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
 		n = 0
 		now := e.clock()
 		rules := s.Appointments.withDefaults()

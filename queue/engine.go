@@ -80,9 +80,25 @@ type Engine struct {
 
 	mu     sync.RWMutex
 	closed bool
-	shards []chan *job
+	shards []shard
 	wg     sync.WaitGroup
 }
+
+// lane is the queue of a committer a request waits in. A counter's action
+// (a keypad, the console) goes in front of every ticket a kiosk asks for:
+// the committer takes the counter requests waiting first, in a batch of
+// their own (every other batch at most, so kiosks still get through), so
+// one waits at most for the transaction in flight and one more, never
+// behind a flood of kiosks.
+type lane int
+
+const (
+	laneCounter lane = iota // keypads and consoles: first
+	laneBulk                // kiosks' tickets and the sweeps
+)
+
+// shard is one committer's two lanes.
+type shard [2]chan *job
 
 // Request carries who asks and the idempotency key of the request. A retry
 // with the same Device and Key returns the first result.
@@ -96,9 +112,11 @@ type job struct {
 	ctx    context.Context
 	site   string
 	key    RequestKey // idempotency key; empty Key: none
+	lane   lane
 	fn     func(ctx context.Context, tx Tx, j *job) error
 	err    error
 	events []Event
+	writes []write // the tickets it wrote, for the waiting order
 	done   chan struct{}
 
 	// prior is the stored result of an earlier request with the same key,
@@ -152,11 +170,12 @@ func New(o Opts) (*Engine, error) {
 		e.order = append(e.order, s.ID)
 	}
 	e.feed = newFeed(e, o.FeedSize, o.MaxReplay, o.PollInterval)
+	e.feed.warm(e.order)
 	for i := 0; i < o.Committers; i++ {
-		ch := make(chan *job, o.Batch*4)
-		e.shards = append(e.shards, ch)
+		sh := shard{make(chan *job, o.Batch*4), make(chan *job, o.Batch*4)}
+		e.shards = append(e.shards, sh)
 		e.wg.Add(1)
-		go e.commitLoop(ch)
+		go e.commitLoop(sh)
 	}
 	return e, nil
 }
@@ -189,8 +208,9 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	if !e.closed {
 		e.closed = true
-		for _, ch := range e.shards {
-			close(ch)
+		for _, sh := range e.shards {
+			close(sh[laneCounter])
+			close(sh[laneBulk])
 		}
 	}
 	e.mu.Unlock()
@@ -208,12 +228,12 @@ func (e *Engine) Close(ctx context.Context) error {
 // engine's StoreTimeout (as opposed to the caller giving up).
 var errStoreTimeout = errors.New("queue: store timeout")
 
-// submit queues fn for the committer of site and waits for its result, at
-// most the engine's StoreTimeout.
-func (e *Engine) submit(ctx context.Context, site string, key RequestKey, fn func(ctx context.Context, tx Tx, j *job) error) error {
+// submit queues fn in lane l of the committer of site and waits for its
+// result, at most the engine's StoreTimeout.
+func (e *Engine) submit(ctx context.Context, l lane, site string, key RequestKey, fn func(ctx context.Context, tx Tx, j *job) error) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
 	defer cancel()
-	j := &job{ctx: ctx, site: site, key: key, fn: fn, done: make(chan struct{})}
+	j := &job{ctx: ctx, site: site, key: key, lane: l, fn: fn, done: make(chan struct{})}
 	e.mu.RLock()
 	if e.closed {
 		e.mu.RUnlock()
@@ -221,7 +241,7 @@ func (e *Engine) submit(ctx context.Context, site string, key RequestKey, fn fun
 	}
 	h := fnv.New32a()
 	h.Write([]byte(site))
-	ch := e.shards[int(h.Sum32())%len(e.shards)]
+	ch := e.shards[int(h.Sum32())%len(e.shards)][l]
 	select {
 	case ch <- j:
 	case <-ctx.Done():
@@ -246,24 +266,61 @@ func (e *Engine) ctxErr(ctx context.Context) error {
 	return ctx.Err()
 }
 
-func (e *Engine) commitLoop(ch chan *job) {
+func (e *Engine) commitLoop(sh shard) {
 	defer e.wg.Done()
-	for j := range ch {
-		batch := []*job{j}
-	drain:
-		for len(batch) < e.batch {
+	fast, bulk := sh[laneCounter], sh[laneBulk]
+	alone := false // the last batch held only counter requests
+	for fast != nil || bulk != nil {
+		var j *job
+		var ok bool
+		select {
+		case j, ok = <-fast:
+			if !ok {
+				fast = nil
+				continue
+			}
+		default:
 			select {
-			case j, ok := <-ch:
+			case j, ok = <-fast:
 				if !ok {
-					break drain
+					fast = nil
+					continue
 				}
-				batch = append(batch, j)
-			default:
-				break drain
+			case j, ok = <-bulk:
+				if !ok {
+					bulk = nil
+					continue
+				}
 			}
 		}
-		e.runBatch(batch)
+		batch := e.drain(fast, []*job{j})
+		if j.lane == laneCounter && !alone {
+			// Counter requests go alone, without kiosks: their batch is
+			// short. The next batch takes kiosks too, so that counters
+			// calling back to back cannot starve them.
+			alone = true
+			e.runBatch(batch)
+			continue
+		}
+		alone = false
+		e.runBatch(e.drain(bulk, batch))
 	}
+}
+
+// drain adds to batch the jobs waiting in ch, up to the batch size.
+func (e *Engine) drain(ch chan *job, batch []*job) []*job {
+	for ch != nil && len(batch) < e.batch {
+		select {
+		case j, ok := <-ch:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, j)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // runBatch applies the jobs in one transaction, each in a savepoint: a
@@ -318,7 +375,7 @@ func (e *Engine) runBatch(batch []*job) {
 	}
 	for _, j := range live {
 		if j.err == nil {
-			e.feed.publish(j.events)
+			e.feed.publish(j.events, j.writes)
 		}
 		close(j.done)
 	}
@@ -381,7 +438,7 @@ func (e *Engine) noAnswer(ctx context.Context, err error) error {
 func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
 	var keys []RequestKey
 	for _, j := range jobs {
-		j.events, j.err, j.prior, j.save, j.stamp = j.events[:0], nil, nil, nil, nil
+		j.events, j.writes, j.err, j.prior, j.save, j.stamp = j.events[:0], j.writes[:0], nil, nil, nil, nil
 		if j.key.Key != "" {
 			keys = append(keys, j.key)
 		}
@@ -407,7 +464,7 @@ func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
 // after which only ROLLBACK may run) fails the whole transaction.
 func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
 	if len(jobs) == 1 {
-		return jobs[0].fn(ctx, tx, jobs[0])
+		return jobs[0].fn(ctx, recTx{tx, jobs[0]}, jobs[0])
 	}
 	for i, j := range jobs {
 		// Savepoints are not released: RELEASE would cost a round trip
@@ -416,19 +473,52 @@ func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
 		if err := tx.Savepoint(ctx, sp); err != nil {
 			return err
 		}
-		err := j.fn(ctx, tx, j)
+		err := j.fn(ctx, recTx{tx, j}, j)
 		if err == nil {
 			continue
 		}
 		if !IsRefusal(err) {
 			return err
 		}
-		j.err, j.events, j.save = err, j.events[:0], nil
+		j.err, j.events, j.writes, j.save = err, j.events[:0], j.writes[:0], nil
 		if err := tx.RollbackTo(ctx, sp); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// recTx is the transaction a job runs in: it records the tickets the job
+// writes, which the waiting order applies once they are committed.
+type recTx struct {
+	Tx
+	j *job
+}
+
+func (t recTx) InsertTicket(ctx context.Context, tk *Ticket) error {
+	err := t.Tx.InsertTicket(ctx, tk)
+	if err == nil {
+		c := *tk
+		t.j.writes = append(t.j.writes, write{t: &c})
+	}
+	return err
+}
+
+func (t recTx) UpdateTicket(ctx context.Context, tk *Ticket, from Status) error {
+	err := t.Tx.UpdateTicket(ctx, tk, from)
+	if err == nil {
+		c := *tk
+		t.j.writes = append(t.j.writes, write{t: &c})
+	}
+	return err
+}
+
+func (t recTx) SetSortKey(ctx context.Context, id, key int64) error {
+	err := t.Tx.SetSortKey(ctx, id, key)
+	if err == nil {
+		t.j.writes = append(t.j.writes, write{id: id, key: key})
+	}
+	return err
 }
 
 // emit records an event of the job. Its version is given when the batch
@@ -476,16 +566,16 @@ func stampVersions(jobs []*job) error {
 // (Ticket, CounterState).
 type versioned interface{ setVersion(int64) }
 
-// do runs one idempotent operation: a stored result for (device, key) is
-// returned as it was; otherwise fn runs and its result is stored in the same
-// transaction.
+// do runs one idempotent operation of a counter (see lane): a stored
+// result for (device, key) is returned as it was; otherwise fn runs and its
+// result is stored in the same transaction.
 func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error)) (T, error) {
-	return doRedo(ctx, e, r, op, fn, nil)
+	return doRedo(ctx, e, laneCounter, r, op, fn, nil)
 }
 
 // doRedo is do with redo, when not nil, run in the same transaction on a
 // stored result returned again, e.g. to read what changed since.
-func doRedo[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error),
+func doRedo[T any](ctx context.Context, e *Engine, l lane, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error),
 	redo func(ctx context.Context, tx Tx, s *Site, v T) error) (T, error) {
 	var zero T
 	s, err := e.Site(r.Site)
@@ -497,7 +587,7 @@ func doRedo[T any](ctx context.Context, e *Engine, r Request, op string, fn func
 	// committer closed the job's done channel (submit returned its error),
 	// never when submit gave up on the context while the commit went on.
 	var res T
-	err = e.submit(ctx, s.ID, key, func(ctx context.Context, tx Tx, j *job) error {
+	err = e.submit(ctx, l, s.ID, key, func(ctx context.Context, tx Tx, j *job) error {
 		if j.prior != nil {
 			if j.prior.Op != op {
 				return fmt.Errorf("%w: key %q was used for %s, not %s", ErrKeyReused, r.Key, j.prior.Op, op)

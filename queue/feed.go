@@ -35,6 +35,12 @@ type siteFeed struct {
 	ring []Event // contiguous versions ending at last; between size and 2*size once full
 	last int64
 	wake chan struct{} // closed and replaced when events arrive
+
+	// ord is the site's waiting order, following the feed; nil when it
+	// could not be built or followed, until it is built again (not before
+	// ordRetry).
+	ord      *order
+	ordRetry time.Time
 }
 
 func newFeed(e *Engine, size, maxReplay int, poll time.Duration) *feed {
@@ -79,6 +85,19 @@ func (f *feed) pollLoop(every time.Duration) {
 	}
 }
 
+// warm reads the last version and builds the waiting order of each site,
+// so that no request pays for it; a site whose read fails is tried again
+// on first use.
+func (f *feed) warm(sites []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range sites {
+		if _, err := f.site(id); err != nil {
+			f.e.log.Warn("event feed: first read failed, trying again on first use", "site", id, "err", err)
+		}
+	}
+}
+
 // site returns the feed of a site, reading its last version on first use.
 // f.mu is held.
 func (f *feed) site(id string) (*siteFeed, error) {
@@ -88,17 +107,83 @@ func (f *feed) site(id string) (*siteFeed, error) {
 	ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
 	defer cancel()
 	var v int64
+	var ord *order
+	var oerr error
 	err := f.e.store.View(ctx, func(ctx context.Context, tx Tx) error {
 		var err error
-		v, err = tx.LastVersion(ctx, id)
-		return err
+		if v, err = tx.LastVersion(ctx, id); err != nil {
+			return err
+		}
+		// Read after the version: the order reflects at least it.
+		if s, ok := f.e.sites[id]; ok {
+			ord, oerr = buildOrder(ctx, tx, s)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queue: event feed of %s: %w", id, err)
 	}
 	sf := &siteFeed{last: v, wake: make(chan struct{})}
+	f.setOrder(id, sf, ord, oerr)
 	f.sites[id] = sf
 	return sf, nil
+}
+
+// setOrder installs a site's order, or drops it after err (logged) until
+// a later retry. f.mu is held.
+func (f *feed) setOrder(id string, sf *siteFeed, ord *order, err error) {
+	if err != nil {
+		f.e.log.Warn("waiting order dropped: positions come from the store", "site", id, "err", err)
+		ord, sf.ordRetry = nil, time.Now().Add(time.Second)
+	}
+	sf.ord = ord
+}
+
+// order returns the site's waiting order once the feed has appended
+// version atLeast, building it again if it was dropped; nil when it is
+// not available. f.mu is held.
+func (f *feed) order(id string, atLeast int64) *order {
+	sf, err := f.site(id)
+	if err != nil || sf.last < atLeast {
+		return nil
+	}
+	s, ok := f.e.sites[id]
+	if sf.ord == nil && ok && time.Now().After(sf.ordRetry) {
+		var ord *order
+		err := f.e.view(f.ctx, func(ctx context.Context, tx Tx) error {
+			var err error
+			ord, err = buildOrder(ctx, tx, s)
+			return err
+		})
+		f.setOrder(id, sf, ord, err)
+	}
+	return sf.ord
+}
+
+// position is where t stands, from the waiting order once the feed has
+// appended version atLeast; false when the order is not available.
+func (f *feed) position(site string, t *Ticket, atLeast int64) (Position, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o := f.order(site, atLeast)
+	if o == nil {
+		return Position{}, false
+	}
+	p, err := o.position(t)
+	return p, err == nil
+}
+
+// follow brings the site's order up to events appended from the store:
+// another daemon committed them (or this one, read back before it
+// published them). f.mu is held.
+func (f *feed) follow(ctx context.Context, id string, sf *siteFeed, evs []Event) {
+	if sf.ord == nil || len(evs) == 0 {
+		return
+	}
+	err := f.e.view(ctx, func(ctx context.Context, tx Tx) error { return sf.ord.remote(ctx, tx, evs) })
+	if err != nil {
+		f.setOrder(id, sf, nil, err)
+	}
 }
 
 // catchUp reads events newer than sf.last from the store. f.mu is held.
@@ -110,38 +195,45 @@ func (f *feed) catchUp(id string, sf *siteFeed) error {
 		if err != nil {
 			return err
 		}
-		f.append(sf, evs)
+		f.follow(ctx, id, sf, f.append(sf, evs))
 		if len(evs) < 1000 {
 			return nil
 		}
 	}
 }
 
-// append adds contiguous events and wakes subscribers. f.mu is held.
-func (f *feed) append(sf *siteFeed, evs []Event) bool {
-	added := false
-	for _, ev := range evs {
+// append adds contiguous events and wakes subscribers; it returns those
+// it added (a run of evs: they are in version order). f.mu is held.
+func (f *feed) append(sf *siteFeed, evs []Event) []Event {
+	lo, hi := -1, -1
+	for i, ev := range evs {
 		if ev.Version != sf.last+1 {
 			continue
 		}
 		sf.ring = append(sf.ring, ev)
 		sf.last = ev.Version
-		added = true
+		if lo < 0 {
+			lo = i
+		}
+		hi = i + 1
 	}
+	added := lo >= 0
 	if len(sf.ring) >= 2*f.size {
 		// Trim in one copy once the ring holds twice its size, so each
 		// event is copied at most once: amortised O(1) per append.
 		sf.ring = append(sf.ring[:0:0], sf.ring[len(sf.ring)-f.size:]...)
 	}
-	if added {
-		close(sf.wake)
-		sf.wake = make(chan struct{})
+	if !added {
+		return nil
 	}
-	return added
+	close(sf.wake)
+	sf.wake = make(chan struct{})
+	return evs[lo:hi]
 }
 
-// publish hands committed events to the feed, in commit order.
-func (f *feed) publish(evs []Event) {
+// publish hands the committed events of one request to the feed, with the
+// tickets it wrote (for the waiting order), in commit order.
+func (f *feed) publish(evs []Event, ws []write) {
 	if len(evs) == 0 {
 		return
 	}
@@ -165,7 +257,18 @@ func (f *feed) publish(evs []Event) {
 				f.e.log.Warn("event feed: catch up failed", "site", id, "err", err)
 			}
 		}
-		f.append(sf, evs[i:k])
+		added := f.append(sf, evs[i:k])
+		switch {
+		case sf.ord == nil || len(added) == 0:
+		case len(added) == k-i:
+			sf.ord.local(added, ws)
+		default:
+			// Some were read back from the store first, and followed
+			// from there: so are the rest.
+			ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
+			f.follow(ctx, id, sf, added)
+			cancel()
+		}
 		i = k
 	}
 }

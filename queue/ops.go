@@ -56,40 +56,55 @@ type TransferRequest struct {
 
 // Issue takes a new number for a service.
 func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return doRedo(ctx, e, laneBulk, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		return e.issue(ctx, tx, j, s, r)
-	})
+	}, nil)
 }
 
 // IssuePosition is Issue that also tells where the new ticket stands, as a
-// kiosk prints it: the people ahead and the estimated wait are read in the
-// transaction that issues it, so the answer costs no second one. A retry
-// of an issued request (same device and key) gets its ticket as it is now,
-// and where it stands now.
+// kiosk prints it: the people ahead and the estimated wait come from the
+// waiting order in memory once the ticket's commit is in it, so the answer
+// costs no second transaction and no count over the queue (from the store
+// only when the order is not available). A retry of an issued request
+// (same device and key) gets its ticket as it is now, and where it stands
+// now.
 func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, error) {
-	// pos is written by the committer and read once do returned, like do's
-	// own result.
-	var pos Position
-	t, err := doRedo(ctx, e, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
-		t, err := e.issue(ctx, tx, j, s, r)
-		if err != nil {
-			return t, err
-		}
-		pos, err = e.position(ctx, tx, s, &t)
-		return t, err
+	// pos and redone are written by the committer and read once do
+	// returned, like do's own result.
+	var (
+		pos    Position
+		redone bool
+	)
+	t, err := doRedo(ctx, e, laneBulk, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		return e.issue(ctx, tx, j, s, r)
 	}, func(ctx context.Context, tx Tx, s *Site, t Ticket) error {
 		cur, err := tx.Ticket(ctx, t.ID)
 		if err != nil {
 			return fmt.Errorf("queue: read issued ticket %s: %w", t.Number, err)
 		}
 		pos, err = e.position(ctx, tx, s, cur)
+		redone = true
 		return err
 	})
 	if err != nil {
 		return Position{}, err
 	}
-	pos.Ticket.Version = t.Version
-	return pos, nil
+	if redone {
+		pos.Ticket.Version = t.Version
+		return pos, nil
+	}
+	// t.Version is that of its ISSUED event: the order has it once the
+	// feed has.
+	if p, ok := e.feed.position(t.Site, &t, t.Version); ok {
+		return p, nil
+	}
+	s, err := e.Site(t.Site)
+	if err != nil {
+		return Position{}, err
+	}
+	p, err := e.storeTicketPosition(ctx, s, t)
+	p.Ticket.Version = t.Version
+	return p, err
 }
 
 // issueOp names an issue request for its idempotency record: Issue and
@@ -702,7 +717,7 @@ func (e *Engine) MarkPrintFailed(ctx context.Context, site string, ticketID int6
 	if err != nil {
 		return err
 	}
-	return e.submit(ctx, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
+	return e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
 		t, err := tx.Ticket(ctx, ticketID)
 		if err != nil {
 			return fmt.Errorf("queue: mark print failed: %w", err)
@@ -724,7 +739,7 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	for _, id := range e.order {
 		s := e.sites[id]
 		n := 0
-		err := e.submit(ctx, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
+		err := e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
 			n = 0
 			now := e.clock()
 			day := s.Day(now)

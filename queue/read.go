@@ -185,25 +185,56 @@ func (e *Engine) Position(ctx context.Context, site, number string) (Position, e
 	return p, err
 }
 
-// TicketPosition is Position for a ticket already read, e.g. just issued.
+// TicketPosition is Position for a ticket already read, e.g. just
+// returned by a request of this engine: from the waiting order in memory,
+// which has every request of this engine that returned and what other
+// daemons committed up to the feed's last read; from the store (the
+// ticket read again) when the order is not available.
 func (e *Engine) TicketPosition(ctx context.Context, t Ticket) (Position, error) {
 	s, err := e.Site(t.Site)
 	if err != nil {
 		return Position{}, err
 	}
+	if p, ok := e.feed.position(s.ID, &t, 0); ok {
+		return p, nil
+	}
+	return e.storeTicketPosition(ctx, s, t)
+}
+
+// storeTicketPosition reads t again and counts its position in the store.
+func (e *Engine) storeTicketPosition(ctx context.Context, s *Site, t Ticket) (Position, error) {
 	var p Position
-	err = e.view(ctx, func(ctx context.Context, tx Tx) error {
+	err := e.view(ctx, func(ctx context.Context, tx Tx) error {
 		cur, err := tx.Ticket(ctx, t.ID)
 		if err != nil {
 			return err
 		}
-		p, err = e.position(ctx, tx, s, cur)
+		p, err = e.storePosition(ctx, tx, s, cur)
 		return err
 	})
 	return p, err
 }
 
+// OrderPosition is where t stands by the waiting order in memory alone
+// (what TicketPosition answers when it can); false when the order is not
+// available. The store conformance suite checks it against the store's
+// count.
+func (e *Engine) OrderPosition(t Ticket) (Position, bool) {
+	return e.feed.position(t.Site, &t, 0)
+}
+
+// position is where t, read in tx, stands: from the waiting order when
+// it is available, else from the store.
 func (e *Engine) position(ctx context.Context, tx Tx, s *Site, t *Ticket) (Position, error) {
+	if p, ok := e.feed.position(s.ID, t, 0); ok {
+		return p, nil
+	}
+	return e.storePosition(ctx, tx, s, t)
+}
+
+// storePosition is position counted in the store: a COUNT over the
+// waiting tickets ahead, and the counters' modes.
+func (e *Engine) storePosition(ctx context.Context, tx Tx, s *Site, t *Ticket) (Position, error) {
 	p := Position{Ticket: *t}
 	if t.Status != StatusWaiting {
 		return p, nil
@@ -228,16 +259,7 @@ func (e *Engine) position(ctx context.Context, tx Tx, s *Site, t *Ticket) (Posit
 	for _, cs := range states {
 		paused[cs.ID] = cs.Mode != CounterOpen
 	}
-	open := 0
-	for _, c := range s.Counters {
-		for _, cs := range c.Services {
-			if cs.Service == sv.Code && !paused[c.ID] {
-				open++
-				break
-			}
-		}
-	}
-	p.Wait = time.Duration(n) * sv.AvgService / time.Duration(max(open, 1))
+	p.Wait = estimate(s, sv, n, func(id string) bool { return paused[id] })
 	return p, nil
 }
 

@@ -92,7 +92,7 @@ func (e *Engine) generateResource(ctx context.Context, s *Site, r *Resource, now
 	want := r.SlotsBetween(s.ID, now, last, s.Location)
 	end := last.AddDate(0, 0, 1)
 	n := 0
-	err := e.submit(ctx, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
+	err := e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
 		have, err := tx.Slots(ctx, SlotQuery{Site: s.ID, Resource: r.ID, From: now.Add(time.Millisecond), To: end})
 		if err != nil {
 			return fmt.Errorf("queue: read slots of %s: %w", r.ID, err)

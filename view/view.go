@@ -67,7 +67,7 @@ type Site struct {
 	rollover time.Duration
 	maxCalls int
 	// waiting holds, per queue, the tickets seen waiting and since when.
-	waiting map[string]map[int64]time.Time
+	waiting map[string]*waitSet
 	// unseen holds, per queue, the waiting tickets a snapshot counted that
 	// no event has shown yet, and the earliest time one of them may be
 	// waiting since.
@@ -133,7 +133,7 @@ type Call struct {
 // New returns the empty picture of site def, before any event.
 func New(def queue.Site, o Opts) *Site {
 	s := &Site{ID: def.ID, loc: def.Location, rollover: def.Rollover, maxCalls: o.Calls,
-		waiting: map[string]map[int64]time.Time{}, unseen: map[string]unseen{}}
+		waiting: map[string]*waitSet{}, unseen: map[string]unseen{}}
 	if s.loc == nil {
 		s.loc = time.UTC
 	}
@@ -341,12 +341,12 @@ func (s *Site) count(e *queue.Event) {
 	switch e.Status {
 	case queue.StatusWaiting:
 		sv.Waiting++
-		m := s.waiting[e.Service]
-		if m == nil {
-			m = map[int64]time.Time{}
-			s.waiting[e.Service] = m
+		w := s.waiting[e.Service]
+		if w == nil {
+			w = newWaitSet()
+			s.waiting[e.Service] = w
 		}
-		m[e.TicketID] = e.At
+		w.add(e.TicketID, e.At)
 		s.oldest(e.Service)
 	case queue.StatusDone:
 		sv.Served++
@@ -363,9 +363,7 @@ func (s *Site) leave(q string, st queue.Status, id int64) {
 	switch st {
 	case queue.StatusWaiting:
 		sv.Waiting--
-		if _, ok := s.waiting[q][id]; ok {
-			delete(s.waiting[q], id)
-		} else if u := s.unseen[q]; u.n > 0 {
+		if u := s.unseen[q]; !s.waiting[q].remove(id) && u.n > 0 {
 			u.n--
 			s.unseen[q] = u
 		}
@@ -381,12 +379,7 @@ func (s *Site) leave(q string, st queue.Status, id int64) {
 
 // oldest recomputes the Oldest of queue q.
 func (s *Site) oldest(q string) {
-	var o time.Time
-	for _, t := range s.waiting[q] {
-		if o.IsZero() || t.Before(o) {
-			o = t
-		}
-	}
+	o := s.waiting[q].oldest()
 	if u := s.unseen[q]; u.n > 0 && (o.IsZero() || u.since.Before(o)) {
 		o = u.since
 	}
@@ -432,12 +425,9 @@ func (s *Site) Clone() *Site {
 	c.Services = slices.Clone(s.Services)
 	c.Counters = slices.Clone(s.Counters)
 	c.Calls = slices.Clone(s.Calls)
-	c.waiting = make(map[string]map[int64]time.Time, len(s.waiting))
-	for q, m := range s.waiting {
-		c.waiting[q] = make(map[int64]time.Time, len(m))
-		for k, v := range m {
-			c.waiting[q][k] = v
-		}
+	c.waiting = make(map[string]*waitSet, len(s.waiting))
+	for q, w := range s.waiting {
+		c.waiting[q] = w.clone()
 	}
 	c.unseen = make(map[string]unseen, len(s.unseen))
 	for q, u := range s.unseen {

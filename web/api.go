@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -266,26 +265,20 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
-	for {
-		evs, err := s.next(ctx, st)
-		if errors.Is(err, queue.ErrGapTooLarge) {
-			sn, serr := s.o.Engine.Snapshot(ctx, site)
-			if serr != nil {
-				return
+	s.follow(ctx, st, func(evs []queue.Event, gap bool) error {
+		if gap {
+			sn, err := s.o.Engine.Snapshot(ctx, site)
+			if err != nil {
+				return err
 			}
 			st.sub.Reset(sn.Version)
-			if st.send(sn.Version, "snapshot", toSnapshot(sn)) != nil {
-				return
-			}
-			continue
-		}
-		if err != nil {
-			return
+			return st.send(sn.Version, "snapshot", toSnapshot(sn))
 		}
 		for _, e := range evs {
-			if st.send(e.Version, "", toEvent(e)) != nil {
-				return
+			if err := st.send(e.Version, "", toEvent(e)); err != nil {
+				return err
 			}
 		}
-	}
+		return nil
+	})
 }

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -128,30 +127,25 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 	if st.send(v.Version, "state", s.displayState(site, v)) != nil {
 		return
 	}
-	for {
-		evs, err := s.next(ctx, st)
-		gap := errors.Is(err, queue.ErrGapTooLarge)
-		if err != nil && !gap {
-			return
-		}
+	s.follow(ctx, st, func(evs []queue.Event, gap bool) error {
 		for i := range evs {
 			v.Apply(&evs[i])
 			if e := &evs[i]; e.Type == queue.EventCalled || e.Type == queue.EventRecalled {
-				if len(v.Calls) > 0 && v.Calls[0].Version == e.Version && st.send(e.Version, "call", s.call(site, v.Calls[0])) != nil {
-					return
+				if len(v.Calls) > 0 && v.Calls[0].Version == e.Version {
+					if err := st.send(e.Version, "call", s.call(site, v.Calls[0])); err != nil {
+						return err
+					}
 				}
 			}
 		}
 		if gap || site.Day(s.o.Clock()) != v.Day {
 			if v, err = s.siteView(ctx, site); err != nil {
-				return
+				return err
 			}
 			st.sub.Reset(v.Version)
 		}
-		if st.send(v.Version, "state", s.displayState(site, v)) != nil {
-			return
-		}
-	}
+		return st.send(v.Version, "state", s.displayState(site, v))
+	})
 }
 
 // TicketStatus is what the ticket page shows; sent as the event "status".
@@ -212,17 +206,12 @@ func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
 	if st.send(sn.Version, "status", ts) != nil {
 		return
 	}
-	for {
-		evs, err := s.next(ctx, st)
-		gap := errors.Is(err, queue.ErrGapTooLarge)
-		if err != nil && !gap {
-			return
-		}
+	s.follow(ctx, st, func(evs []queue.Event, gap bool) error {
 		v := st.sub.Version()
 		if gap {
 			sn, err := s.o.Engine.Snapshot(ctx, site.ID)
 			if err != nil {
-				return
+				return err
 			}
 			st.sub.Reset(sn.Version)
 			v = sn.Version
@@ -233,15 +222,13 @@ func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
 			moved = moved || e.Service == ts.Ticket.Queue || e.Number == number || e.TicketID == 0
 		}
 		if !moved {
-			continue
+			return nil
 		}
 		if ts, err = s.ticketStatus(ctx, site, number); err != nil {
-			return
+			return err
 		}
-		if st.send(v, "status", ts) != nil {
-			return
-		}
-	}
+		return st.send(v, "status", ts)
+	})
 }
 
 // TicketURL is the address of a ticket's status page under base (the

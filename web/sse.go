@@ -85,6 +85,23 @@ func (st *stream) ping() error {
 	return st.rc.Flush()
 }
 
+// follow hands each batch of the stream's events to each, with gap true
+// when the subscription fell too far behind and must be read again from a
+// snapshot. It returns when the client leaves, the server shuts down or
+// each fails (a failed write or read ends the stream).
+func (s *Server) follow(ctx context.Context, st *stream, each func(evs []queue.Event, gap bool) error) {
+	for {
+		evs, err := s.next(ctx, st)
+		gap := errors.Is(err, queue.ErrGapTooLarge)
+		if err != nil && !gap {
+			return
+		}
+		if each(evs, gap) != nil {
+			return
+		}
+	}
+}
+
 // next waits for the stream's next events, writing a keep-alive comment
 // every heartbeat meanwhile.
 func (s *Server) next(ctx context.Context, st *stream) ([]queue.Event, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -62,14 +63,18 @@ func newBenchIssueCmd() *cobra.Command {
 	var o load.IssueOpts
 	cmd := &cobra.Command{
 		Use:   "issue",
-		Short: "Take tickets from many kiosks at once; report throughput and latency percentiles",
+		Short: "Take tickets from many kiosks at once; report throughput, latency percentiles, errors and daemon CPU",
 		Long: `issue connects --kiosks kiosks (spread over the kiosk devices of the
-configuration), each taking tickets back to back for --duration, and prints
-tickets per second and the p50/p90/p99 latency of TAKE_TICKET over TCP, from
-send to answer (which the daemon gives only after the commit). The daemon
-rate-limits each device id: use a configuration with many kiosk devices, or
-the limit is what you measure. Pick a service with no daily cap and no
-opening hours (by default the first such service).`,
+configuration) and takes tickets for --duration: back to back, or with
+--rate (e.g. 1000/s) open loop, sent at that rate whatever the answers, each
+latency counted from the time the ticket was due (no coordinated omission).
+It prints tickets per second, the p50/p90/p99 latency of TAKE_TICKET over
+TCP (the daemon answers only after the commit), the errors by wire code,
+and with --pid the daemon's CPU time per ticket from /proc/PID/stat; --json
+prints the same as one JSON object. The daemon rate-limits each device id
+(listen.rate_limit; 0 turns it off): with the limit on, use a configuration
+with many kiosk devices, or the limit is what you measure. Pick a service
+with no daily cap and no opening hours (by default the first such service).`,
 		Args: cobra.NoArgs,
 	}
 	benchRun(cmd, func(ctx context.Context, e *sim.Env, w io.Writer) error { return load.Issue(ctx, e, o, w) })
@@ -77,39 +82,54 @@ opening hours (by default the first such service).`,
 	fl.IntVar(&o.Kiosks, "kiosks", 64, "concurrent kiosks (connections)")
 	fl.DurationVar(&o.Duration, "duration", 10*time.Second, "how long to take tickets")
 	fl.StringVar(&o.Service, "service", "", "service code (default: the first with no cap and no hours)")
+	fl.Var((*rateValue)(&o.Rate), "rate", "open loop: tickets per second in total (e.g. 1000/s); default: back to back")
+	fl.IntVar(&o.PID, "pid", 0, "process id of the daemon, to read its CPU time per ticket")
+	fl.BoolVar(&o.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
-func newBenchBookCmd() *cobra.Command {
-	o := load.BookOpts{URL: "http://127.0.0.1:7480", Site: "hospital", Resource: "dr-li", Slots: 20, Patients: 2000,
-		Rate: 5000, Duration: 30 * time.Second, OtherService: "A", OtherRate: 20}
+func newBenchCallCmd() *cobra.Command {
+	var o load.CallOpts
 	cmd := &cobra.Command{
-		Use:   "book",
-		Short: "The 07:00 rush: book slots over HTTP open loop at a rate; report statuses, latency and overbooking",
-		Long: `book sends --rate booking requests per second for --duration, open loop
-(each at its planned time, whether the last was answered or not), to
-POST /api/v1/sites/SITE/appointments: a random one of --patients patients for
-a random one of the first --slots unbooked slots of --resource (on --date, or
-the first day that has that many). Latency is measured from each request's
-planned send time. With --other-site it also takes --other-rate tickets per
-second there. It fails when a slot is overbooked or an answer other than 201,
-409 or 429 came back.`,
+		Use:   "call",
+		Short: "Measure a keypad's call-next (and keypad → LED frame) latency, idle and under kiosk load",
+		Long: `call makes --calls call-next requests from a keypad (the first keypad device of
+the configuration, or --device) on the idle daemon, then as many again while
+--kiosks kiosks take tickets in the background (back to back, or at --rate
+open loop), and prints the latency percentiles of both side by side. Each
+call is followed by START; the next call finishes it. With --led PATH (a
+tty: the far end of the pty pair the daemon's board for that counter is on,
+e.g. made with socat), it also measures from CALL_NEXT sent to the first
+bytes on that line carrying the called number (template and alpha boards
+carry it in ASCII). The keypad's counter must serve --service.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return load.Book(cmd.Context(), o, cmd.OutOrStdout()) },
 	}
+	benchRun(cmd, func(ctx context.Context, e *sim.Env, w io.Writer) error { return load.Call(ctx, e, o, w) })
 	fl := cmd.Flags()
-	fl.StringVar(&o.URL, "url", o.URL, "the daemon's HTTP address")
-	fl.StringVar(&o.Token, "token", "demo-his-token-change-me", "API bearer token")
-	fl.StringVar(&o.Site, "site", o.Site, "site of the resource")
-	fl.StringVar(&o.Resource, "resource", o.Resource, "resource to book")
-	fl.StringVar(&o.Date, "date", "", "day of the slots, YYYY-MM-DD (default: the first with enough)")
-	fl.IntVar(&o.Slots, "slots", o.Slots, "slots to book")
-	fl.IntVar(&o.Patients, "patients", o.Patients, "distinct patients")
-	fl.Float64Var(&o.Rate, "rate", o.Rate, "booking requests per second")
-	fl.DurationVar(&o.Duration, "duration", o.Duration, "how long")
-	fl.StringVar(&o.OtherSite, "other-site", "", "site to take tickets at meanwhile")
-	fl.StringVar(&o.OtherService, "other-service", o.OtherService, "service of those tickets")
-	fl.Float64Var(&o.OtherRate, "other-rate", o.OtherRate, "tickets per second there")
-	fl.IntVar(&o.MaxInFlight, "max-in-flight", 4096, "requests outstanding at most (more are counted as dropped)")
+	fl.IntVar(&o.Calls, "calls", 200, "call-next samples, idle and then under load")
+	fl.DurationVar(&o.Gap, "gap", 20*time.Millisecond, "pause between two calls")
+	fl.IntVar(&o.Kiosks, "kiosks", 200, "kiosks taking tickets while the loaded calls run")
+	fl.Var((*rateValue)(&o.Rate), "rate", "background tickets per second in total (e.g. 200/s); default: back to back")
+	fl.StringVar(&o.Service, "service", "", "the kiosks' service (default: the first with no cap and no hours)")
+	fl.StringVar(&o.LED, "led", "", "tty carrying the LED frames of the keypad's counter")
 	return cmd
 }
+
+// rateValue is a --rate flag: "1000/s", "120/m" or a bare number per
+// second (load.ParseRate); unset is 0.
+type rateValue float64
+
+func (r *rateValue) String() string {
+	if *r == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%g/s", float64(*r))
+}
+
+func (r *rateValue) Set(s string) error {
+	v, err := load.ParseRate(s)
+	*r = rateValue(v)
+	return err
+}
+
+func (r *rateValue) Type() string { return "rate" }

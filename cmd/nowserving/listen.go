@@ -26,7 +26,8 @@ func protocolOpts(cfg *config.Config, eng *queue.Engine, dev *devices.Dispatcher
 		Engine: eng, Devices: devs, Logger: log,
 		Heartbeat: cfg.Listen.Heartbeat, MaxConns: cfg.Listen.MaxConnections,
 		MaxPending: cfg.Listen.MaxPending, HandshakeTimeout: cfg.Listen.HandshakeTimeout,
-		Render: dev.RenderTicket, Reprint: dev.Reprint, Health: daemon.DeviceHealth(dev.Status),
+		RateLimit: rateLimit(cfg.Listen.RateLimit), Render: dev.RenderTicket, Reprint: dev.Reprint,
+		Health: daemon.DeviceHealth(dev.Status),
 		Print: func(ctx context.Context, device string, t queue.Ticket, p queue.Position) error {
 			if !dev.HasPrinter(device) {
 				return nil
@@ -34,6 +35,15 @@ func protocolOpts(cfg *config.Config, eng *queue.Engine, dev *devices.Dispatcher
 			return dev.PrintTicket(ctx, device, t, p)
 		},
 	}
+}
+
+// rateLimit maps listen.rate_limit onto protocol.Opts.RateLimit: 0 there
+// means the default, off is negative.
+func rateLimit(perDevice float64) float64 {
+	if perDevice == 0 {
+		return -1
+	}
+	return perDevice
 }
 
 // listenProtocol listens on listen.protocol (with TLS when listen.tls is

@@ -55,7 +55,7 @@ func newRoot() *cobra.Command {
 		newMigrateCmd(),
 		newCheckCmd(),
 		newReportCmd(),
-		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd(), newBenchBookCmd()),
+		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd()),
 	)
 	return root
 }

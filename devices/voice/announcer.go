@@ -87,10 +87,10 @@ type Announcer struct {
 	chime  *Clip
 	logger *slog.Logger
 
-	wake      chan struct{} // cap 1: something was queued, or Close was called
-	abort     chan struct{} // closed when Close gives up draining
-	abortOnce sync.Once
-	done      chan struct{} // closed when Run returns
+	wake   chan struct{}      // cap 1: something was queued, or Close was called
+	abort  context.Context    // cancelled (by giveUp) when Close stops waiting for the drain
+	giveUp context.CancelFunc // cancels abort; safe to call more than once
+	done   chan struct{}      // closed when Run returns
 
 	mu      sync.Mutex
 	queue   []Call
@@ -136,9 +136,9 @@ func New(opts Opts) (*Announcer, error) {
 		opts:   opts,
 		logger: opts.Logger,
 		wake:   make(chan struct{}, 1),
-		abort:  make(chan struct{}),
 		done:   make(chan struct{}),
 	}
+	a.abort, a.giveUp = context.WithCancel(context.Background())
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)
 	}
@@ -218,13 +218,7 @@ func (a *Announcer) Run(ctx context.Context) error {
 	// work is ctx, also cancelled when Close stops waiting for the drain.
 	work, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-a.abort:
-			cancel()
-		case <-work.Done():
-		}
-	}()
+	defer context.AfterFunc(a.abort, cancel)()
 
 	for {
 		if err := work.Err(); err != nil {
@@ -277,7 +271,7 @@ func (a *Announcer) Close(ctx context.Context) error {
 	select {
 	case <-a.done:
 	case <-ctx.Done():
-		a.abortOnce.Do(func() { close(a.abort) })
+		a.giveUp()
 		<-a.done
 		err = fmt.Errorf("voice: announcer: close: %w", ctx.Err())
 	}
