@@ -47,6 +47,8 @@ type Config struct {
 	// HTTP holds the ticket status pages' public address and the API
 	// clients (http.go).
 	HTTP HTTP `mapstructure:"http"`
+	// Notify holds the receivers of notifications (notify.go).
+	Notify Notify `mapstructure:"notify"`
 }
 
 // Driver names a database engine.
@@ -192,9 +194,13 @@ type Site struct {
 	Languages []string `mapstructure:"languages"`
 	// Classes maps a ticket class to its rank; lower is called first.
 	// Default: emergency 0, vip 10, appointment 15, normal 20.
-	Classes  map[string]int `mapstructure:"classes"`
-	Services []Service      `mapstructure:"services"`
-	Counters []Counter      `mapstructure:"counters"`
+	Classes map[string]int `mapstructure:"classes"`
+	// ClassNames gives classes their display names, in every site
+	// language (kiosks show them: WELCOME.Classes); a class without one is
+	// shown by a built-in English word, or its name.
+	ClassNames map[string]Names `mapstructure:"class_names"`
+	Services   []Service        `mapstructure:"services"`
+	Counters   []Counter        `mapstructure:"counters"`
 	// Resources are what patients book (appointments.go); Appointments
 	// the site's booking rules.
 	Resources    []Resource   `mapstructure:"resources"`
@@ -474,4 +480,5 @@ func applyDefaults(c *Config, isSet func(key string) bool) {
 		}
 	}
 	applyHardwareDefaults(c, isSet)
+	applyNotifyDefaults(c, isSet)
 }

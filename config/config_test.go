@@ -365,6 +365,9 @@ func TestBadFileMessages(t *testing.T) {
 		{"types", `store.batch: want a whole number, got "many"`},
 		{"syntax", "yaml: line 1: did not find expected '-' indicator"},
 		{"empty", "sites: at least one site is required"},
+		{"notify", "notify.attempts: must be 1..100, got 0"},
+		{"notify", `notify.commands[0].name: duplicate receiver name "his" (also notify.webhooks[0].name)`},
+		{"notify", `notify.webhooks[0].secret: must be at least 16 characters, got 5 (or use secret_env)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file+"/"+tt.want, func(t *testing.T) {

@@ -135,6 +135,7 @@ func load(data []byte, opts Opts) (*Config, error) {
 	cfg, decoded := decode(v)
 	cfg.resolveSecrets(lookup, &decoded)
 	cfg.resolveTokens(lookup, &decoded)
+	cfg.resolveNotify(lookup, &decoded)
 
 	// Validate what decoded, but say nothing more about a key that already
 	// failed: its zero value would only produce a confusing second message.

@@ -64,6 +64,7 @@ func (c *Config) validate() problems {
 	}
 	c.validateHardware(&ps)
 	c.validateHTTP(&ps)
+	c.validateNotify(&ps)
 	return ps
 }
 
@@ -144,6 +145,7 @@ func (s *Site) validate(k string, ps *problems) {
 	checkNames(k+".name", s.Name, langs, false, ps)
 	s.validateDay(k, ps)
 	s.validateClasses(k, ps)
+	s.validateClassNames(k, langs, ps)
 	codeAt := s.validateServices(k, langs, ps)
 	s.validateCounters(k, langs, codeAt, ps)
 	s.validateAppointments(k, langs, codeAt, ps)
@@ -205,6 +207,19 @@ func (s *Site) validateClasses(k string, ps *problems) {
 		if r := s.Classes[name]; r < 0 {
 			ps.add(ck, "rank must not be negative, got %d", r)
 		}
+	}
+}
+
+// validateClassNames checks the display names of the classes: each names
+// a class of the site, in every site language.
+func (s *Site) validateClassNames(k string, langs []string, ps *problems) {
+	for _, name := range sortedKeys(s.ClassNames) {
+		ck := k + ".class_names." + name
+		if _, ok := s.Classes[name]; !ok {
+			ps.add(ck, "class %q is not in %s.classes", name, k)
+			continue
+		}
+		checkNames(ck, s.ClassNames[name], langs, true, ps)
 	}
 }
 

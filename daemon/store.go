@@ -45,9 +45,9 @@ func (p *PendingStore) Store() (*sqlstore.Store, error) {
 		return p.st, nil
 	}
 	if p.reason == nil {
-		return nil, errors.New("store: connecting")
+		return nil, fmt.Errorf("store: connecting: %w", queue.ErrUnavailable)
 	}
-	return nil, fmt.Errorf("store: connecting: %v", p.reason)
+	return nil, fmt.Errorf("store: connecting: %w (%v)", queue.ErrUnavailable, p.reason)
 }
 
 // opened installs the store; after Close it closes st instead.

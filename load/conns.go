@@ -35,6 +35,9 @@ type ConnsOpts struct {
 	Parallel int           // dials in flight at once
 	PID      int           // process id of the daemon, to read its RSS; 0: none
 	Hold     time.Duration // how long to hold the connections
+	// Subscribe makes each connection subscribe to its site's events
+	// (display devices), so the daemon holds idle subscribers.
+	Subscribe bool
 }
 
 // Conns opens o.N authenticated connections (spread over the display
@@ -61,7 +64,7 @@ func Conns(ctx context.Context, e *sim.Env, o ConnsOpts, out io.Writer) error {
 	g0 := runtime.NumGoroutine()
 
 	start := time.Now()
-	clients, failed, firstErr := dialAll(ctx, e, devs, o.N, o.Parallel)
+	clients, failed, firstErr := dialAll(ctx, e, devs, o)
 	took := time.Since(start)
 	defer func() {
 		for _, c := range clients {
@@ -108,16 +111,18 @@ func Conns(ctx context.Context, e *sim.Env, o ConnsOpts, out io.Writer) error {
 	return nil
 }
 
-// dialAll opens n connections over devs, parallel at a time; a failed
-// one is nil in clients. It returns the count of failures and the first.
-func dialAll(ctx context.Context, e *sim.Env, devs []sim.Device, n, parallel int) (clients []*client.Client, failed int, firstErr error) {
+// dialAll opens o.N connections over devs, o.Parallel at a time, each
+// subscribing with o.Subscribe; a failed one is nil in clients. It returns
+// the count of failures and the first.
+func dialAll(ctx context.Context, e *sim.Env, devs []sim.Device, o ConnsOpts) (clients []*client.Client, failed int, firstErr error) {
+	n := o.N
 	clients = make([]*client.Client, n)
 	var (
 		next, fails atomic.Int64
 		errOnce     sync.Once
 		wg          sync.WaitGroup
 	)
-	for w := 0; w < max(parallel, 1); w++ {
+	for w := 0; w < max(o.Parallel, 1); w++ {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
@@ -126,6 +131,11 @@ func dialAll(ctx context.Context, e *sim.Env, devs []sim.Device, n, parallel int
 				}
 				d := devs[i%len(devs)]
 				c, err := client.Dial(ctx, e.Addr, e.ClientOpts(d))
+				if err == nil && o.Subscribe {
+					if _, err = c.Subscribe(ctx, client.Filter{}); err != nil {
+						c.Close()
+					}
+				}
 				if err != nil {
 					fails.Add(1)
 					errOnce.Do(func() { firstErr = e.Explain(err, d) })

@@ -12,6 +12,9 @@
 //     code, auth failures, request latency (subsystem "protocol").
 //   - [RegisterDevices] turns plain functions into LED, printer and voice
 //     gauges, so this package never imports the device drivers.
+//   - [RegisterOutbox] does the same for the delivery of notifications:
+//     delivered, failed and dead per receiver, the outbox's backlog, dead
+//     messages and oldest age (subsystem "notify").
 package metrics
 
 import (

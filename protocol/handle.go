@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/nowserving/nowserving/backoff"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
@@ -567,7 +566,7 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 			fl.services[sv] = true
 		}
 	}
-	ss.stopPump()
+	ss.unsubscribe()
 	snap, err := s.eng.Snapshot(ctx, def.ID)
 	if err != nil {
 		return nil, err
@@ -578,15 +577,14 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 	if m.FromVersion == 0 || m.Snapshot || from > v || v-from > int64(s.o.MaxReplay) {
 		answer, from = s.snapshotMsg(def, &snap), v
 	}
-	sub, err := s.eng.Subscribe(def.ID, from)
-	if err != nil {
-		return nil, err
-	}
-	// The answer goes into the queue before any event of the pump.
+	// The answer goes into the queue before any event of the hub.
 	if !ss.send(f.RequestID, answer) {
 		return nil, errSessionGone
 	}
-	ss.startPump(def, sub, fl)
+	if err := s.join(ss, def, from, fl); err != nil {
+		s.log.Error("subscribe", "device", ss.dev.ID, "site", def.ID, "err", err)
+		ss.kill(wire.ErrInternal, "subscribe failed")
+	}
 	return nil, errAnswered
 }
 
@@ -596,62 +594,3 @@ var (
 	errAnswered    = errors.New("protocol: answered")
 	errSessionGone = errors.New("protocol: session gone")
 )
-
-// startPump forwards the subscription's events into the send queue.
-func (ss *session) startPump(site *queue.Site, sub *queue.Subscription, fl filter) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	ss.subCancel, ss.subDone = cancel, done
-	go func() {
-		defer close(done)
-		ss.pump(ctx, site, sub, fl)
-	}()
-}
-
-func (ss *session) stopPump() {
-	if ss.subCancel != nil {
-		ss.subCancel()
-		<-ss.subDone
-		ss.subCancel, ss.subDone = nil, nil
-	}
-}
-
-func (ss *session) pump(ctx context.Context, site *queue.Site, sub *queue.Subscription, fl filter) {
-	s := ss.srv
-	for {
-		evs, err := sub.Next(ctx)
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
-				return
-			}
-			if errors.Is(err, queue.ErrGapTooLarge) {
-				snap, serr := s.eng.Snapshot(ctx, site.ID)
-				if serr == nil {
-					if !ss.send(0, s.snapshotMsg(site, &snap)) {
-						return
-					}
-					sub.Reset(snap.Version)
-					continue
-				}
-				err = serr
-			}
-			s.log.Warn("event subscription failed; retrying", "device", ss.dev.ID, "site", site.ID, "err", err)
-			if backoff.Sleep(ctx, time.Second) != nil {
-				return
-			}
-			continue
-		}
-		for i := range evs {
-			if !fl.match(&evs[i]) {
-				continue
-			}
-			b := s.frames.eventFrame(site, &evs[i])
-			if b == nil {
-				continue
-			}
-			if !ss.enqueue(b) {
-				return
-			}
-		}
-	}
-}

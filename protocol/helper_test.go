@@ -193,6 +193,39 @@ func (cl *client) raw(b []byte) {
 	}
 }
 
+// heartbeat sends a HEARTBEAT every interval until stop is closed or a
+// write fails. It may run beside the test's own writes: each frame goes
+// out in one write.
+func (cl *client) heartbeat(stop <-chan struct{}, every time.Duration) {
+	hb, _ := wire.EncodeMessage(nil, 0, 0, &wire.Heartbeat{})
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(every):
+		}
+		_ = cl.c.SetWriteDeadline(time.Now().Add(time.Second))
+		if _, err := cl.c.Write(hb); err != nil {
+			return
+		}
+	}
+}
+
+// readUntilError reads frames until a read fails, and returns them and
+// the codes of the ERROR frames among them.
+func (cl *client) readUntilError() (frames []wire.Frame, codes []uint16) {
+	for {
+		f, m, err := cl.read()
+		if err != nil {
+			return frames, codes
+		}
+		frames = append(frames, f)
+		if e, ok := m.(*wire.ErrorMsg); ok {
+			codes = append(codes, e.Code)
+		}
+	}
+}
+
 // read reads one frame (10 s at most) and decodes it.
 func (cl *client) read() (wire.Frame, wire.Message, error) {
 	return cl.readWithin(10 * time.Second)

@@ -93,9 +93,8 @@ type Opts struct {
 	// HandshakeTimeout bounds connect to the verified AUTH: a connection
 	// that has not authenticated by then is sent ERROR 0x34 and closed.
 	HandshakeTimeout time.Duration
-	// WriteTimeout bounds one write to a peer, and how long a frame waits
-	// for room in a full send queue before the session is dropped as a
-	// slow consumer.
+	// WriteTimeout bounds one write to a peer: a peer that takes longer
+	// to make room in its socket is dropped as a slow consumer.
 	WriteTimeout time.Duration
 	// MaxConns caps concurrent authenticated sessions: a connection that
 	// arrives, or authenticates, when that many are open is sent ERROR 0x32
@@ -108,8 +107,9 @@ type Opts struct {
 	// idle socket soon becomes the oldest, and a host renewing sockets as
 	// fast as it can only ever closes its own.
 	MaxPending int
-	// SendQueue is the number of frames queued per session; a queue that
-	// stays full for WriteTimeout drops the session as a slow consumer.
+	// SendQueue is the number of frames queued per session while its
+	// socket is full (with at most 256 KiB of them); one more drops the
+	// session as a slow consumer at once.
 	SendQueue int
 	// RateLimit is the average requests per second per device; RateBurst
 	// the bucket size. RateLimit < 0 disables limiting.
@@ -186,6 +186,10 @@ type Server struct {
 	metrics Metrics
 	frames  frameCache
 	views   siteViews // pictures of the sites for keypad answers
+	poll    poller    // parks idle sessions
+	hubs    hubs      // fan events out to subscribers
+	wheel   wheel     // heartbeats and idle time-outs
+	loops   sync.Once // starts the poller and the wheel
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -270,6 +274,7 @@ func New(o Opts) (*Server, error) {
 	if s.metrics == nil {
 		s.metrics = nopMetrics{}
 	}
+	s.hubs.ctx, s.hubs.cancel = context.WithCancel(context.Background())
 	s.refusals = &refusalLog{log: s.log, now: o.Clock, every: refusalLogEvery}
 	for _, dv := range o.Devices {
 		if err := s.addDevice(dv); err != nil {
@@ -371,6 +376,10 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.listeners[ln] = struct{}{}
 	s.mu.Unlock()
+	s.loops.Do(func() {
+		s.poll.start(s.log)
+		go s.runWheel()
+	})
 	defer func() {
 		s.mu.Lock()
 		delete(s.listeners, ln)
@@ -424,6 +433,10 @@ func (s *Server) admit(c net.Conn) *session {
 		return nil
 	}
 	s.seq++
+	if tc, ok := netConn(c).(*net.TCPConn); ok {
+		// Bound what the kernel holds for a peer that stops reading.
+		_ = tc.SetWriteBuffer(socketSendBuffer)
+	}
 	ss := s.newSession(c, s.seq)
 	s.sessions[ss] = struct{}{}
 	s.pending.add(ss)
@@ -488,7 +501,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		ss.lameDuck()
 	}
 	idle := make(chan struct{})
-	go func() { s.wg.Wait(); close(idle) }()
+	go func() { s.wg.Wait(); s.stopLoops(); close(idle) }()
 	select {
 	case <-idle:
 		return nil
@@ -512,6 +525,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.stopLoops()
 	return nil
 }
 
@@ -530,6 +544,32 @@ func (s *Server) beginClose() []*session {
 		out = append(out, ss)
 	}
 	return out
+}
+
+// stopLoops ends the goroutines the sessions shared, once they are gone.
+func (s *Server) stopLoops() {
+	s.poll.close()
+	s.hubs.stop()
+}
+
+// socketSendBuffer is the SO_SNDBUF of every connection (Linux doubles
+// it): with the send queue's bounds it caps the backlog the daemon holds
+// for a peer that does not read.
+const socketSendBuffer = 32 << 10
+
+// netConn is the connection under TLS, else c.
+func netConn(c net.Conn) net.Conn {
+	if tc, ok := c.(*tls.Conn); ok {
+		return tc.NetConn()
+	}
+	return c
+}
+
+// release forgets a session whose connection is closed.
+func (s *Server) release(ss *session) {
+	s.untrack(ss)
+	s.conns.Add(-1)
+	s.wg.Done()
 }
 
 // untrack forgets a session that has ended.

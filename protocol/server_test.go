@@ -9,9 +9,11 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/poll"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
@@ -432,6 +434,43 @@ func TestResume(t *testing.T) {
 	}
 }
 
+// TestCatchUpWhileLive: a subscriber that resumes behind the others
+// catches up while events keep coming, and gets every event after its
+// version once, in order, as does the live one.
+func TestCatchUpWhileLive(t *testing.T) {
+	en := newEnv(t, nil)
+	live, _ := en.login("display-1", 1)
+	live.do(&wire.Subscribe{Snapshot: true})
+	issue := func(from, n int) {
+		for i := range n {
+			_, err := en.Engine.Issue(context.Background(), queue.IssueRequest{
+				Request: queue.Request{Site: "hq", Device: "test", Key: fmt.Sprint(from + i)}, Service: "A"})
+			if err != nil {
+				t.Errorf("issue: %v", err)
+			}
+		}
+	}
+	issue(0, 10)
+	live.eventsUntil(10)
+	var wg sync.WaitGroup
+	wg.Go(func() { issue(10, 30) })
+	late, _ := en.login("display-2", 1)
+	late.do(&wire.Subscribe{FromVersion: 2})
+	wg.Wait()
+	for _, cl := range []*client{live, late} {
+		from := uint64(11)
+		if cl == late {
+			from = 3
+		}
+		evs := cl.eventsUntil(40)
+		for i, ev := range evs {
+			if ev.Version != from+uint64(i) {
+				t.Fatalf("%s: event %d has version %d, want %d", cl.id, i, ev.Version, from+uint64(i))
+			}
+		}
+	}
+}
+
 // TestKioskRetry: the connection drops after TAKE_TICKET; the retry (same
 // boot nonce and request id) gets the same ticket, also after a restart.
 func TestKioskRetry(t *testing.T) {
@@ -604,17 +643,11 @@ func TestHeartbeats(t *testing.T) {
 	if w.HeartbeatMS != 50 {
 		t.Fatalf("heartbeat %d ms", w.HeartbeatMS)
 	}
-	beats, codes := 0, []uint16(nil)
-	for {
-		_, m, err := cl.read()
-		if err != nil {
-			break
-		}
-		switch m := m.(type) {
-		case *wire.Heartbeat:
+	frames, codes := cl.readUntilError()
+	beats := 0
+	for _, f := range frames {
+		if f.Type == wire.TypeHeartbeat {
 			beats++
-		case *wire.ErrorMsg:
-			codes = append(codes, m.Code)
 		}
 	}
 	if beats < 2 || len(codes) != 1 || codes[0] != wire.ErrTimeout.Code {
@@ -682,74 +715,77 @@ func TestMaxConns(t *testing.T) {
 	b.ticket(&wire.TakeTicket{Service: "A"})
 }
 
-// smallBuffers makes the server's sockets small so a peer that stops
-// reading fills them quickly.
-type smallBuffers struct{ net.Listener }
-
-func (l smallBuffers) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetWriteBuffer(1) // the kernel's minimum
-	}
-	return c, err
-}
-
-// TestSlowConsumer: a display that stops reading is dropped; the others
-// and the engine keep going.
+// TestSlowConsumer: a display that heartbeats but never reads is dropped
+// once its backlog passes the bound (the daemon's SO_SNDBUF, then the send
+// queue), with the socket buffers left as the kernel makes them and a write
+// deadline too long to be what drops it; the others and the engine keep
+// going.
 func TestSlowConsumer(t *testing.T) {
-	en := unstarted(t, func(o *protocol.Opts) { o.SendQueue = 4; o.WriteTimeout = 200 * time.Millisecond })
-	en.Wrap = func(l net.Listener) net.Listener { return smallBuffers{l} }
-	en.Start()
-	t.Cleanup(en.Stop)
-
-	stalled := en.dial()
-	_ = stalled.c.(*net.TCPConn).SetReadBuffer(1)
-	if _, err := stalled.auth("display-1", wire.RoleDisplay, 1, secretOf("display-1")); err != nil {
-		t.Fatal(err)
-	}
+	const maxEvents = 6000 // ~1 MB of EVENT frames: far more than the bound
+	en := newEnv(t, func(o *protocol.Opts) { o.WriteTimeout = time.Minute; o.IdleTimeout = 300 * time.Millisecond })
+	stalled, _ := en.login("display-1", 1)
 	stalled.do(&wire.Subscribe{Snapshot: true})
 	healthy, _ := en.login("display-2", 1)
 	healthy.do(&wire.Subscribe{Snapshot: true})
 	kiosk, _ := en.login("kiosk-1", 1)
+	// Heartbeats only: the idle time-out must not be what drops anyone.
+	stop := make(chan struct{})
+	var beats sync.WaitGroup
+	for _, cl := range []*client{stalled, healthy, kiosk} {
+		beats.Go(func() { cl.heartbeat(stop, 50*time.Millisecond) })
+	}
+	// The healthy display reads as events come, in order.
+	var seen atomic.Int64
+	go func() {
+		for {
+			_, m, err := healthy.read()
+			if err != nil {
+				return
+			}
+			if ev, ok := m.(*wire.Event); ok && seen.Load()+1 == int64(ev.Version) {
+				seen.Add(1)
+			}
+		}
+	}()
 
-	// Issue through the engine, 8 at a time, until the stalled display's
-	// socket buffers and queue are full and it is dropped.
 	n := 0
-	for en.Server.Stats().SlowConsumers == 0 && n < 3000 {
+	for en.Server.Stats().SlowConsumers == 0 && n < maxEvents {
 		var wg sync.WaitGroup
-		for w := 0; w < 8; w++ {
-			wg.Add(1)
-			go func(k int) {
-				defer wg.Done()
+		for w := 0; w < 16; w++ {
+			wg.Go(func() {
 				_, err := en.Engine.Issue(context.Background(), queue.IssueRequest{
-					Request: queue.Request{Site: "hq", Device: "test", Key: fmt.Sprint(k)}, Service: "A"})
+					Request: queue.Request{Site: "hq", Device: "test", Key: fmt.Sprint(n + w)}, Service: "A"})
 				if err != nil {
 					t.Errorf("issue: %v", err)
 				}
-			}(n + w)
+			})
 		}
 		wg.Wait()
-		n += 8
-		if n%64 == 0 {
-			time.Sleep(50 * time.Millisecond) // let the writer time out
-		}
+		n += 16
 	}
 	if got := en.Server.Stats().SlowConsumers; got != 1 {
 		t.Fatalf("slow consumers %d after %d events, want 1", got, n)
 	}
-	t.Logf("stalled display dropped after %d events", n)
-	// The healthy display got every event; the kiosk still works.
-	evs := healthy.eventsUntil(uint64(n))
-	if len(evs) != n {
-		t.Errorf("healthy display got %d events, want %d", len(evs), n)
-	}
+	// The healthy display got every event, in order; the kiosk still
+	// works.
+	poll.Until(t, "the healthy display has every event in order", func() bool { return seen.Load() == int64(n) })
 	kiosk.ticket(&wire.TakeTicket{Service: "B"})
+	close(stop)
+	beats.Wait()
 	// The stalled display finds the connection closed when it reads again,
 	// ending in ERROR 0x33 when that frame made it.
-	codes := stalled.expectClose()
+	var got, bytes int
+	frames, codes := stalled.readUntilError()
+	for _, f := range frames {
+		if f.Type == wire.TypeEvent {
+			got++
+			bytes += wire.HeaderSize + len(f.Payload) + wire.TrailerSize
+		}
+	}
 	if len(codes) > 0 && codes[len(codes)-1] != wire.ErrSlowConsumer.Code {
 		t.Errorf("stalled display: errors %v, want 0x33 last", codes)
 	}
+	t.Logf("stalled display dropped after %d events, of which %d (%d KiB) reached its socket", n, got, bytes>>10)
 }
 
 // TestLameDuck: Shutdown tells sessions, lets them finish, refuses new

@@ -10,14 +10,32 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
-// readBufferSize is the bufio.Reader size per connection: a header and a
-// typical request fit; larger payloads are read straight into their buffer.
+// readBufferSize is the size of the bufio.Reader a session borrows while it
+// reads: a header and a typical request fit; larger payloads are read
+// straight into their buffer.
 const readBufferSize = 1024
+
+// readers lends read buffers to sessions that have bytes to read: an idle
+// session holds none.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufferSize) }}
+
+func getReader(c net.Conn) *bufio.Reader {
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(c)
+	return br
+}
+
+func putReader(br *bufio.Reader) {
+	br.Reset(nil)
+	readers.Put(br)
+}
 
 // errLameDuck stops a read loop when the server shuts down.
 var errLameDuck = errors.New("protocol: server shutting down")
@@ -25,15 +43,27 @@ var errLameDuck = errors.New("protocol: server shutting down")
 // errEvicted stops a handshake closed to make room for newer connections.
 var errEvicted = errors.New("protocol: evicted while authenticating")
 
+// errKilled stops the reads of a session that was killed.
+var errKilled = errors.New("protocol: session killed")
+
 // tooManyPending is the ERROR sent to an evicted connection.
 var tooManyPending = wire.ErrTooManyConnections.WithMsg("too many connections: too many authenticating, reconnect")
 
-// session is one connection. The reader goroutine (run) owns the handshake
-// and the requests; the writer goroutine owns all writes after WELCOME.
+// session is one connection. A welcomed session that has nothing to read
+// has no goroutine: it is parked in the server's poller, which starts one
+// (readable) when bytes arrive; that goroutine reads and handles frames
+// until none are buffered and parks the session again. Writes go through
+// out, whose flusher goroutine runs only while frames are queued.
+// Heartbeats and the idle time-out come from the server's wheel.
+//
+// The read side has one owner at a time: the goroutine running the
+// handshake, then a readable goroutine, or the poller while parked. Whoever
+// ends the session (teardown) must own it: a goroutine that wants to end a
+// parked session takes it from the poller first (take, stopReading).
 type session struct {
 	srv    *Server
 	conn   net.Conn
-	br     *bufio.Reader
+	raw    syscall.RawConn // of the TCP socket, for the poller; nil: none
 	remote string
 	host   string // remote machine, for Server.pending
 	seq    uint64 // admission order
@@ -47,78 +77,146 @@ type session struct {
 	authed  bool          // counted in srv.authed
 	evicted bool          // closed by admit for a newer connection
 
-	out        *sendQueue
-	dead       chan struct{} // closed by kill
-	writerDone chan struct{}
-	killOnce   sync.Once
-	killErr    *wire.StatusError // final ERROR the writer tries to send
-	killReason string
+	out       sendQueue
+	lastRead  atomic.Int64 // Opts.Clock unix nanoseconds of the last frame read
+	lastWrite atomic.Int64 // ... of the last frame queued
+	polled    bool         // registered in the poller; owner only
 
-	mu   sync.Mutex // guards stop and read deadlines
-	stop error      // errLameDuck or errEvicted: reads stop
+	mu     sync.Mutex // guards stop, parked and read deadlines; before poller.mu
+	stop   error      // errLameDuck, errEvicted or errKilled: reads stop
+	parked bool       // in the poller: no goroutine reads
 
-	subCancel context.CancelFunc
-	subDone   chan struct{}
+	sub *member // the subscription; the read side's owner's
 }
 
 // newSession returns the session of a connection just accepted.
 func (s *Server) newSession(c net.Conn, seq uint64) *session {
-	return &session{
+	ss := &session{
 		srv: s, conn: c, remote: c.RemoteAddr().String(), host: hostOf(c.RemoteAddr()), seq: seq, start: s.o.Clock(),
-		br:         bufio.NewReaderSize(c, readBufferSize),
-		out:        newSendQueue(s.o.SendQueue),
-		dead:       make(chan struct{}),
-		writerDone: make(chan struct{}),
 	}
+	ss.out.maxFrames = s.o.SendQueue
+	if sc, ok := netConn(c).(syscall.Conn); ok {
+		ss.raw, _ = sc.SyscallConn()
+	}
+	return ss
 }
 
-// serve runs a session admitted by Server.admit to its end.
+// serve runs a session admitted by Server.admit: the handshake, then the
+// frames that came with it, after which the session parks.
 func (ss *session) serve() {
 	s := ss.srv
-	defer s.wg.Done()
-	defer s.conns.Add(-1)
-	defer s.untrack(ss)
-	ss.run()
-}
-
-func (ss *session) run() {
-	s := ss.srv
-	if !ss.handshake() {
+	br := getReader(ss.conn)
+	if !ss.handshake(br) {
+		putReader(br)
 		ss.conn.Close()
+		s.release(ss)
 		return
 	}
-	role := ss.dev.Role
-	s.metrics.SessionOpened(role)
-	log := s.log.With("device", ss.dev.ID, "role", role.String(), "remote", ss.remote)
-	log.Info("session welcomed", "firmware", ss.hello.Firmware, "boot_nonce", ss.hello.BootNonce)
-	go ss.writer()
+	s.metrics.SessionOpened(ss.dev.Role)
+	s.log.Info("session welcomed", "device", ss.dev.ID, "role", ss.dev.Role.String(), "remote", ss.remote,
+		"firmware", ss.hello.Firmware, "boot_nonce", ss.hello.BootNonce)
+	now := s.o.Clock().UnixNano()
+	ss.lastRead.Store(now)
+	ss.lastWrite.Store(now)
+	s.wheel.add(ss)
+	ss.serveFrames(br, false)
+}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	final, reason := ss.readLoop(ctx)
-	cancel()
-	ss.stopPump()
-	ss.finish(final, reason)
-	select {
-	case <-ss.writerDone:
-	case <-time.After(s.o.WriteTimeout):
-		ss.kill(nil, "flush timeout")
-		<-ss.writerDone
-	}
-	ss.conn.Close()
-	select {
-	case <-ss.dead:
-		if ss.killReason != "" {
-			reason = ss.killReason
+// readable is started by the poller when a parked session has bytes (or
+// an end) to read. br, when not nil, already holds them.
+func (ss *session) readable(br *bufio.Reader) {
+	ss.mu.Lock()
+	mine := ss.parked
+	ss.parked = false
+	ss.mu.Unlock()
+	if !mine {
+		// Taken meanwhile by whoever ends the session.
+		if br != nil {
+			putReader(br)
 		}
-	default:
+		return
 	}
-	s.metrics.SessionClosed(role, reason)
-	log.Info("session closed", "reason", reason, "duration_s", s.o.Clock().Sub(ss.start).Seconds())
+	if br == nil {
+		br = getReader(ss.conn)
+	}
+	ss.serveFrames(br, true)
+}
+
+// serveFrames reads and handles frames while there are bytes buffered (and
+// first the frame that made the socket readable, with ready), then returns
+// br and parks the session, or ends it.
+func (ss *session) serveFrames(br *bufio.Reader, ready bool) {
+	s := ss.srv
+	for ; ready || ss.more(br); ready = false {
+		f, err := ss.readFrame(br, s.o.Clock().Add(s.o.IdleTimeout))
+		if err != nil {
+			putReader(br)
+			ss.teardown(ss.readFailure(err))
+			return
+		}
+		ss.lastRead.Store(s.o.Clock().UnixNano())
+		ss.handle(context.Background(), f)
+	}
+	putReader(br)
+	if err := ss.park(); err != nil {
+		ss.teardown(ss.readFailure(err))
+	}
+}
+
+// more reports whether br has, or can have without waiting, bytes to read:
+// buffered in br, or in a TLS connection's record buffer (the poller sees
+// only the socket). It is also true once reads are to stop, so that
+// readFrame says why.
+func (ss *session) more(br *bufio.Reader) bool {
+	if br.Buffered() > 0 {
+		return true
+	}
+	ss.mu.Lock()
+	if ss.stop != nil {
+		ss.mu.Unlock()
+		return true
+	}
+	// A deadline in the past makes the read return what is buffered
+	// above the socket, or time out at once.
+	_ = ss.conn.SetReadDeadline(time.Unix(1, 0))
+	ss.mu.Unlock()
+	_, err := br.Peek(1)
+	return err == nil || !isTimeout(err)
+}
+
+// park hands the session to the poller, unless reads are to stop or the
+// poller refuses it (the reason is returned then, and the caller still
+// owns the session). The session is armed in the poller and marked parked
+// under ss.mu, so that nobody takes it before the poller has it.
+func (ss *session) park() error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.stop != nil {
+		return ss.stop
+	}
+	if err := ss.srv.poll.arm(ss); err != nil {
+		if ss.out.killReason() == "" {
+			ss.srv.log.Error("poll connection", "device", ss.dev.ID, "remote", ss.remote, "err", err)
+		}
+		return err
+	}
+	ss.parked = true
+	return nil
+}
+
+// take takes a parked session from the poller, reporting whether it was
+// parked: the caller then owns it and must end it.
+func (ss *session) take() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	mine := ss.parked
+	ss.parked = false
+	return mine
 }
 
 // readFrame reads one frame with a read deadline, unless the server is
-// shutting down or has evicted the session.
-func (ss *session) readFrame(deadline time.Time) (wire.Frame, error) {
+// shutting down, has evicted the session, or it was killed.
+func (ss *session) readFrame(br *bufio.Reader, deadline time.Time) (wire.Frame, error) {
 	ss.mu.Lock()
 	if stop := ss.stop; stop != nil {
 		ss.mu.Unlock()
@@ -126,7 +224,7 @@ func (ss *session) readFrame(deadline time.Time) (wire.Frame, error) {
 	}
 	_ = ss.conn.SetReadDeadline(deadline)
 	ss.mu.Unlock()
-	f, err := wire.ReadFrame(ss.br, ss.srv.o.MaxFrame)
+	f, err := wire.ReadFrame(br, ss.srv.o.MaxFrame)
 	if err != nil {
 		ss.mu.Lock()
 		stop := ss.stop
@@ -138,7 +236,8 @@ func (ss *session) readFrame(deadline time.Time) (wire.Frame, error) {
 	return f, err
 }
 
-// lameDuck makes the reader stop after the request it is handling.
+// lameDuck makes the session end after the request it is handling, or
+// now when it has none.
 func (ss *session) lameDuck() { ss.stopReading(errLameDuck) }
 
 // evict makes the handshake stop now; the peer is told ERROR 0x32. (A
@@ -146,14 +245,33 @@ func (ss *session) lameDuck() { ss.stopReading(errLameDuck) }
 func (ss *session) evict() { ss.stopReading(errEvicted) }
 
 // stopReading makes readFrame return why (unless it already stops for
-// another reason) and wakes a read in progress.
+// another reason) and wakes a read in progress; a parked session is taken
+// from the poller and ended.
 func (ss *session) stopReading(why error) {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
 	if ss.stop == nil {
 		ss.stop = why
 	}
+	mine := ss.parked
+	ss.parked = false
 	_ = ss.conn.SetReadDeadline(time.Unix(1, 0))
+	ss.mu.Unlock()
+	if mine {
+		go ss.teardown(ss.readFailure(why))
+	}
+}
+
+// readFailure classifies why reading ended: the ERROR to send before
+// closing (nil for none) and a reason for the log.
+func (ss *session) readFailure(err error) (*wire.StatusError, string) {
+	if r := ss.out.killReason(); r != "" || errors.Is(err, errKilled) {
+		return nil, r
+	}
+	e, reason := readErr(err)
+	if reason == "bad frame" || reason == "read error" {
+		ss.srv.log.Warn("closing session", "device", ss.dev.ID, "remote", ss.remote, "reason", reason, "err", err)
+	}
+	return e, reason
 }
 
 // readErr classifies a read error: the ERROR to send before closing (nil
@@ -179,10 +297,53 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
+// teardown ends a welcomed session its caller owns: it leaves the poller
+// and the wheel, ends its subscription, writes what is queued and final,
+// closes the connection and releases the session.
+func (ss *session) teardown(final *wire.StatusError, reason string) {
+	s := ss.srv
+	s.poll.remove(ss)
+	s.wheel.remove(ss)
+	ss.unsubscribe()
+	ss.finish(final, reason)
+	select {
+	case <-ss.out.finished():
+	case <-time.After(s.o.WriteTimeout):
+		ss.kill(nil, "flush timeout")
+		<-ss.out.finished()
+	}
+	if r := ss.out.killReason(); r != "" {
+		reason = r
+	}
+	s.metrics.SessionClosed(ss.dev.Role, reason)
+	s.log.Info("session closed", "device", ss.dev.ID, "role", ss.dev.Role.String(), "remote", ss.remote,
+		"reason", reason, "duration_s", s.o.Clock().Sub(ss.start).Seconds())
+	s.release(ss)
+}
+
+// finish queues the last frame and the close marker.
+func (ss *session) finish(final *wire.StatusError, reason string) {
+	var b []byte
+	if final != nil {
+		var err error
+		if b, err = wire.EncodeMessage(nil, 0, 0, final.Reply(0)); err != nil {
+			b = nil
+		}
+	}
+	ok, start, _ := ss.out.push(b, true)
+	if !ok {
+		ss.kill(final, reason)
+		return
+	}
+	if start {
+		go ss.flush()
+	}
+}
+
 // handshake runs HELLO, CHALLENGE, AUTH, WELCOME with direct writes. It
 // reports whether the session was welcomed; if not, the peer was sent the
 // reason where the framing allowed it.
-func (ss *session) handshake() bool {
+func (ss *session) handshake(br *bufio.Reader) bool {
 	s := ss.srv
 	deadline := ss.start.Add(s.o.HandshakeTimeout)
 	// Bound the writes before the first frame too: a TLS handshake writes
@@ -207,7 +368,7 @@ func (ss *session) handshake() bool {
 		}
 		return false
 	}
-	f, err := ss.readFrame(deadline)
+	f, err := ss.readFrame(br, deadline)
 	if err != nil {
 		e, reason := readErr(err)
 		return fail(e, 0, reason)
@@ -229,7 +390,7 @@ func (ss *session) handshake() bool {
 	if !ss.writeNow(&wire.Challenge{Nonce: nonce}, f.RequestID, s.o.WriteTimeout) {
 		return false
 	}
-	f, err = ss.readFrame(deadline)
+	f, err = ss.readFrame(br, deadline)
 	if err != nil {
 		e, reason := readErr(err)
 		return fail(e, 0, reason)
@@ -268,7 +429,7 @@ func (ss *session) handshake() bool {
 // dummySecret keys the MAC computed for an unknown device.
 var dummySecret = make([]byte, 32)
 
-// writeNow encodes m and writes it directly (before the writer runs).
+// writeNow encodes m and writes it directly (before the send queue is used).
 func (ss *session) writeNow(m wire.Message, reqID uint32, timeout time.Duration) bool {
 	fl := wire.FlagResponse
 	if reqID == 0 {
@@ -282,176 +443,4 @@ func (ss *session) writeNow(m wire.Message, reqID uint32, timeout time.Duration)
 	_ = ss.conn.SetWriteDeadline(ss.srv.o.Clock().Add(timeout))
 	_, err = ss.conn.Write(b)
 	return err == nil
-}
-
-// readLoop reads and handles requests until the peer leaves, misbehaves
-// beyond repair, falls silent, or the server shuts down.
-func (ss *session) readLoop(ctx context.Context) (*wire.StatusError, string) {
-	s := ss.srv
-	for {
-		f, err := ss.readFrame(s.o.Clock().Add(s.o.IdleTimeout))
-		if err != nil {
-			select {
-			case <-ss.dead:
-				return nil, ss.killReason
-			default:
-			}
-			e, reason := readErr(err)
-			if reason == "bad frame" || reason == "read error" {
-				s.log.Warn("closing session", "device", ss.dev.ID, "remote", ss.remote, "reason", reason, "err", err)
-			}
-			return e, reason
-		}
-		ss.handle(ctx, f)
-	}
-}
-
-// writer writes queued frames, sends heartbeats when idle, and closes the
-// connection when told to or killed.
-func (ss *session) writer() {
-	s := ss.srv
-	defer close(ss.writerDone)
-	defer ss.conn.Close()
-	hb := time.NewTimer(s.o.Heartbeat)
-	defer hb.Stop()
-	for {
-		select {
-		case <-ss.dead:
-			ss.writeFinal()
-			return
-		default:
-		}
-		var bufs net.Buffers
-		var closeAfter bool
-		select {
-		case <-ss.out.ready:
-			bufs, closeAfter = ss.out.take()
-		case <-hb.C:
-			b, err := wire.EncodeMessage(nil, 0, 0, &wire.Heartbeat{TimeMS: s.o.Clock().UnixMilli()})
-			if err != nil {
-				continue
-			}
-			bufs = net.Buffers{b}
-		case <-ss.dead:
-			ss.writeFinal()
-			return
-		}
-		if len(bufs) > 0 {
-			_ = ss.conn.SetWriteDeadline(s.o.Clock().Add(s.o.WriteTimeout))
-			if _, err := bufs.WriteTo(ss.conn); err != nil {
-				if isTimeout(err) {
-					// The peer stopped reading: its socket is full.
-					ss.dropSlow("write timed out")
-				} else {
-					ss.kill(nil, "write failed")
-				}
-				return
-			}
-		}
-		if closeAfter {
-			return
-		}
-		hb.Reset(s.o.Heartbeat)
-	}
-}
-
-// writeFinal tries, briefly, to tell a killed peer why.
-func (ss *session) writeFinal() {
-	if ss.killErr == nil {
-		return
-	}
-	b, err := wire.EncodeMessage(nil, 0, 0, ss.killErr.Reply(0))
-	if err != nil {
-		return
-	}
-	_ = ss.conn.SetWriteDeadline(ss.srv.o.Clock().Add(100 * time.Millisecond))
-	_, _ = ss.conn.Write(b)
-}
-
-// kill drops the session now: the writer sends e (if any) with a short
-// deadline and closes the connection, which ends the reader.
-func (ss *session) kill(e *wire.StatusError, reason string) {
-	ss.killOnce.Do(func() {
-		ss.killErr, ss.killReason = e, reason
-		close(ss.dead)
-		// Unblock a write stuck on a peer that does not read.
-		_ = ss.conn.SetWriteDeadline(ss.srv.o.Clock().Add(100 * time.Millisecond))
-		if ss.dev == nil {
-			ss.conn.Close()
-		}
-	})
-}
-
-// enqueue queues an encoded frame, waiting up to WriteTimeout for room.
-// A queue that stays full drops the session as a slow consumer (the wait
-// blocks only this session's reader or event pump, never anyone else). It
-// reports whether the frame was queued.
-func (ss *session) enqueue(b []byte) bool {
-	var timeout <-chan time.Time
-	for {
-		select {
-		case <-ss.dead:
-			return false
-		default:
-		}
-		ok, room := ss.out.push(b, false)
-		if ok {
-			return true
-		}
-		if timeout == nil {
-			t := time.NewTimer(ss.srv.o.WriteTimeout)
-			defer t.Stop()
-			timeout = t.C
-		}
-		select {
-		case <-room:
-		case <-ss.dead:
-			return false
-		case <-timeout:
-			ss.dropSlow("send queue full")
-			return false
-		}
-	}
-}
-
-// dropSlow drops a peer that does not read what it is sent.
-func (ss *session) dropSlow(why string) {
-	select {
-	case <-ss.dead:
-		return
-	default:
-	}
-	ss.srv.slowConsumers.Add(1)
-	ss.srv.log.Warn("dropping slow consumer", "device", ss.dev.ID, "remote", ss.remote, "why", why,
-		"queue", ss.out.max, "timeout_s", ss.srv.o.WriteTimeout.Seconds())
-	ss.kill(wire.ErrSlowConsumer, "slow consumer")
-}
-
-// finish queues the last frame and the close marker.
-func (ss *session) finish(final *wire.StatusError, reason string) {
-	var b []byte
-	if final != nil {
-		var err error
-		if b, err = wire.EncodeMessage(nil, 0, 0, final.Reply(0)); err != nil {
-			b = nil
-		}
-	}
-	if ok, _ := ss.out.push(b, true); !ok {
-		ss.kill(final, reason)
-	}
-}
-
-// send encodes m as the answer to reqID (or unsolicited when reqID is 0)
-// and queues it.
-func (ss *session) send(reqID uint32, m wire.Message) bool {
-	fl := wire.FlagResponse
-	if reqID == 0 {
-		fl = 0
-	}
-	b, err := wire.EncodeMessage(nil, reqID, fl, m)
-	if err != nil {
-		ss.srv.log.Error("encode answer", "device", ss.dev.ID, "type", m.Type().String(), "err", err)
-		b, _ = wire.EncodeMessage(nil, reqID, fl, wire.ErrInternal.Reply(reqID))
-	}
-	return ss.enqueue(b)
 }

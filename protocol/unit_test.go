@@ -45,36 +45,55 @@ func TestBucket(t *testing.T) {
 }
 
 func TestSendQueue(t *testing.T) {
-	q := newSendQueue(2)
-	if ok, _ := q.push([]byte("a"), false); !ok {
-		t.Fatal("push a")
+	q := &sendQueue{maxFrames: 2}
+	if ok, start, _ := q.push([]byte("a"), false); !ok || !start {
+		t.Fatalf("push a: ok %v start %v, want a flusher started", ok, start)
 	}
-	if ok, _ := q.push([]byte("b"), false); !ok {
-		t.Fatal("push b")
+	if ok, start, _ := q.push([]byte("b"), false); !ok || start {
+		t.Fatalf("push b: ok %v start %v, want queued behind the flusher", ok, start)
 	}
-	ok, room := q.push([]byte("c"), false)
-	if ok || room == nil {
-		t.Fatal("push c into a full queue succeeded")
+	if ok, _, full := q.push([]byte("c"), false); ok || !full {
+		t.Fatalf("push c into a full queue: ok %v full %v", ok, full)
 	}
-	select {
-	case <-q.ready:
-	default:
-		t.Fatal("no ready token")
+	q.mu.Lock()
+	got, closing, idle := q.take()
+	q.mu.Unlock()
+	if len(got) != 2 || string(got[0]) != "a" || string(got[1]) != "b" || closing || idle {
+		t.Fatalf("take: %q closing=%v idle=%v", got, closing, idle)
 	}
-	got, closing := q.take()
-	if len(got) != 2 || string(got[0]) != "a" || string(got[1]) != "b" || closing {
-		t.Fatalf("take: %q closing=%v", got, closing)
+	// An empty queue takes a frame of any size.
+	big := make([]byte, sendQueueBytes+1)
+	if ok, start, _ := q.push(big, false); !ok || start {
+		t.Fatalf("push big into an empty queue: ok %v start %v", ok, start)
 	}
-	select {
-	case <-room:
-	default:
-		t.Fatal("room not signalled after take")
+	if ok, _, full := q.push([]byte("d"), false); ok || !full {
+		t.Fatalf("push past the byte bound: ok %v full %v", ok, full)
 	}
-	if ok, _ := q.push(nil, true); !ok {
+	q.mu.Lock()
+	q.take()
+	if _, _, idle = q.take(); !idle {
+		t.Fatal("empty queue not idle")
+	}
+	q.mu.Unlock()
+	if ok, start, _ := q.push(nil, true); !ok || !start {
 		t.Fatal("push close marker")
 	}
-	if got, closing = q.take(); len(got) != 0 || !closing {
+	q.mu.Lock()
+	if got, closing, _ = q.take(); len(got) != 0 || !closing {
 		t.Fatalf("take after close marker: %q closing=%v", got, closing)
+	}
+	q.mu.Unlock()
+	if ok, _, full := q.push([]byte("e"), false); ok || full {
+		t.Fatalf("push after close: ok %v full %v, want refused, not full", ok, full)
+	}
+	q.closed()
+	select {
+	case <-q.finished():
+	default:
+		t.Fatal("finished not closed after closed")
+	}
+	if first, _ := q.kill(nil, "late"); first {
+		t.Fatal("kill after close reported first")
 	}
 }
 

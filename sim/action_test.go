@@ -74,6 +74,15 @@ func TestActions(t *testing.T) {
 	if err == nil || err.Error() != "sim: keypad transfer: give --to-service or --to-counter" {
 		t.Errorf("transfer nowhere: %v", err)
 	}
+	// The site's own class, known from WELCOME; a class it has not is
+	// refused before anything is sent, naming the site's.
+	out.Reset()
+	if err := e.Kiosk(ctx, sim.KioskOpts{Service: "A", Class: "Priority"}, &out); err != nil || !strings.Contains(out.String(), "service A  priority\n") {
+		t.Errorf("priority ticket: %v %q", err, out.String())
+	}
+	if err := e.Kiosk(ctx, sim.KioskOpts{Service: "A", Class: "vip"}, &out); err == nil || err.Error() != `sim: class "vip": site clinic has normal, priority, revisit` {
+		t.Errorf("vip at a site without it: %v", err)
+	}
 	if err := e.Kiosk(ctx, sim.KioskOpts{Service: "F", Class: "normal"}, &out); err != nil {
 		t.Fatal(err)
 	}

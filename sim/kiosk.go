@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/nowserving/nowserving/devices/escpos"
@@ -16,7 +17,7 @@ import (
 type KioskOpts struct {
 	Service string
 	CheckIn string // booking code: check in instead of taking a ticket
-	Class   string // a class name (ParseClass)
+	Class   string // a class of the site, by name (WELCOME.Classes; ParseClass for older daemons)
 	Lang    string // language of the printout; "": the site's first
 	IdemKey string // the same key twice gives the same ticket
 	Print   bool   // ask for the ESC/POS printout and list its commands
@@ -25,10 +26,6 @@ type KioskOpts struct {
 // Kiosk takes a ticket (or checks a booking in) as a kiosk (or a console)
 // and writes it to out.
 func (e *Env) Kiosk(ctx context.Context, k KioskOpts, out io.Writer) error {
-	cl, err := ParseClass(k.Class)
-	if err != nil {
-		return err
-	}
 	if (k.Service == "") == (k.CheckIn == "") {
 		return fmt.Errorf("sim: kiosk: give --service or --check-in, not both")
 	}
@@ -42,14 +39,21 @@ func (e *Env) Kiosk(ctx context.Context, k KioskOpts, out io.Writer) error {
 	if k.CheckIn != "" {
 		t, err = c.CheckIn(ctx, k.CheckIn, o)
 	} else {
-		t, err = c.TakeTicket(ctx, k.Service, cl, o)
+		var cl wire.ClassDef
+		if cl, err = siteClass(c, k.Class); err != nil {
+			return err
+		}
+		t, err = c.TakeTicket(ctx, k.Service, cl.Value, o)
 	}
 	if err != nil {
 		return e.Explain(err, d)
 	}
-	fmt.Fprintf(out, "ticket %s  service %s  %s\n", t.Number, t.Service, t.Class)
+	fmt.Fprintf(out, "ticket %s  service %s  %s\n", t.Number, t.Service, classCode(c, t.Class))
 	if t.AppointmentMS != 0 {
 		fmt.Fprintf(out, "appointment: %s\n", e.local(time.UnixMilli(t.AppointmentMS)).Format("2006-01-02 15:04"))
+	}
+	if t.NotPrinted {
+		fmt.Fprintf(out, "not printed: %s\n", t.PrintError)
 	}
 	fmt.Fprintf(out, "people ahead: %d\n", t.PeopleAhead)
 	fmt.Fprintf(out, "estimated wait: %s\n", WaitText(t.WaitSeconds))
@@ -61,6 +65,39 @@ func (e *Env) Kiosk(ctx context.Context, k KioskOpts, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// siteClass is the class named name ("" is normal) as the daemon's
+// WELCOME lists it for the site; a daemon that lists none gets the
+// protocol's fixed classes.
+func siteClass(c *client.Client, name string) (wire.ClassDef, error) {
+	if name == "" {
+		name = "normal"
+	}
+	w := c.Welcome()
+	if len(w.Classes) == 0 {
+		v, err := ParseClass(name)
+		return wire.ClassDef{Value: v, Code: v.String()}, err
+	}
+	if cd, ok := c.Class(name); ok {
+		return cd, nil
+	}
+	codes := make([]string, len(w.Classes))
+	for i, cd := range w.Classes {
+		codes[i] = cd.Code
+	}
+	return wire.ClassDef{}, fmt.Errorf("sim: class %q: site %s has %s", name, w.Site, strings.Join(codes, ", "))
+}
+
+// classCode is the site's name of class v (WELCOME.Classes), or the
+// protocol's fixed name when the daemon lists none for it.
+func classCode(c *client.Client, v wire.Class) string {
+	for _, cd := range c.Welcome().Classes {
+		if cd.Value == v {
+			return cd.Code
+		}
+	}
+	return v.String()
 }
 
 // Status writes the state of the site, or of ticket number when it is

@@ -286,7 +286,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			// The cause (a driver's error, say) is for the log; the body
 			// says what a load balancer or a person can act on.
-			s.log.Warn("web: not ready", "err", err)
+			s.log.Debug("web: not ready", "err", err)
 			detail := "see the daemon's log"
 			switch {
 			case ctx.Err() != nil:

@@ -61,6 +61,20 @@ func (d dbTarget) resolve(cmd *cobra.Command) (config.Store, *config.Config, err
 	return st, cfg, nil
 }
 
+// open resolves the store and opens it, migrated or not; what names it
+// in errors ("migrate", "check").
+func (d dbTarget) open(cmd *cobra.Command, what string, migrate bool) (*sqlstore.Store, config.Store, *config.Config, error) {
+	st, cfg, err := d.resolve(cmd)
+	if err != nil {
+		return nil, st, nil, err
+	}
+	s, err := openStore(cmd.Context(), st, nil, migrate)
+	if err != nil {
+		return nil, st, nil, fmt.Errorf("%s %s database: %w", what, st.Driver, err)
+	}
+	return s, st, cfg, nil
+}
+
 func newMigrateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
@@ -69,13 +83,9 @@ func newMigrateCmd() *cobra.Command {
 	}
 	target := addDBFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		st, _, err := target.resolve(cmd)
+		s, st, _, err := target.open(cmd, "migrate", true)
 		if err != nil {
 			return err
-		}
-		s, err := openStore(cmd.Context(), st, nil, true)
-		if err != nil {
-			return fmt.Errorf("migrate %s database: %w", st.Driver, err)
 		}
 		defer s.Close()
 		fmt.Fprintf(cmd.OutOrStdout(), "%s database is up to date\n", st.Driver)
@@ -103,13 +113,9 @@ it found and exits 1 when an invariant is broken.`,
 	}
 	target := addDBFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		st, cfg, err := target.resolve(cmd)
+		s, st, cfg, err := target.open(cmd, "check", false)
 		if err != nil {
 			return err
-		}
-		s, err := openStore(cmd.Context(), st, nil, false)
-		if err != nil {
-			return fmt.Errorf("check %s database: %w", st.Driver, err)
 		}
 		defer s.Close()
 		opts := sqlstore.CheckOpts{}

@@ -56,6 +56,7 @@ daemon's memory is not visible over the protocol: give its process id with
 	fl.IntVar(&o.Parallel, "parallel", 64, "dials in flight at once")
 	fl.IntVar(&o.PID, "pid", 0, "process id of the daemon, to read its RSS")
 	fl.DurationVar(&o.Hold, "hold", 5*time.Second, "how long to hold the connections")
+	fl.BoolVar(&o.Subscribe, "subscribe", false, "make each connection subscribe to its site's events")
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -14,20 +15,21 @@ import (
 	"github.com/nowserving/nowserving/daemon"
 	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/metrics"
+	"github.com/nowserving/nowserving/notify"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/web"
 )
 
-// protocolOpts wires the protocol server to the engine, the devices and
-// the metrics.
-func protocolOpts(cfg *config.Config, eng *queue.Engine, dev *devices.Dispatcher, devs []protocol.Device, log *slog.Logger) protocol.Opts {
+// protocolOpts wires the protocol server to the engine, the devices, the
+// notify worker (its outbox in the console's devices) and the metrics.
+func protocolOpts(cfg *config.Config, eng *queue.Engine, dev *devices.Dispatcher, nw *notify.Worker, devs []protocol.Device, log *slog.Logger) protocol.Opts {
 	return protocol.Opts{
 		Engine: eng, Devices: devs, Logger: log,
 		Heartbeat: cfg.Listen.Heartbeat, MaxConns: cfg.Listen.MaxConnections,
 		MaxPending: cfg.Listen.MaxPending, HandshakeTimeout: cfg.Listen.HandshakeTimeout,
 		RateLimit: rateLimit(cfg.Listen.RateLimit), Render: dev.RenderTicket, Reprint: dev.Reprint,
-		Health: daemon.DeviceHealth(dev.Status),
+		Health: daemon.Health(daemon.DeviceHealth(dev.Status), daemon.OutboxHealth(nw, time.Now)),
 		Print: func(ctx context.Context, device string, t queue.Ticket, p queue.Position) error {
 			if !dev.HasPrinter(device) {
 				return nil

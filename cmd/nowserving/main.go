@@ -2,7 +2,8 @@
 // system and its tools: serve runs the daemon, sim plays kiosks, keypads and
 // displays, console is the supervisor's terminal UI, migrate prepares a
 // database, check verifies the invariants on a live database, report prints
-// statistics, bench measures a store.
+// statistics, notify shows and requeues the outbox's notifications, bench
+// measures a store.
 package main
 
 import (
@@ -55,6 +56,7 @@ func newRoot() *cobra.Command {
 		newMigrateCmd(),
 		newCheckCmd(),
 		newReportCmd(),
+		newNotifyCmd(),
 		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd()),
 	)
 	return root

@@ -12,17 +12,13 @@ import (
 	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/daemon"
 	"github.com/nowserving/nowserving/metrics"
+	"github.com/nowserving/nowserving/notify"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
 // shutdownGrace bounds the whole ordered shutdown after a signal.
 const shutdownGrace = 15 * time.Second
-
-// startWait is how long newDaemon waits for the first attempt to open the
-// store before it serves anyway (a database that hangs at start): devices
-// get ERROR 0x41 and /readyz says why until the store opens.
-const startWait = 5 * time.Second
 
 // sweepEvery is how often the daemon expires past days and applies call
 // time-outs.
@@ -87,7 +83,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	ps := &daemon.PendingStore{}
 	d.Closers = append(d.Closers, daemon.Closer{Name: "store", Close: func(context.Context) error { return ps.Close() }})
 	conn := daemon.Connect(ps, string(cfg.Store.Driver), func(ctx context.Context) (*sqlstore.Store, error) {
-		return openStore(ctx, cfg.Store, log, true)
+		return openStore(ctx, cfg.Store, log, true, notify.Routes(notifyReceivers(cfg.Notify))...)
 	}, log)
 	defer func() {
 		if err != nil {
@@ -133,7 +129,11 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	ln, err := d.listenProtocol(ctx, cfg, protocolOpts(cfg, eng, dev, devs, log), reg)
+	nw, err := newNotifier(cfg.Notify, ps, reg, log)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	ln, err := d.listenProtocol(ctx, cfg, protocolOpts(cfg, eng, dev, nw, devs, log), reg)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	if err := d.listenHTTP(ctx, cfg, eng, reg, ps, log); err != nil {
 		return nil, err
 	}
-	d.Parts = append(d.Parts, daemon.NewSweeper(eng, sweepEvery, log), qm, dev) // dev last: boards blank after the rest drained
+	d.Parts = append(d.Parts, daemon.NewSweeper(eng, sweepEvery, log), qm, nw, dev) // dev last: boards blank after the rest drained
 	log.Info("listening", "protocol", ln.Addr().String(), "tls", d.tls, "devices", len(devs))
 	return d, nil
 }

@@ -85,7 +85,7 @@ func newSimKioskCmd(f *simFlags) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&k.Service, "service", "", "service code, e.g. A")
 	fl.StringVar(&k.CheckIn, "check-in", "", "booking code: check the booking in instead of taking a ticket")
-	fl.StringVar(&k.Class, "class", "normal", "ticket class: normal, vip, emergency, revisit, appointment")
+	fl.StringVar(&k.Class, "class", "normal", "ticket class, by the name the site configures (the daemon lists them in WELCOME), e.g. normal, vip, priority")
 	fl.StringVar(&k.Lang, "lang", "", "language of the printout (default: the site's first)")
 	fl.StringVar(&k.IdemKey, "idem-key", "", "idempotency key: the same key twice gives the same ticket")
 	fl.BoolVar(&k.Print, "print", false, "ask for the ESC/POS printout and list its commands")

@@ -18,6 +18,12 @@ func sites(cfg *config.Config) []queue.Site {
 		for class, rank := range cs.Classes {
 			s.Ranks[queue.Class(class)] = rank
 		}
+		for class, names := range cs.ClassNames {
+			if s.ClassNames == nil {
+				s.ClassNames = map[queue.Class]map[string]string{}
+			}
+			s.ClassNames[queue.Class(class)] = names
+		}
 		for _, v := range cs.Services {
 			sv := queue.Service{
 				Code: v.Code, Names: v.Name, Prefix: v.Prefix, Width: v.Width, DailyCap: v.DailyCap,

@@ -13,10 +13,16 @@ import (
 )
 
 // openStore opens the configured store; migrate says whether to apply the
-// embedded migrations on open.
-func openStore(ctx context.Context, c config.Store, log *slog.Logger, migrate bool) (*sqlstore.Store, error) {
-	return store.Open(ctx, string(c.Driver), c.DSN, sqlstore.Opts{Logger: log, NoMigrate: !migrate})
+// embedded migrations on open; outbox routes the events to notify (the
+// daemon's store only).
+func openStore(ctx context.Context, c config.Store, log *slog.Logger, migrate bool, outbox ...sqlstore.OutboxRoute) (*sqlstore.Store, error) {
+	return store.Open(ctx, string(c.Driver), c.DSN, sqlstore.Opts{Logger: log, NoMigrate: !migrate, Outbox: outbox})
 }
+
+// startWait is how long newDaemon waits for the first attempt to open the
+// store before it serves anyway (a database that hangs at start): devices
+// get ERROR 0x41 and /readyz says why until the store opens.
+const startWait = 5 * time.Second
 
 // engineShape is how many committers and how much polling a driver wants:
 // SQLite has one writer and one daemon; shared servers may have several

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	mrand "math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -233,6 +234,19 @@ func (c *Client) Welcome() wire.Welcome {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.welcome
+}
+
+// Class returns the ticket class named code (any case) that WELCOME lists
+// for the site (the site's own classes, such as "priority", have values
+// from wire.ClassSiteFirst), and false when the site has no such class or
+// the daemon predates WELCOME.Classes.
+func (c *Client) Class(code string) (wire.ClassDef, bool) {
+	for _, cd := range c.Welcome().Classes {
+		if strings.EqualFold(cd.Code, code) {
+			return cd, true
+		}
+	}
+	return wire.ClassDef{}, false
 }
 
 // State returns the connection state and the error behind the last

@@ -10,7 +10,7 @@ type TakeTicket struct {
 	IdemKey string
 	// Service: service code, e.g. "A".
 	Service string
-	// Class: ticket class; 0: normal.
+	// Class: ticket class, a value of WELCOME `Classes`; 0: normal.
 	Class Class
 	// WantESCPOS: true: the TICKET answer carries the ticket rendered as ESC/POS bytes.
 	WantESCPOS bool

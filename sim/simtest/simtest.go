@@ -45,6 +45,7 @@ const site = `
 sites:
   - id: clinic
     timezone: UTC
+    classes: { priority: 10, normal: 20 }
     services:
       - { code: A, name: { en: General }, prefix: A, width: 3 }
       - { code: F, name: { en: Flu shots }, prefix: F, width: 2, daily_cap: 1 }
@@ -54,7 +55,8 @@ sites:
 `
 
 // Start runs the daemon of site "clinic": services A and F (at most one
-// ticket a day), counters 1 (A, F) and 2 (A), and the devices above.
+// ticket a day), counters 1 (A, F) and 2 (A), classes normal and the
+// site's own priority, and the devices above.
 func Start(t testing.TB) *Daemon {
 	t.Helper()
 	dir := t.TempDir()
@@ -71,7 +73,7 @@ func Start(t testing.TB) *Daemon {
 		return out
 	}
 	s := queue.Site{
-		ID: "clinic", Location: time.UTC,
+		ID: "clinic", Location: time.UTC, Ranks: map[queue.Class]int{"priority": 10, queue.ClassNormal: 20},
 		Services: []queue.Service{
 			{Code: "A", Prefix: "A", Width: 3, Names: map[string]string{"en": "General"}},
 			{Code: "F", Prefix: "F", Width: 2, DailyCap: 1, Names: map[string]string{"en": "Flu shots"}},

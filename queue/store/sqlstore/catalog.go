@@ -26,7 +26,8 @@ type NamedStmt struct {
 // statements once each; Head and Find once per optional field of
 // queue.HeadQuery and queue.Filter, then in the combinations the Engine
 // sends, then with every field set; the multi-row statements with two rows.
-// (Check and Migrate send statements of their own, outside queue.Tx.)
+// (Check, Migrate and the outbox's claims send statements of their own,
+// outside queue.Tx.)
 //
 // testdata/catalog.sql holds the catalog of every dialect for review; the
 // plan tests of the postgres and mysql packages EXPLAIN its queries.
@@ -81,6 +82,10 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("SetStreak", "", q.setStreak(queue.ServiceKey{Site: site, Service: service}, 2))
 	add("AppendEvents: next versions", "", q.nextVersions(site, 2))
 	add("AppendEvents: 2 rows", "", q.insertEvents(exampleEvents(tk)))
+	ev := exampleEvents(tk)[0]
+	add("AppendEvents: outbox rows, 1 event to 2 receivers", "", q.insertOutbox([]outboxRow{
+		{"7d44b6a2-5a3e-4c1e-9f00-0123456789ab", "his", ev, []byte(`{"id":"..."}`)},
+		{"7d44b6a2-5a3e-4c1e-9f00-0123456789ab", "sms", ev, []byte(`{"id":"..."}`)}}))
 	add("Events{After, Limit}", "", q.events(queue.EventsQuery{Site: site, After: 41, Limit: 100}))
 	add("Events{After}", "", q.events(queue.EventsQuery{Site: site, After: 41}))
 	add("LastVersion", "", q.lastVersion(site))

@@ -39,6 +39,10 @@ type Report struct {
 	Tickets    int      // tickets in the database
 	Events     int      // events in the database
 	Violations []string // one line per broken invariant instance; empty when all hold
+	// Outbox is the state of the notifications (nil on a schema without
+	// an outbox). Its messages are no invariant: a dead one is reported,
+	// not counted as a violation.
+	Outbox *OutboxStatus
 }
 
 // OK reports whether no invariant was broken.
@@ -50,11 +54,14 @@ func (r Report) String() string {
 	fmt.Fprintf(&b, "%d sites, %d tickets, %d events: ", r.Sites, r.Tickets, r.Events)
 	if r.OK() {
 		b.WriteString("all invariants hold")
-		return b.String()
+	} else {
+		fmt.Fprintf(&b, "%d violations", len(r.Violations))
+		for _, v := range r.Violations {
+			b.WriteString("\n  " + v)
+		}
 	}
-	fmt.Fprintf(&b, "%d violations", len(r.Violations))
-	for _, v := range r.Violations {
-		b.WriteString("\n  " + v)
+	if o := r.Outbox; o != nil && o.Pending+o.Dead > 0 {
+		b.WriteString("\n" + o.String())
 	}
 	return b.String()
 }
@@ -429,6 +436,13 @@ func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 	})
 	if err != nil {
 		return Report{}, err
+	}
+	if v, err := s.Version(ctx); err == nil && v >= OutboxMigration {
+		st, err := s.OutboxStatus(ctx, 5)
+		if err != nil {
+			return Report{}, fmt.Errorf("check: %w", err)
+		}
+		r.Outbox = &st
 	}
 	return r, nil
 }

@@ -8,7 +8,10 @@ import (
 
 // AppendEvents gives evs the site's next len(evs) versions, in order, with
 // one version bump and one multi-row insert: a group-commit batch holds the
-// site's version row only from here to its commit.
+// site's version row only from here to its commit. The events the store's
+// outbox routes match get their outbox rows in the same transaction (one
+// more multi-row insert), so a notification exists exactly when its event
+// committed.
 func (t *tx) AppendEvents(ctx context.Context, site string, evs []*queue.Event) error {
 	if len(evs) == 0 {
 		return nil
@@ -24,5 +27,5 @@ func (t *tx) AppendEvents(ctx context.Context, site string, evs []*queue.Event) 
 	if _, err := t.execText(ctx, t.s.q.insertEvents(evs)); err != nil {
 		return t.wrap("append events", err)
 	}
-	return nil
+	return t.appendOutbox(ctx, evs)
 }

@@ -35,6 +35,10 @@ type Opts struct {
 	// NoMigrate skips applying migrations at Open (for `check` on a
 	// database another version of the daemon owns).
 	NoMigrate bool
+	// Outbox routes events to the receivers of notifications: AppendEvents
+	// writes an outbox row per event and matching route in the event's
+	// transaction (see ClaimOutbox). Empty: no rows.
+	Outbox []OutboxRoute
 }
 
 // Store is a queue.Store over database/sql.
@@ -45,6 +49,7 @@ type Store struct {
 	log     *slog.Logger
 	retries int
 	q       *queries
+	outbox  []OutboxRoute
 	// wstmts and rstmts cache prepared statements of the writer and the
 	// reader pool when the dialect asks for it.
 	wstmts, rstmts *stmtCache
@@ -70,7 +75,7 @@ func New(d *Dialect, writer, reader *sql.DB, opts Opts) *Store {
 	case retries < 0:
 		retries = 0
 	}
-	s := &Store{d: d, writer: writer, reader: reader, log: log, retries: retries, q: newQueries(d)}
+	s := &Store{d: d, writer: writer, reader: reader, log: log, retries: retries, q: newQueries(d), outbox: opts.Outbox}
 	if d.CacheStatements {
 		s.wstmts = newStmtCache(writer)
 		s.rstmts = s.wstmts

@@ -6,13 +6,15 @@ import (
 	"testing"
 
 	"github.com/nowserving/nowserving/queue/store"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
 // MigrateConcurrently opens four stores of driver (as store.Open names it)
 // on one empty database at once, as daemons starting together do: every
 // one must succeed; a fifth store opened after them migrates once more
-// (nothing left to do), and the schema must end at version want.
-func MigrateConcurrently(t *testing.T, driver, dsn string, want int) {
+// (nothing left to do), and the schema must end with every migration the
+// store embeds recorded once.
+func MigrateConcurrently(t *testing.T, driver, dsn string) {
 	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
@@ -41,7 +43,16 @@ func MigrateConcurrently(t *testing.T, driver, dsn string, want int) {
 	if err := s.Migrate(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	ms, err := sqlstore.Migrations(s.Dialect().Migrations)
+	if err != nil || len(ms) == 0 {
+		t.Fatalf("embedded migrations: %v, %v", ms, err)
+	}
+	want := ms[len(ms)-1].Version
 	if v, err := s.Version(t.Context()); err != nil || v != want {
 		t.Errorf("schema version %d, %v; want %d", v, err, want)
+	}
+	var n int
+	if err := s.DB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM schema_migrations").Scan(&n); err != nil || n != len(ms) {
+		t.Errorf("%d migrations recorded, %v; want %d", n, err, len(ms))
 	}
 }

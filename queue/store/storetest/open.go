@@ -7,30 +7,47 @@ import (
 	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
 // SQLite opens a SQLite store on a new file in the test's temporary
-// directory and closes it when the test ends.
-func SQLite(t testing.TB) *sqlite.Store {
+// directory and closes it when the test ends; opts, when given, configure
+// it (the first counts).
+func SQLite(t testing.TB, opts ...sqlstore.Opts) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "test.db"), sqlite.Opts{})
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "test.db"), pick(opts, 0))
 	return opened(t, s, err)
 }
 
-// Postgres opens a PostgreSQL store (a pool of 20) on a fresh schema of
-// the test server (see PostgresDSN) and closes it when the test ends.
-func Postgres(t testing.TB) *postgres.Store {
+// Postgres opens a PostgreSQL store (a pool of 20 unless opts say) on a
+// fresh schema of the test server (see PostgresDSN) and closes it when the
+// test ends.
+func Postgres(t testing.TB, opts ...sqlstore.Opts) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(t.Context(), PostgresDSN(t), postgres.Opts{MaxConns: 20})
+	s, err := postgres.Open(t.Context(), PostgresDSN(t), pick(opts, 20))
 	return opened(t, s, err)
 }
 
-// MySQL opens a MySQL/MariaDB store (a pool of 20) on a fresh database of
-// the test server (see MySQLDSN) and closes it when the test ends.
-func MySQL(t testing.TB) *mysql.Store {
+// MySQL opens a MySQL/MariaDB store (a pool of 20 unless opts say) on a
+// fresh database of the test server (see MySQLDSN) and closes it when the
+// test ends.
+func MySQL(t testing.TB, opts ...sqlstore.Opts) *mysql.Store {
 	t.Helper()
-	s, err := mysql.Open(t.Context(), MySQLDSN(t), mysql.Opts{MaxConns: 20})
+	s, err := mysql.Open(t.Context(), MySQLDSN(t), pick(opts, 20))
 	return opened(t, s, err)
+}
+
+// pick is the first of opts (the zero Opts when none), with MaxConns
+// conns when it sets none.
+func pick(opts []sqlstore.Opts, conns int) sqlstore.Opts {
+	var o sqlstore.Opts
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = conns
+	}
+	return o
 }
 
 // opened fails the test on err, else closes s when the test ends.

@@ -431,6 +431,14 @@ INSERT INTO events (site, version, type, ticket_id, number, service, class, stat
 -- args: "s1", 42, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 1", 1772440380000, 1, "A", "2026-03-02", "WAITING", "B", "", 120000, 0, 0, 0, "", 0, "s1", 43, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 2", 1772440380000, 2, "A", "2026-03-02", "WAITING", "B", "", 120000, 0, 0, 0, "", 0
 INSERT INTO events (site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms, booking_id, slot_id, resource, slot_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24), ($25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40, $41, $42, $43, $44, $45, $46, $47, $48);
 
+-- AppendEvents: outbox rows, 1 event to 2 receivers [sqlite, mysql]
+-- args: "7d44b6a2-5a3e-4c1e-9f00-0123456789ab", "his", "s1", 42, "CALLED", "{\"id\":\"...\"}", 1772440380000, 1772440380000, "7d44b6a2-5a3e-4c1e-9f00-0123456789ab", "sms", "s1", 42, "CALLED", "{\"id\":\"...\"}", 1772440380000, 1772440380000
+INSERT INTO outbox (event_id, receiver, site, version, type, body, due_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- AppendEvents: outbox rows, 1 event to 2 receivers [postgres]
+-- args: "7d44b6a2-5a3e-4c1e-9f00-0123456789ab", "his", "s1", 42, "CALLED", "{\"id\":\"...\"}", 1772440380000, 1772440380000, "7d44b6a2-5a3e-4c1e-9f00-0123456789ab", "sms", "s1", 42, "CALLED", "{\"id\":\"...\"}", 1772440380000, 1772440380000
+INSERT INTO outbox (event_id, receiver, site, version, type, body, due_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8), ($9, $10, $11, $12, $13, $14, $15, $16);
+
 -- Events{After, Limit} [sqlite, mysql]
 -- args: "s1", 41, 100
 SELECT site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms, booking_id, slot_id, resource, slot_at FROM events WHERE site = ? AND version > ? ORDER BY version LIMIT ?;

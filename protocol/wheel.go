@@ -1,0 +1,96 @@
+package protocol
+
+import (
+	"sync"
+	"time"
+
+	"github.com/nowserving/nowserving/protocol/wire"
+)
+
+// wheelSlots is how many groups of sessions the wheel visits in turn, one
+// group per tick, so that the heartbeats of many sessions are spread over
+// the interval instead of leaving all at once.
+const wheelSlots = 16
+
+// wheel holds the welcomed sessions for heartbeats and idle time-outs: one
+// goroutine and one ticker for the whole server instead of a timer per
+// session. A session is in slot seq % wheelSlots.
+type wheel struct {
+	mu    sync.Mutex
+	slots [wheelSlots]map[*session]struct{}
+	next  int
+	due   []*session // the slot being visited; the wheel goroutine's only
+}
+
+func (w *wheel) add(ss *session) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m := &w.slots[ss.seq%wheelSlots]
+	if *m == nil {
+		*m = map[*session]struct{}{}
+	}
+	(*m)[ss] = struct{}{}
+}
+
+func (w *wheel) remove(ss *session) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.slots[ss.seq%wheelSlots], ss)
+}
+
+// turn returns the sessions of the next slot (valid until the next turn).
+func (w *wheel) turn() []*session {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.due = w.due[:0]
+	for ss := range w.slots[w.next] {
+		w.due = append(w.due, ss)
+	}
+	w.next = (w.next + 1) % wheelSlots
+	return w.due
+}
+
+// wheelPeriod is how often the wheel visits each session: once per
+// quarter of the heartbeat interval, or of the idle time-out when that is
+// shorter.
+func (s *Server) wheelPeriod() time.Duration { return min(s.o.Heartbeat, s.o.IdleTimeout) / 4 }
+
+// runWheel visits one slot of the wheel per tick until the server closes.
+func (s *Server) runWheel() {
+	period := s.wheelPeriod()
+	t := time.NewTicker(max(period/wheelSlots, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		now := s.o.Clock()
+		// One HEARTBEAT frame for the whole slot, shared read-only.
+		hb, err := wire.EncodeMessage(nil, 0, 0, &wire.Heartbeat{TimeMS: now.UnixMilli()})
+		if err != nil {
+			s.log.Error("encode heartbeat", "err", err)
+			continue
+		}
+		for _, ss := range s.wheel.turn() {
+			s.visit(ss, now, period, hb)
+		}
+	}
+}
+
+// visit ends a parked session silent for longer than IdleTimeout (ERROR
+// 0x34), and queues a heartbeat for one that was sent nothing for about a
+// heartbeat interval: with a visit every period, no session goes longer
+// than Heartbeat without a frame. A session busy reading has its read
+// deadline instead.
+func (s *Server) visit(ss *session, now time.Time, period time.Duration, hb []byte) {
+	n := now.UnixNano()
+	if time.Duration(n-ss.lastRead.Load()) > s.o.IdleTimeout && ss.take() {
+		go ss.teardown(wire.ErrTimeout, "timeout")
+		return
+	}
+	if time.Duration(n-ss.lastWrite.Load()) >= s.o.Heartbeat-period {
+		ss.enqueue(hb)
+	}
+}
