@@ -56,6 +56,7 @@ func RunBooking(t *testing.T, open func(t *testing.T) queue.Store) {
 	t.Run("SameKeyTwenty", func(t *testing.T) { testSameKey(t, open) })
 	t.Run("DoubleCancel", func(t *testing.T) { testDoubleCancel(t, open) })
 	t.Run("Check", func(t *testing.T) { testBookingCheck(t, open) })
+	t.Run("CheckBookingDay", func(t *testing.T) { testCheckBookingDay(t, open) })
 }
 
 func newBookingEnv(t *testing.T, open func(t *testing.T) queue.Store, sites ...queue.Site) *env {
@@ -485,6 +486,29 @@ func testDoubleCancel(t *testing.T, open func(t *testing.T) queue.Store) {
 	}
 	if got := en.booked("vacc", tuesday, 10, 0); got != 1 {
 		t.Errorf("slot booked = %d, want 1 (released once)", got)
+	}
+}
+
+// testCheckBookingDay: a day with every end a booking can have (held,
+// confirmed, expired, cancelled, checked in on time and late, missed) and
+// an appointment ticket called passes Check: booking events, with or
+// without a ticket, are no "event names a ticket that does not exist".
+func testCheckBookingDay(t *testing.T, open func(t *testing.T) queue.Store) {
+	en := newBookingEnv(t, open)
+	ss, ok := en.store.(txSQLStore)
+	if !ok {
+		t.Skip("store has no Check")
+	}
+	PlayBookingDay(t, en.e, en.clock)
+	r, err := ss.Check(en.ctx, sqlstore.CheckOpts{MaxViolations: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() {
+		t.Errorf("violations after a day of bookings:\n%s", strings.Join(r.Violations, "\n"))
+	}
+	if r.Tickets != 4 {
+		t.Errorf("%d tickets, want the 4 check-ins", r.Tickets)
 	}
 }
 
