@@ -53,6 +53,7 @@ type listKey struct{ site, resource, date string }
 
 type list struct {
 	slots []queue.Slot
+	runs  uint64 // the engine's SlotRuns before the list was read
 }
 
 // RateError refuses a patient's request past the site's rate; it matches
@@ -185,7 +186,8 @@ func (f *Front) observe(s *queue.Site, e *queue.Event) {
 func (f *Front) Slots(ctx context.Context, site, resource, date string) ([]queue.Slot, error) {
 	k := listKey{site, resource, date}
 	f.mu.Lock()
-	if l, ok := f.lists[k]; ok {
+	runs := f.eng.SlotRuns()
+	if l, ok := f.lists[k]; ok && l.runs == runs {
 		f.mu.Unlock()
 		return l.slots, nil
 	}
@@ -194,14 +196,14 @@ func (f *Front) Slots(ctx context.Context, site, resource, date string) ([]queue
 	if !following {
 		return f.eng.Slots(ctx, site, resource, date)
 	}
-	v, err, _ := f.group.Do(site+"\x00"+resource+"\x00"+date+"\x00"+strconv.FormatUint(gen, 10), func() (any, error) {
+	v, err, _ := f.group.Do(site+"\x00"+resource+"\x00"+date+"\x00"+strconv.FormatUint(gen, 10)+"\x00"+strconv.FormatUint(runs, 10), func() (any, error) {
 		slots, err := f.eng.Slots(ctx, site, resource, date)
 		if err != nil {
 			return nil, err
 		}
 		f.mu.Lock()
 		if f.following && f.gens[k] == gen {
-			f.lists[k] = &list{slots: slots}
+			f.lists[k] = &list{slots: slots, runs: runs}
 			for _, sl := range slots {
 				if sl.Booked >= sl.Capacity {
 					f.full[sl.ID] = true

@@ -34,6 +34,7 @@ type env struct {
 	st    *counting
 	eng   *queue.Engine
 	front *booking.Front
+	clock *storetest.Clock
 	slots []queue.Slot // dr-li's of Tuesday
 	n     atomic.Int64
 }
@@ -61,7 +62,7 @@ func newEnv(t *testing.T) *env {
 			t.Errorf("follow: %v", err)
 		}
 	})
-	e := &env{t: t, st: st, eng: eng, front: f}
+	e := &env{t: t, st: st, eng: eng, front: f, clock: clock}
 	// Follow subscribes on its own goroutine: until then reads go to the
 	// store, and nothing is known full.
 	poll.Until(t, "a list read from memory", func() bool {
@@ -95,6 +96,36 @@ func TestCachedLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll.Until(t, "the list shows the booking", func() bool { return e.list()[0].Booked == 1 })
+}
+
+// TestListBeforeOpening: a list read before its day's slots open (slot
+// rows carry no event) is read again once a generation has run, so the
+// patients polling before the opening see the slots it opens.
+func TestListBeforeOpening(t *testing.T) {
+	e := newEnv(t)
+	const day = "2026-12-15" // opens 14 days ahead at 07:00: on 2026-12-01
+	read := func() []queue.Slot {
+		t.Helper()
+		l, err := e.front.Slots(t.Context(), "hq", "dr-li", day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	if l := read(); len(l) != 0 {
+		t.Fatalf("%d slots before the opening, want none", len(l))
+	}
+	views := e.st.views.Load()
+	if read(); e.st.views.Load() != views {
+		t.Error("the empty list was read from the store again before any generation")
+	}
+	e.clock.Fix(time.Date(2026, 12, 1, 7, 0, 0, 0, e.slots[0].Start.Location()))
+	if _, err := e.eng.GenerateSlots(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if l := read(); len(l) != 12 {
+		t.Errorf("%d slots after the opening, want dr-li's 12", len(l))
+	}
 }
 
 // TestKnownFull: once the store refused a slot as full, the next request

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -77,6 +78,8 @@ type Engine struct {
 	// last generated to ("site/resource").
 	genMu     sync.Mutex
 	generated map[string]time.Time
+	// slotRuns counts the generations whose horizon moved (SlotRuns).
+	slotRuns atomic.Uint64
 
 	mu     sync.RWMutex
 	closed bool

@@ -57,6 +57,13 @@ func (e *Engine) GenerateSlots(ctx context.Context) (int, error) {
 	return e.generate(ctx, false)
 }
 
+// SlotRuns counts the slot generations that ran (at the start, at each
+// day's opening time, on GenerateSlots), whether this daemon or another
+// created the slots: a slot list read before the last of them may lack
+// the slots it opened. Slot rows carry no event, so a cache of slot lists
+// (package booking) compares this number instead.
+func (e *Engine) SlotRuns() uint64 { return e.slotRuns.Load() }
+
 // generate runs GenerateSlots for every resource or, onlyDue set, for
 // those whose horizon moved since the last run (at the opening time of
 // day, and at the first run).
@@ -83,6 +90,7 @@ func (e *Engine) generate(ctx context.Context, onlyDue bool) (int, error) {
 			e.genMu.Lock()
 			e.generated[key] = last
 			e.genMu.Unlock()
+			e.slotRuns.Add(1)
 		}
 	}
 	return total, nil
