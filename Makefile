@@ -16,7 +16,8 @@ build: ## build bin/nowserving
 run: build ## run the daemon on embedded SQLite with the demo hospital
 	./$(BIN) serve --config $(CONFIG)
 
-test: ## all tests with the race detector (needs PostgreSQL and MariaDB; see README)
+test: ## all tests with the race detector; as root, installs and starts what they need first (.ci/setup)
+	@.ci/setup
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
@@ -39,5 +40,5 @@ fuzz: ## run every fuzz target for FUZZTIME each
 bench: ## benchmarks of stores, protocol and codecs
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-clean: ## remove build output and the demo database
-	rm -rf bin nowserving-demo.db nowserving-demo.db-*
+clean: ## remove build output, the demo databases and the demo's out/ folder
+	rm -rf bin out nowserving-demo.db nowserving-demo.db-* nowserving-bank.db nowserving-bank.db-*

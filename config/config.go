@@ -77,7 +77,28 @@ type Store struct {
 	// of holding the device past its own request timeout. Default
 	// DefaultStoreTimeout; at most MaxStoreTimeout.
 	Timeout time.Duration `mapstructure:"timeout"`
+	// Pool caps the connections of a server database's pool (PostgreSQL,
+	// MySQL; SQLite's readers): DefaultStorePool. Several daemons on one
+	// server add up: keep their sum below its max_connections.
+	Pool int `mapstructure:"pool"`
+	// Poll is how often a daemon on a shared server database reads the
+	// store's versions for events other daemons committed, while devices
+	// wait for events (and, on PostgreSQL, LISTEN is down): DefaultPoll.
+	Poll time.Duration `mapstructure:"poll"`
+	// PollIdle is that poll with no device waiting, and behind a working
+	// LISTEN on PostgreSQL (a safety net): DefaultPollIdle.
+	PollIdle time.Duration `mapstructure:"poll_idle"`
 }
+
+// Defaults and bounds of store.pool, store.poll and store.poll_idle.
+const (
+	DefaultStorePool = 20
+	MaxStorePool     = 1000
+	DefaultPoll      = 50 * time.Millisecond
+	MinPoll          = 5 * time.Millisecond
+	DefaultPollIdle  = time.Second
+	MaxPollIdle      = time.Minute
+)
 
 // DefaultStoreTimeout is store.timeout when it is not set: well inside the
 // 5 s a device client waits for an answer.
@@ -96,6 +117,9 @@ type Listen struct {
 	// HTTP is the host:port for metrics, health, API and web display;
 	// empty disables it.
 	HTTP string `mapstructure:"http"`
+	// HTTPTLS serves HTTPS on listen.http when both files are set (the same
+	// options as TLS; both listeners may use the same certificate).
+	HTTPTLS TLS `mapstructure:"http_tls"`
 	// MaxConnections caps concurrent authenticated device sessions;
 	// connections still authenticating do not count.
 	MaxConnections int `mapstructure:"max_connections"`
@@ -374,6 +398,10 @@ type Device struct {
 	// Printer, for a kiosk with no printer of its own, is the id of the
 	// network printer (printers[].id) its tickets print on.
 	Printer string `mapstructure:"printer"`
+	// Daemons are the protocol addresses (host:port) of the daemons the
+	// device may use, tried in order: on failure it moves to the next one
+	// (PROTOCOL.md §7). Empty: the one daemon of listen.protocol.
+	Daemons []string `mapstructure:"daemons"`
 }
 
 // Site returns the site with the given id.
@@ -405,7 +433,8 @@ func DefaultClasses() map[string]int {
 // sites or devices. Load decodes the file on top of it.
 func DefaultConfig() Config {
 	return Config{
-		Store: Store{Driver: DriverSQLite, DSN: "nowserving.db", Batch: 64, Timeout: DefaultStoreTimeout},
+		Store: Store{Driver: DriverSQLite, DSN: "nowserving.db", Batch: 64, Timeout: DefaultStoreTimeout,
+			Pool: DefaultStorePool, Poll: DefaultPoll, PollIdle: DefaultPollIdle},
 		Listen: Listen{
 			Protocol:         "127.0.0.1:7400",
 			HTTP:             "127.0.0.1:7480",

@@ -94,7 +94,7 @@ func TestLoadHospital(t *testing.T) {
 }
 
 func TestLoadBank(t *testing.T) {
-	c := mustLoad(t, Opts{File: "../testdata/bank.yaml"})
+	c := mustLoad(t, Opts{File: "../testdata/bank.yaml", LookupEnv: bankEnv})
 	s := &c.Sites[0]
 	var codes []string
 	for _, v := range s.Services {
@@ -357,6 +357,7 @@ func TestBadFileMessages(t *testing.T) {
 		{"hours", "sites[0].services[0].hours[0].close: must be after open 17:00, got 07:30 (split a window across midnight in two)"},
 		{"hours", `sites[0].services[0].hours[2].days[0]: unknown day "fry" (want mon, tue, wed, thu, fri, sat or sun)`},
 		{"tls", "listen.tls.key: required when listen.tls.cert is set"},
+		{"tls", "listen.http_tls.cert: required when listen.http_tls.key is set"},
 		{"limits", "listen.max_pending: must be at least 1, got 0"},
 		{"durations", `sites[0].services[0].avg_service: invalid duration "5 minutes" (want e.g. 90s, 5m, 1h30m)`},
 		{"durations", `listen.heartbeat: duration 10 needs a unit, e.g. "10s" or "10m"`},
@@ -430,7 +431,7 @@ func TestKeyLess(t *testing.T) {
 }
 
 func TestValidateByHand(t *testing.T) {
-	c := mustLoad(t, Opts{File: "../testdata/bank.yaml"})
+	c := mustLoad(t, Opts{File: "../testdata/bank.yaml", LookupEnv: bankEnv})
 	if err := c.Validate(); err != nil {
 		t.Fatalf("Validate after Load: %v", err)
 	}
@@ -460,7 +461,7 @@ func TestOverridesNameRealKeys(t *testing.T) {
 	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
 	BindFlags(fs)
 	for _, name := range []string{"store-driver", "store-dsn", "store-batch", "store-timeout", "listen-protocol",
-		"listen-tls-cert", "listen-tls-key", "listen-http", "listen-max-connections",
+		"listen-tls-cert", "listen-tls-key", "listen-http", "listen-http-tls-cert", "listen-http-tls-key", "listen-max-connections",
 		"listen-max-pending", "listen-handshake-timeout", "listen-heartbeat", "log-level", "log-format"} {
 		if fs.Lookup(name) == nil {
 			t.Errorf("BindFlags did not define --%s", name)
@@ -478,5 +479,36 @@ func TestLogger(t *testing.T) {
 	l.Warn("shown", "k", 1)
 	if s := b.String(); strings.Contains(s, "hidden") || !strings.Contains(s, `"msg":"shown"`) {
 		t.Errorf("log output = %q", s)
+	}
+}
+
+// bankEnv is the environment of the bank example: its API token.
+func bankEnv(k string) (string, bool) {
+	if k == "NOWSERVING_BANK_API_TOKEN" {
+		return "bank-test-token-0123456789", true
+	}
+	return "", false
+}
+
+// TestBindFlagsUnder: a command binds only the flags of its sections.
+func TestBindFlagsUnder(t *testing.T) {
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	BindFlagsUnder(fs, "store")
+	if fs.Lookup("store-dsn") == nil || fs.Lookup("listen-protocol") != nil || fs.Lookup("log-level") != nil {
+		t.Errorf("BindFlagsUnder(store) bound %v", fs.FlagUsages())
+	}
+}
+
+// TestLoadOnly: Only validates the sections named, so a command needing
+// the store loads it from the environment without a file of sites.
+func TestLoadOnly(t *testing.T) {
+	env := map[string]string{"NOWSERVING_STORE_DRIVER": "postgres", "NOWSERVING_STORE_DSN": "postgres://x@h/db"}
+	c, err := Load(Opts{Only: []string{"store"}, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil || c.Store.Driver != DriverPostgres || c.Store.DSN != "postgres://x@h/db" {
+		t.Fatalf("Load(Only store) = %+v, %v", c, err)
+	}
+	env["NOWSERVING_STORE_DRIVER"] = "oracle"
+	if _, err := Load(Opts{Only: []string{"store"}, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}); err == nil || !strings.Contains(err.Error(), "store.driver: must be sqlite, postgres or mysql") {
+		t.Errorf("Load(Only store) with a bad driver: %v", err)
 	}
 }

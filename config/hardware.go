@@ -145,8 +145,11 @@ func (c *Config) Printer(id string) (*Printer, bool) {
 	return nil, false
 }
 
-// voiceLangs are the languages the voice engines speak.
-var voiceLangs = []string{"en", "zh"}
+// voiceLangs are the languages the voice engines speak (the voice pack's).
+var voiceLangs = []string{"en", "zh", "pt"}
+
+// printerLangs are the languages printed tickets have labels in.
+var printerLangs = []string{"en", "zh"}
 
 // applyHardwareDefaults fills omitted hardware values; isSet as in
 // applyDefaults.
@@ -227,7 +230,7 @@ func (c *Config) validatePrinters(ps *problems) {
 		default:
 			ps.add(k+".qr", "must be native, raster or none, got %q", p.QR)
 		}
-		if p.Lang != "" && !slices.Contains(voiceLangs, p.Lang) {
+		if p.Lang != "" && !slices.Contains(printerLangs, p.Lang) {
 			ps.add(k+".lang", "must be en or zh (empty: the site's main language), got %q", p.Lang)
 		}
 	}
@@ -320,11 +323,11 @@ func (c *Config) validateZones(ps *problems) {
 			zoneAt[id] = i
 		}
 		if len(z.Langs) == 0 {
-			ps.add(k+".langs", "at least one language is required: en, zh or both (default: those of the site)")
+			ps.add(k+".langs", "at least one language is required: en, zh, pt (default: those of the site)")
 		}
 		for j, l := range z.Langs {
 			if !slices.Contains(voiceLangs, l) {
-				ps.add(keyf("%s.langs[%d]", k, j), "must be en or zh, got %q", l)
+				ps.add(keyf("%s.langs[%d]", k, j), "must be en, zh or pt (the languages of the voice pack), got %q", l)
 			} else if site != nil && !slices.Contains(site.Languages, l) {
 				ps.add(keyf("%s.langs[%d]", k, j), "language %q is not in the site languages (%s)", l, strings.Join(site.Languages, ", "))
 			}

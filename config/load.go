@@ -32,6 +32,10 @@ type Opts struct {
 	// LookupEnv reads the environment (NOWSERVING_* overrides and
 	// devices[].secret_env); nil means os.LookupEnv.
 	LookupEnv func(key string) (string, bool)
+	// Only, when set, limits validation to these sections (e.g. "store"):
+	// a command that needs only the database loads its settings from the
+	// environment and flags without a file of sites.
+	Only []string
 }
 
 // EnvName returns the environment variable overriding a key path:
@@ -54,10 +58,15 @@ func overrides() []override {
 		{key: "store.dsn", usage: "store DSN: sqlite file, postgres://..., or user:pass@tcp(host:port)/db"},
 		{key: "store.batch", kind: "int", usage: "maximum requests per group-commit transaction"},
 		{key: "store.timeout", kind: "duration", usage: "deadline of each store transaction and of the readiness probe"},
+		{key: "store.pool", kind: "int", usage: "connections of the database pool"},
+		{key: "store.poll", kind: "duration", usage: "poll for other daemons' events while devices wait for them"},
+		{key: "store.poll_idle", kind: "duration", usage: "poll for other daemons' events when idle (or behind PostgreSQL LISTEN)"},
 		{key: "listen.protocol", usage: "device protocol address host:port"},
 		{key: "listen.tls.cert", usage: "TLS certificate file for the device protocol"},
 		{key: "listen.tls.key", usage: "TLS key file for the device protocol"},
 		{key: "listen.http", usage: "HTTP address host:port for metrics, health and API (empty: off)"},
+		{key: "listen.http_tls.cert", usage: "TLS certificate file for the HTTP listener"},
+		{key: "listen.http_tls.key", usage: "TLS key file for the HTTP listener"},
 		{key: "listen.max_connections", kind: "int", usage: "maximum authenticated device sessions"},
 		{key: "listen.max_pending", kind: "int", usage: "maximum connections not authenticated yet"},
 		{key: "listen.handshake_timeout", kind: "duration", usage: "time from connect to authentication"},
@@ -76,11 +85,18 @@ func overrides() []override {
 
 // BindFlags registers on fs one flag per overridable key, named after the
 // key: --store-driver, --store-dsn, --store-batch, --store-timeout,
+// --store-pool, --store-poll, --store-poll-idle,
 // --listen-protocol, --listen-tls-cert, --listen-tls-key, --listen-http,
+// --listen-http-tls-cert, --listen-http-tls-key,
 // --listen-max-connections, --listen-max-pending, --listen-handshake-timeout,
 // --listen-heartbeat, --log-level, --log-format.
 // Pass fs to Load in Opts.Flags. The caller owns --config.
-func BindFlags(fs *pflag.FlagSet) {
+func BindFlags(fs *pflag.FlagSet) { BindFlagsUnder(fs) }
+
+// BindFlagsUnder is BindFlags for the keys of some sections only ("store",
+// "listen", "log"; none: all), so a command's help lists only the flags
+// that apply to it: migrate and check take only the store's.
+func BindFlagsUnder(fs *pflag.FlagSet, sections ...string) {
 	d := DefaultConfig()
 	def := map[string]string{
 		"store.driver": string(d.Store.Driver), "store.dsn": d.Store.DSN,
@@ -88,14 +104,17 @@ func BindFlags(fs *pflag.FlagSet) {
 		"log.level": d.Log.Level, "log.format": d.Log.Format,
 	}
 	ints := map[string]int{
-		"store.batch": d.Store.Batch, "listen.max_connections": d.Listen.MaxConnections,
+		"store.batch": d.Store.Batch, "store.pool": d.Store.Pool, "listen.max_connections": d.Listen.MaxConnections,
 		"listen.max_pending": d.Listen.MaxPending,
 	}
 	durations := map[string]time.Duration{
 		"listen.heartbeat": d.Listen.Heartbeat, "listen.handshake_timeout": d.Listen.HandshakeTimeout,
-		"store.timeout": d.Store.Timeout,
+		"store.timeout": d.Store.Timeout, "store.poll": d.Store.Poll, "store.poll_idle": d.Store.PollIdle,
 	}
 	for _, o := range overrides() {
+		if len(sections) > 0 && !under(o.key, sections) {
+			continue
+		}
 		usage := o.usage + " (env " + EnvName(o.key) + ")"
 		switch o.kind {
 		case "int":
@@ -150,6 +169,15 @@ func load(data []byte, opts Opts) (*Config, error) {
 		if !under(p.Key, failed) {
 			all = append(all, p)
 		}
+	}
+	if len(opts.Only) > 0 {
+		kept := all[:0]
+		for _, p := range all {
+			if under(p.Key, opts.Only) {
+				kept = append(kept, p)
+			}
+		}
+		all = kept
 	}
 	if len(all) > 0 {
 		return nil, &Error{File: opts.File, Problems: all}

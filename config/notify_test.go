@@ -27,7 +27,7 @@ func TestLoadNotify(t *testing.T) {
 // TestNotifyDefaults: without a notify section there are no receivers
 // and the documented defaults.
 func TestNotifyDefaults(t *testing.T) {
-	c := mustLoad(t, Opts{File: "../testdata/bank.yaml"})
+	c := mustLoad(t, Opts{File: "../testdata/bank.yaml", LookupEnv: bankEnv})
 	n := c.Notify
 	if !slices.Equal(n.Events, []string{"BOOKING_*"}) || n.Attempts != 12 || n.Backoff != (NotifyBackoff{2 * time.Second, 15 * time.Minute}) ||
 		n.Batch != 50 || n.Timeout != 10*time.Second || n.Poll != time.Second || len(n.Webhooks)+len(n.Commands) != 0 {

@@ -83,6 +83,15 @@ func (c *Config) validateTop(ps *problems) {
 	if c.Store.Timeout <= 0 || c.Store.Timeout > MaxStoreTimeout {
 		ps.add("store.timeout", "must be more than 0 and at most %s (devices give up after 5s), got %s", MaxStoreTimeout, c.Store.Timeout)
 	}
+	if c.Store.Pool < 1 || c.Store.Pool > MaxStorePool {
+		ps.add("store.pool", "must be 1..%d, got %d", MaxStorePool, c.Store.Pool)
+	}
+	if c.Store.Poll < MinPoll || c.Store.Poll > MaxPollIdle {
+		ps.add("store.poll", "must be %s..%s, got %s", MinPoll, MaxPollIdle, c.Store.Poll)
+	}
+	if c.Store.PollIdle < c.Store.Poll || c.Store.PollIdle > MaxPollIdle {
+		ps.add("store.poll_idle", "must be store.poll (%s)..%s, got %s", c.Store.Poll, MaxPollIdle, c.Store.PollIdle)
+	}
 	if c.Listen.Protocol == "" {
 		ps.add("listen.protocol", "required")
 	} else if err := checkAddr(c.Listen.Protocol); err != "" {
@@ -93,12 +102,8 @@ func (c *Config) validateTop(ps *problems) {
 			ps.add("listen.http", "%s", err)
 		}
 	}
-	if c.Listen.TLS.Cert != "" && c.Listen.TLS.Key == "" {
-		ps.add("listen.tls.key", "required when listen.tls.cert is set")
-	}
-	if c.Listen.TLS.Key != "" && c.Listen.TLS.Cert == "" {
-		ps.add("listen.tls.cert", "required when listen.tls.key is set")
-	}
+	checkTLS("listen.tls", c.Listen.TLS, ps)
+	checkTLS("listen.http_tls", c.Listen.HTTPTLS, ps)
 	if c.Listen.MaxConnections < 1 {
 		ps.add("listen.max_connections", "must be at least 1, got %d", c.Listen.MaxConnections)
 	}
@@ -418,6 +423,11 @@ func (c *Config) validateDevice(k string, d *Device, ps *problems) {
 	case d.Role != RoleKeypad && d.Counter != "":
 		ps.add(k+".counter", "only a keypad has a counter (role %s)", d.Role)
 	}
+	for i, a := range d.Daemons {
+		if err := checkAddr(a); err != "" {
+			ps.add(fmt.Sprintf("%s.daemons[%d]", k, i), "%s", err)
+		}
+	}
 	if d.SecretEnv != "" {
 		if len(d.Secret) < MinSecret {
 			ps.add(k+".secret_env", "secret in %s must be at least %d characters, got %d", d.SecretEnv, MinSecret, len(d.Secret))
@@ -442,4 +452,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// checkTLS checks that a certificate and its key are set together.
+func checkTLS(k string, t TLS, ps *problems) {
+	if t.Cert != "" && t.Key == "" {
+		ps.add(k+".key", "required when %s.cert is set", k)
+	}
+	if t.Key != "" && t.Cert == "" {
+		ps.add(k+".cert", "required when %s.key is set", k)
+	}
 }

@@ -90,3 +90,23 @@ func (s *Sweeper) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// LogClosedServices logs, at INFO, every service its opening hours close
+// now, and when it opens next: a site started (or reloaded) outside its
+// hours says why its kiosks are refused.
+func LogClosedServices(log *slog.Logger, eng *queue.Engine) {
+	now := eng.Now()
+	for _, s := range eng.Sites() {
+		for i := range s.Services {
+			sv := &s.Services[i]
+			if sv.OpenAt(now, s.Location) {
+				continue
+			}
+			opens := "never (no opening hours match a weekday)"
+			if at, ok := sv.NextOpen(now, s.Location); ok {
+				opens = at.Format("Mon 2006-01-02 15:04 MST")
+			}
+			log.Info("service closed by its hours: kiosks are refused until it opens", "site", s.ID, "service", sv.Code, "opens", opens)
+		}
+	}
+}

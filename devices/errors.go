@@ -30,6 +30,37 @@ func (e *PrintError) Error() string {
 // Unwrap returns the printer's error.
 func (e *PrintError) Unwrap() error { return e.Err }
 
+// NoPrinterError says that a reprint has no printer to go to: the kiosk
+// that issued the ticket prints on none, or the printer named is not
+// configured. Its text is short and plain, for a console's status line; it
+// unwraps to ErrNoPrinter.
+type NoPrinterError struct {
+	Number  string // ticket number
+	Kiosk   string // the device that issued it
+	Printer string // the printer asked for; empty: the kiosk's
+}
+
+// Error implements error.
+func (e *NoPrinterError) Error() string {
+	if e.Printer == "" {
+		return fmt.Sprintf("%s has no printer: add a printer id", orNone(e.Kiosk))
+	}
+	return fmt.Sprintf("no printer %q configured", e.Printer)
+}
+
+// Unwrap returns ErrNoPrinter.
+func (e *NoPrinterError) Unwrap() error { return ErrNoPrinter }
+
+// Reason is what a device is told: the error itself, short already.
+func (e *NoPrinterError) Reason() string { return e.Error() }
+
+func orNone(s string) string {
+	if s == "" {
+		return "its kiosk"
+	}
+	return s
+}
+
 // Reason is a short, stable wording of why the ticket did not print, fit to
 // show a person: "paper out", "cover open", "printer offline", "no answer
 // from printer", else "printer error" (the full error is for the log).

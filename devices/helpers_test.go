@@ -35,7 +35,7 @@ func testSite() queue.Site {
 
 // newEngine opens a real SQLite store in a temporary folder and an engine
 // on a fixed clock (2026-11-30 09:30 in Shanghai).
-func newEngine(t *testing.T) (*queue.Engine, *storetest.Clock) {
+func newEngine(t testing.TB) (*queue.Engine, *storetest.Clock) {
 	t.Helper()
 	st := storetest.SQLite(t)
 	c := storetest.FixedClock(time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC))
@@ -48,7 +48,7 @@ func newEngine(t *testing.T) (*queue.Engine, *storetest.Clock) {
 }
 
 // issue takes n tickets of service A.
-func issue(t *testing.T, eng *queue.Engine, svc string, n int) []queue.Ticket {
+func issue(t testing.TB, eng *queue.Engine, svc string, n int) []queue.Ticket {
 	t.Helper()
 	var out []queue.Ticket
 	for range n {
@@ -71,7 +71,7 @@ func callNext(t *testing.T, eng *queue.Engine, counter string) queue.Ticket {
 }
 
 // run starts d and stops it at the end of the test.
-func run(t *testing.T, d *devices.Dispatcher) {
+func run(t testing.TB, d *devices.Dispatcher) {
 	t.Helper()
 	errc := make(chan error, 1)
 	go func() { errc <- d.Run(context.Background()) }()
@@ -89,7 +89,7 @@ func run(t *testing.T, d *devices.Dispatcher) {
 
 // newPort makes a port on dial (a ledtest.Recorder's Dial, or nil for a
 // real line named name).
-func newPort(t *testing.T, name string, d led.Driver, dial func(led.PortOpts) (led.Link, error)) *led.Port {
+func newPort(t testing.TB, name string, d led.Driver, dial func(led.PortOpts) (led.Link, error)) *led.Port {
 	t.Helper()
 	o := led.DefaultPortOpts()
 	o.Name, o.Driver, o.Dial = name, d, dial
@@ -113,7 +113,7 @@ func counterDriver(t *testing.T) led.Driver {
 }
 
 // textDriver frames content as "<addr byte>TEXT\n" for readable asserts.
-func textDriver(t *testing.T, body string) led.Driver {
+func textDriver(t testing.TB, body string) led.Driver {
 	t.Helper()
 	d, err := led.NewTemplate(led.TemplateOpts{AddrFormat: "byte", Body: body, LineSep: "|", Trailer: "0a"})
 	if err != nil {

@@ -59,12 +59,13 @@ func (d *Dispatcher) Reprint(ctx context.Context, site, number, printerID string
 	if err != nil {
 		return fmt.Errorf("devices: reprint %s: %w", number, err)
 	}
+	asked := printerID
 	if printerID == "" {
 		printerID = d.o.Kiosks[pos.Ticket.Device]
 	}
 	p := d.printers[printerID]
 	if p == nil {
-		return fmt.Errorf("devices: reprint %s on %q: %w", number, printerID, ErrNoPrinter)
+		return &NoPrinterError{Number: pos.Ticket.Number, Kiosk: pos.Ticket.Device, Printer: asked}
 	}
 	b, err := d.render(pos.Ticket, pos, p.Layout, "", p.Footer, true)
 	if err == nil {

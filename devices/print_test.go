@@ -185,8 +185,13 @@ func TestReprint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Reprint(context.Background(), "hospital", other.Number, ""); !errors.Is(err, devices.ErrNoPrinter) {
+	err = d.Reprint(context.Background(), "hospital", other.Number, "")
+	if !errors.Is(err, devices.ErrNoPrinter) {
 		t.Errorf("reprint of a ticket from a kiosk without printer: %v, want ErrNoPrinter", err)
+	}
+	// The console shows this text on its status line: short and plain.
+	if want := "kiosk-2 has no printer: add a printer id"; err == nil || err.Error() != want {
+		t.Errorf("reprint without printer says %q, want %q", err, want)
 	}
 }
 

@@ -130,7 +130,7 @@ func dialAll(ctx context.Context, e *sim.Env, devs []sim.Device, o ConnsOpts) (c
 					return
 				}
 				d := devs[i%len(devs)]
-				c, err := client.Dial(ctx, e.Addr, e.ClientOpts(d))
+				c, err := client.Dial(ctx, e.AddrOf(d), e.ClientOpts(d))
 				if err == nil && o.Subscribe {
 					if _, err = c.Subscribe(ctx, client.Filter{}); err != nil {
 						c.Close()

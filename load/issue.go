@@ -59,7 +59,8 @@ type IssueResult struct {
 	RateLimit   int            `json:"rate_limit_per_device,omitempty"`
 }
 
-// Issue connects o.Kiosks kiosks (spread over the kiosk devices) and takes
+// Issue connects o.Kiosks kiosks (spread over the kiosk devices, and over
+// the daemons when --addr lists several) and takes
 // tickets for o.Duration, back to back or at o.Rate, and writes to out the
 // rate, the latency percentiles of TAKE_TICKET, the errors by code and,
 // with o.PID, the daemon's CPU time per ticket. It fails when no ticket
@@ -141,7 +142,7 @@ func dialN(ctx context.Context, e *sim.Env, devs []sim.Device, n int) ([]*client
 	clients := make([]*client.Client, 0, n)
 	for i := 0; i < n; i++ {
 		d := devs[i%len(devs)]
-		c, err := e.Dial(ctx, d, e.ClientOpts(d))
+		c, err := e.DialNth(ctx, d, e.ClientOpts(d), i)
 		if err != nil {
 			return clients, err
 		}

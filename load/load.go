@@ -150,7 +150,7 @@ func (l *loader) dial(ctx context.Context, n int, devs []sim.Device) ([]*client.
 	var out []*client.Client
 	for i := 0; i < n; i++ {
 		d := devs[i%len(devs)]
-		c, err := l.e.Dial(ctx, d, l.e.ClientOpts(d))
+		c, err := l.e.DialNth(ctx, d, l.e.ClientOpts(d), i)
 		if err != nil {
 			return nil, err
 		}

@@ -158,6 +158,7 @@ func (q *Queue) site(ctx context.Context, s queue.Site) {
 				q.log.Warn("metrics: follow events", "site", s.ID, "err", err)
 				return
 			}
+			sub.Quiet() // counting needs no fast poll of other daemons' events
 			q.applied(s.ID, snap.Version)
 			q.follow(ctx, s, sub)
 			return

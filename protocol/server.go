@@ -182,7 +182,6 @@ type Server struct {
 	o       Opts
 	log     *slog.Logger
 	eng     *queue.Engine
-	devices map[string]*device
 	metrics Metrics
 	frames  frameCache
 	views   siteViews // pictures of the sites for keypad answers
@@ -192,6 +191,7 @@ type Server struct {
 	loops   sync.Once // starts the poller and the wheel
 
 	mu        sync.Mutex
+	devices   map[string]*device // replaced whole by SetDevices
 	listeners map[net.Listener]struct{}
 	sessions  map[*session]struct{}
 	pending   pendingSet // sessions not authenticated yet
@@ -276,21 +276,21 @@ func New(o Opts) (*Server, error) {
 	}
 	s.hubs.ctx, s.hubs.cancel = context.WithCancel(context.Background())
 	s.refusals = &refusalLog{log: s.log, now: o.Clock, every: refusalLogEvery}
-	for _, dv := range o.Devices {
-		if err := s.addDevice(dv); err != nil {
-			return nil, fmt.Errorf("protocol: device %q: %w", dv.ID, err)
-		}
+	devs, err := s.deviceTable(o.Devices)
+	if err != nil {
+		return nil, err
 	}
+	s.devices = devs
 	return s, nil
 }
 
 // addDevice checks one configured device (id, secret, role, site, and a
-// keypad's counter) and adds it.
-func (s *Server) addDevice(dv Device) error {
+// keypad's counter) and adds it to devs.
+func (s *Server) addDevice(devs map[string]*device, dv Device) error {
 	if dv.ID == "" || len(dv.ID) > wire.MaxIDLen {
 		return fmt.Errorf("id must be 1..%d bytes", wire.MaxIDLen)
 	}
-	if _, dup := s.devices[dv.ID]; dup {
+	if _, dup := devs[dv.ID]; dup {
 		return errors.New("defined twice")
 	}
 	if len(dv.Secret) == 0 {
@@ -319,7 +319,7 @@ func (s *Server) addDevice(dv Device) error {
 		}
 		x.counterNum = n
 	}
-	s.devices[dv.ID] = x
+	devs[dv.ID] = x
 	return nil
 }
 
@@ -604,6 +604,7 @@ func (s *Server) authenticate(ss *session, dev *device) (*wire.StatusError, stri
 	}
 	s.pending.remove(ss)
 	ss.authed = true
+	ss.dev = dev // under s.mu: SetDevices reads it
 	s.authed++
 	s.online[dev.ID]++
 	return nil, ""
@@ -614,6 +615,7 @@ func (s *Server) authenticate(ss *session, dev *device) (*wire.StatusError, stri
 // Opts.Health reports of the hardware.
 func (s *Server) snapshotMsg(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 	m := snapshotBody(site, snap)
+	s.mu.Lock()
 	ids := make([]string, 0, len(s.devices))
 	for id, d := range s.devices {
 		if d.Site == site.ID && d.Role != wire.RoleConsole {
@@ -621,7 +623,6 @@ func (s *Server) snapshotMsg(site *queue.Site, snap *queue.Snapshot) *wire.Snaps
 		}
 	}
 	slices.Sort(ids)
-	s.mu.Lock()
 	for _, id := range ids {
 		d := s.devices[id]
 		di := wire.DeviceInfo{ID: id, Kind: "device", Counter: d.counterNum, Online: s.online[id] > 0}

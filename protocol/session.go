@@ -78,7 +78,7 @@ type session struct {
 	evicted bool          // closed by admit for a newer connection
 
 	out       sendQueue
-	lastRead  atomic.Int64 // Opts.Clock unix nanoseconds of the last frame read
+	lastRead  atomic.Int64 // Opts.Clock unix nanoseconds of the last frame read or handled
 	lastWrite atomic.Int64 // ... of the last frame queued
 	polled    bool         // registered in the poller; owner only
 
@@ -114,7 +114,7 @@ func (ss *session) serve() {
 	}
 	s.metrics.SessionOpened(ss.dev.Role)
 	s.log.Info("session welcomed", "device", ss.dev.ID, "role", ss.dev.Role.String(), "remote", ss.remote,
-		"firmware", ss.hello.Firmware, "boot_nonce", ss.hello.BootNonce)
+		"firmware", ss.hello.Firmware, "boot_nonce", ss.hello.BootNonce, "last_version", ss.hello.LastVersion)
 	now := s.o.Clock().UnixNano()
 	ss.lastRead.Store(now)
 	ss.lastWrite.Store(now)
@@ -156,6 +156,9 @@ func (ss *session) serveFrames(br *bufio.Reader, ready bool) {
 		}
 		ss.lastRead.Store(s.o.Clock().UnixNano())
 		ss.handle(context.Background(), f)
+		// Silence counts from the end of the request, as a read
+		// deadline set after it would.
+		ss.lastRead.Store(s.o.Clock().UnixNano())
 	}
 	putReader(br)
 	if err := ss.park(); err != nil {
@@ -402,7 +405,7 @@ func (ss *session) handshake(br *bufio.Reader) bool {
 	if err := auth.Decode(f.Payload); err != nil {
 		return fail(wire.StatusOf(err), f.RequestID, "bad auth")
 	}
-	dev, known := s.devices[ss.hello.DeviceID]
+	dev, known := s.device(ss.hello.DeviceID)
 	secret := dummySecret
 	if known {
 		secret = dev.Secret
@@ -417,7 +420,6 @@ func (ss *session) handshake(br *bufio.Reader) bool {
 	if e, reason := s.authenticate(ss, dev); e != nil {
 		return fail(e, f.RequestID, reason)
 	}
-	ss.dev = dev
 	w, err := s.welcome(dev)
 	if err != nil {
 		s.log.Error("welcome", "device", dev.ID, "err", err)

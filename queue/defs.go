@@ -3,6 +3,7 @@ package queue
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 )
 
@@ -250,6 +251,30 @@ func (sv *Service) OpenAt(t time.Time, loc *time.Location) bool {
 		}
 	}
 	return false
+}
+
+// NextOpen is the first minute at or after t at which the service takes
+// tickets, within the coming week; false when its hours never open.
+func (sv *Service) NextOpen(t time.Time, loc *time.Location) (time.Time, bool) {
+	if sv.OpenAt(t, loc) {
+		return t, true
+	}
+	l := t.In(loc)
+	y, m, d := l.Date()
+	for day := 0; day <= 7; day++ {
+		var opens []time.Duration
+		for _, h := range sv.Hours {
+			opens = append(opens, h.Open)
+		}
+		slices.Sort(opens)
+		for _, o := range opens {
+			at := time.Date(y, m, d+day, 0, 0, 0, 0, loc).Add(o)
+			if at.After(t) && sv.OpenAt(at, loc) {
+				return at, true
+			}
+		}
+	}
+	return time.Time{}, false
 }
 
 // NumberText is the display text of a sequence: prefix + zero-padded seq.

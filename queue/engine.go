@@ -25,9 +25,18 @@ type Opts struct {
 	// of one site always go to the same one, so a site's events keep their
 	// order. SQLite wants 1.
 	Committers int
-	// PollInterval is how often the event feed reads the store for events
-	// other daemons committed. 0 means no polling (a single daemon).
+	// Follow makes the engine follow the events other daemons commit to
+	// the same store (follow.go): it polls the store's versions every
+	// PollInterval while subscribers wait for events, every PollIdle
+	// otherwise, and wakes on Notifier's notifications. Off: a single
+	// daemon (SQLite).
+	Follow bool
+	// PollInterval is the fast poll; 0 means DefaultPollInterval.
 	PollInterval time.Duration
+	// PollIdle is the slow poll; 0 means DefaultPollIdle.
+	PollIdle time.Duration
+	// Notifier, when set, pushes "new events" between daemons.
+	Notifier Notifier
 	// FeedSize is how many recent events per site the feed keeps in memory.
 	FeedSize int
 	// MaxReplay is the largest gap a subscriber may catch up from the store;
@@ -66,8 +75,7 @@ func DefaultOpts() Opts {
 // idempotency record and its events. It is safe for concurrent use.
 type Engine struct {
 	store   Store
-	sites   map[string]*Site
-	order   []string
+	defs    atomic.Pointer[siteDefs] // replaced whole by SetSites, never changed in place
 	clock   func() time.Time
 	batch   int
 	timeout time.Duration
@@ -159,21 +167,18 @@ func New(o Opts) (*Engine, error) {
 	if o.Logger == nil {
 		o.Logger = d.Logger
 	}
-	e := &Engine{store: o.Store, sites: map[string]*Site{}, clock: o.Clock, batch: o.Batch, timeout: o.StoreTimeout, log: o.Logger,
+	e := &Engine{store: o.Store, clock: o.Clock, batch: o.Batch, timeout: o.StoreTimeout, log: o.Logger,
 		generated: map[string]time.Time{}}
-	for i := range o.Sites {
-		s := o.Sites[i]
-		if err := s.Validate(); err != nil {
-			return nil, err
-		}
-		if _, dup := e.sites[s.ID]; dup {
-			return nil, fmt.Errorf("queue: site %s defined twice", s.ID)
-		}
-		e.sites[s.ID] = &s
-		e.order = append(e.order, s.ID)
+	defs, err := newSiteDefs(o.Sites)
+	if err != nil {
+		return nil, err
 	}
-	e.feed = newFeed(e, o.FeedSize, o.MaxReplay, o.PollInterval)
-	e.feed.warm(e.order)
+	e.defs.Store(defs)
+	e.feed = newFeed(e, o.FeedSize, o.MaxReplay)
+	e.feed.warm(defs.order)
+	if o.Follow {
+		e.feed.startFollower(o.PollInterval, o.PollIdle, o.Notifier)
+	}
 	for i := 0; i < o.Committers; i++ {
 		sh := shard{make(chan *job, o.Batch*4), make(chan *job, o.Batch*4)}
 		e.shards = append(e.shards, sh)
@@ -183,22 +188,66 @@ func New(o Opts) (*Engine, error) {
 	return e, nil
 }
 
+// siteDefs is one generation of site definitions: read by any goroutine,
+// never changed once published.
+type siteDefs struct {
+	byID  map[string]*Site
+	order []string
+}
+
+// newSiteDefs validates sites and indexes them.
+func newSiteDefs(sites []Site) (*siteDefs, error) {
+	d := &siteDefs{byID: map[string]*Site{}}
+	for i := range sites {
+		s := sites[i]
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		if _, dup := d.byID[s.ID]; dup {
+			return nil, fmt.Errorf("queue: site %s defined twice", s.ID)
+		}
+		d.byID[s.ID] = &s
+		d.order = append(d.order, s.ID)
+	}
+	return d, nil
+}
+
 // Sites returns the site definitions in configuration order.
 func (e *Engine) Sites() []Site {
-	out := make([]Site, 0, len(e.order))
-	for _, id := range e.order {
-		out = append(out, *e.sites[id])
+	d := e.defs.Load()
+	out := make([]Site, 0, len(d.order))
+	for _, id := range d.order {
+		out = append(out, *d.byID[id])
 	}
 	return out
 }
 
-// Site returns one site's definition.
+// Site returns one site's definition. The definition returned is never
+// changed: SetSites publishes new ones.
 func (e *Engine) Site(id string) (*Site, error) {
-	s, ok := e.sites[id]
+	s, ok := e.defs.Load().byID[id]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownSite, id)
 	}
 	return s, nil
+}
+
+// SetSites replaces the site definitions while the engine runs (a
+// configuration reload): services, counters, hours, names and rules change
+// for every request that starts after it returns; a request already
+// running finishes with the definitions it started with. Tickets, counters'
+// states and events are in the store and stay as they are: a ticket of a
+// service that is no longer defined can still be read, and a counter that
+// is no longer defined can no longer act. Invalid definitions are refused
+// and the running ones stay.
+func (e *Engine) SetSites(sites []Site) error {
+	d, err := newSiteDefs(sites)
+	if err != nil {
+		return err
+	}
+	e.defs.Store(d)
+	e.feed.dropOrders() // rebuilt on next use, from the new definitions
+	return nil
 }
 
 // Now is the engine's clock.
@@ -399,6 +448,11 @@ func (e *Engine) apply(jobs []*job) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+		if e.feed.follower != nil { // other daemons write too
+			if err := lockSites(ctx, tx, jobs); err != nil {
+				return err
+			}
+		}
 		if err := lookupPriors(ctx, tx, jobs); err != nil {
 			return err
 		}

@@ -23,6 +23,12 @@ type feed struct {
 	mu    sync.Mutex
 	sites map[string]*siteFeed
 
+	// follower, when set, finds the events other daemons commit
+	// (follow.go); hooks see them, stats is what it saw.
+	follower *follower
+	hooks    []func(site string, evs []Event)
+	stats    map[string]FollowStats
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 	// ctx bounds the feed's store reads: cancelled by close, so a poll
@@ -43,14 +49,16 @@ type siteFeed struct {
 	ordRetry time.Time
 }
 
-func newFeed(e *Engine, size, maxReplay int, poll time.Duration) *feed {
-	f := &feed{e: e, size: size, maxReplay: maxReplay, sites: map[string]*siteFeed{}, stop: make(chan struct{})}
+func newFeed(e *Engine, size, maxReplay int) *feed {
+	f := &feed{e: e, size: size, maxReplay: maxReplay, sites: map[string]*siteFeed{}, stats: map[string]FollowStats{}, stop: make(chan struct{})}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
-	if poll > 0 {
-		f.wg.Add(1)
-		go f.pollLoop(poll)
-	}
 	return f
+}
+
+// startFollower starts the follower: other daemons write to the store too.
+func (f *feed) startFollower(fast, idle time.Duration, n Notifier) {
+	f.follower = newFollower(f, fast, idle, n)
+	f.follower.start()
 }
 
 func (f *feed) close() {
@@ -61,28 +69,6 @@ func (f *feed) close() {
 	}
 	f.cancel()
 	f.wg.Wait()
-}
-
-func (f *feed) pollLoop(every time.Duration) {
-	defer f.wg.Done()
-	tk := time.NewTicker(every)
-	defer tk.Stop()
-	for {
-		select {
-		case <-f.stop:
-			return
-		case <-tk.C:
-		}
-		for _, id := range f.e.order {
-			f.mu.Lock()
-			if sf, err := f.site(id); err == nil {
-				if err := f.catchUp(id, sf); err != nil {
-					f.e.log.Warn("event feed: poll failed", "site", id, "err", err)
-				}
-			}
-			f.mu.Unlock()
-		}
-	}
 }
 
 // warm reads the last version and builds the waiting order of each site,
@@ -115,7 +101,7 @@ func (f *feed) site(id string) (*siteFeed, error) {
 			return err
 		}
 		// Read after the version: the order reflects at least it.
-		if s, ok := f.e.sites[id]; ok {
+		if s, ok := f.e.defs.Load().byID[id]; ok {
 			ord, oerr = buildOrder(ctx, tx, s)
 		}
 		return nil
@@ -147,7 +133,7 @@ func (f *feed) order(id string, atLeast int64) *order {
 	if err != nil || sf.last < atLeast {
 		return nil
 	}
-	s, ok := f.e.sites[id]
+	s, ok := f.e.defs.Load().byID[id]
 	if sf.ord == nil && ok && time.Now().After(sf.ordRetry) {
 		var ord *order
 		err := f.e.view(f.ctx, func(ctx context.Context, tx Tx) error {
@@ -173,6 +159,16 @@ func (f *feed) position(site string, t *Ticket, atLeast int64) (Position, bool) 
 	return p, err == nil
 }
 
+// dropOrders forgets every site's waiting order, built from site
+// definitions SetSites has replaced; each is rebuilt on its next use.
+func (f *feed) dropOrders() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, sf := range f.sites {
+		sf.ord, sf.ordRetry = nil, time.Time{}
+	}
+}
+
 // follow brings the site's order up to events appended from the store:
 // another daemon committed them (or this one, read back before it
 // published them). f.mu is held.
@@ -186,19 +182,48 @@ func (f *feed) follow(ctx context.Context, id string, sf *siteFeed, evs []Event)
 	}
 }
 
-// catchUp reads events newer than sf.last from the store. f.mu is held.
-func (f *feed) catchUp(id string, sf *siteFeed) error {
+// catchUp reads a site's events newer than the feed's last version from
+// the store and appends them: the one place where events this daemon did
+// not publish (other daemons committed them) enter the feed; the waiting
+// order follows them and the OnFollow hooks see them here. It holds f.mu
+// only to look and to append, not across the read of the events, so a
+// slow store stalls neither the committers' publications nor the
+// subscribers. before, when not 0, stops it short of that version (the
+// first of events this daemon is publishing). f.mu is not held.
+func (f *feed) catchUp(id string, before int64) error {
+	f.mu.Lock()
+	sf, err := f.site(id)
+	if err != nil {
+		f.mu.Unlock()
+		return err
+	}
+	from := sf.last
+	f.mu.Unlock()
 	ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
 	defer cancel()
 	for {
-		evs, err := f.e.Events(ctx, id, sf.last, 1000)
+		limit := 1000
+		if before > 0 {
+			if limit = int(min(int64(limit), before-1-from)); limit <= 0 {
+				return nil
+			}
+		}
+		evs, err := f.e.Events(ctx, id, from, limit)
 		if err != nil {
 			return err
 		}
-		f.follow(ctx, id, sf, f.append(sf, evs))
-		if len(evs) < 1000 {
+		f.mu.Lock()
+		if added := f.append(sf, evs); len(added) > 0 {
+			f.follow(ctx, id, sf, added)
+			for _, h := range f.hooks {
+				h(id, added)
+			}
+		}
+		f.mu.Unlock()
+		if len(evs) < limit {
 			return nil
 		}
+		from = evs[len(evs)-1].Version
 	}
 }
 
@@ -232,44 +257,51 @@ func (f *feed) append(sf *siteFeed, evs []Event) []Event {
 }
 
 // publish hands the committed events of one request to the feed, with the
-// tickets it wrote (for the waiting order), in commit order.
+// tickets it wrote (for the waiting order), in commit order. When another
+// daemon committed in between, it first reads what it missed.
 func (f *feed) publish(evs []Event, ws []write) {
-	if len(evs) == 0 {
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	for i := 0; i < len(evs); {
 		id := evs[i].Site
 		k := i
 		for k < len(evs) && evs[k].Site == id {
 			k++
 		}
-		sf, err := f.site(id)
-		if err != nil {
-			f.e.log.Warn("event feed: publish failed", "site", id, "err", err)
-			i = k
-			continue
-		}
-		if evs[i].Version > sf.last+1 {
-			// Another daemon committed in between: read what we missed.
-			if err := f.catchUp(id, sf); err != nil {
-				f.e.log.Warn("event feed: catch up failed", "site", id, "err", err)
-			}
-		}
-		added := f.append(sf, evs[i:k])
-		switch {
-		case sf.ord == nil || len(added) == 0:
-		case len(added) == k-i:
-			sf.ord.local(added, ws)
-		default:
-			// Some were read back from the store first, and followed
-			// from there: so are the rest.
-			ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
-			f.follow(ctx, id, sf, added)
-			cancel()
-		}
+		f.publishSite(id, evs[i:k], ws)
 		i = k
+	}
+}
+
+func (f *feed) publishSite(id string, evs []Event, ws []write) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sf, err := f.site(id)
+	if err != nil {
+		f.e.log.Warn("event feed: publish failed", "site", id, "err", err)
+		return
+	}
+	if evs[0].Version > sf.last+1 {
+		// Another daemon committed in between: read what we missed.
+		f.mu.Unlock()
+		err := f.catchUp(id, evs[0].Version)
+		f.mu.Lock()
+		if err != nil {
+			f.e.log.Warn("event feed: catch up failed", "site", id, "err", err)
+		}
+	}
+	added := f.append(sf, evs)
+	switch {
+	case sf.ord == nil || len(added) == 0:
+	case len(added) == len(evs):
+		sf.ord.local(added, ws)
+	default:
+		// Some were read back from the store first, and followed
+		// from there: so are the rest.
+		ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
+		f.follow(ctx, id, sf, added)
+		cancel()
+	}
+	if f.follower != nil {
+		f.follower.notify(id, sf.last)
 	}
 }
 
@@ -278,6 +310,7 @@ type Subscription struct {
 	f     *feed
 	site  string
 	after int64
+	quiet bool
 }
 
 // Subscribe follows a site's events after version after (0: from the first).
@@ -290,6 +323,11 @@ func (e *Engine) Subscribe(site string, after int64) (*Subscription, error) {
 
 // Version is the last version delivered.
 func (s *Subscription) Version() int64 { return s.after }
+
+// Quiet says that this subscriber does not need other daemons' events
+// fast (metrics, say): its waiting in Next does not make the follower poll
+// the store at its fast interval.
+func (s *Subscription) Quiet() { s.quiet = true }
 
 // Reset moves the subscription to a version, e.g. that of a snapshot.
 func (s *Subscription) Reset(version int64) { s.after = version }
@@ -305,13 +343,26 @@ func (s *Subscription) Next(ctx context.Context) ([]Event, error) {
 		if wake == nil {
 			continue
 		}
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-s.f.stop:
-			return nil, ErrClosed
+		if err := s.wait(ctx, wake); err != nil {
+			return nil, err
 		}
+	}
+}
+
+// wait blocks until wake is closed, counted as a listener of the follower
+// unless the subscription is quiet.
+func (s *Subscription) wait(ctx context.Context, wake <-chan struct{}) error {
+	if w := s.f.follower; w != nil && !s.quiet {
+		w.listening(s.site, 1)
+		defer w.listening(s.site, -1)
+	}
+	select {
+	case <-wake:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.f.stop:
+		return ErrClosed
 	}
 }
 

@@ -736,8 +736,9 @@ func (e *Engine) MarkPrintFailed(ctx context.Context, site string, ticketID int6
 // tickets, bookings and slots it moved or made.
 func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	total := 0
-	for _, id := range e.order {
-		s := e.sites[id]
+	defs := e.defs.Load()
+	for _, id := range defs.order {
+		s := defs.byID[id]
 		n := 0
 		err := e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
 			n = 0

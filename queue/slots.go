@@ -69,8 +69,9 @@ func (e *Engine) SlotRuns() uint64 { return e.slotRuns.Load() }
 // day, and at the first run).
 func (e *Engine) generate(ctx context.Context, onlyDue bool) (int, error) {
 	total := 0
-	for _, id := range e.order {
-		s := e.sites[id]
+	defs := e.defs.Load()
+	for _, id := range defs.order {
+		s := defs.byID[id]
 		for i := range s.Resources {
 			r := &s.Resources[i]
 			now := e.clock()

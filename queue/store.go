@@ -206,6 +206,11 @@ type Tx interface {
 	Streak(ctx context.Context, k ServiceKey) (int, error)
 	SetStreak(ctx context.Context, k ServiceKey, n int) error
 
+	// LockSite locks the site's version row for the rest of the
+	// transaction (creating it at version 0): daemons sharing a store take
+	// it first, in site order, so their transactions of one site queue
+	// there instead of deadlocking on the rows they touch after it.
+	LockSite(ctx context.Context, site string) error
 	// AppendEvents gives evs the site's next len(evs) versions, in order,
 	// and stores them (one version bump and one insert).
 	AppendEvents(ctx context.Context, site string, evs []*Event) error
@@ -213,6 +218,10 @@ type Tx interface {
 	Events(ctx context.Context, q EventsQuery) ([]Event, error)
 	// LastVersion is the newest event version of a site, 0 if none.
 	LastVersion(ctx context.Context, site string) (int64, error)
+	// LastVersions is the newest event version of every site that has
+	// events, in one query: what a daemon polls to find the events other
+	// daemons committed.
+	LastVersions(ctx context.Context) (map[string]int64, error)
 
 	BookingTx
 }

@@ -59,6 +59,9 @@ type Env struct {
 
 // New loads the configuration the options name and resolves the address.
 func New(o Opts) (*Env, error) {
+	if o.Secret != "" && o.Device == "" {
+		return nil, errors.New("sim: --secret needs --device: say which device the secret is for")
+	}
 	e := &Env{o: o, log: o.Logger}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -87,6 +90,16 @@ func ConfigFile(file, device, secret string) string {
 		}
 	}
 	return file
+}
+
+// AddrOf is where device d connects: --addr when given (one daemon or a
+// comma-separated list, tried in order), else the device's own daemons
+// from the configuration, else the Env's address.
+func (e *Env) AddrOf(d Device) string {
+	if e.o.Addr == "" && d.Daemons != "" {
+		return d.Daemons
+	}
+	return e.Addr
 }
 
 // Addr is the daemon's address: addr, else the configured listen.protocol
@@ -131,6 +144,9 @@ type Device struct {
 	Role    wire.Role
 	Site    string
 	Counter string // a keypad's counter
+	// Daemons is the device's own list of daemons (devices[].daemons),
+	// comma-separated; empty: the Env's address.
+	Daemons string
 }
 
 // Device picks the identity: Opts.Device (from the configuration, or with
@@ -139,6 +155,9 @@ type Device struct {
 // console may act for any counter).
 func (e *Env) Device(counter string, roles ...wire.Role) (Device, error) {
 	o := e.o
+	if err := e.knownSite(); err != nil {
+		return Device{}, err
+	}
 	if o.Device != "" && o.Secret != "" {
 		d := Device{ID: o.Device, Secret: []byte(o.Secret), Role: roles[0], Site: o.Site, Counter: counter}
 		if e.Config != nil {
@@ -157,7 +176,8 @@ func (e *Env) Device(counter string, roles ...wire.Role) (Device, error) {
 		if !ok {
 			return Device{}, fmt.Errorf("sim: device %q is not in the configuration", o.Device)
 		}
-		return Device{ID: cd.ID, Secret: []byte(cd.Secret), Role: roleOf(cd.Role), Site: pick(o.Site, cd.Site), Counter: pick(counter, cd.Counter)}, nil
+		return Device{ID: cd.ID, Secret: []byte(cd.Secret), Role: roleOf(cd.Role), Site: pick(o.Site, cd.Site), Counter: pick(counter, cd.Counter),
+			Daemons: strings.Join(cd.Daemons, ",")}, nil
 	}
 	for _, r := range roles {
 		for _, cd := range e.Config.Devices {
@@ -167,7 +187,8 @@ func (e *Env) Device(counter string, roles ...wire.Role) (Device, error) {
 			if r == wire.RoleKeypad && counter != "" && cd.Counter != counter {
 				continue
 			}
-			return Device{ID: cd.ID, Secret: []byte(cd.Secret), Role: r, Site: pick(o.Site, cd.Site), Counter: pick(counter, cd.Counter)}, nil
+			return Device{ID: cd.ID, Secret: []byte(cd.Secret), Role: r, Site: pick(o.Site, cd.Site), Counter: pick(counter, cd.Counter),
+				Daemons: strings.Join(cd.Daemons, ",")}, nil
 		}
 	}
 	names := make([]string, len(roles))
@@ -179,6 +200,21 @@ func (e *Env) Device(counter string, roles ...wire.Role) (Device, error) {
 		what += " for counter " + counter
 	}
 	return Device{}, fmt.Errorf("sim: the configuration has no %s device", what)
+}
+
+// knownSite checks Opts.Site against the configuration's sites.
+func (e *Env) knownSite() error {
+	if e.o.Site == "" || e.Config == nil {
+		return nil
+	}
+	if _, ok := e.Config.Site(e.o.Site); ok {
+		return nil
+	}
+	ids := make([]string, 0, len(e.Config.Sites))
+	for _, s := range e.Config.Sites {
+		ids = append(ids, s.ID)
+	}
+	return fmt.Errorf("sim: unknown site %q: the configuration has %s", e.o.Site, strings.Join(ids, ", "))
 }
 
 // Devices returns every configured device of role (to spread many
@@ -194,7 +230,8 @@ func (e *Env) Devices(role wire.Role) []Device {
 	var out []Device
 	for _, cd := range e.Config.Devices {
 		if roleOf(cd.Role) == role && (o.Site == "" || cd.Site == "" || cd.Site == o.Site) {
-			out = append(out, Device{ID: cd.ID, Secret: []byte(cd.Secret), Role: role, Site: pick(o.Site, cd.Site), Counter: cd.Counter})
+			out = append(out, Device{ID: cd.ID, Secret: []byte(cd.Secret), Role: role, Site: pick(o.Site, cd.Site), Counter: cd.Counter,
+				Daemons: strings.Join(cd.Daemons, ",")})
 		}
 	}
 	return out
@@ -240,7 +277,19 @@ func (e *Env) ClientOpts(d Device) client.Opts {
 // Dial connects as d with o, turning failures into messages a person can
 // act on.
 func (e *Env) Dial(ctx context.Context, d Device, o client.Opts) (*client.Client, error) {
-	c, err := client.Dial(ctx, e.Addr, o)
+	return e.DialNth(ctx, d, o, 0)
+}
+
+// DialNth is Dial for the nth device of a load: given several daemons by
+// --addr, it starts at daemon n modulo their number, then fails over in
+// list order, so n devices spread evenly over the daemons. A device's own
+// list (devices[].daemons) is tried in its order.
+func (e *Env) DialNth(ctx context.Context, d Device, o client.Opts, n int) (*client.Client, error) {
+	addrs := client.SplitList(e.AddrOf(d))
+	if k := n % max(len(addrs), 1); k > 0 && e.o.Addr != "" {
+		addrs = append(addrs[k:], addrs[:k]...)
+	}
+	c, err := client.Dial(ctx, strings.Join(addrs, ","), o)
 	if err != nil {
 		return nil, e.Explain(err, d)
 	}

@@ -68,7 +68,7 @@ func TestDevice(t *testing.T) {
 		{"named with a secret takes the configured role", Opts{Device: "console-1", Secret: "x"}, "", []wire.Role{wire.RoleKiosk}, "console-1/console/"},
 		{"unknown", Opts{Device: "nobody"}, "", []wire.Role{wire.RoleKiosk}, `sim: device "nobody" is not in the configuration`},
 		{"no such role", Opts{}, "", []wire.Role{wire.RoleDisplay}, "sim: the configuration has no display device"},
-		{"another site", Opts{Site: "annex"}, "", []wire.Role{wire.RoleKiosk}, "sim: the configuration has no kiosk device"},
+		{"another site", Opts{Site: "annex"}, "", []wire.Role{wire.RoleKiosk}, `sim: unknown site "annex": the configuration has clinic`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := newEnv(t, "127.0.0.1:0", tc.o).Device(tc.counter, tc.roles...)

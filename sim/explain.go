@@ -1,8 +1,12 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"time"
 
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
@@ -33,6 +37,9 @@ func (e *Env) Explain(err error, d Device) error {
 		return fmt.Errorf("refused: %s (code 0x%02x)", se.Msg, se.Code)
 	case errors.Is(err, client.ErrUnreachable):
 		return &UnreachableError{Addr: e.Addr, Err: err}
+	case (errors.Is(err, client.ErrHandshake) || errors.Is(err, client.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)) &&
+		e.TLS == nil && answersHTTP(e.Addr):
+		return fmt.Errorf("%s answers HTTP: it looks like the daemon's HTTP port (listen.http); give --addr its device protocol port (listen.protocol, %s in the demo)", e.Addr, DefaultAddr)
 	case errors.Is(err, client.ErrHandshake) && e.TLS == nil:
 		return fmt.Errorf("the daemon at %s closed the session before welcoming device %q: if it listens with TLS, give --tls-ca (%v)", e.Addr, d.ID, err)
 	case errors.Is(err, client.ErrHandshake):
@@ -54,4 +61,21 @@ func (e *Env) Reason(err error, d Device) string {
 		return ""
 	}
 	return e.Explain(err, d).Error()
+}
+
+// answersHTTP reports whether an HTTP server answers at addr: a device
+// pointed at the daemon's HTTP port instead of its protocol port.
+func answersHTTP(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("HEAD / HTTP/1.0\r\n\r\n")); err != nil {
+		return false
+	}
+	b := make([]byte, 5)
+	n, _ := io.ReadFull(c, b)
+	return string(b[:n]) == "HTTP/"
 }

@@ -7,13 +7,19 @@ import (
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
-// WaitText renders an estimated wait in whole minutes.
+// LongWait is the longest estimate said in minutes, in seconds; beyond it
+// the estimate is "more than 2 hours" (an estimate that far out is a guess).
+const LongWait = 2 * 60 * 60
+
+// WaitText renders an estimated wait in whole minutes, up to LongWait.
 func WaitText(sec uint32) string {
 	switch {
 	case sec == 0:
 		return "none"
 	case sec < 60:
 		return "under a minute"
+	case sec > LongWait:
+		return "more than 2 hours"
 	}
 	m := (sec + 30) / 60
 	if m == 1 {

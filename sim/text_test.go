@@ -46,7 +46,7 @@ func TestTicketLine(t *testing.T) {
 }
 
 func TestWaitText(t *testing.T) {
-	for sec, want := range map[uint32]string{0: "none", 59: "under a minute", 60: "about 1 minute", 89: "about 1 minute", 90: "about 2 minutes", 360: "about 6 minutes"} {
+	for sec, want := range map[uint32]string{0: "none", 59: "under a minute", 60: "about 1 minute", 89: "about 1 minute", 90: "about 2 minutes", 360: "about 6 minutes", 7200: "about 120 minutes", 7201: "more than 2 hours", 51600: "more than 2 hours"} {
 		if got := WaitText(sec); got != want {
 			t.Errorf("WaitText(%d) = %q, want %q", sec, got, want)
 		}

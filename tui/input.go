@@ -143,6 +143,7 @@ func (m *Model) askFilter(*site, *counter) tea.Cmd {
 func (m *Model) askNumber(label, def string, request func(m *Model, number string) tea.Cmd) {
 	m.prompt = &prompt{label: label, value: def, submit: func(m *Model, v string) tea.Cmd {
 		if v == "" {
+			m.status, m.statusOK = "nothing typed: "+label+" not sent", false
 			return nil
 		}
 		return request(m, strings.ToUpper(v))
@@ -150,11 +151,15 @@ func (m *Model) askNumber(label, def string, request func(m *Model, number strin
 }
 
 func (m *Model) askIssue(s *site, _ *counter) tea.Cmd {
-	def := ""
-	if len(s.services) > 0 {
-		def = s.services[0].code
+	codes := make([]string, 0, len(s.services))
+	for _, sv := range s.services {
+		codes = append(codes, sv.code)
 	}
-	m.askNumber("issue a ticket of service", def, func(m *Model, v string) tea.Cmd {
+	label := "issue a ticket of service"
+	if len(codes) > 0 {
+		label += " (" + strings.Join(codes, ", ") + ")"
+	}
+	m.askNumber(label, "", func(m *Model, v string) tea.Cmd {
 		return m.send("issue a ticket of "+v, &wire.TakeTicket{Service: v, Site: s.code})
 	})
 	return nil
@@ -182,6 +187,7 @@ func (m *Model) askReprint(s *site, c *counter) tea.Cmd {
 		submit: func(m *Model, v string) tea.Cmd {
 			f := strings.Fields(v)
 			if len(f) == 0 {
+				m.status, m.statusOK = "nothing typed: reprint not sent", false
 				return nil
 			}
 			r := &wire.Reprint{Number: strings.ToUpper(f[0]), Site: s.code}
@@ -243,9 +249,14 @@ func (m *Model) askNoShow(s *site, c *counter) tea.Cmd {
 
 func (m *Model) askTransfer(s *site, c *counter) tea.Cmd {
 	num := s.number(c)
+	if num == "" {
+		m.status, m.statusOK = fmt.Sprintf("transfer at %s: refused: no ticket at %s (call one first)", at(c), at(c)), false
+		return nil
+	}
 	m.prompt = &prompt{label: fmt.Sprintf("transfer %s from %s to (service code or counter number)", orDash(num), at(c)),
 		submit: func(m *Model, v string) tea.Cmd {
 			if v == "" {
+				m.status, m.statusOK = "nothing typed: transfer not sent", false
 				return nil
 			}
 			t := &wire.Transfer{Counter: c.id, Number: num, Site: s.code}

@@ -840,3 +840,77 @@ func TestGuessedZone(t *testing.T) {
 		t.Errorf("after the fresh snapshot: day %s, A issued %d served %d, want %s 10 4", s.v.Day, a.Issued, a.Served, day)
 	}
 }
+
+// TestKeypadColumnFits: at 80 and 100 columns the counters' KEYPAD column
+// shows the whole health report, the LED board's included.
+func TestKeypadColumnFits(t *testing.T) {
+	for _, w := range []int{80, 100} {
+		m := newTestModel(t, &recConn{}, 0)
+		snap := snapshot()
+		snap.Devices = []wire.DeviceInfo{
+			{ID: "keypad-2", Kind: "device", Counter: 2, Online: true},
+			{ID: "/dev/ttyUSB0#2", Kind: "led", Counter: 2, Detail: "not answering"},
+		}
+		feed(m, tea.WindowSizeMsg{Width: w, Height: 24}, SnapshotMsg{Snapshot: snap}, TickMsg(t0.Add(time.Minute)))
+		var row string
+		for _, l := range strings.Split(m.View(), "\n") {
+			if strings.HasPrefix(strings.TrimLeft(l, " >"), "2  ") {
+				row = l
+				break
+			}
+		}
+		if !strings.Contains(row, "connected led offline") {
+			t.Errorf("%d columns: counter 2's row %q lacks its whole health report", w, row)
+		}
+		if lipgloss.Width(row) > w {
+			t.Errorf("%d columns: row is %d wide", w, lipgloss.Width(row))
+		}
+	}
+}
+
+// TestCannotReach: with no daemon answering, the header and the status
+// line say it cannot be reached, not "connecting" and "ready".
+func TestCannotReach(t *testing.T) {
+	m := newTestModel(t, &recConn{}, 0)
+	feed(m, StateMsg{Site: 0, State: LinkConnecting, Attempt: 2, Err: errors.New("client: dial: connection refused")})
+	view := m.View()
+	for _, want := range []string{"✕ cannot reach (attempt 2)", "cannot reach the daemon at", "is `nowserving serve` running?"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("view lacks %q:\n%s", want, view)
+		}
+	}
+	if strings.Contains(view, "ready") {
+		t.Errorf("view says ready with no daemon:\n%s", view)
+	}
+}
+
+// TestPromptsSayWhat: the issue prompt starts empty and names the
+// services; Enter on an empty prompt says nothing was sent; a transfer at
+// a counter with no ticket is refused at once, before any question.
+func TestPromptsSayWhat(t *testing.T) {
+	conn := &recConn{}
+	m := newTestModel(t, conn, 0)
+	feed(m, SnapshotMsg{Snapshot: snapshot()})
+	press(m, "i")
+	if m.prompt == nil || m.prompt.value != "" || !strings.Contains(m.prompt.label, "(A, R, E)") {
+		t.Fatalf("issue prompt %+v, want empty and naming A, R, E", m.prompt)
+	}
+	press(m, "E")
+	if m.prompt.value != "E" {
+		t.Errorf("typing E in the issue prompt gives %q", m.prompt.value)
+	}
+	press(m, "esc", "e", "enter")
+	if !strings.Contains(m.status, "nothing typed: re-enter the no-show ticket not sent") {
+		t.Errorf("enter on an empty re-enter prompt: status %q", m.status)
+	}
+	press(m, "j", "t") // counter 2 holds nothing
+	if m.prompt != nil || m.confirm != nil {
+		t.Errorf("transfer with no ticket asked a question: prompt %+v confirm %+v", m.prompt, m.confirm)
+	}
+	if !strings.Contains(m.status, "transfer at counter 2: refused: no ticket at counter 2") {
+		t.Errorf("transfer with no ticket: status %q", m.status)
+	}
+	if len(conn.sent) != 0 {
+		t.Errorf("sent %v, want nothing", conn.sent)
+	}
+}

@@ -123,9 +123,29 @@ func (m *Model) link(s *site) string {
 		return m.st.alert.Render("✕ closed")
 	}
 	if s.attempt > 0 {
-		return m.st.warn.Render(fmt.Sprintf("○ connecting (attempt %d)", s.attempt))
+		// A first dial that failed: nothing answers yet.
+		return m.st.alert.Render(fmt.Sprintf("✕ cannot reach (attempt %d)", s.attempt))
 	}
 	return m.st.warn.Render("○ connecting")
+}
+
+// idleLine is the status line when there is no answer to show: "ready"
+// once connected, else what stands in the way.
+func (m *Model) idleLine() string {
+	s := m.site()
+	switch {
+	case s == nil || s.state == LinkConnected:
+		return m.st.dim.Render("ready")
+	case s.state == LinkConnecting && s.attempt > 0:
+		return m.st.alert.Render(fmt.Sprintf("cannot reach the daemon at %s: is `nowserving serve` running? trying again", orDash(m.addr)))
+	case s.state == LinkReconnecting:
+		return m.st.alert.Render("connection lost: reconnecting; the figures are stale until it is back")
+	case s.state == LinkAuthRefused:
+		return m.st.alert.Render("the daemon refused this console device: check --device and its secret")
+	case s.state == LinkClosed:
+		return m.st.alert.Render("connection closed")
+	}
+	return m.st.dim.Render("connecting...")
 }
 
 // staleNote is the marker shown on tables whose numbers may be old.
@@ -182,7 +202,7 @@ func (m *Model) statusLine() string {
 	case m.prompt != nil:
 		return m.st.key.Render(m.prompt.label+": ") + m.prompt.value + "█"
 	case m.status == "":
-		return m.st.dim.Render("ready")
+		return m.idleLine()
 	case m.statusOK:
 		return m.status
 	}
@@ -305,7 +325,7 @@ func (m *Model) counterRows() (top, n int) {
 // counterLines is the counters table (title row first), n rows of it,
 // scrolled to keep the selection in view.
 func (m *Model) counterLines(s *site, w, n int) []string {
-	cols := []column{{"STATE", 7}, {"TICKET", 7}, {"STATUS", 8}, {"FOR", 7}, {"SERVED", 7}, {"KEYPAD", 12}}
+	cols := []column{{"STATE", 7}, {"TICKET", 7}, {"STATUS", 8}, {"FOR", 7}, {"SERVED", 7}, {"KEYPAD", m.keypadWidth(s)}}
 	fixed := 0
 	for _, c := range cols {
 		fixed += c.w + 1
@@ -359,6 +379,17 @@ func (m *Model) counterLines(s *site, w, n int) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// keypadWidth is the width of the KEYPAD column: 12, or as wide as the
+// longest health report ("connected led offline") up to 21, so the LED
+// board's health shows in 80 columns too (the counter's name gives way).
+func (m *Model) keypadWidth(s *site) int {
+	w := 12
+	for _, c := range s.counters {
+		w = max(w, min(lipgloss.Width(m.keypadCell(c)), 21))
+	}
+	return w
 }
 
 // keypadCell says what the console knows of a counter's devices: its

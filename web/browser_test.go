@@ -30,10 +30,30 @@ func artifacts(t *testing.T) string {
 // Chromium: the display shows a call within a second of a keypad pressing
 // next, and the ticket page says which counter calls it. The 1 s bound is
 // a correctness window (the page is live), not a performance target.
+//
+// The other subtests: the display fits every screen size without
+// scrolling or cutting a row (fit), turns to "not connected" when the
+// daemon stops and back when it returns (offline), and speaks every site
+// language (words). Screenshots go to $NOWSERVING_ARTIFACTS.
 func TestBrowser(t *testing.T) {
 	b := startBrowser(t) // one browser for the subtests: it is slow to start
 	t.Run("call", func(t *testing.T) { testCall(t, b) })
 	t.Run("words", func(t *testing.T) { testWords(t, b) })
+	t.Run("fit", func(t *testing.T) { testFit(t, b) })
+	t.Run("offline", func(t *testing.T) { testOffline(t, b) })
+}
+
+// shot writes a screenshot of a page to dir/name.
+func (b *browser) shot(t *testing.T, session, dir, name string) {
+	t.Helper()
+	png := b.screenshot(t, session)
+	if !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Fatalf("%s: not a PNG", name)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s", filepath.Join(dir, name))
 }
 
 func testCall(t *testing.T, b *browser) {
@@ -68,7 +88,7 @@ func testCall(t *testing.T, b *browser) {
 	} else {
 		t.Logf("display rendered A001 %v after the call (seen by the test after %v)", d, seen.Sub(start).Round(time.Millisecond))
 	}
-	b.waitFor(t, display, "document.getElementById('current-counter').textContent", "Counter 5", time.Second)
+	b.waitFor(t, display, "document.getElementById('current-counter').textContent", "\u2192 Counter 5", time.Second)
 	b.waitFor(t, display, "document.body.dataset.chimes", "1", time.Second) // one call, one chime
 	if v, _ := b.eval(display, "document.body.dataset.audio"); v != "running" {
 		t.Logf("audio context %s (muted headless browser)", v)
@@ -80,32 +100,59 @@ func testCall(t *testing.T, b *browser) {
 	if _, err := e.eng.Start(ctx, queue.CounterRequest{Request: queue.Request{Site: "main", Device: "k"}, Counter: "5"}); err != nil {
 		t.Fatal(err)
 	}
+	// A001 is being served: no longer "now calling", still a last call.
+	b.waitFor(t, display, "document.getElementById('current-number').textContent", "\u2014", 2*time.Second)
+	b.waitFor(t, display, "document.querySelector('#calls .number').textContent", "A001", time.Second)
 	e.call("5") // A002, the ticket page's number
 	b.waitFor(t, ticket, "document.getElementById('message').textContent", "You are being called to counter 5", 2*time.Second)
 	b.waitFor(t, display, "document.querySelector('#calls .number').textContent", "A001", 2*time.Second)
 
-	for name, s := range map[string]string{"display.png": display, "ticket.png": ticket} {
-		png := b.screenshot(t, s)
-		if !bytes.HasPrefix(png, []byte("\x89PNG")) {
-			t.Fatalf("%s: not a PNG", name)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("screenshots in %s", dir)
+	b.shot(t, display, dir, "display.png")
+	b.shot(t, ticket, dir, "ticket.png")
 }
 
-// testWords: a site whose main language is Chinese gets the page's
-// own words in Chinese (names come from the configuration). CJK glyphs
-// need a font such as Debian's fonts-noto-cjk to look right on a screen;
-// the test checks the text, not the pixels.
+// testWords: a site whose main language is Chinese gets the page's own
+// words in Chinese (names come from the configuration, falling back to
+// another language), its clock in the Chinese 24-hour format whatever the
+// browser's locale (en-US here), and the site's languages in turn; ?lang=
+// keeps one. The ticket page says "no such ticket" in the language chosen.
+// CJK glyphs need a font such
+// as Debian's fonts-noto-cjk to look right on a screen; the test checks
+// the text, not the pixels.
 func testWords(t *testing.T, b *browser) {
 	e := newEnv(t, func(qo *queue.Opts, _ *Opts) { qo.Sites[0].Languages = []string{"zh", "en"} })
-	page := b.open(t, e.http.URL+"/display/main")
+	e.clock.Fix(time.Date(2026, 3, 2, 15, 4, 0, 0, time.UTC))
+	page := b.open(t, e.http.URL+"/display/main?rotate=1")
 	b.waitFor(t, page, "document.body.dataset.ready", "1", 20*time.Second)
+	b.waitFor(t, page, "document.body.dataset.lang", "zh", time.Second)
 	b.waitFor(t, page, "document.querySelector('[data-word=nowCalling]').textContent", "\u6b63\u5728\u547c\u53eb", time.Second)
 	b.waitFor(t, page, "document.documentElement.lang", "zh", time.Second)
+	b.waitFor(t, page, "document.getElementById('clock').textContent", "15:04", 2*time.Second)
 	// Names fall back to another language when the site has none in zh.
 	b.waitFor(t, page, "document.getElementById('site').textContent", "Main Hall", time.Second)
+	// Then English, the site's second language; the clock keeps the
+	// site's main language.
+	b.waitFor(t, page, "document.querySelector('[data-word=nowCalling]').textContent", "Now calling", 3*time.Second)
+	b.waitFor(t, page, "document.getElementById('clock').textContent", "15:04", time.Second)
+	b.waitFor(t, page, "document.querySelector('[data-word=nowCalling]').textContent", "\u6b63\u5728\u547c\u53eb", 3*time.Second)
+
+	en := b.open(t, e.http.URL+"/display/main?lang=en&rotate=1")
+	b.waitFor(t, en, "document.body.dataset.ready", "1", 20*time.Second)
+	b.waitFor(t, en, "document.getElementById('clock').textContent", "03:04 PM", 2*time.Second)
+	time.Sleep(1500 * time.Millisecond) // a rotation would have happened
+	b.waitFor(t, en, "document.querySelector('[data-word=nowCalling]').textContent", "Now calling", time.Second)
+
+	zh := b.open(t, e.http.URL+"/t/main/Z999?lang=zh")
+	b.waitFor(t, zh, "document.getElementById('message').textContent", "\u4eca\u5929\u6ca1\u6709 Z999 \u53f7\u3002", 10*time.Second)
+	b.waitFor(t, zh, "document.documentElement.lang", "zh", time.Second)
+	// Without ?lang= the phone's language (en-US here) is chosen among the site's.
+	tk := b.open(t, e.http.URL+"/t/main/Z999")
+	b.waitFor(t, tk, "document.getElementById('message').textContent", "No ticket Z999 today.", 10*time.Second)
+	// A link per site language switches.
+	b.waitFor(t, tk, "Array.from(document.querySelectorAll('#langs a')).map(function (a) { return a.textContent }).join(' ')", "\u4e2d\u6587 English", time.Second)
+	if _, err := b.eval(tk, "document.querySelector('#langs a[lang=zh]').click()"); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor(t, tk, "document.getElementById('message').textContent", "\u4eca\u5929\u6ca1\u6709 Z999 \u53f7\u3002", time.Second)
+
 }

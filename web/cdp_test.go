@@ -126,7 +126,9 @@ func (b *browser) call(session, method string, params any, out any) error {
 	}
 }
 
-// open opens url in a new page and returns the page's session.
+// open opens url in a new page and returns the page's session. The page
+// is closed when t ends: a page keeps its event stream open, and Chromium
+// opens at most six connections to one host.
 func (b *browser) open(t testing.TB, url string) string {
 	t.Helper()
 	var target struct {
@@ -141,7 +143,23 @@ func (b *browser) open(t testing.TB, url string) string {
 	if err := b.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = b.call("", "Target.closeTarget", map[string]any{"targetId": target.TargetID}, nil) })
 	return att.SessionID
+}
+
+// openAt opens url in a new page whose viewport is w×h CSS pixels (set
+// before the page loads, so its first layout is the one under test).
+func (b *browser) openAt(t testing.TB, url string, w, h int) string {
+	t.Helper()
+	s := b.open(t, "about:blank")
+	if err := b.call(s, "Emulation.setDeviceMetricsOverride", map[string]any{
+		"width": w, "height": h, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.call(s, "Page.navigate", map[string]any{"url": url}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // eval evaluates a JavaScript expression in a page and returns its string

@@ -15,36 +15,75 @@ import (
 // DisplayState is what the hall display shows; it is sent as the event
 // "state" on every (re)connect and after every batch of changes.
 type DisplayState struct {
-	Site     string           `json:"site"`
-	Name     string           `json:"name"`
-	TimeZone string           `json:"tz"`
-	Lang     string           `json:"lang"` // the site's main language, for the page's own words
-	Version  int64            `json:"version"`
-	Now      time.Time        `json:"now"`
-	Services []DisplayService `json:"services"`
-	Calls    []Call           `json:"calls"` // newest first
+	Site     string `json:"site"`
+	Name     string `json:"name"`
+	TimeZone string `json:"tz"`
+	Lang     string `json:"lang"` // the site's main language, for the page's own words
+	// Langs are the site's languages, the main one first: the page
+	// rotates through them (or keeps the one its ?lang= names).
+	Langs []string `json:"langs"`
+	// Names is the site's name in each of Langs.
+	Names map[string]string `json:"names"`
+	// HeartbeatS is how often, at most, the stream is silent: it sends an
+	// event "ping" after that much quiet, so a page that hears nothing for
+	// longer knows its connection is dead even when no error came.
+	HeartbeatS float64          `json:"heartbeat_s"`
+	Version    int64            `json:"version"`
+	Now        time.Time        `json:"now"`
+	Services   []DisplayService `json:"services"`
+	Calls      []Call           `json:"calls"` // newest first
 }
 
 // DisplayService is the waiting count of one service.
 type DisplayService struct {
-	Code    string `json:"code"`
-	Name    string `json:"name"`
-	Waiting int    `json:"waiting"`
+	Code    string            `json:"code"`
+	Name    string            `json:"name"`
+	Names   map[string]string `json:"names"` // in each of the site's languages
+	Waiting int               `json:"waiting"`
 }
 
 // Call is one number called to a counter; it is also sent alone as the
 // event "call" (the display chimes and highlights it).
 type Call struct {
-	Version     int64     `json:"version"`
-	Number      string    `json:"number"`
-	Service     string    `json:"service"`
-	Counter     string    `json:"counter"`
-	CounterName string    `json:"counter_name"`
-	Recall      bool      `json:"recall"`
-	At          time.Time `json:"at"`
+	Version     int64  `json:"version"`
+	Number      string `json:"number"`
+	Service     string `json:"service"`
+	Counter     string `json:"counter"`
+	CounterName string `json:"counter_name"`
+	// CounterNames is the counter's name in each of the site's languages.
+	CounterNames map[string]string `json:"counter_names"`
+	Recall       bool              `json:"recall"`
+	// Calling is true while the counter still waits for the number: it
+	// turns false when the ticket is started, completed, timed out,
+	// marked no-show, transferred or cancelled, so "now calling" shows
+	// only numbers that are really being called.
+	Calling bool      `json:"calling"`
+	At      time.Time `json:"at"`
 }
 
 func counterName(site *queue.Site, id string) string { return site.CounterName(id, "", id) }
+
+// siteLangs are the site's languages, the main one first ("en" when none
+// is configured).
+func siteLangs(site *queue.Site) []string {
+	if len(site.Languages) == 0 {
+		return []string{"en"}
+	}
+	return site.Languages
+}
+
+// perLang is name(lang) for each of the site's languages.
+func perLang(site *queue.Site, name func(lang string) string) map[string]string {
+	m := map[string]string{}
+	for _, l := range siteLangs(site) {
+		m[l] = name(l)
+	}
+	return m
+}
+
+func counterNames(site *queue.Site, id string) map[string]string {
+	return perLang(site, func(l string) string { return site.CounterName(id, l, id) })
+}
 
 // callScan is how many recent events are read to list the last calls.
 const callScan = 2000
@@ -82,23 +121,30 @@ func (s *Server) siteView(ctx context.Context, site *queue.Site) (*view.Site, er
 	return v, nil
 }
 
-func (s *Server) call(site *queue.Site, c view.Call) Call {
+// call is c as the display shows it; calling tells whether the counter
+// still holds the number in CALLED.
+func (s *Server) call(site *queue.Site, v *view.Site, c view.Call) Call {
+	cc := v.Counter(c.Counter)
+	calling := cc != nil && cc.Number == c.Number && cc.Status == queue.StatusCalled
 	return Call{Version: c.Version, Number: c.Number, Service: c.Service, Counter: c.Counter,
-		CounterName: counterName(site, c.Counter), Recall: c.Recall, At: c.At}
+		CounterName: counterName(site, c.Counter), CounterNames: counterNames(site, c.Counter),
+		Recall: c.Recall, Calling: calling, At: c.At}
 }
 
 func (s *Server) displayState(site *queue.Site, v *view.Site) DisplayState {
 	st := DisplayState{Site: site.ID, Name: site.Name(""), TimeZone: site.Location.String(), Lang: site.Lang(),
+		Langs: siteLangs(site), Names: perLang(site, site.Name), HeartbeatS: s.o.Heartbeat.Seconds(),
 		Version: v.Version, Now: s.o.Clock(), Services: []DisplayService{}, Calls: []Call{}}
 	for _, c := range v.Calls {
-		st.Calls = append(st.Calls, s.call(site, c))
+		st.Calls = append(st.Calls, s.call(site, v, c))
 	}
 	for _, sv := range site.Services {
 		waiting := 0
 		if vs := v.Service(sv.Code); vs != nil {
 			waiting = vs.Waiting
 		}
-		st.Services = append(st.Services, DisplayService{Code: sv.Code, Name: site.PickName(sv.Names, "", sv.Code), Waiting: waiting})
+		st.Services = append(st.Services, DisplayService{Code: sv.Code, Name: site.PickName(sv.Names, "", sv.Code),
+			Names: perLang(site, func(l string) string { return site.PickName(sv.Names, l, sv.Code) }), Waiting: waiting})
 	}
 	return st
 }
@@ -124,6 +170,7 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
+	st.pingEvent = true
 	if st.send(v.Version, "state", s.displayState(site, v)) != nil {
 		return
 	}
@@ -132,7 +179,7 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 			v.Apply(&evs[i])
 			if e := &evs[i]; e.Type == queue.EventCalled || e.Type == queue.EventRecalled {
 				if len(v.Calls) > 0 && v.Calls[0].Version == e.Version {
-					if err := st.send(e.Version, "call", s.call(site, v.Calls[0])); err != nil {
+					if err := st.send(e.Version, "call", s.call(site, v, v.Calls[0])); err != nil {
 						return err
 					}
 				}
@@ -150,12 +197,18 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 
 // TicketStatus is what the ticket page shows; sent as the event "status".
 type TicketStatus struct {
-	Site        string `json:"site"`
-	SiteName    string `json:"site_name"`
-	Lang        string `json:"lang"`
-	ServiceName string `json:"service_name"`
-	CounterName string `json:"counter_name,omitempty"`
-	Position    `json:"position"`
+	Site     string `json:"site"`
+	SiteName string `json:"site_name"`
+	Lang     string `json:"lang"`
+	// Langs are the site's languages, the main one first; the names below
+	// are given in each.
+	Langs        []string          `json:"langs"`
+	SiteNames    map[string]string `json:"site_names"`
+	ServiceName  string            `json:"service_name"`
+	ServiceNames map[string]string `json:"service_names"`
+	CounterName  string            `json:"counter_name,omitempty"`
+	CounterNames map[string]string `json:"counter_names,omitempty"`
+	Position     `json:"position"`
 }
 
 func (s *Server) ticketStatus(ctx context.Context, site *queue.Site, number string) (TicketStatus, error) {
@@ -163,10 +216,14 @@ func (s *Server) ticketStatus(ctx context.Context, site *queue.Site, number stri
 	if err != nil {
 		return TicketStatus{}, err
 	}
-	ts := TicketStatus{Site: site.ID, SiteName: site.Name(""), Lang: site.Lang(), ServiceName: site.ServiceName(p.Ticket.Queue, ""),
-		Position: toPosition(p, s.o.Clock())}
+	q := p.Ticket.Queue
+	ts := TicketStatus{Site: site.ID, SiteName: site.Name(""), Lang: site.Lang(), Langs: siteLangs(site),
+		SiteNames: perLang(site, site.Name), ServiceName: site.ServiceName(q, ""),
+		ServiceNames: perLang(site, func(l string) string { return site.ServiceName(q, l) }),
+		Position:     toPosition(p, s.o.Clock())}
 	if p.Ticket.Counter != "" {
 		ts.CounterName = counterName(site, p.Ticket.Counter)
+		ts.CounterNames = counterNames(site, p.Ticket.Counter)
 	}
 	return ts, nil
 }
@@ -203,6 +260,7 @@ func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
+	st.pingEvent = true
 	if st.send(sn.Version, "status", ts) != nil {
 		return
 	}

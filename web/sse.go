@@ -17,6 +17,10 @@ type stream struct {
 	w   http.ResponseWriter
 	rc  *http.ResponseController
 	sub *queue.Subscription
+	// pingEvent makes the keep-alive an event "ping" that a page's
+	// EventSource sees (a comment is invisible to it), so the page can
+	// tell a silent dead connection from a quiet hall.
+	pingEvent bool
 }
 
 // startStream subscribes to the events of site after version from,
@@ -79,7 +83,11 @@ func (st *stream) send(id int64, event string, v any) error {
 }
 
 func (st *stream) ping() error {
-	if _, err := st.w.Write([]byte(": ping\n\n")); err != nil {
+	msg := ": ping\n\n"
+	if st.pingEvent {
+		msg = "event: ping\ndata: {}\n\n"
+	}
+	if _, err := st.w.Write([]byte(msg)); err != nil {
 		return err
 	}
 	return st.rc.Flush()

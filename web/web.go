@@ -85,7 +85,8 @@ type Server struct {
 	// become idle.
 	streams context.Context
 	stop    context.CancelFunc
-	open    atomic.Int64 // event streams open now
+	open    atomic.Int64                // event streams open now
+	tokens  atomic.Pointer[[]TokenInfo] // o.Tokens, replaced whole by SetTokens
 
 	// front serves the appointments: slot lists from memory, known-full
 	// slots and the per-patient rate (package booking).
@@ -154,20 +155,14 @@ func New(o Opts) (*Server, error) {
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
-	names := map[string]bool{}
-	for i, t := range o.Tokens {
-		if t.Name == "" || len(t.Token) < 16 {
-			return nil, fmt.Errorf("web: token %d (%q): needs a name and a token of at least 16 characters", i, t.Name)
-		}
-		if names[t.Name] {
-			return nil, fmt.Errorf("web: token name %q used twice", t.Name)
-		}
-		names[t.Name] = true
-	}
 	s := &Server{o: o, log: o.Logger, mux: http.NewServeMux(), front: booking.New(booking.Opts{Engine: o.Engine, Logger: o.Logger})}
+	if err := s.SetTokens(o.Tokens); err != nil {
+		return nil, err
+	}
 	if err := s.register(o.Registry); err != nil {
 		return nil, err
 	}
+	s.warnLanguages()
 	s.streams, s.stop = context.WithCancel(context.Background())
 	for _, r := range s.routes() {
 		s.mux.HandleFunc(r.method+" "+r.path, r.h)
@@ -306,6 +301,25 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	promhttp.HandlerFor(s.o.Registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}).ServeHTTP(w, r)
 }
 
+// SetTokens replaces the API clients while the server runs (a
+// configuration reload); invalid tokens are refused and the running ones
+// stay. A request already authorized finishes under its token.
+func (s *Server) SetTokens(tokens []TokenInfo) error {
+	names := map[string]bool{}
+	for i, t := range tokens {
+		if t.Name == "" || len(t.Token) < 16 {
+			return fmt.Errorf("web: token %d (%q): needs a name and a token of at least 16 characters", i, t.Name)
+		}
+		if names[t.Name] {
+			return fmt.Errorf("web: token name %q used twice", t.Name)
+		}
+		names[t.Name] = true
+	}
+	tokens = slices.Clone(tokens)
+	s.tokens.Store(&tokens)
+	return nil
+}
+
 type ctxKey struct{}
 
 // auth checks the bearer token and its site, and passes its name on.
@@ -316,9 +330,10 @@ func (s *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 		var tok *TokenInfo
 		if len(h) > len(prefix) && (h[:len(prefix)] == prefix || h[:len(prefix)] == "bearer ") {
 			given := []byte(h[len(prefix):])
-			for i := range s.o.Tokens {
-				if subtle.ConstantTimeCompare(given, []byte(s.o.Tokens[i].Token)) == 1 {
-					tok = &s.o.Tokens[i]
+			tokens := *s.tokens.Load()
+			for i := range tokens {
+				if subtle.ConstantTimeCompare(given, []byte(tokens[i].Token)) == 1 {
+					tok = &tokens[i]
 				}
 			}
 		}
@@ -343,7 +358,8 @@ func tokenName(r *http.Request) string {
 // page serves an embedded HTML page for a known site.
 func (s *Server) page(name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if _, err := s.o.Engine.Site(r.PathValue("site")); err != nil {
+		site, err := s.o.Engine.Site(r.PathValue("site"))
+		if err != nil {
 			writeError(w, s.log, err)
 			return
 		}
@@ -352,6 +368,7 @@ func (s *Server) page(name string) http.HandlerFunc {
 			writeError(w, s.log, err)
 			return
 		}
+		b = pageFor(b, site)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Write(b)
@@ -368,6 +385,9 @@ func (s *Server) static(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		http.NotFound(w, r)
 		return
+	}
+	if name == "i18n.js" {
+		b = wordsScript(b)
 	}
 	switch {
 	case hasSuffix(name, ".js"):

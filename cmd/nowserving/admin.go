@@ -21,7 +21,7 @@ type dbTarget struct {
 
 func addDBFlags(cmd *cobra.Command) dbTarget {
 	return dbTarget{
-		file:   configFlags(cmd),
+		file:   configFlags(cmd, "store"),
 		db:     cmd.Flags().String("db", "", "database DSN: a SQLite file, postgres://..., or user@tcp(host:port)/db (overrides the config's store)"),
 		driver: cmd.Flags().String("driver", "", "driver for --db: sqlite, postgres or mysql (default: guessed from the DSN)"),
 	}
@@ -44,7 +44,7 @@ func (d dbTarget) resolve(cmd *cobra.Command) (config.Store, *config.Config, err
 		return config.Store{Driver: drv, DSN: dsn}, nil, nil
 	}
 	if *d.file == "" {
-		return config.Store{}, nil, fmt.Errorf("say which database: --db DSN, or --config FILE")
+		return storeOnly(cmd)
 	}
 	cfg, err := loadConfig(cmd, *d.file)
 	if err != nil {

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 
+	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/tui"
 )
 
@@ -20,7 +23,7 @@ import (
 type consoleFlags struct {
 	config, addr, device, secret string
 	sites                        []string
-	counter                      uint32
+	counter                      string
 	timeout                      time.Duration
 	logFile                      string
 }
@@ -48,11 +51,11 @@ or --device), or from --device and --secret alone. Without --config,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.config, "config", "", "YAML configuration: console device, site names, wait targets (default "+defaultSimConfig+" if present)")
-	fl.StringVar(&f.addr, "addr", "", "daemon protocol address (default: listen.protocol of --config, else "+defaultAddr+")")
+	fl.StringVar(&f.addr, "addr", "", "daemon protocol address, or several separated by commas to fail over in order (default: the device's daemons in --config, else its listen.protocol, else "+defaultAddr+")")
 	fl.StringVar(&f.device, "device", "", "console device id (default: the first console device of --config)")
 	fl.StringVar(&f.secret, "secret", "", "device secret (default: from --config)")
 	fl.StringSliceVar(&f.sites, "site", nil, "site(s) to watch, comma-separated or repeated (default: the device's site, or every configured site)")
-	fl.Uint32Var(&f.counter, "counter", 0, "software keypad for this counter (of the first site)")
+	fl.StringVar(&f.counter, "counter", "", "software keypad for this counter number (of the first site)")
 	fl.DurationVar(&f.timeout, "timeout", 5*time.Second, "time-out of a dial or of one attempt of a request")
 	fl.StringVar(&f.logFile, "log", "", "append connection events to this file (the screen is the console's)")
 	return cmd
@@ -72,7 +75,7 @@ func runConsole(ctx context.Context, f *consoleFlags) error {
 		defer lf.Close()
 		log = slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	m := tui.New(tui.Opts{Sites: cs.sites, Addr: cs.addr, Counter: f.counter})
+	m := tui.New(tui.Opts{Sites: cs.sites, Addr: cs.addr, Counter: cs.counter})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
@@ -103,4 +106,39 @@ func runConsole(ctx context.Context, f *consoleFlags) error {
 		return fmt.Errorf("console: %w", err)
 	}
 	return nil
+}
+
+// consoleCounter checks --counter: a counter number, of the first site
+// when the configuration is known.
+func consoleCounter(arg string, cfg *config.Config, site string) (uint32, error) {
+	n := queue.CounterNumber(arg)
+	if n == 0 {
+		return 0, fmt.Errorf("console: --counter %q: want a counter number, such as 5", arg)
+	}
+	if cfg == nil {
+		return n, nil
+	}
+	s, ok := cfg.Site(site)
+	if !ok {
+		return n, nil
+	}
+	var ids []string
+	for _, c := range s.Counters {
+		if c.ID == arg {
+			return n, nil
+		}
+		ids = append(ids, c.ID)
+	}
+	return 0, fmt.Errorf("console: site %s has no counter %s (its counters: %s)", s.ID, arg, strings.Join(ids, ", "))
+}
+
+func hasSite(cfg *config.Config, id string) bool { _, ok := cfg.Site(id); return ok }
+
+// siteIDs lists the configured sites' ids.
+func siteIDs(cfg *config.Config) string {
+	ids := make([]string, 0, len(cfg.Sites))
+	for _, s := range cfg.Sites {
+		ids = append(ids, s.ID)
+	}
+	return strings.Join(ids, ", ")
 }

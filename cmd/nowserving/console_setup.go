@@ -17,10 +17,11 @@ type consoleSetup struct {
 	deviceID string
 	secret   []byte
 	sites    []tui.SiteOpts
+	counter  uint32 // --counter: the software keypad's counter; 0: none
 }
 
 // resolveConsole reads the configuration and picks the device and sites.
-func resolveConsole(f *consoleFlags) (*consoleSetup, error) {
+func resolveConsole(f *consoleFlags) (_ *consoleSetup, err error) {
 	var cfg *config.Config
 	if file := sim.ConfigFile(f.config, f.device, f.secret); file != "" {
 		c, err := config.Load(config.Opts{File: file})
@@ -29,8 +30,12 @@ func resolveConsole(f *consoleFlags) (*consoleSetup, error) {
 		}
 		cfg = c
 	}
+	if f.secret != "" && f.device == "" {
+		return nil, errors.New("console: --secret needs --device: say which device the secret is for")
+	}
 	cs := &consoleSetup{addr: sim.Addr(f.addr, cfg)}
 	devSite := ""
+	var daemons []string // the console's own devices[].daemons
 	switch {
 	case f.device != "" && f.secret != "":
 		cs.deviceID, cs.secret = f.device, []byte(f.secret)
@@ -46,17 +51,20 @@ func resolveConsole(f *consoleFlags) (*consoleSetup, error) {
 		if !ok {
 			return nil, fmt.Errorf("console: device %q is not in the configuration", f.device)
 		}
-		cs.deviceID, cs.secret, devSite = d.ID, []byte(d.Secret), d.Site
+		cs.deviceID, cs.secret, devSite, daemons = d.ID, []byte(d.Secret), d.Site, d.Daemons
 	default:
 		for _, d := range cfg.Devices {
 			if d.Role == config.RoleConsole {
-				cs.deviceID, cs.secret, devSite = d.ID, []byte(d.Secret), d.Site
+				cs.deviceID, cs.secret, devSite, daemons = d.ID, []byte(d.Secret), d.Site, d.Daemons
 				break
 			}
 		}
 		if cs.deviceID == "" {
 			return nil, errors.New("console: the configuration has no console device (devices: role: console)")
 		}
+	}
+	if f.addr == "" && len(daemons) > 0 {
+		cs.addr = strings.Join(daemons, ",")
 	}
 	var codes []string
 	for _, s := range f.sites {
@@ -76,7 +84,15 @@ func resolveConsole(f *consoleFlags) (*consoleSetup, error) {
 		codes = []string{""} // the daemon's only site
 	}
 	for _, code := range codes {
+		if cfg != nil && code != "" && !hasSite(cfg, code) {
+			return nil, fmt.Errorf("console: unknown site %q: the configuration has %s", code, siteIDs(cfg))
+		}
 		cs.sites = append(cs.sites, siteOpts(cfg, code))
+	}
+	if f.counter != "" {
+		if cs.counter, err = consoleCounter(f.counter, cfg, codes[0]); err != nil {
+			return nil, err
+		}
 	}
 	return cs, nil
 }

@@ -76,6 +76,11 @@ func TestResolveConsole(t *testing.T) {
 		{"sites named", consoleFlags{config: file, device: "boss", sites: []string{"annex"}, addr: "127.0.0.1:9"}, "boss", []string{"annex"}, "127.0.0.1:9", ""},
 		{"device and secret alone", consoleFlags{config: file, device: "other", secret: "s"}, "other", []string{"clinic", "annex"}, defaultAddr, ""},
 		{"unknown device", consoleFlags{config: file, device: "nobody"}, "", nil, "", `device "nobody" is not in the configuration`},
+		{"secret without device", consoleFlags{config: file, secret: "s"}, "", nil, "", "console: --secret needs --device"},
+		{"unknown site", consoleFlags{config: file, sites: []string{"nosuch"}}, "", nil, "", `console: unknown site "nosuch": the configuration has clinic, annex`},
+		{"counter not a number", consoleFlags{config: file, counter: "abc"}, "", nil, "", `console: --counter "abc": want a counter number, such as 5`},
+		{"counter not configured", consoleFlags{config: file, counter: "9"}, "", nil, "", "console: site clinic has no counter 9 (its counters: 1, 2)"},
+		{"counter configured", consoleFlags{config: file, counter: "2"}, "console-1", []string{"clinic"}, defaultAddr, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

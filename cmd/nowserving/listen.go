@@ -13,7 +13,6 @@ import (
 
 	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/daemon"
-	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/metrics"
 	"github.com/nowserving/nowserving/notify"
 	"github.com/nowserving/nowserving/protocol"
@@ -21,21 +20,32 @@ import (
 	"github.com/nowserving/nowserving/web"
 )
 
+// server is the daemon built from the configuration.
+type server struct {
+	daemon.Group
+	// protocolAddr is the address the protocol listener got.
+	protocolAddr net.Addr
+	// httpAddr is the address the HTTP listener got; nil when off.
+	httpAddr net.Addr
+	// tls says whether the protocol listener speaks TLS.
+	tls bool
+	// live is what a reload changes (reload.go).
+	live live
+}
+
+func (d *server) run(ctx context.Context) error   { return d.Run(ctx) }
+func (d *server) close(ctx context.Context) error { return d.Close(ctx) }
+
 // protocolOpts wires the protocol server to the engine, the devices, the
 // notify worker (its outbox in the console's devices) and the metrics.
-func protocolOpts(cfg *config.Config, eng *queue.Engine, dev *devices.Dispatcher, nw *notify.Worker, devs []protocol.Device, log *slog.Logger) protocol.Opts {
+func protocolOpts(cfg *config.Config, eng *queue.Engine, dev *daemon.Devices, nw *notify.Worker, devs []protocol.Device, log *slog.Logger) protocol.Opts {
 	return protocol.Opts{
 		Engine: eng, Devices: devs, Logger: log,
 		Heartbeat: cfg.Listen.Heartbeat, MaxConns: cfg.Listen.MaxConnections,
 		MaxPending: cfg.Listen.MaxPending, HandshakeTimeout: cfg.Listen.HandshakeTimeout,
 		RateLimit: rateLimit(cfg.Listen.RateLimit), Render: dev.RenderTicket, Reprint: dev.Reprint,
 		Health: daemon.Health(daemon.DeviceHealth(dev.Status), daemon.OutboxHealth(nw, time.Now)),
-		Print: func(ctx context.Context, device string, t queue.Ticket, p queue.Position) error {
-			if !dev.HasPrinter(device) {
-				return nil
-			}
-			return dev.PrintTicket(ctx, device, t, p)
-		},
+		Print:  dev.PrintTicket,
 	}
 }
 
@@ -70,12 +80,13 @@ func (d *server) listenProtocol(ctx context.Context, cfg *config.Config, po prot
 	}
 	d.protocolAddr = ln.Addr()
 	d.tls = po.TLSConfig != nil
+	d.live.proto = srv
 	d.Parts = append(d.Parts, &daemon.Protocol{Server: srv, Listener: ln})
 	return ln, nil
 }
 
-// tlsConfig is the protocol listener's TLS configuration, nil without
-// listen.tls.
+// tlsConfig is a listener's TLS configuration (listen.tls, listen.http_tls),
+// nil without one.
 func tlsConfig(t config.TLS) (*tls.Config, error) {
 	if !t.Enabled() {
 		return nil, nil
@@ -93,24 +104,38 @@ func (d *server) listenHTTP(ctx context.Context, cfg *config.Config, eng *queue.
 	if cfg.Listen.HTTP == "" {
 		return nil
 	}
-	var tokens []web.TokenInfo
-	for _, t := range cfg.HTTP.Tokens {
-		tokens = append(tokens, web.TokenInfo{Name: t.Name, Token: t.Token, Sites: t.Sites})
-	}
 	ready := daemon.NewReadiness(ps, probeName(cfg), cfg.Store.Timeout)
-	ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: ready.Ready, Tokens: tokens, Logger: log})
+	ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: ready.Ready, Tokens: webTokens(cfg), Logger: log})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	d.live.web = ws
 	var lc net.ListenConfig
 	hl, err := lc.Listen(ctx, "tcp", cfg.Listen.HTTP)
 	if err != nil {
 		return fmt.Errorf("serve: listen on %s: %w", cfg.Listen.HTTP, err)
 	}
+	tc, err := tlsConfig(cfg.Listen.HTTPTLS)
+	if err != nil {
+		hl.Close()
+		return err
+	}
+	if tc != nil {
+		hl = tls.NewListener(hl, tc)
+	}
 	d.httpAddr = hl.Addr()
 	d.Parts = append(d.Parts, web.Part{Server: ws, Listener: hl}) // takes requests: stops early
-	log.Info("listening", "http", hl.Addr().String())
+	log.Info("listening", "http", hl.Addr().String(), "tls", tc != nil)
 	return nil
+}
+
+// webTokens maps the configured API clients onto the web server's.
+func webTokens(cfg *config.Config) []web.TokenInfo {
+	var tokens []web.TokenInfo
+	for _, t := range cfg.HTTP.Tokens {
+		tokens = append(tokens, web.TokenInfo{Name: t.Name, Token: t.Token, Sites: t.Sites})
+	}
+	return tokens
 }
 
 // protocolDevices maps the configured devices onto the server's.

@@ -1,9 +1,11 @@
 // Command nowserving is the daemon of a "take a number, wait to be called"
 // system and its tools: serve runs the daemon, sim plays kiosks, keypads and
 // displays, console is the supervisor's terminal UI, migrate prepares a
-// database, check verifies the invariants on a live database, report prints
-// statistics, notify shows and requeues the outbox's notifications, bench
-// measures a store.
+// database, check verifies the invariants on a live database, reload has a
+// running daemon re-read its configuration, backup copies the SQLite
+// database online, report prints statistics, notify shows and requeues the
+// outbox's notifications, bench measures a store, conform checks a device or
+// a daemon against the device protocol.
 package main
 
 import (
@@ -18,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/protocol/wire"
 )
 
 func main() {
@@ -55,9 +58,13 @@ func newRoot() *cobra.Command {
 		with(newSimCmd(sf), newSimKioskCmd(sf), newSimKeypadCmd(sf), newSimDisplayCmd(sf), newSimStatusCmd(sf), newSimLoadCmd(sf), newSimBookCmd(sf)),
 		newMigrateCmd(),
 		newCheckCmd(),
+		newReloadCmd(),
+		newBackupCmd(),
 		newReportCmd(),
 		newNotifyCmd(),
 		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd()),
+		with(newConformCmd(), newConformDeviceCmd(wire.RoleKiosk), newConformDeviceCmd(wire.RoleKeypad),
+			newConformDeviceCmd(wire.RoleDisplay), newConformDaemonCmd()),
 	)
 	return root
 }
@@ -68,10 +75,11 @@ func with(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
 	return cmd
 }
 
-// configFlags adds --config and the overridable keys to cmd.
-func configFlags(cmd *cobra.Command) *string {
+// configFlags adds --config and the overridable keys of sections (none:
+// all) to cmd.
+func configFlags(cmd *cobra.Command, sections ...string) *string {
 	file := cmd.Flags().String("config", "", "YAML configuration file (e.g. testdata/hospital.yaml)")
-	config.BindFlags(cmd.Flags())
+	config.BindFlagsUnder(cmd.Flags(), sections...)
 	return file
 }
 

@@ -28,7 +28,7 @@ to done) and the busiest local hour, for the service day --day or the days
   nowserving report --config hospital.yaml --site main --day 2026-03-02 --format csv`,
 		Args: cobra.NoArgs,
 	}
-	file := configFlags(cmd)
+	file := configFlags(cmd, "store")
 	cmd.Flags().StringVar(&site, "site", "", "site id (default: the only site)")
 	cmd.Flags().StringVar(&day, "day", "", "service day YYYY-MM-DD (default: today at the site)")
 	cmd.Flags().StringVar(&to, "to", "", "last service day of a range YYYY-MM-DD (default: --day)")

@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,22 +25,22 @@ const shutdownGrace = 15 * time.Second
 const sweepEvery = 5 * time.Second
 
 func newServeCmd() *cobra.Command {
-	var file *string
+	var file, pidFile *string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the daemon: the device protocol, the engine and the store",
-		Long: `serve runs the nowserving daemon from the configuration: it opens the store
-(embedded SQLite by default), starts the queue engine and serves the device
-protocol on listen.protocol (TLS when listen.tls is set). It logs
-msg=listening protocol=HOST:PORT once it accepts connections, so port 0 can
-be used. A database that is down at start does not stop it: it serves
-(devices get ERROR 0x41, /readyz says why) while it retries opening the
-store, 1 s doubling to 30 s. SIGINT or SIGTERM shuts it down in order:
-refuse new requests, drain those in flight, close the engine, close the
-store, all within 15 s whatever the database does (what does not finish is
-abandoned, logged at WARN); the exit status is then 0.`,
+		Long: `serve runs the daemon from --config: it opens the store (embedded SQLite
+by default; a database that is down is retried, 1 s doubling to 30 s, while
+devices get ERROR 0x41), starts the engine and serves the device protocol on
+listen.protocol (msg=listening protocol=HOST:PORT, so port 0 works). SIGINT
+or SIGTERM drains and stops within 15 s, exit status 0. SIGHUP (or
+nowserving reload) re-reads the file and applies sites, devices, secrets,
+tokens, boards and voice live; an invalid file is refused and nothing changes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if *file == "" {
+				return errNoConfig
+			}
 			cfg, err := loadConfig(cmd, *file)
 			if err != nil {
 				return err
@@ -50,26 +50,24 @@ abandoned, logged at WARN); the exit status is then 0.`,
 			if err != nil {
 				return err
 			}
+			if err := writePIDFile(*pidFile); err != nil {
+				_ = d.close(cmd.Context())
+				return err
+			}
+			defer removePIDFile(*pidFile)
+			stop := d.live.onHangup(cmd.Context(), func() (*config.Config, error) { return loadConfig(cmd, *file) })
+			defer stop()
 			return d.run(cmd.Context())
 		},
 	}
 	file = configFlags(cmd)
+	pidFile = cmd.Flags().String("pid-file", "", "write the daemon's process id to FILE (for nowserving reload --pid-file)")
 	return cmd
 }
 
-// server is the daemon built from the configuration.
-type server struct {
-	daemon.Group
-	// protocolAddr is the address the protocol listener got.
-	protocolAddr net.Addr
-	// httpAddr is the address the HTTP listener got; nil when off.
-	httpAddr net.Addr
-	// tls says whether the protocol listener speaks TLS.
-	tls bool
-}
-
-func (d *server) run(ctx context.Context) error   { return d.Run(ctx) }
-func (d *server) close(ctx context.Context) error { return d.Close(ctx) }
+// errNoConfig is serve's answer to a missing --config: a daemon without
+// sites serves nobody.
+var errNoConfig = errors.New("serve: give --config FILE, the sites, services, counters and devices to serve (`make run` starts the demo: serve --config testdata/hospital.yaml)")
 
 // newDaemon starts opening the store, starts the engine and listens; run
 // serves. A store that is unavailable (the database is down or does not
@@ -97,25 +95,28 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	}
 	d.Parts = append(d.Parts, conn) // stop connecting first
 
-	committers, poll := engineShape(cfg.Store.Driver)
 	reg := metrics.NewRegistry()
 	mst, err := metrics.NewStore(ps, reg)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers, StoreTimeout: cfg.Store.Timeout, Logger: log}
-	if poll {
-		eo.PollInterval = 500 * time.Millisecond
+	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers(cfg.Store.Driver), StoreTimeout: cfg.Store.Timeout, Logger: log}
+	if n := follow(cfg.Store, &eo); n != nil {
+		d.Closers = append([]daemon.Closer{{Name: "notifier", Close: func(context.Context) error { return n.Close() }}}, d.Closers...)
 	}
 	eng, err := queue.New(eo)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	// The engine closes before the store: prepend.
+	// The engine closes before the notifier and the store: prepend.
 	d.Closers = append([]daemon.Closer{{Name: "engine", Close: eng.Close}}, d.Closers...)
 
-	dev, err := buildDevices(cfg, eng, log)
+	first, err := buildDevices(cfg, eng, log)
 	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	dev := daemon.NewDevices(first, log)
+	if err := metrics.RegisterFollow(reg, eng, time.Now); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	if err := metrics.RegisterDevices(reg, daemon.DeviceSources(dev.Status)); err != nil {
@@ -146,6 +147,8 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 		return nil, err
 	}
 	d.Parts = append(d.Parts, daemon.NewSweeper(eng, sweepEvery, log), qm, nw, dev) // dev last: boards blank after the rest drained
+	d.live.cfg, d.live.eng, d.live.dev, d.live.log = cfg, eng, dev, log
+	daemon.LogClosedServices(log, eng)
 	log.Info("listening", "protocol", ln.Addr().String(), "tls", d.tls, "devices", len(devs))
 	return d, nil
 }

@@ -26,7 +26,7 @@ type simFlags struct {
 // connFlags adds the flags that say where the daemon is and which device
 // to play; device and secret are their help texts.
 func (f *simFlags) connFlags(fs *pflag.FlagSet, device, secret string) {
-	fs.StringVar(&f.o.Addr, "addr", "", "daemon protocol address (default: listen.protocol of --config, else "+defaultAddr+")")
+	fs.StringVar(&f.o.Addr, "addr", "", "daemon protocol address, or several separated by commas to fail over in order (default: the device's daemons in --config, else its listen.protocol, else "+defaultAddr+")")
 	fs.StringVar(&f.o.Config, "config", "", "YAML configuration to read devices from (default "+defaultSimConfig+" if present)")
 	fs.StringVar(&f.o.Device, "device", "", device)
 	fs.StringVar(&f.o.Secret, "secret", "", secret)

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nowserving/nowserving/load"
+	"github.com/nowserving/nowserving/protocol/client"
 )
 
 func newSimLoadCmd(f *simFlags) *cobra.Command {
@@ -32,7 +32,7 @@ a summary at the end (after --duration, or Ctrl-C).`,
 			if o.Rate, err = load.ParseRate(rate); err != nil {
 				return err
 			}
-			o.Services = splitList(services)
+			o.Services = client.SplitList(services)
 			return load.Run(cmd.Context(), e, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -47,15 +47,4 @@ a summary at the end (after --duration, or Ctrl-C).`,
 	fl.DurationVar(&o.CallGap, "call-gap", time.Second, "average pause of a keypad between calling and starting")
 	fl.Float64Var(&o.NoShow, "noshow", 0.1, "share of called tickets marked no-show")
 	return cmd
-}
-
-// splitList splits a comma-separated flag, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

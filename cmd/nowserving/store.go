@@ -8,7 +8,9 @@ import (
 
 	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/daemon"
+	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store"
+	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
@@ -16,7 +18,7 @@ import (
 // embedded migrations on open; outbox routes the events to notify (the
 // daemon's store only).
 func openStore(ctx context.Context, c config.Store, log *slog.Logger, migrate bool, outbox ...sqlstore.OutboxRoute) (*sqlstore.Store, error) {
-	return store.Open(ctx, string(c.Driver), c.DSN, sqlstore.Opts{Logger: log, NoMigrate: !migrate, Outbox: outbox})
+	return store.Open(ctx, string(c.Driver), c.DSN, sqlstore.Opts{Logger: log, NoMigrate: !migrate, Outbox: outbox, MaxConns: c.Pool})
 }
 
 // startWait is how long newDaemon waits for the first attempt to open the
@@ -24,14 +26,29 @@ func openStore(ctx context.Context, c config.Store, log *slog.Logger, migrate bo
 // get ERROR 0x41 and /readyz says why until the store opens.
 const startWait = 5 * time.Second
 
-// engineShape is how many committers and how much polling a driver wants:
-// SQLite has one writer and one daemon; shared servers may have several
-// daemons writing, whose events are found by polling the event table.
-func engineShape(d config.Driver) (committers int, pollEvery bool) {
-	if d == config.DriverSQLite {
-		return 1, false
+// follow sets how the engine follows other daemons on the store: none on
+// SQLite (one daemon); a poll of store.poll / store.poll_idle on servers,
+// woken by LISTEN/NOTIFY on PostgreSQL. It returns the notifier to close.
+func follow(c config.Store, eo *queue.Opts) *postgres.Notifier {
+	if c.Driver == config.DriverSQLite {
+		return nil
 	}
-	return 4, true
+	eo.Follow, eo.PollInterval, eo.PollIdle = true, c.Poll, c.PollIdle
+	if c.Driver != config.DriverPostgres {
+		return nil
+	}
+	n := postgres.NewNotifier(c.DSN)
+	eo.Notifier = n
+	return n
+}
+
+// committers is how many committers a driver wants: SQLite has one
+// writer.
+func committers(d config.Driver) int {
+	if d == config.DriverSQLite {
+		return 1
+	}
+	return 4
 }
 
 // awaitStore waits up to startWait for the first attempt to open the

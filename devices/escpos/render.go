@@ -78,8 +78,10 @@ func ParseQRMode(s string) (QRMode, error) {
 
 // Labels are the text/template lines printed under the number; an empty
 // template prints no line. The template data has the Ticket fields plus
-// WaitMinutes (int, rounded up), IssuedText (Issued formatted with
-// Layout.TimeFormat) and AppointmentText (Appointment as HH:MM).
+// WaitMinutes (int, rounded up), WaitLong (the estimate is over LongWait:
+// a number of minutes would promise more than it knows), IssuedText
+// (Issued formatted with Layout.TimeFormat) and AppointmentText
+// (Appointment as HH:MM).
 type Labels struct {
 	PeopleAhead string
 	Wait        string
@@ -94,7 +96,7 @@ func DefaultLabels(lang string) Labels {
 	if lang == "zh" {
 		return Labels{
 			PeopleAhead: "前面还有 {{.PeopleAhead}} 人",
-			Wait:        "预计等待 {{.WaitMinutes}} 分钟",
+			Wait:        "{{if .WaitLong}}预计等待超过 2 小时{{else}}预计等待 {{.WaitMinutes}} 分钟{{end}}",
 			Issued:      "取号时间 {{.IssuedText}}",
 			Reprint:     "*** 补打 ***",
 			Appointment: "预约时间 {{.AppointmentText}}",
@@ -102,7 +104,7 @@ func DefaultLabels(lang string) Labels {
 	}
 	return Labels{
 		PeopleAhead: "People ahead: {{.PeopleAhead}}",
-		Wait:        "Estimated wait: {{.WaitMinutes}} min",
+		Wait:        "{{if .WaitLong}}Estimated wait: more than 2 hours{{else}}Estimated wait: {{.WaitMinutes}} min{{end}}",
 		Issued:      "Issued: {{.IssuedText}}",
 		Reprint:     "*** REPRINT ***",
 		Appointment: "Appointment: {{.AppointmentText}}",
@@ -195,6 +197,7 @@ func (l Layout) validateFields() error {
 type templateData struct {
 	Ticket
 	WaitMinutes     int
+	WaitLong        bool
 	IssuedText      string
 	AppointmentText string
 }
@@ -253,7 +256,7 @@ func Render(t Ticket, l Layout) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := templateData{Ticket: t, WaitMinutes: waitMinutes(t.EstimatedWait)}
+	data := templateData{Ticket: t, WaitMinutes: waitMinutes(t.EstimatedWait), WaitLong: t.EstimatedWait > LongWait}
 	if !t.Issued.IsZero() {
 		data.IssuedText = t.Issued.Format(l.TimeFormat)
 	}
@@ -376,6 +379,10 @@ func (r *render) footer() error {
 	}
 	return nil
 }
+
+// LongWait is the longest estimate printed in minutes; beyond it the
+// ticket says "more than 2 hours".
+const LongWait = 2 * time.Hour
 
 // waitMinutes rounds d up to whole minutes; negative durations are 0.
 func waitMinutes(d time.Duration) int {

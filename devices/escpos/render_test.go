@@ -293,3 +293,30 @@ func TestLayoutValidate(t *testing.T) {
 		t.Errorf("Validate with 76 mm paper = %v", err)
 	}
 }
+
+// TestRenderLongWait prints an estimate over LongWait as "more than 2
+// hours", not as hundreds of minutes.
+func TestRenderLongWait(t *testing.T) {
+	for _, tc := range []struct {
+		tk         func() Ticket
+		wait       time.Duration
+		want, lose string
+	}{
+		{ticketEN, 2 * time.Hour, "Estimated wait: 120 min", "more than"},
+		{ticketEN, 860 * time.Minute, "Estimated wait: more than 2 hours", "860"},
+		{ticketZH, 5 * time.Hour, "预计等待超过", "300"},
+	} {
+		tk := tc.tk()
+		tk.EstimatedWait = tc.wait
+		l := DefaultLayout()
+		l.Lang = tk.Lang
+		b, err := Render(tk, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := Dump(b)
+		if !strings.Contains(text, tc.want) || strings.Contains(text, tc.lose) {
+			t.Errorf("wait %v: printed %q, want %q and not %q", tc.wait, text, tc.want, tc.lose)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-//go:embed pack/common/*.wav pack/en/*.wav pack/zh/*.wav
+//go:embed pack/common/*.wav pack/en/*.wav pack/zh/*.wav pack/pt/*.wav pack/*.words
 var packFS embed.FS
 
 // ChimeToken is the token of the chime segment, kept in the pack's common folder.
@@ -37,8 +37,9 @@ func NewPack(fsys fs.FS) *Pack {
 	return &Pack{fsys: fsys, cache: map[string]*Clip{}}
 }
 
-// EmbeddedPack returns the voice pack built into the binary (English "en"
-// and Mandarin "zh", 16 kHz), made by pack/generate.sh.
+// EmbeddedPack returns the voice pack built into the binary (English "en",
+// Mandarin "zh" and Portuguese "pt", 16 kHz), made by pack/generate.sh from
+// pack/LANG.words.
 func EmbeddedPack() *Pack {
 	p := NewPack(packFS)
 	p.dir = "pack/"

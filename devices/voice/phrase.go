@@ -140,9 +140,9 @@ func Chinese() Language {
 	}
 }
 
-// DefaultLanguages returns [English] and [Chinese] by code.
+// DefaultLanguages returns [English], [Chinese] and [Portuguese] by code.
 func DefaultLanguages() map[string]Language {
-	return map[string]Language{"en": English(), "zh": Chinese()}
+	return map[string]Language{"en": English(), "zh": Chinese(), "pt": Portuguese()}
 }
 
 // Validate checks that the templates use only known placeholders and that
@@ -166,8 +166,10 @@ func (l Language) Validate() error {
 		for i := range 10 {
 			numerals = append(numerals, strconv.Itoa(i))
 		}
+	case NumeralsPortuguese:
+		numerals = portugueseNumerals()
 	default:
-		return fmt.Errorf("voice: language %s: numerals: %q is not %q or %q", l.Code, l.Numerals, NumeralsEnglish, NumeralsChinese)
+		return fmt.Errorf("voice: language %s: numerals: %q is not %q, %q or %q", l.Code, l.Numerals, NumeralsEnglish, NumeralsChinese, NumeralsPortuguese)
 	}
 	for _, m := range []struct {
 		name string
@@ -323,8 +325,11 @@ func (l Language) readDigits(run string, mode NumberMode) []string {
 		return toks
 	}
 	n, _ := strconv.Atoi("0" + trimmed) // at most four digits: cannot fail
-	if l.Numerals == NumeralsChinese {
+	switch l.Numerals {
+	case NumeralsChinese:
 		return cardinalChinese(n)
+	case NumeralsPortuguese:
+		return cardinalPortuguese(n)
 	}
 	return cardinalEnglish(n)
 }

@@ -154,14 +154,15 @@ func (s State) String() string {
 // Client is an authenticated session with the daemon that reconnects by
 // itself. Its methods are safe for concurrent use.
 type Client struct {
-	addr string
-	opts Opts
-	log  *slog.Logger
+	addrs []string // the daemons to try, in order (Dial's list)
+	opts  Opts
+	log   *slog.Logger
 
 	nextID atomic.Uint32 // last request id handed out
 	resent atomic.Uint64 // requests sent again (RETRY flag)
 
 	mu      sync.Mutex
+	at      int           // index in addrs of the current (or last) daemon
 	cur     *conn         // nil while reconnecting
 	ready   chan struct{} // closed when cur is set; replaced when it is lost
 	welcome wire.Welcome
@@ -178,27 +179,39 @@ type Client struct {
 }
 
 // Dial connects to the daemon at addr (host:port), authenticates and
-// returns the client. A daemon that cannot be reached gives an error
-// wrapping ErrUnreachable at once, a refused authentication one wrapping
-// *wire.StatusError (wire.ErrAuthFailed). A daemon that answers with a
-// retryable refusal (0x32 too many connections, 0x31 shutting down) is
-// tried again with back-off for up to Opts.Timeout, as a device would.
+// returns the client. addr may list several daemons that share one
+// database, separated by commas ("a:7400,b:7400"): Dial takes the first
+// that answers, and when the connection is lost the client goes on to
+// the next one at once, then round the list with back-off (failover; see
+// PROTOCOL.md §7). Requests in flight are resent there with the same
+// request id, so the same idempotency key; a subscription resumes from the
+// last version it delivered.
+//
+// A daemon that cannot be reached gives an error wrapping ErrUnreachable
+// (once every daemon of the list was tried), a refused authentication one
+// wrapping *wire.StatusError (wire.ErrAuthFailed). A daemon that answers
+// with a retryable refusal (0x32 too many connections, 0x31 shutting down)
+// is tried again with back-off for up to Opts.Timeout, as a device would.
 // Once connected, the client reconnects by itself until Close.
 func Dial(ctx context.Context, addr string, opts Opts) (*Client, error) {
 	if opts.DeviceID == "" {
 		return nil, errors.New("client: dial: no device id")
 	}
+	addrs := SplitList(addr)
+	if len(addrs) == 0 {
+		return nil, errors.New("client: dial: no daemon address")
+	}
 	o := opts.withDefaults()
 	c := &Client{
-		addr:    addr,
+		addrs:   addrs,
 		opts:    o,
-		log:     o.Logger.With("addr", addr, "device", o.DeviceID),
+		log:     o.Logger.With("device", o.DeviceID),
 		ready:   make(chan struct{}),
 		pending: make(map[uint32]chan wire.Frame),
 		done:    make(chan struct{}),
 	}
 	c.nextID.Store(o.FirstRequestID - 1)
-	cn, w, err := c.connect(ctx)
+	cn, w, err := c.connectAny(ctx, 0)
 	deadline := time.Now().Add(o.Timeout)
 	for attempt := 0; err != nil && retryableRefusal(err) && ctx.Err() == nil; attempt++ {
 		pause := jitter(Backoff(attempt, o.MinBackoff, o.MaxBackoff))
@@ -209,7 +222,7 @@ func Dial(ctx context.Context, addr string, opts Opts) (*Client, error) {
 		if backoff.Sleep(ctx, pause) != nil {
 			break
 		}
-		cn, w, err = c.connect(ctx)
+		cn, w, err = c.connectAny(ctx, 0)
 	}
 	if err != nil {
 		return nil, err
@@ -272,8 +285,25 @@ func (c *Client) NextRequestID() uint32 { return c.nextID.Load() + 1 }
 // time-out, a lost connection or a retryable error such as rate limiting).
 func (c *Client) Resent() uint64 { return c.resent.Load() }
 
-// Addr returns the address the client dials.
-func (c *Client) Addr() string { return c.addr }
+// Addr returns the address of the daemon the client is connected to (or
+// was last).
+func (c *Client) Addr() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.addrs[c.at]
+}
+
+// SplitList splits a comma-separated list (of daemon addresses, say),
+// dropping blanks.
+func SplitList(list string) []string {
+	var out []string
+	for _, a := range strings.Split(list, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
 
 // Close ends the session: pending requests fail with ErrClosed, the
 // subscription's channel is closed, the connection is closed.
@@ -343,16 +373,18 @@ func (c *Client) run(cn *conn) {
 		c.state = StateReconnecting
 		c.lastErr = cn.err
 		c.mu.Unlock()
-		c.log.Warn("connection lost, reconnecting", "err", cn.err)
+		c.log.Warn("connection lost, reconnecting", "addr", c.Addr(), "err", cn.err)
 		c.notify(StateReconnecting, cn.err)
 
 		var w wire.Welcome
 		for attempt := 0; ; attempt++ {
-			if !c.sleep(jitter(Backoff(attempt, c.opts.MinBackoff, c.opts.MaxBackoff))) {
+			// With other daemons to go to, the first try is at once and at
+			// the next one: the lost daemon is likely down.
+			if (attempt > 0 || len(c.addrs) == 1) && !c.sleep(jitter(Backoff(attempt, c.opts.MinBackoff, c.opts.MaxBackoff))) {
 				return
 			}
 			var err error
-			cn, w, err = c.connect(c.ctx)
+			cn, w, err = c.connectAny(c.ctx, 1)
 			if err == nil {
 				break
 			}
@@ -370,7 +402,7 @@ func (c *Client) run(cn *conn) {
 		}
 		c.mu.Unlock()
 		c.install(cn, w)
-		c.log.Info("reconnected", "service_day", w.ServiceDay, "version", w.Version)
+		c.log.Info("reconnected", "addr", c.Addr(), "service_day", w.ServiceDay, "version", w.Version)
 		c.notify(StateConnected, nil)
 		c.mu.Lock()
 		sub := c.sub

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,25 +81,65 @@ func (cn *conn) fail(err error) {
 	})
 }
 
-// connect dials and authenticates.
-func (c *Client) connect(ctx context.Context) (*conn, wire.Welcome, error) {
+// failoverDial bounds a TCP connect when the client has other daemons to
+// try.
+const failoverDial = time.Second
+
+// connectAny dials the daemons of the list in turn, starting skip places
+// after the current one (0: the current one first), and returns the first
+// session; it stops at a refusal that says the device itself is wrong
+// (authentication), which every daemon would repeat.
+func (c *Client) connectAny(ctx context.Context, skip int) (*conn, wire.Welcome, error) {
+	c.mu.Lock()
+	start := c.at
+	c.mu.Unlock()
+	var err error
+	for k := range len(c.addrs) {
+		i := (start + skip + k) % len(c.addrs)
+		var cn *conn
+		var w wire.Welcome
+		cn, w, err = c.connect(ctx, c.addrs[i])
+		if err == nil {
+			c.mu.Lock()
+			c.at = i
+			c.mu.Unlock()
+			return cn, w, nil
+		}
+		var se *wire.StatusError
+		if ctx.Err() != nil || (errors.As(err, &se) && !se.Retryable) {
+			break
+		}
+		if len(c.addrs) > 1 {
+			c.log.Info("daemon unavailable, trying the next", "addr", c.addrs[i], "err", err)
+		}
+	}
+	return nil, wire.Welcome{}, err
+}
+
+// connect dials addr and authenticates.
+func (c *Client) connect(ctx context.Context, addr string) (*conn, wire.Welcome, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	d := &net.Dialer{}
-	nc, err := d.DialContext(ctx, "tcp", c.addr)
+	if len(c.addrs) > 1 {
+		// Another daemon waits: do not spend the whole time-out on one
+		// whose host is down.
+		d.Timeout = min(c.opts.Timeout, failoverDial)
+	}
+	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, wire.Welcome{}, fmt.Errorf("client: dial %s: %w: %w", c.addr, ErrUnreachable, err)
+		return nil, wire.Welcome{}, fmt.Errorf("client: dial %s: %w: %w", addr, ErrUnreachable, err)
 	}
 	if c.opts.TLSConfig != nil {
 		cfg := c.opts.TLSConfig
 		if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
 			cfg = cfg.Clone()
-			cfg.ServerName, _, _ = net.SplitHostPort(c.addr)
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
 		}
 		tc := tls.Client(nc, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = nc.Close()
-			return nil, wire.Welcome{}, fmt.Errorf("client: TLS handshake with %s: %w", c.addr, err)
+			return nil, wire.Welcome{}, fmt.Errorf("client: TLS handshake with %s: %w", addr, err)
 		}
 		nc = tc
 	}
@@ -106,7 +147,7 @@ func (c *Client) connect(ctx context.Context) (*conn, wire.Welcome, error) {
 	cn := newConn(nc, c.opts.Timeout)
 	w, err := c.handshake(cn)
 	if !stop() && err != nil && ctx.Err() != nil {
-		err = fmt.Errorf("client: authenticate with %s: %w", c.addr, ctx.Err())
+		err = fmt.Errorf("client: authenticate with %s: %w", addr, ctx.Err())
 	}
 	if err != nil {
 		_ = nc.Close()
@@ -182,8 +223,9 @@ func (c *Client) exchange(cn *conn, m wire.Message, want wire.Message) error {
 	}
 }
 
-// waitConn returns the current connection, waiting up to d for one.
-func (c *Client) waitConn(ctx context.Context, d time.Duration) (*conn, error) {
+// waitConn returns the current connection, waiting up to d for one other
+// than lost (the connection a request was just lost on; nil: any).
+func (c *Client) waitConn(ctx context.Context, d time.Duration, lost *conn) (*conn, error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
@@ -193,8 +235,13 @@ func (c *Client) waitConn(ctx context.Context, d time.Duration) (*conn, error) {
 		if closed {
 			return nil, ErrClosed
 		}
-		if cn != nil {
+		if cn != nil && cn != lost {
 			return cn, nil
+		}
+		if cn != nil {
+			// Lost but not replaced yet: the reader is about to notice.
+			ready = cn.dead
+			cn = nil
 		}
 		select {
 		case <-ready:
@@ -202,7 +249,7 @@ func (c *Client) waitConn(ctx context.Context, d time.Duration) (*conn, error) {
 			if last == nil {
 				last = errors.New("no connection")
 			}
-			return nil, fmt.Errorf("client: reconnecting to %s: %w", c.addr, last)
+			return nil, fmt.Errorf("client: reconnecting to %s: %w", strings.Join(c.addrs, ", "), last)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-c.done:

@@ -28,4 +28,7 @@ var (
 	// ErrSlowConsumer ends a connection whose subscriber does not take its
 	// updates: the client reconnects and resumes from the last update taken.
 	ErrSlowConsumer = errors.New("client: subscriber too slow, resuming")
+
+	// errLost wraps the loss of the connection a request waited on.
+	errLost = errors.New("connection lost")
 )

@@ -48,20 +48,25 @@ func (c *Client) roundTrip(ctx context.Context, id uint32, m wire.Message, attem
 	var (
 		lastErr error
 		pause   time.Duration // asked for by the daemon (RetryAfterMS)
+		lost    *conn         // the connection the last attempt was lost with
 	)
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt > 0 {
 			d := pause
-			if d <= 0 {
+			if d <= 0 && lost == nil {
 				d = jitter(Backoff(attempt-1, c.opts.MinBackoff, c.opts.MaxBackoff))
 			}
+			// After a lost connection the redial is the pause: the request
+			// goes out on the next connection (another daemon's, with
+			// several) as soon as there is one.
 			pause = 0
 			if err := c.wait(ctx, d); err != nil {
 				return nil, fmt.Errorf("client: %s: %w", m.Type(), err)
 			}
 			c.log.Debug("retrying", "type", m.Type().String(), "request_id", id, "attempt", attempt+1, "err", lastErr)
 		}
-		cn, err := c.waitConn(ctx, c.opts.Timeout)
+		cn, err := c.waitConn(ctx, c.opts.Timeout, lost)
+		lost = nil
 		if err != nil {
 			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
 				return nil, fmt.Errorf("client: %s: %w", m.Type(), err)
@@ -75,7 +80,7 @@ func (c *Client) roundTrip(ctx context.Context, id uint32, m wire.Message, attem
 			c.resent.Add(1)
 		}
 		if err := cn.write(frame); err != nil {
-			lastErr = err
+			lastErr, lost = err, cn
 			continue
 		}
 		f, err := c.await(ctx, cn, ch)
@@ -84,6 +89,9 @@ func (c *Client) roundTrip(ctx context.Context, id uint32, m wire.Message, attem
 				return nil, fmt.Errorf("client: %s: %w", m.Type(), err)
 			}
 			lastErr = err
+			if errors.Is(err, errLost) {
+				lost = cn
+			}
 			continue
 		}
 		ans, err := wire.DecodeMessage(f)
@@ -118,7 +126,7 @@ func (c *Client) await(ctx context.Context, cn *conn, ch chan wire.Frame) (wire.
 			return f, nil
 		default:
 		}
-		return wire.Frame{}, fmt.Errorf("client: connection lost: %w", cn.err)
+		return wire.Frame{}, fmt.Errorf("client: %w: %w", errLost, cn.err)
 	case <-t.C:
 		return wire.Frame{}, ErrTimeout
 	case <-ctx.Done():

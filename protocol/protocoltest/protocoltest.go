@@ -46,7 +46,12 @@ type Daemon struct {
 	// Wrap, when set, wraps the listener the server serves.
 	Wrap func(net.Listener) net.Listener
 	// DB is the SQLite database file; New puts one in a temporary folder.
+	// Two daemons given the same file share it, as daemons share a server
+	// database; set Follow on both so each follows the other's events.
 	DB string
+	// Follow makes the engine follow other daemons' events (polling the
+	// store every 10 ms while subscribers wait).
+	Follow bool
 	// Addr is where the daemon listens: before the first Start, "" for any
 	// loopback port; after it, the port it got, kept by a restart.
 	Addr string
@@ -91,7 +96,8 @@ func (d *Daemon) Start() {
 	if batch == 0 {
 		batch = 64
 	}
-	d.Engine, err = queue.New(queue.Opts{Store: st, Sites: []queue.Site{d.Site}, Clock: clock, Batch: batch, Committers: 1})
+	d.Engine, err = queue.New(queue.Opts{Store: st, Sites: []queue.Site{d.Site}, Clock: clock, Batch: batch, Committers: 1,
+		Follow: d.Follow, PollInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
 	}

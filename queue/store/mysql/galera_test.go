@@ -46,6 +46,18 @@ func TestGalera(t *testing.T) {
 		d1, d2 := g.DSNs(t)
 		storetest.RunCounterRace(t, []func(*testing.T) queue.Store{openOn(d1), openOn(d2)}, 100)
 	})
+	t.Run("follow", func(t *testing.T) { storetest.RunFollow(t, galeraShared(g)) })
+}
+
+// galeraShared is a fresh database of the cluster, daemon i on node i+1.
+func galeraShared(g *storetest.Galera) func(tb testing.TB) storetest.Shared {
+	return func(tb testing.TB) storetest.Shared { return sharedOn(g.DSNs(tb)) }
+}
+
+// BenchmarkGaleraFollowDelay: a call on the daemon of node 1 to the event
+// on a quiet subscriber of the daemon of node 2.
+func BenchmarkGaleraFollowDelay(b *testing.B) {
+	storetest.BenchFollowDelay(b, galeraShared(storetest.StartGalera(b)))
 }
 
 // openOn opens a store on dsn, closed when the test ends: several of them

@@ -80,6 +80,7 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("Counters", "", q.counters(site))
 	add("Streak", "", q.streak(queue.ServiceKey{Site: site, Service: service}))
 	add("SetStreak", "", q.setStreak(queue.ServiceKey{Site: site, Service: service}, 2))
+	add("LockSite", "several daemons: first in every write", q.nextVersions(site, 0))
 	add("AppendEvents: next versions", "", q.nextVersions(site, 2))
 	add("AppendEvents: 2 rows", "", q.insertEvents(exampleEvents(tk)))
 	ev := exampleEvents(tk)[0]
@@ -90,6 +91,7 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("Events{After}", "", q.events(queue.EventsQuery{Site: site, After: 41}))
 	add("LastVersion", "", q.lastVersion(site))
 	bookingCatalog(q, add)
+	add("LastVersions", "follow other daemons' events", q.lastVersions())
 	return out
 }
 

@@ -6,6 +6,15 @@ import (
 	"github.com/nowserving/nowserving/queue"
 )
 
+// LockSite takes the site's version row lock: the version bump of
+// AppendEvents with nothing to add.
+func (t *tx) LockSite(ctx context.Context, site string) error {
+	if _, err := t.increment(ctx, t.s.q.nextVersions(site, 0)); err != nil {
+		return t.wrap("lock site", err)
+	}
+	return nil
+}
+
 // AppendEvents gives evs the site's next len(evs) versions, in order, with
 // one version bump and one multi-row insert: a group-commit batch holds the
 // site's version row only from here to its commit. The events the store's

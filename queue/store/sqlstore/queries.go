@@ -49,6 +49,7 @@ type queries struct {
 		slot, reshapeSlot, takePlace, releasePlace         string
 		lockPatient, insertBooking, updateBooking          string
 		booking, bookingByCode                             string
+		lastVersions                                       string
 	}
 }
 
@@ -100,6 +101,7 @@ func newQueries(d *Dialect) *queries {
 	t.events, t.eventsAll = r(eventsQ+" LIMIT ?"), r(eventsQ)
 	t.lastVersion = r("SELECT version FROM site_versions WHERE site = ?")
 	q.bookingTexts()
+	t.lastVersions = "SELECT site, version FROM site_versions"
 	return q
 }
 
@@ -470,4 +472,8 @@ func (q *queries) findBookings(f queue.BookingFilter) Stmt {
 		c.add(" LIMIT ?", f.Limit)
 	}
 	return c.stmt(q.d)
+}
+
+func (q *queries) lastVersions() Stmt {
+	return Stmt{q.text.lastVersions, nil}
 }

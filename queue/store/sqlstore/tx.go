@@ -432,3 +432,25 @@ func (t *tx) LastVersion(ctx context.Context, site string) (int64, error) {
 	}
 	return v, nil
 }
+
+// LastVersions is the newest event version of every site with events.
+func (t *tx) LastVersions(ctx context.Context) (map[string]int64, error) {
+	rows, err := t.query(ctx, t.s.q.lastVersions())
+	if err != nil {
+		return nil, t.wrap("last versions", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var site string
+		var v int64
+		if err := rows.Scan(&site, &v); err != nil {
+			return nil, t.wrap("last versions", err)
+		}
+		out[site] = v
+	}
+	if err := rows.Err(); err != nil {
+		return nil, t.wrap("last versions", err)
+	}
+	return out, nil
+}

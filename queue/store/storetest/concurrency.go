@@ -42,16 +42,27 @@ func RunConcurrency(t *testing.T, open func(t *testing.T) queue.Store, issuers, 
 // number of engines. Afterwards every engine must read the same valid event
 // log, and every event's ticket must exist.
 func RunConcurrencyAcross(t *testing.T, opens []func(t *testing.T) queue.Store, issuers, tickets, counters int) {
-	site := loadSite()
-	clock := NewClock(monday9)
+	runConcurrencyAcross(t, opens, nil, issuers, tickets, counters)
+}
+
+// startEngines opens one store and starts one engine per open, tuned by d
+// (nil: plain engines), all on one clock.
+func startEngines(t *testing.T, opens []func(t *testing.T) queue.Store, d *daemons, site queue.Site, clock *Clock) ([]*queue.Engine, []queue.Store) {
 	engines := make([]*queue.Engine, len(opens))
 	stores := make([]queue.Store, len(opens))
 	for i, open := range opens {
 		stores[i] = open(t)
-		en := &env{t: t, ctx: context.Background(), clock: clock, store: stores[i]}
+		en := &env{t: t, ctx: context.Background(), clock: clock, store: stores[i], d: d, i: i}
 		en.start([]queue.Site{site})
 		engines[i] = en.e
 	}
+	return engines, stores
+}
+
+func runConcurrencyAcross(t *testing.T, opens []func(t *testing.T) queue.Store, d *daemons, issuers, tickets, counters int) {
+	site := loadSite()
+	clock := NewClock(monday9)
+	engines, stores := startEngines(t, opens, d, site, clock)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 

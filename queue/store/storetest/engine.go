@@ -103,6 +103,9 @@ type env struct {
 	store queue.Store
 	e     *queue.Engine
 	n     atomic.Int64
+	// d, when set, tunes the engine as daemon i of several (follow.go).
+	d *daemons
+	i int
 }
 
 func newEnv(t *testing.T, open func(t *testing.T) queue.Store, sites ...queue.Site) *env {
@@ -117,12 +120,19 @@ func newEnv(t *testing.T, open func(t *testing.T) queue.Store, sites ...queue.Si
 
 func (en *env) start(sites []queue.Site) {
 	en.t.Helper()
-	e, err := queue.New(queue.Opts{Store: en.store, Sites: sites, Clock: en.clock.Now, Batch: 32})
+	o := queue.Opts{Store: en.store, Sites: sites, Clock: en.clock.Now, Batch: 32}
+	if en.d != nil && en.d.tune != nil {
+		en.d.tune(en.t, en.i, &o)
+	}
+	e, err := queue.New(o)
 	if err != nil {
 		en.t.Fatalf("new engine: %v", err)
 	}
 	en.e = e
 	en.t.Cleanup(func() { _ = e.Close(context.Background()) })
+	if en.d != nil && en.d.started != nil {
+		en.d.started(en.t, en.i, e)
+	}
 }
 
 func (en *env) key() string { return fmt.Sprintf("k%d", en.n.Add(1)) }

@@ -359,3 +359,17 @@ func (t *faultTx) LastVersion(ctx context.Context, site string) (int64, error) {
 	}
 	return t.Tx.LastVersion(ctx, site)
 }
+
+func (t *faultTx) LastVersions(ctx context.Context) (map[string]int64, error) {
+	if err := t.step("LastVersions"); err != nil {
+		return nil, err
+	}
+	return t.Tx.LastVersions(ctx)
+}
+
+func (t *faultTx) LockSite(ctx context.Context, site string) error {
+	if err := t.step("LockSite"); err != nil {
+		return err
+	}
+	return t.Tx.LockSite(ctx, site)
+}

@@ -19,18 +19,13 @@ import (
 // is busy (or that none is waiting; "try again" is resent), and the event
 // log must hold one CALLED event per round, each of a ticket that exists.
 func RunCounterRace(t *testing.T, opens []func(t *testing.T) queue.Store, rounds int) {
+	runCounterRace(t, opens, nil, rounds)
+}
+
+func runCounterRace(t *testing.T, opens []func(t *testing.T) queue.Store, d *daemons, rounds int) {
 	site := loadSite()
-	clock := NewClock(monday9)
-	engines := make([]*queue.Engine, len(opens))
-	var first queue.Store
-	for i, open := range opens {
-		en := &env{t: t, ctx: context.Background(), clock: clock, store: open(t)}
-		en.start([]queue.Site{site})
-		engines[i] = en.e
-		if i == 0 {
-			first = en.store
-		}
-	}
+	engines, stores := startEngines(t, opens, d, site, NewClock(monday9))
+	first := stores[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const counter = "1"

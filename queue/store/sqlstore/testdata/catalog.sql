@@ -411,6 +411,21 @@ INSERT INTO service_streaks (site, service, n) VALUES ($1, $2, $3) ON CONFLICT (
 -- args: "s1", "A", 2
 INSERT INTO service_streaks (site, service, n) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE n = VALUES(n);
 
+-- LockSite [sqlite]
+-- sent by: several daemons: first in every write
+-- args: "s1", 0, 0
+INSERT INTO site_versions (site, version) VALUES (?, ?) ON CONFLICT (site) DO UPDATE SET version = site_versions.version + ? RETURNING version;
+
+-- LockSite [postgres]
+-- sent by: several daemons: first in every write
+-- args: "s1", 0, 0
+INSERT INTO site_versions (site, version) VALUES ($1, $2) ON CONFLICT (site) DO UPDATE SET version = site_versions.version + $3 RETURNING version;
+
+-- LockSite [mysql]
+-- sent by: several daemons: first in every write
+-- args: "s1", 0, 0
+INSERT INTO site_versions (site, version) VALUES (?, LAST_INSERT_ID(?)) ON DUPLICATE KEY UPDATE version = LAST_INSERT_ID(version + ?);
+
 -- AppendEvents: next versions [sqlite]
 -- args: "s1", 2, 2
 INSERT INTO site_versions (site, version) VALUES (?, ?) ON CONFLICT (site) DO UPDATE SET version = site_versions.version + ? RETURNING version;
@@ -618,6 +633,10 @@ SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, hel
 -- FindBookings{Slot, Resource} [postgres]
 -- args: "s1", 5, "dr-li"
 SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = $1 AND slot_id = $2 AND resource = $3 ORDER BY id;
+
+-- LastVersions [sqlite, postgres, mysql]
+-- sent by: follow other daemons' events
+SELECT site, version FROM site_versions;
 
 -- Counter: in Update, lock the row [postgres]
 -- args: "s1", "c1"

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Ticket throughput of 1, 2 and 3 daemons on one PostgreSQL (or MariaDB)
+# database with the same number of kiosks, for one busy site and for SITES
+# sites, the kiosks placed on the daemons two ways:
+#   spread    kiosk i starts at daemon i mod N (`bench issue --addr A,B,C`);
+#   by site   every device of site s names daemon s mod N first in its
+#             devices[].daemons (the others after it, for failover).
+# Each round runs every case once, side by side, on a fresh schema; the
+# machine is noisy, so compare within a round and run several rounds.
+#
+#   bench/daemons.sh                          # PostgreSQL, 96 kiosks, 30 sites, 15 s, 2 rounds
+#   KIOSKS=96 SITES=30 DURATION=15s ROUNDS=3 bench/daemons.sh
+#   DRIVER=mysql bench/daemons.sh             # MariaDB on 127.0.0.1:3306
+#   KEEP=1 bench/daemons.sh                   # keep the daemons' logs (printed: warns)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DRIVER=${DRIVER:-postgres}
+KIOSKS=${KIOSKS:-96}
+SITES=${SITES:-30}
+DURATION=${DURATION:-15s}
+ROUNDS=${ROUNDS:-2}
+PG=${NOWSERVING_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
+MY=${NOWSERVING_TEST_MYSQL:-root@tcp(127.0.0.1:3306)/test}
+
+work=$(mktemp -d)
+pids=()
+stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done; pids=(); }
+trap 'stop; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+go build -o "$work/nowserving" ./cmd/nowserving
+ns="$work/nowserving"
+
+# config SITES N: one site per s1..sSITES, KIOSKS kiosks spread over them,
+# each naming the N daemons, its site's daemon first.
+config() {
+	local sites=$1 n=$2 f="$work/c$1-$2.yaml"
+	{
+		echo "listen: { rate_limit: 0 }   # measure the daemons, not the per-device limit"
+		echo "sites:"
+		for s in $(seq 1 "$sites"); do
+			echo "  - { id: s$s, timezone: UTC, services: [ { code: A, name: { en: A }, width: 6 } ], counters: [ { id: \"1\", services: [A] } ] }"
+		done
+		echo "devices:"
+		for k in $(seq 1 "$KIOSKS"); do
+			local s=$(( (k - 1) % sites + 1 )) list=""
+			for j in $(seq 0 $((n - 1))); do list+="${list:+, }\"127.0.0.1:$((17401 + (s - 1 + j) % n))\""; done
+			echo "  - { id: k$k, role: kiosk, site: s$s, secret: \"0123456789abcdef-k$k\", daemons: [$list] }"
+		done
+	} >"$f"
+	echo "$f"
+}
+
+# fresh NAME: a new schema (database) and its DSN.
+fresh() {
+	if [ "$DRIVER" = postgres ]; then
+		psql -q "$PG" -c "CREATE SCHEMA $1" >/dev/null
+		local sep='?'; case "$PG" in *\?*) sep='&';; esac
+		echo "${PG}${sep}search_path=$1"
+	else
+		mysql -uroot -h127.0.0.1 -e "CREATE DATABASE $1 CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
+		echo "${MY%/*}/$1"
+	fi
+}
+drop() {
+	if [ "$DRIVER" = postgres ]; then psql -q "$PG" -c "SET client_min_messages = warning; DROP SCHEMA $1 CASCADE" >/dev/null
+	else mysql -uroot -h127.0.0.1 -e "DROP DATABASE $1"; fi
+}
+
+# run N SITES MODE: start N daemons, bench, stop; prints one table row.
+run() {
+	local n=$1 sites=$2 mode=$3 cfg db dsn addrs="" out
+	cfg=$(config "$sites" "$n")
+	db="nsdaemons_$$_${n}_${sites}"
+	dsn=$(fresh "$db")
+	rm -f "$work"/d*.log
+	"$ns" migrate --config "$cfg" --store-driver "$DRIVER" --store-dsn "$dsn" >/dev/null 2>&1
+	for i in $(seq 1 "$n"); do
+		local port=$((17400 + i))
+		"$ns" serve --config "$cfg" --store-driver "$DRIVER" --store-dsn "$dsn" --store-pool 20 \
+			--listen-protocol "127.0.0.1:$port" --listen-http "" --log-level warn >"$work/d$i.log" 2>&1 &
+		pids+=($!)
+		addrs+="${addrs:+,}127.0.0.1:$port"
+	done
+	for i in $(seq 1 "$n"); do
+		for _ in $(seq 100); do grep -q . <(ss -ltn "sport = :$((17400 + i))" | tail -n +2) && break; sleep 0.1; done
+	done
+	local where=(--addr "$addrs")
+	[ "$mode" = spread ] || where=()
+	out=$("$ns" bench issue --config "$cfg" "${where[@]}" --kiosks "$KIOSKS" --duration "$DURATION" --service A 2>&1) || true
+	local warns
+	warns=$(cat "$work"/d*.log | grep -c 'level=\(WARN\|ERROR\)' || true)
+	stop
+	drop "$db"
+	local rate p50 p99 errs
+	rate=$(echo "$out" | sed -n 's/^tickets: .* = \([0-9]*\)\/s.*/\1/p')
+	errs=$(echo "$out" | sed -n 's/^tickets: .*errors \([0-9]*\).*/\1/p')
+	p50=$(echo "$out" | sed -n 's/^latency: .*p50 \([^ ,]*\).*/\1/p')
+	p99=$(echo "$out" | sed -n 's/^latency: .*p99 \([^ ,]*\).*/\1/p')
+	printf "%-8s %-8s %-8s %9s %10s %10s %7s %6s\n" "$sites" "$mode" "$n" "${rate:-?}" "${p50:-?}" "${p99:-?}" "${errs:-?}" "$warns"
+	[ -n "$rate" ] || echo "$out" >&2
+}
+
+echo "$DRIVER, $KIOSKS kiosks, $DURATION per case"
+for r in $(seq 1 "$ROUNDS"); do
+	echo "round $r"
+	printf "%-8s %-8s %-8s %9s %10s %10s %7s %6s\n" sites kiosks daemons tickets/s p50 p99 errors warns
+	for sites in 1 "$SITES"; do
+		for mode in spread "by-site"; do
+			for n in 1 2 3; do
+				[ "$mode$n" = by-site1 ] && continue # the same as spread over 1
+				run "$n" "$sites" "$mode"
+			done
+		done
+	done
+done

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nowserving/nowserving/conform"
+	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/sim"
+)
+
+func newConformCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "conform",
+		Short: "Check a device, or a daemon, against the device protocol (PROTOCOL.md)",
+		Long: `conform is the conformance kit for device makers. "conform kiosk", "conform
+keypad" and "conform display" play the daemon for the device under test,
+which connects to --listen; "conform daemon" plays devices against a daemon.
+Each prints a pass/fail report per section of protocol/PROTOCOL.md and exits
+1 when a check fails.`,
+	}
+}
+
+// newConformDeviceCmd is "conform kiosk|keypad|display".
+func newConformDeviceCmd(role wire.Role) *cobra.Command {
+	o := conform.DeviceOpts{Role: role}
+	var listen, secret string
+	cmd := &cobra.Command{
+		Use:   role.String() + " --listen ADDR --secret SECRET",
+		Short: fmt.Sprintf("Play the daemon for a %s under test and report how it conforms", role),
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if secret == "" {
+				return fmt.Errorf("conform %s: --secret is required (the secret configured in the device)", role)
+			}
+			o.Secret, o.Prompt = []byte(secret), cmd.ErrOrStderr()
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("conform %s: %w", role, err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "conform: point the %s at %s (device id %q)\n", role, ln.Addr(), o.DeviceID)
+			rep, err := conform.Device(cmd.Context(), ln, o)
+			return printConformance(cmd, rep, err)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&listen, "listen", "127.0.0.1:7400", "address the device under test connects to")
+	fs.StringVar(&o.DeviceID, "device", "", "device id the device must send (default: any)")
+	fs.StringVar(&secret, "secret", "", "the device's secret")
+	fs.DurationVar(&o.Heartbeat, "heartbeat", 500*time.Millisecond, "heartbeat interval announced in WELCOME")
+	fs.DurationVar(&o.Wait, "wait", 30*time.Second, "how long to wait for the device to connect or send (a person may press a key)")
+	return cmd
+}
+
+// newConformDaemonCmd is "conform daemon".
+func newConformDaemonCmd() *cobra.Command {
+	var (
+		o                   conform.DaemonOpts
+		ids, secrets, roles []string
+		tlsOn, tlsInsecure  bool
+		tlsCA               string
+	)
+	cmd := &cobra.Command{
+		Use:   "daemon --addr ADDR --device ID --secret SECRET [--role ROLE] ...",
+		Short: "Play devices against a daemon and report how it conforms",
+		Long: `daemon plays each --device (with its --secret and --role, in the order given;
+default roles: kiosk, then display) against the daemon at --addr. A kiosk (or
+console) and a display together run every check. It takes tickets and
+pauses a keypad's counter: point it at a test site.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			creds, err := conform.Credentials(ids, secrets, roles)
+			if err != nil {
+				return err
+			}
+			if o.TLS, err = sim.TLSConfig(tlsOn, tlsCA, tlsInsecure); err != nil {
+				return err
+			}
+			o.Devices = creds
+			rep, err := conform.Daemon(cmd.Context(), o)
+			return printConformance(cmd, rep, err)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.Addr, "addr", defaultAddr, "daemon protocol address")
+	fs.StringArrayVar(&ids, "device", nil, "device id (repeat for several devices)")
+	fs.StringArrayVar(&secrets, "secret", nil, "the device's secret (one per --device)")
+	fs.StringArrayVar(&roles, "role", nil, "the device's role: kiosk, keypad, display or console (one per --device)")
+	fs.DurationVar(&o.Timeout, "timeout", 5*time.Second, "time-out of each answer")
+	fs.BoolVar(&tlsOn, "tls", false, "connect with TLS, trusting the system's CAs")
+	fs.StringVar(&tlsCA, "tls-ca", "", "connect with TLS, trusting the CA certificate(s) in this PEM file")
+	fs.BoolVar(&tlsInsecure, "tls-insecure", false, "connect with TLS without checking the daemon's certificate (tests only)")
+	return cmd
+}
+
+// printConformance prints rep and exits 1 when a check failed.
+func printConformance(cmd *cobra.Command, rep *conform.Report, err error) error {
+	if rep != nil {
+		if _, werr := rep.WriteTo(cmd.OutOrStdout()); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if len(rep.Failed()) > 0 {
+		return exitError(1)
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// readme returns the repository's README.
+func readme(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// metricsHardwareYAML adds a printer, an LED board, a voice zone and a
+// notification receiver to serveYAML.
+const metricsHardwareYAML = `
+printers:
+  - { id: desk, addr: "127.0.0.1:1" }
+led:
+  ports:
+    - { name: "file:%s", driver: { kind: template, template: "{number}" } }
+  boards:
+    - { port: "file:%[2]s", addr: 1, site: clinic, counter: "1" }
+voice:
+  zones:
+    - { name: hall, site: clinic, output: "dir:%s", langs: [en] }
+notify:
+  commands:
+    - { name: sink, run: "cat > /dev/null" }
+`
+
+// TestReadmeMetrics: every metric name the README mentions is on a running
+// daemon's /metrics (after a ticket, so the request metrics have values); a
+// name ending in * is a prefix some metric has.
+func TestReadmeMetrics(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, serveYAML+metricsHardwareYAML, map[string]string{"NOWSERVING_LISTEN_HTTP": "127.0.0.1:0"}, dir+"/led.bin", dir+"/voice")
+	d := runDaemon(t, cfg)
+	takeTicket(t, d.protocolAddr.String(), 1)
+	if _, err := d.live.eng.CallNext(context.Background(), queue.CounterRequest{Request: queue.Request{Site: "clinic", Device: "test"}, Counter: "1"}); err != nil {
+		t.Fatal(err) // a wait observed
+	}
+	names := map[string]bool{}
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get("http://" + d.httpAddr.String() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		if strings.Contains(body, "nowserving_led_board_online{") && strings.Contains(body, "nowserving_http_requests_total{") ||
+			time.Now().After(deadline) {
+			break
+		}
+	}
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) > 2 && f[0] == "#" && f[1] == "HELP" {
+			names[f[2]] = true
+		}
+	}
+	mentioned := regexp.MustCompile("nowserving_[a-z_]+\\*?").FindAllString(readme(t), -1)
+	if len(mentioned) < 10 {
+		t.Fatalf("README mentions %d metrics", len(mentioned))
+	}
+	for _, m := range mentioned {
+		if p, ok := strings.CutSuffix(m, "*"); ok {
+			found := false
+			for n := range names {
+				found = found || strings.HasPrefix(n, p)
+			}
+			if !found {
+				t.Errorf("README mentions %s: no metric has that prefix", m)
+			}
+			continue
+		}
+		if strings.HasSuffix(m, "_") {
+			continue // "_called_total" after a full name: a suffix, checked below
+		}
+		if m == "nowserving_events_poll_age_seconds" {
+			continue // only where a daemon polls a shared store, not on SQLite: metrics.TestFollow has it
+		}
+		if base := strings.TrimSuffix(strings.TrimSuffix(m, "_sum"), "_count"); !names[m] && !names[base] {
+			t.Errorf("README mentions %s, which /metrics does not have", m)
+		}
+	}
+	for _, suffix := range regexp.MustCompile("`(_[a-z_]+_total)`").FindAllStringSubmatch(readme(t), -1) {
+		if !names["nowserving_queue_tickets"+suffix[1]] {
+			t.Errorf("README mentions nowserving_queue_tickets%s, which /metrics does not have", suffix[1])
+		}
+	}
+}
+
+// TestReadmeConsole: the console screen in the README is the golden screen
+// the tui tests render.
+func TestReadmeConsole(t *testing.T) {
+	g, err := os.ReadFile("../../tui/testdata/supervisor-80x24.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(string(g), "\n"), "\n") {
+		lines = append(lines, strings.TrimRight(l, " "))
+	}
+	if want := "```\n" + strings.Join(lines, "\n") + "\n```"; !strings.Contains(readme(t), want) {
+		t.Errorf("the README's console screen is not tui/testdata/supervisor-80x24.golden:\n%s", want)
+	}
+}
+
+// TestReadmeCommands: every nowserving command line in the README's code
+// blocks names a subcommand and flags it takes.
+func TestReadmeCommands(t *testing.T) {
+	in, n := false, 0
+	var cont string
+	for _, line := range strings.Split(readme(t), "\n") {
+		if strings.HasPrefix(line, "```") {
+			in = !in
+			continue
+		}
+		if !in {
+			continue
+		}
+		line = cont + strings.TrimSpace(line)
+		cont = ""
+		if c, ok := strings.CutSuffix(line, "\\"); ok {
+			cont = c + " "
+			continue
+		}
+		line = strings.TrimPrefix(line, "$ ")
+		if i := strings.Index(line, "  #"); i >= 0 {
+			line = line[:i]
+		}
+		args := shellWords(line)
+		if len(args) == 0 || (args[0] != "nowserving" && args[0] != "./bin/nowserving") {
+			continue
+		}
+		n++
+		cmd, rest, err := newRoot().Find(args[1:])
+		if err != nil || !cmd.Runnable() {
+			t.Errorf("README: %s: not a nowserving command (%v)", line, err)
+			continue
+		}
+		if err := cmd.ParseFlags(rest); err != nil {
+			t.Errorf("README: %s: %v", line, err)
+		}
+	}
+	if n < 20 {
+		t.Errorf("found %d nowserving command lines in the README, want the walkthrough's", n)
+	}
+}
+
+// shellWords splits a command line on spaces, keeping quoted words whole.
+func shellWords(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quote, word := byte(0), false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote, word = c, true
+		case c == ' ' || c == '\t':
+			if word {
+				out = append(out, cur.String())
+				cur.Reset()
+				word = false
+			}
+		default:
+			cur.WriteByte(c)
+			word = true
+		}
+	}
+	if word {
+		out = append(out, cur.String())
+	}
+	return out
+}

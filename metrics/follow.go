@@ -1,0 +1,78 @@
+package metrics
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// RegisterFollow registers on reg how this daemon follows the events other
+// daemons commit to the same store, per site:
+//
+//	nowserving_events_followed_total        events of other daemons that reached this one
+//	nowserving_events_follow_delay_seconds  from an event's time (its request, on the
+//	                                        other daemon's clock) to its arrival here
+//	nowserving_events_behind                versions the feed was behind the store after
+//	                                        the last poll (0 when it keeps up)
+//	nowserving_events_poll_age_seconds      since the store's versions were last read
+//
+// now is the clock the delays are taken on.
+func RegisterFollow(reg prometheus.Registerer, eng *queue.Engine, now func() time.Time) error {
+	followed := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "nowserving", Subsystem: "events", Name: "followed_total",
+		Help: "Events other daemons committed that reached this daemon."}, []string{"site"})
+	delay := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "nowserving", Subsystem: "events", Name: "follow_delay_seconds",
+		Help:    "Time from an event of another daemon (its request) to its arrival in this daemon.",
+		Buckets: []float64{0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5}}, []string{"site"})
+	for _, c := range []prometheus.Collector{followed, delay, followGauges{eng: eng, now: now}} {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("metrics: register follow: %w", err)
+		}
+	}
+	// Every site's series exist from the start (at 0), so a scrape shows
+	// them before the first event of another daemon arrives.
+	for _, s := range eng.Sites() {
+		followed.WithLabelValues(s.ID)
+		delay.WithLabelValues(s.ID)
+	}
+	eng.OnFollow(func(site string, evs []queue.Event) {
+		t := now()
+		followed.WithLabelValues(site).Add(float64(len(evs)))
+		h := delay.WithLabelValues(site)
+		for i := range evs {
+			h.Observe(max(t.Sub(evs[i].At), 0).Seconds())
+		}
+	})
+	return nil
+}
+
+var (
+	behindDesc = prometheus.NewDesc("nowserving_events_behind",
+		"Versions this daemon's event feed was behind the store after its last poll.", []string{"site"}, nil)
+	pollAgeDesc = prometheus.NewDesc("nowserving_events_poll_age_seconds",
+		"Seconds since this daemon last read the store's event versions.", []string{"site"}, nil)
+)
+
+// followGauges reads the engine's follow statistics at scrape time.
+type followGauges struct {
+	eng *queue.Engine
+	now func() time.Time
+}
+
+func (g followGauges) Describe(ch chan<- *prometheus.Desc) { ch <- behindDesc; ch <- pollAgeDesc }
+
+func (g followGauges) Collect(ch chan<- prometheus.Metric) {
+	t := g.now()
+	stats := g.eng.FollowStats()
+	// A site nobody else writes (one daemon, or SQLite where the feed does
+	// not poll) is never behind: 0, and no poll age.
+	for _, s := range g.eng.Sites() {
+		site, st := s.ID, stats[s.ID]
+		ch <- prometheus.MustNewConstMetric(behindDesc, prometheus.GaugeValue, float64(st.Behind), site)
+		if !st.Polled.IsZero() {
+			ch <- prometheus.MustNewConstMetric(pollAgeDesc, prometheus.GaugeValue, t.Sub(st.Polled).Seconds(), site)
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// Notifier wakes the other daemons of one database with LISTEN/NOTIFY. It
+// sends a NOTIFY in its own short transaction after the ticket transaction
+// committed, never inside it: a NOTIFY in the ticket transaction would take
+// the database-wide notify lock at every commit (DESIGN §7). The payload
+// names the sender, the site and its version; the event table stays the
+// record, read by version.
+//
+// It keeps two connections of its own, outside the store's pool: one that
+// listens and one that sends, each reopened on the next call after a
+// failure. The channel is named after the schema, so daemons on different
+// schemas of one database do not wake each other.
+type Notifier struct {
+	dsn string
+	id  string // this daemon's instance, to skip its own notifications
+
+	mu     sync.Mutex
+	sender *pgx.Conn
+	ch     string
+}
+
+var _ queue.Notifier = (*Notifier)(nil)
+
+// NewNotifier returns a notifier for the database at dsn (as Open takes
+// it). It connects on first use.
+func NewNotifier(dsn string) *Notifier {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return &Notifier{dsn: dsn, id: hex.EncodeToString(b[:])}
+}
+
+// connect opens a connection and names the channel of its schema.
+func (n *Notifier) connect(ctx context.Context) (*pgx.Conn, string, error) {
+	c, err := pgx.Connect(ctx, n.dsn)
+	if err != nil {
+		return nil, "", fmt.Errorf("postgres: notifier: connect: %w", Dialect().Err(err))
+	}
+	var schema string
+	if err := c.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		_ = c.Close(context.Background())
+		return nil, "", fmt.Errorf("postgres: notifier: read schema: %w", Dialect().Err(err))
+	}
+	return c, "nowserving " + schema, nil
+}
+
+// Notify sends site's new version to the daemons listening.
+func (n *Notifier) Notify(ctx context.Context, site string, version int64) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.sender == nil {
+		c, ch, err := n.connect(ctx)
+		if err != nil {
+			return err
+		}
+		n.sender, n.ch = c, ch
+	}
+	payload := n.id + " " + site + " " + strconv.FormatInt(version, 10)
+	if _, err := n.sender.Exec(ctx, "SELECT pg_notify($1, $2)", n.ch, payload); err != nil {
+		_ = n.sender.Close(context.Background())
+		n.sender = nil
+		return fmt.Errorf("postgres: notify %s v%d: %w", site, version, Dialect().Err(err))
+	}
+	return nil
+}
+
+// Listen listens on a connection of its own until ctx ends or it fails.
+func (n *Notifier) Listen(ctx context.Context, ready func(), fn func(site string, version int64)) error {
+	c, ch, err := n.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background())
+	if _, err := c.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+		return fmt.Errorf("postgres: listen: %w", Dialect().Err(err))
+	}
+	ready()
+	for {
+		m, err := c.WaitForNotification(ctx)
+		if err != nil {
+			return fmt.Errorf("postgres: wait for notification: %w", Dialect().Err(err))
+		}
+		if site, v, ok := n.parse(m.Payload); ok {
+			fn(site, v)
+		}
+	}
+}
+
+// parse reads "sender site version", skipping this daemon's own.
+func (n *Notifier) parse(p string) (site string, version int64, ok bool) {
+	sender, rest, ok1 := strings.Cut(p, " ")
+	i := strings.LastIndexByte(rest, ' ')
+	if !ok1 || i < 0 || sender == n.id {
+		return "", 0, false
+	}
+	v, err := strconv.ParseInt(rest[i+1:], 10, 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return rest[:i], v, true
+}
+
+// Close closes the sending connection (Listen closes its own when its
+// context ends).
+func (n *Notifier) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.sender == nil {
+		return nil
+	}
+	err := n.sender.Close(context.Background())
+	n.sender = nil
+	return err
+}
