@@ -225,6 +225,10 @@ type Site struct {
 	ClassNames map[string]Names `mapstructure:"class_names"`
 	Services   []Service        `mapstructure:"services"`
 	Counters   []Counter        `mapstructure:"counters"`
+	// Resources are what patients book (appointments.go); Appointments
+	// the site's booking rules.
+	Resources    []Resource   `mapstructure:"resources"`
+	Appointments Appointments `mapstructure:"appointments"`
 
 	loc *time.Location // set by Validate
 }
@@ -490,6 +494,7 @@ func applyDefaults(c *Config, isSet func(key string) bool) {
 				v.CallTimeoutAction = TimeoutNoShow
 			}
 		}
+		applyAppointmentDefaults(s, sk, isSet)
 		for j := range s.Counters {
 			ct := &s.Counters[j]
 			ck := keyf("%s.counters[%d]", sk, j)

@@ -153,6 +153,7 @@ func (s *Site) validate(k string, ps *problems) {
 	s.validateClassNames(k, langs, ps)
 	codeAt := s.validateServices(k, langs, ps)
 	s.validateCounters(k, langs, codeAt, ps)
+	s.validateAppointments(k, langs, codeAt, ps)
 }
 
 // validateLanguages checks the site languages and returns the valid ones,

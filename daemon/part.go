@@ -71,7 +71,7 @@ func (s *Sweeper) Run(ctx context.Context) error {
 		case err != nil:
 			s.log.Warn("sweep failed", "err", err)
 		case n > 0:
-			s.log.Info("swept tickets", "moved", n)
+			s.log.Info("swept tickets, bookings and slots", "moved", n)
 		}
 	}
 }

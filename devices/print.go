@@ -107,14 +107,14 @@ func (d *Dispatcher) render(t queue.Ticket, pos queue.Position, l escpos.Layout,
 	default:
 		lang = s.Lang()
 	}
-	issued := t.IssuedAt
-	if s.Location != nil && !issued.IsZero() {
-		issued = issued.In(s.Location)
+	issued, appt := t.IssuedAt, pos.Appointment
+	if s.Location != nil {
+		issued, appt = issued.In(s.Location), appt.In(s.Location)
 	}
 	b, err := escpos.Render(escpos.Ticket{
 		Site: s.Name(lang), Service: s.ServiceName(t.Service, lang), Number: t.Number,
 		PeopleAhead: pos.Ahead, EstimatedWait: pos.Wait, Issued: issued,
-		QR: d.o.QR(t), Footer: footer, Lang: lang, Reprint: reprint,
+		QR: d.o.QR(t), Footer: footer, Lang: lang, Reprint: reprint, Appointment: appt,
 	}, l)
 	if err != nil {
 		return nil, fmt.Errorf("devices: render %s: %w", t.Number, err)

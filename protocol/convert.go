@@ -51,6 +51,14 @@ func refusalMsg(err, sentinel error, st *wire.StatusError) string {
 	if errors.As(err, &te) {
 		return fmt.Sprintf("%s: ticket %s is %s: cannot %s", st.Msg, te.Number, te.Status, te.Action)
 	}
+	var early *queue.CheckInEarlyError
+	if errors.As(err, &early) {
+		return fmt.Sprintf("%s: booking %s: come back at %s", st.Msg, early.Code, early.At.Format("15:04"))
+	}
+	var be *queue.BookingStateError
+	if errors.As(err, &be) {
+		return fmt.Sprintf("%s: booking %d is %s: cannot %s", st.Msg, be.ID, be.Status, be.Action)
+	}
 	detail, ok := strings.CutPrefix(err.Error(), sentinel.Error()+": ")
 	if !ok || strings.Contains(detail, "queue: ") {
 		return st.Msg
@@ -76,6 +84,10 @@ var errorMap = []struct {
 	{queue.ErrKeyReused, wire.ErrKeyReused},
 	{queue.ErrBadRequest, wire.ErrBadPayload},
 	{queue.ErrUnknownSite, wire.ErrUnknownSite},
+	{queue.ErrBookingNotFound, wire.ErrUnknownBooking},
+	{queue.ErrCheckInEarly, wire.ErrCheckInEarly},
+	{queue.ErrCheckInLate, wire.ErrCheckInLate},
+	{queue.ErrBookingState, wire.ErrBookingNotActive},
 }
 
 var statusToWire = map[queue.Status]wire.TicketStatus{
@@ -120,6 +132,9 @@ func ticketMsg(site *queue.Site, t *queue.Ticket, pos *queue.Position) *wire.Tic
 	if pos != nil {
 		m.PeopleAhead = uint32(max(pos.Ahead, 0))
 		m.WaitSeconds = uint32(max(pos.Wait.Seconds(), 0))
+		if !pos.Appointment.IsZero() {
+			m.AppointmentMS = pos.Appointment.UnixMilli()
+		}
 	}
 	return m
 }

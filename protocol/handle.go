@@ -241,6 +241,8 @@ func (ss *session) dispatch(ctx context.Context, f wire.Frame, m wire.Message) (
 		return ss.subscribe(ctx, f, m)
 	case *wire.Reprint:
 		return ss.reprint(ctx, f, m)
+	case *wire.CheckIn:
+		return ss.checkIn(ctx, f, m)
 	}
 	return nil, wire.ErrUnsupportedType.WithMsg(fmt.Sprintf("unknown message type: %s is not handled", f.Type))
 }
@@ -254,16 +256,22 @@ func (ss *session) takeTicket(ctx context.Context, f wire.Frame, m *wire.TakeTic
 	if !ok {
 		return nil, wire.ErrBadPayload.WithMsg(fmt.Sprintf("malformed payload: unknown ticket class %d at site %s", m.Class, r.site.ID))
 	}
-	render := ss.srv.o.Render
-	if m.WantESCPOS && render == nil {
+	if m.WantESCPOS && ss.srv.o.Render == nil {
 		return nil, wire.ErrBadPayload.WithMsg("malformed payload: WantESCPOS, but printing is not configured")
 	}
 	pos, err := ss.srv.eng.IssuePosition(ctx, queue.IssueRequest{Request: r.qr, Service: m.Service, Class: class})
 	if err != nil {
 		return nil, err
 	}
+	return ss.printed(ctx, f, r, pos, m.WantESCPOS, m.Language)
+}
+
+// printed is the TICKET answer of a new ticket a kiosk prints: with its
+// ESC/POS bytes when it asked for them, else printed on its network
+// printer (if it has one) before it is answered.
+func (ss *session) printed(ctx context.Context, f wire.Frame, r req, pos queue.Position, wantESCPOS bool, lang string) (wire.Message, error) {
 	out := ticketMsg(r.site, &pos.Ticket, &pos)
-	if !m.WantESCPOS && ss.srv.o.Print != nil {
+	if !wantESCPOS && ss.srv.o.Print != nil {
 		// A kiosk with only a button: its ticket prints on its network
 		// printer before it is answered. A ticket that did not print is
 		// issued all the same (it has its number and its place): the kiosk
@@ -276,14 +284,31 @@ func (ss *session) takeTicket(ctx context.Context, f wire.Frame, m *wire.TakeTic
 			out.NotPrinted, out.PrintError = true, printReason(err)
 		}
 	}
-	if m.WantESCPOS {
-		b, err := render(r.site.ID, pos.Ticket, pos, m.Language)
+	if wantESCPOS {
+		b, err := ss.srv.o.Render(r.site.ID, pos.Ticket, pos, lang)
 		if err != nil {
 			return nil, fmt.Errorf("protocol: render ticket %s: %w", pos.Ticket.Number, err)
 		}
 		out.ESCPOS = b
 	}
 	return out, nil
+}
+
+// checkIn turns a booking into a ticket and answers it as TAKE_TICKET
+// does, with the slot's start in AppointmentMS.
+func (ss *session) checkIn(ctx context.Context, f wire.Frame, m *wire.CheckIn) (wire.Message, error) {
+	r, err := ss.resolve(f, m.Site, 0, m.IdemKey, false)
+	if err != nil {
+		return nil, err
+	}
+	if m.WantESCPOS && ss.srv.o.Render == nil {
+		return nil, wire.ErrBadPayload.WithMsg("malformed payload: WantESCPOS, but printing is not configured")
+	}
+	ci, err := ss.srv.eng.CheckIn(ctx, queue.BookingRequest{Request: r.qr, Code: m.Code})
+	if err != nil {
+		return nil, err
+	}
+	return ss.printed(ctx, f, r, ci.Position, m.WantESCPOS, m.Language)
 }
 
 type counterFunc func(context.Context, queue.CounterRequest) (queue.Ticket, error)

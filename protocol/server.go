@@ -320,14 +320,14 @@ func ParseRole(name string) (wire.Role, error) {
 
 // roleActions is what each role may send (PROTOCOL.md §4).
 var roleActions = map[wire.Role]wire.Actions{
-	wire.RoleKiosk: wire.Allow(wire.TypeTakeTicket, wire.TypeStatus),
+	wire.RoleKiosk: wire.Allow(wire.TypeTakeTicket, wire.TypeStatus, wire.TypeCheckIn),
 	wire.RoleKeypad: wire.Allow(wire.TypeCallNext, wire.TypeCallNumber, wire.TypeRecall, wire.TypeNoShow,
 		wire.TypeReenter, wire.TypeStart, wire.TypeComplete, wire.TypeTransfer, wire.TypePause,
 		wire.TypeResume, wire.TypeStatus, wire.TypeSubscribe),
 	wire.RoleDisplay: wire.Allow(wire.TypeSubscribe, wire.TypeStatus),
 	wire.RoleConsole: wire.Allow(wire.TypeTakeTicket, wire.TypeCallNext, wire.TypeCallNumber, wire.TypeRecall,
 		wire.TypeNoShow, wire.TypeReenter, wire.TypeStart, wire.TypeComplete, wire.TypeTransfer,
-		wire.TypeCancel, wire.TypePause, wire.TypeResume, wire.TypeStatus, wire.TypeSubscribe, wire.TypeReprint),
+		wire.TypeCancel, wire.TypePause, wire.TypeResume, wire.TypeStatus, wire.TypeSubscribe, wire.TypeReprint, wire.TypeCheckIn),
 }
 
 // Stats returns the running counts.

@@ -27,14 +27,14 @@ func TestWelcome(t *testing.T) {
 		counter uint32
 		allowed []wire.MsgType
 	}{
-		{"kiosk-1", wire.RoleKiosk, 0, []wire.MsgType{wire.TypeTakeTicket, wire.TypeStatus}},
+		{"kiosk-1", wire.RoleKiosk, 0, []wire.MsgType{wire.TypeTakeTicket, wire.TypeStatus, wire.TypeCheckIn}},
 		{"keypad-3", wire.RoleKeypad, 3, []wire.MsgType{wire.TypeCallNext, wire.TypeCallNumber, wire.TypeRecall, wire.TypeNoShow,
 			wire.TypeReenter, wire.TypeStart, wire.TypeComplete, wire.TypeTransfer, wire.TypePause, wire.TypeResume,
 			wire.TypeStatus, wire.TypeSubscribe}},
 		{"display-1", wire.RoleDisplay, 0, []wire.MsgType{wire.TypeSubscribe, wire.TypeStatus}},
 		{"console-1", wire.RoleConsole, 0, []wire.MsgType{wire.TypeTakeTicket, wire.TypeCallNext, wire.TypeCallNumber,
 			wire.TypeRecall, wire.TypeNoShow, wire.TypeReenter, wire.TypeStart, wire.TypeComplete, wire.TypeTransfer,
-			wire.TypeCancel, wire.TypePause, wire.TypeResume, wire.TypeStatus, wire.TypeSubscribe, wire.TypeReprint}},
+			wire.TypeCancel, wire.TypePause, wire.TypeResume, wire.TypeStatus, wire.TypeSubscribe, wire.TypeReprint, wire.TypeCheckIn}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

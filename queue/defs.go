@@ -28,6 +28,10 @@ type Site struct {
 	ClassNames map[Class]map[string]string
 	Services   []Service
 	Counters   []Counter
+	// Resources are what patients book; Appointments the booking rules
+	// (zero fields take the Default* values).
+	Resources    []Resource
+	Appointments Appointments
 
 	// Languages are the site's languages, the main one first (config
 	// sites[].languages); empty means English. Every reader shows names in
@@ -131,6 +135,9 @@ func (s *Site) Validate() error {
 		if sv.Ratio != nil && sv.Ratio.NormalPerPriority < 1 {
 			return fmt.Errorf("queue: site %s service %s: ratio needs normal_per_priority >= 1", s.ID, sv.Code)
 		}
+	}
+	if err := s.validateResources(seen); err != nil {
+		return err
 	}
 	cseen := map[string]bool{}
 	for _, c := range s.Counters {

@@ -82,6 +82,13 @@ type Engine struct {
 	log     *slog.Logger
 	feed    *feed
 
+	// genMu guards generated: the horizon each resource's slots were
+	// last generated to ("site/resource").
+	genMu     sync.Mutex
+	generated map[string]time.Time
+	// slotRuns counts the generations whose horizon moved (SlotRuns).
+	slotRuns atomic.Uint64
+
 	mu     sync.RWMutex
 	closed bool
 	shards []shard
@@ -160,7 +167,8 @@ func New(o Opts) (*Engine, error) {
 	if o.Logger == nil {
 		o.Logger = d.Logger
 	}
-	e := &Engine{store: o.Store, clock: o.Clock, batch: o.Batch, timeout: o.StoreTimeout, log: o.Logger}
+	e := &Engine{store: o.Store, clock: o.Clock, batch: o.Batch, timeout: o.StoreTimeout, log: o.Logger,
+		generated: map[string]time.Time{}}
 	defs, err := newSiteDefs(o.Sites)
 	if err != nil {
 		return nil, err

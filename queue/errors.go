@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinel errors. Callers test them with errors.Is; the protocol maps each
@@ -24,6 +25,16 @@ var (
 	ErrCounterIdle       = refusal("queue: counter has no ticket")
 	ErrKeyReused         = refusal("queue: idempotency key reused for another operation")
 	ErrBadRequest        = refusal("queue: bad request")
+	ErrUnknownResource   = refusal("queue: unknown resource")
+	ErrSlotNotFound      = refusal("queue: slot not found")
+	ErrBookingNotFound   = refusal("queue: booking not found")
+	ErrSlotFull          = refusal("queue: slot full")
+	ErrSlotClosed        = refusal("queue: slot not bookable")
+	ErrAlreadyBooked     = refusal("queue: patient already booked in this slot")
+	ErrOverlap           = refusal("queue: patient has an overlapping booking")
+	ErrBookingState      = refusal("queue: booking cannot do that in its state")
+	ErrCheckInLate       = refusal("queue: too late to check in")
+	ErrRateLimited       = refusal("queue: too many requests")
 	ErrClosed            = errors.New("queue: engine closed")
 
 	// Store-level errors: stores translate driver errors into these.
@@ -75,3 +86,22 @@ func IsRefusal(err error) bool {
 }
 
 func (e *TransitionError) refuses() {}
+
+// CheckInEarlyError refuses a check-in before its window: the patient may
+// come back at At. It matches ErrCheckInEarly.
+type CheckInEarlyError struct {
+	Code string
+	At   time.Time
+}
+
+// ErrCheckInEarly is the refusal of a check-in before its window.
+var ErrCheckInEarly = refusal("queue: too early to check in")
+
+func (e *CheckInEarlyError) Error() string {
+	return fmt.Sprintf("queue: booking %s: too early to check in: come back at %s", e.Code, e.At.Format("15:04"))
+}
+
+// Is makes CheckInEarlyError match ErrCheckInEarly.
+func (e *CheckInEarlyError) Is(target error) bool { return target == ErrCheckInEarly }
+
+func (e *CheckInEarlyError) refuses() {}

@@ -25,6 +25,10 @@ type IssueRequest struct {
 	Request
 	Service string
 	Class   Class // empty: normal
+
+	// slot, set by a check-in on time, orders the appointment ticket by
+	// its slot's start among the appointments.
+	slot time.Time
 }
 
 // CounterRequest acts for one counter.
@@ -136,6 +140,9 @@ func (e *Engine) issue(ctx context.Context, tx Tx, j *job, s *Site, r IssueReque
 		Site: s.ID, Service: sv.Code, Queue: sv.Code, Day: day, Seq: seq, Number: sv.NumberText(seq),
 		Class: class, Status: StatusWaiting, Rank: s.rank(class), SortKey: int64(seq) * keyGap,
 		IssuedAt: now, WaitingSince: now, Device: r.Device, IdemKey: r.Key,
+	}
+	if class == ClassAppointment && !r.slot.IsZero() {
+		t.SortKey = r.slot.UnixMilli()
 	}
 	if class == ClassRevisit {
 		if err := place(ctx, tx, &t, sv.RevisitAfter); err != nil {
@@ -723,8 +730,10 @@ func (e *Engine) MarkPrintFailed(ctx context.Context, site string, ticketID int6
 // Sweep expires the waiting tickets of past service days, the tickets a
 // counter still holds from a past day once the site's HeldGrace after the
 // rollover has passed (until then the counter finishes them as usual), and
-// applies call time-outs. The daemon runs it every few seconds; it returns
-// how many tickets it moved.
+// applies call time-outs; it marks missed bookings, expires holds that ran
+// out and creates the slots a resource's horizon reaches (at its opening
+// time of day). The daemon runs it every few seconds; it returns how many
+// tickets, bookings and slots it moved or made.
 func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	total := 0
 	defs := e.defs.Load()
@@ -785,6 +794,12 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 			return total, err
 		}
 		total += n
+		n, err = e.sweepBookings(ctx, s)
+		total += n
+		if err != nil {
+			return total, err
+		}
 	}
-	return total, nil
+	n, err := e.generate(ctx, true)
+	return total + n, err
 }

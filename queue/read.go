@@ -160,6 +160,9 @@ type Position struct {
 	Ticket Ticket
 	Ahead  int           // waiting tickets to be called before it
 	Wait   time.Duration // estimated wait
+	// Appointment is the slot start of the booking a check-in turned into
+	// this ticket (CheckIn sets it); zero otherwise.
+	Appointment time.Time
 }
 
 // Position finds a ticket of today by number and estimates its wait: the

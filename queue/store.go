@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"time"
 )
 
 // Store is a durable database behind the Engine. It runs functions in
@@ -221,4 +222,76 @@ type Tx interface {
 	// events, in one query: what a daemon polls to find the events other
 	// daemons committed.
 	LastVersions(ctx context.Context) (map[string]int64, error)
+
+	BookingTx
+}
+
+// SlotQuery selects the slots of a site starting in [From, To), by start
+// then resource.
+type SlotQuery struct {
+	Site     string
+	Resource string // empty: every resource
+	From, To time.Time
+}
+
+// PatientKey names one patient of a site.
+type PatientKey struct {
+	Site    string
+	Patient string
+}
+
+// BookingFilter selects bookings, ordered by id. Zero fields select
+// everything.
+type BookingFilter struct {
+	Site     string
+	Patient  string
+	Slot     int64
+	Resource string
+	Statuses []BookingStatus
+	// StartBefore and EndAfter keep the bookings whose slot overlaps
+	// [EndAfter, StartBefore); EndBefore those whose slot ended before it.
+	StartBefore, EndAfter, EndBefore time.Time
+	// HeldBefore keeps HELD bookings whose hold ends before it.
+	HeldBefore time.Time
+	Limit      int
+}
+
+// BookingTx is what a store offers for appointments inside a transaction.
+// The rules that need no reading live in its statements: TakePlace is one
+// conditional UPDATE, the stores add a CHECK on a slot's places and a
+// unique index on a patient's active booking of a slot.
+type BookingTx interface {
+	// InsertSlots creates the slots whose (site, resource, start) does not
+	// exist yet and returns how many it created.
+	InsertSlots(ctx context.Context, slots []Slot) (int, error)
+	// Slots lists the slots q selects.
+	Slots(ctx context.Context, q SlotQuery) ([]Slot, error)
+	// Slot reads one slot, ErrSlotNotFound if none.
+	Slot(ctx context.Context, id int64) (*Slot, error)
+	// ReshapeSlot sets a slot's capacity and closed flag unless the
+	// capacity would fall below its bookings; it reports whether it did.
+	ReshapeSlot(ctx context.Context, s Slot) (bool, error)
+	// TakePlace adds one booking to a slot that is open, has a free place
+	// and starts after now, in one conditional UPDATE; false when it
+	// matched no row.
+	TakePlace(ctx context.Context, slot int64, now time.Time) (bool, error)
+	// ReleasePlace gives a place back.
+	ReleasePlace(ctx context.Context, slot int64) error
+	// LockPatient serialises the bookings of one patient of a site until
+	// the transaction ends, so a check of the patient's other bookings
+	// sees any another transaction commits.
+	LockPatient(ctx context.Context, k PatientKey, now time.Time) error
+	// InsertBooking stores a new booking and sets its ID; a second active
+	// booking of the patient in the slot, or a code used before, fails
+	// with ErrDuplicate.
+	InsertBooking(ctx context.Context, b *Booking) error
+	// UpdateBooking writes b's status, hold, ticket and update time if its
+	// stored status is still from, else ErrConflict.
+	UpdateBooking(ctx context.Context, b *Booking, from BookingStatus) error
+	// Booking reads one booking, ErrBookingNotFound if none;
+	// BookingByCode finds one by its site and code.
+	Booking(ctx context.Context, id int64) (*Booking, error)
+	BookingByCode(ctx context.Context, site, code string) (*Booking, error)
+	// FindBookings lists the bookings f selects.
+	FindBookings(ctx context.Context, f BookingFilter) ([]Booking, error)
 }

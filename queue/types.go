@@ -185,4 +185,11 @@ type Event struct {
 	// ServiceTime, on DONE, is the time from the start of the service
 	// (SERVING) to the event.
 	ServiceTime time.Duration
+	// BookingID, Slot, Resource and SlotAt name the booking of a BOOKING_*
+	// event and its slot (Service is then the resource's service, Day the
+	// slot's service day; TicketID and Number the ticket of a check-in).
+	BookingID int64
+	Slot      int64
+	Resource  string
+	SlotAt    time.Time
 }

@@ -44,7 +44,8 @@ func hour(s Stats) string {
 }
 
 // WriteTable writes r as aligned text: a table of services with a total
-// line, then a table of counters.
+// line, a table of counters, then (for a site with bookings) a table of
+// resources per day.
 func WriteTable(w io.Writer, r Report) error {
 	days := r.From
 	if r.To != r.From {
@@ -76,16 +77,40 @@ func WriteTable(w io.Writer, r Report) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("report: write table: %w", err)
 	}
+	return writeBookingTable(w, r.Bookings)
+}
+
+// writeBookingTable writes the bookings table, nothing when there are no
+// rows.
+func writeBookingTable(w io.Writer, rows []BookingRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "resource\tday\tbooked\tcancelled\tchecked in on time\tchecked in late\tmissed\t\n")
+	for _, b := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t\n", b.Resource, b.Day, b.Booked, b.Cancelled, b.OnTime, b.Late, b.Missed)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("report: write table: %w", err)
+	}
 	return nil
 }
 
 // CSVHeader is the first line of the CSV format. Durations are in seconds;
-// busiest_hour is empty when nothing happened.
+// busiest_hour is empty when nothing happened. The last five columns are
+// those of the resource lines (kind resource: day, bookings made, checked
+// in on time and late, missed; their cancelled column counts cancelled
+// bookings), empty on the other lines; a resource line leaves the
+// ticket columns empty.
 var CSVHeader = []string{"site", "from", "to", "kind", "id", "issued", "called", "served", "no_shows", "cancelled",
-	"avg_wait_s", "p90_wait_s", "avg_service_s", "busiest_hour", "busiest_count"}
+	"avg_wait_s", "p90_wait_s", "avg_service_s", "busiest_hour", "busiest_count",
+	"day", "booked", "checked_in_on_time", "checked_in_late", "missed"}
 
 // WriteCSV writes one line per service (kind service), the total (kind
-// total, id empty) and one per counter (kind counter).
+// total, id empty), one per counter (kind counter) and one per resource and
+// day (kind resource).
 func WriteCSV(w io.Writer, r Report) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
@@ -98,7 +123,7 @@ func WriteCSV(w io.Writer, r Report) error {
 		}
 		return []string{r.Site, r.From, r.To, kind, id, strconv.Itoa(s.Issued), strconv.Itoa(s.Called), strconv.Itoa(s.Served),
 			strconv.Itoa(s.NoShows), strconv.Itoa(s.Cancelled), secs(s.AvgWait), secs(s.P90Wait), secs(s.AvgService),
-			bh, strconv.Itoa(s.BusiestCount)}
+			bh, strconv.Itoa(s.BusiestCount), "", "", "", "", ""}
 	}
 	var recs [][]string
 	for _, row := range r.Services {
@@ -107,6 +132,10 @@ func WriteCSV(w io.Writer, r Report) error {
 	recs = append(recs, rec("total", "", r.Total))
 	for _, row := range r.Counters {
 		recs = append(recs, rec("counter", row.ID, row.Stats))
+	}
+	for _, b := range r.Bookings {
+		recs = append(recs, []string{r.Site, r.From, r.To, "resource", b.Resource, "", "", "", "", strconv.Itoa(b.Cancelled),
+			"", "", "", "", "", b.Day, strconv.Itoa(b.Booked), strconv.Itoa(b.OnTime), strconv.Itoa(b.Late), strconv.Itoa(b.Missed)})
 	}
 	if err := cw.WriteAll(recs); err != nil {
 		return fmt.Errorf("report: write csv: %w", err)
@@ -141,18 +170,34 @@ func toJSON(id string, s Stats) jsonStats {
 	return j
 }
 
+// jsonBooking is BookingRow with snake_case names.
+type jsonBooking struct {
+	Day       string `json:"day"`
+	Resource  string `json:"resource"`
+	Booked    int    `json:"booked"`
+	Cancelled int    `json:"cancelled"`
+	OnTime    int    `json:"checked_in_on_time"`
+	Late      int    `json:"checked_in_late"`
+	Missed    int    `json:"missed"`
+}
+
 // WriteJSON writes r as one indented JSON object: site, from, to, services,
-// counters, total; durations in seconds, busiest_hour null when nothing
-// happened.
+// counters, total, bookings (per resource and day); durations in seconds,
+// busiest_hour null when nothing happened.
 func WriteJSON(w io.Writer, r Report) error {
 	out := struct {
-		Site     string      `json:"site"`
-		From     string      `json:"from"`
-		To       string      `json:"to"`
-		Services []jsonStats `json:"services"`
-		Counters []jsonStats `json:"counters"`
-		Total    jsonStats   `json:"total"`
-	}{Site: r.Site, From: r.From, To: r.To, Services: []jsonStats{}, Counters: []jsonStats{}, Total: toJSON("", r.Total)}
+		Site     string        `json:"site"`
+		From     string        `json:"from"`
+		To       string        `json:"to"`
+		Services []jsonStats   `json:"services"`
+		Counters []jsonStats   `json:"counters"`
+		Total    jsonStats     `json:"total"`
+		Bookings []jsonBooking `json:"bookings"`
+	}{Site: r.Site, From: r.From, To: r.To, Services: []jsonStats{}, Counters: []jsonStats{}, Total: toJSON("", r.Total),
+		Bookings: []jsonBooking{}}
+	for _, b := range r.Bookings {
+		out.Bookings = append(out.Bookings, jsonBooking(b))
+	}
 	for _, row := range r.Services {
 		out.Services = append(out.Services, toJSON(row.ID, row.Stats))
 	}

@@ -3,11 +3,13 @@
 // on every store: per service and per counter, tickets issued, called,
 // served, no-shows and cancelled, average and 90th-percentile wait (first
 // CALLED minus ISSUED of the same ticket), average service time (SERVING to
-// DONE) and the busiest local hour. It renders as an aligned table, CSV or
-// JSON.
+// DONE) and the busiest local hour; per bookable resource and day of its
+// slots, bookings made, cancelled, checked in on time or late, and missed.
+// It renders as an aligned table, CSV or JSON.
 package report
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,6 +57,25 @@ type Row struct {
 	Stats
 }
 
+// BookingRow is the appointments of one resource on one service day, the
+// day of their slots (a booking made a week ahead counts on its day), from
+// the BOOKING_* events:
+//   - Booked: bookings made (BOOKING_BOOKED, a confirmed hold included; a
+//     hold that expired is none), whatever became of them;
+//   - Cancelled: bookings cancelled;
+//   - OnTime, Late: check-ins inside the site's window (an appointment
+//     ticket) and after it (a normal ticket);
+//   - Missed: bookings not checked in by the end of their slot and grace.
+type BookingRow struct {
+	Day       string // YYYY-MM-DD
+	Resource  string
+	Booked    int
+	Cancelled int
+	OnTime    int
+	Late      int
+	Missed    int
+}
+
 // Report is a site's statistics over the service days From..To inclusive.
 type Report struct {
 	Site     string
@@ -62,6 +83,10 @@ type Report struct {
 	Services []Row  // in configuration order
 	Counters []Row  // in configuration order
 	Total    Stats  // every service together
+	// Bookings has a row per day and configured resource (in configuration
+	// order, then resources seen only in events, sorted); none for a site
+	// without resources.
+	Bookings []BookingRow
 }
 
 // pageSize is how many events are read at a time.
@@ -154,6 +179,7 @@ func Build(ctx context.Context, eng *queue.Engine, site, from, to string) (Repor
 		return Report{}, fmt.Errorf("report: %w: range %s..%s ends before it starts", queue.ErrBadRequest, from, to)
 	}
 	b := newBuilder(s)
+	b.from, b.to = f, t
 	var after int64
 	for {
 		evs, err := eng.Events(ctx, s.ID, after, pageSize)
@@ -162,6 +188,7 @@ func Build(ctx context.Context, eng *queue.Engine, site, from, to string) (Repor
 		}
 		for i := range evs {
 			after = evs[i].Version
+			b.addBooking(from, to, &evs[i])
 			if day := queue.ServiceDay(evs[i].At, s.Location, s.Rollover); day >= from && day <= to {
 				b.add(day, &evs[i])
 			}
@@ -182,10 +209,74 @@ type builder struct {
 	v        *view.Site // the day being read
 	svc, ctr map[string]*acc
 	total    *acc
+	// from, to are the range's days; bookings its booking figures by day
+	// and resource; appointment the tickets issued with class appointment
+	// (a check-in on time), whose BOOKING_CHECKED_IN follows.
+	from, to    time.Time
+	bookings    map[[2]string]*BookingRow
+	appointment map[int64]bool
 }
 
 func newBuilder(s *queue.Site) *builder {
-	return &builder{s: s, v: view.New(*s, view.Opts{}), svc: map[string]*acc{}, ctr: map[string]*acc{}, total: &acc{}}
+	return &builder{s: s, v: view.New(*s, view.Opts{}), svc: map[string]*acc{}, ctr: map[string]*acc{}, total: &acc{},
+		bookings: map[[2]string]*BookingRow{}, appointment: map[int64]bool{}}
+}
+
+// addBooking counts a booking event on its slot's day, when that is in
+// from..to; it remembers the appointment tickets a check-in names.
+func (b *builder) addBooking(from, to string, ev *queue.Event) {
+	if ev.Type == queue.EventIssued && ev.Class == queue.ClassAppointment {
+		b.appointment[ev.TicketID] = true
+	}
+	if !ev.Type.IsBooking() || ev.Day < from || ev.Day > to {
+		return
+	}
+	k := [2]string{ev.Day, ev.Resource}
+	r := b.bookings[k]
+	if r == nil {
+		r = &BookingRow{Day: ev.Day, Resource: ev.Resource}
+		b.bookings[k] = r
+	}
+	switch ev.Type {
+	case queue.EventBookingBooked:
+		r.Booked++
+	case queue.EventBookingCancelled:
+		r.Cancelled++
+	case queue.EventBookingCheckedIn:
+		if b.appointment[ev.TicketID] {
+			r.OnTime++
+		} else {
+			r.Late++
+		}
+		delete(b.appointment, ev.TicketID)
+	case queue.EventBookingMissed:
+		r.Missed++
+	}
+}
+
+// bookingRows lists the booking figures: every configured resource on
+// every day of the range, then those seen only in events.
+func (b *builder) bookingRows() []BookingRow {
+	var out []BookingRow
+	for d := b.from; !d.After(b.to); d = d.AddDate(0, 0, 1) {
+		day := d.Format(time.DateOnly)
+		for _, res := range b.s.Resources {
+			k := [2]string{day, res.ID}
+			r := BookingRow{Day: day, Resource: res.ID}
+			if c := b.bookings[k]; c != nil {
+				r = *c
+				delete(b.bookings, k)
+			}
+			out = append(out, r)
+		}
+	}
+	rest := slices.SortedFunc(maps.Values(b.bookings), func(x, y *BookingRow) int {
+		return cmp.Or(cmp.Compare(x.Day, y.Day), cmp.Compare(x.Resource, y.Resource))
+	})
+	for _, r := range rest {
+		out = append(out, *r)
+	}
+	return out
 }
 
 func (b *builder) get(m map[string]*acc, id string) *acc {
@@ -246,7 +337,7 @@ func (b *builder) endDay() {
 
 func (b *builder) report(from, to string) Report {
 	b.endDay()
-	r := Report{Site: b.s.ID, From: from, To: to, Total: b.total.finish()}
+	r := Report{Site: b.s.ID, From: from, To: to, Total: b.total.finish(), Bookings: b.bookingRows()}
 	for _, sv := range b.s.Services {
 		r.Services = append(r.Services, Row{ID: sv.Code, Stats: b.get(b.svc, sv.Code).finish()})
 		delete(b.svc, sv.Code)

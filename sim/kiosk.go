@@ -5,37 +5,53 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
-// KioskOpts is the ticket a kiosk asks for.
+// KioskOpts is the ticket a kiosk asks for: a new one of Service, or the
+// one a booking with code CheckIn becomes.
 type KioskOpts struct {
 	Service string
+	CheckIn string // booking code: check in instead of taking a ticket
 	Class   string // a class of the site, by name (WELCOME.Classes; ParseClass for older daemons)
 	Lang    string // language of the printout; "": the site's first
 	IdemKey string // the same key twice gives the same ticket
 	Print   bool   // ask for the ESC/POS printout and list its commands
 }
 
-// Kiosk takes a ticket as a kiosk (or a console) and writes it to out.
+// Kiosk takes a ticket (or checks a booking in) as a kiosk (or a console)
+// and writes it to out.
 func (e *Env) Kiosk(ctx context.Context, k KioskOpts, out io.Writer) error {
+	if (k.Service == "") == (k.CheckIn == "") {
+		return fmt.Errorf("sim: kiosk: give --service or --check-in, not both")
+	}
 	c, d, err := e.connect(ctx, wire.RoleKiosk, wire.RoleConsole)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	cl, err := siteClass(c, k.Class)
-	if err != nil {
-		return err
+	o := client.TicketOpts{IdemKey: k.IdemKey, ESCPOS: k.Print, Language: k.Lang}
+	var t *wire.Ticket
+	if k.CheckIn != "" {
+		t, err = c.CheckIn(ctx, k.CheckIn, o)
+	} else {
+		var cl wire.ClassDef
+		if cl, err = siteClass(c, k.Class); err != nil {
+			return err
+		}
+		t, err = c.TakeTicket(ctx, k.Service, cl.Value, o)
 	}
-	t, err := c.TakeTicket(ctx, k.Service, cl.Value, client.TicketOpts{IdemKey: k.IdemKey, ESCPOS: k.Print, Language: k.Lang})
 	if err != nil {
 		return e.Explain(err, d)
 	}
-	fmt.Fprintf(out, "ticket %s  service %s  %s\n", t.Number, t.Service, cl.Code)
+	fmt.Fprintf(out, "ticket %s  service %s  %s\n", t.Number, t.Service, classCode(c, t.Class))
+	if t.AppointmentMS != 0 {
+		fmt.Fprintf(out, "appointment: %s\n", e.local(time.UnixMilli(t.AppointmentMS)).Format("2006-01-02 15:04"))
+	}
 	if t.NotPrinted {
 		fmt.Fprintf(out, "not printed: %s\n", t.PrintError)
 	}
@@ -71,6 +87,17 @@ func siteClass(c *client.Client, name string) (wire.ClassDef, error) {
 		codes[i] = cd.Code
 	}
 	return wire.ClassDef{}, fmt.Errorf("sim: class %q: site %s has %s", name, w.Site, strings.Join(codes, ", "))
+}
+
+// classCode is the site's name of class v (WELCOME.Classes), or the
+// protocol's fixed name when the daemon lists none for it.
+func classCode(c *client.Client, v wire.Class) string {
+	for _, cd := range c.Welcome().Classes {
+		if cd.Value == v {
+			return cd.Code
+		}
+	}
+	return v.String()
 }
 
 // Status writes the state of the site, or of ticket number when it is

@@ -88,14 +88,18 @@ func refresh(i int, c Conn, code string) tea.Cmd {
 	}
 }
 
-// describe turns an answer or error into the status line.
-func describe(r ResultMsg) (string, bool) {
+// describe turns an answer or error into the status line; clock times are
+// in loc, the site's zone.
+func describe(r ResultMsg, loc *time.Location) (string, bool) {
 	if r.Err != nil {
 		var se *wire.StatusError
 		if errors.As(r.Err, &se) {
 			if se.Code == wire.ErrPrinterFailed.Code {
-				// The daemon's words start "printer failed: " already.
-				return fmt.Sprintf("%s: printer failed: %s", r.What, strings.TrimPrefix(se.Msg, "printer failed: ")), false
+				// The daemon's message may start with the table's own.
+				return fmt.Sprintf("%s: printer failed: %s", r.What, strings.TrimPrefix(se.Msg, wire.ErrPrinterFailed.Msg+": ")), false
+			}
+			if hint, ok := checkInHints[se.Code]; ok {
+				return fmt.Sprintf("%s: refused: %s (%s)", r.What, se.Msg, hint), false
 			}
 			return fmt.Sprintf("%s: refused: %s", r.What, se.Msg), false
 		}
@@ -110,11 +114,27 @@ func describe(r ResultMsg) (string, bool) {
 		if a.Status == wire.StatusWaiting {
 			s += fmt.Sprintf(" in %s, %d ahead", a.Service, a.PeopleAhead)
 		}
+		if a.AppointmentMS != 0 {
+			s += ", appointment " + time.UnixMilli(a.AppointmentMS).In(loc).Format("15:04")
+			if a.Class != wire.ClassAppointment {
+				s += " (late: a normal ticket)"
+			}
+		}
 		return s, true
 	case *wire.OK:
 		return r.What + ": ok", true
 	}
 	return r.What + ": done", true
+}
+
+// checkInHints say, for each refusal of a check-in, what the operator can
+// do; the daemon's message says the details (when the window opens, the
+// booking's state).
+var checkInHints = map[uint16]string{
+	wire.ErrUnknownBooking.Code:   "no booking of this site has that code: check it against the patient's letter or SMS",
+	wire.ErrCheckInEarly.Code:     "the patient comes back when the window opens",
+	wire.ErrCheckInLate.Code:      "the window is over: issue a normal ticket if the patient is to be seen",
+	wire.ErrBookingNotActive.Code: "cancelled, expired, missed, not confirmed or checked in already",
 }
 
 func statusWord(s wire.TicketStatus) string {

@@ -98,6 +98,7 @@ var actions = []action{
 	{binding: func(k keyMap) key.Binding { return k.Issue }, run: (*Model).askIssue},
 	{binding: func(k keyMap) key.Binding { return k.Reenter }, run: (*Model).askReenter},
 	{binding: func(k keyMap) key.Binding { return k.Reprint }, run: (*Model).askReprint},
+	{binding: func(k keyMap) key.Binding { return k.CheckIn }, run: (*Model).askCheckIn},
 	{binding: func(k keyMap) key.Binding { return k.Cancel }, run: (*Model).askCancel},
 	{binding: func(k keyMap) key.Binding { return k.Next }, counter: true, run: (*Model).callNext},
 	{binding: func(k keyMap) key.Binding { return k.CallNumber }, counter: true, run: (*Model).askCallNumber},
@@ -160,6 +161,16 @@ func (m *Model) askIssue(s *site, _ *counter) tea.Cmd {
 	}
 	m.askNumber(label, "", func(m *Model, v string) tea.Cmd {
 		return m.send("issue a ticket of "+v, &wire.TakeTicket{Service: v, Site: s.code})
+	})
+	return nil
+}
+
+// askCheckIn prompts for a booking code (as printed or sent at booking;
+// case, spaces and dashes do not matter) and checks the booking in: its
+// ticket joins the queue of the resource's service, as at a kiosk.
+func (m *Model) askCheckIn(s *site, _ *counter) tea.Cmd {
+	m.askNumber("check in the booking with code", "", func(m *Model, v string) tea.Cmd {
+		return m.send("check in booking "+v, &wire.CheckIn{Code: v, Site: s.code})
 	})
 	return nil
 }

@@ -9,6 +9,7 @@ type keyMap struct {
 	Start, Done, NoShow        key.Binding
 	Transfer, Cancel, Pause    key.Binding
 	Reenter, Issue, Reprint    key.Binding
+	CheckIn                    key.Binding
 	Filter, NextSite, PrevSite key.Binding
 	Help, Quit                 key.Binding
 	counterMode, multiSite     bool
@@ -30,6 +31,7 @@ func newKeyMap(counterMode, multiSite bool) keyMap {
 		Reenter:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "re-enter no-show")),
 		Issue:      key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "issue ticket")),
 		Reprint:    key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "reprint ticket")),
+		CheckIn:    key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "check in booking")),
 		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		NextSite:   key.NewBinding(key.WithKeys("tab", "]"), key.WithHelp("tab/]", "next site")),
 		PrevSite:   key.NewBinding(key.WithKeys("shift+tab", "["), key.WithHelp("[", "previous site")),
@@ -64,7 +66,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Next, k.CallNumber, k.Recall, k.Start, k.Done},
 		{k.NoShow, k.Transfer, k.Cancel, k.Reenter, k.Pause},
-		{k.Issue, k.Reprint, k.Filter, k.Up, k.Down, k.NextSite, k.PrevSite},
+		{k.Issue, k.CheckIn, k.Reprint, k.Filter, k.Up, k.Down, k.NextSite, k.PrevSite},
 		{k.Help, k.Quit},
 	}
 }

@@ -261,7 +261,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case ResultMsg:
-		m.status, m.statusOK = describe(msg)
+		loc := time.UTC
+		if msg.Site >= 0 && msg.Site < len(m.sites) {
+			loc = m.sites[msg.Site].loc
+		}
+		m.status, m.statusOK = describe(msg, loc)
 		if msg.Site != m.cur && msg.Site < len(m.sites) {
 			m.status = m.sites[msg.Site].code + ": " + m.status
 		}

@@ -348,6 +348,7 @@ func TestActions(t *testing.T) {
 		{"resume a paused counter", []string{"j", "j", "p"}, &wire.Resume{Counter: 3, Site: "hospital"}},
 		{"issue", []string{"i", "backspace", "e", "enter"}, &wire.TakeTicket{Service: "E", Site: "hospital"}},
 		{"re-enter", []string{"e", "A010", "enter"}, &wire.Reenter{Number: "A010", Site: "hospital"}},
+		{"check in a booking", []string{"b", "k7p3-x9qm", "enter"}, &wire.CheckIn{Code: "K7P3-X9QM", Site: "hospital"}},
 		{"keys typed together", []string{"jn"}, &wire.CallNext{Counter: 2, Site: "hospital"}},
 		{"reprint the counter's ticket", []string{"P", "enter"}, &wire.Reprint{Number: "A005", Site: "hospital"}},
 		{"reprint on a printer", []string{"P", " hall-1", "enter"}, &wire.Reprint{Number: "A005", Printer: "hall-1", Site: "hospital"}},
@@ -389,6 +390,42 @@ func TestConfirmation(t *testing.T) {
 		if !strings.Contains(m.View(), "not sent") {
 			t.Errorf("status does not say the action was dropped:\n%s", m.View())
 		}
+	}
+}
+
+// TestCheckInByHand: the check-in key asks for the code and the status
+// line tells the ticket with its appointment time, or why it was refused,
+// with what the operator can do.
+func TestCheckInByHand(t *testing.T) {
+	appt := time.Date(2026, 12, 1, 1, 30, 0, 0, time.UTC) // 09:30 in Shanghai
+	for _, tc := range []struct {
+		name   string
+		answer wire.Message
+		err    error
+		want   string
+	}{
+		{"on time", &wire.Ticket{Number: "A007", Status: wire.StatusWaiting, Service: "A", PeopleAhead: 2, Class: wire.ClassAppointment, AppointmentMS: appt.UnixMilli()}, nil,
+			"check in booking K7P3X9QM: A007 waiting in A, 2 ahead, appointment 09:30"},
+		{"late", &wire.Ticket{Number: "A008", Status: wire.StatusWaiting, Service: "A", PeopleAhead: 5, Class: wire.ClassNormal, AppointmentMS: appt.UnixMilli()}, nil,
+			"A008 waiting in A, 5 ahead, appointment 09:30 (late: a normal ticket)"},
+		{"unknown", nil, wire.ErrUnknownBooking, "refused: unknown booking (no booking of this site has that code"},
+		{"early", nil, wire.ErrCheckInEarly.WithMsg("too early to check in: come back from 09:00"), "refused: too early to check in: come back from 09:00 (the patient comes back when the window opens)"},
+		{"late refused", nil, wire.ErrCheckInLate, "refused: too late to check in (the window is over"},
+		{"not active", nil, wire.ErrBookingNotActive.WithMsg("booking not active: booking 4 is CANCELLED"), "refused: booking not active: booking 4 is CANCELLED (cancelled, expired"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn := &recConn{answer: func(wire.Message) (wire.Message, error) { return tc.answer, tc.err }}
+			m := newTestModel(t, conn, 0)
+			feed(m, SnapshotMsg{Snapshot: snapshot()})
+			press(m, "b")
+			if !strings.Contains(m.View(), "check in the booking with code") {
+				t.Fatalf("no prompt for the code:\n%s", m.View())
+			}
+			press(m, "K7P3X9QM", "enter")
+			if !strings.Contains(m.status, tc.want) { // the screen cuts it at its width
+				t.Errorf("status %q lacks %q", m.status, tc.want)
+			}
+		})
 	}
 }
 

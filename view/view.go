@@ -72,6 +72,11 @@ type Site struct {
 	// no event has shown yet, and the earliest time one of them may be
 	// waiting since.
 	unseen map[string]unseen
+	// bookings holds per slot day, from the site's day on, the booking
+	// figures of each resource; resources are the resource ids in order
+	// (see Resources).
+	bookings  map[string]map[string]*Resource
+	resources []string
 }
 
 type unseen struct {
@@ -140,6 +145,9 @@ func New(def queue.Site, o Opts) *Site {
 	}
 	for _, c := range def.Counters {
 		s.Counters = append(s.Counters, Counter{ID: c.ID, Mode: queue.CounterOpen})
+	}
+	for _, r := range def.Resources {
+		s.resources = append(s.resources, r.ID)
 	}
 	return s
 }
@@ -274,6 +282,10 @@ func (s *Site) Apply(e *queue.Event) bool {
 		}
 		return true
 	}
+	if e.Type.IsBooking() {
+		s.applyBooking(e)
+		return true
+	}
 	if e.TicketID == 0 {
 		return true
 	}
@@ -291,6 +303,7 @@ func (s *Site) Apply(e *queue.Event) bool {
 // newDay clears the figures for service day d.
 func (s *Site) newDay(d string) {
 	s.Day = d
+	s.forgetBookings(d)
 	for i := range s.Services {
 		s.Services[i] = Service{Code: s.Services[i].Code}
 	}
@@ -420,6 +433,8 @@ func (s *Site) Clone() *Site {
 	for q, u := range s.unseen {
 		c.unseen[q] = u
 	}
+	c.bookings = s.cloneBookings()
+	c.resources = slices.Clone(s.resources)
 	return &c
 }
 

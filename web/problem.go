@@ -53,6 +53,17 @@ var problems = []struct {
 	{queue.ErrCounterPaused, http.StatusConflict, "counter_paused", "counter paused"},
 	{queue.ErrCounterBusy, http.StatusConflict, "counter_busy", "counter is calling a ticket"},
 	{queue.ErrCounterIdle, http.StatusConflict, "counter_idle", "counter has no ticket"},
+	{queue.ErrUnknownResource, http.StatusNotFound, "unknown_resource", "unknown resource"},
+	{queue.ErrBookingNotFound, http.StatusNotFound, "booking_not_found", "no such appointment"},
+	{queue.ErrSlotNotFound, http.StatusUnprocessableEntity, "unknown_slot", "no such slot"},
+	{queue.ErrSlotFull, http.StatusConflict, "slot_full", "slot full"},
+	{queue.ErrAlreadyBooked, http.StatusConflict, "already_booked", "patient already booked in this slot"},
+	{queue.ErrOverlap, http.StatusConflict, "overlapping_booking", "patient has an overlapping appointment"},
+	{queue.ErrSlotClosed, http.StatusConflict, "slot_closed", "slot no longer bookable"},
+	{queue.ErrBookingState, http.StatusConflict, "appointment_state", "not allowed in the appointment's state"},
+	{queue.ErrCheckInEarly, http.StatusConflict, "check_in_early", "too early to check in"},
+	{queue.ErrCheckInLate, http.StatusConflict, "check_in_late", "too late to check in"},
+	{queue.ErrRateLimited, http.StatusTooManyRequests, "rate_limited", "too many requests for this patient"},
 	{queue.ErrKeyReused, http.StatusUnprocessableEntity, "idempotency_key_reused", "idempotency key used for another operation"},
 	{queue.ErrClosed, http.StatusServiceUnavailable, "shutting_down", "shutting down"},
 	{queue.ErrConflict, http.StatusServiceUnavailable, "busy", "busy, try again"},
@@ -73,6 +84,9 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 				w.Header().Set("Retry-After", "1")
 				log.Warn("web: request not served", "code", p.code, "err", err)
 				detail = ""
+			}
+			if p.status == http.StatusTooManyRequests {
+				retryAfter(w, err)
 			}
 			writeProblem(w, p.status, p.code, p.title, detail)
 			return

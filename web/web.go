@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/nowserving/nowserving/booking"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -87,6 +88,10 @@ type Server struct {
 	open    atomic.Int64                // event streams open now
 	tokens  atomic.Pointer[[]TokenInfo] // o.Tokens, replaced whole by SetTokens
 
+	// front serves the appointments: slot lists from memory, known-full
+	// slots and the per-patient rate (package booking).
+	front *booking.Front
+
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 }
@@ -113,6 +118,12 @@ func (s *Server) routes() []route {
 		{"GET", "/api/v1/sites/{site}/snapshot", s.auth(s.snapshot)},
 		{"POST", "/api/v1/sites/{site}/counters/{counter}/{action}", s.auth(s.counterAction)},
 		{"GET", "/api/v1/sites/{site}/events", s.auth(s.apiEvents)},
+		{"GET", "/api/v1/sites/{site}/slots", s.auth(s.slots)},
+		{"POST", "/api/v1/sites/{site}/appointments", s.auth(s.book)},
+		{"GET", "/api/v1/sites/{site}/appointments/{id}", s.auth(s.appointment)},
+		{"DELETE", "/api/v1/sites/{site}/appointments/{id}", s.auth(s.cancelAppointment)},
+		{"POST", "/api/v1/sites/{site}/appointments/{id}/confirm", s.auth(s.confirmAppointment)},
+		{"POST", "/api/v1/sites/{site}/appointments/{id}/check-in", s.auth(s.checkIn)},
 		{"GET", "/display/{site}", s.page("static/display.html")},
 		{"GET", "/display/{site}/events", s.displayEvents},
 		{"GET", "/t/{site}/{number}", s.page("static/ticket.html")},
@@ -144,7 +155,7 @@ func New(o Opts) (*Server, error) {
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
-	s := &Server{o: o, log: o.Logger, mux: http.NewServeMux()}
+	s := &Server{o: o, log: o.Logger, mux: http.NewServeMux(), front: booking.New(booking.Opts{Engine: o.Engine, Logger: o.Logger})}
 	if err := s.SetTokens(o.Tokens); err != nil {
 		return nil, err
 	}
@@ -172,7 +183,16 @@ func New(o Opts) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Serve serves HTTP on ln until Shutdown; it then returns ErrServerClosed.
-func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+// It also keeps the appointments' caches in step with the booking events
+// until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	go func() {
+		if err := s.front.Follow(s.streams); err != nil {
+			s.log.Warn("web: appointment caches stopped; serving from the store", "err", err)
+		}
+	}()
+	return s.srv.Serve(ln)
+}
 
 // Shutdown ends the event streams, stops accepting and waits for requests
 // in flight within ctx.

@@ -104,8 +104,11 @@ tickets, event versions are gapless per site, every ticket has exactly one
 ISSUED event, every event names a ticket that exists, no number was announced
 twice on a service day (counting ISSUED events whose ticket is gone), no
 ticket was called twice without a re-entry or transfer between, each
-counter holds what its last event says, and every ticket of a past service
-day ended in a terminal state. With --config, the sites' time zones and
+counter holds what its last event says, every ticket of a past service
+day ended in a terminal state, and the booking invariants (a slot's booked
+count is its active bookings, at most its capacity; no patient twice in a
+slot; every checked-in booking has its ticket; booking events count as
+events of no ticket, but a check-in's, which names its ticket). With --config, the sites' time zones and
 rollover place each event on its service day; without, an event whose ticket
 is gone is placed on the day of the ticket issued before it. It prints what
 it found and exits 1 when an invariant is broken.`,

@@ -55,14 +55,14 @@ func newRoot() *cobra.Command {
 	root.AddCommand(
 		newServeCmd(),
 		newConsoleCmd(),
-		with(newSimCmd(sf), newSimKioskCmd(sf), newSimKeypadCmd(sf), newSimDisplayCmd(sf), newSimStatusCmd(sf), newSimLoadCmd(sf)),
+		with(newSimCmd(sf), newSimKioskCmd(sf), newSimKeypadCmd(sf), newSimDisplayCmd(sf), newSimStatusCmd(sf), newSimLoadCmd(sf), newSimBookCmd(sf)),
 		newMigrateCmd(),
 		newCheckCmd(),
 		newReloadCmd(),
 		newBackupCmd(),
 		newReportCmd(),
 		newNotifyCmd(),
-		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd()),
+		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd()),
 		with(newConformCmd(), newConformDeviceCmd(wire.RoleKiosk), newConformDeviceCmd(wire.RoleKeypad),
 			newConformDeviceCmd(wire.RoleDisplay), newConformDaemonCmd()),
 	)

@@ -42,7 +42,7 @@ func TestReportCmd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
-	if want := "branch,2026-03-02,2026-03-02,service,A,1,1,1,0,0,360,360,360,10,1\n"; !strings.Contains(out, want) {
+	if want := "branch,2026-03-02,2026-03-02,service,A,1,1,1,0,0,360,360,360,10,1,,,,,\n"; !strings.Contains(out, want) {
 		t.Errorf("report csv:\n%s\nwant a line %q", out, want)
 	}
 	for _, tc := range []struct {

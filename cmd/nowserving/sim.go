@@ -82,20 +82,20 @@ needed role (and counter) is used unless --device names one. --device with
 func newSimKioskCmd(f *simFlags) *cobra.Command {
 	var k sim.KioskOpts
 	cmd := &cobra.Command{
-		Use:   "kiosk --service CODE",
-		Short: "Take a ticket as a kiosk and print it",
+		Use:   "kiosk --service CODE | --check-in BOOKING-CODE",
+		Short: "Take a ticket (or check a booking in) as a kiosk and print it",
 		Args:  cobra.NoArgs,
 		RunE: f.runE(func(cmd *cobra.Command, e *sim.Env, _ []string) error {
 			return e.Kiosk(cmd.Context(), k, cmd.OutOrStdout())
 		}),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&k.Service, "service", "", "service code, e.g. A (required)")
+	fl.StringVar(&k.Service, "service", "", "service code, e.g. A")
+	fl.StringVar(&k.CheckIn, "check-in", "", "booking code: check the booking in instead of taking a ticket")
 	fl.StringVar(&k.Class, "class", "normal", "ticket class, by the name the site configures (the daemon lists them in WELCOME), e.g. normal, vip, priority")
 	fl.StringVar(&k.Lang, "lang", "", "language of the printout (default: the site's first)")
 	fl.StringVar(&k.IdemKey, "idem-key", "", "idempotency key: the same key twice gives the same ticket")
 	fl.BoolVar(&k.Print, "print", false, "ask for the ESC/POS printout and list its commands")
-	_ = cmd.MarkFlagRequired("service")
 	return cmd
 }
 

@@ -50,7 +50,22 @@ func sites(cfg *config.Config) []queue.Site {
 			}
 			s.Counters = append(s.Counters, qc)
 		}
+		s.Resources, s.Appointments = resources(cs)
 		out = append(out, s)
 	}
 	return out
+}
+
+// resources maps a site's bookable resources and booking rules.
+func resources(cs *config.Site) ([]queue.Resource, queue.Appointments) {
+	var out []queue.Resource
+	for _, r := range cs.Resources {
+		sc := r.Schedule
+		out = append(out, queue.Resource{ID: r.ID, Names: r.Name, Service: r.Service, Schedule: queue.Schedule{
+			Days: sc.Days, Open: sc.Open.Duration(), Close: sc.Close.Duration(), Slot: sc.Slot, Capacity: sc.Capacity,
+			DaysAhead: sc.DaysAhead, OpensAt: sc.OpensAt.Duration()}})
+	}
+	a := cs.Appointments
+	return out, queue.Appointments{Early: a.CheckInEarly, Late: a.CheckInLate, LatePolicy: queue.LatePolicy(a.Late),
+		MissedGrace: a.MissedGrace, HoldFor: a.HoldFor, PatientRate: a.PatientRate, PatientWindow: a.PatientWindow}
 }

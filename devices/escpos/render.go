@@ -34,6 +34,9 @@ type Ticket struct {
 	Footer        string        // free footer text from the site config
 	Lang          string        // "en" or "zh"; empty: Layout.Lang
 	Reprint       bool          // a reprint of a ticket issued before: says so under the number
+	// Appointment is the slot start of a checked-in booking, printed in
+	// its Location (HH:MM) under the number; zero: none.
+	Appointment time.Time
 }
 
 // QRMode selects how the QR code is printed.
@@ -76,13 +79,15 @@ func ParseQRMode(s string) (QRMode, error) {
 // Labels are the text/template lines printed under the number; an empty
 // template prints no line. The template data has the Ticket fields plus
 // WaitMinutes (int, rounded up), WaitLong (the estimate is over LongWait:
-// a number of minutes would promise more than it knows) and IssuedText
-// (Issued formatted with Layout.TimeFormat).
+// a number of minutes would promise more than it knows), IssuedText
+// (Issued formatted with Layout.TimeFormat) and AppointmentText
+// (Appointment as HH:MM).
 type Labels struct {
 	PeopleAhead string
 	Wait        string
 	Issued      string
 	Reprint     string // printed in bold under the number of a reprint
+	Appointment string // printed in bold under the number of a checked-in booking
 }
 
 // DefaultLabels returns the built-in labels for lang ("en" or "zh"); any other
@@ -94,6 +99,7 @@ func DefaultLabels(lang string) Labels {
 			Wait:        "{{if .WaitLong}}预计等待超过 2 小时{{else}}预计等待 {{.WaitMinutes}} 分钟{{end}}",
 			Issued:      "取号时间 {{.IssuedText}}",
 			Reprint:     "*** 补打 ***",
+			Appointment: "预约时间 {{.AppointmentText}}",
 		}
 	}
 	return Labels{
@@ -101,6 +107,7 @@ func DefaultLabels(lang string) Labels {
 		Wait:        "{{if .WaitLong}}Estimated wait: more than 2 hours{{else}}Estimated wait: {{.WaitMinutes}} min{{end}}",
 		Issued:      "Issued: {{.IssuedText}}",
 		Reprint:     "*** REPRINT ***",
+		Appointment: "Appointment: {{.AppointmentText}}",
 	}
 }
 
@@ -189,13 +196,14 @@ func (l Layout) validateFields() error {
 // templateData is what the layout templates see.
 type templateData struct {
 	Ticket
-	WaitMinutes int
-	WaitLong    bool
-	IssuedText  string
+	WaitMinutes     int
+	WaitLong        bool
+	IssuedText      string
+	AppointmentText string
 }
 
 type layoutTemplates struct {
-	title, footer, ahead, wait, issued, reprint *template.Template
+	title, footer, ahead, wait, issued, reprint, appointment *template.Template
 }
 
 func (l Layout) templates(lang string) (layoutTemplates, error) {
@@ -215,6 +223,7 @@ func (l Layout) templates(lang string) (layoutTemplates, error) {
 		{"wait", labels.Wait, &t.wait},
 		{"issued", labels.Issued, &t.issued},
 		{"reprint", labels.Reprint, &t.reprint},
+		{"appointment", labels.Appointment, &t.appointment},
 	} {
 		tp, err := template.New(p.name).Option("missingkey=error").Parse(p.src)
 		if err != nil {
@@ -250,6 +259,9 @@ func Render(t Ticket, l Layout) ([]byte, error) {
 	data := templateData{Ticket: t, WaitMinutes: waitMinutes(t.EstimatedWait), WaitLong: t.EstimatedWait > LongWait}
 	if !t.Issued.IsZero() {
 		data.IssuedText = t.Issued.Format(l.TimeFormat)
+	}
+	if !t.Appointment.IsZero() {
+		data.AppointmentText = t.Appointment.Format("15:04")
 	}
 	r := &render{t: t, l: l, tpl: tpl, data: data, cols: l.Columns(), w: &writer{}}
 	r.w.cmd(esc, '@')    // initialize
@@ -300,16 +312,25 @@ func (r *render) number() error {
 		r.w.paragraph(r.t.Number, r.cols/r.l.NumberSize)
 		r.w.size(1)
 	}
-	if r.t.Reprint {
-		s, err := execute(r.tpl.reprint, r.data)
+	for _, m := range []struct {
+		on bool
+		tp *template.Template
+	}{{r.t.Reprint, r.tpl.reprint}, {!r.t.Appointment.IsZero(), r.tpl.appointment}} {
+		if !m.on {
+			continue
+		}
+		s, err := execute(m.tp, r.data)
 		if err != nil {
 			return err
+		}
+		if strings.TrimSpace(s) == "" {
+			continue
 		}
 		r.w.cmd(esc, 'E', 1)
 		r.w.paragraph(s, r.cols)
 		r.w.cmd(esc, 'E', 0)
 	}
-	if r.t.Number != "" || r.t.Reprint {
+	if r.t.Number != "" || r.t.Reprint || !r.t.Appointment.IsZero() {
 		r.w.cmd(lf)
 	}
 	return nil

@@ -57,7 +57,13 @@ func goldenCases() []goldenCase {
 	lzh.Lang = "zh"
 	lraster := DefaultLayout()
 	lraster.QR = QRRaster
+	appt := ticketEN()
+	appt.Number, appt.PeopleAhead, appt.Appointment = "A024", 0, time.Date(2026, 11, 29, 9, 30, 0, 0, cst)
+	apptZH := ticketZH()
+	apptZH.Number, apptZH.PeopleAhead, apptZH.Appointment = "A024", 0, time.Date(2026, 11, 29, 9, 30, 0, 0, cst)
 	return []goldenCase{
+		{"ticket_appointment_80_en", appt, DefaultLayout()},
+		{"ticket_appointment_80_zh", apptZH, lzh},
 		{"ticket_58_native_en", ticketEN(), l58},
 		{"ticket_80_native_zh", ticketZH(), lzh},
 		{"ticket_80_raster_en", ticketEN(), lraster},

@@ -176,6 +176,18 @@ func (c *Client) TakeTicket(ctx context.Context, service string, class wire.Clas
 	})
 }
 
+// CheckIn turns the booking with this code into a ticket (CHECK_IN); the
+// TICKET's AppointmentMS is the slot's start. Refusals are *wire.StatusError
+// 0x2B (unknown code), 0x2C (too early: the message says when to come
+// back), 0x2D (too late) and 0x2E (not active).
+func (c *Client) CheckIn(ctx context.Context, code string, o TicketOpts) (*wire.Ticket, error) {
+	site := o.Site
+	if site == "" {
+		site = c.opts.Site
+	}
+	return c.ticket(ctx, &wire.CheckIn{IdemKey: o.IdemKey, Code: code, WantESCPOS: o.ESCPOS, Language: o.Language, Site: site})
+}
+
 // ReqOpt sets an optional field of a counter action.
 type ReqOpt func(*reqOpts)
 

@@ -54,6 +54,8 @@ type Ticket struct {
 	NotPrinted bool
 	// PrintError: why it did not print, e.g. "paper out"; empty when it printed.
 	PrintError string
+	// AppointmentMS: slot start of the booking a CHECK_IN turned into this ticket, Unix milliseconds; 0: none.
+	AppointmentMS int64
 }
 
 var _ = declare[Ticket](TypeTicket, "TICKET", fields{
@@ -75,6 +77,7 @@ var _ = declare[Ticket](TypeTicket, "TICKET", fields{
 	16: "Version",
 	17: "NotPrinted",
 	18: "PrintError",
+	19: "AppointmentMS",
 })
 
 // Snapshot is the state of a site: its services and counters. Wire type SNAPSHOT (0x22).

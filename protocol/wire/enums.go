@@ -173,7 +173,7 @@ func (a Actions) Allows(t MsgType) bool {
 func RoleActions(r Role) Actions {
 	switch r {
 	case RoleKiosk:
-		return Allow(TypeTakeTicket, TypeStatus)
+		return Allow(TypeTakeTicket, TypeStatus, TypeCheckIn)
 	case RoleKeypad:
 		return Allow(TypeCallNext, TypeCallNumber, TypeRecall, TypeNoShow, TypeReenter, TypeStart,
 			TypeComplete, TypeTransfer, TypePause, TypeResume, TypeStatus, TypeSubscribe)
@@ -181,7 +181,7 @@ func RoleActions(r Role) Actions {
 		return Allow(TypeSubscribe, TypeStatus)
 	case RoleConsole:
 		var a Actions
-		for t := MsgType(0x10); t <= TypeReprint; t++ {
+		for t := MsgType(0x10); t <= TypeCheckIn; t++ {
 			a |= Allow(t)
 		}
 		return a

@@ -195,6 +195,17 @@ var (
 	// why (paper out, cover open, no answer). Not retryable: someone has to
 	// see to the printer, and a REPRINT sent again prints again.
 	ErrPrinterFailed = &StatusError{Code: 0x2A, Msg: "printer failed"}
+	// ErrUnknownBooking (0x2B): no booking with this code at the site.
+	ErrUnknownBooking = &StatusError{Code: 0x2B, Msg: "unknown booking"}
+	// ErrCheckInEarly (0x2C): before the booking's check-in window; the
+	// message says when to come back.
+	ErrCheckInEarly = &StatusError{Code: 0x2C, Msg: "too early to check in"}
+	// ErrCheckInLate (0x2D): after the window, where the site refuses late
+	// check-ins, or after the slot was missed.
+	ErrCheckInLate = &StatusError{Code: 0x2D, Msg: "too late to check in"}
+	// ErrBookingNotActive (0x2E): the booking is cancelled, expired,
+	// missed, still held, or checked in already.
+	ErrBookingNotActive = &StatusError{Code: 0x2E, Msg: "booking not active"}
 	// ErrRateLimited (0x30): too many requests; retry after RetryAfterMS.
 	ErrRateLimited = &StatusError{Code: 0x30, Msg: "rate limited", Retryable: true}
 	// ErrBusy (0x31): the daemon is overloaded or shutting down; reconnect
@@ -222,6 +233,7 @@ func StatusErrors() []*StatusError {
 		ErrUnknownService, ErrServiceFull, ErrServiceClosed, ErrNoTicketWaiting,
 		ErrInvalidTransition, ErrUnknownTicket, ErrReentryLimit, ErrCounterPaused,
 		ErrUnknownCounter, ErrKeyReused, ErrPrinterFailed,
+		ErrUnknownBooking, ErrCheckInEarly, ErrCheckInLate, ErrBookingNotActive,
 		ErrRateLimited, ErrBusy, ErrTooManyConnections, ErrSlowConsumer, ErrTimeout,
 		ErrInternal, ErrStoreUnavailable,
 	}

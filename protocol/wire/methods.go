@@ -227,3 +227,12 @@ func (m *Event) AppendBinary(dst []byte) ([]byte, error) { return appendMessage(
 
 // Decode replaces m with the payload in src (see Message).
 func (m *Event) Decode(src []byte) error { return decodeMessage(src, m) }
+
+// Type returns TypeCheckIn.
+func (*CheckIn) Type() MsgType { return TypeCheckIn }
+
+// AppendBinary appends the payload of m to dst.
+func (m *CheckIn) AppendBinary(dst []byte) ([]byte, error) { return appendMessage(dst, m) }
+
+// Decode replaces m with the payload in src (see Message).
+func (m *CheckIn) Decode(src []byte) error { return decodeMessage(src, m) }

@@ -1,6 +1,6 @@
 package wire
 
-// The requests a device sends (0x10..0x1E). In every request tag 1 is the
+// The requests a device sends (0x10..0x1F). In every request tag 1 is the
 // idempotency key, tag 2 the counter, tag 3 the ticket number, tag 4 the
 // service and tag 10 the site.
 
@@ -234,4 +234,26 @@ var _ = declare[Reprint](TypeReprint, "REPRINT", fields{
 	3:  "Number id required",
 	10: "Site id",
 	12: "Printer id",
+})
+
+// CheckIn turns a booking into a ticket (kiosk, console): the patient types or scans the booking code. On time the ticket is of class appointment; the TICKET answer carries AppointmentMS. Wire type CHECK_IN (0x1F).
+type CheckIn struct {
+	// IdemKey: idempotency key, at most 64 bytes; empty: derived from device id, boot nonce and request id.
+	IdemKey string
+	// WantESCPOS: true: the TICKET answer carries the ticket rendered as ESC/POS bytes.
+	WantESCPOS bool
+	// Language: language tag for the printed ticket, e.g. "en", "zh".
+	Language string
+	// Site: site code; empty: the device's site.
+	Site string
+	// Code: booking code as printed or sent at booking, e.g. "K7P3X9QM" (case, spaces and dashes ignored).
+	Code string
+}
+
+var _ = declare[CheckIn](TypeCheckIn, "CHECK_IN", fields{
+	1:  "IdemKey id",
+	8:  "WantESCPOS",
+	9:  "Language",
+	10: "Site id",
+	15: "Code id required",
 })

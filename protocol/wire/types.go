@@ -50,6 +50,8 @@ const (
 	TypeSubscribe MsgType = 0x1D
 	// TypeReprint is REPRINT.
 	TypeReprint MsgType = 0x1E
+	// TypeCheckIn is CHECK_IN.
+	TypeCheckIn MsgType = 0x1F
 	// TypeOK is OK.
 	TypeOK MsgType = 0x20
 	// TypeTicket is TICKET.

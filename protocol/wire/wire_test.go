@@ -615,10 +615,10 @@ func TestRoleActions(t *testing.T) {
 		allow []MsgType
 		deny  []MsgType
 	}{
-		{RoleKiosk, []MsgType{TypeTakeTicket, TypeStatus}, []MsgType{TypeCallNext, TypeSubscribe, TypeCancel, TypeReprint}},
+		{RoleKiosk, []MsgType{TypeTakeTicket, TypeStatus, TypeCheckIn}, []MsgType{TypeCallNext, TypeSubscribe, TypeCancel, TypeReprint}},
 		{RoleKeypad, []MsgType{TypeCallNext, TypeTransfer, TypePause, TypeSubscribe}, []MsgType{TypeTakeTicket, TypeCancel, TypeReprint}},
 		{RoleDisplay, []MsgType{TypeSubscribe, TypeStatus}, []MsgType{TypeCallNext, TypeTakeTicket, TypeReprint}},
-		{RoleConsole, []MsgType{TypeTakeTicket, TypeCancel, TypeSubscribe, TypeResume, TypeReprint}, []MsgType{TypeHello, TypeTicket}},
+		{RoleConsole, []MsgType{TypeTakeTicket, TypeCancel, TypeSubscribe, TypeResume, TypeReprint, TypeCheckIn}, []MsgType{TypeHello, TypeTicket}},
 		{Role(9), nil, []MsgType{TypeStatus}},
 	}
 	for _, tt := range tests {
@@ -634,7 +634,7 @@ func TestRoleActions(t *testing.T) {
 			}
 		}
 	}
-	if RoleActions(RoleConsole) != 1<<15-1 {
+	if RoleActions(RoleConsole) != 1<<16-1 {
 		t.Errorf("console actions = %#x", uint32(RoleActions(RoleConsole)))
 	}
 }

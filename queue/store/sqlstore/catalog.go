@@ -90,8 +90,51 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("Events{After, Limit}", "", q.events(queue.EventsQuery{Site: site, After: 41, Limit: 100}))
 	add("Events{After}", "", q.events(queue.EventsQuery{Site: site, After: 41}))
 	add("LastVersion", "", q.lastVersion(site))
+	bookingCatalog(q, add)
 	add("LastVersions", "follow other daemons' events", q.lastVersions())
 	return out
+}
+
+// bookingCatalog adds the statements of queue.BookingTx.
+func bookingCatalog(q *queries, add func(name, use string, st Stmt)) {
+	b := exampleBooking()
+	sl := queue.Slot{ID: b.Slot, Site: b.Site, Resource: b.Resource, Start: b.Start, End: b.End, Capacity: 10, Booked: 3}
+	next := sl
+	next.Start, next.End = sl.Start.Add(15*time.Minute), sl.End.Add(15*time.Minute)
+	add("InsertSlots: 2 rows", "", q.insertSlots([]queue.Slot{sl, next}))
+	day := queue.SlotQuery{Site: b.Site, From: b.Start.Truncate(24 * time.Hour), To: b.Start.Truncate(24 * time.Hour).Add(24 * time.Hour)}
+	add("Slots", "free slots of a day, every resource", q.slots(day))
+	day.Resource = b.Resource
+	add("Slots{Resource}", "free slots of a day; slot generation", q.slots(day))
+	add("Slot", "", q.slot(sl.ID))
+	add("ReshapeSlot", "slot generation after a schedule change", q.reshapeSlot(sl))
+	add("TakePlace", "", q.takePlace(sl.ID, b.CreatedAt))
+	add("ReleasePlace", "", q.releasePlace(sl.ID))
+	add("LockPatient", "", q.lockPatient(queue.PatientKey{Site: b.Site, Patient: b.Patient}, b.CreatedAt))
+	add("InsertBooking", "", q.insertBooking(b))
+	add("UpdateBooking", "", q.updateBooking(b, queue.BookingHeld))
+	add("Booking", "", q.booking(b.ID))
+	add("BookingByCode", "", q.bookingByCode(b.Site, b.Code))
+	active := []queue.BookingStatus{queue.BookingHeld, queue.BookingBooked}
+	for _, f := range []example[queue.BookingFilter]{
+		{"", queue.BookingFilter{}},
+		{"book: the patient's overlapping bookings", queue.BookingFilter{Patient: b.Patient, Statuses: active, StartBefore: b.End, EndAfter: b.Start, Limit: 1}},
+		{"sweep: bookings missed", queue.BookingFilter{Statuses: []queue.BookingStatus{queue.BookingBooked}, EndBefore: b.Start, Limit: 1000}},
+		{"sweep: holds run out", queue.BookingFilter{Statuses: []queue.BookingStatus{queue.BookingHeld}, HeldBefore: b.Start, Limit: 1000}},
+		{"", queue.BookingFilter{Slot: b.Slot, Resource: b.Resource}},
+	} {
+		flt := f.q
+		flt.Site = b.Site
+		add("FindBookings"+setFields(flt, "Site"), f.use, q.findBookings(flt))
+	}
+}
+
+// exampleBooking is a held booking with every field set.
+func exampleBooking() *queue.Booking {
+	t0 := time.Date(2026, 3, 2, 8, 30, 0, 0, time.UTC)
+	return &queue.Booking{ID: 9, Site: "s1", Resource: "dr-li", Slot: 5, Start: t0, End: t0.Add(15 * time.Minute), Patient: "p-123",
+		Code: "K7P3X9QM", Status: queue.BookingHeld, HeldUntil: t0.Add(-time.Hour), TicketID: 7, Number: "A012",
+		CreatedAt: t0.Add(-2 * time.Hour), UpdatedAt: t0.Add(-time.Hour), Device: "api:hospital", IdemKey: "x9"}
 }
 
 // example is one variant of a query in the catalog: use names the Engine

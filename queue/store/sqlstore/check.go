@@ -200,9 +200,10 @@ func sqlList[T ~string](vs ...T) string {
 // the CALLED of the next one, so the newest of a counter's holding or
 // releasing events says what it holds.
 var (
-	counterOnly = sqlList(queue.EventCounterOpened, queue.EventCounterPaused)
-	holding     = sqlList(queue.EventCalled, queue.EventRecalled, queue.EventServing)
-	releasing   = sqlList(queue.EventDone, queue.EventNoShow, queue.EventTransferred,
+	counterOnly = sqlList(queue.EventCounterOpened, queue.EventCounterPaused,
+		queue.EventBookingHeld, queue.EventBookingBooked, queue.EventBookingCancelled, queue.EventBookingMissed, queue.EventBookingExpired)
+	holding   = sqlList(queue.EventCalled, queue.EventRecalled, queue.EventServing)
+	releasing = sqlList(queue.EventDone, queue.EventNoShow, queue.EventTransferred,
 		queue.EventCancelled, queue.EventExpired, queue.EventReentered)
 )
 
@@ -290,7 +291,7 @@ var eventChecks = []check{
 			"LAG(type) OVER (PARTITION BY site, ticket_id ORDER BY version) AS pt, " +
 			"LAG(status) OVER (PARTITION BY site, ticket_id ORDER BY version) AS ps, " +
 			"LAG(counter) OVER (PARTITION BY site, ticket_id ORDER BY version) AS pc " +
-			"FROM events WHERE ticket_id <> 0 AND type <> 'PRINT_FAILED') x " +
+			"FROM events WHERE ticket_id <> 0 AND type <> 'PRINT_FAILED' AND type <> '" + string(queue.EventBookingCheckedIn) + "') x " +
 			"WHERE x.type = 'CALLED' AND (x.ps IS NULL OR x.ps <> 'WAITING') ORDER BY x.site, x.version",
 		cols: 9,
 		line: func(v []string) string {
@@ -336,6 +337,60 @@ var eventChecks = []check{
 	},
 }
 
+// placeStatuses are the booking states that hold a place in their slot.
+var placeStatuses = sqlList(queue.PlaceStatuses...)
+
+// bookingChecks are the invariants of appointments: a slot's count of
+// places is the number of its bookings holding one, never above its
+// capacity; a patient holds at most one place in a slot; a checked-in
+// booking names the ticket it became. Patients are printed as
+// queue.PatientHash, never in clear.
+var bookingChecks = []check{
+	{
+		name: "slot places match their bookings",
+		query: "SELECT s.site, s.resource, s.id, s.start_at, s.booked, s.capacity, COALESCE(b.n, 0) FROM slots s " +
+			"LEFT JOIN (SELECT slot_id, COUNT(*) AS n FROM bookings WHERE status IN (" + placeStatuses + ") GROUP BY slot_id) b " +
+			"ON b.slot_id = s.id WHERE s.booked <> COALESCE(b.n, 0) OR s.booked > s.capacity ORDER BY s.id",
+		cols: 7,
+		line: func(v []string) string {
+			return fmt.Sprintf("bookings: site %s resource %s slot %s (start %s): booked %s of capacity %s, but %s bookings hold a place",
+				v[0], v[1], v[2], msText(v[3]), v[4], v[5], v[6])
+		},
+	},
+	{
+		name: "one place per patient per slot",
+		query: "SELECT site, slot_id, patient, COUNT(*) FROM bookings WHERE status IN (" + placeStatuses + ") " +
+			"GROUP BY site, slot_id, patient HAVING COUNT(*) > 1 ORDER BY site, slot_id",
+		cols: 4,
+		line: func(v []string) string {
+			return fmt.Sprintf("bookings: site %s slot %s: patient %s holds %s places", v[0], v[1], queue.PatientHash(v[2]), v[3])
+		},
+	},
+	{
+		name: "a checked-in booking has its ticket",
+		query: "SELECT b.site, b.id, b.ticket_id, b.number, COALESCE(t.number, ''), COALESCE(t.site, '') FROM bookings b " +
+			"LEFT JOIN tickets t ON t.id = b.ticket_id WHERE b.status = '" + string(queue.BookingCheckedIn) + "' " +
+			"AND (t.id IS NULL OR t.site <> b.site OR t.number <> b.number) ORDER BY b.id",
+		cols: 6,
+		line: func(v []string) string {
+			what := "which does not exist"
+			if v[4] != "" {
+				what = fmt.Sprintf("which is %s of site %s", v[4], v[5])
+			}
+			return fmt.Sprintf("bookings: site %s booking %s is checked in as ticket %s (id %s), %s", v[0], v[1], v[3], v[2], what)
+		},
+	},
+}
+
+// msText prints unix milliseconds written as text in UTC.
+func msText(v string) string {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return v
+	}
+	return time.UnixMilli(n).UTC().Format("2006-01-02 15:04Z")
+}
+
 // Check verifies the invariants of DESIGN §6 on the database, inside one
 // read-only snapshot: unique (site, service, day, seq); a counter holds at
 // most one ticket and a called or serving ticket is held by exactly its
@@ -345,7 +400,8 @@ var eventChecks = []check{
 // per (site, service, day), counting ISSUED events whose ticket is gone; a
 // ticket is called only while waiting (never twice without a re-entry or
 // transfer between); each counter holds what its newest event says; every
-// ticket of a finished day is in a terminal state. Violations are listed in
+// ticket of a finished day is in a terminal state; and the booking
+// invariants (bookingChecks). Violations are listed in
 // the report; the error is for a database that could not be read.
 func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 	limit := opts.MaxViolations
@@ -364,7 +420,7 @@ func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 		if err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT site FROM tickets UNION SELECT site FROM events) x").Scan(&r.Sites); err != nil {
 			return t.wrap("check: count sites", err)
 		}
-		for _, c := range slices.Concat(checks, eventChecks) {
+		for _, c := range slices.Concat(checks, eventChecks, bookingChecks) {
 			lines, err := t.rowsAsText(ctx, c.query, c.cols, limit, nil)
 			if err != nil {
 				return t.wrap("check: "+c.name, err)

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"strings"
+	"time"
 
 	"github.com/nowserving/nowserving/queue"
 )
@@ -10,7 +11,15 @@ const ticketCols = "id, site, service, queue, day, seq, number, class, status, r
 	"call_count, noshow_count, issued_at, waiting_since, called_at, first_called_at, serving_at, finished_at, device, idem_key"
 
 const eventCols = "site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, " +
-	"issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms"
+	"issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms, booking_id, slot_id, resource, slot_at"
+
+// eventArgs is the number of columns of eventCols.
+const eventArgs = 24
+
+const slotCols = "id, site, resource, start_at, end_at, capacity, booked, closed"
+
+const bookingCols = "id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, " +
+	"created_at, updated_at, device, idem_key"
 
 // waiting is the WAITING status as an SQL literal: written into the queries
 // (not bound) so PostgreSQL and SQLite use the partial indexes on it.
@@ -37,6 +46,9 @@ type queries struct {
 		counter, counterLock, putCounter, ensureCounter    string
 		counters, streak, setStreak                        string
 		nextVersions, events, eventsAll, lastVersion       string
+		slot, reshapeSlot, takePlace, releasePlace         string
+		lockPatient, insertBooking, updateBooking          string
+		booking, bookingByCode                             string
 		lastVersions                                       string
 	}
 }
@@ -88,8 +100,29 @@ func newQueries(d *Dialect) *queries {
 	eventsQ := "SELECT " + eventCols + " FROM events WHERE site = ? AND version > ? ORDER BY version"
 	t.events, t.eventsAll = r(eventsQ+" LIMIT ?"), r(eventsQ)
 	t.lastVersion = r("SELECT version FROM site_versions WHERE site = ?")
+	q.bookingTexts()
 	t.lastVersions = "SELECT site, version FROM site_versions"
 	return q
+}
+
+// bookingTexts rebinds the fixed statements of appointments.
+func (q *queries) bookingTexts() {
+	d, r, t := q.d, q.d.Rebind, &q.text
+	t.slot = r("SELECT " + slotCols + " FROM slots WHERE id = ?")
+	t.reshapeSlot = r("UPDATE slots SET capacity = ?, closed = ?, end_at = ? WHERE id = ? AND booked <= ?")
+	// The one statement that takes a place: never read-then-write.
+	t.takePlace = r("UPDATE slots SET booked = booked + 1 WHERE id = ? AND booked < capacity AND closed = 0 AND start_at > ?")
+	t.releasePlace = r("UPDATE slots SET booked = booked - 1 WHERE id = ? AND booked > 0")
+	t.lockPatient = d.upsert("patient_locks", []string{"site", "patient"}, []string{"at"})
+	t.insertBooking = "INSERT INTO bookings (site, resource, slot_id, start_at, end_at, patient, code, status, held_until, " +
+		"ticket_id, number, created_at, updated_at, device, idem_key) VALUES (" + placeholders(15) + ")"
+	if d.ReturningID {
+		t.insertBooking += " RETURNING id"
+	}
+	t.insertBooking = r(t.insertBooking)
+	t.updateBooking = r("UPDATE bookings SET status = ?, held_until = ?, ticket_id = ?, number = ?, updated_at = ? WHERE id = ? AND status = ?")
+	t.booking = r("SELECT " + bookingCols + " FROM bookings WHERE id = ?")
+	t.bookingByCode = r("SELECT " + bookingCols + " FROM bookings WHERE site = ? AND code = ?")
 }
 
 // placeholders is n ? placeholders separated by commas.
@@ -309,14 +342,15 @@ func (q *queries) nextVersions(site string, n int64) Stmt {
 // insertEvents stores evs, their Site and Version already set, in one
 // multi-row insert.
 func (q *queries) insertEvents(evs []*queue.Event) Stmt {
-	args := make([]any, 0, 20*len(evs))
+	args := make([]any, 0, eventArgs*len(evs))
 	for _, e := range evs {
 		args = append(args, e.Site, e.Version, string(e.Type), e.TicketID, e.Number, e.Service,
 			string(e.Class), string(e.Status), e.Counter, e.Actor, e.Detail, ms(e.At), e.CallCount,
-			e.Issuer, e.Day, string(e.From), e.FromQueue, e.FromCounter, e.Waited.Milliseconds(), e.ServiceTime.Milliseconds())
+			e.Issuer, e.Day, string(e.From), e.FromQueue, e.FromCounter, e.Waited.Milliseconds(), e.ServiceTime.Milliseconds(),
+			e.BookingID, e.Slot, e.Resource, ms(e.SlotAt))
 	}
 	return Stmt{q.d.Rebind("INSERT INTO events (" + eventCols + ") VALUES " +
-		repeatJoin("("+placeholders(20)+")", ", ", len(evs))), args}
+		repeatJoin("("+placeholders(eventArgs)+")", ", ", len(evs))), args}
 }
 
 // events lists a site's events after a version; eq.Limit <= 0 lists them
@@ -330,6 +364,114 @@ func (q *queries) events(eq queue.EventsQuery) Stmt {
 
 func (q *queries) lastVersion(site string) Stmt {
 	return Stmt{q.text.lastVersion, []any{site}}
+}
+
+// insertSlots creates the slots not there yet, in one multi-row insert
+// that skips the (site, resource, start) that exist.
+func (q *queries) insertSlots(slots []queue.Slot) Stmt {
+	args := make([]any, 0, 6*len(slots))
+	for _, sl := range slots {
+		args = append(args, sl.Site, sl.Resource, ms(sl.Start), ms(sl.End), sl.Capacity, boolInt(sl.Closed))
+	}
+	text := "INSERT INTO slots (site, resource, start_at, end_at, capacity, closed) VALUES " +
+		repeatJoin("(?, ?, ?, ?, ?, ?)", ", ", len(slots))
+	if q.d.Upsert == OnDuplicateKey {
+		text += " ON DUPLICATE KEY UPDATE id = id"
+	} else {
+		text += " ON CONFLICT (site, resource, start_at) DO NOTHING"
+	}
+	return Stmt{q.d.Rebind(text), args}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// slots lists the slots of a site starting in [From, To), by start and
+// resource.
+func (q *queries) slots(sq queue.SlotQuery) Stmt {
+	var c clause
+	c.add("SELECT "+slotCols+" FROM slots WHERE site = ?", sq.Site)
+	if sq.Resource != "" {
+		c.add(" AND resource = ?", sq.Resource)
+	}
+	c.add(" AND start_at >= ? AND start_at < ? ORDER BY start_at, resource", ms(sq.From), ms(sq.To))
+	return c.stmt(q.d)
+}
+
+func (q *queries) slot(id int64) Stmt { return Stmt{q.text.slot, []any{id}} }
+
+// reshapeSlot sets a slot's capacity, closed flag and end, unless the
+// capacity falls below its bookings.
+func (q *queries) reshapeSlot(sl queue.Slot) Stmt {
+	return Stmt{q.text.reshapeSlot, []any{sl.Capacity, boolInt(sl.Closed), ms(sl.End), sl.ID, sl.Capacity}}
+}
+
+// takePlace adds one booking to an open slot with a place left that starts
+// after now.
+func (q *queries) takePlace(id int64, now time.Time) Stmt {
+	return Stmt{q.text.takePlace, []any{id, ms(now)}}
+}
+
+func (q *queries) releasePlace(id int64) Stmt { return Stmt{q.text.releasePlace, []any{id}} }
+
+// lockPatient upserts the patient's lock row, locking it.
+func (q *queries) lockPatient(k queue.PatientKey, now time.Time) Stmt {
+	return Stmt{q.text.lockPatient, []any{k.Site, k.Patient, ms(now)}}
+}
+
+func (q *queries) insertBooking(b *queue.Booking) Stmt {
+	return Stmt{q.text.insertBooking, []any{b.Site, b.Resource, b.Slot, ms(b.Start), ms(b.End), b.Patient, b.Code, string(b.Status),
+		ms(b.HeldUntil), b.TicketID, b.Number, ms(b.CreatedAt), ms(b.UpdatedAt), b.Device, b.IdemKey}}
+}
+
+// updateBooking writes b's mutable fields if its status is still from.
+func (q *queries) updateBooking(b *queue.Booking, from queue.BookingStatus) Stmt {
+	return Stmt{q.text.updateBooking, []any{string(b.Status), ms(b.HeldUntil), b.TicketID, b.Number, ms(b.UpdatedAt), b.ID, string(from)}}
+}
+
+func (q *queries) booking(id int64) Stmt { return Stmt{q.text.booking, []any{id}} }
+
+func (q *queries) bookingByCode(site, code string) Stmt {
+	return Stmt{q.text.bookingByCode, []any{site, code}}
+}
+
+// findBookings lists the bookings f selects, by id.
+func (q *queries) findBookings(f queue.BookingFilter) Stmt {
+	var c clause
+	c.add("SELECT "+bookingCols+" FROM bookings WHERE site = ?", f.Site)
+	if f.Patient != "" {
+		c.add(" AND patient = ?", f.Patient)
+	}
+	if f.Slot != 0 {
+		c.add(" AND slot_id = ?", f.Slot)
+	}
+	if f.Resource != "" {
+		c.add(" AND resource = ?", f.Resource)
+	}
+	if len(f.Statuses) > 0 {
+		addIn(&c, " AND status IN", f.Statuses)
+	}
+	if !f.StartBefore.IsZero() {
+		c.add(" AND start_at < ?", ms(f.StartBefore))
+	}
+	if !f.EndAfter.IsZero() {
+		c.add(" AND end_at > ?", ms(f.EndAfter))
+	}
+	if !f.EndBefore.IsZero() {
+		c.add(" AND end_at < ?", ms(f.EndBefore))
+	}
+	if !f.HeldBefore.IsZero() {
+		c.add(" AND held_until > 0 AND held_until < ?", ms(f.HeldBefore))
+	}
+	c.add(" ORDER BY id")
+	if f.Limit > 0 {
+		c.add(" LIMIT ?", f.Limit)
+	}
+	return c.stmt(q.d)
 }
 
 func (q *queries) lastVersions() Stmt {

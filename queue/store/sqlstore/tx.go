@@ -395,14 +395,16 @@ func (t *tx) SetStreak(ctx context.Context, k queue.ServiceKey, n int) error {
 func (t *tx) Events(ctx context.Context, q queue.EventsQuery) ([]queue.Event, error) {
 	return rowsOf(ctx, t, "list events", t.s.q.events(q), func(row scanner, e *queue.Event) error {
 		var typ, class, status, from string
-		var atMs, waited, service int64
+		var atMs, waited, service, slotAt int64
 		if err := row.Scan(&e.Site, &e.Version, &typ, &e.TicketID, &e.Number, &e.Service, &class, &status,
 			&e.Counter, &e.Actor, &e.Detail, &atMs, &e.CallCount,
-			&e.Issuer, &e.Day, &from, &e.FromQueue, &e.FromCounter, &waited, &service); err != nil {
+			&e.Issuer, &e.Day, &from, &e.FromQueue, &e.FromCounter, &waited, &service,
+			&e.BookingID, &e.Slot, &e.Resource, &slotAt); err != nil {
 			return err
 		}
 		e.Type, e.Class, e.Status, e.At = queue.EventType(typ), queue.Class(class), queue.Status(status), at(atMs)
 		e.From, e.Waited, e.ServiceTime = queue.Status(from), time.Duration(waited)*time.Millisecond, time.Duration(service)*time.Millisecond
+		e.SlotAt = at(slotAt)
 		return nil
 	})
 }

@@ -211,6 +211,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 	t.Run("AbortAtEveryStatement", func(t *testing.T) { testAbortEveryStatement(t, open) })
 	t.Run("CancelDuringCommit", func(t *testing.T) { testCancelDuringCommit(t, open) })
 	t.Run("HungStore", func(t *testing.T) { testHungStore(t, open) })
+	t.Run("Booking", func(t *testing.T) { RunBooking(t, open) })
 }
 
 func testNumbers(t *testing.T, open func(t *testing.T) queue.Store) {

@@ -439,12 +439,12 @@ INSERT INTO site_versions (site, version) VALUES ($1, $2) ON CONFLICT (site) DO 
 INSERT INTO site_versions (site, version) VALUES (?, LAST_INSERT_ID(?)) ON DUPLICATE KEY UPDATE version = LAST_INSERT_ID(version + ?);
 
 -- AppendEvents: 2 rows [sqlite, mysql]
--- args: "s1", 42, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 1", 1772440380000, 1, "A", "2026-03-02", "WAITING", "B", "", 120000, 0, "s1", 43, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 2", 1772440380000, 2, "A", "2026-03-02", "WAITING", "B", "", 120000, 0
-INSERT INTO events (site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+-- args: "s1", 42, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 1", 1772440380000, 1, "A", "2026-03-02", "WAITING", "B", "", 120000, 0, 0, 0, "", 0, "s1", 43, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 2", 1772440380000, 2, "A", "2026-03-02", "WAITING", "B", "", 120000, 0, 0, 0, "", 0
+INSERT INTO events (site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms, booking_id, slot_id, resource, slot_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- AppendEvents: 2 rows [postgres]
--- args: "s1", 42, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 1", 1772440380000, 1, "A", "2026-03-02", "WAITING", "B", "", 120000, 0, "s1", 43, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 2", 1772440380000, 2, "A", "2026-03-02", "WAITING", "B", "", 120000, 0
-INSERT INTO events (site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20), ($21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40);
+-- args: "s1", 42, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 1", 1772440380000, 1, "A", "2026-03-02", "WAITING", "B", "", 120000, 0, 0, 0, "", 0, "s1", 43, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 2", 1772440380000, 2, "A", "2026-03-02", "WAITING", "B", "", 120000, 0, 0, 0, "", 0
+INSERT INTO events (site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms, booking_id, slot_id, resource, slot_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24), ($25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40, $41, $42, $43, $44, $45, $46, $47, $48);
 
 -- AppendEvents: outbox rows, 1 event to 2 receivers [sqlite, mysql]
 -- args: "7d44b6a2-5a3e-4c1e-9f00-0123456789ab", "his", "s1", 42, "CALLED", "{\"id\":\"...\"}", 1772440380000, 1772440380000, "7d44b6a2-5a3e-4c1e-9f00-0123456789ab", "sms", "s1", 42, "CALLED", "{\"id\":\"...\"}", 1772440380000, 1772440380000
@@ -456,19 +456,19 @@ INSERT INTO outbox (event_id, receiver, site, version, type, body, due_at, creat
 
 -- Events{After, Limit} [sqlite, mysql]
 -- args: "s1", 41, 100
-SELECT site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms FROM events WHERE site = ? AND version > ? ORDER BY version LIMIT ?;
+SELECT site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms, booking_id, slot_id, resource, slot_at FROM events WHERE site = ? AND version > ? ORDER BY version LIMIT ?;
 
 -- Events{After, Limit} [postgres]
 -- args: "s1", 41, 100
-SELECT site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms FROM events WHERE site = $1 AND version > $2 ORDER BY version LIMIT $3;
+SELECT site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms, booking_id, slot_id, resource, slot_at FROM events WHERE site = $1 AND version > $2 ORDER BY version LIMIT $3;
 
 -- Events{After} [sqlite, mysql]
 -- args: "s1", 41
-SELECT site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms FROM events WHERE site = ? AND version > ? ORDER BY version;
+SELECT site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms, booking_id, slot_id, resource, slot_at FROM events WHERE site = ? AND version > ? ORDER BY version;
 
 -- Events{After} [postgres]
 -- args: "s1", 41
-SELECT site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms FROM events WHERE site = $1 AND version > $2 ORDER BY version;
+SELECT site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms, booking_id, slot_id, resource, slot_at FROM events WHERE site = $1 AND version > $2 ORDER BY version;
 
 -- LastVersion [sqlite, mysql]
 -- args: "s1"
@@ -477,6 +477,162 @@ SELECT version FROM site_versions WHERE site = ?;
 -- LastVersion [postgres]
 -- args: "s1"
 SELECT version FROM site_versions WHERE site = $1;
+
+-- InsertSlots: 2 rows [sqlite]
+-- args: "s1", "dr-li", 1772440200000, 1772441100000, 10, 0, "s1", "dr-li", 1772441100000, 1772442000000, 10, 0
+INSERT INTO slots (site, resource, start_at, end_at, capacity, closed) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?) ON CONFLICT (site, resource, start_at) DO NOTHING;
+
+-- InsertSlots: 2 rows [postgres]
+-- args: "s1", "dr-li", 1772440200000, 1772441100000, 10, 0, "s1", "dr-li", 1772441100000, 1772442000000, 10, 0
+INSERT INTO slots (site, resource, start_at, end_at, capacity, closed) VALUES ($1, $2, $3, $4, $5, $6), ($7, $8, $9, $10, $11, $12) ON CONFLICT (site, resource, start_at) DO NOTHING;
+
+-- InsertSlots: 2 rows [mysql]
+-- args: "s1", "dr-li", 1772440200000, 1772441100000, 10, 0, "s1", "dr-li", 1772441100000, 1772442000000, 10, 0
+INSERT INTO slots (site, resource, start_at, end_at, capacity, closed) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id;
+
+-- Slots [sqlite, mysql]
+-- sent by: free slots of a day, every resource
+-- args: "s1", 1772409600000, 1772496000000
+SELECT id, site, resource, start_at, end_at, capacity, booked, closed FROM slots WHERE site = ? AND start_at >= ? AND start_at < ? ORDER BY start_at, resource;
+
+-- Slots [postgres]
+-- sent by: free slots of a day, every resource
+-- args: "s1", 1772409600000, 1772496000000
+SELECT id, site, resource, start_at, end_at, capacity, booked, closed FROM slots WHERE site = $1 AND start_at >= $2 AND start_at < $3 ORDER BY start_at, resource;
+
+-- Slots{Resource} [sqlite, mysql]
+-- sent by: free slots of a day; slot generation
+-- args: "s1", "dr-li", 1772409600000, 1772496000000
+SELECT id, site, resource, start_at, end_at, capacity, booked, closed FROM slots WHERE site = ? AND resource = ? AND start_at >= ? AND start_at < ? ORDER BY start_at, resource;
+
+-- Slots{Resource} [postgres]
+-- sent by: free slots of a day; slot generation
+-- args: "s1", "dr-li", 1772409600000, 1772496000000
+SELECT id, site, resource, start_at, end_at, capacity, booked, closed FROM slots WHERE site = $1 AND resource = $2 AND start_at >= $3 AND start_at < $4 ORDER BY start_at, resource;
+
+-- Slot [sqlite, mysql]
+-- args: 5
+SELECT id, site, resource, start_at, end_at, capacity, booked, closed FROM slots WHERE id = ?;
+
+-- Slot [postgres]
+-- args: 5
+SELECT id, site, resource, start_at, end_at, capacity, booked, closed FROM slots WHERE id = $1;
+
+-- ReshapeSlot [sqlite, mysql]
+-- sent by: slot generation after a schedule change
+-- args: 10, 0, 1772441100000, 5, 10
+UPDATE slots SET capacity = ?, closed = ?, end_at = ? WHERE id = ? AND booked <= ?;
+
+-- ReshapeSlot [postgres]
+-- sent by: slot generation after a schedule change
+-- args: 10, 0, 1772441100000, 5, 10
+UPDATE slots SET capacity = $1, closed = $2, end_at = $3 WHERE id = $4 AND booked <= $5;
+
+-- TakePlace [sqlite, mysql]
+-- args: 5, 1772433000000
+UPDATE slots SET booked = booked + 1 WHERE id = ? AND booked < capacity AND closed = 0 AND start_at > ?;
+
+-- TakePlace [postgres]
+-- args: 5, 1772433000000
+UPDATE slots SET booked = booked + 1 WHERE id = $1 AND booked < capacity AND closed = 0 AND start_at > $2;
+
+-- ReleasePlace [sqlite, mysql]
+-- args: 5
+UPDATE slots SET booked = booked - 1 WHERE id = ? AND booked > 0;
+
+-- ReleasePlace [postgres]
+-- args: 5
+UPDATE slots SET booked = booked - 1 WHERE id = $1 AND booked > 0;
+
+-- LockPatient [sqlite]
+-- args: "s1", "p-123", 1772433000000
+INSERT INTO patient_locks (site, patient, at) VALUES (?, ?, ?) ON CONFLICT (site, patient) DO UPDATE SET at = excluded.at;
+
+-- LockPatient [postgres]
+-- args: "s1", "p-123", 1772433000000
+INSERT INTO patient_locks (site, patient, at) VALUES ($1, $2, $3) ON CONFLICT (site, patient) DO UPDATE SET at = excluded.at;
+
+-- LockPatient [mysql]
+-- args: "s1", "p-123", 1772433000000
+INSERT INTO patient_locks (site, patient, at) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE at = VALUES(at);
+
+-- InsertBooking [sqlite, mysql]
+-- args: "s1", "dr-li", 5, 1772440200000, 1772441100000, "p-123", "K7P3X9QM", "HELD", 1772436600000, 7, "A012", 1772433000000, 1772436600000, "api:hospital", "x9"
+INSERT INTO bookings (site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- InsertBooking [postgres]
+-- args: "s1", "dr-li", 5, 1772440200000, 1772441100000, "p-123", "K7P3X9QM", "HELD", 1772436600000, 7, "A012", 1772433000000, 1772436600000, "api:hospital", "x9"
+INSERT INTO bookings (site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id;
+
+-- UpdateBooking [sqlite, mysql]
+-- args: "HELD", 1772436600000, 7, "A012", 1772436600000, 9, "HELD"
+UPDATE bookings SET status = ?, held_until = ?, ticket_id = ?, number = ?, updated_at = ? WHERE id = ? AND status = ?;
+
+-- UpdateBooking [postgres]
+-- args: "HELD", 1772436600000, 7, "A012", 1772436600000, 9, "HELD"
+UPDATE bookings SET status = $1, held_until = $2, ticket_id = $3, number = $4, updated_at = $5 WHERE id = $6 AND status = $7;
+
+-- Booking [sqlite, mysql]
+-- args: 9
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE id = ?;
+
+-- Booking [postgres]
+-- args: 9
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE id = $1;
+
+-- BookingByCode [sqlite, mysql]
+-- args: "s1", "K7P3X9QM"
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = ? AND code = ?;
+
+-- BookingByCode [postgres]
+-- args: "s1", "K7P3X9QM"
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = $1 AND code = $2;
+
+-- FindBookings [sqlite, mysql]
+-- args: "s1"
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = ? ORDER BY id;
+
+-- FindBookings [postgres]
+-- args: "s1"
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = $1 ORDER BY id;
+
+-- FindBookings{Patient, Statuses[2], StartBefore, EndAfter, Limit} [sqlite, mysql]
+-- sent by: book: the patient's overlapping bookings
+-- args: "s1", "p-123", "HELD", "BOOKED", 1772441100000, 1772440200000, 1
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = ? AND patient = ? AND status IN (?, ?) AND start_at < ? AND end_at > ? ORDER BY id LIMIT ?;
+
+-- FindBookings{Patient, Statuses[2], StartBefore, EndAfter, Limit} [postgres]
+-- sent by: book: the patient's overlapping bookings
+-- args: "s1", "p-123", "HELD", "BOOKED", 1772441100000, 1772440200000, 1
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = $1 AND patient = $2 AND status IN ($3, $4) AND start_at < $5 AND end_at > $6 ORDER BY id LIMIT $7;
+
+-- FindBookings{Statuses[1], EndBefore, Limit} [sqlite, mysql]
+-- sent by: sweep: bookings missed
+-- args: "s1", "BOOKED", 1772440200000, 1000
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = ? AND status IN (?) AND end_at < ? ORDER BY id LIMIT ?;
+
+-- FindBookings{Statuses[1], EndBefore, Limit} [postgres]
+-- sent by: sweep: bookings missed
+-- args: "s1", "BOOKED", 1772440200000, 1000
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = $1 AND status IN ($2) AND end_at < $3 ORDER BY id LIMIT $4;
+
+-- FindBookings{Statuses[1], HeldBefore, Limit} [sqlite, mysql]
+-- sent by: sweep: holds run out
+-- args: "s1", "HELD", 1772440200000, 1000
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = ? AND status IN (?) AND held_until > 0 AND held_until < ? ORDER BY id LIMIT ?;
+
+-- FindBookings{Statuses[1], HeldBefore, Limit} [postgres]
+-- sent by: sweep: holds run out
+-- args: "s1", "HELD", 1772440200000, 1000
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = $1 AND status IN ($2) AND held_until > 0 AND held_until < $3 ORDER BY id LIMIT $4;
+
+-- FindBookings{Slot, Resource} [sqlite, mysql]
+-- args: "s1", 5, "dr-li"
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = ? AND slot_id = ? AND resource = ? ORDER BY id;
+
+-- FindBookings{Slot, Resource} [postgres]
+-- args: "s1", 5, "dr-li"
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = $1 AND slot_id = $2 AND resource = $3 ORDER BY id;
 
 -- LastVersions [sqlite, postgres, mysql]
 -- sent by: follow other daemons' events

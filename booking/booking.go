@@ -1,0 +1,258 @@
+// Package booking stands in front of the engine's appointments for the
+// rush at booking opening (DESIGN §5a): free-slot lists served from memory
+// and invalidated by the booking events, slots known to be full refused
+// without a database round trip (reopened by a cancel or an expiry), and a
+// per-patient rate limit answered before any database work. The database
+// stays the one authority: every booking still goes through the engine's
+// group commit and its conditional UPDATE; what is held here only saves
+// round trips, and a stale entry can only refuse a request the database
+// would have refused a moment earlier, or send it on.
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// Opts configures a Front.
+type Opts struct {
+	Engine *queue.Engine
+	// Clock is the rate limit's clock (default the engine's).
+	Clock  func() time.Time
+	Logger *slog.Logger
+}
+
+// Front serves slot lists and bookings for the HTTP API. It is safe for
+// concurrent use. Without Follow it caches nothing (every read goes to the
+// store) but still rate-limits.
+type Front struct {
+	eng   *queue.Engine
+	clock func() time.Time
+	log   *slog.Logger
+	limit *limiter
+	group singleflight.Group
+
+	mu        sync.Mutex
+	following bool
+	lists     map[listKey]*list  // cached slot lists
+	gens      map[listKey]uint64 // bumped by each invalidation
+	full      map[int64]bool     // slots known full
+	releases  map[int64]uint64   // places given back per slot, seen in events
+}
+
+type listKey struct{ site, resource, date string }
+
+type list struct {
+	slots []queue.Slot
+	runs  uint64 // the engine's SlotRuns before the list was read
+}
+
+// RateError refuses a patient's request past the site's rate; it matches
+// queue.ErrRateLimited.
+type RateError struct{ RetryAfter time.Duration }
+
+func (e *RateError) Error() string {
+	return fmt.Sprintf("booking: too many requests for this patient: retry after %s", e.RetryAfter)
+}
+
+// Is makes RateError match queue.ErrRateLimited.
+func (e *RateError) Is(target error) bool { return target == queue.ErrRateLimited }
+
+// New returns a Front over o.Engine.
+func New(o Opts) *Front {
+	if o.Clock == nil {
+		o.Clock = o.Engine.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	f := &Front{eng: o.Engine, clock: o.Clock, log: o.Logger, lists: map[listKey]*list{}, gens: map[listKey]uint64{},
+		full: map[int64]bool{}, releases: map[int64]uint64{}}
+	limits := map[string]rate{}
+	for _, s := range o.Engine.Sites() {
+		limits[s.ID] = rate{n: s.Appointments.PatientRate, per: s.Appointments.PatientWindow}
+	}
+	f.limit = newLimiter(limits)
+	return f
+}
+
+// Follow keeps the caches in step with the booking events of every site
+// with resources until ctx ends; while it runs the caches are used.
+func (f *Front) Follow(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errc := make(chan error, len(f.eng.Sites()))
+	f.mu.Lock()
+	f.following = true
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.following = false
+		f.lists, f.full = map[listKey]*list{}, map[int64]bool{}
+		f.mu.Unlock()
+	}()
+	for _, s := range f.eng.Sites() {
+		if len(s.Resources) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errc <- f.follow(ctx, s)
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, queue.ErrClosed) {
+			return err
+		}
+	}
+	return nil
+}
+
+// follow applies one site's events to the caches.
+func (f *Front) follow(ctx context.Context, s queue.Site) error {
+	v, err := f.eng.LastVersion(ctx, s.ID)
+	if err != nil {
+		return fmt.Errorf("booking: follow %s: %w", s.ID, err)
+	}
+	sub, err := f.eng.Subscribe(s.ID, v)
+	if err != nil {
+		return fmt.Errorf("booking: follow %s: %w", s.ID, err)
+	}
+	f.forget(s.ID) // anything cached before the subscription is suspect
+	for {
+		evs, err := sub.Next(ctx)
+		if errors.Is(err, queue.ErrGapTooLarge) {
+			v, err := f.eng.LastVersion(ctx, s.ID)
+			if err != nil {
+				return fmt.Errorf("booking: follow %s: %w", s.ID, err)
+			}
+			sub.Reset(v)
+			f.forget(s.ID)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for i := range evs {
+			if evs[i].Type.IsBooking() {
+				f.observe(&s, &evs[i])
+			}
+		}
+	}
+}
+
+// forget drops every cached list of a site and the known-full slots.
+func (f *Front) forget(site string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k := range f.lists {
+		if k.site == site {
+			delete(f.lists, k)
+			f.gens[k]++
+		}
+	}
+	f.full = map[int64]bool{}
+}
+
+// observe applies a booking event: the lists showing its slot are stale;
+// a place given back reopens the slot.
+func (f *Front) observe(s *queue.Site, e *queue.Event) {
+	date := e.SlotAt.In(s.Location).Format(time.DateOnly)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range []listKey{{s.ID, e.Resource, date}, {s.ID, "", date}} {
+		delete(f.lists, k)
+		f.gens[k]++
+	}
+	if e.Type == queue.EventBookingCancelled || e.Type == queue.EventBookingExpired {
+		f.releases[e.Slot]++
+		delete(f.full, e.Slot)
+	}
+}
+
+// Slots lists the slots of a site on a local date, of one resource or of
+// all of them, from memory when it can.
+func (f *Front) Slots(ctx context.Context, site, resource, date string) ([]queue.Slot, error) {
+	k := listKey{site, resource, date}
+	f.mu.Lock()
+	runs := f.eng.SlotRuns()
+	if l, ok := f.lists[k]; ok && l.runs == runs {
+		f.mu.Unlock()
+		return l.slots, nil
+	}
+	following, gen := f.following, f.gens[k]
+	f.mu.Unlock()
+	if !following {
+		return f.eng.Slots(ctx, site, resource, date)
+	}
+	v, err, _ := f.group.Do(site+"\x00"+resource+"\x00"+date+"\x00"+strconv.FormatUint(gen, 10)+"\x00"+strconv.FormatUint(runs, 10), func() (any, error) {
+		slots, err := f.eng.Slots(ctx, site, resource, date)
+		if err != nil {
+			return nil, err
+		}
+		f.mu.Lock()
+		if f.following && f.gens[k] == gen {
+			f.lists[k] = &list{slots: slots, runs: runs}
+			for _, sl := range slots {
+				if sl.Booked >= sl.Capacity {
+					f.full[sl.ID] = true
+				}
+			}
+		}
+		f.mu.Unlock()
+		return slots, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]queue.Slot), nil
+}
+
+// Book applies a booking request: the patient's rate first, then a slot
+// known full is refused at once; the rest goes to the engine. A slot the
+// engine finds full is remembered, unless a place was given back since the
+// request started.
+func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, bool, error) {
+	if wait, ok := f.limit.allow(r.Site, r.Patient, f.clock()); !ok {
+		return queue.Booking{}, false, &RateError{RetryAfter: wait}
+	}
+	f.mu.Lock()
+	full, rel := f.following && f.full[r.Slot], f.releases[r.Slot]
+	f.mu.Unlock()
+	if full {
+		return queue.Booking{}, false, fmt.Errorf("%w: slot %d (known full)", queue.ErrSlotFull, r.Slot)
+	}
+	b, replayed, err := f.eng.Book(ctx, r)
+	if errors.Is(err, queue.ErrSlotFull) {
+		f.mu.Lock()
+		if f.following && f.releases[r.Slot] == rel {
+			f.full[r.Slot] = true
+		}
+		f.mu.Unlock()
+	}
+	return b, replayed, err
+}
+
+// Cancel cancels a booking; the slot reopens here at once (other daemons
+// learn it from the event).
+func (f *Front) Cancel(ctx context.Context, r queue.BookingRequest) (queue.Booking, error) {
+	b, err := f.eng.CancelBooking(ctx, r)
+	if err == nil {
+		f.mu.Lock()
+		f.releases[b.Slot]++
+		delete(f.full, b.Slot)
+		f.mu.Unlock()
+	}
+	return b, err
+}

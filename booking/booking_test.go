@@ -1,0 +1,196 @@
+package booking_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/booking"
+	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/storetest"
+)
+
+// counting counts the transactions that reach the store.
+type counting struct {
+	queue.Store
+	updates, views atomic.Int64
+}
+
+func (c *counting) Update(ctx context.Context, fn func(context.Context, queue.Tx) error) error {
+	c.updates.Add(1)
+	return c.Store.Update(ctx, fn)
+}
+
+func (c *counting) View(ctx context.Context, fn func(context.Context, queue.Tx) error) error {
+	c.views.Add(1)
+	return c.Store.View(ctx, fn)
+}
+
+type env struct {
+	t     *testing.T
+	st    *counting
+	eng   *queue.Engine
+	front *booking.Front
+	clock *storetest.Clock
+	slots []queue.Slot // dr-li's of Tuesday
+	n     atomic.Int64
+}
+
+func newEnv(t *testing.T) *env {
+	st := &counting{Store: storetest.SQLite(t)}
+	site := storetest.BookingSite()
+	site.Appointments.PatientRate, site.Appointments.PatientWindow = 3, 10*time.Second
+	clock := storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location))
+	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	if _, err := eng.GenerateSlots(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	f := booking.New(booking.Opts{Engine: eng})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Follow(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("follow: %v", err)
+		}
+	})
+	e := &env{t: t, st: st, eng: eng, front: f, clock: clock}
+	// Follow subscribes on its own goroutine: until then reads go to the
+	// store, and nothing is known full.
+	poll.Until(t, "a list read from memory", func() bool {
+		e.slots = e.list()
+		views := e.st.views.Load()
+		e.list()
+		return e.st.views.Load() == views
+	})
+	return e
+}
+
+func (e *env) list() []queue.Slot {
+	e.t.Helper()
+	l, err := e.front.Slots(e.t.Context(), "hq", "dr-li", "2026-12-01")
+	if err != nil || len(l) != 12 {
+		e.t.Fatalf("slots: %d, %v", len(l), err)
+	}
+	return l
+}
+
+func (e *env) book(slot int64, patient string) error {
+	_, _, err := e.front.Book(e.t.Context(), queue.BookRequest{Request: queue.Request{Site: "hq", Device: "test"}, Slot: slot, Patient: patient})
+	return err
+}
+
+// TestCachedLists: a list is read from the store once, then from memory
+// until a booking event of its day makes it stale.
+func TestCachedLists(t *testing.T) {
+	e := newEnv(t)
+	if err := e.book(e.slots[0].ID, "p1"); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, "the list shows the booking", func() bool { return e.list()[0].Booked == 1 })
+}
+
+// TestListBeforeOpening: a list read before its day's slots open (slot
+// rows carry no event) is read again once a generation has run, so the
+// patients polling before the opening see the slots it opens.
+func TestListBeforeOpening(t *testing.T) {
+	e := newEnv(t)
+	const day = "2026-12-15" // opens 14 days ahead at 07:00: on 2026-12-01
+	read := func() []queue.Slot {
+		t.Helper()
+		l, err := e.front.Slots(t.Context(), "hq", "dr-li", day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	if l := read(); len(l) != 0 {
+		t.Fatalf("%d slots before the opening, want none", len(l))
+	}
+	views := e.st.views.Load()
+	if read(); e.st.views.Load() != views {
+		t.Error("the empty list was read from the store again before any generation")
+	}
+	e.clock.Fix(time.Date(2026, 12, 1, 7, 0, 0, 0, e.slots[0].Start.Location()))
+	if _, err := e.eng.GenerateSlots(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if l := read(); len(l) != 12 {
+		t.Errorf("%d slots after the opening, want dr-li's 12", len(l))
+	}
+}
+
+// TestKnownFull: once the store refused a slot as full, the next request
+// for it is refused without a transaction, until a cancel (here or in
+// another daemon: the event) gives a place back.
+func TestKnownFull(t *testing.T) {
+	e := newEnv(t)
+	sl := e.slots[3].ID
+	if err := e.book(sl, "p1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.book(sl, "p2"); !errors.Is(err, queue.ErrSlotFull) {
+		t.Fatalf("second patient: %v", err)
+	}
+	updates := e.st.updates.Load()
+	if err := e.book(sl, "p3"); !errors.Is(err, queue.ErrSlotFull) {
+		t.Fatalf("third patient: %v", err)
+	}
+	if n := e.st.updates.Load() - updates; n != 0 {
+		t.Errorf("a slot known full cost %d transactions", n)
+	}
+	bs, err := e.eng.Bookings(t.Context(), queue.BookingFilter{Site: "hq", Slot: sl})
+	if err != nil || len(bs) != 1 {
+		t.Fatalf("bookings: %v, %v", bs, err)
+	}
+	// Cancelled behind the front's back, as another daemon would.
+	if _, err := e.eng.CancelBooking(t.Context(), queue.BookingRequest{Request: queue.Request{Site: "hq"}, ID: bs[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, "the slot reopens on the cancel event", func() bool { return e.book(sl, "p4") == nil })
+	// Through the front, at once.
+	b, err := e.eng.Bookings(t.Context(), queue.BookingFilter{Site: "hq", Slot: sl, Statuses: []queue.BookingStatus{queue.BookingBooked}})
+	if err != nil || len(b) != 1 {
+		t.Fatal(b, err)
+	}
+	if err := e.book(sl, "p5"); !errors.Is(err, queue.ErrSlotFull) {
+		t.Fatal(err)
+	}
+	if _, err := e.front.Cancel(t.Context(), queue.BookingRequest{Request: queue.Request{Site: "hq"}, ID: b[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.book(sl, "p6"); err != nil {
+		t.Errorf("book right after a cancel through the front: %v", err)
+	}
+}
+
+// TestRate: past the patient's rate the front answers with a RateError
+// before any transaction.
+func TestRate(t *testing.T) {
+	e := newEnv(t)
+	for i := range 3 {
+		if err := e.book(e.slots[5+i].ID, "p1"); err != nil && !errors.Is(err, queue.ErrOverlap) {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	updates := e.st.updates.Load()
+	err := e.book(e.slots[9].ID, "p1")
+	var re *booking.RateError
+	if !errors.As(err, &re) || !errors.Is(err, queue.ErrRateLimited) || re.RetryAfter != 10*time.Second {
+		t.Errorf("fourth request: %v", err)
+	}
+	if n := e.st.updates.Load() - updates; n != 0 {
+		t.Errorf("a refused rate cost %d transactions", n)
+	}
+	if err := e.book(e.slots[9].ID, "p2"); err != nil {
+		t.Errorf("another patient: %v", err)
+	}
+}

@@ -1,0 +1,54 @@
+package load_test
+
+import (
+	"bytes"
+	"net/http/httptest"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/load"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/storetest"
+	"github.com/nowserving/nowserving/web"
+)
+
+// TestBook: a short rush onto 3 slots of one place each books exactly 3,
+// answers only 201, 409 and 429, and takes tickets at another site
+// meanwhile.
+func TestBook(t *testing.T) {
+	site := storetest.BookingSite()
+	site.Appointments.PatientRate, site.Appointments.PatientWindow = 5, 10*time.Second
+	other := storetest.TestSite()
+	other.ID = "other"
+	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site, other}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(t.Context()) })
+	if _, err := eng.GenerateSlots(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := web.New(web.Opts{Engine: eng, Tokens: []web.TokenInfo{{Name: "bench", Token: "bench-token-0123456789"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	var out bytes.Buffer
+	o := load.BookOpts{URL: hs.URL, Token: "bench-token-0123456789", Site: "hq", Resource: "dr-li", Slots: 3, Patients: 20,
+		Rate: 200, Duration: time.Second, OtherSite: "other", OtherService: "A", OtherRate: 10}
+	if err := load.Book(t.Context(), o, &out); err != nil {
+		t.Fatalf("book: %v\n%s", err, out.String())
+	}
+	for _, re := range []string{
+		`^book: 200 requests/s for 1s onto 3 slots of dr-li on \d{4}-\d\d-\d\d \(capacity 1 each\), 20 patients\n`,
+		`\nbookings: 201: 3  409: \d+  429: \d+  transport errors: 0  dropped: 0\n  latency from the intended send time: p50 `,
+		`\ntickets at other meanwhile \(10/s\): 201: 10  transport errors: 0`,
+		`\nslots: 3 places booked of 3, 0 slots overbooked, 3 bookings created \(201\)\n$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out.String()) {
+			t.Errorf("output lacks %s:\n%s", re, out.String())
+		}
+	}
+}

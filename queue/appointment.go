@@ -1,0 +1,461 @@
+package queue
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// BookRequest asks for a place in a slot for a patient. Hold makes it a
+// HELD booking that Confirm turns into BOOKED before the site's HoldFor
+// runs out.
+type BookRequest struct {
+	Request
+	Slot    int64
+	Patient string
+	Hold    bool
+}
+
+// BookingRequest acts on one booking of a site, named by ID or by Code.
+type BookingRequest struct {
+	Request
+	ID   int64
+	Code string
+}
+
+// CheckIn is the answer to a check-in: the booking, now CHECKED_IN, and
+// the ticket it became with where it stands. OnTime is false for a late
+// check-in given a normal ticket.
+type CheckIn struct {
+	Booking  Booking
+	Position Position
+	OnTime   bool
+}
+
+// MaxPatientLen bounds a patient reference.
+const MaxPatientLen = 128
+
+// codeAlphabet is the booking code's alphabet: digits and capitals
+// without 0, 1, I, L and O, which read alike.
+const codeAlphabet = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+
+// CodeLen is the length of a booking code.
+const CodeLen = 8
+
+// newCode draws a booking code from crypto/rand.
+func newCode() string {
+	var b [CodeLen]byte
+	var buf [32]byte
+	for n := 0; n < CodeLen; {
+		if _, err := rand.Read(buf[:]); err != nil {
+			panic(fmt.Sprintf("queue: crypto/rand: %v", err)) // never fails on supported platforms
+		}
+		for _, c := range buf {
+			// 248 = 8 * 31: no bias.
+			if c < 248 && n < CodeLen {
+				b[n] = codeAlphabet[int(c)%len(codeAlphabet)]
+				n++
+			}
+		}
+	}
+	return string(b[:])
+}
+
+// NormalizeCode is a code as typed or scanned, in capitals without
+// spaces or dashes.
+func NormalizeCode(code string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == ' ' {
+			return -1
+		}
+		if r >= 'a' && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		return r
+	}, code)
+}
+
+// BookingStateError refuses an action on a booking in a state that does
+// not allow it. It matches ErrBookingState.
+type BookingStateError struct {
+	ID     int64
+	Status BookingStatus
+	Action string
+}
+
+func (e *BookingStateError) Error() string {
+	return fmt.Sprintf("queue: booking %d is %s: cannot %s", e.ID, e.Status, e.Action)
+}
+
+// Is makes BookingStateError match ErrBookingState.
+func (e *BookingStateError) Is(target error) bool { return target == ErrBookingState }
+
+func (e *BookingStateError) refuses() {}
+
+// Book takes a place in a slot: one conditional UPDATE of the slot's
+// places, behind the store's CHECK and unique index. A retry of the same
+// request (device and key) returns the first booking as it is now, with
+// replayed true.
+func (e *Engine) Book(ctx context.Context, r BookRequest) (Booking, bool, error) {
+	op := opName("book", strconv.FormatInt(r.Slot, 10), PatientHash(r.Patient), map[bool]string{true: "hold"}[r.Hold])
+	// replayed and now are written by the committer and read once doRedo
+	// returned, like its result.
+	var replayed bool
+	var now Booking
+	b, err := doRedo(ctx, e, laneBulk, r.Request, op, func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
+		replayed = false
+		return e.book(ctx, tx, j, s, r)
+	}, func(ctx context.Context, tx Tx, s *Site, v Booking) error {
+		cur, err := tx.Booking(ctx, v.ID)
+		if err != nil {
+			return fmt.Errorf("queue: read booking %d again: %w", v.ID, err)
+		}
+		replayed, now = true, *cur
+		return nil
+	})
+	if err != nil {
+		return Booking{}, false, err
+	}
+	if replayed {
+		return now, true, nil
+	}
+	return b, false, nil
+}
+
+func checkPatient(p string) error {
+	if p == "" || len(p) > MaxPatientLen {
+		return fmt.Errorf("%w: patient reference: want 1 to %d bytes", ErrBadRequest, MaxPatientLen)
+	}
+	return nil
+}
+
+// book applies one BookRequest in tx.
+func (e *Engine) book(ctx context.Context, tx Tx, j *job, s *Site, r BookRequest) (Booking, error) {
+	if err := checkPatient(r.Patient); err != nil {
+		return Booking{}, err
+	}
+	sl, err := e.siteSlot(ctx, tx, s, r.Slot)
+	if err != nil {
+		return Booking{}, err
+	}
+	res, err := s.resource(sl.Resource)
+	if err != nil {
+		return Booking{}, err
+	}
+	now := e.clock()
+	if sl.Closed || !sl.Start.After(now) || sl.Booked >= sl.Capacity {
+		// Refused on what the read shows, without the UPDATE.
+		return Booking{}, slotRefusal(s, sl, now)
+	}
+	ok, err := tx.TakePlace(ctx, sl.ID, now)
+	if err != nil {
+		return Booking{}, fmt.Errorf("queue: book slot %d: %w", sl.ID, err)
+	}
+	if !ok {
+		return Booking{}, slotRefusal(s, sl, now)
+	}
+	if err := patientFree(ctx, tx, s, r.Patient, sl, now); err != nil {
+		return Booking{}, err
+	}
+	b := Booking{Site: s.ID, Resource: sl.Resource, Slot: sl.ID, Start: sl.Start, End: sl.End, Patient: r.Patient,
+		Code: newCode(), Status: BookingBooked, CreatedAt: now, UpdatedAt: now, Device: r.Device, IdemKey: r.Key}
+	typ := EventBookingBooked
+	if r.Hold {
+		b.Status, b.HeldUntil, typ = BookingHeld, now.Add(s.Appointments.withDefaults().HoldFor), EventBookingHeld
+	}
+	if err := tx.InsertBooking(ctx, &b); err != nil {
+		if errors.Is(err, ErrDuplicate) {
+			// Another transaction's booking of this patient, or a code
+			// drawn twice: run again, to see the one or draw anew.
+			return Booking{}, fmt.Errorf("queue: book slot %d: %w: %w", sl.ID, ErrConflict, err)
+		}
+		return Booking{}, fmt.Errorf("queue: book slot %d: %w", sl.ID, err)
+	}
+	j.emit(bookingEvent(typ, s, &b, res.Service, r.Device, now))
+	return b, nil
+}
+
+// siteSlot reads a slot of site s.
+func (e *Engine) siteSlot(ctx context.Context, tx Tx, s *Site, id int64) (*Slot, error) {
+	sl, err := tx.Slot(ctx, id)
+	if errors.Is(err, ErrSlotNotFound) || (err == nil && sl.Site != s.ID) {
+		return nil, fmt.Errorf("%w: %d at site %s", ErrSlotNotFound, id, s.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue: read slot %d: %w", id, err)
+	}
+	return sl, nil
+}
+
+// slotRefusal says why TakePlace matched no row.
+func slotRefusal(s *Site, sl *Slot, now time.Time) error {
+	at := sl.Start.In(s.Location).Format("2006-01-02 15:04")
+	switch {
+	case sl.Closed:
+		return fmt.Errorf("%w: slot %d of %s at %s was closed by a schedule change", ErrSlotClosed, sl.ID, sl.Resource, at)
+	case !sl.Start.After(now):
+		return fmt.Errorf("%w: slot %d of %s at %s has started", ErrSlotClosed, sl.ID, sl.Resource, at)
+	}
+	return fmt.Errorf("%w: slot %d of %s at %s", ErrSlotFull, sl.ID, sl.Resource, at)
+}
+
+// patientFree locks the patient's bookings of the site and refuses a
+// second booking in the slot or one overlapping it.
+func patientFree(ctx context.Context, tx Tx, s *Site, patient string, sl *Slot, now time.Time) error {
+	if err := tx.LockPatient(ctx, PatientKey{Site: s.ID, Patient: patient}, now); err != nil {
+		return fmt.Errorf("queue: lock patient %s: %w", PatientHash(patient), err)
+	}
+	other, err := tx.FindBookings(ctx, BookingFilter{Site: s.ID, Patient: patient, Statuses: []BookingStatus{BookingHeld, BookingBooked},
+		StartBefore: sl.End, EndAfter: sl.Start, Limit: 1})
+	if err != nil {
+		return fmt.Errorf("queue: bookings of patient %s: %w", PatientHash(patient), err)
+	}
+	if len(other) == 0 {
+		return nil
+	}
+	if other[0].Slot == sl.ID {
+		return fmt.Errorf("%w: booking %d", ErrAlreadyBooked, other[0].ID)
+	}
+	return fmt.Errorf("%w: booking %d of %s at %s", ErrOverlap, other[0].ID, other[0].Resource,
+		other[0].Start.In(s.Location).Format("2006-01-02 15:04"))
+}
+
+// findBooking reads the booking r names at site s.
+func findBooking(ctx context.Context, tx Tx, s *Site, r BookingRequest) (*Booking, error) {
+	var b *Booking
+	var err error
+	switch {
+	case r.ID != 0:
+		b, err = tx.Booking(ctx, r.ID)
+	case r.Code != "":
+		b, err = tx.BookingByCode(ctx, s.ID, NormalizeCode(r.Code))
+	default:
+		return nil, fmt.Errorf("%w: no booking id or code", ErrBadRequest)
+	}
+	if errors.Is(err, ErrBookingNotFound) || (err == nil && b.Site != s.ID) {
+		return nil, fmt.Errorf("%w: %s at site %s", ErrBookingNotFound, r.name(), s.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue: read booking %s: %w", r.name(), err)
+	}
+	return b, nil
+}
+
+func (r BookingRequest) name() string {
+	if r.ID != 0 {
+		return strconv.FormatInt(r.ID, 10)
+	}
+	return "with code " + NormalizeCode(r.Code)
+}
+
+// setBooking moves b to status to with a compare-and-set on its status
+// and emits typ; release gives its place back.
+func setBooking(ctx context.Context, tx Tx, j *job, s *Site, b *Booking, to BookingStatus, typ EventType, release bool, actor string, now time.Time) error {
+	from := b.Status
+	b.Status, b.UpdatedAt = to, now
+	if err := tx.UpdateBooking(ctx, b, from); err != nil {
+		return fmt.Errorf("queue: booking %d %s to %s: %w", b.ID, from, to, err)
+	}
+	if release {
+		if err := tx.ReleasePlace(ctx, b.Slot); err != nil {
+			return fmt.Errorf("queue: release place of booking %d: %w", b.ID, err)
+		}
+	}
+	service := ""
+	if res, err := s.resource(b.Resource); err == nil {
+		service = res.Service
+	}
+	j.emit(bookingEvent(typ, s, b, service, actor, now))
+	return nil
+}
+
+// CancelBooking cancels a HELD or BOOKED booking and gives its place
+// back. The compare-and-set on its status makes a second cancel a refusal
+// (ErrBookingState) that releases nothing.
+func (e *Engine) CancelBooking(ctx context.Context, r BookingRequest) (Booking, error) {
+	return doRedo(ctx, e, laneBulk, r.Request, opName("cancel-booking", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
+		b, err := findBooking(ctx, tx, s, r)
+		if err != nil {
+			return Booking{}, err
+		}
+		if b.Status != BookingBooked && b.Status != BookingHeld {
+			return Booking{}, &BookingStateError{ID: b.ID, Status: b.Status, Action: "cancel"}
+		}
+		return *b, setBooking(ctx, tx, j, s, b, BookingCancelled, EventBookingCancelled, true, r.Device, e.clock())
+	}, nil)
+}
+
+// Confirm turns a HELD booking whose hold has not run out into BOOKED.
+func (e *Engine) Confirm(ctx context.Context, r BookingRequest) (Booking, error) {
+	return doRedo(ctx, e, laneBulk, r.Request, opName("confirm", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
+		b, err := findBooking(ctx, tx, s, r)
+		if err != nil {
+			return Booking{}, err
+		}
+		now := e.clock()
+		if b.Status != BookingHeld || !now.Before(b.HeldUntil) {
+			return Booking{}, &BookingStateError{ID: b.ID, Status: b.Status, Action: "confirm (held until " + b.HeldUntil.In(s.Location).Format("15:04:05") + ")"}
+		}
+		b.HeldUntil = time.Time{}
+		if err := setBooking(ctx, tx, j, s, b, BookingBooked, EventBookingBooked, false, r.Device, now); err != nil {
+			return Booking{}, err
+		}
+		j.events[len(j.events)-1].Detail = DetailConfirmed
+		return *b, nil
+	}, nil)
+}
+
+// CheckIn turns a BOOKED booking into a ticket of its resource's service.
+// In the on-time window (Appointments.Early before the slot start to Late
+// after it) the ticket is of class appointment, ordered among the
+// appointments by slot time; later, a normal ticket or a refusal
+// (LatePolicy); earlier, a refusal saying when to come back
+// (CheckInEarlyError). Past the slot end and the missed grace the booking
+// is missed.
+func (e *Engine) CheckIn(ctx context.Context, r BookingRequest) (CheckIn, error) {
+	var pos Position
+	ci, err := doRedo(ctx, e, laneBulk, r.Request, opName("check-in", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (CheckIn, error) {
+		ci, err := e.checkIn(ctx, tx, j, s, r)
+		pos = ci.Position
+		return ci, err
+	}, func(ctx context.Context, tx Tx, s *Site, ci CheckIn) error {
+		cur, err := tx.Ticket(ctx, ci.Position.Ticket.ID)
+		if err != nil {
+			return fmt.Errorf("queue: read checked-in ticket: %w", err)
+		}
+		pos, err = e.position(ctx, tx, s, cur)
+		return err
+	})
+	if err != nil {
+		return CheckIn{}, err
+	}
+	ci.Position = pos
+	ci.Position.Appointment = ci.Booking.Start
+	return ci, nil
+}
+
+func (e *Engine) checkIn(ctx context.Context, tx Tx, j *job, s *Site, r BookingRequest) (CheckIn, error) {
+	b, err := findBooking(ctx, tx, s, r)
+	if err != nil {
+		return CheckIn{}, err
+	}
+	if b.Status != BookingBooked {
+		return CheckIn{}, &BookingStateError{ID: b.ID, Status: b.Status, Action: "check in"}
+	}
+	rules := s.Appointments.withDefaults()
+	now := e.clock()
+	if open := b.Start.Add(-rules.Early); now.Before(open) {
+		return CheckIn{}, &CheckInEarlyError{Code: b.Code, At: open.In(s.Location)}
+	}
+	if !now.Before(b.End.Add(rules.MissedGrace)) {
+		return CheckIn{}, fmt.Errorf("%w: booking %d: its slot ended at %s", ErrCheckInLate, b.ID, b.End.In(s.Location).Format("15:04"))
+	}
+	onTime := !now.After(b.Start.Add(rules.Late))
+	class := ClassAppointment
+	if !onTime {
+		if rules.LatePolicy == LateRefuse {
+			return CheckIn{}, fmt.Errorf("%w: booking %d: the window closed at %s", ErrCheckInLate, b.ID, b.Start.Add(rules.Late).In(s.Location).Format("15:04"))
+		}
+		class = ClassNormal
+	}
+	res, err := s.resource(b.Resource)
+	if err != nil {
+		return CheckIn{}, err
+	}
+	t, err := e.issue(ctx, tx, j, s, IssueRequest{Request: r.Request, Service: res.Service, Class: class, slot: b.Start})
+	if err != nil {
+		return CheckIn{}, err
+	}
+	b.TicketID, b.Number = t.ID, t.Number
+	if err := setBooking(ctx, tx, j, s, b, BookingCheckedIn, EventBookingCheckedIn, false, r.Device, now); err != nil {
+		return CheckIn{}, err
+	}
+	pos, err := e.position(ctx, tx, s, &t)
+	if err != nil {
+		return CheckIn{}, err
+	}
+	return CheckIn{Booking: *b, Position: pos, OnTime: onTime}, nil
+}
+
+// Booking reads one booking of a site.
+func (e *Engine) Booking(ctx context.Context, site string, id int64) (Booking, error) {
+	return e.readBooking(ctx, site, BookingRequest{ID: id})
+}
+
+// BookingByCode reads the booking of a site with this code.
+func (e *Engine) BookingByCode(ctx context.Context, site, code string) (Booking, error) {
+	return e.readBooking(ctx, site, BookingRequest{Code: code})
+}
+
+func (e *Engine) readBooking(ctx context.Context, site string, r BookingRequest) (Booking, error) {
+	s, err := e.Site(site)
+	if err != nil {
+		return Booking{}, err
+	}
+	var b *Booking
+	err = e.view(ctx, func(ctx context.Context, tx Tx) error {
+		b, err = findBooking(ctx, tx, s, r)
+		return err
+	})
+	if err != nil {
+		return Booking{}, err
+	}
+	return *b, nil
+}
+
+// Bookings lists the bookings f selects (f.Site is the site).
+func (e *Engine) Bookings(ctx context.Context, f BookingFilter) ([]Booking, error) {
+	if _, err := e.Site(f.Site); err != nil {
+		return nil, err
+	}
+	var out []Booking
+	err := e.view(ctx, func(ctx context.Context, tx Tx) error {
+		var err error
+		out, err = tx.FindBookings(ctx, f)
+		return err
+	})
+	return out, err
+}
+
+// sweepBookings marks the BOOKED bookings whose slot ended more than the
+// missed grace ago MISSED, and expires the holds that ran out (giving
+// their places back). It returns how many bookings it moved.
+func (e *Engine) sweepBookings(ctx context.Context, s *Site) (int, error) {
+	if len(s.Resources) == 0 {
+		return 0, nil
+	}
+	n := 0
+	err := e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
+		n = 0
+		now := e.clock()
+		rules := s.Appointments.withDefaults()
+		for _, sw := range []struct {
+			f       BookingFilter
+			to      BookingStatus
+			typ     EventType
+			release bool
+		}{
+			{BookingFilter{Site: s.ID, Statuses: []BookingStatus{BookingBooked}, EndBefore: now.Add(-rules.MissedGrace), Limit: 1000},
+				BookingMissed, EventBookingMissed, false},
+			{BookingFilter{Site: s.ID, Statuses: []BookingStatus{BookingHeld}, HeldBefore: now, Limit: 1000},
+				BookingExpired, EventBookingExpired, true},
+		} {
+			found, err := tx.FindBookings(ctx, sw.f)
+			if err != nil {
+				return fmt.Errorf("queue: sweep bookings of %s to %s: %w", s.ID, sw.to, err)
+			}
+			for i := range found {
+				if err := setBooking(ctx, tx, j, s, &found[i], sw.to, sw.typ, sw.release, "sweep", now); err != nil {
+					return err
+				}
+				n++
+			}
+		}
+		return nil
+	})
+	return n, err
+}

@@ -1,0 +1,180 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// atClock is the instant of local date (y, m, d) at offset off from
+// midnight, read on the wall clock so a DST change moves no slot.
+func atClock(y int, m time.Month, d int, off time.Duration, loc *time.Location) time.Time {
+	return time.Date(y, m, d, int(off/time.Hour), int(off%time.Hour/time.Minute), int(off%time.Minute/time.Second), 0, loc)
+}
+
+// Horizon is the last local date (at noon) whose slots are open for
+// booking at now: DaysAhead days after today from OpensAt local time, one
+// day less before it.
+func (sc *Schedule) Horizon(now time.Time, loc *time.Location) time.Time {
+	l := now.In(loc)
+	y, m, d := l.Date()
+	ahead := sc.DaysAhead
+	if l.Sub(atClock(y, m, d, 0, loc)) < sc.OpensAt {
+		ahead--
+	}
+	return time.Date(y, m, d+ahead, 12, 0, 0, 0, loc)
+}
+
+// SlotsBetween lists the slots the schedule has starting after from, on
+// the local dates up to last (inclusive), in order.
+func (r *Resource) SlotsBetween(site string, from, last time.Time, loc *time.Location) []Slot {
+	sc := &r.Schedule
+	var out []Slot
+	l := from.In(loc)
+	for day := time.Date(l.Year(), l.Month(), l.Day(), 12, 0, 0, 0, loc); !day.After(last); day = day.AddDate(0, 0, 1) {
+		if len(sc.Days) > 0 && !slices.Contains(sc.Days, day.Weekday()) {
+			continue
+		}
+		y, m, d := day.Date()
+		for off := sc.Open; off+sc.Slot <= sc.Close; off += sc.Slot {
+			start := atClock(y, m, d, off, loc)
+			if !start.After(from) {
+				continue
+			}
+			out = append(out, Slot{Site: site, Resource: r.ID, Start: start, End: atClock(y, m, d, off+sc.Slot, loc), Capacity: sc.Capacity})
+		}
+	}
+	return out
+}
+
+// GenerateSlots creates, for every resource, the slots its schedule has
+// from now to its horizon that do not exist yet; closes the future slots
+// the schedule no longer has (their bookings stand) and reopens or
+// resizes those it has again. Rerun, it changes nothing. It returns how
+// many slots it created or changed.
+func (e *Engine) GenerateSlots(ctx context.Context) (int, error) {
+	return e.generate(ctx, false)
+}
+
+// SlotRuns counts the slot generations that ran (at the start, at each
+// day's opening time, on GenerateSlots), whether this daemon or another
+// created the slots: a slot list read before the last of them may lack
+// the slots it opened. Slot rows carry no event, so a cache of slot lists
+// (package booking) compares this number instead.
+func (e *Engine) SlotRuns() uint64 { return e.slotRuns.Load() }
+
+// generate runs GenerateSlots for every resource or, onlyDue set, for
+// those whose horizon moved since the last run (at the opening time of
+// day, and at the first run).
+func (e *Engine) generate(ctx context.Context, onlyDue bool) (int, error) {
+	total := 0
+	defs := e.defs.Load()
+	for _, id := range defs.order {
+		s := defs.byID[id]
+		for i := range s.Resources {
+			r := &s.Resources[i]
+			now := e.clock()
+			last := r.Schedule.Horizon(now, s.Location)
+			key := s.ID + "/" + r.ID
+			e.genMu.Lock()
+			due := !onlyDue || !e.generated[key].Equal(last)
+			e.genMu.Unlock()
+			if !due {
+				continue
+			}
+			n, err := e.generateResource(ctx, s, r, now, last)
+			if err != nil {
+				return total, err
+			}
+			total += n
+			e.genMu.Lock()
+			e.generated[key] = last
+			e.genMu.Unlock()
+			e.slotRuns.Add(1)
+		}
+	}
+	return total, nil
+}
+
+func (e *Engine) generateResource(ctx context.Context, s *Site, r *Resource, now, last time.Time) (int, error) {
+	want := r.SlotsBetween(s.ID, now, last, s.Location)
+	end := last.AddDate(0, 0, 1)
+	n := 0
+	err := e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
+		have, err := tx.Slots(ctx, SlotQuery{Site: s.ID, Resource: r.ID, From: now.Add(time.Millisecond), To: end})
+		if err != nil {
+			return fmt.Errorf("queue: read slots of %s: %w", r.ID, err)
+		}
+		wanted := make(map[int64]Slot, len(want))
+		for _, w := range want {
+			wanted[w.Start.UnixMilli()] = w
+		}
+		exists := make(map[int64]bool, len(have))
+		for _, h := range have {
+			exists[h.Start.UnixMilli()] = true
+		}
+		// Only the missing ones are sent (the store still skips a slot
+		// another daemon created meanwhile).
+		var missing []Slot
+		for _, w := range want {
+			if !exists[w.Start.UnixMilli()] {
+				missing = append(missing, w)
+			}
+		}
+		n, err = tx.InsertSlots(ctx, missing)
+		if err != nil {
+			return fmt.Errorf("queue: create slots of %s: %w", r.ID, err)
+		}
+		for _, h := range have {
+			w, ok := wanted[h.Start.UnixMilli()]
+			next := h
+			if ok {
+				next.Capacity, next.Closed, next.End = w.Capacity, false, w.End
+			} else {
+				next.Closed = true
+			}
+			if next.Capacity == h.Capacity && next.Closed == h.Closed && next.End.Equal(h.End) {
+				continue
+			}
+			changed, err := tx.ReshapeSlot(ctx, next)
+			if err != nil {
+				return fmt.Errorf("queue: reshape slot %d of %s: %w", h.ID, r.ID, err)
+			}
+			if changed {
+				n++
+			} else {
+				e.log.Warn("slot keeps its capacity: more bookings than the new schedule allows",
+					"site", s.ID, "resource", r.ID, "slot", h.ID, "booked", h.Booked, "capacity", next.Capacity)
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Slots lists the slots of a site on a local date ("2006-01-02"), of one
+// resource or, resource empty, of every resource.
+func (e *Engine) Slots(ctx context.Context, site, resource, date string) ([]Slot, error) {
+	s, err := e.Site(site)
+	if err != nil {
+		return nil, err
+	}
+	if resource != "" {
+		if _, err := s.resource(resource); err != nil {
+			return nil, err
+		}
+	}
+	d, err := time.ParseInLocation(time.DateOnly, date, s.Location)
+	if err != nil {
+		return nil, fmt.Errorf("%w: date %q: want YYYY-MM-DD", ErrBadRequest, date)
+	}
+	y, m, dd := d.Date()
+	q := SlotQuery{Site: s.ID, Resource: resource, From: atClock(y, m, dd, 0, s.Location), To: atClock(y, m, dd+1, 0, s.Location)}
+	var out []Slot
+	err = e.view(ctx, func(ctx context.Context, tx Tx) error {
+		out, err = tx.Slots(ctx, q)
+		return err
+	})
+	return out, err
+}

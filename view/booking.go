@@ -1,0 +1,109 @@
+package view
+
+import (
+	"github.com/nowserving/nowserving/queue"
+)
+
+// Resource is the picture of one bookable resource's slots of a service
+// day, from its BOOKING_* events (counted on the day of the slot, not of the
+// event: a booking made a week ahead counts on its day):
+//   - Booked: bookings holding a place that are not checked in or missed
+//     yet (HELD or BOOKED);
+//   - CheckedIn, Missed: bookings that became a ticket, or were missed;
+//   - Cancelled: bookings cancelled, or holds that expired.
+type Resource struct {
+	ID        string
+	Booked    int
+	CheckedIn int
+	Missed    int
+	Cancelled int
+}
+
+// Resources are the bookable resources of the site on its day (Day), the
+// configured ones in order, then any other seen in the events.
+func (s *Site) Resources() []Resource {
+	day := s.bookings[s.Day]
+	out := make([]Resource, 0, len(s.resources))
+	for _, id := range s.resources {
+		r := Resource{ID: id}
+		if c := day[id]; c != nil {
+			r = *c
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// applyBooking counts a booking event on its slot's day. Days before the
+// site's day are dropped by newDay (see forgetBookings).
+func (s *Site) applyBooking(e *queue.Event) {
+	if e.Day != "" && e.Day < s.Day {
+		return
+	}
+	if s.bookings == nil {
+		s.bookings = map[string]map[string]*Resource{}
+	}
+	day := s.bookings[e.Day]
+	if day == nil {
+		day = map[string]*Resource{}
+		s.bookings[e.Day] = day
+	}
+	r := day[e.Resource]
+	if r == nil {
+		r = &Resource{ID: e.Resource}
+		day[e.Resource] = r
+		s.knowResource(e.Resource)
+	}
+	switch e.Type {
+	case queue.EventBookingHeld:
+		r.Booked++
+	case queue.EventBookingBooked:
+		if e.Detail != queue.DetailConfirmed {
+			r.Booked++
+		}
+	case queue.EventBookingCancelled, queue.EventBookingExpired:
+		r.Booked--
+		r.Cancelled++
+	case queue.EventBookingCheckedIn:
+		r.Booked--
+		r.CheckedIn++
+	case queue.EventBookingMissed:
+		r.Booked--
+		r.Missed++
+	}
+}
+
+func (s *Site) knowResource(id string) {
+	for _, r := range s.resources {
+		if r == id {
+			return
+		}
+	}
+	s.resources = append(s.resources, id)
+}
+
+// forgetBookings drops the booking figures of days before day.
+func (s *Site) forgetBookings(day string) {
+	for d := range s.bookings {
+		if d < day {
+			delete(s.bookings, d)
+		}
+	}
+}
+
+// cloneBookings deep-copies the booking figures.
+func (s *Site) cloneBookings() map[string]map[string]*Resource {
+	if s.bookings == nil {
+		return nil
+	}
+	out := make(map[string]map[string]*Resource, len(s.bookings))
+	for d, m := range s.bookings {
+		c := make(map[string]*Resource, len(m))
+		for id, r := range m {
+			v := *r
+			c[id] = &v
+		}
+		out[d] = c
+	}
+	return out
+}

@@ -1,0 +1,198 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/nowserving/nowserving/booking"
+	"github.com/nowserving/nowserving/queue"
+)
+
+// Slot is a bookable slot as the API shows it.
+type Slot struct {
+	ID       int64     `json:"id"`
+	Resource string    `json:"resource"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	Capacity int       `json:"capacity"`
+	Booked   int       `json:"booked"`
+	Free     int       `json:"free"`
+	Closed   bool      `json:"closed,omitempty"`
+}
+
+// Appointment is a booking as the API shows it.
+type Appointment struct {
+	ID        int64      `json:"id"`
+	Site      string     `json:"site"`
+	Resource  string     `json:"resource"`
+	Slot      int64      `json:"slot"`
+	Start     time.Time  `json:"start"`
+	End       time.Time  `json:"end"`
+	Patient   string     `json:"patient"`
+	Code      string     `json:"code"`
+	Status    string     `json:"status"`
+	HeldUntil *time.Time `json:"held_until,omitempty"`
+	Ticket    string     `json:"ticket,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+}
+
+func toAppointment(b queue.Booking, loc *time.Location) Appointment {
+	in := func(t time.Time) time.Time { return t.In(loc) }
+	a := Appointment{ID: b.ID, Site: b.Site, Resource: b.Resource, Slot: b.Slot, Start: in(b.Start), End: in(b.End),
+		Patient: b.Patient, Code: b.Code, Status: string(b.Status), Ticket: b.Number, CreatedAt: in(b.CreatedAt)}
+	if !b.HeldUntil.IsZero() {
+		h := in(b.HeldUntil)
+		a.HeldUntil = &h
+	}
+	return a
+}
+
+// bookBody is the body of POST .../appointments.
+type bookBody struct {
+	Slot    int64  `json:"slot"`
+	Patient string `json:"patient"`
+	Hold    bool   `json:"hold"`
+}
+
+func (s *Server) siteLoc(w http.ResponseWriter, r *http.Request) (*time.Location, bool) {
+	site, err := s.o.Engine.Site(r.PathValue("site"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return nil, false
+	}
+	return site.Location, true
+}
+
+func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
+	loc, ok := s.siteLoc(w, r)
+	if !ok {
+		return
+	}
+	date := r.URL.Query().Get("date")
+	if date == "" {
+		date = s.o.Engine.Now().In(loc).Format(time.DateOnly)
+	}
+	list, err := s.front.Slots(r.Context(), r.PathValue("site"), r.URL.Query().Get("resource"), date)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	out := make([]Slot, 0, len(list))
+	for _, sl := range list {
+		out = append(out, Slot{ID: sl.ID, Resource: sl.Resource, Start: sl.Start.In(loc), End: sl.End.In(loc),
+			Capacity: sl.Capacity, Booked: sl.Booked, Free: sl.Free(), Closed: sl.Closed})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"date": date, "slots": out})
+}
+
+func (s *Server) book(w http.ResponseWriter, r *http.Request) {
+	loc, ok := s.siteLoc(w, r)
+	if !ok {
+		return
+	}
+	var b bookBody
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&b)
+	switch {
+	case err != nil:
+		err = fmt.Errorf(`body: want {"slot": ID, "patient": REF, "hold": BOOL}: %w`, err)
+	case b.Slot <= 0:
+		err = errors.New("body: slot is required")
+	case b.Patient == "" || len(b.Patient) > queue.MaxPatientLen:
+		err = fmt.Errorf("body: patient is required, at most %d bytes", queue.MaxPatientLen)
+	case len(r.Header.Get("Idempotency-Key")) > 128:
+		err = errors.New("Idempotency-Key: at most 128 characters")
+	}
+	if err != nil {
+		writeProblem(w, http.StatusUnprocessableEntity, "invalid_appointment", "invalid appointment request", err.Error())
+		return
+	}
+	bk, replayed, err := s.front.Book(r.Context(), queue.BookRequest{Request: s.request(r), Slot: b.Slot, Patient: b.Patient, Hold: b.Hold})
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	status := http.StatusCreated
+	if replayed {
+		status = http.StatusOK
+	}
+	w.Header().Set("Location", fmt.Sprintf("/api/v1/sites/%s/appointments/%d", bk.Site, bk.ID))
+	writeJSON(w, status, toAppointment(bk, loc))
+}
+
+// bookingRequest is the request naming the booking of the path.
+func (s *Server) bookingRequest(w http.ResponseWriter, r *http.Request) (queue.BookingRequest, bool) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		writeProblem(w, http.StatusNotFound, "booking_not_found", "no such appointment", fmt.Sprintf("appointment id %q", r.PathValue("id")))
+		return queue.BookingRequest{}, false
+	}
+	return queue.BookingRequest{Request: s.request(r), ID: id}, true
+}
+
+func (s *Server) appointment(w http.ResponseWriter, r *http.Request) {
+	s.bookingOp(w, r, func(br queue.BookingRequest) (queue.Booking, error) {
+		return s.o.Engine.Booking(r.Context(), br.Site, br.ID)
+	})
+}
+
+func (s *Server) cancelAppointment(w http.ResponseWriter, r *http.Request) {
+	s.bookingOp(w, r, func(br queue.BookingRequest) (queue.Booking, error) { return s.front.Cancel(r.Context(), br) })
+}
+
+func (s *Server) confirmAppointment(w http.ResponseWriter, r *http.Request) {
+	s.bookingOp(w, r, func(br queue.BookingRequest) (queue.Booking, error) { return s.o.Engine.Confirm(r.Context(), br) })
+}
+
+// bookingOp answers op on the booking of the path with the booking.
+func (s *Server) bookingOp(w http.ResponseWriter, r *http.Request, op func(queue.BookingRequest) (queue.Booking, error)) {
+	loc, ok := s.siteLoc(w, r)
+	if !ok {
+		return
+	}
+	br, ok := s.bookingRequest(w, r)
+	if !ok {
+		return
+	}
+	b, err := op(br)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toAppointment(b, loc))
+}
+
+// checkIn turns the booking into a ticket and answers it as the ticket API
+// does (POST .../tickets).
+func (s *Server) checkIn(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.siteLoc(w, r); !ok {
+		return
+	}
+	br, ok := s.bookingRequest(w, r)
+	if !ok {
+		return
+	}
+	ci, err := s.o.Engine.CheckIn(r.Context(), br)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	w.Header().Set("Location", fmt.Sprintf("/api/v1/sites/%s/tickets/%s", ci.Position.Ticket.Site, ci.Position.Ticket.Number))
+	writeJSON(w, http.StatusCreated, toPosition(ci.Position, s.o.Clock()))
+}
+
+// retryAfter sets Retry-After for a rate-limited request, in whole
+// seconds rounded up.
+func retryAfter(w http.ResponseWriter, err error) {
+	var re *booking.RateError
+	if errors.As(err, &re) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(re.RetryAfter.Seconds()))))
+	}
+}

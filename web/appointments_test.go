@@ -1,0 +1,129 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// bookingEnv is newEnv with resources at site main: dr (1 place every 15
+// minutes) and vacc (3 places every 30 minutes), Mon-Fri 10:00-12:00, and
+// their slots made.
+func bookingEnv(t testing.TB) *env {
+	t.Helper()
+	e := newEnv(t, func(qo *queue.Opts, _ *Opts) {
+		s := &qo.Sites[0]
+		sched := func(slot time.Duration, n int) queue.Schedule {
+			return queue.Schedule{Open: 10 * time.Hour, Close: 12 * time.Hour, Slot: slot, Capacity: n, DaysAhead: 7, OpensAt: 7 * time.Hour}
+		}
+		s.Resources = []queue.Resource{{ID: "dr", Service: "A", Schedule: sched(15*time.Minute, 1)}, {ID: "vacc", Service: "A", Schedule: sched(30*time.Minute, 3)}}
+		s.Appointments = queue.Appointments{PatientRate: 5, PatientWindow: 10 * time.Second}
+	})
+	if _, err := e.eng.GenerateSlots(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+type slotList struct {
+	Date  string `json:"date"`
+	Slots []Slot `json:"slots"`
+}
+
+func (e *env) slotIDs(t *testing.T, resource string) []int64 {
+	t.Helper()
+	l := decode[slotList](t, e.do("GET", "/api/v1/sites/main/slots?resource="+resource+"&date=2026-03-02", "", ""), http.StatusOK)
+	var ids []int64
+	for _, s := range l.Slots {
+		ids = append(ids, s.ID)
+	}
+	return ids
+}
+
+func (e *env) bookSlot(slot int64, patient, key string) *http.Response {
+	return e.do("POST", "/api/v1/sites/main/appointments", "", fmt.Sprintf(`{"slot": %d, "patient": %q}`, slot, patient), "Idempotency-Key", key)
+}
+
+func TestAppointments(t *testing.T) {
+	e := bookingEnv(t)
+	l := decode[slotList](t, e.do("GET", "/api/v1/sites/main/slots?date=2026-03-02", "", ""), http.StatusOK)
+	if len(l.Slots) != 8+4 || l.Slots[0].Free != 1 || l.Slots[0].Start.Format("15:04") != "10:00" {
+		t.Fatalf("slots of the day: %+v", l)
+	}
+	dr, vacc := e.slotIDs(t, "dr"), e.slotIDs(t, "vacc")
+	a := decode[Appointment](t, e.bookSlot(dr[0], "p-1", "k1"), http.StatusCreated)
+	if a.Status != "BOOKED" || len(a.Code) != 8 || a.Resource != "dr" {
+		t.Errorf("booked %+v", a)
+	}
+	if again := decode[Appointment](t, e.bookSlot(dr[0], "p-1", "k1"), http.StatusOK); again.ID != a.ID {
+		t.Errorf("replay gave %d, want %d", again.ID, a.ID)
+	}
+	for _, c := range []struct {
+		slot    int64
+		patient string
+		status  int
+		code    string
+	}{
+		{dr[0], "p-2", http.StatusConflict, "slot_full"},
+		{vacc[0], "p-1", http.StatusConflict, "overlapping_booking"},
+		{999, "p-2", http.StatusUnprocessableEntity, "unknown_slot"},
+		{dr[1], "", http.StatusUnprocessableEntity, "invalid_appointment"},
+	} {
+		p := decode[Problem](t, e.bookSlot(c.slot, c.patient, ""), c.status)
+		if p.Code != c.code {
+			t.Errorf("book %d for %q: %s, want %s", c.slot, c.patient, p.Code, c.code)
+		}
+	}
+	decode[Appointment](t, e.bookSlot(vacc[1], "p-3", ""), http.StatusCreated)
+	if p := decode[Problem](t, e.bookSlot(vacc[1], "p-3", ""), http.StatusConflict); p.Code != "already_booked" {
+		t.Errorf("same patient twice: %s", p.Code)
+	}
+	path := fmt.Sprintf("/api/v1/sites/main/appointments/%d", a.ID)
+	if got := decode[Appointment](t, e.do("GET", path, "", ""), http.StatusOK); got.Code != a.Code {
+		t.Errorf("GET appointment: %+v", got)
+	}
+	// 09:00, the slot at 10:00: check-in opens at 09:30.
+	if p := decode[Problem](t, e.do("POST", path+"/check-in", "", ""), http.StatusConflict); p.Code != "check_in_early" || p.Detail == "" {
+		t.Errorf("early check-in: %+v", p)
+	}
+	e.clock.Fix(time.Date(2026, 3, 2, 9, 45, 0, 0, time.UTC))
+	pos := decode[Position](t, e.do("POST", path+"/check-in", "", ""), http.StatusCreated)
+	if pos.Ticket.Class != "appointment" || pos.Ticket.Service != "A" || pos.Ticket.Status != "WAITING" {
+		t.Errorf("check-in: %+v", pos)
+	}
+	if p := decode[Problem](t, e.do("DELETE", path, "", ""), http.StatusConflict); p.Code != "appointment_state" {
+		t.Errorf("cancel a checked-in appointment: %+v", p)
+	}
+	b := decode[Appointment](t, e.bookSlot(dr[2], "p-4", ""), http.StatusCreated)
+	bpath := fmt.Sprintf("/api/v1/sites/main/appointments/%d", b.ID)
+	if c := decode[Appointment](t, e.do("DELETE", bpath, "", ""), http.StatusOK); c.Status != "CANCELLED" {
+		t.Errorf("cancel: %+v", c)
+	}
+	if p := decode[Problem](t, e.do("DELETE", bpath, "", ""), http.StatusConflict); p.Code != "appointment_state" {
+		t.Errorf("cancel twice: %+v", p)
+	}
+	decode[Problem](t, e.do("GET", "/api/v1/sites/main/appointments/0", "", ""), http.StatusNotFound)
+	decode[Problem](t, e.do("GET", "/api/v1/sites/main/slots?resource=nobody", "", ""), http.StatusNotFound)
+}
+
+// TestAppointmentRate: the sixth request of a patient within 10 s is 429
+// with Retry-After; another patient is not held back.
+func TestAppointmentRate(t *testing.T) {
+	e := bookingEnv(t)
+	dr := e.slotIDs(t, "dr")
+	for i := range 5 {
+		e.bookSlot(dr[0], "p-1", "").Body.Close()
+		_ = i
+	}
+	resp := e.bookSlot(dr[1], "p-1", "")
+	if p := decode[Problem](t, resp, http.StatusTooManyRequests); p.Code != "rate_limited" || resp.Header.Get("Retry-After") != "10" {
+		t.Errorf("sixth request: %+v, Retry-After %q", p, resp.Header.Get("Retry-After"))
+	}
+	decode[Appointment](t, e.bookSlot(dr[1], "p-2", ""), http.StatusCreated)
+	e.clock.Fix(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
+	decode[Appointment](t, e.bookSlot(dr[2], "p-1", ""), http.StatusCreated)
+}
