@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,8 +106,20 @@ type lane int
 
 const (
 	laneCounter lane = iota // keypads and consoles: first
-	laneBulk                // kiosks' tickets and the sweeps
+	laneBulk                // the sweeps, bookings and check-ins
+	// laneIssue is the bulk lane for kiosks' tickets, whose requests run
+	// bare in a batch: without a savepoint of their own (see runJobs).
+	laneIssue
 )
+
+// queue is the index of the lane's queue in a shard: laneIssue's requests
+// wait in the bulk queue.
+func (l lane) queue() int {
+	if l == laneCounter {
+		return 0
+	}
+	return 1
+}
 
 // shard is one committer's two lanes.
 type shard [2]chan *job
@@ -128,6 +141,7 @@ type job struct {
 	err    error
 	events []Event
 	writes []write // the tickets it wrote, for the waiting order
+	wrote  bool    // it called a write of recTx in its last run
 	done   chan struct{}
 
 	// prior is the stored result of an earlier request with the same key,
@@ -293,7 +307,7 @@ func (e *Engine) submit(ctx context.Context, l lane, site string, key RequestKey
 	}
 	h := fnv.New32a()
 	h.Write([]byte(site))
-	ch := e.shards[int(h.Sum32())%len(e.shards)][l]
+	ch := e.shards[int(h.Sum32())%len(e.shards)][l.queue()]
 	select {
 	case ch <- j:
 	case <-ctx.Done():
@@ -490,12 +504,18 @@ func (e *Engine) noAnswer(ctx context.Context, err error) error {
 	return fmt.Errorf("%w: no answer within %s: %w", ErrUnavailable, e.timeout, err)
 }
 
+// reset clears what a run of the job made, for a run again.
+func (j *job) reset() {
+	j.events, j.writes, j.err, j.save, j.stamp = j.events[:0], j.writes[:0], nil, nil, nil
+}
+
 // lookupPriors clears the jobs' results of an earlier attempt and reads the
 // stored results of their idempotency keys, for the whole batch at once.
 func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
 	var keys []RequestKey
 	for _, j := range jobs {
-		j.events, j.writes, j.err, j.prior, j.save, j.stamp = j.events[:0], j.writes[:0], nil, nil, nil, nil
+		j.reset()
+		j.prior = nil
 		if j.key.Key != "" {
 			keys = append(keys, j.key)
 		}
@@ -515,44 +535,103 @@ func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
 	return nil
 }
 
-// runJobs runs each job of a batch in its own savepoint (a batch of one
-// needs none). Only a refusal of one request is rolled back to its
-// savepoint; anything else (above all a transaction the database aborted,
-// after which only ROLLBACK may run) fails the whole transaction.
+// runJobs runs the jobs of a batch, each refusal rolled back alone. A batch
+// of one needs no savepoint (a refusal rolls the transaction back). In a
+// larger one, a job runs in a savepoint of its own, except the kiosks'
+// tickets (laneIssue), which run bare: their refusals (unknown service,
+// closed, bad class) come before they write, so there is nothing to roll
+// back, and a savepoint per ticket would cost its statement and, on
+// SQLite, a copy of every page the ticket touches into the statement
+// journal. A bare job that is refused after it wrote (the daily cap, found
+// once the number is taken) cannot be undone alone: the batch, which runs
+// in a savepoint of its own then, is rolled back to it and run again with
+// a savepoint per job. Only a refusal of one request is rolled back;
+// anything else (above all a transaction the database aborted, after which
+// only ROLLBACK may run) fails the whole transaction.
 func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
 	if len(jobs) == 1 {
 		return jobs[0].fn(ctx, recTx{tx, jobs[0]}, jobs[0])
 	}
-	for i, j := range jobs {
-		// Savepoints are not released: RELEASE would cost a round trip
-		// and free nothing a batch needs back.
-		sp := fmt.Sprintf("r%d", i)
-		if err := tx.Savepoint(ctx, sp); err != nil {
+	if !slices.ContainsFunc(jobs, func(j *job) bool { return j.lane == laneIssue }) {
+		_, err := runEach(ctx, tx, jobs, true)
+		return err
+	}
+	if err := tx.Savepoint(ctx, "b"); err != nil {
+		return err
+	}
+	redo, err := runEach(ctx, tx, jobs, false)
+	if err != nil {
+		return err
+	}
+	if redo {
+		if err := tx.RollbackTo(ctx, "b"); err != nil {
 			return err
 		}
+		for _, j := range jobs {
+			j.reset()
+		}
+		if _, err := runEach(ctx, tx, jobs, true); err != nil {
+			return err
+		}
+	}
+	// Released, with every savepoint in it: the events and the saved
+	// results are written outside them, not copied into a statement
+	// journal no one rolls back to.
+	return tx.Release(ctx, "b")
+}
+
+// runEach runs the jobs one after the other, the bare ones (laneIssue)
+// without a savepoint unless all is set. It reports redo, and stops, when a
+// bare job was refused after it wrote.
+func runEach(ctx context.Context, tx Tx, jobs []*job, all bool) (redo bool, err error) {
+	for i, j := range jobs {
+		sp := ""
+		if all || j.lane != laneIssue {
+			// Savepoints are not released one by one: RELEASE would cost
+			// a round trip and free nothing a batch needs back.
+			sp = fmt.Sprintf("r%d", i)
+			if err := tx.Savepoint(ctx, sp); err != nil {
+				return false, err
+			}
+		}
+		j.wrote = false
 		err := j.fn(ctx, recTx{tx, j}, j)
 		if err == nil {
 			continue
 		}
 		if !IsRefusal(err) {
-			return err
+			return false, err
+		}
+		if sp == "" && j.wrote {
+			return true, nil
 		}
 		j.err, j.events, j.writes, j.save = err, j.events[:0], j.writes[:0], nil
+		if sp == "" {
+			continue
+		}
 		if err := tx.RollbackTo(ctx, sp); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // recTx is the transaction a job runs in: it records the tickets the job
-// writes, which the waiting order applies once they are committed.
+// writes, which the waiting order applies once they are committed, and
+// whether the job wrote at all (a bare job may write only through the
+// methods below).
 type recTx struct {
 	Tx
 	j *job
 }
 
+func (t recTx) NextSeq(ctx context.Context, k DayKey) (int, error) {
+	t.j.wrote = true
+	return t.Tx.NextSeq(ctx, k)
+}
+
 func (t recTx) InsertTicket(ctx context.Context, tk *Ticket) error {
+	t.j.wrote = true
 	err := t.Tx.InsertTicket(ctx, tk)
 	if err == nil {
 		c := *tk
@@ -562,6 +641,7 @@ func (t recTx) InsertTicket(ctx context.Context, tk *Ticket) error {
 }
 
 func (t recTx) UpdateTicket(ctx context.Context, tk *Ticket, from Status) error {
+	t.j.wrote = true
 	err := t.Tx.UpdateTicket(ctx, tk, from)
 	if err == nil {
 		c := *tk
@@ -571,6 +651,7 @@ func (t recTx) UpdateTicket(ctx context.Context, tk *Ticket, from Status) error 
 }
 
 func (t recTx) SetSortKey(ctx context.Context, id, key int64) error {
+	t.j.wrote = true
 	err := t.Tx.SetSortKey(ctx, id, key)
 	if err == nil {
 		t.j.writes = append(t.j.writes, write{id: id, key: key})

@@ -56,7 +56,7 @@ type TransferRequest struct {
 
 // Issue takes a new number for a service.
 func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
-	return doRedo(ctx, e, laneBulk, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return doRedo(ctx, e, laneIssue, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		return e.issue(ctx, tx, j, s, r)
 	}, nil)
 }
@@ -75,7 +75,7 @@ func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, e
 		pos    Position
 		redone bool
 	)
-	t, err := doRedo(ctx, e, laneBulk, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	t, err := doRedo(ctx, e, laneIssue, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		return e.issue(ctx, tx, j, s, r)
 	}, func(ctx context.Context, tx Tx, s *Site, t Ticket) error {
 		cur, err := tx.Ticket(ctx, t.ID)

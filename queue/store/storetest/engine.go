@@ -206,6 +206,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 	t.Run("WaitingOrder", func(t *testing.T) { testOrder(t, open, 1) })
 	t.Run("WaitingOrderTwoEngines", func(t *testing.T) { testOrder(t, open, 2) })
 	t.Run("CountersFirst", func(t *testing.T) { testCountersFirst(t, open) })
+	t.Run("CapInBatch", func(t *testing.T) { testCapInBatch(t, open) })
 	t.Run("ResultVersions", func(t *testing.T) { testResultVersions(t, open) })
 	t.Run("CallTimeout", func(t *testing.T) { testCallTimeout(t, open) })
 	t.Run("AbortAtEveryStatement", func(t *testing.T) { testAbortEveryStatement(t, open) })

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -28,18 +30,26 @@ func (g *gateStore) Update(ctx context.Context, fn func(ctx context.Context, tx 
 	return g.Store.Update(ctx, fn)
 }
 
+// gated starts an engine over s behind a gateStore, issues a first ticket
+// of service first, then one of A (in wg) that holds the committer in its
+// transaction until the gate opens.
+func gated(t *testing.T, s queue.Store, first string, wg *sync.WaitGroup) (*env, *gateStore) {
+	g := &gateStore{Store: s, armed: make(chan struct{}), entered: make(chan struct{}), gate: make(chan struct{})}
+	en := &env{t: t, ctx: context.Background(), clock: NewClock(monday9), store: g}
+	en.start([]queue.Site{TestSite()})
+	en.issue(first, queue.ClassNormal)
+	close(g.armed)
+	wg.Go(func() { en.issue("A", queue.ClassNormal) }) // the transaction in flight
+	<-g.entered
+	return en, g
+}
+
 // testCountersFirst queues a hundred kiosk tickets behind a transaction in
 // flight, then a counter's call-next: the call goes in the next batch, on
 // its own, in front of the kiosks that were waiting before it.
 func testCountersFirst(t *testing.T, open func(t *testing.T) queue.Store) {
-	g := &gateStore{Store: open(t), armed: make(chan struct{}), entered: make(chan struct{}), gate: make(chan struct{})}
-	en := &env{t: t, ctx: context.Background(), clock: NewClock(monday9), store: g}
-	en.start([]queue.Site{TestSite()})
-	en.issue("A", queue.ClassNormal)
-	close(g.armed)
 	var wg sync.WaitGroup
-	wg.Go(func() { en.issue("A", queue.ClassNormal) }) // the transaction in flight
-	<-g.entered
+	en, g := gated(t, open(t), "A", &wg)
 	const kiosks = 100
 	for i := 0; i < kiosks; i++ {
 		wg.Go(func() {
@@ -74,5 +84,97 @@ func testCountersFirst(t *testing.T, open func(t *testing.T) queue.Store) {
 	}
 	if want := kiosks - 31; after < want {
 		t.Fatalf("call-next committed before %d of the %d kiosk tickets queued ahead of it, want at least %d", after, kiosks, want)
+	}
+}
+
+// rollbackStore counts the rollbacks to each savepoint name.
+type rollbackStore struct {
+	queue.Store
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (s *rollbackStore) Update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
+	return s.Store.Update(ctx, func(ctx context.Context, tx queue.Tx) error { return fn(ctx, rollbackTx{tx, s}) })
+}
+
+func (s *rollbackStore) rollbacks(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n[name]
+}
+
+type rollbackTx struct {
+	queue.Tx
+	s *rollbackStore
+}
+
+func (t rollbackTx) RollbackTo(ctx context.Context, name string) error {
+	t.s.mu.Lock()
+	t.s.n[name]++
+	t.s.mu.Unlock()
+	return t.Tx.RollbackTo(ctx, name)
+}
+
+// testCapInBatch queues, behind a transaction in flight, kiosk tickets of
+// C beyond its daily cap among tickets of A, so they share a batch. Kiosk
+// tickets run without a savepoint of their own; the cap is found once the
+// number is taken, so the batch is rolled back and run again with one per
+// request. The refused tickets take no number and leave no event: once the
+// cap is raised, C's next number follows the last one issued.
+func testCapInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
+	rs := &rollbackStore{Store: open(t), n: map[string]int{}}
+	var wg sync.WaitGroup
+	en, g := gated(t, rs, "C", &wg)
+	var mu sync.Mutex
+	got := map[string]int{}
+	for i := 0; i < 8; i++ {
+		svc := []string{"A", "C"}[i%2]
+		wg.Go(func() {
+			_, err := en.e.Issue(en.ctx, queue.IssueRequest{Request: en.req(), Service: svc})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				got[svc+" issued"]++
+			case errors.Is(err, queue.ErrServiceFull):
+				got[svc+" full"]++
+			default:
+				t.Errorf("issue %s: %v", svc, err)
+			}
+		})
+	}
+	time.Sleep(100 * time.Millisecond) // the kiosks queue behind the gate
+	close(g.gate)
+	wg.Wait()
+	if want := map[string]int{"A issued": 4, "C issued": 2, "C full": 2}; !maps.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if rs.rollbacks("b") == 0 {
+		t.Errorf("no batch rolled back to its savepoint: the refused tickets did not share a batch with the others")
+	}
+	site := TestSite()
+	site.Services[2].DailyCap = 10
+	if err := en.e.SetSites([]queue.Site{site}); err != nil {
+		t.Fatal(err)
+	}
+	if n := en.issue("C", queue.ClassNormal).Number; n != "C04" {
+		t.Errorf("C after the cap was raised: %s, want C04 (a refused ticket took no number)", n)
+	}
+	evs, err := en.e.Events(en.ctx, "hq", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var issued []string
+	for i, ev := range evs {
+		if ev.Version != int64(i+1) {
+			t.Errorf("event %d has version %d, want %d", i, ev.Version, i+1)
+		}
+		if ev.Type == queue.EventIssued {
+			issued = append(issued, ev.Number)
+		}
+	}
+	if len(issued) != 9 {
+		t.Errorf("ISSUED events %v, want 9 (C01, A001, 4 A and 2 C in the batch, C04)", issued)
 	}
 }
