@@ -33,8 +33,14 @@ func (t *tx) AppendEvents(ctx context.Context, site string, evs []*queue.Event) 
 	for i, e := range evs {
 		e.Site, e.Version = site, last-n+1+int64(i)
 	}
-	if _, err := t.execText(ctx, t.s.q.insertEvents(evs)); err != nil {
-		return t.wrap("append events", err)
+	err = t.pieces(len(evs), func(from, to int) error {
+		if _, err := t.exec(ctx, t.s.q.insertEvents(evs[from:to])); err != nil {
+			return t.wrap("append events", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return t.appendOutbox(ctx, evs)
 }

@@ -12,22 +12,28 @@ func (t *tx) LookupRequests(ctx context.Context, keys []queue.RequestKey) (map[q
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	rows, err := t.queryText(ctx, t.s.q.lookupRequests(keys))
-	if err != nil {
-		return nil, t.wrap("look up requests", err)
-	}
-	defer rows.Close()
 	out := make(map[queue.RequestKey]queue.StoredRequest, len(keys))
-	for rows.Next() {
-		var k queue.RequestKey
-		var r queue.StoredRequest
-		if err := rows.Scan(&k.Device, &k.Key, &r.Op, &r.Result); err != nil {
-			return nil, t.wrap("look up requests", err)
+	err := t.pieces(len(keys), func(from, to int) error {
+		rows, err := t.query(ctx, t.s.q.lookupRequests(keys[from:to]))
+		if err != nil {
+			return t.wrap("look up requests", err)
 		}
-		out[k] = r
-	}
-	if err := rows.Err(); err != nil {
-		return nil, t.wrap("look up requests", err)
+		defer rows.Close()
+		for rows.Next() {
+			var k queue.RequestKey
+			var r queue.StoredRequest
+			if err := rows.Scan(&k.Device, &k.Key, &r.Op, &r.Result); err != nil {
+				return t.wrap("look up requests", err)
+			}
+			out[k] = r
+		}
+		if err := rows.Err(); err != nil {
+			return t.wrap("look up requests", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -37,8 +43,10 @@ func (t *tx) SaveRequests(ctx context.Context, reqs []queue.SavedRequest) error 
 	if len(reqs) == 0 {
 		return nil
 	}
-	if _, err := t.execText(ctx, t.s.q.saveRequests(reqs)); err != nil {
-		return t.wrap("save requests", err)
-	}
-	return nil
+	return t.pieces(len(reqs), func(from, to int) error {
+		if _, err := t.exec(ctx, t.s.q.saveRequests(reqs[from:to])); err != nil {
+			return t.wrap("save requests", err)
+		}
+		return nil
+	})
 }

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"math/bits"
 	"sync"
 )
 
@@ -99,8 +100,9 @@ func (t *tx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 }
 
 // exec, query and queryRow run a fixed statement (prepared when the
-// dialect caches statements); execText and queryText run one built for the
-// call (multi-row inserts, batch lookups), never cached. All of them refuse
+// dialect caches statements; the multi-row statements of a batch, in
+// pieces, are fixed too); execText and queryText run one built for the
+// call (savepoints, slots, the outbox), never cached. All of them refuse
 // to reach the database once the transaction is dead (see tx.dead).
 func (t *tx) exec(ctx context.Context, st Stmt) (sql.Result, error) {
 	return run(ctx, t, st, (*sql.Stmt).ExecContext, (*sql.Tx).ExecContext)
@@ -156,4 +158,25 @@ func (t *tx) queryText(ctx context.Context, st Stmt) (*sql.Rows, error) {
 		return nil, err
 	}
 	return t.tx.QueryContext(ctx, st.SQL, st.Args...)
+}
+
+// pieces runs a multi-row statement over rows [0, n) as each(from, to)
+// calls. Where the store caches prepared statements (SQLite) the pieces
+// are a power of two rows each, largest first: a few texts, prepared once
+// and run by every batch, where one text per batch size would be parsed
+// again every time (a 64-row insert of events is a long statement). A
+// driver that caches statements itself, or a database a statement costs a
+// round trip to, gets one piece of n.
+func (t *tx) pieces(n int, each func(from, to int) error) error {
+	if t.cache == nil {
+		return each(0, n)
+	}
+	for from := 0; from < n; {
+		to := from + 1<<(bits.Len(uint(n-from))-1)
+		if err := each(from, to); err != nil {
+			return err
+		}
+		from = to
+	}
+	return nil
 }
