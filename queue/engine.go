@@ -769,6 +769,9 @@ func doRedo[T any](ctx context.Context, e *Engine, l lane, r Request, op string,
 			}
 		}
 		res = v
+		if j.stamp != nil && len(j.events) > 0 {
+			return nil // encoded once, when stampVersions gives it its version
+		}
 		return save()
 	})
 	if err != nil {
