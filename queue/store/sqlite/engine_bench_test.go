@@ -19,6 +19,7 @@ func engineBenchStore(b *testing.B) *sqlite.Store {
 }
 
 func BenchmarkEngineIssue16(b *testing.B) { storetest.BenchEngineIssue(b, engineBenchStore(b), 16) }
+func BenchmarkEngineIssue64(b *testing.B) { storetest.BenchEngineIssue(b, engineBenchStore(b), 64) }
 func BenchmarkEngineCallNext10(b *testing.B) {
 	storetest.BenchEngineCallNext(b, engineBenchStore(b), 10)
 }

@@ -24,7 +24,9 @@ func benchSite(counters int) queue.Site {
 }
 
 // runClients spreads b.N operations over clients goroutines and reports
-// the rate and latency percentiles.
+// the rate, latency percentiles and the process's CPU time per operation
+// (the engine and the store's driver; with a database server, not the
+// server's).
 func runClients(b *testing.B, clients int, op func(ctx context.Context, client, i int) error) {
 	b.Helper()
 	ctx := context.Background()
@@ -33,6 +35,7 @@ func runClients(b *testing.B, clients int, op func(ctx context.Context, client, 
 	var wg sync.WaitGroup
 	errc := make(chan error, clients)
 	b.ResetTimer()
+	cpu0, cpuOK := processCPU()
 	start := time.Now()
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
@@ -54,6 +57,7 @@ func runClients(b *testing.B, clients int, op func(ctx context.Context, client, 
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu1, _ := processCPU()
 	b.StopTimer()
 	close(errc)
 	for err := range errc {
@@ -68,6 +72,9 @@ func runClients(b *testing.B, clients int, op func(ctx context.Context, client, 
 		b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
 		b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
 		b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+		if cpuOK {
+			b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+		}
 	}
 }
 
