@@ -562,13 +562,8 @@ func TestCancelStops(t *testing.T) {
 	poll.Until(t, "the recall to be queued", func() bool { return d.Status().Zones[0].Stats.Pending == 1 })
 	cancel()
 	close(sink.release)
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Fatalf("run: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after its context ended")
+	if err, _ := poll.Recv(t, errc, "Run to return after its context ended"); err != nil {
+		t.Fatalf("run: %v", err)
 	}
 	if n := sink.count(); n != 2 {
 		t.Errorf("%d announcements played, want the call and the queued recall", n)
