@@ -50,7 +50,7 @@ func TestRealReprint(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newProxy(t, d.Addr)
-	con := dial(t, p.addr(), "console-1", wire.RoleConsole)
+	con := dial(t, p.Addr(), "console-1", wire.RoleConsole)
 
 	if err := con.Reprint(ctx, tk.Number, "hall-1"); err != nil {
 		t.Fatalf("Reprint: %v", err)
@@ -80,7 +80,7 @@ func TestRealReprint(t *testing.T) {
 	}
 
 	// The answer is lost: the reprint happened once and is not resent.
-	before := p.sessions()
+	before := p.Accepted()
 	cut := p.cutAfterAnswer(wire.TypeReprint)
 	if err := con.Reprint(ctx, tk.Number, "hall-2"); err == nil {
 		t.Error("Reprint whose answer was lost returned nil")
@@ -96,7 +96,7 @@ func TestRealReprint(t *testing.T) {
 	// the client has noticed the cut, it would go out on the dead
 	// connection, and a REPRINT is never resent.)
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if st, _ := con.State(); st == client.StateConnected && p.sessions() > before {
+		if st, _ := con.State(); st == client.StateConnected && p.Accepted() > before {
 			break
 		}
 		if time.Now().After(deadline) {
