@@ -121,3 +121,15 @@ func ticketStatus(t *testing.T, eng *queue.Engine, number string) queue.Ticket {
 	}
 	return pos.Ticket
 }
+
+// newDispatcher returns the dispatcher of o on eng, failing t if New
+// refuses it.
+func newDispatcher(t testing.TB, eng *queue.Engine, o devices.Opts) *devices.Dispatcher {
+	t.Helper()
+	o.Engine = eng
+	d, err := devices.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -31,14 +31,10 @@ func newPrinting(t *testing.T, eng *queue.Engine) (*devices.Dispatcher, *escpost
 	o := escpos.DefaultOpts()
 	o.Addr = fake.Addr()
 	o.StatusTimeout = 500 * time.Millisecond
-	d, err := devices.New(devices.Opts{
-		Engine:   eng,
+	d := newDispatcher(t, eng, devices.Opts{
 		Printers: []devices.Printer{{ID: "hall-printer", Printer: escpos.NewPrinter(o), Layout: kioskLayout(), Footer: "请留意叫号 Please wait to be called"}},
 		Kiosks:   map[string]string{"kiosk-1": "hall-printer"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return d, fake
 }
 
@@ -204,13 +200,10 @@ func TestPrinterPoll(t *testing.T) {
 	fake.SetState(escpostest.State{Paper: escpostest.PaperOut})
 	o := escpos.DefaultOpts()
 	o.Addr = fake.Addr()
-	d, err := devices.New(devices.Opts{
-		Engine: eng, PrinterPoll: 10 * time.Millisecond,
-		Printers: []devices.Printer{{ID: "p1", Printer: escpos.NewPrinter(o), Layout: kioskLayout()}},
+	d := newDispatcher(t, eng, devices.Opts{
+		PrinterPoll: 10 * time.Millisecond,
+		Printers:    []devices.Printer{{ID: "p1", Printer: escpos.NewPrinter(o), Layout: kioskLayout()}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if got := d.Status().Printers[0].Status; got != "unknown" {
 		t.Errorf("status before any poll %q, want unknown", got)
 	}
