@@ -215,3 +215,23 @@ func TestPrinterPoll(t *testing.T) {
 		t.Errorf("polling printed something: %q", fake.Jobs())
 	}
 }
+
+// TestPrintErrorReason: each fault a printer reports has its wording, also
+// wrapped; any other error is "printer error".
+func TestPrintErrorReason(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{escpos.ErrPaperOut, "paper out"},
+		{escpos.ErrCoverOpen, "cover open"},
+		{escpos.ErrOffline, "printer offline"},
+		{errors.Join(errors.New("print: status"), escpos.ErrNoAnswer), "no answer from printer"},
+		{errors.New("escpos: bad layout"), "printer error"},
+	} {
+		e := &devices.PrintError{Printer: "hall-1", Number: "A001", Err: tt.err}
+		if got := e.Reason(); got != tt.want {
+			t.Errorf("Reason of %v = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
