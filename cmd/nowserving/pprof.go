@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // pprofPart serves net/http/pprof on a loopback listener of its own (serve
@@ -16,6 +19,25 @@ import (
 type pprofPart struct {
 	srv *http.Server
 	ln  net.Listener
+}
+
+// pprofFlag is serve's --pprof.
+func pprofFlag(cmd *cobra.Command) *string {
+	return cmd.Flags().String("pprof", "", "serve Go's profiles (net/http/pprof, /debug/pprof/) on ADDR, a loopback address such as 127.0.0.1:6060; off by default")
+}
+
+// addPprof adds the pprof part listening on addr; none when addr is empty.
+func (d *server) addPprof(ctx context.Context, addr string, log *slog.Logger) error {
+	if addr == "" {
+		return nil
+	}
+	p, err := listenPprof(ctx, addr)
+	if err != nil {
+		return err
+	}
+	d.Parts = append(d.Parts, p)
+	log.Info("listening", "pprof", p.ln.Addr().String())
+	return nil
 }
 
 // listenPprof listens on addr, which must be a loopback address

@@ -50,14 +50,9 @@ tokens, boards and voice live; an invalid file is refused and nothing changes.`,
 			if err != nil {
 				return err
 			}
-			if *pprofAddr != "" {
-				p, err := listenPprof(cmd.Context(), *pprofAddr)
-				if err != nil {
-					_ = d.close(cmd.Context())
-					return err
-				}
-				d.Parts = append(d.Parts, p)
-				log.Info("listening", "pprof", p.ln.Addr().String())
+			if err := d.addPprof(cmd.Context(), *pprofAddr, log); err != nil {
+				_ = d.close(cmd.Context())
+				return err
 			}
 			if err := writePIDFile(*pidFile); err != nil {
 				_ = d.close(cmd.Context())
@@ -71,7 +66,7 @@ tokens, boards and voice live; an invalid file is refused and nothing changes.`,
 	}
 	file = configFlags(cmd)
 	pidFile = cmd.Flags().String("pid-file", "", "write the daemon's process id to FILE (for nowserving reload --pid-file)")
-	pprofAddr = cmd.Flags().String("pprof", "", "serve Go's profiles (net/http/pprof, /debug/pprof/) on ADDR, a loopback address such as 127.0.0.1:6060; off by default")
+	pprofAddr = pprofFlag(cmd)
 	return cmd
 }
 
