@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -29,6 +30,48 @@ type poller struct {
 	file     *os.File // epfd, registered with Go's poller; nil: not started
 	closed   bool
 	sessions map[uint64]*session // by seq, while registered
+	crew     crew
+}
+
+// maxIdleCrew bounds the crew that waits for the next ready session.
+const maxIdleCrew = 128
+
+// crew are the goroutines that read ready sessions. One that has read
+// its session waits for the next, up to maxIdleCrew of them, rather
+// than end: a goroutine started afresh for every request grew its stack
+// again down the request's deep path each time (4% of the daemon's CPU
+// under a kiosk flood). Past the bound it ends, so idle connections still
+// cost no goroutine.
+type crew struct {
+	work chan *session // unbuffered: taken only by a goroutine waiting
+	done chan struct{} // closed by the poller's close: the waiting ones end
+	idle atomic.Int32
+}
+
+// run has ss read by a waiting goroutine of the crew, or a new one.
+func (r *crew) run(ss *session) {
+	select {
+	case r.work <- ss:
+	default:
+		go r.serve(ss)
+	}
+}
+
+func (r *crew) serve(ss *session) {
+	for {
+		ss.readable(nil)
+		if r.idle.Add(1) > maxIdleCrew {
+			r.idle.Add(-1)
+			return
+		}
+		select {
+		case ss = <-r.work:
+			r.idle.Add(-1)
+		case <-r.done:
+			r.idle.Add(-1)
+			return
+		}
+	}
 }
 
 // start creates the epoll set and its goroutine. When that fails, sessions
@@ -56,6 +99,7 @@ func (p *poller) open() error {
 		return fmt.Errorf("epoll set non-blocking: %w", err)
 	}
 	p.epfd, p.file, p.sessions = fd, os.NewFile(uintptr(fd), "epoll"), map[uint64]*session{}
+	p.crew.work, p.crew.done = make(chan *session), make(chan struct{})
 	return nil
 }
 
@@ -85,7 +129,7 @@ func (p *poller) loop(log *slog.Logger) {
 			for i := range evs[:n] {
 				seq := uint64(uint32(evs[i].Fd)) | uint64(uint32(evs[i].Pad))<<32
 				if ss := p.sessions[seq]; ss != nil {
-					go ss.readable(nil)
+					p.crew.run(ss)
 				}
 			}
 			p.mu.Unlock()
@@ -147,6 +191,9 @@ func (p *poller) remove(ss *session) {
 // close ends the poller's goroutine and closes the epoll set.
 func (p *poller) close() {
 	p.mu.Lock()
+	if !p.closed && p.file != nil {
+		close(p.crew.done)
+	}
 	p.closed = true
 	f := p.file
 	p.mu.Unlock()
