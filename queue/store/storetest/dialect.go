@@ -31,3 +31,19 @@ func RunDialect(t *testing.T, driver string) {
 	t.Run("Engine", func(t *testing.T) { RunEngine(t, d.open) })
 	t.Run("Migrate", func(t *testing.T) { MigrateConcurrently(t, driver, d.dsn(t)) })
 }
+
+// openFunc gives each test of a suite its own new, empty store.
+type openFunc = func(t *testing.T) queue.Store
+
+// subtest is one test of a suite, on stores of open.
+type subtest struct {
+	name string
+	run  func(t *testing.T, open openFunc)
+}
+
+// runSuite runs each of tests as a subtest of t.
+func runSuite(t *testing.T, open openFunc, tests []subtest) {
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, open) })
+	}
+}
