@@ -220,9 +220,9 @@ func (f *Front) Slots(ctx context.Context, site, resource, date string) ([]queue
 }
 
 // Book applies a booking request: the patient's rate first, then a slot
-// known full is refused at once; the rest goes to the engine. A slot the
-// engine finds full is remembered, unless a place was given back since the
-// request started.
+// known full is refused without a write; the rest goes to the engine. A
+// slot the engine finds full is remembered, unless a place was given back
+// since the request started.
 func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, bool, error) {
 	if wait, ok := f.limit.allow(r.Site, r.Patient, f.clock()); !ok {
 		return queue.Booking{}, false, &RateError{RetryAfter: wait}
@@ -231,7 +231,16 @@ func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, b
 	full, rel := f.following && f.full[r.Slot], f.releases[r.Slot]
 	f.mu.Unlock()
 	if full {
-		return queue.Booking{}, false, fmt.Errorf("%w: slot %d (known full)", queue.ErrSlotFull, r.Slot)
+		held, err := f.holds(ctx, r)
+		if err != nil {
+			return queue.Booking{}, false, err
+		}
+		if !held {
+			return queue.Booking{}, false, fmt.Errorf("%w: slot %d (known full)", queue.ErrSlotFull, r.Slot)
+		}
+		// The patient has a booking there: the engine answers a retry of
+		// the request that made it with that booking, anything else with
+		// its refusal.
 	}
 	b, replayed, err := f.eng.Book(ctx, r)
 	if errors.Is(err, queue.ErrSlotFull) {
@@ -242,6 +251,21 @@ func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, b
 		f.mu.Unlock()
 	}
 	return b, replayed, err
+}
+
+// holds reports whether r may be a retry of the request that booked its
+// patient into its slot: only a request with an idempotency key can be,
+// and only if the patient has a booking in the slot. A read, never a
+// write: a slot known full costs a new request no transaction.
+func (f *Front) holds(ctx context.Context, r queue.BookRequest) (bool, error) {
+	if r.Key == "" {
+		return false, nil
+	}
+	bs, err := f.eng.Bookings(ctx, queue.BookingFilter{Site: r.Site, Patient: r.Patient, Slot: r.Slot, Limit: 1})
+	if err != nil {
+		return false, fmt.Errorf("booking: slot %d: %w", r.Slot, err)
+	}
+	return len(bs) > 0, nil
 }
 
 // Cancel cancels a booking; the slot reopens here at once (other daemons

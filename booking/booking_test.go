@@ -187,3 +187,35 @@ func TestRate(t *testing.T) {
 		t.Errorf("another patient: %v", err)
 	}
 }
+
+// TestReplayKnownFull: a retry of the request that took a slot's last
+// place (same device and Idempotency-Key) gets its booking back once the
+// slot is known full, not slot_full; a new request for the slot, with a
+// key or not, is still refused without a write.
+func TestReplayKnownFull(t *testing.T) {
+	e := newEnv(t)
+	sl := e.slots[4].ID
+	req := func(patient, key string) queue.BookRequest {
+		return queue.BookRequest{Request: queue.Request{Site: "hq", Device: "api:his", Key: key}, Slot: sl, Patient: patient}
+	}
+	first, replayed, err := e.front.Book(t.Context(), req("p1", "his-1"))
+	if err != nil || replayed {
+		t.Fatalf("first booking: %v, replayed %v", err, replayed)
+	}
+	if _, _, err := e.front.Book(t.Context(), req("p2", "his-2")); !errors.Is(err, queue.ErrSlotFull) {
+		t.Fatalf("second patient: %v", err)
+	}
+	updates := e.st.updates.Load()
+	for _, r := range []queue.BookRequest{req("p3", "his-3"), req("p4", "")} {
+		if _, _, err := e.front.Book(t.Context(), r); !errors.Is(err, queue.ErrSlotFull) {
+			t.Fatalf("patient %s on a slot known full: %v", r.Patient, err)
+		}
+	}
+	if n := e.st.updates.Load() - updates; n != 0 {
+		t.Errorf("new requests on a slot known full cost %d transactions", n)
+	}
+	again, replayed, err := e.front.Book(t.Context(), req("p1", "his-1"))
+	if err != nil || !replayed || again.ID != first.ID || again.Code != first.Code {
+		t.Errorf("retry of the first request: booking %d, replayed %v, %v; want booking %d again", again.ID, replayed, err, first.ID)
+	}
+}
