@@ -1,8 +1,10 @@
 // Package booking stands in front of the engine's appointments for the
 // rush at booking opening (DESIGN §5a): free-slot lists served from memory
 // and invalidated by the booking events, slots known to be full refused
-// without a database round trip (reopened by a cancel or an expiry), and a
-// per-patient rate limit answered before any database work. The database
+// without a write (reopened by a cancel or an expiry; a request with an
+// idempotency key first reads whether its patient holds a booking there,
+// which a retry gets back), and a per-patient rate limit answered before
+// any database work. The database
 // stays the one authority: every booking still goes through the engine's
 // group commit and its conditional UPDATE; what is held here only saves
 // round trips, and a stale entry can only refuse a request the database
