@@ -190,8 +190,9 @@ func TestRate(t *testing.T) {
 
 // TestReplayKnownFull: a retry of the request that took a slot's last
 // place (same device and Idempotency-Key) gets its booking back once the
-// slot is known full, not slot_full; a new request for the slot, with a
-// key or not, is still refused without a write.
+// slot is known full, not slot_full; new requests for the slot, with a
+// key or not, are still refused without a write, and all of them together
+// cost one read (who holds the slot).
 func TestReplayKnownFull(t *testing.T) {
 	e := newEnv(t)
 	sl := e.slots[4].ID
@@ -205,14 +206,17 @@ func TestReplayKnownFull(t *testing.T) {
 	if _, _, err := e.front.Book(t.Context(), req("p2", "his-2")); !errors.Is(err, queue.ErrSlotFull) {
 		t.Fatalf("second patient: %v", err)
 	}
-	updates := e.st.updates.Load()
-	for _, r := range []queue.BookRequest{req("p3", "his-3"), req("p4", "")} {
+	updates, views := e.st.updates.Load(), e.st.views.Load()
+	for _, r := range []queue.BookRequest{req("p3", "his-3"), req("p4", ""), req("p5", "his-5"), req("p6", "his-6")} {
 		if _, _, err := e.front.Book(t.Context(), r); !errors.Is(err, queue.ErrSlotFull) {
 			t.Fatalf("patient %s on a slot known full: %v", r.Patient, err)
 		}
 	}
 	if n := e.st.updates.Load() - updates; n != 0 {
 		t.Errorf("new requests on a slot known full cost %d transactions", n)
+	}
+	if n := e.st.views.Load() - views; n > 1 {
+		t.Errorf("new requests on a slot known full cost %d reads, want at most one", n)
 	}
 	again, replayed, err := e.front.Book(t.Context(), req("p1", "his-1"))
 	if err != nil || !replayed || again.ID != first.ID || again.Code != first.Code {
