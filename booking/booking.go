@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -72,8 +73,9 @@ type list struct {
 // queue.ErrRateLimited.
 type RateError struct{ RetryAfter time.Duration }
 
+// Error says the wait in whole seconds, rounded up, as Retry-After does.
 func (e *RateError) Error() string {
-	return fmt.Sprintf("booking: too many requests for this patient: retry after %s", e.RetryAfter)
+	return fmt.Sprintf("booking: too many requests for this patient: retry after %ds", int64(math.Ceil(e.RetryAfter.Seconds())))
 }
 
 // Is makes RateError match queue.ErrRateLimited.

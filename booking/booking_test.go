@@ -3,6 +3,7 @@ package booking_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -182,6 +183,11 @@ func TestRate(t *testing.T) {
 	}
 	if n := e.st.updates.Load() - updates; n != 0 {
 		t.Errorf("a refused rate cost %d transactions", n)
+	}
+	// The message says the wait as Retry-After does, in whole seconds.
+	e.clock.Add(1500 * time.Millisecond)
+	if err := e.book(e.slots[9].ID, "p1"); err == nil || !strings.HasSuffix(err.Error(), "retry after 9s") {
+		t.Errorf("fifth request, 1.5 s later: %v, want it to end with \"retry after 9s\"", err)
 	}
 	if err := e.book(e.slots[9].ID, "p2"); err != nil {
 		t.Errorf("another patient: %v", err)
