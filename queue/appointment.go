@@ -355,7 +355,7 @@ func (e *Engine) checkIn(ctx context.Context, tx Tx, j *job, s *Site, r BookingR
 	rules := s.Appointments.withDefaults()
 	now := e.clock()
 	if open := b.Start.Add(-rules.Early); now.Before(open) {
-		return CheckIn{}, &CheckInEarlyError{Code: b.Code, At: open.In(s.Location)}
+		return CheckIn{}, &CheckInEarlyError{Code: b.Code, At: open.In(s.Location), Now: now}
 	}
 	if !now.Before(b.End.Add(rules.MissedGrace)) {
 		return CheckIn{}, fmt.Errorf("%w: booking %d: its slot ended at %s", ErrCheckInLate, b.ID, b.End.In(s.Location).Format("15:04"))
