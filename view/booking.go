@@ -108,6 +108,17 @@ func (s *Site) forgetBookings(day string) {
 	}
 }
 
+// TakeBookings replaces the booking figures of s with those of o, a
+// picture of the same site at the same version: a replay of the last
+// events, which took the place of a picture started from a snapshot, keeps
+// the bookings the snapshot counted, made before the events it replayed.
+func (s *Site) TakeBookings(o *Site) {
+	s.bookings = o.cloneBookings()
+	for _, id := range o.resources {
+		s.knowResource(id)
+	}
+}
+
 // cloneBookings deep-copies the booking figures.
 func (s *Site) cloneBookings() map[string]map[string]*Resource {
 	if s.bookings == nil {
