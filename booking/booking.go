@@ -1,8 +1,10 @@
 // Package booking stands in front of the engine's appointments for the
 // rush at booking opening (DESIGN §5a): free-slot lists served from memory
 // and invalidated by the booking events, slots known to be full refused
-// without a database round trip (reopened by a cancel or an expiry), and a
-// per-patient rate limit answered before any database work. The database
+// without a database round trip (reopened by a cancel or an expiry), no
+// more requests of a slot at the engine at a time than it has places (so
+// the opening burst does not fill the queue other sites' kiosks wait in),
+// and a per-patient rate limit answered before any database work. The database
 // stays the one authority: every booking still goes through the engine's
 // group commit and its conditional UPDATE; what is held here only saves
 // round trips, and a stale entry can only refuse a request the database
@@ -47,6 +49,20 @@ type Front struct {
 	gens      map[listKey]uint64 // bumped by each invalidation
 	full      map[int64]bool     // slots known full
 	releases  map[int64]uint64   // places given back per slot, seen in events
+	capacity  map[int64]int      // places per slot, from the lists read
+	gates     map[int64]*gate    // the slots with requests at the engine
+}
+
+// gate lets at most as many booking requests of one slot go to the
+// engine at a time as the slot has places (one when its capacity is not
+// known): at the opening thousands of requests for a few slots arrive
+// before any answer says which are full, and sent on together they would
+// fill the committer's queue, which other sites' kiosks wait in too
+// (group commit). The first ones take the places or learn the slot full;
+// the waiting ones then are refused from memory.
+type gate struct {
+	permits chan struct{}
+	users   int // requests holding or waiting for a permit
 }
 
 type listKey struct{ site, resource, date string }
@@ -76,7 +92,7 @@ func New(o Opts) *Front {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	f := &Front{eng: o.Engine, clock: o.Clock, log: o.Logger, lists: map[listKey]*list{}, gens: map[listKey]uint64{},
-		full: map[int64]bool{}, releases: map[int64]uint64{}}
+		full: map[int64]bool{}, releases: map[int64]uint64{}, capacity: map[int64]int{}, gates: map[int64]*gate{}}
 	limits := map[string]rate{}
 	for _, s := range o.Engine.Sites() {
 		limits[s.ID] = rate{n: s.Appointments.PatientRate, per: s.Appointments.PatientWindow}
@@ -208,6 +224,7 @@ func (f *Front) Slots(ctx context.Context, site, resource, date string) ([]queue
 				if sl.Booked >= sl.Capacity {
 					f.full[sl.ID] = true
 				}
+				f.capacity[sl.ID] = sl.Capacity
 			}
 		}
 		f.mu.Unlock()
@@ -220,17 +237,25 @@ func (f *Front) Slots(ctx context.Context, site, resource, date string) ([]queue
 }
 
 // Book applies a booking request: the patient's rate first, then a slot
-// known full is refused at once; the rest goes to the engine. A slot the
-// engine finds full is remembered, unless a place was given back since the
-// request started.
+// known full is refused at once; the rest goes to the engine, through the
+// slot's gate. A slot the engine finds full is remembered, unless a place
+// was given back since the request started.
 func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, bool, error) {
 	if wait, ok := f.limit.allow(r.Site, r.Patient, f.clock()); !ok {
 		return queue.Booking{}, false, &RateError{RetryAfter: wait}
 	}
+	if f.knownFull(r.Slot) {
+		return queue.Booking{}, false, fmt.Errorf("%w: slot %d (known full)", queue.ErrSlotFull, r.Slot)
+	}
+	leave, err := f.enter(ctx, r.Slot)
+	if err != nil {
+		return queue.Booking{}, false, err
+	}
+	defer leave()
 	f.mu.Lock()
 	full, rel := f.following && f.full[r.Slot], f.releases[r.Slot]
 	f.mu.Unlock()
-	if full {
+	if full { // learnt while waiting at the gate
 		return queue.Booking{}, false, fmt.Errorf("%w: slot %d (known full)", queue.ErrSlotFull, r.Slot)
 	}
 	b, replayed, err := f.eng.Book(ctx, r)
@@ -242,6 +267,44 @@ func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, b
 		f.mu.Unlock()
 	}
 	return b, replayed, err
+}
+
+func (f *Front) knownFull(slot int64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.following && f.full[slot]
+}
+
+// enter waits for a permit of the slot's gate (while the caches are in
+// use; without them nothing is known full, and the gate would only queue)
+// and returns the function that gives it back.
+func (f *Front) enter(ctx context.Context, slot int64) (func(), error) {
+	f.mu.Lock()
+	if !f.following {
+		f.mu.Unlock()
+		return func() {}, nil
+	}
+	g := f.gates[slot]
+	if g == nil {
+		g = &gate{permits: make(chan struct{}, max(f.capacity[slot], 1))}
+		f.gates[slot] = g
+	}
+	g.users++
+	f.mu.Unlock()
+	out := func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if g.users--; g.users == 0 {
+			delete(f.gates, slot)
+		}
+	}
+	select {
+	case g.permits <- struct{}{}:
+		return func() { <-g.permits; out() }, nil
+	case <-ctx.Done():
+		out()
+		return nil, ctx.Err()
+	}
 }
 
 // Cancel cancels a booking; the slot reopens here at once (other daemons

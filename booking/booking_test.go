@@ -3,6 +3,8 @@ package booking_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,15 +15,28 @@ import (
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-// counting counts the transactions that reach the store.
+// counting counts the transactions that reach the store, and the slots
+// read in them (one per booking request the engine applies).
 type counting struct {
 	queue.Store
-	updates, views atomic.Int64
+	updates, views, slotReads atomic.Int64
 }
 
 func (c *counting) Update(ctx context.Context, fn func(context.Context, queue.Tx) error) error {
 	c.updates.Add(1)
-	return c.Store.Update(ctx, fn)
+	return c.Store.Update(ctx, func(ctx context.Context, tx queue.Tx) error {
+		return fn(ctx, slotCounting{tx, &c.slotReads})
+	})
+}
+
+type slotCounting struct {
+	queue.Tx
+	n *atomic.Int64
+}
+
+func (t slotCounting) Slot(ctx context.Context, id int64) (*queue.Slot, error) {
+	t.n.Add(1)
+	return t.Tx.Slot(ctx, id)
 }
 
 func (c *counting) View(ctx context.Context, fn func(context.Context, queue.Tx) error) error {
@@ -192,5 +207,37 @@ func TestRate(t *testing.T) {
 	}
 	if err := e.book(e.slots[9].ID, "p2"); err != nil {
 		t.Errorf("another patient: %v", err)
+	}
+}
+
+// TestGate: fifty patients asking at once for a slot of one place (the
+// opening rush) send two requests to the engine, not fifty: the first
+// takes the place, the second learns the slot full, the others are refused
+// from memory. The rest of the engine's queue is not filled by requests
+// whose answer one of them will give.
+func TestGate(t *testing.T) {
+	e := newEnv(t)
+	sl := e.slots[7].ID
+	reads := e.st.slotReads.Load()
+	var ok, full atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			switch err := e.book(sl, fmt.Sprintf("rush-%d", i)); {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, queue.ErrSlotFull):
+				full.Add(1)
+			default:
+				t.Errorf("patient %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if ok.Load() != 1 || full.Load() != 49 {
+		t.Errorf("%d booked, %d refused as full; want 1 and 49", ok.Load(), full.Load())
+	}
+	if n := e.st.slotReads.Load() - reads; n != 2 {
+		t.Errorf("the engine applied %d booking requests, want 2", n)
 	}
 }
