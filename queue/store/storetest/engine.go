@@ -51,6 +51,10 @@ func (c *Clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 // default start of every test.
 var shanghai = mustZone("Asia/Shanghai")
 
+// Shanghai is the zone of the test site, for the tests of other packages
+// whose sites keep its hours.
+var Shanghai = shanghai
+
 func mustZone(name string) *time.Location {
 	l, err := time.LoadLocation(name)
 	if err != nil {
