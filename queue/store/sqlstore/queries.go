@@ -290,6 +290,12 @@ func (q *queries) find(f queue.Filter) Stmt {
 	if f.CalledBefore != 0 {
 		c.add(" AND called_at > 0 AND called_at < ?", f.CalledBefore)
 	}
+	if len(f.IDs) > 0 {
+		c.b.WriteString(" AND id IN (" + placeholders(len(f.IDs)) + ")")
+		for _, id := range f.IDs {
+			c.args = append(c.args, id)
+		}
+	}
 	c.add(" ORDER BY id")
 	if f.Limit > 0 {
 		c.add(" LIMIT ?", f.Limit)
