@@ -13,6 +13,7 @@
 #   DRIVER=mysql bench/daemons.sh             # MariaDB on 127.0.0.1:3306
 #   KEEP=1 bench/daemons.sh                   # keep the daemons' logs (printed: warns)
 #   SITELIST=30 MODES=by-site NS="1 2" bench/daemons.sh   # only some cases
+#   COMMITTERS=4 bench/daemons.sh             # store.committers 4 in total: 4, 2, 2 per daemon
 #   BIN="old/nowserving bin/nowserving" bench/daemons.sh   # each case with each binary, side by side
 #
 # Columns: tickets/s and latency of the bench client; the daemons' CPU per
@@ -77,6 +78,13 @@ drop() {
 	else mysql -uroot -h127.0.0.1 -e "DROP DATABASE $1"; fi
 }
 
+# committers N: store.committers of each of N daemons: COMMITTERS (the
+# total over the daemons) split evenly, rounded up; the default without it.
+committers() {
+	[ -n "${COMMITTERS:-}" ] && echo $(((COMMITTERS + $1 - 1) / $1))
+	return 0
+}
+
 # cpu PID...: the processes' utime+stime in clock ticks.
 cpu() {
 	local t=0 p f
@@ -112,7 +120,9 @@ run() {
 	"$ns" migrate --config "$cfg" --store-driver "$DRIVER" --store-dsn "$dsn" >/dev/null 2>&1
 	for i in $(seq 1 "$n"); do
 		local port=$((PORT + i))
-		"$ns" serve --config "$cfg" --store-driver "$DRIVER" --store-dsn "$dsn" --store-pool 20 \
+		local c
+		c=$(committers "$n")
+		env ${c:+NOWSERVING_STORE_COMMITTERS=$c} "$ns" serve --config "$cfg" --store-driver "$DRIVER" --store-dsn "$dsn" --store-pool 20 \
 			--listen-protocol "127.0.0.1:$port" --listen-http "" --log-level warn >"$work/d$i.log" 2>&1 &
 		pids+=($!)
 		addrs+="${addrs:+,}127.0.0.1:$port"
