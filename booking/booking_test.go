@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/booking"
+	"github.com/nowserving/nowserving/parttest"
 	"github.com/nowserving/nowserving/poll"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -53,15 +54,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	f := booking.New(booking.Opts{Engine: eng})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Follow(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("follow: %v", err)
-		}
-	})
+	parttest.Until(t, context.Background(), f.Follow)
 	e := &env{t: t, st: st, eng: eng, front: f, clock: clock}
 	// Follow subscribes on its own goroutine: until then reads go to the
 	// store, and nothing is known full.

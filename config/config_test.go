@@ -310,14 +310,21 @@ func problemStrings(t *testing.T, err error) []string {
 	return out
 }
 
-// TestBadFiles checks every file under testdata/bad against its golden
-// error text (regenerate with go test -run TestBadFiles -update).
-func TestBadFiles(t *testing.T) {
+// badFiles lists the files under testdata/bad, failing the test when
+// there are none.
+func badFiles(t testing.TB) []string {
+	t.Helper()
 	files, err := filepath.Glob("testdata/bad/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no bad files: %v", err)
 	}
-	for _, f := range files {
+	return files
+}
+
+// TestBadFiles checks every file under testdata/bad against its golden
+// error text (regenerate with go test -run TestBadFiles -update).
+func TestBadFiles(t *testing.T) {
+	for _, f := range badFiles(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			_, err := Load(Opts{File: f, LookupEnv: env(map[string]string{
 				"SHORT_SECRET": "tiny", "K3_SECRET": "0123456789abcdef",

@@ -2,22 +2,16 @@ package config
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/nowserving/nowserving/golden"
 )
 
 // FuzzLoad feeds arbitrary documents to the loader: it must never panic,
 // and must return either a valid config or an *Error.
 func FuzzLoad(f *testing.F) {
-	files, _ := filepath.Glob("testdata/bad/*.yaml")
-	files = append(files, "../testdata/hospital.yaml", "../testdata/bank.yaml")
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
+	for _, name := range append(badFiles(f), "../testdata/hospital.yaml", "../testdata/bank.yaml") {
+		f.Add(golden.Read(f, name))
 	}
 	f.Add([]byte(minimal))
 	f.Fuzz(func(t *testing.T, data []byte) {

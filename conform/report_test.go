@@ -2,7 +2,6 @@ package conform
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
 
@@ -11,10 +10,7 @@ import (
 
 // The sections the checks are filed under are headings of PROTOCOL.md.
 func TestSectionsAreHeadings(t *testing.T) {
-	doc, err := os.ReadFile("../protocol/PROTOCOL.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := golden.Read(t, "../protocol/PROTOCOL.md")
 	for s := range sectionNames {
 		if !bytes.Contains(doc, []byte("\n## "+s.String()+"\n")) {
 			t.Errorf("PROTOCOL.md has no heading %q", "## "+s.String())

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nowserving/nowserving/poll"
 )
 
 // fakePart records the order of shutdowns.
@@ -103,13 +105,8 @@ func TestGroupAbandons(t *testing.T) {
 	go func() { done <- d.Run(ctx) }()
 	cancel()
 	start := time.Now()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run: %v, want nil after a signal", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("run did not return after its grace")
+	if err, _ := poll.Recv(t, done, "run to return after its grace"); err != nil {
+		t.Errorf("run: %v, want nil after a signal", err)
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("run returned %s after the signal, grace 300ms", took)

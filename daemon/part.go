@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/nowserving/nowserving/part"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/queue"
 )
@@ -36,13 +37,12 @@ type Sweeper struct {
 	eng   *queue.Engine
 	every time.Duration
 	log   *slog.Logger
-	stop  chan struct{}
-	done  chan struct{}
+	stop  *part.Stop
 }
 
 // NewSweeper returns a sweeper of eng running every so often.
 func NewSweeper(eng *queue.Engine, every time.Duration, log *slog.Logger) *Sweeper {
-	return &Sweeper{eng: eng, every: every, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+	return &Sweeper{eng: eng, every: every, log: log, stop: part.NewStop()}
 }
 
 // Name names the part.
@@ -51,13 +51,13 @@ func (s *Sweeper) Name() string { return "sweeper" }
 // Run sweeps until Shutdown, ctx ends or the engine closes; a failed
 // sweep is logged and tried again next time.
 func (s *Sweeper) Run(ctx context.Context) error {
-	defer close(s.done)
+	defer s.stop.Ended()
 	tk := time.NewTicker(s.every)
 	defer tk.Stop()
 	for {
 		select {
-		case <-s.stop:
-			return nil
+		case <-s.stop.Requested():
+			return nil // Shutdown; a sweep in flight has finished
 		case <-ctx.Done():
 			return nil
 		case <-tk.C:
@@ -78,17 +78,7 @@ func (s *Sweeper) Run(ctx context.Context) error {
 
 // Shutdown stops the sweeps, waiting for one in flight within ctx.
 func (s *Sweeper) Shutdown(ctx context.Context) error {
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
-	}
-	select {
-	case <-s.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return s.stop.Shutdown(ctx, "sweeper: stop")
 }
 
 // LogClosedServices logs, at INFO, every service its opening hours close

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/backoff"
+	"github.com/nowserving/nowserving/part"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
@@ -124,25 +125,25 @@ type Connector struct {
 	ps     *PendingStore
 	driver string // for the logs
 	log    *slog.Logger
-	stop   context.CancelFunc
+	stop   *part.Stop    // Done: the loop has ended; err is set
 	first  chan struct{} // closed when the first attempt has ended
-	done   chan struct{} // closed when the loop has ended; err is set
 	err    error
 }
 
 // Connect starts opening the store with open, handing it to ps; driver
 // names it in the logs.
 func Connect(ps *PendingStore, driver string, open OpenFunc, log *slog.Logger) *Connector {
-	ctx, stop := context.WithCancel(context.Background())
-	k := &Connector{ps: ps, driver: driver, log: log, stop: stop, first: make(chan struct{}), done: make(chan struct{})}
-	go k.loop(ctx, open)
+	k := &Connector{ps: ps, driver: driver, log: log, stop: part.NewStop(), first: make(chan struct{})}
+	go k.loop(open)
 	return k
 }
 
-func (k *Connector) loop(ctx context.Context, open OpenFunc) {
+func (k *Connector) loop(open OpenFunc) {
+	ctx, cancel := k.stop.Context(context.Background())
+	defer cancel()
 	firstOnce := sync.OnceFunc(func() { close(k.first) })
 	// done before first: whoever wakes on first sees the outcome.
-	defer func() { close(k.done); firstOnce() }()
+	defer func() { k.stop.Ended(); firstOnce() }()
 	for n := 0; ; n++ {
 		actx, cancel := context.WithTimeout(ctx, openAttempt)
 		st, err := open(actx)
@@ -173,14 +174,14 @@ func (k *Connector) loop(ctx context.Context, open OpenFunc) {
 func (k *Connector) First() <-chan struct{} { return k.first }
 
 // Done is closed when the connector has stopped trying; Err then says why.
-func (k *Connector) Done() <-chan struct{} { return k.done }
+func (k *Connector) Done() <-chan struct{} { return k.stop.Done() }
 
 // Err is the error that stopped the attempts (nil: the store opened, or
 // Stop); valid once Done is closed.
 func (k *Connector) Err() error { return k.err }
 
 // Stop stops the attempts without waiting.
-func (k *Connector) Stop() { k.stop() }
+func (k *Connector) Stop() { k.stop.Request() }
 
 // Name names the part.
 func (k *Connector) Name() string { return "store" }
@@ -189,7 +190,7 @@ func (k *Connector) Name() string { return "store" }
 // attempts, or nil.
 func (k *Connector) Run(ctx context.Context) error {
 	select {
-	case <-k.done:
+	case <-k.stop.Done():
 		return k.err
 	case <-ctx.Done():
 		return nil
@@ -198,11 +199,5 @@ func (k *Connector) Run(ctx context.Context) error {
 
 // Shutdown stops the attempts.
 func (k *Connector) Shutdown(ctx context.Context) error {
-	k.stop()
-	select {
-	case <-k.done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("store: stop connecting: %w", ctx.Err())
-	}
+	return k.stop.Shutdown(ctx, "store: stop connecting")
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/poll"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -97,11 +98,7 @@ func TestConnector(t *testing.T) {
 	if !errors.Is(err, queue.ErrUnavailable) || !strings.Contains(err.Error(), "dial: ") {
 		t.Errorf("while connecting: %v, want ErrUnavailable naming the reason", err)
 	}
-	select {
-	case <-k.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the store did not open on the second attempt")
-	}
+	poll.Recv(t, k.Done(), "the store to open on the second attempt")
 	if err := k.Run(t.Context()); err != nil || attempts != 2 {
 		t.Errorf("run: %v after %d attempts", err, attempts)
 	}

@@ -83,16 +83,12 @@ func TestKeypadCallOnPTY(t *testing.T) {
 	}
 	ann := newAnnouncer(t, sink)
 
-	d, err := devices.New(devices.Opts{
-		Engine:  eng,
+	d := newDispatcher(t, eng, devices.Opts{
 		Ports:   []*led.Port{port},
 		Boards:  []devices.Board{{Port: port, Addr: 3, Site: "hospital", Counter: "5"}},
 		Zones:   []devices.Zone{{Name: "hall", Site: "hospital", Announcer: ann}},
 		Keypads: []devices.Keypad{{Bus: bus, Site: "hospital", Counters: map[int]string{7: "5"}, Name: "keys"}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	run(t, d)
 
 	// The idle counter shows "---" once the dispatcher has restored it.
@@ -164,10 +160,7 @@ func TestKeypadKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := devices.New(devices.Opts{Engine: eng, Keypads: []devices.Keypad{{Bus: bus, Site: "hospital", Counters: map[int]string{2: "1"}, Name: "keys"}}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := newDispatcher(t, eng, devices.Opts{Keypads: []devices.Keypad{{Bus: bus, Site: "hospital", Counters: map[int]string{2: "1"}, Name: "keys"}}})
 			run(t, d)
 			pads.WaitDisplay(t, 2, "---")
 			want := []queue.Status{queue.StatusCalled, queue.StatusServing}
@@ -218,17 +211,13 @@ func TestStuckBoardDoesNotDelayCalls(t *testing.T) {
 	})
 	rec := ledtest.New()
 	hall := newPort(t, "hall", textDriver(t, "{lines}"), rec.Dial)
-	d, err := devices.New(devices.Opts{
-		Engine: eng,
-		Ports:  []*led.Port{stuck, hall},
+	d := newDispatcher(t, eng, devices.Opts{
+		Ports: []*led.Port{stuck, hall},
 		Boards: []devices.Board{
 			{Port: stuck, Addr: 1, Site: "hospital", Counter: "5"},
 			{Port: hall, Addr: 9, Site: "hospital", HallLines: 2},
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	run(t, d)
 	for i := range 12 {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -279,18 +268,14 @@ func TestRestoreAfterRestart(t *testing.T) {
 		rec := ledtest.New()
 		counters := newPort(t, "counters", textDriver(t, "{number}@{counter}"), rec.Dial)
 		hall := newPort(t, "hall", textDriver(t, "{lines}"), rec.Dial)
-		d, err := devices.New(devices.Opts{
-			Engine: eng,
-			Ports:  []*led.Port{counters, hall},
+		d := newDispatcher(t, eng, devices.Opts{
+			Ports: []*led.Port{counters, hall},
 			Boards: []devices.Board{
 				{Port: counters, Addr: 1, Site: "hospital", Counter: "1"},
 				{Port: counters, Addr: 5, Site: "hospital", Counter: "5"},
 				{Port: hall, Addr: 9, Site: "hospital", HallLines: 4},
 			},
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		errc := make(chan error, 1)
 		go func() { errc <- d.Run(context.Background()) }()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -348,15 +333,11 @@ func TestEventsOnBoardsAndVoice(t *testing.T) {
 	p := newPort(t, "line", textDriver(t, "{number}{text}"), rec.Dial)
 	sink := &recordSink{}
 	ann := newAnnouncer(t, sink)
-	d, err := devices.New(devices.Opts{
-		Engine: eng,
+	d := newDispatcher(t, eng, devices.Opts{
 		Ports:  []*led.Port{p},
 		Boards: []devices.Board{{Port: p, Addr: 1, Site: "hospital", Counter: "1", Idle: "WELCOME"}},
 		Zones:  []devices.Zone{{Name: "hall", Site: "hospital", Announcer: ann}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	run(t, d)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -405,8 +386,7 @@ func TestBurstAndGaps(t *testing.T) {
 	rec := ledtest.New()
 	p := newPort(t, "line", textDriver(t, "{number}{text}"), rec.Dial)
 	var logs logtest.Buffer
-	d, err := devices.New(devices.Opts{
-		Engine: eng,
+	d := newDispatcher(t, eng, devices.Opts{
 		Logger: logs.Logger(),
 		Ports:  []*led.Port{p},
 		Boards: []devices.Board{
@@ -414,9 +394,6 @@ func TestBurstAndGaps(t *testing.T) {
 			{Port: p, Addr: 5, Site: "hospital", Counter: "5", Idle: "-"},
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	run(t, d)
 	// Tickets taken together are committed in one transaction: their
 	// events arrive at once, more than the feed keeps.
@@ -478,10 +455,7 @@ func TestBurstAndGaps(t *testing.T) {
 // TestRunTwice: Run may be called once; Shutdown before Run is harmless.
 func TestRunTwice(t *testing.T) {
 	eng, _ := newEngine(t)
-	d, err := devices.New(devices.Opts{Engine: eng})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newDispatcher(t, eng, devices.Opts{})
 	errc := make(chan error, 2)
 	for range 2 {
 		go func() { errc <- d.Run(context.Background()) }()
@@ -492,10 +466,7 @@ func TestRunTwice(t *testing.T) {
 	}
 	parttest.Stop(t, d, errc) // the first Run
 
-	idle, err := devices.New(devices.Opts{Engine: eng})
-	if err != nil {
-		t.Fatal(err)
-	}
+	idle := newDispatcher(t, eng, devices.Opts{})
 	if err := idle.Shutdown(context.Background()); err != nil {
 		t.Errorf("shutdown before run: %v", err)
 	}
@@ -539,14 +510,11 @@ func TestCancelStops(t *testing.T) {
 	p := newPort(t, "line", textDriver(t, "{number}"), rec.Dial)
 	sink := &slowSink{release: make(chan struct{})}
 	ann := newAnnouncer(t, sink)
-	d, err := devices.New(devices.Opts{
-		Engine: eng, Ports: []*led.Port{p},
+	d := newDispatcher(t, eng, devices.Opts{
+		Ports:  []*led.Port{p},
 		Boards: []devices.Board{{Port: p, Addr: 1, Site: "hospital", Counter: "1"}},
 		Zones:  []devices.Zone{{Name: "hall", Site: "hospital", Announcer: ann}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- d.Run(ctx) }()
@@ -562,13 +530,8 @@ func TestCancelStops(t *testing.T) {
 	poll.Until(t, "the recall to be queued", func() bool { return d.Status().Zones[0].Stats.Pending == 1 })
 	cancel()
 	close(sink.release)
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Fatalf("run: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after its context ended")
+	if err, _ := poll.Recv(t, errc, "Run to return after its context ended"); err != nil {
+		t.Fatalf("run: %v", err)
 	}
 	if n := sink.count(); n != 2 {
 		t.Errorf("%d announcements played, want the call and the queued recall", n)

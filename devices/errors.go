@@ -65,15 +65,8 @@ func orNone(s string) string {
 // show a person: "paper out", "cover open", "printer offline", "no answer
 // from printer", else "printer error" (the full error is for the log).
 func (e *PrintError) Reason() string {
-	switch printReason(e.Err) {
-	case "paper_out":
-		return "paper out"
-	case "cover_open":
-		return "cover open"
-	case "offline":
-		return "printer offline"
-	case "no_answer":
-		return "no answer from printer"
+	if _, words, ok := printFault(e.Err); ok {
+		return words
 	}
 	return "printer error"
 }

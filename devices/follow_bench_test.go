@@ -35,11 +35,8 @@ func boardAfterDisplay(b *testing.B, calls int) []time.Duration {
 	eng, _ := newEngine(b)
 	rec := ledtest.New()
 	p := newPort(b, "line", textDriver(b, "{number}{text}"), rec.Dial)
-	d, err := devices.New(devices.Opts{Engine: eng, Ports: []*led.Port{p},
+	d := newDispatcher(b, eng, devices.Opts{Ports: []*led.Port{p},
 		Boards: []devices.Board{{Port: p, Addr: 1, Site: "hospital", Counter: "1", Idle: "WELCOME"}}})
-	if err != nil {
-		b.Fatal(err)
-	}
 	run(b, d)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

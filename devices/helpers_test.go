@@ -16,12 +16,8 @@ import (
 // testSite is a small hospital: service A at counters 1 and 5, emergency E
 // at counter 5; counter 5 announces in zone "hall".
 func testSite() queue.Site {
-	loc, err := time.LoadLocation("Asia/Shanghai")
-	if err != nil {
-		panic(err)
-	}
 	return queue.Site{
-		ID: "hospital", Names: map[string]string{"en": "City Hospital", "zh": "市人民医院"}, Location: loc,
+		ID: "hospital", Names: map[string]string{"en": "City Hospital", "zh": "市人民医院"}, Location: storetest.Shanghai,
 		Rollover: 4 * time.Hour, Languages: []string{"zh", "en"},
 		Services: []queue.Service{
 			{Code: "A", Names: map[string]string{"en": "First visit", "zh": "初诊"}, Prefix: "A", Width: 3, AvgService: 6 * time.Minute},
@@ -120,4 +116,16 @@ func ticketStatus(t *testing.T, eng *queue.Engine, number string) queue.Ticket {
 		t.Fatalf("position %s: %v", number, err)
 	}
 	return pos.Ticket
+}
+
+// newDispatcher returns the dispatcher of o on eng, failing t if New
+// refuses it.
+func newDispatcher(t testing.TB, eng *queue.Engine, o devices.Opts) *devices.Dispatcher {
+	t.Helper()
+	o.Engine = eng
+	d, err := devices.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -90,10 +90,7 @@ func TestNamesAgree(t *testing.T) {
 	}
 
 	// The printed ticket.
-	d, err := devices.New(devices.Opts{Engine: eng})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newDispatcher(t, eng, devices.Opts{})
 	b, err := d.RenderTicket("hospital", tk, queue.Position{Ticket: tk}, "")
 	if err != nil {
 		t.Fatal(err)

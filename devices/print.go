@@ -122,20 +122,37 @@ func (d *Dispatcher) render(t queue.Ticket, pos queue.Position, l escpos.Layout,
 	return b, nil
 }
 
+// printFaults are the failures a printer reports: the escpos error, the
+// code the PRINT_FAILED event and the printer status carry, and the
+// wording a person is shown (PrintError.Reason).
+var printFaults = []struct {
+	err         error
+	code, words string
+}{
+	{escpos.ErrPaperOut, "paper_out", "paper out"},
+	{escpos.ErrCoverOpen, "cover_open", "cover open"},
+	{escpos.ErrOffline, "offline", "printer offline"},
+	{escpos.ErrNoAnswer, "no_answer", "no answer from printer"},
+}
+
+// printFault returns the entry of printFaults that err is, or ok false.
+func printFault(err error) (code, words string, ok bool) {
+	for _, f := range printFaults {
+		if errors.Is(err, f.err) {
+			return f.code, f.words, true
+		}
+	}
+	return "", "", false
+}
+
 // printReason names a print failure for the PRINT_FAILED event and the
-// printer status: paper_out, cover_open, offline, no_answer, or the error.
+// printer status: "ok" for none, a printFaults code, or the error.
 func printReason(err error) string {
-	switch {
-	case err == nil:
+	if err == nil {
 		return "ok"
-	case errors.Is(err, escpos.ErrPaperOut):
-		return "paper_out"
-	case errors.Is(err, escpos.ErrCoverOpen):
-		return "cover_open"
-	case errors.Is(err, escpos.ErrOffline):
-		return "offline"
-	case errors.Is(err, escpos.ErrNoAnswer):
-		return "no_answer"
+	}
+	if code, _, ok := printFault(err); ok {
+		return code
 	}
 	return err.Error()
 }

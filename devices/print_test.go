@@ -31,14 +31,10 @@ func newPrinting(t *testing.T, eng *queue.Engine) (*devices.Dispatcher, *escpost
 	o := escpos.DefaultOpts()
 	o.Addr = fake.Addr()
 	o.StatusTimeout = 500 * time.Millisecond
-	d, err := devices.New(devices.Opts{
-		Engine:   eng,
+	d := newDispatcher(t, eng, devices.Opts{
 		Printers: []devices.Printer{{ID: "hall-printer", Printer: escpos.NewPrinter(o), Layout: kioskLayout(), Footer: "请留意叫号 Please wait to be called"}},
 		Kiosks:   map[string]string{"kiosk-1": "hall-printer"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return d, fake
 }
 
@@ -204,13 +200,10 @@ func TestPrinterPoll(t *testing.T) {
 	fake.SetState(escpostest.State{Paper: escpostest.PaperOut})
 	o := escpos.DefaultOpts()
 	o.Addr = fake.Addr()
-	d, err := devices.New(devices.Opts{
-		Engine: eng, PrinterPoll: 10 * time.Millisecond,
-		Printers: []devices.Printer{{ID: "p1", Printer: escpos.NewPrinter(o), Layout: kioskLayout()}},
+	d := newDispatcher(t, eng, devices.Opts{
+		PrinterPoll: 10 * time.Millisecond,
+		Printers:    []devices.Printer{{ID: "p1", Printer: escpos.NewPrinter(o), Layout: kioskLayout()}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if got := d.Status().Printers[0].Status; got != "unknown" {
 		t.Errorf("status before any poll %q, want unknown", got)
 	}
@@ -220,5 +213,25 @@ func TestPrinterPoll(t *testing.T) {
 	poll.Until(t, "ok", func() bool { return d.Status().Printers[0].Status == "ok" })
 	if len(fake.Jobs()) != 0 {
 		t.Errorf("polling printed something: %q", fake.Jobs())
+	}
+}
+
+// TestPrintErrorReason: each fault a printer reports has its wording, also
+// wrapped; any other error is "printer error".
+func TestPrintErrorReason(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{escpos.ErrPaperOut, "paper out"},
+		{escpos.ErrCoverOpen, "cover open"},
+		{escpos.ErrOffline, "printer offline"},
+		{errors.Join(errors.New("print: status"), escpos.ErrNoAnswer), "no answer from printer"},
+		{errors.New("escpos: bad layout"), "printer error"},
+	} {
+		e := &devices.PrintError{Printer: "hall-1", Number: "A001", Err: tt.err}
+		if got := e.Reason(); got != tt.want {
+			t.Errorf("Reason of %v = %q, want %q", tt.err, got, tt.want)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nowserving/nowserving/sim"
 )
 
 // BookOpts shape the booking rush benchmark (nowserving bench book).
@@ -97,39 +98,13 @@ type apiSlot struct {
 
 // bookClient sends the API requests of the benchmark.
 type bookClient struct {
-	o  BookOpts
-	hc *http.Client
-}
-
-func (c *bookClient) do(ctx context.Context, method, path string, body any, key string) (int, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, nil, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.o.URL, "/")+path, rd)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.o.Token)
-	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
+	sim.API
+	o BookOpts
 }
 
 // slots reads the open slots of the resource on date.
 func (c *bookClient) slots(ctx context.Context, date string) ([]apiSlot, error) {
-	st, b, err := c.do(ctx, "GET", fmt.Sprintf("/api/v1/sites/%s/slots?resource=%s&date=%s", c.o.Site, c.o.Resource, date), nil, "")
+	st, b, err := c.Do(ctx, "GET", fmt.Sprintf("/api/v1/sites/%s/slots?resource=%s&date=%s", c.o.Site, c.o.Resource, date), nil, "")
 	if err != nil {
 		return nil, fmt.Errorf("bench: book: read slots: %w", err)
 	}
@@ -211,7 +186,7 @@ func Book(ctx context.Context, o BookOpts, w io.Writer) error {
 	}
 	tr := &http.Transport{MaxIdleConns: o.MaxInFlight, MaxIdleConnsPerHost: o.MaxInFlight, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
-	c := &bookClient{o: o, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+	c := &bookClient{o: o, API: sim.API{URL: o.URL, Token: o.Token, Client: &http.Client{Transport: tr, Timeout: 30 * time.Second}}}
 	date, slots, err := c.pick(ctx)
 	if err != nil {
 		return err
@@ -228,14 +203,14 @@ func Book(ctx context.Context, o BookOpts, w io.Writer) error {
 		go func() {
 			defer wg.Done()
 			paceLoop(ctx, o.OtherRate, o.Duration, o.MaxInFlight, other, func(ctx context.Context, i int) (int, error) {
-				st, _, err := c.do(ctx, "POST", "/api/v1/sites/"+o.OtherSite+"/tickets", map[string]string{"service": o.OtherService}, fmt.Sprintf("bench-%d-t%d", run, i))
+				st, _, err := c.Do(ctx, "POST", "/api/v1/sites/"+o.OtherSite+"/tickets", map[string]string{"service": o.OtherService}, fmt.Sprintf("bench-%d-t%d", run, i))
 				return st, err
 			})
 		}()
 	}
 	paceLoop(ctx, o.Rate, o.Duration, o.MaxInFlight, books, func(ctx context.Context, i int) (int, error) {
 		body := map[string]any{"slot": slots[rand.IntN(len(slots))].ID, "patient": fmt.Sprintf("bench-patient-%d", rand.IntN(o.Patients))}
-		st, _, err := c.do(ctx, "POST", "/api/v1/sites/"+o.Site+"/appointments", body, fmt.Sprintf("bench-%d-b%d", run, i))
+		st, _, err := c.Do(ctx, "POST", "/api/v1/sites/"+o.Site+"/appointments", body, fmt.Sprintf("bench-%d-b%d", run, i))
 		return st, err
 	})
 	wg.Wait()

@@ -149,6 +149,26 @@ func dialAll(ctx context.Context, e *sim.Env, devs []sim.Device, o ConnsOpts) (c
 	return clients, int(fails.Load()), firstErr
 }
 
+// dialN connects n clients spread over devs.
+func dialN(ctx context.Context, e *sim.Env, devs []sim.Device, n int) ([]*client.Client, error) {
+	clients := make([]*client.Client, 0, n)
+	for i := 0; i < n; i++ {
+		d := devs[i%len(devs)]
+		c, err := e.DialNth(ctx, d, e.ClientOpts(d), i)
+		if err != nil {
+			return clients, err
+		}
+		clients = append(clients, c)
+	}
+	return clients, nil
+}
+
+func closeAll(clients []*client.Client) {
+	for _, c := range clients {
+		c.Close()
+	}
+}
+
 // daemonRSS writes the growth of the daemon's RSS since rss0 (or how to
 // see it, without pid).
 func daemonRSS(out io.Writer, pid int, rss0 uint64, held int) error {

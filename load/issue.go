@@ -137,26 +137,6 @@ func RunIssue(ctx context.Context, e *sim.Env, o IssueOpts) (IssueResult, string
 	return r, rec.first, nil
 }
 
-// dialN connects n clients spread over devs.
-func dialN(ctx context.Context, e *sim.Env, devs []sim.Device, n int) ([]*client.Client, error) {
-	clients := make([]*client.Client, 0, n)
-	for i := 0; i < n; i++ {
-		d := devs[i%len(devs)]
-		c, err := e.DialNth(ctx, d, e.ClientOpts(d), i)
-		if err != nil {
-			return clients, err
-		}
-		clients = append(clients, c)
-	}
-	return clients, nil
-}
-
-func closeAll(clients []*client.Client) {
-	for _, c := range clients {
-		c.Close()
-	}
-}
-
 func (r *IssueResult) fill(rec *recorder, el time.Duration) {
 	slices.Sort(rec.lat)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

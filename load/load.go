@@ -145,26 +145,17 @@ type loader struct {
 	open map[string]bool // services still taking tickets
 }
 
-// dial connects n clients, spread over devs.
+// dial connects n clients, spread over devs; close closes them.
 func (l *loader) dial(ctx context.Context, n int, devs []sim.Device) ([]*client.Client, error) {
-	var out []*client.Client
-	for i := 0; i < n; i++ {
-		d := devs[i%len(devs)]
-		c, err := l.e.DialNth(ctx, d, l.e.ClientOpts(d), i)
-		if err != nil {
-			return nil, err
-		}
-		l.clients = append(l.clients, c)
-		out = append(out, c)
+	cs, err := dialN(ctx, l.e, devs, n)
+	l.clients = append(l.clients, cs...)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return cs, nil
 }
 
-func (l *loader) close() {
-	for _, c := range l.clients {
-		c.Close()
-	}
-}
+func (l *loader) close() { closeAll(l.clients) }
 
 // run plays kiosks kc and keypads pc until ctx ends or every service
 // refuses tickets, writing progress to out.

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nowserving/nowserving/backoff"
+	"github.com/nowserving/nowserving/part"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
 )
@@ -57,9 +58,7 @@ type Queue struct {
 
 	waitingDesc, longestDesc, countersDesc *prometheus.Desc
 
-	stop    context.Context    // cancelled (by stopFn) when Shutdown is called
-	stopFn  context.CancelFunc // cancels stop; safe to call more than once
-	running chan struct{}      // closed when Run returns
+	stop *part.Stop // requested by Shutdown; Done when Run returns
 
 	mu       sync.Mutex
 	versions map[string]int64 // last version applied per site
@@ -106,9 +105,8 @@ func NewQueue(o QueueOpts) (*Queue, error) {
 			"Counters by mode (open, paused, closed).", []string{"site", "mode"}, nil),
 		versions: map[string]int64{},
 		changed:  make(chan struct{}),
-		running:  make(chan struct{}),
+		stop:     part.NewStop(),
 	}
-	q.stop, q.stopFn = context.WithCancel(context.Background())
 	for _, c := range []prometheus.Collector{q.issued, q.called, q.served, q.noShow, q.breaches, q.wait, q.service, scrape{q}} {
 		if err := o.Registry.Register(c); err != nil {
 			return nil, fmt.Errorf("metrics: register queue metrics: %w", err)
@@ -133,10 +131,9 @@ func (q *Queue) Name() string { return "metrics" }
 // daemon. A follower that falls too far behind takes a snapshot and goes on
 // from it (the missed events are not counted). Run is called once.
 func (q *Queue) Run(ctx context.Context) error {
-	defer close(q.running)
-	ctx, cancel := context.WithCancel(ctx)
+	defer q.stop.Ended()
+	ctx, cancel := q.stop.Context(ctx)
 	defer cancel()
-	defer context.AfterFunc(q.stop, cancel)()
 	var wg sync.WaitGroup
 	for _, s := range q.eng.Sites() {
 		wg.Go(func() {
@@ -175,13 +172,7 @@ func (q *Queue) site(ctx context.Context, s queue.Site) {
 
 // Shutdown stops Run and waits for it within ctx.
 func (q *Queue) Shutdown(ctx context.Context) error {
-	q.stopFn()
-	select {
-	case <-q.running:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("metrics: shutdown: %w", ctx.Err())
-	}
+	return q.stop.Shutdown(ctx, "metrics: shutdown")
 }
 
 func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscription) {

@@ -1,5 +1,6 @@
 // Package parttest runs the daemon's long-lived parts in tests: a Run(ctx)
-// loop that Shutdown(ctx) ends, as net/http's Serve and Shutdown.
+// loop that Shutdown(ctx) ends, as net/http's Serve and Shutdown, or one
+// that its context ends (Until).
 package parttest
 
 import (
@@ -27,6 +28,23 @@ func Start(t testing.TB, ctx context.Context, p Part) {
 	t.Helper()
 	errc := Go(ctx, p)
 	t.Cleanup(func() { Stop(t, p, errc) })
+}
+
+// Until runs run on a goroutine, on a context derived from ctx, until the
+// test ends; then it cancels that context and fails the test when run
+// returns an error. It is for a loop its context stops instead of a
+// Shutdown: the daemon's run, booking.Front.Follow.
+func Until(t testing.TB, ctx context.Context, run func(context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
 }
 
 // Stop shuts p down (within 10 s) and fails the test when Shutdown fails

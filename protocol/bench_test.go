@@ -158,65 +158,83 @@ func BenchmarkConns(b *testing.B) {
 func BenchmarkTakeTicket(b *testing.B) {
 	k := max(*benchKiosks, 1)
 	en := newEnv(b, func(o *protocol.Opts) { o.MaxConns = k + 10 })
-	type kiosk struct {
-		c  net.Conn
-		br *bufio.Reader
-	}
-	ks := make([]kiosk, k)
+	ks := make([]*benchConn, k)
 	for i := range ks {
 		c, err := benchLogin(en.Addr, uint64(i))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { c.Close() })
-		ks[i] = kiosk{c: c, br: bufio.NewReader(c)}
+		ks[i] = newBenchConn(b, c, err)
 	}
-	lat := make([][]time.Duration, k)
 	work := make(chan uint32, b.N)
 	for i := 0; i < b.N; i++ {
 		work <- uint32(i + 3)
 	}
 	close(work)
+	runConns(b, ks, "tickets/s", func(kk *benchConn) {
+		for id := range work {
+			if !kk.ask(b, id, &wire.TakeTicket{Service: []string{"A", "B"}[id%2]}) {
+				return
+			}
+		}
+	})
+}
+
+// benchConn is a logged-in connection of a benchmark that sends one
+// request at a time and times each answer.
+type benchConn struct {
+	c   net.Conn
+	br  *bufio.Reader
+	lat []time.Duration
+}
+
+// newBenchConn takes the connection a login opened (or fails b with its
+// error); it is closed when the benchmark ends.
+func newBenchConn(b *testing.B, c net.Conn, err error) *benchConn {
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return &benchConn{c: c, br: bufio.NewReader(c)}
+}
+
+// ask sends m as request id and reads the answer, which must be a TICKET;
+// it records the latency, or fails b and returns false.
+func (bc *benchConn) ask(b *testing.B, id uint32, m wire.Message) bool {
+	t0 := time.Now()
+	frame, _ := wire.EncodeMessage(nil, id, 0, m)
+	if _, err := bc.c.Write(frame); err != nil {
+		b.Error(err)
+		return false
+	}
+	f, err := wire.ReadFrame(bc.br, 0)
+	if err != nil {
+		b.Error(err)
+		return false
+	}
+	if f.Type != wire.TypeTicket {
+		var e wire.ErrorMsg
+		_ = e.Decode(f.Payload)
+		b.Errorf("%s: got %s %+v", m.Type(), f.Type, e)
+		return false
+	}
+	bc.lat = append(bc.lat, time.Since(t0))
+	return true
+}
+
+// runConns runs run on each connection, one goroutine each, with the
+// timer on, and reports the throughput of the answers timed, in unit, and
+// their latency percentiles.
+func runConns(b *testing.B, conns []*benchConn, unit string, run func(*benchConn)) {
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
-	for i := range ks {
-		wg.Go(func() {
-			kk := ks[i]
-			for id := range work {
-				t0 := time.Now()
-				frame, _ := wire.EncodeMessage(nil, id, 0, &wire.TakeTicket{Service: []string{"A", "B"}[id%2]})
-				if _, err := kk.c.Write(frame); err != nil {
-					b.Error(err)
-					return
-				}
-				f, err := wire.ReadFrame(kk.br, 0)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				if f.Type != wire.TypeTicket {
-					var e wire.ErrorMsg
-					_ = e.Decode(f.Payload)
-					b.Errorf("got %s %+v", f.Type, e)
-					return
-				}
-				lat[i] = append(lat[i], time.Since(t0))
-			}
-		})
+	for _, bc := range conns {
+		wg.Go(func() { run(bc) })
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
-	reportRun(b, lat, elapsed, "tickets/s")
-}
-
-// reportRun reports the throughput of the requests timed in lat (per
-// connection) over elapsed, in unit, and their latency percentiles.
-func reportRun(b *testing.B, lat [][]time.Duration, elapsed time.Duration, unit string) {
 	var all []time.Duration
-	for _, l := range lat {
-		all = append(all, l...)
+	for _, bc := range conns {
+		all = append(all, bc.lat...)
 	}
 	if len(all) == 0 {
 		return
@@ -351,59 +369,23 @@ func BenchmarkKeypad(b *testing.B) {
 	en := newEnv(b, nil)
 	calls := (b.N + 1) / 2
 	fillQueue(b, en, calls)
-	type keypad struct {
-		c  net.Conn
-		br *bufio.Reader
-	}
-	kps := make([]keypad, 5)
+	kps := make([]*benchConn, 5)
 	for i := range kps {
 		c, err := benchLoginAs(en.Addr, fmt.Sprintf("keypad-%d", i+1), wire.RoleKeypad, uint64(i))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { c.Close() })
-		kps[i] = keypad{c: c, br: bufio.NewReader(c)}
+		kps[i] = newBenchConn(b, c, err)
 	}
 	work := make(chan struct{}, calls)
 	for i := 0; i < calls; i++ {
 		work <- struct{}{}
 	}
 	close(work)
-	lat := make([][]time.Duration, len(kps))
-	b.ResetTimer()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i := range kps {
-		wg.Go(func() {
-			kp := kps[i]
-			id := uint32(3)
-			ask := func(m wire.Message) bool {
-				t0 := time.Now()
-				frame, _ := wire.EncodeMessage(nil, id, 0, m)
-				id++
-				if _, err := kp.c.Write(frame); err != nil {
-					b.Error(err)
-					return false
-				}
-				f, err := wire.ReadFrame(kp.br, 0)
-				if err != nil || f.Type != wire.TypeTicket {
-					b.Errorf("%s: got %s, %v", m.Type(), f.Type, err)
-					return false
-				}
-				lat[i] = append(lat[i], time.Since(t0))
-				return true
+	runConns(b, kps, "answers/s", func(kp *benchConn) {
+		for id := uint32(3); ; id += 2 {
+			if _, ok := <-work; !ok || !kp.ask(b, id, &wire.CallNext{}) || !kp.ask(b, id+1, &wire.Start{}) {
+				return
 			}
-			for range work {
-				if !ask(&wire.CallNext{}) || !ask(&wire.Start{}) {
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	reportRun(b, lat, elapsed, "answers/s")
+		}
+	})
 }
 
 // fillQueue issues n tickets through the engine, 32 at a time.

@@ -19,13 +19,9 @@ import (
 )
 
 func testSite() queue.Site {
-	loc, err := time.LoadLocation("Asia/Shanghai")
-	if err != nil {
-		loc = time.FixedZone("CST", 8*3600)
-	}
 	cs := []queue.CounterService{{Service: "A", Weight: 1}, {Service: "B", Weight: 1}}
 	return queue.Site{
-		ID: "hq", Location: loc, Rollover: 4 * time.Hour,
+		ID: "hq", Location: storetest.Shanghai, Rollover: 4 * time.Hour,
 		Services: []queue.Service{
 			{Code: "A", Prefix: "A", Width: 3, AvgService: 5 * time.Minute, MaxReentries: 2, Names: map[string]string{"en": "General"}},
 			{Code: "B", Prefix: "B", Width: 3, AvgService: time.Minute},

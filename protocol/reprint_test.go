@@ -3,52 +3,19 @@ package protocol_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/protocol"
+	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
-	"github.com/nowserving/nowserving/queue"
 )
 
-// printer is a Reprint hook that looks the ticket up in the engine, as the
-// devices dispatcher does, and records what it printed, or fails with err.
-type printer struct {
-	mu    sync.Mutex
-	eng   *queue.Engine
-	err   error
-	calls []string // "site/number/printer"
-}
-
-func (p *printer) reprint(ctx context.Context, site, number, id string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, err := p.eng.Position(ctx, site, number); err != nil {
-		return fmt.Errorf("devices: reprint %s: %w", number, err)
-	}
-	if p.err != nil {
-		return &devices.PrintError{Printer: id, Number: number, Err: p.err}
-	}
-	p.calls = append(p.calls, site+"/"+number+"/"+id)
-	return nil
-}
-
-func (p *printer) printed() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.calls...)
-}
-
-var errPaperOut = escpos.ErrPaperOut
-
 func TestReprint(t *testing.T) {
-	p := &printer{}
-	en := newEnv(t, func(o *protocol.Opts) { o.Reprint = p.reprint })
-	p.eng = en.Engine
+	p := &protocoltest.Printer{}
+	en := newEnv(t, func(o *protocol.Opts) { o.Reprint = p.Reprint })
+	p.Engine = en.Engine
 	kiosk, _ := en.login("kiosk-1", 1)
 	tk := kiosk.ticket(&wire.TakeTicket{Service: "A"})
 	con, _ := en.login("console-1", 1)
@@ -72,8 +39,7 @@ func TestReprint(t *testing.T) {
 	if _, ok := con.await(id).(*wire.OK); !ok {
 		t.Fatal("retried REPRINT: answer is not OK")
 	}
-	want := []string{"hq/A001/hall-1", "hq/A001/", "hq/A001/"}
-	if got := p.printed(); strings.Join(got, " ") != strings.Join(want, " ") {
+	if got, want := p.Printed(), "hq/A001/hall-1 hq/A001/ hq/A001/"; got != want {
 		t.Errorf("printed %q, want %q", got, want)
 	}
 	snap, err := en.Engine.Snapshot(context.Background(), "hq")
@@ -93,15 +59,15 @@ func TestReprint(t *testing.T) {
 		{"keypad", kp, &wire.Reprint{Number: tk.Number}, wire.ErrForbidden.Code, "REPRINT"},
 	})
 	con.t = t
-	if n := len(p.printed()); n != 3 {
-		t.Errorf("%d prints after the refused requests, want still 3", n)
+	if got, want := p.Printed(), "hq/A001/hall-1 hq/A001/ hq/A001/"; got != want {
+		t.Errorf("printed %q after the refused requests, want still %q", got, want)
 	}
 }
 
 func TestReprintFails(t *testing.T) {
-	p := &printer{err: errPaperOut}
-	en := newEnv(t, func(o *protocol.Opts) { o.Reprint = p.reprint })
-	p.eng = en.Engine
+	p := &protocoltest.Printer{Fail: map[string]error{"hall-1": escpos.ErrPaperOut}}
+	en := newEnv(t, func(o *protocol.Opts) { o.Reprint = p.Reprint })
+	p.Engine = en.Engine
 	kiosk, _ := en.login("kiosk-1", 1)
 	tk := kiosk.ticket(&wire.TakeTicket{Service: "B"})
 	con, _ := en.login("console-1", 1)

@@ -352,58 +352,30 @@ func (ss *session) handshake(br *bufio.Reader) bool {
 	// Bound the writes before the first frame too: a TLS handshake writes
 	// the server's certificates from inside the first read.
 	_ = ss.conn.SetWriteDeadline(deadline)
-	fail := func(e *wire.StatusError, reqID uint32, reason string) bool {
-		switch reason {
-		case "eof", "shutdown", "read error", "evicted", "too many connections":
-			// Not the peer's failure to authenticate (evictions and
-			// refusals have their own counts).
-		default:
-			s.authFailures.Add(1)
-			s.metrics.AuthFailed(reason)
-			s.refusals.note(reason, "remote", ss.remote, "device", ss.hello.DeviceID)
-		}
-		if e != nil {
-			m := e.Reply(reqID)
-			if e.Code == wire.ErrRateLimited.Code {
-				m.RetryAfterMS = uint32(s.guard.hostWait(ss.host, s.o.Clock()).Milliseconds())
-			}
-			ss.writeNow(m, reqID, time.Second)
-		}
+	f, ok := ss.expect(br, deadline, wire.TypeHello, "not authenticated: send HELLO first", "no hello")
+	if !ok {
 		return false
 	}
-	f, err := ss.readFrame(br, deadline)
-	if err != nil {
-		e, reason := readErr(err)
-		return fail(e, 0, reason)
-	}
-	if f.Type != wire.TypeHello {
-		return fail(wire.ErrNotAuthenticated.WithMsg("not authenticated: send HELLO first"), f.RequestID, "no hello")
-	}
 	if err := ss.hello.Decode(f.Payload); err != nil {
-		return fail(wire.StatusOf(err), f.RequestID, "bad hello")
+		return ss.refuse(wire.StatusOf(err), f.RequestID, "bad hello")
 	}
 	if e, reason := s.admitHello(ss); e != nil {
-		return fail(e, f.RequestID, reason)
+		return ss.refuse(e, f.RequestID, reason)
 	}
 	nonce := make([]byte, wire.NonceSize)
 	if _, err := rand.Read(nonce); err != nil {
 		s.log.Error("challenge nonce", "err", err)
-		return fail(wire.ErrInternal, f.RequestID, "no randomness")
+		return ss.refuse(wire.ErrInternal, f.RequestID, "no randomness")
 	}
 	if !ss.writeNow(&wire.Challenge{Nonce: nonce}, f.RequestID, s.o.WriteTimeout) {
 		return false
 	}
-	f, err = ss.readFrame(br, deadline)
-	if err != nil {
-		e, reason := readErr(err)
-		return fail(e, 0, reason)
-	}
-	if f.Type != wire.TypeAuth {
-		return fail(wire.ErrNotAuthenticated.WithMsg("not authenticated: send AUTH"), f.RequestID, "no auth")
+	if f, ok = ss.expect(br, deadline, wire.TypeAuth, "not authenticated: send AUTH", "no auth"); !ok {
+		return false
 	}
 	var auth wire.Auth
 	if err := auth.Decode(f.Payload); err != nil {
-		return fail(wire.StatusOf(err), f.RequestID, "bad auth")
+		return ss.refuse(wire.StatusOf(err), f.RequestID, "bad auth")
 	}
 	dev, known := s.device(ss.hello.DeviceID)
 	secret := dummySecret
@@ -414,18 +386,57 @@ func (ss *session) handshake(br *bufio.Reader) bool {
 	macOK := wire.VerifyMAC(secret, nonce, ss.hello.DeviceID, auth.MAC)
 	if reason := authFault(known, macOK, known && dev.Role == ss.hello.Role); reason != "" {
 		ss.holdBack(deadline)
-		return fail(wire.ErrAuthFailed, f.RequestID, reason)
+		return ss.refuse(wire.ErrAuthFailed, f.RequestID, reason)
 	}
 	s.guard.succeeded(ss.host, dev.ID)
 	if e, reason := s.authenticate(ss, dev); e != nil {
-		return fail(e, f.RequestID, reason)
+		return ss.refuse(e, f.RequestID, reason)
 	}
 	w, err := s.welcome(dev)
 	if err != nil {
 		s.log.Error("welcome", "device", dev.ID, "err", err)
-		return fail(wire.ErrInternal, f.RequestID, "welcome failed")
+		return ss.refuse(wire.ErrInternal, f.RequestID, "welcome failed")
 	}
 	return ss.writeNow(w, f.RequestID, s.o.WriteTimeout)
+}
+
+// expect reads the next handshake frame, which must be of type typ; a read
+// error or another type refuses the session (hint is the message of the
+// latter) and ok is false.
+func (ss *session) expect(br *bufio.Reader, deadline time.Time, typ wire.MsgType, hint, reason string) (f wire.Frame, ok bool) {
+	f, err := ss.readFrame(br, deadline)
+	if err != nil {
+		e, why := readErr(err)
+		return f, ss.refuse(e, 0, why)
+	}
+	if f.Type != typ {
+		return f, ss.refuse(wire.ErrNotAuthenticated.WithMsg(hint), f.RequestID, reason)
+	}
+	return f, true
+}
+
+// refuse ends a handshake: it counts the failure (unless the peer is not to
+// blame for it) and, when e is not nil, answers request reqID with it. It
+// returns false, the handshake's verdict.
+func (ss *session) refuse(e *wire.StatusError, reqID uint32, reason string) bool {
+	s := ss.srv
+	switch reason {
+	case "eof", "shutdown", "read error", "evicted", "too many connections":
+		// Not the peer's failure to authenticate (evictions and
+		// refusals have their own counts).
+	default:
+		s.authFailures.Add(1)
+		s.metrics.AuthFailed(reason)
+		s.refusals.note(reason, "remote", ss.remote, "device", ss.hello.DeviceID)
+	}
+	if e != nil {
+		m := e.Reply(reqID)
+		if e.Code == wire.ErrRateLimited.Code {
+			m.RetryAfterMS = uint32(s.guard.hostWait(ss.host, s.o.Clock()).Milliseconds())
+		}
+		ss.writeNow(m, reqID, time.Second)
+	}
+	return false
 }
 
 // dummySecret keys the MAC computed for an unknown device.

@@ -163,9 +163,8 @@ func (e *Engine) book(ctx context.Context, tx Tx, j *job, s *Site, r BookRequest
 	}
 	b := Booking{Site: s.ID, Resource: sl.Resource, Slot: sl.ID, Start: sl.Start, End: sl.End, Patient: r.Patient,
 		Code: newCode(), Status: BookingBooked, CreatedAt: now, UpdatedAt: now, Device: r.Device, IdemKey: r.Key}
-	typ := EventBookingBooked
 	if r.Hold {
-		b.Status, b.HeldUntil, typ = BookingHeld, now.Add(s.Appointments.withDefaults().HoldFor), EventBookingHeld
+		b.Status, b.HeldUntil = BookingHeld, now.Add(s.Appointments.withDefaults().HoldFor)
 	}
 	if err := tx.InsertBooking(ctx, &b); err != nil {
 		if errors.Is(err, ErrDuplicate) {
@@ -175,7 +174,7 @@ func (e *Engine) book(ctx context.Context, tx Tx, j *job, s *Site, r BookRequest
 		}
 		return Booking{}, fmt.Errorf("queue: book slot %d: %w", sl.ID, err)
 	}
-	j.emit(bookingEvent(typ, s, &b, res.Service, r.Device, now))
+	j.emit(bookingEvent(b.Status.Event(), s, &b, res.Service, r.Device, now))
 	return b, nil
 }
 
@@ -253,14 +252,15 @@ func (r BookingRequest) name() string {
 }
 
 // setBooking moves b to status to with a compare-and-set on its status
-// and emits typ; release gives its place back.
-func setBooking(ctx context.Context, tx Tx, j *job, s *Site, b *Booking, to BookingStatus, typ EventType, release bool, actor string, now time.Time) error {
+// and emits to's event; a move to a state that holds no place (see
+// HoldsPlace) gives the place back.
+func setBooking(ctx context.Context, tx Tx, j *job, s *Site, b *Booking, to BookingStatus, actor string, now time.Time) error {
 	from := b.Status
 	b.Status, b.UpdatedAt = to, now
 	if err := tx.UpdateBooking(ctx, b, from); err != nil {
 		return fmt.Errorf("queue: booking %d %s to %s: %w", b.ID, from, to, err)
 	}
-	if release {
+	if from.HoldsPlace() && !to.HoldsPlace() {
 		if err := tx.ReleasePlace(ctx, b.Slot); err != nil {
 			return fmt.Errorf("queue: release place of booking %d: %w", b.ID, err)
 		}
@@ -269,7 +269,7 @@ func setBooking(ctx context.Context, tx Tx, j *job, s *Site, b *Booking, to Book
 	if res, err := s.resource(b.Resource); err == nil {
 		service = res.Service
 	}
-	j.emit(bookingEvent(typ, s, b, service, actor, now))
+	j.emit(bookingEvent(to.Event(), s, b, service, actor, now))
 	return nil
 }
 
@@ -285,7 +285,7 @@ func (e *Engine) CancelBooking(ctx context.Context, r BookingRequest) (Booking, 
 		if b.Status != BookingBooked && b.Status != BookingHeld {
 			return Booking{}, &BookingStateError{ID: b.ID, Status: b.Status, Action: "cancel"}
 		}
-		return *b, setBooking(ctx, tx, j, s, b, BookingCancelled, EventBookingCancelled, true, r.Device, e.clock())
+		return *b, setBooking(ctx, tx, j, s, b, BookingCancelled, r.Device, e.clock())
 	}, nil)
 }
 
@@ -301,7 +301,7 @@ func (e *Engine) Confirm(ctx context.Context, r BookingRequest) (Booking, error)
 			return Booking{}, &BookingStateError{ID: b.ID, Status: b.Status, Action: "confirm (held until " + b.HeldUntil.In(s.Location).Format("15:04:05") + ")"}
 		}
 		b.HeldUntil = time.Time{}
-		if err := setBooking(ctx, tx, j, s, b, BookingBooked, EventBookingBooked, false, r.Device, now); err != nil {
+		if err := setBooking(ctx, tx, j, s, b, BookingBooked, r.Device, now); err != nil {
 			return Booking{}, err
 		}
 		j.events[len(j.events)-1].Detail = DetailConfirmed
@@ -371,7 +371,7 @@ func (e *Engine) checkIn(ctx context.Context, tx Tx, j *job, s *Site, r BookingR
 		return CheckIn{}, err
 	}
 	b.TicketID, b.Number = t.ID, t.Number
-	if err := setBooking(ctx, tx, j, s, b, BookingCheckedIn, EventBookingCheckedIn, false, r.Device, now); err != nil {
+	if err := setBooking(ctx, tx, j, s, b, BookingCheckedIn, r.Device, now); err != nil {
 		return CheckIn{}, err
 	}
 	pos, err := e.position(ctx, tx, s, &t)
@@ -434,22 +434,18 @@ func (e *Engine) sweepBookings(ctx context.Context, s *Site) (int, error) {
 		now := e.clock()
 		rules := s.Appointments.withDefaults()
 		for _, sw := range []struct {
-			f       BookingFilter
-			to      BookingStatus
-			typ     EventType
-			release bool
+			f  BookingFilter
+			to BookingStatus
 		}{
-			{BookingFilter{Site: s.ID, Statuses: []BookingStatus{BookingBooked}, EndBefore: now.Add(-rules.MissedGrace), Limit: 1000},
-				BookingMissed, EventBookingMissed, false},
-			{BookingFilter{Site: s.ID, Statuses: []BookingStatus{BookingHeld}, HeldBefore: now, Limit: 1000},
-				BookingExpired, EventBookingExpired, true},
+			{BookingFilter{Site: s.ID, Statuses: []BookingStatus{BookingBooked}, EndBefore: now.Add(-rules.MissedGrace), Limit: 1000}, BookingMissed},
+			{BookingFilter{Site: s.ID, Statuses: []BookingStatus{BookingHeld}, HeldBefore: now, Limit: 1000}, BookingExpired},
 		} {
 			found, err := tx.FindBookings(ctx, sw.f)
 			if err != nil {
 				return fmt.Errorf("queue: sweep bookings of %s to %s: %w", s.ID, sw.to, err)
 			}
 			for i := range found {
-				if err := setBooking(ctx, tx, j, s, &found[i], sw.to, sw.typ, sw.release, "sweep", now); err != nil {
+				if err := setBooking(ctx, tx, j, s, &found[i], sw.to, "sweep", now); err != nil {
 					return err
 				}
 				n++

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -159,28 +160,28 @@ func PatientHash(patient string) string {
 }
 
 // Booking event types, in the site's version sequence with the ticket
-// events.
+// events: each is named after the state it puts its booking in.
 const (
-	EventBookingHeld      EventType = "BOOKING_HELD"
-	EventBookingBooked    EventType = "BOOKING_BOOKED"
-	EventBookingCancelled EventType = "BOOKING_CANCELLED"
-	EventBookingCheckedIn EventType = "BOOKING_CHECKED_IN"
-	EventBookingMissed    EventType = "BOOKING_MISSED"
-	EventBookingExpired   EventType = "BOOKING_EXPIRED"
+	EventBookingHeld      = EventType(bookingEvents + BookingHeld)
+	EventBookingBooked    = EventType(bookingEvents + BookingBooked)
+	EventBookingCancelled = EventType(bookingEvents + BookingCancelled)
+	EventBookingCheckedIn = EventType(bookingEvents + BookingCheckedIn)
+	EventBookingMissed    = EventType(bookingEvents + BookingMissed)
+	EventBookingExpired   = EventType(bookingEvents + BookingExpired)
 )
+
+// bookingEvents begins the name of every booking event type.
+const bookingEvents = "BOOKING_"
+
+// Event is the type of the event of a booking's move to state s.
+func (s BookingStatus) Event() EventType { return EventType(bookingEvents + s) }
 
 // DetailConfirmed is the Detail of the BOOKING_BOOKED event of a confirmed
 // hold (its place was counted by BOOKING_HELD).
 const DetailConfirmed = "confirmed"
 
 // IsBooking reports whether t is a booking event.
-func (t EventType) IsBooking() bool {
-	switch t {
-	case EventBookingHeld, EventBookingBooked, EventBookingCancelled, EventBookingCheckedIn, EventBookingMissed, EventBookingExpired:
-		return true
-	}
-	return false
-}
+func (t EventType) IsBooking() bool { return strings.HasPrefix(string(t), bookingEvents) }
 
 // bookingEvent is the event of booking b's change. Service is the
 // resource's service and Day the slot's service day, so the reducer counts

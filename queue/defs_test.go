@@ -5,15 +5,18 @@ import (
 	"time"
 )
 
+// zone loads the time zone name, failing the test without it.
+func zone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
 func TestServiceDay(t *testing.T) {
-	ny, err := time.LoadLocation("America/New_York")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh, err := time.LoadLocation("Asia/Shanghai")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ny, sh := zone(t, "America/New_York"), zone(t, "Asia/Shanghai")
 	tests := []struct {
 		name     string
 		at       time.Time

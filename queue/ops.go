@@ -490,11 +490,8 @@ func (e *Engine) CallNumber(ctx context.Context, r NumberRequest) (Ticket, error
 			return Ticket{}, err
 		}
 		now := e.clock()
-		t, err := e.byNumber(ctx, tx, s, r.Number, now)
+		t, err := e.byNumberFor(ctx, tx, s, r.Number, ActCall, now)
 		if err != nil {
-			return Ticket{}, err
-		}
-		if _, err := Next(t.Number, t.Status, ActCall); err != nil {
 			return Ticket{}, err
 		}
 		if err := readyToCall(ctx, tx, j, c, cs, cur, r.Device, now); err != nil {
@@ -517,6 +514,19 @@ func (e *Engine) byNumber(ctx context.Context, tx Tx, s *Site, number string, no
 	}
 	if err != nil {
 		return nil, fmt.Errorf("queue: find ticket %s: %w", number, err)
+	}
+	return t, nil
+}
+
+// byNumberFor is byNumber for action a: a ticket whose state does not
+// allow a is refused with a *TransitionError.
+func (e *Engine) byNumberFor(ctx context.Context, tx Tx, s *Site, number string, a Action, now time.Time) (*Ticket, error) {
+	t, err := e.byNumber(ctx, tx, s, number, now)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Next(t.Number, t.Status, a); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -572,11 +582,8 @@ func (e *Engine) Complete(ctx context.Context, r CounterRequest) (Ticket, error)
 func (e *Engine) Reenter(ctx context.Context, r NumberRequest) (Ticket, error) {
 	return do(ctx, e, r.Request, opName("re-enter", r.Number), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		now := e.clock()
-		t, err := e.byNumber(ctx, tx, s, r.Number, now)
+		t, err := e.byNumberFor(ctx, tx, s, r.Number, ActReenter, now)
 		if err != nil {
-			return Ticket{}, err
-		}
-		if _, err := Next(t.Number, t.Status, ActReenter); err != nil {
 			return Ticket{}, err
 		}
 		sv, err := s.service(t.Queue)

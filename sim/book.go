@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,35 +98,15 @@ func (e *Env) bookDefaults(o *BookOpts) error {
 // api sends one request and decodes its JSON answer into v; a problem
 // answer is an error with its status, code and detail.
 func (e *Env) api(ctx context.Context, o BookOpts, method, path string, body any, key string, v any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, o.URL+path, rd)
+	a := API{URL: o.URL, Token: o.Token, Client: &http.Client{Timeout: e.o.Timeout}}
+	status, b, err := a.Do(ctx, method, path, body, key)
 	if err != nil {
-		return fmt.Errorf("sim: book: %w", err)
+		return fmt.Errorf("sim: book: %s %s on the daemon's HTTP API at %s: %w", method, path, o.URL, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+o.Token)
-	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
-	}
-	resp, err := (&http.Client{Timeout: e.o.Timeout}).Do(req)
-	if err != nil {
-		return fmt.Errorf("sim: book: cannot reach the daemon's HTTP API at %s: %w", o.URL, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("sim: book: %s %s: %w", method, path, err)
-	}
-	if resp.StatusCode >= 300 {
+	if status >= 300 {
 		var p struct{ Code, Detail string }
 		_ = json.Unmarshal(b, &p)
-		return fmt.Errorf("sim: book: %s: %s (%s)", resp.Status, p.Code, p.Detail)
+		return fmt.Errorf("sim: book: %d %s: %s (%s)", status, http.StatusText(status), p.Code, p.Detail)
 	}
 	return json.Unmarshal(b, v)
 }

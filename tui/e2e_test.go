@@ -100,16 +100,29 @@ func (lc *liveConsole) waitFor(t *testing.T, what string, cond func(view string)
 	}
 }
 
-func TestEndToEnd(t *testing.T) {
+// connected starts a daemon and a console on it, waits for the console's
+// first snapshot, and dials the daemon as kiosk-1.
+func connected(t *testing.T) (*daemon, *liveConsole, *client.Client) {
 	d := startDaemon(t)
 	lc := startConsole(t, d)
 	lc.waitFor(t, "the first snapshot", func(string) bool { s := lc.m.site(); return s.haveSnap && s.conn != nil })
+	return d, lc, d.dial(t, "kiosk-1", wire.RoleKiosk)
+}
 
-	kiosk := d.dial(t, "kiosk-1", wire.RoleKiosk)
-	tk, err := kiosk.TakeTicket(context.Background(), "A", wire.ClassNormal, client.TicketOpts{})
+// take takes a normal ticket of service at kiosk; what names the moment in
+// the failure.
+func take(t *testing.T, kiosk *client.Client, service, what string) *wire.Ticket {
+	t.Helper()
+	tk, err := kiosk.TakeTicket(context.Background(), service, wire.ClassNormal, client.TicketOpts{})
 	if err != nil {
-		t.Fatalf("take ticket: %v", err)
+		t.Fatalf("take ticket %s: %v", what, err)
 	}
+	return tk
+}
+
+func TestEndToEnd(t *testing.T) {
+	d, lc, kiosk := connected(t)
+	tk := take(t, kiosk, "A", "at the start")
 	lc.waitFor(t, "the kiosk's ticket on the console", func(v string) bool {
 		return strings.Contains(v, tk.Number+" in A") && strings.Contains(lineWith(v, "A  General"), " 1 ")
 	})
@@ -161,13 +174,8 @@ func TestEndToEnd(t *testing.T) {
 }
 
 func TestEndToEndReconnect(t *testing.T) {
-	d := startDaemon(t)
-	lc := startConsole(t, d)
-	lc.waitFor(t, "the first snapshot", func(string) bool { s := lc.m.site(); return s.haveSnap && s.conn != nil })
-	kiosk := d.dial(t, "kiosk-1", wire.RoleKiosk)
-	if _, err := kiosk.TakeTicket(context.Background(), "B", wire.ClassNormal, client.TicketOpts{}); err != nil {
-		t.Fatalf("take ticket: %v", err)
-	}
+	d, lc, kiosk := connected(t)
+	take(t, kiosk, "B", "at the start")
 	lc.waitFor(t, "B001", func(v string) bool { return strings.Contains(v, "B001 in B") })
 
 	d.Stop()
@@ -178,9 +186,7 @@ func TestEndToEndReconnect(t *testing.T) {
 	lc.waitFor(t, "connected again", func(v string) bool {
 		return strings.Contains(v, "● connected") && !strings.Contains(v, "STALE")
 	})
-	if _, err := kiosk.TakeTicket(context.Background(), "B", wire.ClassNormal, client.TicketOpts{}); err != nil {
-		t.Fatalf("take ticket after restart: %v", err)
-	}
+	take(t, kiosk, "B", "after the restart")
 	lc.waitFor(t, "B002 after the restart", func(v string) bool {
 		return strings.Contains(v, "B002 in B") && strings.Contains(lineWith(v, "B  Business"), " 2 ")
 	})

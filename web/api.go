@@ -260,12 +260,7 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		from = sn.Version
 	}
-	st, ctx, done, ok := s.startStream(w, r, site, from)
-	if !ok {
-		return
-	}
-	defer done()
-	s.follow(ctx, st, func(evs []queue.Event, gap bool) error {
+	s.serveEvents(w, r, site, from, nil, func(ctx context.Context, st *stream, evs []queue.Event, gap bool) error {
 		if gap {
 			sn, err := s.o.Engine.Snapshot(ctx, site)
 			if err != nil {

@@ -203,10 +203,7 @@ func TestPages(t *testing.T) {
 	}
 	// Pages must work without network: no external resource.
 	for _, f := range []string{"static/display.html", "static/ticket.html", "static/display.js", "static/ticket.js", "static/i18n.js", "static/style.css"} {
-		b, err := files.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := embedded(t, f)
 		if strings.Contains(string(b), "http://") || strings.Contains(string(b), "https://") || strings.Contains(string(b), "//cdn") {
 			t.Errorf("%s refers to an external URL", f)
 		}

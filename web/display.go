@@ -164,16 +164,7 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	st, ctx, done, ok := s.startStream(w, r, site.ID, v.Version)
-	if !ok {
-		return
-	}
-	defer done()
-	st.pingEvent = true
-	if st.send(v.Version, "state", s.displayState(site, v)) != nil {
-		return
-	}
-	s.follow(ctx, st, func(evs []queue.Event, gap bool) error {
+	s.serveEvents(w, r, site.ID, v.Version, &page{"state", s.displayState(site, v)}, func(ctx context.Context, st *stream, evs []queue.Event, gap bool) error {
 		for i := range evs {
 			v.Apply(&evs[i])
 			if e := &evs[i]; e.Type == queue.EventCalled || e.Type == queue.EventRecalled {
@@ -253,16 +244,7 @@ func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	st, ctx, done, ok := s.startStream(w, r, site.ID, sn.Version)
-	if !ok {
-		return
-	}
-	defer done()
-	st.pingEvent = true
-	if st.send(sn.Version, "status", ts) != nil {
-		return
-	}
-	s.follow(ctx, st, func(evs []queue.Event, gap bool) error {
+	s.serveEvents(w, r, site.ID, sn.Version, &page{"status", ts}, func(ctx context.Context, st *stream, evs []queue.Event, gap bool) error {
 		v := st.sub.Version()
 		if gap {
 			sn, err := s.o.Engine.Snapshot(ctx, site.ID)

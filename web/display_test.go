@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/golden"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -139,11 +139,7 @@ func TestPageLanguages(t *testing.T) {
 	}
 	re := regexp.MustCompile(`(?m)^\s*languages:\s*\[([^\]]*)\]`)
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range re.FindAllSubmatch(b, -1) {
+		for _, m := range re.FindAllSubmatch(golden.Read(t, f), -1) {
 			for _, l := range strings.Split(string(m[1]), ",") {
 				if l = strings.TrimSpace(l); !slices.Contains(have, l) {
 					t.Errorf("%s: site language %q has no page words in static/i18n.js (have %v)", f, l, have)

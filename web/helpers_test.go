@@ -22,6 +22,17 @@ const (
 	otherToken = "other-token-0123456789"
 )
 
+// embedded returns the file name of the files the server serves,
+// failing the test without it.
+func embedded(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := files.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func testSite() queue.Site {
 	return queue.Site{
 		ID: "main", Location: time.UTC, Names: map[string]string{"en": "Main Hall"},

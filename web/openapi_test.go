@@ -11,10 +11,7 @@ import (
 // TestOpenAPIMatchesRoutes: every route of the mux is documented in
 // openapi.yaml with its method, and the file documents no other.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
-	b, err := files.ReadFile("openapi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := embedded(t, "openapi.yaml")
 	var doc struct {
 		OpenAPI string                    `yaml:"openapi"`
 		Paths   map[string]map[string]any `yaml:"paths"`

@@ -93,6 +93,32 @@ func (st *stream) ping() error {
 	return st.rc.Flush()
 }
 
+// page is how a page's stream starts: with the event named event carrying
+// data (the picture it starts from), and keep-alives it can see.
+type page struct {
+	event string
+	data  any
+}
+
+// serveEvents streams the events of site after version from: it starts the
+// stream (startStream), for a page (p not nil) sends p's event at version
+// from and makes the keep-alives events, then follows the subscription,
+// handing each batch to each.
+func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, site string, from int64, p *page, each func(ctx context.Context, st *stream, evs []queue.Event, gap bool) error) {
+	st, ctx, done, ok := s.startStream(w, r, site, from)
+	if !ok {
+		return
+	}
+	defer done()
+	if p != nil {
+		st.pingEvent = true
+		if st.send(from, p.event, p.data) != nil {
+			return
+		}
+	}
+	s.follow(ctx, st, func(evs []queue.Event, gap bool) error { return each(ctx, st, evs, gap) })
+}
+
 // follow hands each batch of the stream's events to each, with gap true
 // when the subscription fell too far behind and must be read again from a
 // snapshot. It returns when the client leaves, the server shuts down or

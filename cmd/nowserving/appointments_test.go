@@ -18,14 +18,18 @@ import (
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
-// appointmentsYAML is a clinic with one bookable doctor whose 15-minute
+// appointmentsYAML is clinicYAML with one bookable doctor whose 15-minute
 // slots cover the whole day (today's and tomorrow's are open), an on-time
 // window as wide as the config allows (so the first free slot can be
 // checked in now), an API token and a webhook (its URL the second verb)
-// taking the booking events (notify's default).
-const appointmentsYAML = `
-store: { driver: sqlite, dsn: %q }
-listen: { protocol: "127.0.0.1:0", http: "127.0.0.1:0" }
+// taking the booking events (notify's default). The test opens
+// listen.http.
+const appointmentsYAML = clinicYAML + `    resources:
+      - id: dr-a
+        name: { en: "Dr A" }
+        service: A
+        schedule: { open: "00:00", close: "23:45", slot: 15m, days_ahead: 1, opens_at: "00:00" }
+    appointments: { check_in_early: 24h, check_in_late: 10m }
 http:
   tokens:
     - { name: his, token: "test-his-token-0123", sites: [clinic] }
@@ -34,19 +38,6 @@ notify:
   backoff: { min: 50ms, max: 200ms }
   webhooks:
     - { name: his, url: %q, secret: "hook-secret-0123456789" }
-sites:
-  - id: clinic
-    timezone: UTC
-    services:
-      - { code: A, name: { en: General } }
-    counters:
-      - { id: "1", services: [A] }
-    resources:
-      - id: dr-a
-        name: { en: "Dr A" }
-        service: A
-        schedule: { open: "00:00", close: "23:45", slot: 15m, days_ahead: 1, opens_at: "00:00" }
-    appointments: { check_in_early: 24h, check_in_late: 10m }
 devices:
   - { id: kiosk-1, role: kiosk, site: clinic, secret: "test-kiosk-1-secret-0123" }
   - { id: keypad-1, role: keypad, site: clinic, counter: "1", secret: "test-keypad-1-secret-0123" }
@@ -82,6 +73,7 @@ func TestAppointmentEndToEnd(t *testing.T) {
 	}))
 	defer hook.Close()
 	cfg := testConfig(t, appointmentsYAML, nil, hook.URL+"/in")
+	cfg.Listen.HTTP = "127.0.0.1:0"
 	d := runDaemon(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -12,13 +12,6 @@ import (
 	"github.com/nowserving/nowserving/sim"
 )
 
-func newBenchCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "bench",
-		Short: "Measure a running daemon: connections held, ticket throughput and latency",
-	}
-}
-
 // benchRun adds the sim connection flags to a bench subcommand and makes
 // it run bench against the daemon they name, writing its report to the
 // command's output.

@@ -12,17 +12,12 @@ import (
 	"github.com/nowserving/nowserving/sim"
 )
 
-func newConformCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "conform",
-		Short: "Check a device, or a daemon, against the device protocol (PROTOCOL.md)",
-		Long: `conform is the conformance kit for device makers. "conform kiosk", "conform
+// conformLong is the help of the conform group.
+const conformLong = `conform is the conformance kit for device makers. "conform kiosk", "conform
 keypad" and "conform display" play the daemon for the device under test,
 which connects to --listen; "conform daemon" plays devices against a daemon.
 Each prints a pass/fail report per section of protocol/PROTOCOL.md and exits
-1 when a check fails.`,
-	}
-}
+1 when a check fails.`
 
 // newConformDeviceCmd is "conform kiosk|keypad|display".
 func newConformDeviceCmd(role wire.Role) *cobra.Command {

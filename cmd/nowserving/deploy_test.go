@@ -1,21 +1,19 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nowserving/nowserving/golden"
 )
 
 // TestSystemdUnit checks that every command deploy/nowserving.service runs
 // is a nowserving subcommand with flags it takes, and that the unit keeps
 // its hardening and its reload.
 func TestSystemdUnit(t *testing.T) {
-	unit, err := os.ReadFile("../../deploy/nowserving.service")
-	if err != nil {
-		t.Fatal(err)
-	}
+	unit := golden.Read(t, "../../deploy/nowserving.service")
 	keys := map[string]bool{}
 	for _, line := range strings.Split(string(unit), "\n") {
 		line = strings.TrimSpace(line)
@@ -55,10 +53,7 @@ func TestMakeClean(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make -n clean: %v\n%s", err, out)
 	}
-	ignore, err := os.ReadFile("../../.gitignore")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ignore := golden.Read(t, "../../.gitignore")
 	for _, f := range []string{"out", "nowserving-demo.db", "nowserving-bank.db"} {
 		if !slices.Contains(strings.Fields(string(out)), f) {
 			t.Errorf("make clean does not remove %s: %s", f, out)

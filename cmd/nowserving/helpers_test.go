@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/parttest"
 )
 
 // testConfig writes yaml to site.yaml in a new temporary folder and loads
@@ -80,13 +81,7 @@ func runDaemon(t *testing.T, cfg *config.Config) *server {
 		cancel()
 		t.Fatalf("new daemon: %v", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- d.run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
+	t.Cleanup(cancel) // after run has ended
+	parttest.Until(t, ctx, d.run)
 	return d
 }

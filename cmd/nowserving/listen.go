@@ -85,19 +85,6 @@ func (d *server) listenProtocol(ctx context.Context, cfg *config.Config, po prot
 	return ln, nil
 }
 
-// tlsConfig is a listener's TLS configuration (listen.tls, listen.http_tls),
-// nil without one.
-func tlsConfig(t config.TLS) (*tls.Config, error) {
-	if !t.Enabled() {
-		return nil, nil
-	}
-	cert, err := tls.LoadX509KeyPair(t.Cert, t.Key)
-	if err != nil {
-		return nil, fmt.Errorf("serve: load TLS key pair: %w", err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
-}
-
 // listenHTTP listens on listen.http, when set, and adds the web part
 // serving the API, the displays, /metrics and /readyz there.
 func (d *server) listenHTTP(ctx context.Context, cfg *config.Config, eng *queue.Engine, reg *prometheus.Registry, ps *daemon.PendingStore, log *slog.Logger) error {

@@ -62,14 +62,16 @@ func newRoot() *cobra.Command {
 		newBackupCmd(),
 		newReportCmd(),
 		newNotifyCmd(),
-		with(newBenchCmd(), newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd()),
-		with(newConformCmd(), newConformDeviceCmd(wire.RoleKiosk), newConformDeviceCmd(wire.RoleKeypad),
-			newConformDeviceCmd(wire.RoleDisplay), newConformDaemonCmd()),
+		with(&cobra.Command{Use: "bench", Short: "Measure a running daemon: connections held, ticket throughput and latency"},
+			newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd()),
+		with(&cobra.Command{Use: "conform", Short: "Check a device, or a daemon, against the device protocol (PROTOCOL.md)", Long: conformLong},
+			newConformDeviceCmd(wire.RoleKiosk), newConformDeviceCmd(wire.RoleKeypad), newConformDeviceCmd(wire.RoleDisplay), newConformDaemonCmd()),
 	)
 	return root
 }
 
-// with adds subs to cmd and returns it.
+// with adds subs to cmd and returns it: a command group (bench, conform)
+// is a bare cobra.Command, its name and help.
 func with(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
 	cmd.AddCommand(subs...)
 	return cmd

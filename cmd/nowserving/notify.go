@@ -92,13 +92,10 @@ func newNotifyCmd() *cobra.Command {
 
 // onOutbox runs f on the store target names, which must have the outbox.
 func onOutbox(cmd *cobra.Command, target dbTarget, f func(s *sqlstore.Store) error) error {
-	s, st, _, err := target.open(cmd, "notify:", false)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	if v, err := s.Version(cmd.Context()); err != nil || v < sqlstore.OutboxMigration {
-		return fmt.Errorf("notify: %s database has no outbox (schema version %d, %v): `nowserving migrate` adds it", st.Driver, v, err)
-	}
-	return f(s)
+	return target.on(cmd, "notify:", false, func(s *sqlstore.Store, st config.Store, _ *config.Config) error {
+		if v, err := s.Version(cmd.Context()); err != nil || v < sqlstore.OutboxMigration {
+			return fmt.Errorf("notify: %s database has no outbox (schema version %d, %v): `nowserving migrate` adds it", st.Driver, v, err)
+		}
+		return f(s)
+	})
 }

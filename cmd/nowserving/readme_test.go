@@ -5,23 +5,19 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/golden"
 	"github.com/nowserving/nowserving/queue"
 )
 
 // readme returns the repository's README.
 func readme(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return string(golden.Read(t, "../../README.md"))
 }
 
 // metricsHardwareYAML adds a printer, an LED board, a voice zone and a
@@ -109,10 +105,7 @@ func TestReadmeMetrics(t *testing.T) {
 // TestReadmeConsole: the console screen in the README is the golden screen
 // the tui tests render.
 func TestReadmeConsole(t *testing.T) {
-	g, err := os.ReadFile("../../tui/testdata/supervisor-80x24.golden")
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := golden.Read(t, "../../tui/testdata/supervisor-80x24.golden")
 	var lines []string
 	for _, l := range strings.Split(strings.TrimRight(string(g), "\n"), "\n") {
 		lines = append(lines, strings.TrimRight(l, " "))

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"io"
 	"log/slog"
 	"time"
 
@@ -60,6 +62,14 @@ func (f *simFlags) runE(run func(cmd *cobra.Command, e *sim.Env, args []string) 
 	}
 }
 
+// runOpts is the RunE of a sim subcommand that takes no arguments and
+// hands its options, as its flags left them, to one method of the Env.
+func runOpts[O any](f *simFlags, o *O, run func(e *sim.Env, ctx context.Context, o O, out io.Writer) error) func(*cobra.Command, []string) error {
+	return f.runE(func(cmd *cobra.Command, e *sim.Env, _ []string) error {
+		return run(e, cmd.Context(), *o, cmd.OutOrStdout())
+	})
+}
+
 func newSimCmd(f *simFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sim",
@@ -85,9 +95,7 @@ func newSimKioskCmd(f *simFlags) *cobra.Command {
 		Use:   "kiosk --service CODE | --check-in BOOKING-CODE",
 		Short: "Take a ticket (or check a booking in) as a kiosk and print it",
 		Args:  cobra.NoArgs,
-		RunE: f.runE(func(cmd *cobra.Command, e *sim.Env, _ []string) error {
-			return e.Kiosk(cmd.Context(), k, cmd.OutOrStdout())
-		}),
+		RunE:  runOpts(f, &k, (*sim.Env).Kiosk),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&k.Service, "service", "", "service code, e.g. A")

@@ -17,13 +17,7 @@ token, unless --url and --token say otherwise) for the slots of --resource on
 for --patient, and prints the booking and its code, which a kiosk checks in
 with: nowserving sim kiosk --check-in CODE.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := f.env(cmd)
-			if err != nil {
-				return err
-			}
-			return e.Book(cmd.Context(), o, cmd.OutOrStdout())
-		},
+		RunE: runOpts(f, &o, (*sim.Env).Book),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.URL, "url", "", "the daemon's HTTP address (default: http:// + listen.http)")

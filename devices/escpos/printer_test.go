@@ -15,6 +15,7 @@ import (
 
 	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/devices/escpos/escpostest"
+	"github.com/nowserving/nowserving/poll"
 )
 
 func newFake(t *testing.T) *escpostest.Printer {
@@ -273,17 +274,12 @@ func TestStatusSkipsFlowControl(t *testing.T) {
 	}
 }
 
-// wantPrintErr waits up to 10 s for the error of a Print running in the
-// background and fails unless it is want; stuck says what a Print that
+// wantPrintErr waits (see poll.Recv) for the error of a Print running in
+// the background and fails unless it is want; stuck says what a Print that
 // never returns did wrong.
 func wantPrintErr(t *testing.T, done <-chan error, want error, stuck string) {
 	t.Helper()
-	select {
-	case err := <-done:
-		if !errors.Is(err, want) {
-			t.Fatalf("Print error = %v, want %v", err, want)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal(stuck)
+	if err, _ := poll.Recv(t, done, "Print to return: "+stuck); !errors.Is(err, want) {
+		t.Fatalf("Print error = %v, want %v", err, want)
 	}
 }

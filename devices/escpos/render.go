@@ -2,6 +2,7 @@ package escpos
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -53,25 +54,21 @@ const (
 	QRNone
 )
 
+// qrModes are the modes' names, for String and ParseQRMode.
+var qrModes = [...]string{QRNative: "native", QRRaster: "raster", QRNone: "none"}
+
 // String returns "native", "raster" or "none".
 func (m QRMode) String() string {
-	switch m {
-	case QRNative:
-		return "native"
-	case QRRaster:
-		return "raster"
-	case QRNone:
-		return "none"
+	if m >= 0 && int(m) < len(qrModes) {
+		return qrModes[m]
 	}
 	return fmt.Sprintf("QRMode(%d)", int(m))
 }
 
 // ParseQRMode is the inverse of QRMode.String, for configuration files.
 func ParseQRMode(s string) (QRMode, error) {
-	for _, m := range []QRMode{QRNative, QRRaster, QRNone} {
-		if m.String() == s {
-			return m, nil
-		}
+	if i := slices.Index(qrModes[:], s); i >= 0 {
+		return QRMode(i), nil
 	}
 	return 0, fmt.Errorf("escpos: parse qr mode %q: %w", s, ErrBadLayout)
 }

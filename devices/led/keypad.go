@@ -52,24 +52,18 @@ const (
 	KeyNoShow   Key = '4'
 )
 
+// keyNames are the keys' names from KeyNone on: the keys there are.
+var keyNames = [...]string{"none", "call_next", "start", "redirect", "no_show"}
+
 // String returns the key's name.
 func (k Key) String() string {
-	switch k {
-	case KeyNone:
-		return "none"
-	case KeyCallNext:
-		return "call_next"
-	case KeyStart:
-		return "start"
-	case KeyRedirect:
-		return "redirect"
-	case KeyNoShow:
-		return "no_show"
+	if validKey(k) {
+		return keyNames[k-KeyNone]
 	}
 	return fmt.Sprintf("key(%#02x)", byte(k))
 }
 
-func validKey(k Key) bool { return k >= KeyNone && k <= KeyNoShow }
+func validKey(k Key) bool { return k >= KeyNone && int(k-KeyNone) < len(keyNames) }
 
 // KeyEvent is one key press on the keypad at Addr. Mapping addresses to
 // counters is the caller's job.

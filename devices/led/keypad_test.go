@@ -174,3 +174,16 @@ func FuzzDecodeOnbonFrame(f *testing.F) {
 		_, _ = d.ParseReply(frames[0], b)
 	})
 }
+
+// TestKeyString: every key has its name; a byte that is no key is shown
+// in hex.
+func TestKeyString(t *testing.T) {
+	for k, want := range map[Key]string{
+		KeyNone: "none", KeyCallNext: "call_next", KeyStart: "start", KeyRedirect: "redirect", KeyNoShow: "no_show",
+		'5': "key(0x35)", '/': "key(0x2f)",
+	} {
+		if got := k.String(); got != want {
+			t.Errorf("Key(%#02x).String() = %q, want %q", byte(k), got, want)
+		}
+	}
+}

@@ -274,11 +274,7 @@ func TestStuckPortDoesNotBlockOthers(t *testing.T) {
 		gp.Show(2, led.Content{Number: "A777", Counter: "3"})
 		close(done)
 	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Show blocked")
-	}
+	poll.Recv(t, done, "Show (blocked)")
 	good.WaitBytes(t, encode(t, d, 2, led.Content{Number: "A777", Counter: "3"}))
 	if stuck.Online(1) {
 		t.Error("board on the stuck port reported online")
@@ -320,11 +316,7 @@ func TestCloseWithJammedLine(t *testing.T) {
 	})
 	closed := make(chan error, 1)
 	go func() { closed <- p.Close() }()
-	select {
-	case <-closed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close blocked on a jammed line")
-	}
+	poll.Recv(t, closed, "Close (blocked on a jammed line)")
 	<-errc
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/conntest"
 	"github.com/nowserving/nowserving/devices/led"
 	"github.com/nowserving/nowserving/poll"
 )
@@ -16,56 +17,27 @@ import (
 // deviceServer is a loopback stand-in for a serial device server: it
 // accepts connections and collects what arrives.
 type deviceServer struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	got   []byte
-	conns []net.Conn
+	*conntest.Server
+	mu  sync.Mutex
+	got []byte
 }
 
 func newDeviceServer(t *testing.T) *deviceServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &deviceServer{ln: ln}
-	t.Cleanup(func() {
-		ln.Close()
-		s.dropAll()
-	})
-	go func() {
+	s := &deviceServer{Server: conntest.Listen(t)}
+	s.Serve(func(c net.Conn) {
+		buf := make([]byte, 1024)
 		for {
-			c, err := ln.Accept()
+			n, err := c.Read(buf)
+			s.mu.Lock()
+			s.got = append(s.got, buf[:n]...)
+			s.mu.Unlock()
 			if err != nil {
 				return
 			}
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			go func() {
-				buf := make([]byte, 1024)
-				for {
-					n, err := c.Read(buf)
-					s.mu.Lock()
-					s.got = append(s.got, buf[:n]...)
-					s.mu.Unlock()
-					if err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
+	})
 	return s
-}
-
-func (s *deviceServer) dropAll() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.conns {
-		c.Close()
-	}
-	s.conns = nil
 }
 
 func (s *deviceServer) has(b []byte) bool {
@@ -74,29 +46,23 @@ func (s *deviceServer) has(b []byte) bool {
 	return bytes.Contains(s.got, b)
 }
 
-func (s *deviceServer) accepted() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.conns)
-}
-
 // TestPortTCPDeviceServer: "tcp://host:port" reaches a serial device
 // server; when the server drops the connection the port reconnects and
 // writes the latest content.
 func TestPortTCPDeviceServer(t *testing.T) {
 	srv := newDeviceServer(t)
 	d := template(t)
-	p := startPort(t, fastOpts("tcp://"+srv.ln.Addr().String(), d))
+	p := startPort(t, fastOpts("tcp://"+srv.Addr(), d))
 
 	c1 := led.Content{Number: "A100", Counter: "1"}
 	p.Show(5, c1)
 	poll.Until(t, "first frame over tcp", func() bool { return srv.has(encode(t, d, 5, c1)) })
 
-	srv.dropAll()
+	srv.CutAll()
 	time.Sleep(20 * time.Millisecond) // let the FIN arrive
 	c2 := led.Content{Number: "A101", Counter: "2"}
 	p.Show(5, c2)
-	poll.Until(t, "frame after reconnect", func() bool { return srv.has(encode(t, d, 5, c2)) && srv.accepted() >= 1 })
+	poll.Until(t, "frame after reconnect", func() bool { return srv.has(encode(t, d, 5, c2)) && srv.Accepted() >= 2 })
 }
 
 func TestNewPortErrors(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 // goroutine. The daemon's own cost is measured in package protocol.
 func BenchmarkTakeTicket(b *testing.B) {
 	d := newFakeDaemon(b)
-	c, err := Dial(context.Background(), d.addr(), Opts{
+	c, err := Dial(context.Background(), d.Addr(), Opts{
 		DeviceID: "kiosk-1", Secret: []byte("kiosk-1-secret-xx"), Role: wire.RoleKiosk, Timeout: 5 * time.Second,
 	})
 	if err != nil {

@@ -20,7 +20,7 @@ func testOpts() Opts {
 
 func dial(t *testing.T, d *fakeDaemon, o Opts) *Client {
 	t.Helper()
-	c, err := Dial(context.Background(), d.addr(), o)
+	c, err := Dial(context.Background(), d.Addr(), o)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
@@ -62,7 +62,7 @@ func TestDialErrors(t *testing.T) {
 	d := newFakeDaemon(t)
 	o := testOpts()
 	o.Secret = []byte("wrong")
-	_, err := Dial(context.Background(), d.addr(), o)
+	_, err := Dial(context.Background(), d.Addr(), o)
 	var se *wire.StatusError
 	if !errors.As(err, &se) || !errors.Is(err, wire.ErrAuthFailed) {
 		t.Errorf("wrong secret: err = %v, want ErrAuthFailed", err)
@@ -236,8 +236,9 @@ func TestHeartbeats(t *testing.T) {
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		d.mu.Lock()
-		hb, dials := d.hbSeen, d.dials
+		hb := d.hbSeen
 		d.mu.Unlock()
+		dials := d.Accepted()
 		if hb > 0 && dials >= 2 {
 			break
 		}

@@ -26,7 +26,7 @@ func TestFailover(t *testing.T) {
 	b.Start()
 	t.Cleanup(b.Stop)
 	p := newProxy(t, a.Addr) // daemon A as devices reach it
-	both := p.addr() + "," + b.Addr
+	both := p.Addr() + "," + b.Addr
 	ctx := context.Background()
 
 	k := dial(t, both, "kiosk-1", wire.RoleKiosk)
@@ -36,10 +36,10 @@ func TestFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
-	if err != nil || k.Addr() != p.addr() {
+	if err != nil || k.Addr() != p.Addr() {
 		t.Fatalf("first ticket %v, %v on %s; want it from daemon A", first, err, k.Addr())
 	}
-	p.onCut = func() { p.setRefuse(true); p.cutAll() } // A is gone
+	p.onCut = func() { p.setRefuse(true); p.CutAll() } // A is gone
 	cut := p.cutAfterAnswer(wire.TypeTakeTicket)
 	got, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
 	<-cut
@@ -90,13 +90,13 @@ func TestFailoverTime(t *testing.T) {
 	b.Start()
 	t.Cleanup(b.Stop)
 	p := newProxy(t, a.Addr)
-	k := dial(t, p.addr()+","+b.Addr, "kiosk-1", wire.RoleKiosk)
+	k := dial(t, p.Addr()+","+b.Addr, "kiosk-1", wire.RoleKiosk)
 	ctx := context.Background()
 	if _, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{}); err != nil {
 		t.Fatal(err)
 	}
 	p.setRefuse(true)
-	p.cutAll()
+	p.CutAll()
 	start := time.Now()
 	tk, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
 	took := time.Since(start)

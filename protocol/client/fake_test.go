@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nowserving/nowserving/conntest"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -16,19 +17,17 @@ import (
 // misbehave. The end-to-end tests against the real server live with the
 // server and in cmd/nowserving.
 type fakeDaemon struct {
-	t  testing.TB
-	ln net.Listener
+	*conntest.Server // Accepted: the dials
+	t                testing.TB
 
 	mu       sync.Mutex
 	secrets  map[string]string
 	tickets  map[string]*wire.Ticket // by idempotency key
 	seq      int
 	frames   []wire.Frame // every request received, in order
-	conns    []net.Conn
 	events   []wire.Event
 	subs     map[net.Conn]*fakeSub
 	hbSeen   int
-	dials    int
 	onReq    func(fc *fakeConn, f wire.Frame) bool // true: handled
 	snapshot func(from uint64) bool                // true: answer SUBSCRIBE with a SNAPSHOT
 }
@@ -46,52 +45,22 @@ type fakeConn struct {
 
 func newFakeDaemon(t testing.TB) *fakeDaemon {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	d := &fakeDaemon{
-		t: t, ln: ln,
+		Server:  conntest.Listen(t),
+		t:       t,
 		secrets: map[string]string{"kiosk-1": "kiosk-1-secret-xx", "display-1": "display-1-secret"},
 		tickets: map[string]*wire.Ticket{},
 		subs:    map[net.Conn]*fakeSub{},
 	}
-	go d.accept()
-	t.Cleanup(func() {
-		ln.Close()
-		d.mu.Lock()
-		for _, c := range d.conns {
-			c.Close()
-		}
-		d.mu.Unlock()
-	})
+	d.Serve(d.serve)
 	return d
-}
-
-func (d *fakeDaemon) addr() string { return d.ln.Addr().String() }
-
-func (d *fakeDaemon) accept() {
-	for {
-		nc, err := d.ln.Accept()
-		if err != nil {
-			return
-		}
-		d.mu.Lock()
-		d.conns = append(d.conns, nc)
-		d.dials++
-		d.mu.Unlock()
-		go d.serve(nc)
-	}
 }
 
 // dropAll closes every connection (the daemon side of a network cut).
 func (d *fakeDaemon) dropAll() {
+	d.CutAll()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, c := range d.conns {
-		c.Close()
-	}
-	d.conns = nil
 	d.subs = map[net.Conn]*fakeSub{}
 }
 

@@ -3,13 +3,10 @@ package client_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	nsdevices "github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
@@ -20,29 +17,9 @@ import (
 // TestRealReprint: a console reprints through the real daemon; the hook
 // sees each reprint once, also when the answer is lost (no resend).
 func TestRealReprint(t *testing.T) {
-	var (
-		mu    sync.Mutex
-		calls []string
-	)
-	var d *protocoltest.Daemon
-	reprint := func(ctx context.Context, site, number, printer string) error {
-		if _, err := d.Engine.Position(ctx, site, number); err != nil {
-			return fmt.Errorf("devices: reprint %s: %w", number, err)
-		}
-		if printer == "jammed" {
-			return &nsdevices.PrintError{Printer: printer, Number: number, Err: escpos.ErrPaperOut}
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		calls = append(calls, site+"/"+number+"/"+printer)
-		return nil
-	}
-	d = startDaemon(t, func(o *protocol.Opts) { o.Reprint = reprint })
-	printed := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Join(calls, " ")
-	}
+	pr := &protocoltest.Printer{Fail: map[string]error{"jammed": escpos.ErrPaperOut}}
+	d := startDaemon(t, func(o *protocol.Opts) { o.Reprint = pr.Reprint })
+	pr.Engine = d.Engine
 	ctx := context.Background()
 	k := dial(t, d.Addr, "kiosk-1", wire.RoleKiosk)
 	tk, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
@@ -50,7 +27,7 @@ func TestRealReprint(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := newProxy(t, d.Addr)
-	con := dial(t, p.addr(), "console-1", wire.RoleConsole)
+	con := dial(t, p.Addr(), "console-1", wire.RoleConsole)
 
 	if err := con.Reprint(ctx, tk.Number, "hall-1"); err != nil {
 		t.Fatalf("Reprint: %v", err)
@@ -58,7 +35,7 @@ func TestRealReprint(t *testing.T) {
 	if err := con.Reprint(ctx, tk.Number, "", client.WithSite("hq")); err != nil {
 		t.Fatalf("Reprint on the kiosk's printer: %v", err)
 	}
-	if got, want := printed(), "hq/A001/hall-1 hq/A001/"; got != want {
+	if got, want := pr.Printed(), "hq/A001/hall-1 hq/A001/"; got != want {
 		t.Errorf("printed %q, want %q", got, want)
 	}
 
@@ -80,13 +57,13 @@ func TestRealReprint(t *testing.T) {
 	}
 
 	// The answer is lost: the reprint happened once and is not resent.
-	before := p.sessions()
+	before := p.Accepted()
 	cut := p.cutAfterAnswer(wire.TypeReprint)
 	if err := con.Reprint(ctx, tk.Number, "hall-2"); err == nil {
 		t.Error("Reprint whose answer was lost returned nil")
 	}
 	<-cut
-	if got, want := printed(), "hq/A001/hall-1 hq/A001/ hq/A001/hall-2"; got != want {
+	if got, want := pr.Printed(), "hq/A001/hall-1 hq/A001/ hq/A001/hall-2"; got != want {
 		t.Errorf("printed %q after the lost answer, want %q (one print, no resend)", got, want)
 	}
 	if n := con.Resent(); n != 0 {
@@ -96,7 +73,7 @@ func TestRealReprint(t *testing.T) {
 	// the client has noticed the cut, it would go out on the dead
 	// connection, and a REPRINT is never resent.)
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if st, _ := con.State(); st == client.StateConnected && p.sessions() > before {
+		if st, _ := con.State(); st == client.StateConnected && p.Accepted() > before {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -35,15 +35,8 @@ func (c *Client) roundTrip(ctx context.Context, id uint32, m wire.Message, attem
 		return nil, fmt.Errorf("client: %s: %w", m.Type(), err)
 	}
 	again, _ := wire.EncodeMessage(nil, id, wire.FlagRetry, m)
-	ch := make(chan wire.Frame, 1)
-	c.mu.Lock()
-	c.pending[id] = ch
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-	}()
+	ch, forget := c.expect(id)
+	defer forget()
 
 	var (
 		lastErr error
@@ -52,13 +45,7 @@ func (c *Client) roundTrip(ctx context.Context, id uint32, m wire.Message, attem
 	)
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt > 0 {
-			d := pause
-			if d <= 0 && lost == nil {
-				d = jitter(Backoff(attempt-1, c.opts.MinBackoff, c.opts.MaxBackoff))
-			}
-			// After a lost connection the redial is the pause: the request
-			// goes out on the next connection (another daemon's, with
-			// several) as soon as there is one.
+			d := c.pauseBefore(attempt, pause, lost)
 			pause = 0
 			if err := c.wait(ctx, d); err != nil {
 				return nil, fmt.Errorf("client: %s: %w", m.Type(), err)
@@ -110,6 +97,32 @@ func (c *Client) roundTrip(ctx context.Context, id uint32, m wire.Message, attem
 		return ans, nil
 	}
 	return nil, fmt.Errorf("client: %s: gave up after %d attempts: %w", m.Type(), attempts, lastErr)
+}
+
+// expect registers request id: its answer comes on ch until forget is
+// called.
+func (c *Client) expect(id uint32) (ch chan wire.Frame, forget func()) {
+	ch = make(chan wire.Frame, 1)
+	c.mu.Lock()
+	c.pending[id] = ch
+	c.mu.Unlock()
+	return ch, func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}
+}
+
+// pauseBefore is the wait before attempt (1 for the first resend): the
+// pause the daemon asked for, else none after a lost connection (the
+// redial is the pause: the request goes out on the next connection,
+// another daemon's with several, as soon as there is one), else the
+// jittered backoff.
+func (c *Client) pauseBefore(attempt int, asked time.Duration, lost *conn) time.Duration {
+	if asked > 0 || lost != nil {
+		return asked
+	}
+	return jitter(Backoff(attempt-1, c.opts.MinBackoff, c.opts.MaxBackoff))
 }
 
 // await waits for the answer on ch, the loss of cn, the attempt time-out,

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/conntest"
 	"github.com/nowserving/nowserving/logtest"
+	"github.com/nowserving/nowserving/poll"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/protocoltest"
@@ -54,12 +56,11 @@ func startDaemon(t *testing.T, opts func(*protocol.Opts)) *protocoltest.Daemon {
 // request type, it forwards the first such request, swallows the daemon's
 // answer and cuts the connection: the request was applied, the answer lost.
 type proxy struct {
-	t      *testing.T
-	ln     net.Listener
-	target string
+	*conntest.Server // Accepted: the client connections
+	t                *testing.T
+	target           string
 
 	mu      sync.Mutex
-	conns   []net.Conn
 	refuse  bool
 	cutOn   wire.MsgType // 0: none
 	cutDone chan struct{}
@@ -67,23 +68,9 @@ type proxy struct {
 }
 
 func newProxy(t *testing.T, target string) *proxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{t: t, ln: ln, target: target}
-	go p.accept()
-	t.Cleanup(func() { ln.Close(); p.cutAll() })
+	p := &proxy{Server: conntest.Listen(t), t: t, target: target}
+	p.Serve(p.relay)
 	return p
-}
-
-func (p *proxy) addr() string { return p.ln.Addr().String() }
-
-// sessions is how many client connections the proxy has let through.
-func (p *proxy) sessions() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.conns) / 2
 }
 
 func (p *proxy) setRefuse(v bool) {
@@ -102,69 +89,53 @@ func (p *proxy) cutAfterAnswer(t wire.MsgType) chan struct{} {
 	return p.cutDone
 }
 
-func (p *proxy) cutAll() {
+// relay passes client connection c on to the daemon, unless refusing.
+func (p *proxy) relay(c net.Conn) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
+	refuse := p.refuse
+	p.mu.Unlock()
+	if refuse {
 		c.Close()
+		return
 	}
-	p.conns = nil
-}
-
-func (p *proxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		c.Close()
+		return
+	}
+	p.Keep(s)
+	var muted sync.Mutex
+	mute := false
+	go pump(c, s, func(f wire.Frame) bool { // client -> daemon
 		p.mu.Lock()
-		refuse := p.refuse
-		p.mu.Unlock()
-		if refuse {
-			c.Close()
-			continue
-		}
-		s, err := net.Dial("tcp", p.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, c, s)
-		p.mu.Unlock()
-		var muted sync.Mutex
-		mute := false
-		go pump(c, s, func(f wire.Frame) bool { // client -> daemon
-			p.mu.Lock()
-			if p.cutOn != 0 && f.Type == p.cutOn {
-				p.cutOn = 0
-				muted.Lock()
-				mute = true
-				muted.Unlock()
-			}
-			p.mu.Unlock()
-			return true
-		})
-		go pump(s, c, func(f wire.Frame) bool { // daemon -> client
+		if p.cutOn != 0 && f.Type == p.cutOn {
+			p.cutOn = 0
 			muted.Lock()
-			m := mute
+			mute = true
 			muted.Unlock()
-			if m && f.Flags&wire.FlagResponse != 0 {
-				// The answer arrived: the request was applied. Lose it.
-				c.Close()
-				s.Close()
-				p.mu.Lock()
-				done, hook := p.cutDone, p.onCut
-				p.mu.Unlock()
-				if hook != nil {
-					hook()
-				}
-				close(done)
-				return false
+		}
+		p.mu.Unlock()
+		return true
+	})
+	pump(s, c, func(f wire.Frame) bool { // daemon -> client
+		muted.Lock()
+		m := mute
+		muted.Unlock()
+		if m && f.Flags&wire.FlagResponse != 0 {
+			// The answer arrived: the request was applied. Lose it.
+			c.Close()
+			s.Close()
+			p.mu.Lock()
+			done, hook := p.cutDone, p.onCut
+			p.mu.Unlock()
+			if hook != nil {
+				hook()
 			}
-			return true
-		})
-	}
+			close(done)
+			return false
+		}
+		return true
+	})
 }
 
 // pump passes the frames read from src on to dst while pass lets them
@@ -229,7 +200,7 @@ func TestRealRetryGetsSameTicket(t *testing.T) {
 		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
 			d := startDaemon(t, nil)
 			p := newProxy(t, d.Addr)
-			c := dial(t, p.addr(), "kiosk-1", wire.RoleKiosk)
+			c := dial(t, p.Addr(), "kiosk-1", wire.RoleKiosk)
 			ctx := context.Background()
 			first, err := c.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
 			if err != nil {
@@ -280,7 +251,7 @@ func TestRealSubscribeResume(t *testing.T) {
 	ctx := context.Background()
 	k := dial(t, d.Addr, "kiosk-1", wire.RoleKiosk)
 	take(t, k, 2)
-	disp := dial(t, p.addr(), "display-1", wire.RoleDisplay)
+	disp := dial(t, p.Addr(), "display-1", wire.RoleDisplay)
 	from := disp.Welcome().Version
 	s, err := disp.Subscribe(ctx, client.Filter{FromVersion: from})
 	if err != nil {
@@ -308,7 +279,7 @@ func TestRealSubscribeResume(t *testing.T) {
 	take(t, k, 3)
 	next(3)
 	p.setRefuse(true)
-	p.cutAll()
+	p.CutAll()
 	take(t, k, 4) // missed while away
 	p.setRefuse(false)
 	next(4)
@@ -383,30 +354,25 @@ func TestRealSubscribeSnapshotOnGap(t *testing.T) {
 	ctx := context.Background()
 	k := dial(t, d.Addr, "kiosk-1", wire.RoleKiosk)
 	take(t, k, 1) // v1: subscribing from version 0 would ask for a snapshot
-	disp := dial(t, p.addr(), "display-1", wire.RoleDisplay)
+	disp := dial(t, p.Addr(), "display-1", wire.RoleDisplay)
 	s, err := disp.Subscribe(ctx, client.Filter{FromVersion: disp.Welcome().Version})
 	if err != nil {
 		t.Fatal(err)
 	}
 	next := func() client.Update {
 		t.Helper()
-		select {
-		case u, ok := <-s.Updates():
-			if !ok {
-				t.Fatalf("subscription ended: %v", s.Err())
-			}
-			return u
-		case <-time.After(10 * time.Second):
-			t.Fatal("no update")
+		u, ok := poll.Recv(t, s.Updates(), "an update")
+		if !ok {
+			t.Fatalf("subscription ended: %v", s.Err())
 		}
-		return client.Update{}
+		return u
 	}
 	take(t, k, 1)
 	if u := next(); u.Event == nil || u.Event.Version != 2 {
 		t.Fatalf("first update %+v, want event v2", u)
 	}
 	p.setRefuse(true)
-	p.cutAll()
+	p.CutAll()
 	take(t, k, 5) // v3..v7: more than the daemon replays
 	p.setRefuse(false)
 	u := next()

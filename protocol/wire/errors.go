@@ -60,8 +60,11 @@ type FieldError struct {
 }
 
 // Error implements error.
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("wire: decode %s field %d: %s", e.Type, e.Tag, e.Reason)
+func (e *FieldError) Error() string { return "wire: decode " + e.where() }
+
+// where is the message, field and reason, as Error and StatusOf word them.
+func (e *FieldError) where() string {
+	return fmt.Sprintf("%s field %d: %s", e.Type, e.Tag, e.Reason)
 }
 
 // Unwrap returns ErrMalformed.
@@ -268,7 +271,7 @@ func StatusOf(err error) *StatusError {
 	case errors.Is(err, ErrUnknownType):
 		return ErrUnsupportedType
 	case errors.As(err, &fe):
-		return ErrBadPayload.WithMsg(fmt.Sprintf("malformed payload: %s field %d: %s", fe.Type, fe.Tag, fe.Reason))
+		return ErrBadPayload.WithMsg("malformed payload: " + fe.where())
 	case errors.Is(err, ErrMalformed):
 		return ErrBadPayload
 	}

@@ -8,6 +8,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/nowserving/nowserving/poll"
 )
 
 // TestStatusReplies talks to the fake over a plain TCP connection and checks
@@ -114,9 +116,5 @@ func TestCloseWithOpenConnection(t *testing.T) {
 	c.Write([]byte("partial"))
 	done := make(chan struct{})
 	go func() { p.Close(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close hangs on an open connection")
-	}
+	poll.Recv(t, done, "Close (hangs on an open connection)")
 }

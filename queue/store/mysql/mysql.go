@@ -51,7 +51,7 @@ func Dialect() *sqlstore.Dialect {
 		Snapshot:       sql.LevelRepeatableRead,
 		Classify:       classify,
 		Migrations:     sqlstore.MigrationsDir(migrations),
-		LockMigrations: lockMigrations,
+		LockMigrations: sqlstore.SessionLock("SELECT GET_LOCK("+migrationLock+", 120)", "SELECT RELEASE_LOCK("+migrationLock+")"),
 		DropIndex:      func(name string) string { return "DROP INDEX " + name + " ON tickets" },
 	}
 }
@@ -145,21 +145,10 @@ func probe(ctx context.Context, cfg *mysql.Config) (isolation string, galera boo
 	return isolation, on == "ON", nil
 }
 
-// lockMigrations takes a named lock for the database (GET_LOCK names are
-// server-wide), so daemons starting together migrate one after the other.
-func lockMigrations(ctx context.Context, conn *sql.Conn) (func(), error) {
-	const name = "LEFT(CONCAT('nowserving migrate ', DATABASE()), 64)"
-	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK("+name+", 120)").Scan(&got); err != nil {
-		return nil, err
-	}
-	if got.Int64 != 1 {
-		return nil, fmt.Errorf("%w: another process holds the migration lock", queue.ErrConflict)
-	}
-	return func() {
-		_, _ = conn.ExecContext(context.Background(), "SELECT RELEASE_LOCK("+name+")")
-	}, nil
-}
+// migrationLock is a named lock for the database (GET_LOCK names are
+// server-wide, and GET_LOCK answers 1 once it holds it, 0 after its 120 s),
+// so daemons starting together migrate one after the other.
+const migrationLock = "LEFT(CONCAT('nowserving migrate ', DATABASE()), 64)"
 
 // classify maps server error numbers. It is the one place that decides
 // which errors end a transaction on MySQL, MariaDB and Galera:
@@ -180,20 +169,20 @@ func lockMigrations(ctx context.Context, conn *sql.Conn) (func(), error) {
 func classify(err error) error {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
-		switch me.Number {
-		case 1213, 1205, 1317, 1180, 1181, 1047, 1614, 1402, 3101:
-			return queue.ErrAborted
-		case 1062:
-			return queue.ErrDuplicate
-		case 1040, 1053, 1077, 1152, 1158, 1159, 1160, 1161, 1927, 4031, // connections
-			1290, 1836, // read-only (--read-only, a read-only Galera node)
-			1021, 1114: // disk full, table full
-			return queue.ErrUnavailable
-		}
-		return nil
+		return codes.Of(me.Number)
 	}
 	if errors.Is(err, mysql.ErrInvalidConn) {
 		return queue.ErrUnavailable
 	}
 	return nil
+}
+
+var codes = sqlstore.Codes[uint16]{
+	Aborted:   []uint16{1213, 1205, 1317, 1180, 1181, 1047, 1614, 1402, 3101},
+	Duplicate: []uint16{1062},
+	Unavailable: []uint16{
+		1040, 1053, 1077, 1152, 1158, 1159, 1160, 1161, 1927, 4031, // connections
+		1290, 1836, // read-only (--read-only, a read-only Galera node)
+		1021, 1114, // disk full, table full
+	},
 }

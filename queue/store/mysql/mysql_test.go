@@ -13,7 +13,7 @@ import (
 )
 
 func TestStore(t *testing.T) {
-	storetest.RunDialect(t, "mysql", func(t *testing.T) queue.Store { return storetest.MySQL(t) }, storetest.MySQLDSN)
+	storetest.RunDialect(t, "mysql")
 }
 
 // TestSession checks what Open sets on every connection.

@@ -13,7 +13,7 @@ import (
 )
 
 func TestStore(t *testing.T) {
-	storetest.RunDialect(t, "postgres", func(t *testing.T) queue.Store { return storetest.Postgres(t) }, storetest.PostgresDSN)
+	storetest.RunDialect(t, "postgres")
 }
 
 // TestPlans: the statements the store sends (taken from the dialect's

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 // TestBackupWhileWriting copies the database while a writer commits pairs
@@ -33,26 +34,20 @@ func TestBackupWhileWriting(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var written atomic.Int64
-	wg.Go(func() {
-		for i := 1; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			tx, err := db.Begin()
-			if err == nil {
-				_, err = tx.Exec("INSERT INTO pairs (x) VALUES (?), (?)", i, -i)
-			}
-			if err == nil {
-				err = tx.Commit()
-			}
-			if err != nil {
-				t.Errorf("write pair %d: %v", i, err)
-				return
-			}
-			written.Store(int64(i))
+	storetest.Until(&wg, stop, func(i int) bool {
+		tx, err := db.Begin()
+		if err == nil {
+			_, err = tx.Exec("INSERT INTO pairs (x) VALUES (?), (?)", i, -i)
 		}
+		if err == nil {
+			err = tx.Commit()
+		}
+		if err != nil {
+			t.Errorf("write pair %d: %v", i, err)
+			return false
+		}
+		written.Store(int64(i))
+		return true
 	})
 	to := filepath.Join(dir, "copy.db")
 	for written.Load() < 50 && !t.Failed() {

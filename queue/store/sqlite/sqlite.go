@@ -50,7 +50,9 @@ func Dialect() *sqlstore.Dialect {
 		CacheStatements: true,
 		Classify:        classify,
 		Migrations:      sqlstore.WithPortable(sqlstore.MigrationsDir(migrations)),
-		DropIndex:       func(name string) string { return "DROP INDEX " + name },
+		// INTEGER PRIMARY KEY is the rowid; every INTEGER column holds 64 bits.
+		Words:     map[string]string{"id": "INTEGER PRIMARY KEY", "int64": "INTEGER", "bytes": "BLOB", "without_rowid": " WITHOUT ROWID"},
+		DropIndex: func(name string) string { return "DROP INDEX " + name },
 	}
 }
 

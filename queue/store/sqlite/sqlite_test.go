@@ -1,7 +1,6 @@
 package sqlite_test
 
 import (
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,9 +11,10 @@ import (
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-// TestStore: the migration subtest opens a new file under TempDir.
+// TestStore: the migration subtest opens a new file under TempDir (see
+// storetest.RunDialect).
 func TestStore(t *testing.T) {
-	storetest.RunDialect(t, "sqlite", openStore, func(t testing.TB) string { return filepath.Join(t.TempDir(), "m.db") })
+	storetest.RunDialect(t, "sqlite")
 }
 
 func TestOpenRefusesMemory(t *testing.T) {

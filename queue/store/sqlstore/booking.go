@@ -2,8 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -51,15 +49,11 @@ func (t *tx) Slots(ctx context.Context, q queue.SlotQuery) ([]queue.Slot, error)
 
 // scanOne reads the one row of a query; notFound when there is none.
 func scanOne[T any](t *tx, ctx context.Context, action string, st Stmt, scan func(scanner, *T) error, notFound error) (*T, error) {
-	v := new(T)
-	err := scan(t.queryRow(ctx, st), v)
-	if errors.Is(err, sql.ErrNoRows) {
+	v, err := atMostOne(ctx, t, action, st, scan)
+	if err == nil && v == nil {
 		return nil, fmt.Errorf("%s: %s: %w", t.s.d.Name, action, notFound)
 	}
-	if err != nil {
-		return nil, t.wrap(action, err)
-	}
-	return v, nil
+	return v, err
 }
 
 // Slot reads one slot.

@@ -67,12 +67,25 @@ func (r Report) String() string {
 }
 
 // check is one invariant: a query whose every row is a violation, and how
-// to print a row.
+// to print a row: with format, its cols values in order, or with line.
 type check struct {
-	name  string
-	query string
-	cols  int
-	line  func(v []string) string
+	name   string
+	query  string
+	cols   int
+	format string
+	line   func(v []string) string
+}
+
+// text prints a violation row v.
+func (c *check) text(v []string) string {
+	if c.line != nil {
+		return c.line(v)
+	}
+	args := make([]any, len(v))
+	for i, x := range v {
+		args[i] = x
+	}
+	return fmt.Sprintf(c.format, args...)
 }
 
 var checks = []check{
@@ -80,28 +93,22 @@ var checks = []check{
 		name: "unique numbers",
 		query: "SELECT site, service, day, seq, COUNT(*) FROM tickets " +
 			"GROUP BY site, service, day, seq HAVING COUNT(*) > 1 ORDER BY site, service, day, seq",
-		cols: 5,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 1: site %s service %s day %s: seq %s issued %s times", v[0], v[1], v[2], v[3], v[4])
-		},
+		cols:   5,
+		format: "invariant 1: site %s service %s day %s: seq %s issued %s times",
 	},
 	{
 		name: "one ticket per counter",
 		query: "SELECT site, counter, COUNT(*) FROM tickets WHERE status IN ('CALLED', 'SERVING') " +
 			"GROUP BY site, counter HAVING COUNT(*) > 1 ORDER BY site, counter",
-		cols: 3,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 2: site %s counter %q holds %s called or serving tickets", v[0], v[1], v[2])
-		},
+		cols:   3,
+		format: "invariant 2: site %s counter %q holds %s called or serving tickets",
 	},
 	{
 		name: "one counter per ticket",
 		query: "SELECT site, ticket_id, COUNT(*) FROM counters WHERE ticket_id <> 0 " +
 			"GROUP BY site, ticket_id HAVING COUNT(*) > 1 ORDER BY site, ticket_id",
-		cols: 3,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 2: site %s ticket id %s is held by %s counters", v[0], v[1], v[2])
-		},
+		cols:   3,
+		format: "invariant 2: site %s ticket id %s is held by %s counters",
 	},
 	{
 		name: "counter holds a live ticket",
@@ -109,10 +116,8 @@ var checks = []check{
 			"FROM counters c LEFT JOIN tickets t ON t.id = c.ticket_id " +
 			"WHERE c.ticket_id <> 0 AND (t.id IS NULL OR t.status NOT IN ('CALLED', 'SERVING') OR t.counter <> c.id OR t.site <> c.site) " +
 			"ORDER BY c.site, c.id",
-		cols: 5,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 2: site %s counter %s holds ticket id %s, which is %s at counter %q", v[0], v[1], v[2], v[3], v[4])
-		},
+		cols:   5,
+		format: "invariant 2: site %s counter %s holds ticket id %s, which is %s at counter %q",
 	},
 	{
 		name: "live ticket held by its counter",
@@ -120,55 +125,43 @@ var checks = []check{
 			"WHERE t.status IN ('CALLED', 'SERVING') AND NOT EXISTS " +
 			"(SELECT 1 FROM counters c WHERE c.site = t.site AND c.id = t.counter AND c.ticket_id = t.id) " +
 			"ORDER BY t.id",
-		cols: 5,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 2: site %s ticket %s of %s is %s at counter %q, which does not hold it", v[0], v[1], v[2], v[3], v[4])
-		},
+		cols:   5,
+		format: "invariant 2: site %s ticket %s of %s is %s at counter %q, which does not hold it",
 	},
 	{
 		name: "event versions start at 1 without gaps",
 		query: "SELECT e.site, e.version FROM events e WHERE e.version > 1 AND NOT EXISTS " +
 			"(SELECT 1 FROM events p WHERE p.site = e.site AND p.version = e.version - 1) ORDER BY e.site, e.version",
-		cols: 2,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 4: site %s: event version %s follows a gap", v[0], v[1])
-		},
+		cols:   2,
+		format: "invariant 4: site %s: event version %s follows a gap",
 	},
 	{
-		name:  "event versions positive",
-		query: "SELECT site, version FROM events WHERE version < 1 ORDER BY site, version",
-		cols:  2,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 4: site %s: event version %s is not positive", v[0], v[1])
-		},
+		name:   "event versions positive",
+		query:  "SELECT site, version FROM events WHERE version < 1 ORDER BY site, version",
+		cols:   2,
+		format: "invariant 4: site %s: event version %s is not positive",
 	},
 	{
 		name: "site version is the newest event",
 		query: "SELECT s.site, s.version, COALESCE(m.v, 0) FROM site_versions s " +
 			"LEFT JOIN (SELECT site, MAX(version) AS v FROM events GROUP BY site) m ON m.site = s.site " +
 			"WHERE s.version <> COALESCE(m.v, 0) ORDER BY s.site",
-		cols: 3,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 4: site %s: site_versions says %s, newest event is %s", v[0], v[1], v[2])
-		},
+		cols:   3,
+		format: "invariant 4: site %s: site_versions says %s, newest event is %s",
 	},
 	{
 		name: "events without a site version",
 		query: "SELECT e.site, MAX(e.version) FROM events e WHERE NOT EXISTS " +
 			"(SELECT 1 FROM site_versions s WHERE s.site = e.site) GROUP BY e.site ORDER BY e.site",
-		cols: 2,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 4: site %s: events up to version %s but no site_versions row", v[0], v[1])
-		},
+		cols:   2,
+		format: "invariant 4: site %s: events up to version %s but no site_versions row",
 	},
 	{
 		name: "every ticket was issued",
 		query: "SELECT t.site, t.day, t.number, t.id FROM tickets t WHERE t.id NOT IN " +
 			"(SELECT e.ticket_id FROM events e WHERE e.type = 'ISSUED') ORDER BY t.id",
-		cols: 4,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 3: site %s day %s: ticket %s (id %s) has no ISSUED event", v[0], v[1], v[2], v[3])
-		},
+		cols:   4,
+		format: "invariant 3: site %s day %s: ticket %s (id %s) has no ISSUED event",
 	},
 }
 
@@ -244,20 +237,16 @@ var eventChecks = []check{
 		query: "SELECT e.site, e.version, e.type, e.number, e.service, t.id, t.number, t.service FROM events e " +
 			"JOIN tickets t ON t.id = e.ticket_id AND t.site = e.site " +
 			"WHERE e.number <> t.number OR (e.type = 'ISSUED' AND e.service <> t.service) ORDER BY e.site, e.version",
-		cols: 8,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 4: site %s: %s event version %s says %s of service %s, but ticket id %s is %s of service %s", v[0], v[2], v[1], v[3], v[4], v[5], v[6], v[7])
-		},
+		cols:   8,
+		format: "invariant 4: site %[1]s: %[3]s event version %[2]s says %[4]s of service %[5]s, but ticket id %[6]s is %[7]s of service %[8]s",
 	},
 	{
 		name: "every ticket issued once",
 		query: "SELECT t.site, t.day, t.number, t.id, COUNT(*), MIN(e.version), MAX(e.version) FROM tickets t " +
 			"JOIN events e ON e.ticket_id = t.id AND e.site = t.site WHERE e.type = 'ISSUED' " +
 			"GROUP BY t.site, t.day, t.number, t.id HAVING COUNT(*) > 1 ORDER BY t.id",
-		cols: 7,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 3: site %s day %s: ticket %s (id %s) has %s ISSUED events (versions %s to %s)", v[0], v[1], v[2], v[3], v[4], v[5], v[6])
-		},
+		cols:   7,
+		format: "invariant 3: site %s day %s: ticket %s (id %s) has %s ISSUED events (versions %s to %s)",
 	},
 	{
 		// An ISSUED event's service is the issuing one (a ticket waits in
@@ -269,10 +258,8 @@ var eventChecks = []check{
 		query: "SELECT e.site, e.service, t.day, e.number, COUNT(*), MIN(e.version), MAX(e.version) FROM events e " +
 			"JOIN tickets t ON t.id = e.ticket_id AND t.site = e.site WHERE e.type = 'ISSUED' " +
 			"GROUP BY e.site, e.service, t.day, e.number HAVING COUNT(*) > 1 ORDER BY e.site, e.service, t.day, e.number",
-		cols: 7,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 1: site %s service %s day %s: number %s announced %s times (ISSUED events versions %s to %s)", v[0], v[1], v[2], v[3], v[4], v[5], v[6])
-		},
+		cols:   7,
+		format: "invariant 1: site %s service %s day %s: number %s announced %s times (ISSUED events versions %s to %s)",
 	},
 	{
 		// The machine (queue/machine.go) calls only a WAITING ticket: a
@@ -330,10 +317,8 @@ var eventChecks = []check{
 		query: "SELECT l.site, l.counter, e.type, e.number, e.ticket_id, e.version FROM (" + lastCounterEvent + ") l " +
 			"JOIN events e ON e.site = l.site AND e.version = l.v WHERE e.type IN (" + holding + ") " +
 			"AND NOT EXISTS (SELECT 1 FROM counters c WHERE c.site = l.site AND c.id = l.counter) ORDER BY l.site, l.counter",
-		cols: 6,
-		line: func(v []string) string {
-			return fmt.Sprintf("invariant 4: site %s counter %q has no row, but its last event is %s of %s (id %s, version %s)", v[0], v[1], v[2], v[3], v[4], v[5])
-		},
+		cols:   6,
+		format: "invariant 4: site %s counter %q has no row, but its last event is %s of %s (id %s, version %s)",
 	},
 }
 
@@ -426,7 +411,7 @@ func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 				return t.wrap("check: "+c.name, err)
 			}
 			for _, v := range lines {
-				r.Violations = append(r.Violations, c.line(v))
+				r.Violations = append(r.Violations, c.text(v))
 			}
 		}
 		if err := t.checkOrphanNumbers(ctx, opts, limit, &r); err != nil {

@@ -68,6 +68,11 @@ type Dialect struct {
 	Classify func(err error) error
 	// Migrations holds NNNN_name.sql files at its root, applied in order.
 	Migrations fs.FS
+	// Words fills the {{word}} holes of the migrations (see Expand): the
+	// portable ones leave to the dialect what SQLite and PostgreSQL spell
+	// differently, "id" (an identity primary key column), "int64", "bytes"
+	// and "without_rowid" (the table option after a CREATE TABLE's ")").
+	Words map[string]string
 	// LockMigrations, when set, takes a lock on conn that keeps other
 	// processes from migrating the same database at the same time, and
 	// returns the function that releases it.

@@ -58,6 +58,45 @@ func Migrations(fsys fs.FS) ([]Migration, error) {
 	return out, nil
 }
 
+// Expand fills the holes of a portable migration: each {{word}} of src
+// becomes words[word]. A word the map lacks, or a {{ left open, is an
+// error, so no migration runs with a hole in it.
+func Expand(src string, words map[string]string) (string, error) {
+	var b strings.Builder
+	for {
+		before, rest, ok := strings.Cut(src, "{{")
+		b.WriteString(before)
+		if !ok {
+			return b.String(), nil
+		}
+		word, after, ok := strings.Cut(rest, "}}")
+		if !ok {
+			return "", fmt.Errorf("sqlstore: unclosed {{ before %.20q", rest)
+		}
+		w, ok := words[word]
+		if !ok {
+			return "", fmt.Errorf("sqlstore: no word for {{%s}}", word)
+		}
+		b.WriteString(w)
+		src = after
+	}
+}
+
+// Schema is the dialect's migrations by version with its Words filled in:
+// what Migrate runs.
+func (d *Dialect) Schema() ([]Migration, error) {
+	ms, err := Migrations(d.Migrations)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ms {
+		if ms[i].SQL, err = Expand(ms[i].SQL, d.Words); err != nil {
+			return nil, fmt.Errorf("%s: migration %s: %w", d.Name, ms[i].Name, err)
+		}
+	}
+	return ms, nil
+}
+
 // Statements splits a migration into statements: each ends with a
 // semicolon at the end of a line; lines starting with -- are comments.
 func Statements(src string) []string {
@@ -89,7 +128,7 @@ func Statements(src string) []string {
 // are written to be re-runnable). The dialect's migration lock keeps two
 // daemons starting together from applying the same migration twice.
 func (s *Store) Migrate(ctx context.Context) error {
-	ms, err := Migrations(s.d.Migrations)
+	ms, err := s.d.Schema()
 	if err != nil {
 		return err
 	}

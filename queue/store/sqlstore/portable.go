@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// portable holds the migrations whose text SQLite and PostgreSQL both
-// accept as written, kept once instead of once per dialect.
+// portable holds the migrations SQLite and PostgreSQL share, kept once
+// instead of once per dialect: as written, or with {{word}} holes where
+// they spell a type differently, filled by Dialect.Words.
 //
 //go:embed migrations/*.sql
 var portable embed.FS

@@ -41,7 +41,7 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ms, err := Migrations(s.d.Migrations)
+	ms, err := s.d.Schema()
 	if err != nil {
 		return err
 	}

@@ -15,66 +15,43 @@ import (
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-// probeStore opens a store of one driver: migrated on dsn, then again on
-// the read-only form of the same database.
+// probeStore is a store of one driver: dsns names a new database and the
+// read-only form of the same one; open opens a DSN.
 type probeStore struct {
 	name string
-	// open returns a migrated store and the DSN of the same database
-	// opened read-only.
-	open func(t *testing.T) (s *sqlstore.Store, readOnly string)
-	// reopen opens dsn without migrating.
-	reopen func(ctx context.Context, dsn string) (*sqlstore.Store, error)
+	dsns func(t *testing.T) (dsn, readOnly string)
+	open func(ctx context.Context, dsn string, opts sqlstore.Opts) (*sqlstore.Store, error)
+}
+
+// opener is a driver's Open giving the sqlstore.Store its store wraps.
+func opener[S any](open func(context.Context, string, sqlstore.Opts) (*S, error), inner func(*S) *sqlstore.Store) func(context.Context, string, sqlstore.Opts) (*sqlstore.Store, error) {
+	return func(ctx context.Context, dsn string, opts sqlstore.Opts) (*sqlstore.Store, error) {
+		s, err := open(ctx, dsn, opts)
+		if err != nil {
+			return nil, err
+		}
+		return inner(s), nil
+	}
 }
 
 func probeStores() []probeStore {
-	noMigrate := sqlstore.Opts{NoMigrate: true}
 	return []probeStore{
-		{"sqlite", func(t *testing.T) (*sqlstore.Store, string) {
+		{"sqlite", func(t *testing.T) (string, string) {
 			path := filepath.Join(t.TempDir(), "probe.db")
-			s, err := sqlite.Open(t.Context(), path, sqlite.Opts{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s.Store, "file:" + path + "?mode=ro"
-		}, func(ctx context.Context, dsn string) (*sqlstore.Store, error) {
-			s, err := sqlite.Open(ctx, dsn, noMigrate)
-			if err != nil {
-				return nil, err
-			}
-			return s.Store, nil
-		}},
-		{"postgres", func(t *testing.T) (*sqlstore.Store, string) {
+			return path, "file:" + path + "?mode=ro"
+		}, opener(sqlite.Open, func(s *sqlite.Store) *sqlstore.Store { return s.Store })},
+		{"postgres", func(t *testing.T) (string, string) {
 			dsn := storetest.PostgresDSN(t)
-			s, err := postgres.Open(t.Context(), dsn, postgres.Opts{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s.Store, dsn + "&default_transaction_read_only=on"
-		}, func(ctx context.Context, dsn string) (*sqlstore.Store, error) {
-			s, err := postgres.Open(ctx, dsn, noMigrate)
-			if err != nil {
-				return nil, err
-			}
-			return s.Store, nil
-		}},
-		{"mysql", func(t *testing.T) (*sqlstore.Store, string) {
+			return dsn, dsn + "&default_transaction_read_only=on"
+		}, opener(postgres.Open, func(s *postgres.Store) *sqlstore.Store { return s.Store })},
+		{"mysql", func(t *testing.T) (string, string) {
 			dsn := storetest.MySQLDSN(t)
-			s, err := mysql.Open(t.Context(), dsn, mysql.Opts{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			sep := "?"
 			if strings.Contains(dsn, "?") {
 				sep = "&"
 			}
-			return s.Store, dsn + sep + "tx_read_only=1"
-		}, func(ctx context.Context, dsn string) (*sqlstore.Store, error) {
-			s, err := mysql.Open(ctx, dsn, noMigrate)
-			if err != nil {
-				return nil, err
-			}
-			return s.Store, nil
-		}},
+			return dsn, dsn + sep + "tx_read_only=1"
+		}, opener(mysql.Open, func(s *mysql.Store) *sqlstore.Store { return s.Store })},
 	}
 }
 
@@ -83,9 +60,13 @@ func probeStores() []probeStore {
 func TestProbe(t *testing.T) {
 	for _, ps := range probeStores() {
 		t.Run(ps.name, func(t *testing.T) {
-			s, readOnly := ps.open(t)
-			defer s.Close()
 			ctx := t.Context()
+			dsn, readOnly := ps.dsns(t)
+			s, err := ps.open(ctx, dsn, sqlstore.Opts{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
 			if err := s.CheckSchema(ctx); err != nil {
 				t.Fatalf("check schema: %v", err)
 			}
@@ -104,7 +85,7 @@ func TestProbe(t *testing.T) {
 				t.Errorf("health rows %d, probed %s ago; want 1, just now", n, since)
 			}
 
-			ro, err := ps.reopen(ctx, readOnly)
+			ro, err := ps.open(ctx, readOnly, sqlstore.Opts{NoMigrate: true})
 			if err != nil {
 				t.Fatalf("open read-only: %v", err)
 			}

@@ -200,19 +200,11 @@ func (q *queries) ticketByNumber(k queue.NumberKey) Stmt {
 func (q *queries) head(hq queue.HeadQuery, lock bool) Stmt {
 	var c clause
 	c.add("SELECT "+ticketCols+" FROM tickets WHERE site = ? AND day = ?", hq.Site, hq.Day)
-	if hq.Service != "" {
-		c.add(" AND queue = ?", hq.Service)
-	}
+	and(&c, " AND queue = ?", hq.Service)
 	c.add(" AND status = "+waiting+" AND target_counter = ?", hq.Counter)
-	if len(hq.Classes) > 0 {
-		addIn(&c, " AND class IN", hq.Classes)
-	}
-	if len(hq.NotClasses) > 0 {
-		addIn(&c, " AND class NOT IN", hq.NotClasses)
-	}
-	if hq.WaitingBefore != 0 {
-		c.add(" AND waiting_since < ?", hq.WaitingBefore)
-	}
+	addIn(&c, " AND class IN", hq.Classes)
+	addIn(&c, " AND class NOT IN", hq.NotClasses)
+	and(&c, " AND waiting_since < ?", hq.WaitingBefore)
 	if hq.ByWait {
 		c.add(" ORDER BY waiting_since, id LIMIT 1")
 	} else {
@@ -239,9 +231,30 @@ func (c *clause) add(text string, args ...any) {
 	c.args = append(c.args, args...)
 }
 
+// and appends cond, a condition with one placeholder, bound to v, unless
+// v is the zero value (a filter's field left unset).
+func and[T comparable](c *clause, cond string, v T) {
+	var zero T
+	if v != zero {
+		c.add(cond, v)
+	}
+}
+
+// byID orders a listing by id and keeps its first limit rows (all of them
+// when limit <= 0).
+func (c *clause) byID(limit int) {
+	c.add(" ORDER BY id")
+	if limit > 0 {
+		c.add(" LIMIT ?", limit)
+	}
+}
+
 // addIn appends prefix and a parenthesised placeholder list of vs, bound
-// as plain strings.
+// as plain strings; nothing when vs is empty (a filter left unset).
 func addIn[T ~string](c *clause, prefix string, vs []T) {
+	if len(vs) == 0 {
+		return
+	}
 	c.b.WriteString(prefix + " (" + placeholders(len(vs)) + ")")
 	for _, v := range vs {
 		c.args = append(c.args, string(v))
@@ -275,31 +288,18 @@ func (q *queries) setSortKey(id, key int64) Stmt {
 func (q *queries) find(f queue.Filter) Stmt {
 	var c clause
 	c.add("SELECT "+ticketCols+" FROM tickets WHERE site = ?", f.Site)
-	if f.Service != "" {
-		c.add(" AND queue = ?", f.Service)
-	}
-	if f.Day != "" {
-		c.add(" AND day = ?", f.Day)
-	}
-	if f.BeforeDay != "" {
-		c.add(" AND day < ?", f.BeforeDay)
-	}
-	if len(f.Statuses) > 0 {
-		addIn(&c, " AND status IN", f.Statuses)
-	}
-	if f.CalledBefore != 0 {
-		c.add(" AND called_at > 0 AND called_at < ?", f.CalledBefore)
-	}
+	and(&c, " AND queue = ?", f.Service)
+	and(&c, " AND day = ?", f.Day)
+	and(&c, " AND day < ?", f.BeforeDay)
+	addIn(&c, " AND status IN", f.Statuses)
+	and(&c, " AND called_at > 0 AND called_at < ?", f.CalledBefore)
 	if len(f.IDs) > 0 {
 		c.b.WriteString(" AND id IN (" + placeholders(len(f.IDs)) + ")")
 		for _, id := range f.IDs {
 			c.args = append(c.args, id)
 		}
 	}
-	c.add(" ORDER BY id")
-	if f.Limit > 0 {
-		c.add(" LIMIT ?", f.Limit)
-	}
+	c.byID(f.Limit)
 	return c.stmt(q.d)
 }
 
@@ -401,9 +401,7 @@ func boolInt(b bool) int {
 func (q *queries) slots(sq queue.SlotQuery) Stmt {
 	var c clause
 	c.add("SELECT "+slotCols+" FROM slots WHERE site = ?", sq.Site)
-	if sq.Resource != "" {
-		c.add(" AND resource = ?", sq.Resource)
-	}
+	and(&c, " AND resource = ?", sq.Resource)
 	c.add(" AND start_at >= ? AND start_at < ? ORDER BY start_at, resource", ms(sq.From), ms(sq.To))
 	return c.stmt(q.d)
 }
@@ -449,34 +447,15 @@ func (q *queries) bookingByCode(site, code string) Stmt {
 func (q *queries) findBookings(f queue.BookingFilter) Stmt {
 	var c clause
 	c.add("SELECT "+bookingCols+" FROM bookings WHERE site = ?", f.Site)
-	if f.Patient != "" {
-		c.add(" AND patient = ?", f.Patient)
-	}
-	if f.Slot != 0 {
-		c.add(" AND slot_id = ?", f.Slot)
-	}
-	if f.Resource != "" {
-		c.add(" AND resource = ?", f.Resource)
-	}
-	if len(f.Statuses) > 0 {
-		addIn(&c, " AND status IN", f.Statuses)
-	}
-	if !f.StartBefore.IsZero() {
-		c.add(" AND start_at < ?", ms(f.StartBefore))
-	}
-	if !f.EndAfter.IsZero() {
-		c.add(" AND end_at > ?", ms(f.EndAfter))
-	}
-	if !f.EndBefore.IsZero() {
-		c.add(" AND end_at < ?", ms(f.EndBefore))
-	}
-	if !f.HeldBefore.IsZero() {
-		c.add(" AND held_until > 0 AND held_until < ?", ms(f.HeldBefore))
-	}
-	c.add(" ORDER BY id")
-	if f.Limit > 0 {
-		c.add(" LIMIT ?", f.Limit)
-	}
+	and(&c, " AND patient = ?", f.Patient)
+	and(&c, " AND slot_id = ?", f.Slot)
+	and(&c, " AND resource = ?", f.Resource)
+	addIn(&c, " AND status IN", f.Statuses)
+	and(&c, " AND start_at < ?", ms(f.StartBefore))
+	and(&c, " AND end_at > ?", ms(f.EndAfter))
+	and(&c, " AND end_at < ?", ms(f.EndBefore))
+	and(&c, " AND held_until > 0 AND held_until < ?", ms(f.HeldBefore))
+	c.byID(f.Limit)
 	return c.stmt(q.d)
 }
 

@@ -1,7 +1,9 @@
 package sqlstore
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -100,12 +102,12 @@ func TestWithPortable(t *testing.T) {
 	for _, m := range ms {
 		got = append(got, m.Name)
 	}
-	want := []string{"0001_init.sql", "0002_event_call_count.sql", "0003_target_index.sql", "0005_event_context.sql"}
+	want := []string{"0001_init.sql", "0002_event_call_count.sql", "0003_target_index.sql", "0004_health.sql", "0005_event_context.sql", "0006_appointments.sql"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("names = %q, want %q", got, want)
 	}
-	if ms[0].SQL != "own init;" || ms[3].SQL != "own context;" {
-		t.Errorf("own files not kept: %q, %q", ms[0].SQL, ms[3].SQL)
+	if ms[0].SQL != "own init;" || ms[4].SQL != "own context;" {
+		t.Errorf("own files not kept: %q, %q", ms[0].SQL, ms[4].SQL)
 	}
 	if !strings.Contains(ms[1].SQL, "call_count") {
 		t.Errorf("portable 0002 = %q", ms[1].SQL)
@@ -193,4 +195,40 @@ func countPlaceholders(d *Dialect, q string) int {
 		return strings.Count(q, "$")
 	}
 	return strings.Count(q, "?")
+}
+
+func TestExpand(t *testing.T) {
+	words := map[string]string{"id": "INTEGER PRIMARY KEY", "none": ""}
+	got, err := Expand("CREATE TABLE t (id {{id}}){{none}};\n-- {{id}}\n", words)
+	if want := "CREATE TABLE t (id INTEGER PRIMARY KEY);\n-- INTEGER PRIMARY KEY\n"; err != nil || got != want {
+		t.Errorf("Expand = %q, %v; want %q", got, err, want)
+	}
+	for _, src := range []string{"x {{other}} y", "x {{id y", "{{}}"} {
+		if got, err := Expand(src, words); err == nil {
+			t.Errorf("Expand(%q) = %q, want an error", src, got)
+		}
+	}
+}
+
+// TestCheckFormats: a check printed by format has a verb for each of its
+// columns and prints nothing amiss.
+func TestCheckFormats(t *testing.T) {
+	for _, c := range slices.Concat(checks, eventChecks, bookingChecks) {
+		if c.format == "" {
+			continue
+		}
+		v := make([]string, c.cols)
+		for i := range v {
+			v[i] = fmt.Sprint("v", i)
+		}
+		got := c.text(v)
+		if strings.Contains(got, "%!") {
+			t.Errorf("%s: %d columns print as %q", c.name, c.cols, got)
+		}
+		for _, x := range v {
+			if !strings.Contains(got, x) {
+				t.Errorf("%s: %q does not print column %s", c.name, got, x)
+			}
+		}
+	}
 }

@@ -198,15 +198,32 @@ func scanTicket(r scanner, tk *queue.Ticket) error {
 
 // one reads at most one ticket; nil, nil when there is none.
 func (t *tx) one(ctx context.Context, action string, st Stmt) (*queue.Ticket, error) {
-	tk := new(queue.Ticket)
-	err := scanTicket(t.queryRow(ctx, st), tk)
+	return atMostOne(ctx, t, action, st, scanTicket)
+}
+
+// atMostOne runs st and reads the one row of its answer into a T with
+// scan; nil, nil when there is none.
+func atMostOne[T any](ctx context.Context, t *tx, action string, st Stmt, scan func(scanner, *T) error) (*T, error) {
+	v := new(T)
+	err := scan(t.queryRow(ctx, st), v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, t.wrap(action, err)
 	}
-	return tk, nil
+	return v, nil
+}
+
+// value runs st and reads the one column of its one row; the zero T when
+// there is no row.
+func value[T any](ctx context.Context, t *tx, action string, st Stmt) (T, error) {
+	v, err := atMostOne(ctx, t, action, st, func(r scanner, v *T) error { return r.Scan(v) })
+	if v == nil {
+		var zero T
+		return zero, err
+	}
+	return *v, nil
 }
 
 func (t *tx) list(ctx context.Context, action string, st Stmt) ([]queue.Ticket, error) {
@@ -371,15 +388,7 @@ func (t *tx) Counters(ctx context.Context, site string) ([]queue.CounterState, e
 
 // Streak reads the ratio policy's streak of a service, 0 if never set.
 func (t *tx) Streak(ctx context.Context, k queue.ServiceKey) (int, error) {
-	var n int
-	err := t.queryRow(ctx, t.s.q.streak(k)).Scan(&n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, t.wrap("read streak", err)
-	}
-	return n, nil
+	return value[int](ctx, t, "read streak", t.s.q.streak(k))
 }
 
 // SetStreak writes the ratio policy's streak of a service.
@@ -411,15 +420,7 @@ func (t *tx) Events(ctx context.Context, q queue.EventsQuery) ([]queue.Event, er
 
 // LastVersion is the site's newest event version, 0 if none.
 func (t *tx) LastVersion(ctx context.Context, site string) (int64, error) {
-	var v int64
-	err := t.queryRow(ctx, t.s.q.lastVersion(site)).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, t.wrap("last version", err)
-	}
-	return v, nil
+	return value[int64](ctx, t, "last version", t.s.q.lastVersion(site))
 }
 
 // LastVersions is the newest event version of every site with events.

@@ -43,20 +43,22 @@ var tuesday = monday9.AddDate(0, 0, 1)
 // RunBooking is the conformance suite of appointments: every state and
 // refusal, the concurrency rules and the sweeps, on a store of open.
 func RunBooking(t *testing.T, open func(t *testing.T) queue.Store) {
-	t.Run("SlotGeneration", func(t *testing.T) { testSlotGeneration(t, open) })
-	t.Run("ScheduleChange", func(t *testing.T) { testScheduleChange(t, open) })
-	t.Run("States", func(t *testing.T) { testBookingStates(t, open) })
-	t.Run("Refusals", func(t *testing.T) { testBookingRefusals(t, open) })
-	t.Run("HoldExpiry", func(t *testing.T) { testHoldExpiry(t, open) })
-	t.Run("Missed", func(t *testing.T) { testMissed(t, open) })
-	t.Run("CheckIn", func(t *testing.T) { testCheckIn(t, open) })
-	t.Run("CheckInLateRefused", func(t *testing.T) { testCheckInLateRefused(t, open) })
-	t.Run("OneOfTwenty", func(t *testing.T) { testBookRace(t, open, "dr-li", 20, 1) })
-	t.Run("TenOfFifty", func(t *testing.T) { testBookRace(t, open, "vacc", 50, 10) })
-	t.Run("SameKeyTwenty", func(t *testing.T) { testSameKey(t, open) })
-	t.Run("DoubleCancel", func(t *testing.T) { testDoubleCancel(t, open) })
-	t.Run("Check", func(t *testing.T) { testBookingCheck(t, open) })
-	t.Run("CheckBookingDay", func(t *testing.T) { testCheckBookingDay(t, open) })
+	runSuite(t, open, []subtest{
+		{"SlotGeneration", testSlotGeneration},
+		{"ScheduleChange", testScheduleChange},
+		{"States", testBookingStates},
+		{"Refusals", testBookingRefusals},
+		{"HoldExpiry", testHoldExpiry},
+		{"Missed", testMissed},
+		{"CheckIn", testCheckIn},
+		{"CheckInLateRefused", testCheckInLateRefused},
+		{"OneOfTwenty", func(t *testing.T, open openFunc) { testBookRace(t, open, "dr-li", 20, 1) }},
+		{"TenOfFifty", func(t *testing.T, open openFunc) { testBookRace(t, open, "vacc", 50, 10) }},
+		{"SameKeyTwenty", testSameKey},
+		{"DoubleCancel", testDoubleCancel},
+		{"Check", testBookingCheck},
+		{"CheckBookingDay", testCheckBookingDay},
+	})
 }
 
 func newBookingEnv(t *testing.T, open func(t *testing.T) queue.Store, sites ...queue.Site) *env {

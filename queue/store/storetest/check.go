@@ -167,9 +167,17 @@ func txCheck(t *testing.T, s queue.Store) {
 	if !ok {
 		t.Skip("store has no Check")
 	}
-	ctx := t.Context()
 	day := checkEngineDay(t, s)
-	// A consistent day: three tickets issued, the first called at c1.
+	ids := checkConsistentDay(t, s)
+	c := &checker{t: t, s: s, ss: ss}
+	c.expect("consistent")
+	checkCorruptS1(c, ids)
+	checkCorruptHQ(c, day)
+}
+
+// checkConsistentDay writes a consistent day of site s1: three tickets
+// issued, the first called at c1. It returns their ids.
+func checkConsistentDay(t *testing.T, s queue.Store) []int64 {
 	var ids []int64
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
 		for i := 1; i <= 3; i++ {
@@ -196,62 +204,82 @@ func txCheck(t *testing.T, s queue.Store) {
 		return appendEvent(ctx, tx, &queue.Event{Site: "s1", Type: queue.EventCalled, TicketID: tk.ID, Number: tk.Number,
 			Service: tk.Queue, Status: queue.StatusCalled, Counter: "c1", At: tk.IssuedAt.Add(time.Minute)})
 	})
-	// check runs Check with and without placing instants on their days.
-	check := func(step string, dayOf bool) string {
-		t.Helper()
-		opts := sqlstore.CheckOpts{MaxViolations: 100}
-		if dayOf {
-			opts.DayOf = checkDayOf
-		}
-		r, err := ss.Check(ctx, opts)
-		if err != nil {
-			t.Fatalf("%s: Check: %v", step, err)
-		}
-		if r.Tickets == 0 || r.Events == 0 || r.Sites != 2 {
-			t.Errorf("%s: report counts %d sites, %d tickets, %d events", step, r.Sites, r.Tickets, r.Events)
-		}
-		return strings.Join(r.Violations, "\n")
-	}
-	expect := func(step string, want ...string) {
-		t.Helper()
-		for _, dayOf := range []bool{true, false} {
-			text := check(step, dayOf)
-			if len(want) == 0 && text != "" {
-				t.Fatalf("%s (DayOf %v): violations on a consistent database:\n%s", step, dayOf, text)
-			}
-			for _, w := range want {
-				if !strings.Contains(text, w) {
-					t.Errorf("%s (DayOf %v): report lacks %q:\n%s", step, dayOf, w, text)
-				}
-			}
-		}
-	}
-	expect("consistent")
+	return ids
+}
 
-	d, db := ss.Dialect(), ss.DB()
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := db.ExecContext(ctx, d.Rebind(q), args...); err != nil {
-			t.Fatalf("corrupt: %s: %v", q, err)
-		}
-	}
-	version := func(typ queue.EventType, ticket int64) int64 {
-		t.Helper()
-		var v int64
-		q := d.Rebind("SELECT MAX(version) FROM events WHERE site = 'hq' AND type = ? AND ticket_id = ?")
-		if err := db.QueryRowContext(ctx, q, string(typ), ticket).Scan(&v); err != nil {
-			t.Fatalf("version of %s of ticket %d: %v", typ, ticket, err)
-		}
-		return v
-	}
-	appendHQ := func(e *queue.Event) int64 {
-		t.Helper()
-		txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error { return appendEvent(ctx, tx, e) })
-		return e.Version
-	}
+// checker corrupts a database on purpose and runs Check on it.
+type checker struct {
+	t  *testing.T
+	s  queue.Store
+	ss txSQLStore
+}
 
+// check runs Check with or without placing instants on their days.
+func (c *checker) check(step string, dayOf bool) string {
+	c.t.Helper()
+	opts := sqlstore.CheckOpts{MaxViolations: 100}
+	if dayOf {
+		opts.DayOf = checkDayOf
+	}
+	r, err := c.ss.Check(c.t.Context(), opts)
+	if err != nil {
+		c.t.Fatalf("%s: Check: %v", step, err)
+	}
+	if r.Tickets == 0 || r.Events == 0 || r.Sites != 2 {
+		c.t.Errorf("%s: report counts %d sites, %d tickets, %d events", step, r.Sites, r.Tickets, r.Events)
+	}
+	return strings.Join(r.Violations, "\n")
+}
+
+// expect checks, both ways, that Check reports every one of want, or
+// nothing when want is empty.
+func (c *checker) expect(step string, want ...string) {
+	c.t.Helper()
+	for _, dayOf := range []bool{true, false} {
+		text := c.check(step, dayOf)
+		if len(want) == 0 && text != "" {
+			c.t.Fatalf("%s (DayOf %v): violations on a consistent database:\n%s", step, dayOf, text)
+		}
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				c.t.Errorf("%s (DayOf %v): report lacks %q:\n%s", step, dayOf, w, text)
+			}
+		}
+	}
+}
+
+// exec runs a corrupting statement.
+func (c *checker) exec(q string, args ...any) {
+	c.t.Helper()
+	if _, err := c.ss.DB().ExecContext(c.t.Context(), c.ss.Dialect().Rebind(q), args...); err != nil {
+		c.t.Fatalf("corrupt: %s: %v", q, err)
+	}
+}
+
+// version is the newest event version of type typ of a ticket of site hq.
+func (c *checker) version(typ queue.EventType, ticket int64) int64 {
+	c.t.Helper()
+	var v int64
+	q := c.ss.Dialect().Rebind("SELECT MAX(version) FROM events WHERE site = 'hq' AND type = ? AND ticket_id = ?")
+	if err := c.ss.DB().QueryRowContext(c.t.Context(), q, string(typ), ticket).Scan(&v); err != nil {
+		c.t.Fatalf("version of %s of ticket %d: %v", typ, ticket, err)
+	}
+	return v
+}
+
+// appendHQ appends e and returns its version.
+func (c *checker) appendHQ(e *queue.Event) int64 {
+	c.t.Helper()
+	txUpdate(c.t, c.s, func(ctx context.Context, tx queue.Tx) error { return appendEvent(ctx, tx, e) })
+	return e.Version
+}
+
+// checkCorruptS1 breaks invariants 1 to 5 on site s1, one after the
+// other, each on top of the last.
+func checkCorruptS1(c *checker, ids []int64) {
+	t, s, ss, ctx := c.t, c.s, c.ss, c.t.Context()
 	// Invariant 1: without the unique index a second A002 goes in.
-	exec(d.DropIndex("tickets_seq_uq"))
+	c.exec(ss.Dialect().DropIndex("tickets_seq_uq"))
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
 		tk := txTicket("A", 2, queue.ClassNormal, 20, 9)
 		if err := tx.InsertTicket(ctx, tk); err != nil {
@@ -259,24 +287,24 @@ func txCheck(t *testing.T, s queue.Store) {
 		}
 		return appendEvent(ctx, tx, issuedEvent(tk))
 	})
-	expect("duplicate seq", "invariant 1: site s1 service A day "+txDay+": seq 2 issued 2 times",
+	c.expect("duplicate seq", "invariant 1: site s1 service A day "+txDay+": seq 2 issued 2 times",
 		"invariant 1: site s1 service A day "+txDay+": number A002 announced 2 times")
 
 	// Invariant 2: a second ticket called at c1.
-	exec("UPDATE tickets SET status = 'CALLED', counter = 'c1' WHERE id = ?", ids[1])
-	expect("two tickets at one counter", `counter "c1" holds 2 called or serving tickets`, "A002 of "+txDay+" is CALLED at counter \"c1\", which does not hold it")
+	c.exec("UPDATE tickets SET status = 'CALLED', counter = 'c1' WHERE id = ?", ids[1])
+	c.expect("two tickets at one counter", `counter "c1" holds 2 called or serving tickets`, "A002 of "+txDay+" is CALLED at counter \"c1\", which does not hold it")
 
 	// Invariants 3 and 4: the ISSUED event of A003 (version 3) is lost.
-	exec("DELETE FROM events WHERE site = 's1' AND version = 3")
-	expect("lost event", "invariant 4: site s1: event version 4 follows a gap", "ticket A003 (id")
+	c.exec("DELETE FROM events WHERE site = 's1' AND version = 3")
+	c.expect("lost event", "invariant 4: site s1: event version 4 follows a gap", "ticket A003 (id")
 
 	// Invariant 4: site_versions behind the log.
-	exec("UPDATE site_versions SET version = 2 WHERE site = 's1'")
-	expect("stale site version", "site_versions says 2, newest event is 5")
+	c.exec("UPDATE site_versions SET version = 2 WHERE site = 's1'")
+	c.expect("stale site version", "site_versions says 2, newest event is 5")
 
 	// Invariant 5: a ticket of yesterday still waiting while today has begun.
-	exec("UPDATE tickets SET day = '2026-03-01' WHERE id = ?", ids[2])
-	expect("open ticket of a finished day", "invariant 5: site s1 day 2026-03-01 (finished): ticket A003 is still WAITING")
+	c.exec("UPDATE tickets SET day = '2026-03-01' WHERE id = ?", ids[2])
+	c.expect("open ticket of a finished day", "invariant 5: site s1 day 2026-03-01 (finished): ticket A003 is still WAITING")
 	r, err := ss.Check(ctx, sqlstore.CheckOpts{Today: func(string) string { return "2026-03-01" }})
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +314,7 @@ func txCheck(t *testing.T, s queue.Store) {
 	}
 	// A counter still serving yesterday's ticket within the grace after the
 	// rollover is not an open ticket of a finished day; past it, it is.
-	exec("UPDATE tickets SET status = 'SERVING' WHERE id = ?", ids[2])
+	c.exec("UPDATE tickets SET status = 'SERVING' WHERE id = ?", ids[2])
 	for _, c := range []struct {
 		held string
 		want bool
@@ -299,16 +327,22 @@ func txCheck(t *testing.T, s queue.Store) {
 			t.Errorf("HeldSince %q: serving A003 of 2026-03-01 reported %v, want %v:\n%s", c.held, got, c.want, r)
 		}
 	}
-	exec("UPDATE tickets SET status = 'WAITING' WHERE id = ?", ids[2])
+	c.exec("UPDATE tickets SET status = 'WAITING' WHERE id = ?", ids[2])
 
+}
+
+// checkCorruptHQ breaks invariants 1 to 4 on site hq, which the engine
+// wrote (day), each on top of the last.
+func checkCorruptHQ(c *checker, day engineDay) {
+	t := c.t
 	// From here on site hq, which the engine wrote. Invariant 3: the first
 	// day's A001 is deleted under its events. Its number is not announced
 	// twice: the second day's A001 is another day.
-	exec("DELETE FROM tickets WHERE id = ?", day.first.ID)
-	expect("ticket deleted under its events",
-		fmt.Sprintf("invariant 3: site hq: ISSUED event version %d of A001 names ticket id %d, which does not exist", version(queue.EventIssued, day.first.ID), day.first.ID),
-		fmt.Sprintf("invariant 4: site hq: DONE event version %d of A001 names ticket id %d, which does not exist", version(queue.EventDone, day.first.ID), day.first.ID))
-	if text := check("ticket deleted under its events", true) + check("ticket deleted under its events", false); strings.Contains(text, "number A001 announced") {
+	c.exec("DELETE FROM tickets WHERE id = ?", day.first.ID)
+	c.expect("ticket deleted under its events",
+		fmt.Sprintf("invariant 3: site hq: ISSUED event version %d of A001 names ticket id %d, which does not exist", c.version(queue.EventIssued, day.first.ID), day.first.ID),
+		fmt.Sprintf("invariant 4: site hq: DONE event version %d of A001 names ticket id %d, which does not exist", c.version(queue.EventDone, day.first.ID), day.first.ID))
+	if text := c.check("ticket deleted under its events", true) + c.check("ticket deleted under its events", false); strings.Contains(text, "number A001 announced") {
 		t.Errorf("the first day's A001, deleted, is reported announced twice with the second day's:\n%s", text)
 	}
 
@@ -317,44 +351,44 @@ func txCheck(t *testing.T, s queue.Store) {
 	// again), and a ticket's ISSUED event written twice.
 	at := time.Date(2026, 12, 1, 9, 30, 0, 0, shanghai)
 	lost := int64(1 << 40)
-	v := appendHQ(&queue.Event{Site: "hq", Type: queue.EventIssued, TicketID: lost, Number: day.again.Number, Service: "A",
+	v := c.appendHQ(&queue.Event{Site: "hq", Type: queue.EventIssued, TicketID: lost, Number: day.again.Number, Service: "A",
 		Class: queue.ClassNormal, Status: queue.StatusWaiting, Actor: "kiosk-2", At: at})
-	expect("ISSUED event without its ticket",
+	c.expect("ISSUED event without its ticket",
 		fmt.Sprintf("invariant 3: site hq: ISSUED event version %d of A001 names ticket id %d, which does not exist", v, lost),
 		fmt.Sprintf("invariant 1: site hq service A day %s: number A001 announced twice: ISSUED event version %d (ticket id %d, missing) and ticket id %d", day.again.Day, v, lost, day.again.ID))
-	v2 := appendHQ(&queue.Event{Site: "hq", Type: queue.EventIssued, TicketID: lost + 1, Number: day.again.Number, Service: "A",
+	v2 := c.appendHQ(&queue.Event{Site: "hq", Type: queue.EventIssued, TicketID: lost + 1, Number: day.again.Number, Service: "A",
 		Status: queue.StatusWaiting, At: at.Add(time.Second)})
-	expect("two ISSUED events without their ticket",
+	c.expect("two ISSUED events without their ticket",
 		fmt.Sprintf("number A001 announced twice: ISSUED event version %d (ticket id %d, missing) and ISSUED event version %d, also without its ticket", v2, lost+1, v))
 	// Placed by its time (DayOf), an orphan A002 of the first day appended
 	// at the end of the log collides with the first day's A002.
-	v3 := appendHQ(&queue.Event{Site: "hq", Type: queue.EventIssued, TicketID: lost + 2, Number: day.noShow.Number, Service: "A",
+	v3 := c.appendHQ(&queue.Event{Site: "hq", Type: queue.EventIssued, TicketID: lost + 2, Number: day.noShow.Number, Service: "A",
 		Status: queue.StatusWaiting, At: day.noShow.IssuedAt.Add(time.Second)})
-	if text := check("late orphan", true); !strings.Contains(text, fmt.Sprintf("service A day %s: number %s announced twice: ISSUED event version %d (ticket id %d, missing) and ticket id %d", day.noShow.Day, day.noShow.Number, v3, lost+2, day.noShow.ID)) {
+	if text := c.check("late orphan", true); !strings.Contains(text, fmt.Sprintf("service A day %s: number %s announced twice: ISSUED event version %d (ticket id %d, missing) and ticket id %d", day.noShow.Day, day.noShow.Number, v3, lost+2, day.noShow.ID)) {
 		t.Errorf("late orphan: report lacks A002 of %s announced twice:\n%s", day.noShow.Day, text)
 	}
-	issued3 := version(queue.EventIssued, day.third.ID)
-	v4 := appendHQ(issuedEvent(&day.third))
-	expect("ticket issued twice",
+	issued3 := c.version(queue.EventIssued, day.third.ID)
+	v4 := c.appendHQ(issuedEvent(&day.third))
+	c.expect("ticket issued twice",
 		fmt.Sprintf("invariant 3: site hq day %s: ticket A003 (id %d) has 2 ISSUED events (versions %d to %d)", day.third.Day, day.third.ID, issued3, v4),
 		fmt.Sprintf("invariant 1: site hq service A day %s: number A003 announced 2 times", day.third.Day))
 
 	// Invariant 2: the second day's A001, serving at counter 1, called
 	// again at counter 2 with no re-entry or transfer.
-	v5 := appendHQ(&queue.Event{Site: "hq", Type: queue.EventCalled, TicketID: day.again.ID, Number: day.again.Number, Service: "A",
+	v5 := c.appendHQ(&queue.Event{Site: "hq", Type: queue.EventCalled, TicketID: day.again.ID, Number: day.again.Number, Service: "A",
 		Status: queue.StatusCalled, Counter: "2", At: at.Add(time.Minute), CallCount: 2})
-	expect("called twice",
+	c.expect("called twice",
 		fmt.Sprintf(`invariant 2: site hq ticket A001 (id %d): CALLED at counter "2" (event version %d) while SERVING after its SERVING at counter "1"`, day.again.ID, v5),
 		fmt.Sprintf(`invariant 4: site hq counter "2" is idle, but its last event is CALLED of A001 (id %d, version %d)`, day.again.ID, v5))
 
 	// Invariant 4: counter 1 pointed at another ticket, then its row lost.
-	exec("UPDATE counters SET ticket_id = ? WHERE site = 'hq' AND id = ?", day.done.ID, day.counter)
-	expect("counter holds another ticket",
+	c.exec("UPDATE counters SET ticket_id = ? WHERE site = 'hq' AND id = ?", day.done.ID, day.counter)
+	c.expect("counter holds another ticket",
 		fmt.Sprintf(`invariant 4: site hq counter "1" holds ticket %s (id %d), but its last event is SERVING of A001 (id %d, version %d)`,
-			day.done.Number, day.done.ID, day.again.ID, version(queue.EventServing, day.again.ID)))
-	exec("DELETE FROM counters WHERE site = 'hq' AND id = ?", day.counter)
-	expect("counter row lost",
-		fmt.Sprintf(`invariant 4: site hq counter "1" has no row, but its last event is SERVING of A001 (id %d, version %d)`, day.again.ID, version(queue.EventServing, day.again.ID)))
+			day.done.Number, day.done.ID, day.again.ID, c.version(queue.EventServing, day.again.ID)))
+	c.exec("DELETE FROM counters WHERE site = 'hq' AND id = ?", day.counter)
+	c.expect("counter row lost",
+		fmt.Sprintf(`invariant 4: site hq counter "1" has no row, but its last event is SERVING of A001 (id %d, version %d)`, day.again.ID, c.version(queue.EventServing, day.again.ID)))
 }
 
 // issuedEvent is the ISSUED event the engine writes for tk.

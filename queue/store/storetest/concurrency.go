@@ -59,6 +59,56 @@ func startEngines(t *testing.T, opens []func(t *testing.T) queue.Store, d *daemo
 	return engines, stores
 }
 
+// keypad plays counter id on e until its calls find no ticket after done
+// is set: call next, sometimes recall, sometimes mark a no-show, else
+// start and, half the time, complete (else the next call completes it).
+// Every request is resent as is while the store gives up on it.
+func keypad(ctx context.Context, e *queue.Engine, id string, seed uint64, done *atomic.Bool, resends *atomic.Int64) error {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	k := 0
+	// press sends one keypad request with a new key.
+	press := func(name string, op func(context.Context, queue.CounterRequest) (queue.Ticket, error)) error {
+		k++
+		r := queue.CounterRequest{Request: queue.Request{Site: "load", Device: "keypad-" + id, Key: fmt.Sprint(k)}, Counter: id}
+		if _, err := resend(resends, func() (queue.Ticket, error) { return op(ctx, r) }); err != nil {
+			return fmt.Errorf("counter %s %s: %w", id, name, err)
+		}
+		return nil
+	}
+	for {
+		err := press("next", e.CallNext)
+		if errors.Is(err, queue.ErrNoneWaiting) {
+			if done.Load() {
+				return nil
+			}
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if rng.IntN(5) == 0 {
+			if err := press("recall", e.Recall); err != nil {
+				return err
+			}
+		}
+		if rng.IntN(8) == 0 {
+			if err := press("no-show", e.NoShow); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := press("start", e.Start); err != nil {
+			return err
+		}
+		if rng.IntN(2) == 0 {
+			if err := press("done", e.Complete); err != nil {
+				return err
+			}
+		}
+	}
+}
+
 func runConcurrencyAcross(t *testing.T, opens []func(t *testing.T) queue.Store, d *daemons, issuers, tickets, counters int) {
 	site := loadSite()
 	clock := NewClock(monday9)
@@ -95,50 +145,8 @@ func runConcurrencyAcross(t *testing.T, opens []func(t *testing.T) queue.Store, 
 		cw.Add(1)
 		go func(id string, seed uint64, e *queue.Engine) {
 			defer cw.Done()
-			rng := rand.New(rand.NewPCG(seed, 7))
-			k := 0
-			// req is one keypad request with a new key, resent as is.
-			req := func(op func(context.Context, queue.CounterRequest) (queue.Ticket, error)) func() (queue.Ticket, error) {
-				k++
-				r := queue.CounterRequest{Request: queue.Request{Site: "load", Device: "keypad-" + id, Key: fmt.Sprint(k)}, Counter: id}
-				return func() (queue.Ticket, error) { return op(ctx, r) }
-			}
-			for {
-				_, err := resend(&resends, req(e.CallNext))
-				if errors.Is(err, queue.ErrNoneWaiting) {
-					if done.Load() {
-						return
-					}
-					time.Sleep(5 * time.Millisecond)
-					continue
-				}
-				if err != nil {
-					errc <- fmt.Errorf("counter %s next: %w", id, err)
-					return
-				}
-				if rng.IntN(5) == 0 {
-					if _, err := resend(&resends, req(e.Recall)); err != nil {
-						errc <- fmt.Errorf("counter %s recall: %w", id, err)
-						return
-					}
-				}
-				if rng.IntN(8) == 0 {
-					if _, err := resend(&resends, req(e.NoShow)); err != nil {
-						errc <- fmt.Errorf("counter %s no-show: %w", id, err)
-						return
-					}
-					continue
-				}
-				if _, err := resend(&resends, req(e.Start)); err != nil {
-					errc <- fmt.Errorf("counter %s start: %w", id, err)
-					return
-				}
-				if rng.IntN(2) == 0 {
-					if _, err := resend(&resends, req(e.Complete)); err != nil {
-						errc <- fmt.Errorf("counter %s done: %w", id, err)
-						return
-					}
-				} // else the next call completes it
+			if err := keypad(ctx, e, id, seed, &done, &resends); err != nil {
+				errc <- err
 			}
 		}(fmt.Sprint(c), uint64(c), engines[c%len(engines)])
 	}
@@ -198,6 +206,23 @@ func runConcurrencyAcross(t *testing.T, opens []func(t *testing.T) queue.Store, 
 // maxResends is how many times the suites send a request again when the
 // store answers "try again".
 const maxResends = 10
+
+// Until runs work(1), work(2), ... on a goroutine of wg until stop is
+// closed or work returns false: a test's load in the background.
+func Until(wg *sync.WaitGroup, stop <-chan struct{}, work func(n int) bool) {
+	wg.Go(func() {
+		for n := 1; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if !work(n) {
+				return
+			}
+		}
+	})
+}
 
 // resend runs op, and runs it again (the same request, with the same key)
 // while it fails with an error devices are told to retry: the store gave up

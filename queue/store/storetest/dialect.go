@@ -1,18 +1,49 @@
 package storetest
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/nowserving/nowserving/queue"
 )
 
-// RunDialect runs, as subtests, what every dialect's store must pass: the
-// Store/Tx conformance suite (Conformance), the engine's days on it
-// (Engine) and four daemons migrating one empty database at once
-// (Migrate). open gives each test its own store; dsn names a new, empty
-// database for driver (as store.Open names it).
-func RunDialect(t *testing.T, driver string, open func(t *testing.T) queue.Store, dsn func(t testing.TB) string) {
-	t.Run("Conformance", func(t *testing.T) { Run(t, open) })
-	t.Run("Engine", func(t *testing.T) { RunEngine(t, open) })
-	t.Run("Migrate", func(t *testing.T) { MigrateConcurrently(t, driver, dsn(t)) })
+// dialects are the stores RunDialect knows, by driver (as store.Open names
+// it): open gives each test its own store, dsn names a new, empty database.
+var dialects = map[string]struct {
+	open func(t *testing.T) queue.Store
+	dsn  func(t testing.TB) string
+}{
+	"sqlite":   {func(t *testing.T) queue.Store { return SQLite(t) }, func(t testing.TB) string { return filepath.Join(t.TempDir(), "m.db") }},
+	"postgres": {func(t *testing.T) queue.Store { return Postgres(t) }, PostgresDSN},
+	"mysql":    {func(t *testing.T) queue.Store { return MySQL(t) }, MySQLDSN},
+}
+
+// RunDialect runs, as subtests, what the store of driver ("sqlite",
+// "postgres", "mysql") must pass: the Store/Tx conformance suite
+// (Conformance), the engine's days on it (Engine) and four daemons
+// migrating one empty database at once (Migrate).
+func RunDialect(t *testing.T, driver string) {
+	d, ok := dialects[driver]
+	if !ok {
+		t.Fatalf("storetest: no dialect %q", driver)
+	}
+	t.Run("Conformance", func(t *testing.T) { Run(t, d.open) })
+	t.Run("Engine", func(t *testing.T) { RunEngine(t, d.open) })
+	t.Run("Migrate", func(t *testing.T) { MigrateConcurrently(t, driver, d.dsn(t)) })
+}
+
+// openFunc gives each test of a suite its own new, empty store.
+type openFunc = func(t *testing.T) queue.Store
+
+// subtest is one test of a suite, on stores of open.
+type subtest struct {
+	name string
+	run  func(t *testing.T, open openFunc)
+}
+
+// runSuite runs each of tests as a subtest of t.
+func runSuite(t *testing.T, open openFunc, tests []subtest) {
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, open) })
+	}
 }

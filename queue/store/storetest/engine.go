@@ -51,6 +51,10 @@ func (c *Clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 // default start of every test.
 var shanghai = mustZone("Asia/Shanghai")
 
+// Shanghai is the zone of the test site, for the tests of other packages
+// whose sites keep its hours.
+var Shanghai = shanghai
+
 func mustZone(name string) *time.Location {
 	l, err := time.LoadLocation(name)
 	if err != nil {
@@ -185,33 +189,35 @@ func (en *env) serveNext(counter string) string {
 // applied by queue.Engine over a store from open (a fresh, empty database
 // per call).
 func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
-	t.Run("Numbers", func(t *testing.T) { testNumbers(t, open) })
-	t.Run("Lifecycle", func(t *testing.T) { testLifecycle(t, open) })
-	t.Run("Refused", func(t *testing.T) { testRefused(t, open) })
-	t.Run("EmergencyFirst", func(t *testing.T) { testEmergency(t, open) })
-	t.Run("RevisitExactlyThird", func(t *testing.T) { testRevisit(t, open) })
-	t.Run("ReentryAfterHead", func(t *testing.T) { testReentry(t, open) })
-	t.Run("Ratio2to1", func(t *testing.T) { testRatio(t, open) })
-	t.Run("Weighted", func(t *testing.T) { testWeighted(t, open) })
-	t.Run("MaxWait", func(t *testing.T) { testMaxWait(t, open) })
-	t.Run("Transfer", func(t *testing.T) { testTransfer(t, open) })
-	t.Run("DailyCapAndHours", func(t *testing.T) { testCap(t, open) })
-	t.Run("Rollover", func(t *testing.T) { testRollover(t, open) })
-	t.Run("RolloverDST", func(t *testing.T) { testRolloverDST(t, open) })
-	t.Run("Idempotent", func(t *testing.T) { testIdempotent(t, open) })
-	t.Run("GroupCommitIsolation", func(t *testing.T) { testGroupCommit(t, open) })
-	t.Run("EventsAndFeed", func(t *testing.T) { testEvents(t, open) })
-	t.Run("SnapshotAndPosition", func(t *testing.T) { testSnapshot(t, open) })
-	t.Run("IssuePosition", func(t *testing.T) { testIssuePosition(t, open) })
-	t.Run("WaitingOrder", func(t *testing.T) { testOrder(t, open, 1) })
-	t.Run("WaitingOrderTwoEngines", func(t *testing.T) { testOrder(t, open, 2) })
-	t.Run("CountersFirst", func(t *testing.T) { testCountersFirst(t, open) })
-	t.Run("ResultVersions", func(t *testing.T) { testResultVersions(t, open) })
-	t.Run("CallTimeout", func(t *testing.T) { testCallTimeout(t, open) })
-	t.Run("AbortAtEveryStatement", func(t *testing.T) { testAbortEveryStatement(t, open) })
-	t.Run("CancelDuringCommit", func(t *testing.T) { testCancelDuringCommit(t, open) })
-	t.Run("HungStore", func(t *testing.T) { testHungStore(t, open) })
-	t.Run("Booking", func(t *testing.T) { RunBooking(t, open) })
+	runSuite(t, open, []subtest{
+		{"Numbers", testNumbers},
+		{"Lifecycle", testLifecycle},
+		{"Refused", testRefused},
+		{"EmergencyFirst", testEmergency},
+		{"RevisitExactlyThird", testRevisit},
+		{"ReentryAfterHead", testReentry},
+		{"Ratio2to1", testRatio},
+		{"Weighted", testWeighted},
+		{"MaxWait", testMaxWait},
+		{"Transfer", testTransfer},
+		{"DailyCapAndHours", testCap},
+		{"Rollover", testRollover},
+		{"RolloverDST", testRolloverDST},
+		{"Idempotent", testIdempotent},
+		{"GroupCommitIsolation", testGroupCommit},
+		{"EventsAndFeed", testEvents},
+		{"SnapshotAndPosition", testSnapshot},
+		{"IssuePosition", testIssuePosition},
+		{"WaitingOrder", func(t *testing.T, open openFunc) { testOrder(t, open, 1) }},
+		{"WaitingOrderTwoEngines", func(t *testing.T, open openFunc) { testOrder(t, open, 2) }},
+		{"CountersFirst", testCountersFirst},
+		{"ResultVersions", testResultVersions},
+		{"CallTimeout", testCallTimeout},
+		{"AbortAtEveryStatement", testAbortEveryStatement},
+		{"CancelDuringCommit", testCancelDuringCommit},
+		{"HungStore", testHungStore},
+		{"Booking", RunBooking},
+	})
 }
 
 func testNumbers(t *testing.T, open func(t *testing.T) queue.Store) {

@@ -192,53 +192,50 @@ func (t *faultTx) step(name string) error {
 	return nil
 }
 
-func (t *faultTx) Savepoint(ctx context.Context, name string) error {
-	if err := t.step("Savepoint"); err != nil {
+// ask is a call of the wrapped transaction's method op, f, with a,
+// unless the plan fails op.
+func ask[A, R any](t *faultTx, op string, f func(context.Context, A) (R, error), ctx context.Context, a A) (R, error) {
+	if err := t.step(op); err != nil {
+		var zero R
+		return zero, err
+	}
+	return f(ctx, a)
+}
+
+// tell is ask for a method that returns only an error.
+func tell[A any](t *faultTx, op string, f func(context.Context, A) error, ctx context.Context, a A) error {
+	if err := t.step(op); err != nil {
 		return err
 	}
-	return t.Tx.Savepoint(ctx, name)
+	return f(ctx, a)
+}
+
+func (t *faultTx) Savepoint(ctx context.Context, name string) error {
+	return tell(t, "Savepoint", t.Tx.Savepoint, ctx, name)
 }
 
 func (t *faultTx) RollbackTo(ctx context.Context, name string) error {
-	if err := t.step("RollbackTo"); err != nil {
-		return err
-	}
-	return t.Tx.RollbackTo(ctx, name)
+	return tell(t, "RollbackTo", t.Tx.RollbackTo, ctx, name)
 }
 
 func (t *faultTx) Release(ctx context.Context, name string) error {
-	if err := t.step("Release"); err != nil {
-		return err
-	}
-	return t.Tx.Release(ctx, name)
+	return tell(t, "Release", t.Tx.Release, ctx, name)
 }
 
 func (t *faultTx) LookupRequests(ctx context.Context, keys []queue.RequestKey) (map[queue.RequestKey]queue.StoredRequest, error) {
-	if err := t.step("LookupRequests"); err != nil {
-		return nil, err
-	}
-	return t.Tx.LookupRequests(ctx, keys)
+	return ask(t, "LookupRequests", t.Tx.LookupRequests, ctx, keys)
 }
 
 func (t *faultTx) SaveRequests(ctx context.Context, reqs []queue.SavedRequest) error {
-	if err := t.step("SaveRequests"); err != nil {
-		return err
-	}
-	return t.Tx.SaveRequests(ctx, reqs)
+	return tell(t, "SaveRequests", t.Tx.SaveRequests, ctx, reqs)
 }
 
 func (t *faultTx) NextSeq(ctx context.Context, k queue.DayKey) (int, error) {
-	if err := t.step("NextSeq"); err != nil {
-		return 0, err
-	}
-	return t.Tx.NextSeq(ctx, k)
+	return ask(t, "NextSeq", t.Tx.NextSeq, ctx, k)
 }
 
 func (t *faultTx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
-	if err := t.step("InsertTicket"); err != nil {
-		return err
-	}
-	return t.Tx.InsertTicket(ctx, tk)
+	return tell(t, "InsertTicket", t.Tx.InsertTicket, ctx, tk)
 }
 
 func (t *faultTx) UpdateTicket(ctx context.Context, tk *queue.Ticket, from queue.Status) error {
@@ -249,38 +246,23 @@ func (t *faultTx) UpdateTicket(ctx context.Context, tk *queue.Ticket, from queue
 }
 
 func (t *faultTx) Ticket(ctx context.Context, id int64) (*queue.Ticket, error) {
-	if err := t.step("Ticket"); err != nil {
-		return nil, err
-	}
-	return t.Tx.Ticket(ctx, id)
+	return ask(t, "Ticket", t.Tx.Ticket, ctx, id)
 }
 
 func (t *faultTx) TicketByNumber(ctx context.Context, k queue.NumberKey) (*queue.Ticket, error) {
-	if err := t.step("TicketByNumber"); err != nil {
-		return nil, err
-	}
-	return t.Tx.TicketByNumber(ctx, k)
+	return ask(t, "TicketByNumber", t.Tx.TicketByNumber, ctx, k)
 }
 
 func (t *faultTx) Head(ctx context.Context, q queue.HeadQuery) (*queue.Ticket, error) {
-	if err := t.step("Head"); err != nil {
-		return nil, err
-	}
-	return t.Tx.Head(ctx, q)
+	return ask(t, "Head", t.Tx.Head, ctx, q)
 }
 
 func (t *faultTx) Waiting(ctx context.Context, q queue.WaitingQuery) ([]queue.Ticket, error) {
-	if err := t.step("Waiting"); err != nil {
-		return nil, err
-	}
-	return t.Tx.Waiting(ctx, q)
+	return ask(t, "Waiting", t.Tx.Waiting, ctx, q)
 }
 
 func (t *faultTx) Ahead(ctx context.Context, tk *queue.Ticket) (int, error) {
-	if err := t.step("Ahead"); err != nil {
-		return 0, err
-	}
-	return t.Tx.Ahead(ctx, tk)
+	return ask(t, "Ahead", t.Tx.Ahead, ctx, tk)
 }
 
 func (t *faultTx) SetSortKey(ctx context.Context, id, key int64) error {
@@ -291,45 +273,27 @@ func (t *faultTx) SetSortKey(ctx context.Context, id, key int64) error {
 }
 
 func (t *faultTx) Find(ctx context.Context, f queue.Filter) ([]queue.Ticket, error) {
-	if err := t.step("Find"); err != nil {
-		return nil, err
-	}
-	return t.Tx.Find(ctx, f)
+	return ask(t, "Find", t.Tx.Find, ctx, f)
 }
 
 func (t *faultTx) Stats(ctx context.Context, d queue.SiteDay) ([]queue.StatRow, error) {
-	if err := t.step("Stats"); err != nil {
-		return nil, err
-	}
-	return t.Tx.Stats(ctx, d)
+	return ask(t, "Stats", t.Tx.Stats, ctx, d)
 }
 
 func (t *faultTx) Counter(ctx context.Context, k queue.CounterKey) (queue.CounterState, error) {
-	if err := t.step("Counter"); err != nil {
-		return queue.CounterState{}, err
-	}
-	return t.Tx.Counter(ctx, k)
+	return ask(t, "Counter", t.Tx.Counter, ctx, k)
 }
 
 func (t *faultTx) PutCounter(ctx context.Context, c queue.CounterState) error {
-	if err := t.step("PutCounter"); err != nil {
-		return err
-	}
-	return t.Tx.PutCounter(ctx, c)
+	return tell(t, "PutCounter", t.Tx.PutCounter, ctx, c)
 }
 
 func (t *faultTx) Counters(ctx context.Context, site string) ([]queue.CounterState, error) {
-	if err := t.step("Counters"); err != nil {
-		return nil, err
-	}
-	return t.Tx.Counters(ctx, site)
+	return ask(t, "Counters", t.Tx.Counters, ctx, site)
 }
 
 func (t *faultTx) Streak(ctx context.Context, k queue.ServiceKey) (int, error) {
-	if err := t.step("Streak"); err != nil {
-		return 0, err
-	}
-	return t.Tx.Streak(ctx, k)
+	return ask(t, "Streak", t.Tx.Streak, ctx, k)
 }
 
 func (t *faultTx) SetStreak(ctx context.Context, k queue.ServiceKey, n int) error {
@@ -347,17 +311,11 @@ func (t *faultTx) AppendEvents(ctx context.Context, site string, evs []*queue.Ev
 }
 
 func (t *faultTx) Events(ctx context.Context, q queue.EventsQuery) ([]queue.Event, error) {
-	if err := t.step("Events"); err != nil {
-		return nil, err
-	}
-	return t.Tx.Events(ctx, q)
+	return ask(t, "Events", t.Tx.Events, ctx, q)
 }
 
 func (t *faultTx) LastVersion(ctx context.Context, site string) (int64, error) {
-	if err := t.step("LastVersion"); err != nil {
-		return 0, err
-	}
-	return t.Tx.LastVersion(ctx, site)
+	return ask(t, "LastVersion", t.Tx.LastVersion, ctx, site)
 }
 
 func (t *faultTx) LastVersions(ctx context.Context) (map[string]int64, error) {
@@ -368,8 +326,5 @@ func (t *faultTx) LastVersions(ctx context.Context) (map[string]int64, error) {
 }
 
 func (t *faultTx) LockSite(ctx context.Context, site string) error {
-	if err := t.step("LockSite"); err != nil {
-		return err
-	}
-	return t.Tx.LockSite(ctx, site)
+	return tell(t, "LockSite", t.Tx.LockSite, ctx, site)
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/nowserving/nowserving/queue/store"
-	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
 // MigrateConcurrently opens four stores of driver (as store.Open names it)
@@ -43,7 +42,7 @@ func MigrateConcurrently(t *testing.T, driver, dsn string) {
 	if err := s.Migrate(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := sqlstore.Migrations(s.Dialect().Migrations)
+	ms, err := s.Dialect().Schema()
 	if err != nil || len(ms) == 0 {
 		t.Fatalf("embedded migrations: %v, %v", ms, err)
 	}

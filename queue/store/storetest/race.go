@@ -33,19 +33,13 @@ func runCounterRace(t *testing.T, opens []func(t *testing.T) queue.Store, d *dae
 	stop := make(chan struct{})
 	var kiosks sync.WaitGroup
 	for k := 0; k < 4*len(engines); k++ {
-		kiosks.Go(func() {
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				r := queue.IssueRequest{Request: queue.Request{Site: "load", Device: fmt.Sprintf("kiosk-%d", k), Key: fmt.Sprint(n)}, Service: site.Services[n%3].Code}
-				if _, err := resend(&resends, func() (queue.Ticket, error) { return engines[k%len(engines)].Issue(ctx, r) }); err != nil {
-					t.Errorf("kiosk %d: issue: %v", k, err)
-					return
-				}
+		Until(&kiosks, stop, func(n int) bool {
+			r := queue.IssueRequest{Request: queue.Request{Site: "load", Device: fmt.Sprintf("kiosk-%d", k), Key: fmt.Sprint(n)}, Service: site.Services[n%3].Code}
+			if _, err := resend(&resends, func() (queue.Ticket, error) { return engines[k%len(engines)].Issue(ctx, r) }); err != nil {
+				t.Errorf("kiosk %d: issue: %v", k, err)
+				return false
 			}
+			return true
 		})
 	}
 	defer kiosks.Wait()

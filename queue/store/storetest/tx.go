@@ -91,6 +91,30 @@ func txView(t *testing.T, s queue.Store, fn func(ctx context.Context, tx queue.T
 	}
 }
 
+// txRead runs read in a View and returns what it read; an error fails the
+// test.
+func txRead[T any](t *testing.T, s queue.Store, read func(ctx context.Context, tx queue.Tx) (T, error)) T {
+	t.Helper()
+	var v T
+	txView(t, s, func(ctx context.Context, tx queue.Tx) (err error) {
+		v, err = read(ctx, tx)
+		return err
+	})
+	return v
+}
+
+// txFound lists the tickets f selects.
+func txFound(t *testing.T, s queue.Store, f queue.Filter) []queue.Ticket {
+	t.Helper()
+	return txRead(t, s, func(ctx context.Context, tx queue.Tx) ([]queue.Ticket, error) { return tx.Find(ctx, f) })
+}
+
+// txEventsOf lists the events q selects.
+func txEventsOf(t *testing.T, s queue.Store, q queue.EventsQuery) []queue.Event {
+	t.Helper()
+	return txRead(t, s, func(ctx context.Context, tx queue.Tx) ([]queue.Event, error) { return tx.Events(ctx, q) })
+}
+
 // ticket returns a waiting ticket of site s1 for the test day.
 func txTicket(service string, seq int, class queue.Class, rank int, sortKey int64) *queue.Ticket {
 	at := txBase.Add(time.Duration(seq) * time.Second)
@@ -239,16 +263,9 @@ func txInsertDuplicate(t *testing.T, s queue.Store) {
 	c := txTicket("A", 1, queue.ClassNormal, 20, 1)
 	c.Site = "s2"
 	txInsert(t, s, a, b, c)
-	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
-		got, err := tx.Find(ctx, queue.Filter{Site: "s1"})
-		if err != nil {
-			return err
-		}
-		if len(got) != 4 {
-			t.Errorf("site s1 holds %d tickets, want 4: %v", len(got), txNumbers(got))
-		}
-		return nil
-	})
+	if got := txFound(t, s, queue.Filter{Site: "s1"}); len(got) != 4 {
+		t.Errorf("site s1 holds %d tickets, want 4: %v", len(got), txNumbers(got))
+	}
 }
 
 func txTicketByNumber(t *testing.T, s queue.Store) {
@@ -309,14 +326,7 @@ func txUpdateTicketCAS(t *testing.T, s queue.Store) {
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
 		return tx.UpdateTicket(ctx, &called, queue.StatusCalled)
 	})
-	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
-		got, err := tx.Ticket(ctx, tk.ID)
-		if err != nil {
-			return err
-		}
-		txAssertTicket(t, got, &called)
-		return nil
-	})
+	txAssertTicket(t, txRead(t, s, func(ctx context.Context, tx queue.Tx) (*queue.Ticket, error) { return tx.Ticket(ctx, tk.ID) }), &called)
 	// The transferred ticket keeps its number: another ticket of service B
 	// with the same seq may still be issued.
 	txInsert(t, s, txTicket("B", 1, queue.ClassNormal, 20, 1))
@@ -325,18 +335,10 @@ func txUpdateTicketCAS(t *testing.T, s queue.Store) {
 // headOf returns the number of the head q selects, "" if none.
 func txHeadOf(t *testing.T, s queue.Store, q queue.HeadQuery) string {
 	t.Helper()
-	var got string
-	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
-		tk, err := tx.Head(ctx, q)
-		if err != nil {
-			return err
-		}
-		if tk != nil {
-			got = tk.Number
-		}
-		return nil
-	})
-	return got
+	if tk := txRead(t, s, func(ctx context.Context, tx queue.Tx) (*queue.Ticket, error) { return tx.Head(ctx, q) }); tk != nil {
+		return tk.Number
+	}
+	return ""
 }
 
 func txHeadOrder(t *testing.T, s queue.Store) {
@@ -825,38 +827,27 @@ func txEvents(t *testing.T, s queue.Store) {
 			t.Errorf("event %d (site %s) version %d, want %d", i, e.Site, e.Version, wantVersions[i])
 		}
 	}
+	all := txEventsOf(t, s, queue.EventsQuery{Site: "s1"})
+	if len(all) != 4 {
+		t.Fatalf("Events(s1) = %d events, want 4", len(all))
+	}
+	for i, e := range all {
+		w := appended[[]int{0, 2, 3, 5}[i]]
+		if !e.At.Equal(w.At) {
+			t.Errorf("event %d at %v, want %v", e.Version, e.At, w.At)
+		}
+		e.At, w.At = time.Time{}, time.Time{}
+		if e != w {
+			t.Errorf("event read back:\n got %+v\nwant %+v", e, w)
+		}
+	}
+	if page := txEventsOf(t, s, queue.EventsQuery{Site: "s1", After: 1, Limit: 2}); len(page) != 2 || page[0].Version != 2 || page[1].Version != 3 {
+		t.Errorf("Events(s1, after 1, limit 2) = %+v", page)
+	}
+	if rest := txEventsOf(t, s, queue.EventsQuery{Site: "s1", After: 4, Limit: 10}); len(rest) != 0 {
+		t.Errorf("Events after the last = %+v", rest)
+	}
 	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
-		all, err := tx.Events(ctx, queue.EventsQuery{Site: "s1"})
-		if err != nil {
-			return err
-		}
-		if len(all) != 4 {
-			t.Fatalf("Events(s1) = %d events, want 4", len(all))
-		}
-		for i, e := range all {
-			w := appended[[]int{0, 2, 3, 5}[i]]
-			if !e.At.Equal(w.At) {
-				t.Errorf("event %d at %v, want %v", e.Version, e.At, w.At)
-			}
-			e.At, w.At = time.Time{}, time.Time{}
-			if e != w {
-				t.Errorf("event read back:\n got %+v\nwant %+v", e, w)
-			}
-		}
-		page, err := tx.Events(ctx, queue.EventsQuery{Site: "s1", After: 1, Limit: 2})
-		if err != nil {
-			return err
-		}
-		if len(page) != 2 || page[0].Version != 2 || page[1].Version != 3 {
-			t.Errorf("Events(s1, after 1, limit 2) = %+v", page)
-		}
-		rest, err := tx.Events(ctx, queue.EventsQuery{Site: "s1", After: 4, Limit: 10})
-		if err != nil {
-			return err
-		}
-		if len(rest) != 0 {
-			t.Errorf("Events after the last = %+v", rest)
-		}
 		for site, want := range map[string]int64{"s1": 4, "s2": 2, "s3": 0} {
 			v, err := tx.LastVersion(ctx, site)
 			if err != nil {
@@ -913,21 +904,15 @@ func txEventsConcurrent(t *testing.T, s queue.Store) {
 	for err := range errs {
 		t.Fatalf("append event: %v", err)
 	}
-	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
-		all, err := tx.Events(ctx, queue.EventsQuery{Site: "s1"})
-		if err != nil {
-			return err
+	all := txEventsOf(t, s, queue.EventsQuery{Site: "s1"})
+	if len(all) != workers*each {
+		t.Fatalf("%d events, want %d", len(all), workers*each)
+	}
+	for i, e := range all {
+		if e.Version != int64(i+1) {
+			t.Fatalf("event %d has version %d", i, e.Version)
 		}
-		if len(all) != workers*each {
-			t.Fatalf("%d events, want %d", len(all), workers*each)
-		}
-		for i, e := range all {
-			if e.Version != int64(i+1) {
-				t.Fatalf("event %d has version %d", i, e.Version)
-			}
-		}
-		return nil
-	})
+	}
 }
 
 func txRequests(t *testing.T, s queue.Store) {
@@ -1137,16 +1122,9 @@ func txUpdateRollsBack(t *testing.T, s queue.Store) {
 	if !errors.Is(err, queue.ErrBadRequest) {
 		t.Fatalf("Update error = %v, want fn's", err)
 	}
-	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
-		got, err := tx.Find(ctx, queue.Filter{Site: "s1"})
-		if err != nil {
-			return err
-		}
-		if len(got) != 0 {
-			t.Errorf("a rolled back insert left %v", txNumbers(got))
-		}
-		return nil
-	})
+	if got := txFound(t, s, queue.Filter{Site: "s1"}); len(got) != 0 {
+		t.Errorf("a rolled back insert left %v", txNumbers(got))
+	}
 	// A panic in fn rolls back and frees the connection.
 	func() {
 		defer func() { _ = recover() }()
@@ -1273,29 +1251,23 @@ func txEventBatches(t *testing.T, s queue.Store) {
 		}
 		return nil
 	})
-	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
-		evs, err := tx.Events(ctx, queue.EventsQuery{Site: "s1"})
-		if err != nil {
-			return err
-		}
-		if len(evs) != 3 {
-			t.Fatalf("%d events of s1, want 3", len(evs))
-		}
-		got := evs[1]
-		if got.Version != 2 || got.Type != queue.EventCalled || got.TicketID != 7 || got.Class != queue.ClassVIP ||
-			got.Counter != "5" || got.Actor != "keypad-5" || got.Detail != "d" || got.CallCount != 1 || !got.At.Equal(at) ||
-			got.Issuer != "B" || got.Day != txDay || got.From != queue.StatusWaiting || got.FromQueue != "C" || got.FromCounter != "4" ||
-			got.Waited != 90*time.Second || got.ServiceTime != 2500*time.Millisecond {
-			t.Errorf("event 2 read back = %+v", got)
-		}
-		if evs[2].CallCount != 2 || evs[2].Type != queue.EventRecalled {
-			t.Errorf("event 3 read back = %+v", evs[2])
-		}
-		if v, err := tx.LastVersion(ctx, "s1"); err != nil || v != 3 {
-			t.Errorf("LastVersion(s1) = %d, %v; want 3", v, err)
-		}
-		return nil
-	})
+	evs := txEventsOf(t, s, queue.EventsQuery{Site: "s1"})
+	if len(evs) != 3 {
+		t.Fatalf("%d events of s1, want 3", len(evs))
+	}
+	got := evs[1]
+	if got.Version != 2 || got.Type != queue.EventCalled || got.TicketID != 7 || got.Class != queue.ClassVIP ||
+		got.Counter != "5" || got.Actor != "keypad-5" || got.Detail != "d" || got.CallCount != 1 || !got.At.Equal(at) ||
+		got.Issuer != "B" || got.Day != txDay || got.From != queue.StatusWaiting || got.FromQueue != "C" || got.FromCounter != "4" ||
+		got.Waited != 90*time.Second || got.ServiceTime != 2500*time.Millisecond {
+		t.Errorf("event 2 read back = %+v", got)
+	}
+	if evs[2].CallCount != 2 || evs[2].Type != queue.EventRecalled {
+		t.Errorf("event 3 read back = %+v", evs[2])
+	}
+	if v := txRead(t, s, func(ctx context.Context, tx queue.Tx) (int64, error) { return tx.LastVersion(ctx, "s1") }); v != 3 {
+		t.Errorf("LastVersion(s1) = %d, want 3", v)
+	}
 }
 
 // appendEvent appends one event as a batch of one.

@@ -1,9 +1,12 @@
--- nowserving schema, SQLite. Every time is unix milliseconds, 0 = not yet.
+-- nowserving schema, SQLite and PostgreSQL. Every time is unix milliseconds,
+-- 0 = not yet. A word in double braces is spelt by the dialect (see
+-- sqlstore.Dialect.Words): id, an identity primary key; int64, a 64-bit
+-- integer; bytes, a byte string; without_rowid, SQLite's clustered table.
 
 -- service issued the number (its day counter gave seq); queue is the
 -- service whose queue the ticket waits in now (a transfer keeps the number).
 CREATE TABLE tickets (
-    id             INTEGER PRIMARY KEY,
+    id             {{id}},
     site           TEXT    NOT NULL,
     service        TEXT    NOT NULL,
     queue          TEXT    NOT NULL,
@@ -13,23 +16,24 @@ CREATE TABLE tickets (
     class          TEXT    NOT NULL,
     status         TEXT    NOT NULL,
     rnk            INTEGER NOT NULL DEFAULT 0,
-    sort_key       INTEGER NOT NULL DEFAULT 0,
+    sort_key       {{int64}} NOT NULL DEFAULT 0,
     counter        TEXT    NOT NULL DEFAULT '',
     target_counter TEXT    NOT NULL DEFAULT '',
     call_count     INTEGER NOT NULL DEFAULT 0,
     noshow_count   INTEGER NOT NULL DEFAULT 0,
-    issued_at      INTEGER NOT NULL DEFAULT 0,
-    waiting_since  INTEGER NOT NULL DEFAULT 0,
-    called_at      INTEGER NOT NULL DEFAULT 0,
-    serving_at     INTEGER NOT NULL DEFAULT 0,
-    finished_at    INTEGER NOT NULL DEFAULT 0,
+    issued_at      {{int64}} NOT NULL DEFAULT 0,
+    waiting_since  {{int64}} NOT NULL DEFAULT 0,
+    called_at      {{int64}} NOT NULL DEFAULT 0,
+    serving_at     {{int64}} NOT NULL DEFAULT 0,
+    finished_at    {{int64}} NOT NULL DEFAULT 0,
     device         TEXT    NOT NULL DEFAULT '',
     idem_key       TEXT    NOT NULL DEFAULT ''
 );
 
 -- The last line of defence against a number issued twice (DESIGN §6.1).
 CREATE UNIQUE INDEX tickets_seq_uq ON tickets (site, service, day, seq);
--- Head: the same columns and order as its WHERE and ORDER BY.
+-- Head: the same columns and order as its WHERE and ORDER BY; partial, so a
+-- ticket leaves the index when it is called.
 CREATE INDEX tickets_head ON tickets (site, day, queue, target_counter, rnk, sort_key, id) WHERE status = 'WAITING';
 CREATE INDEX tickets_wait ON tickets (site, day, queue, target_counter, waiting_since, id) WHERE status = 'WAITING';
 CREATE INDEX tickets_number ON tickets (site, day, number);
@@ -41,18 +45,18 @@ CREATE TABLE day_counters (
     day     TEXT    NOT NULL,
     last    INTEGER NOT NULL,
     PRIMARY KEY (site, service, day)
-) WITHOUT ROWID;
+){{without_rowid}};
 
 CREATE TABLE site_versions (
     site    TEXT    NOT NULL PRIMARY KEY,
-    version INTEGER NOT NULL
-) WITHOUT ROWID;
+    version {{int64}} NOT NULL
+){{without_rowid}};
 
 CREATE TABLE events (
     site      TEXT    NOT NULL,
-    version   INTEGER NOT NULL,
+    version   {{int64}} NOT NULL,
     type      TEXT    NOT NULL,
-    ticket_id INTEGER NOT NULL DEFAULT 0,
+    ticket_id {{int64}} NOT NULL DEFAULT 0,
     number    TEXT    NOT NULL DEFAULT '',
     service   TEXT    NOT NULL DEFAULT '',
     class     TEXT    NOT NULL DEFAULT '',
@@ -60,31 +64,31 @@ CREATE TABLE events (
     counter   TEXT    NOT NULL DEFAULT '',
     actor     TEXT    NOT NULL DEFAULT '',
     detail    TEXT    NOT NULL DEFAULT '',
-    at        INTEGER NOT NULL DEFAULT 0,
+    at        {{int64}} NOT NULL DEFAULT 0,
     PRIMARY KEY (site, version)
-) WITHOUT ROWID;
+){{without_rowid}};
 
 CREATE TABLE counters (
     site      TEXT    NOT NULL,
     id        TEXT    NOT NULL,
     mode      TEXT    NOT NULL,
-    ticket_id INTEGER NOT NULL DEFAULT 0,
-    since     INTEGER NOT NULL DEFAULT 0,
+    ticket_id {{int64}} NOT NULL DEFAULT 0,
+    since     {{int64}} NOT NULL DEFAULT 0,
     PRIMARY KEY (site, id)
-) WITHOUT ROWID;
+){{without_rowid}};
 
 CREATE TABLE requests (
     device   TEXT    NOT NULL,
     idem_key TEXT    NOT NULL,
     op       TEXT    NOT NULL,
-    result   BLOB,
-    at       INTEGER NOT NULL DEFAULT 0,
+    result   {{bytes}},
+    at       {{int64}} NOT NULL DEFAULT 0,
     PRIMARY KEY (device, idem_key)
-) WITHOUT ROWID;
+){{without_rowid}};
 
 CREATE TABLE service_streaks (
     site    TEXT    NOT NULL,
     service TEXT    NOT NULL,
     n       INTEGER NOT NULL,
     PRIMARY KEY (site, service)
-) WITHOUT ROWID;
+){{without_rowid}};

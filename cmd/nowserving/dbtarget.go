@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/queue/store"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
+)
+
+// dbTarget resolves the store of an admin command: --db DSN (with the driver
+// guessed from its form, or --driver), else the configuration.
+type dbTarget struct {
+	file, db, driver *string
+}
+
+func addDBFlags(cmd *cobra.Command) dbTarget {
+	return dbTarget{
+		file:   configFlags(cmd, "store"),
+		db:     cmd.Flags().String("db", "", "database DSN: a SQLite file, postgres://..., or user@tcp(host:port)/db (overrides the config's store)"),
+		driver: cmd.Flags().String("driver", "", "driver for --db: sqlite, postgres or mysql (default: guessed from the DSN)"),
+	}
+}
+
+// guessDriver tells the driver from a DSN's form, and the DSN to use.
+func guessDriver(dsn string) (config.Driver, string) {
+	d, rest := store.Guess(dsn)
+	return config.Driver(d), rest
+}
+
+// resolve returns the store settings and, when a config file was given,
+// the configuration.
+func (d dbTarget) resolve(cmd *cobra.Command) (config.Store, *config.Config, error) {
+	if *d.db != "" && *d.file == "" {
+		drv, dsn := config.Driver(*d.driver), *d.db
+		if drv == "" {
+			drv, dsn = guessDriver(dsn)
+		}
+		return config.Store{Driver: drv, DSN: dsn}, nil, nil
+	}
+	if *d.file == "" {
+		return storeOnly(cmd)
+	}
+	cfg, err := loadConfig(cmd, *d.file)
+	if err != nil {
+		return config.Store{}, nil, err
+	}
+	st := cfg.Store
+	if *d.db != "" {
+		st.DSN = *d.db
+		st.Driver = config.Driver(*d.driver)
+		if st.Driver == "" {
+			st.Driver, st.DSN = guessDriver(*d.db)
+		}
+	}
+	return st, cfg, nil
+}
+
+// on resolves the store, opens it, migrated or not, and runs f on it,
+// closing it after; what names the command in errors ("migrate", "check").
+func (d dbTarget) on(cmd *cobra.Command, what string, migrate bool, f func(*sqlstore.Store, config.Store, *config.Config) error) error {
+	st, cfg, err := d.resolve(cmd)
+	if err != nil {
+		return err
+	}
+	s, err := openStore(cmd.Context(), st, nil, migrate)
+	if err != nil {
+		return fmt.Errorf("%s %s database: %w", what, st.Driver, err)
+	}
+	defer s.Close()
+	return f(s, st, cfg)
+}

@@ -1,8 +1,0 @@
--- /readyz proves the store can write by upserting its daemon's row here in
--- a transaction (a read-only server, a full disk or a hung server fail it).
--- daemon names the daemon (host and configured protocol address), so
--- daemons sharing a database do not contend for one row.
-CREATE TABLE health (
-    daemon    TEXT   NOT NULL PRIMARY KEY,
-    probed_ms BIGINT NOT NULL
-);
