@@ -183,9 +183,8 @@ func (f *feed) dropOrders() {
 
 // follow brings the site's order up to events appended from the store:
 // another daemon committed them (or this one, read back before it
-// published them). It reads in tx, the read the events came in, or in a
-// read of its own when tx is nil. f.mu is held.
-func (f *feed) follow(ctx context.Context, tx Tx, id string, sf *siteFeed, evs []Event) {
+// published them). f.mu is held.
+func (f *feed) follow(ctx context.Context, id string, sf *siteFeed, evs []Event) {
 	if sf.ord == nil || len(evs) == 0 {
 		return
 	}
@@ -193,12 +192,7 @@ func (f *feed) follow(ctx context.Context, tx Tx, id string, sf *siteFeed, evs [
 		sf.ord, sf.ordRetry = nil, time.Time{} // built again on next use
 		return
 	}
-	var err error
-	if tx != nil {
-		err = sf.ord.remote(ctx, tx, evs)
-	} else {
-		err = f.e.view(ctx, func(ctx context.Context, tx Tx) error { return sf.ord.remote(ctx, tx, evs) })
-	}
+	err := f.e.view(ctx, func(ctx context.Context, tx Tx) error { return sf.ord.remote(ctx, tx, evs) })
 	if err != nil {
 		f.setOrder(id, sf, nil, err)
 	}
@@ -210,8 +204,7 @@ func (f *feed) follow(ctx context.Context, tx Tx, id string, sf *siteFeed, evs [
 // order follows them and the OnFollow hooks see them here. It holds f.mu
 // only to look and to append, not across the read of the events, so a
 // slow store stalls neither the committers' publications nor the
-// subscribers; the order reads the tickets in the same read transaction
-// as the events. before, when not 0, stops it short of that version (the
+// subscribers. before, when not 0, stops it short of that version (the
 // first of events this daemon is publishing). f.mu is not held.
 func (f *feed) catchUp(id string, before int64) error {
 	f.mu.Lock()
@@ -231,28 +224,18 @@ func (f *feed) catchUp(id string, before int64) error {
 				return nil
 			}
 		}
-		var evs []Event
-		read := false // the events were read and appended
-		err := f.e.view(ctx, func(ctx context.Context, tx Tx) error {
-			var err error
-			if evs, err = tx.Events(ctx, EventsQuery{Site: id, After: from, Limit: limit}); err != nil {
-				return err
-			}
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			read = true
-			if added := f.append(sf, evs); len(added) > 0 {
-				f.follow(ctx, tx, id, sf, added)
-				for _, h := range f.hooks {
-					h(id, added)
-				}
-			}
-			return nil
-		})
-		if err != nil && !read {
-			// (An error after the read is the order's, which dropped it.)
-			return fmt.Errorf("queue: events of %s after %d: %w", id, from, err)
+		evs, err := f.e.Events(ctx, id, from, limit)
+		if err != nil {
+			return err
 		}
+		f.mu.Lock()
+		if added := f.append(sf, evs); len(added) > 0 {
+			f.follow(ctx, id, sf, added)
+			for _, h := range f.hooks {
+				h(id, added)
+			}
+		}
+		f.mu.Unlock()
 		if len(evs) < limit {
 			return nil
 		}
@@ -331,7 +314,7 @@ func (f *feed) publishSite(id string, evs []Event, ws []write) {
 		// Some were read back from the store first, and followed
 		// from there: so are the rest.
 		ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
-		f.follow(ctx, nil, id, sf, added)
+		f.follow(ctx, id, sf, added)
 		cancel()
 	}
 	if f.follower != nil {
