@@ -17,9 +17,9 @@
 #   BIN="old/nowserving bin/nowserving" bench/daemons.sh   # each case with each binary, side by side
 #
 # Columns: tickets/s and latency of the bench client; the daemons' CPU per
-# ticket (utime+stime of every daemon, from /proc) and that of the
-# PostgreSQL backends serving them (their connections, found with ss),
-# in µs; errors of the client and WARN/ERROR lines of the daemons.
+# ticket (utime+stime of every daemon, from /proc, over the bench) and that
+# of the PostgreSQL backends serving them (their connections, found with
+# ss), in µs; errors of the client and WARN/ERROR lines of the daemons.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DRIVER=${DRIVER:-postgres}
@@ -130,13 +130,16 @@ run() {
 	for i in $(seq 1 "$n"); do
 		for _ in $(seq 100); do grep -q . <(ss -ltn "sport = :$((PORT + i))" | tail -n +2) && break; sleep 0.1; done
 	done
+	local dcpu0 pcpu0
+	dcpu0=$(cpu "${pids[@]}")
+	pcpu0=$(cpu $(backends "${pids[@]}"))
 	local where=(--addr "$addrs")
 	[ "$mode" = spread ] || where=()
 	out=$("$ns" bench issue --config "$cfg" "${where[@]}" --kiosks "$KIOSKS" --duration "$DURATION" --service A 2>&1) || true
 	local warns dcpu pcpu hz
 	hz=$(getconf CLK_TCK)
-	dcpu=$(cpu "${pids[@]}")
-	pcpu=$(cpu $(backends "${pids[@]}"))
+	dcpu=$(($(cpu "${pids[@]}") - dcpu0))
+	pcpu=$(($(cpu $(backends "${pids[@]}")) - pcpu0))
 	warns=$(cat "$work"/d*.log | grep -c 'level=\(WARN\|ERROR\)' || true)
 	stop
 	drop "$db"
