@@ -170,20 +170,26 @@ func (w *follower) listening(site string, d int) {
 	w.mu.Lock()
 	n := w.waiters[site] + d
 	w.waiters[site] = n
-	catch := false
+	kick := false
 	switch {
 	case d < 0 && n == 0:
 		w.left[site] = time.Now()
 	case d > 0 && n == 1:
 		if v, ok := w.missed[site]; ok {
 			delete(w.missed, site)
-			w.notified[site], catch = max(w.notified[site], v), true
-		} else if !w.pushed.Load() && time.Since(w.left[site]) > w.fast {
-			w.notified[site], catch = math.MaxInt64, true
+			w.notified[site], kick = max(w.notified[site], v), true
+		} else if !w.pushed.Load() {
+			// Polling: the poll must come within the fast interval
+			// (the kick brings it forward, never later); a read now
+			// only if it may not have run for this site meanwhile.
+			kick = true
+			if time.Since(w.left[site]) > w.fast {
+				w.notified[site] = math.MaxInt64
+			}
 		}
 	}
 	w.mu.Unlock()
-	if catch {
+	if kick {
 		w.kick()
 	}
 }
@@ -205,7 +211,11 @@ func (w *follower) interval() time.Duration {
 
 func (w *follower) run() {
 	w.poll() // every site's feed starts now, at the store's version
-	t := time.NewTimer(w.interval())
+	// due is the next poll: a wake-up may bring it forward (a subscriber
+	// that starts waiting wants the fast one), never put it off, however
+	// often it comes.
+	due := time.Now().Add(w.interval())
+	t := time.NewTimer(time.Until(due))
 	defer t.Stop()
 	for {
 		select {
@@ -213,6 +223,7 @@ func (w *follower) run() {
 			return
 		case <-t.C:
 			w.poll()
+			due = time.Now().Add(w.interval())
 		case <-w.wake:
 			w.mu.Lock()
 			sites, full := w.notified, w.full
@@ -220,6 +231,7 @@ func (w *follower) run() {
 			w.mu.Unlock()
 			if full {
 				w.poll()
+				due = time.Now().Add(w.interval())
 			}
 			for id, v := range sites {
 				// Looked at and recorded under one lock: a first waiter
@@ -234,8 +246,11 @@ func (w *follower) run() {
 					w.catchUp(id, v)
 				}
 			}
+			if d := time.Now().Add(w.interval()); d.Before(due) {
+				due = d
+			}
 		}
-		t.Reset(w.interval())
+		t.Reset(time.Until(due))
 	}
 }
 
