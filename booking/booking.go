@@ -1,8 +1,10 @@
 // Package booking stands in front of the engine's appointments for the
 // rush at booking opening (DESIGN §5a): free-slot lists served from memory
 // and invalidated by the booking events, slots known to be full refused
-// without a database round trip (reopened by a cancel or an expiry), and a
-// per-patient rate limit answered before any database work. The database
+// without a write (reopened by a cancel or an expiry; who holds such a
+// slot is read once, so that a retry of the request that took a place gets
+// its booking back), and a per-patient rate limit answered before any
+// database work. The database
 // stays the one authority: every booking still goes through the engine's
 // group commit and its conditional UPDATE; what is held here only saves
 // round trips, and a stale entry can only refuse a request the database
@@ -14,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -46,10 +49,20 @@ type Front struct {
 	lists     map[listKey]*list  // cached slot lists
 	gens      map[listKey]uint64 // bumped by each invalidation
 	full      map[int64]bool     // slots known full
+	holders   map[int64]holders  // who has a booking in a slot known full, read once
 	releases  map[int64]uint64   // places given back per slot, seen in events
 }
 
 type listKey struct{ site, resource, date string }
+
+// holders are the patients with a booking (of any status) in a slot known
+// full, at one site: the only ones whose request for it may be a retry.
+// While the slot stays full no one else can book it, so the set holds
+// until a place is given back, which drops it with the slot's fullness.
+type holders struct {
+	site     string
+	patients map[string]bool
+}
 
 type list struct {
 	slots []queue.Slot
@@ -60,8 +73,9 @@ type list struct {
 // queue.ErrRateLimited.
 type RateError struct{ RetryAfter time.Duration }
 
+// Error says the wait in whole seconds, rounded up, as Retry-After does.
 func (e *RateError) Error() string {
-	return fmt.Sprintf("booking: too many requests for this patient: retry after %s", e.RetryAfter)
+	return fmt.Sprintf("booking: too many requests for this patient: retry after %ds", int64(math.Ceil(e.RetryAfter.Seconds())))
 }
 
 // Is makes RateError match queue.ErrRateLimited.
@@ -76,7 +90,7 @@ func New(o Opts) *Front {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	f := &Front{eng: o.Engine, clock: o.Clock, log: o.Logger, lists: map[listKey]*list{}, gens: map[listKey]uint64{},
-		full: map[int64]bool{}, releases: map[int64]uint64{}}
+		full: map[int64]bool{}, holders: map[int64]holders{}, releases: map[int64]uint64{}}
 	limits := map[string]rate{}
 	for _, s := range o.Engine.Sites() {
 		limits[s.ID] = rate{n: s.Appointments.PatientRate, per: s.Appointments.PatientWindow}
@@ -96,7 +110,7 @@ func (f *Front) Follow(ctx context.Context) error {
 	defer func() {
 		f.mu.Lock()
 		f.following = false
-		f.lists, f.full = map[listKey]*list{}, map[int64]bool{}
+		f.lists, f.full, f.holders = map[listKey]*list{}, map[int64]bool{}, map[int64]holders{}
 		f.mu.Unlock()
 	}()
 	for _, s := range f.eng.Sites() {
@@ -162,7 +176,7 @@ func (f *Front) forget(site string) {
 			f.gens[k]++
 		}
 	}
-	f.full = map[int64]bool{}
+	f.full, f.holders = map[int64]bool{}, map[int64]holders{}
 }
 
 // observe applies a booking event: the lists showing its slot are stale;
@@ -178,6 +192,7 @@ func (f *Front) observe(s *queue.Site, e *queue.Event) {
 	if e.Type == queue.EventBookingCancelled || e.Type == queue.EventBookingExpired {
 		f.releases[e.Slot]++
 		delete(f.full, e.Slot)
+		delete(f.holders, e.Slot)
 	}
 }
 
@@ -220,9 +235,9 @@ func (f *Front) Slots(ctx context.Context, site, resource, date string) ([]queue
 }
 
 // Book applies a booking request: the patient's rate first, then a slot
-// known full is refused at once; the rest goes to the engine. A slot the
-// engine finds full is remembered, unless a place was given back since the
-// request started.
+// known full is refused without a write; the rest goes to the engine. A
+// slot the engine finds full is remembered, unless a place was given back
+// since the request started.
 func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, bool, error) {
 	if wait, ok := f.limit.allow(r.Site, r.Patient, f.clock()); !ok {
 		return queue.Booking{}, false, &RateError{RetryAfter: wait}
@@ -231,7 +246,16 @@ func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, b
 	full, rel := f.following && f.full[r.Slot], f.releases[r.Slot]
 	f.mu.Unlock()
 	if full {
-		return queue.Booking{}, false, fmt.Errorf("%w: slot %d (known full)", queue.ErrSlotFull, r.Slot)
+		held, err := f.holds(ctx, r, rel)
+		if err != nil {
+			return queue.Booking{}, false, err
+		}
+		if !held {
+			return queue.Booking{}, false, fmt.Errorf("%w: slot %d (known full)", queue.ErrSlotFull, r.Slot)
+		}
+		// The patient has a booking there: the engine answers a retry of
+		// the request that made it with that booking, anything else with
+		// its refusal.
 	}
 	b, replayed, err := f.eng.Book(ctx, r)
 	if errors.Is(err, queue.ErrSlotFull) {
@@ -244,6 +268,45 @@ func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, b
 	return b, replayed, err
 }
 
+// holds reports whether r may be a retry of the request that booked its
+// patient into its slot, known full since rel places were given back:
+// only a request with an idempotency key can be, and only if the patient
+// has a booking in the slot. The slot's bookings are read once while it
+// stays full (a read, never a write), so the rush on a full slot costs
+// the database nothing more.
+func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (bool, error) {
+	if r.Key == "" {
+		return false, nil
+	}
+	f.mu.Lock()
+	h, ok := f.holders[r.Slot]
+	f.mu.Unlock()
+	if !ok || h.site != r.Site {
+		key := "holders\x00" + r.Site + "\x00" + strconv.FormatInt(r.Slot, 10) + "\x00" + strconv.FormatUint(rel, 10)
+		v, err, _ := f.group.Do(key, func() (any, error) {
+			bs, err := f.eng.Bookings(ctx, queue.BookingFilter{Site: r.Site, Slot: r.Slot})
+			if err != nil {
+				return nil, fmt.Errorf("booking: read the bookings of slot %d: %w", r.Slot, err)
+			}
+			h := holders{site: r.Site, patients: make(map[string]bool, len(bs))}
+			for _, b := range bs {
+				h.patients[b.Patient] = true
+			}
+			f.mu.Lock()
+			if f.full[r.Slot] && f.releases[r.Slot] == rel {
+				f.holders[r.Slot] = h
+			}
+			f.mu.Unlock()
+			return h, nil
+		})
+		if err != nil {
+			return false, err
+		}
+		h = v.(holders)
+	}
+	return h.patients[r.Patient], nil
+}
+
 // Cancel cancels a booking; the slot reopens here at once (other daemons
 // learn it from the event).
 func (f *Front) Cancel(ctx context.Context, r queue.BookingRequest) (queue.Booking, error) {
@@ -252,6 +315,7 @@ func (f *Front) Cancel(ctx context.Context, r queue.BookingRequest) (queue.Booki
 		f.mu.Lock()
 		f.releases[b.Slot]++
 		delete(f.full, b.Slot)
+		delete(f.holders, b.Slot)
 		f.mu.Unlock()
 	}
 	return b, err

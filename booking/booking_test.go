@@ -3,6 +3,7 @@ package booking_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -183,7 +184,48 @@ func TestRate(t *testing.T) {
 	if n := e.st.updates.Load() - updates; n != 0 {
 		t.Errorf("a refused rate cost %d transactions", n)
 	}
+	// The message says the wait as Retry-After does, in whole seconds.
+	e.clock.Add(1500 * time.Millisecond)
+	if err := e.book(e.slots[9].ID, "p1"); err == nil || !strings.HasSuffix(err.Error(), "retry after 9s") {
+		t.Errorf("fifth request, 1.5 s later: %v, want it to end with \"retry after 9s\"", err)
+	}
 	if err := e.book(e.slots[9].ID, "p2"); err != nil {
 		t.Errorf("another patient: %v", err)
+	}
+}
+
+// TestReplayKnownFull: a retry of the request that took a slot's last
+// place (same device and Idempotency-Key) gets its booking back once the
+// slot is known full, not slot_full; new requests for the slot, with a
+// key or not, are still refused without a write, and all of them together
+// cost one read (who holds the slot).
+func TestReplayKnownFull(t *testing.T) {
+	e := newEnv(t)
+	sl := e.slots[4].ID
+	req := func(patient, key string) queue.BookRequest {
+		return queue.BookRequest{Request: queue.Request{Site: "hq", Device: "api:his", Key: key}, Slot: sl, Patient: patient}
+	}
+	first, replayed, err := e.front.Book(t.Context(), req("p1", "his-1"))
+	if err != nil || replayed {
+		t.Fatalf("first booking: %v, replayed %v", err, replayed)
+	}
+	if _, _, err := e.front.Book(t.Context(), req("p2", "his-2")); !errors.Is(err, queue.ErrSlotFull) {
+		t.Fatalf("second patient: %v", err)
+	}
+	updates, views := e.st.updates.Load(), e.st.views.Load()
+	for _, r := range []queue.BookRequest{req("p3", "his-3"), req("p4", ""), req("p5", "his-5"), req("p6", "his-6")} {
+		if _, _, err := e.front.Book(t.Context(), r); !errors.Is(err, queue.ErrSlotFull) {
+			t.Fatalf("patient %s on a slot known full: %v", r.Patient, err)
+		}
+	}
+	if n := e.st.updates.Load() - updates; n != 0 {
+		t.Errorf("new requests on a slot known full cost %d transactions", n)
+	}
+	if n := e.st.views.Load() - views; n > 1 {
+		t.Errorf("new requests on a slot known full cost %d reads, want at most one", n)
+	}
+	again, replayed, err := e.front.Book(t.Context(), req("p1", "his-1"))
+	if err != nil || !replayed || again.ID != first.ID || again.Code != first.Code {
+		t.Errorf("retry of the first request: booking %d, replayed %v, %v; want booking %d again", again.ID, replayed, err, first.ID)
 	}
 }

@@ -48,20 +48,16 @@ func NewSweeper(eng *queue.Engine, every time.Duration, log *slog.Logger) *Sweep
 // Name names the part.
 func (s *Sweeper) Name() string { return "sweeper" }
 
-// Run sweeps until Shutdown, ctx ends or the engine closes; a failed
-// sweep is logged and tried again next time.
+// Run sweeps at once, then every so often until Shutdown, ctx ends or
+// the engine closes; a failed sweep is logged and tried again next time.
+// The first sweep is not put off: it creates the slots of the days that
+// opened while the daemon was stopped (a fresh database has none), and
+// bookings for them are refused until it has run.
 func (s *Sweeper) Run(ctx context.Context) error {
 	defer s.stop.Ended()
 	tk := time.NewTicker(s.every)
 	defer tk.Stop()
 	for {
-		select {
-		case <-s.stop.Requested():
-			return nil // Shutdown; a sweep in flight has finished
-		case <-ctx.Done():
-			return nil
-		case <-tk.C:
-		}
 		sctx, cancel := context.WithTimeout(ctx, s.every)
 		n, err := s.eng.Sweep(sctx)
 		cancel()
@@ -72,6 +68,13 @@ func (s *Sweeper) Run(ctx context.Context) error {
 			s.log.Warn("sweep failed", "err", err)
 		case n > 0:
 			s.log.Info("swept tickets, bookings and slots", "moved", n)
+		}
+		select {
+		case <-s.stop.Requested():
+			return nil // Shutdown; a sweep in flight has finished
+		case <-ctx.Done():
+			return nil
+		case <-tk.C:
 		}
 	}
 }

@@ -45,8 +45,15 @@ func TestCheckIn(t *testing.T) {
 	if tk.Class != wire.ClassAppointment || tk.Status != wire.StatusWaiting || tk.AppointmentMS != soon.Start.UnixMilli() || tk.Service != "A" {
 		t.Errorf("check-in ticket %+v", tk)
 	}
-	if again := cl.ticket(&wire.CheckIn{IdemKey: "ci-1", Code: code}); again.ID != tk.ID {
-		t.Errorf("retry gave ticket %d, want %d", again.ID, tk.ID)
+	last, err := d.Engine.LastVersion(ctx, "hq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Version == 0 || tk.Version != uint64(last) {
+		t.Errorf("check-in ticket version %d, want the site's last %d (its CHECKED_IN event)", tk.Version, last)
+	}
+	if again := cl.ticket(&wire.CheckIn{IdemKey: "ci-1", Code: code}); again.ID != tk.ID || again.Version != tk.Version {
+		t.Errorf("retry gave ticket %d version %d, want %d version %d", again.ID, again.Version, tk.ID, tk.Version)
 	}
 	cl.wantError(&wire.CheckIn{IdemKey: "ci-2", Code: soon.Code}, wire.ErrBookingNotActive.Code)
 	e := cl.wantError(&wire.CheckIn{IdemKey: "ci-3", Code: later.Code}, wire.ErrCheckInEarly.Code)

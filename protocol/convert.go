@@ -53,7 +53,7 @@ func refusalMsg(err, sentinel error, st *wire.StatusError) string {
 	}
 	var early *queue.CheckInEarlyError
 	if errors.As(err, &early) {
-		return fmt.Sprintf("%s: booking %s: come back at %s", st.Msg, early.Code, early.At.Format("15:04"))
+		return fmt.Sprintf("%s: booking %s: come back at %s", st.Msg, early.Code, early.ComeBack())
 	}
 	var be *queue.BookingStateError
 	if errors.As(err, &be) {

@@ -36,6 +36,10 @@ type CheckIn struct {
 	OnTime   bool
 }
 
+// setVersion gives a check-in the version of its request's last event,
+// as TAKE_TICKET's ticket has (PROTOCOL.md, TICKET tag 16).
+func (c *CheckIn) setVersion(v int64) { c.Position.Ticket.Version = v }
+
 // MaxPatientLen bounds a patient reference.
 const MaxPatientLen = 128
 
@@ -333,7 +337,9 @@ func (e *Engine) CheckIn(ctx context.Context, r BookingRequest) (CheckIn, error)
 	if err != nil {
 		return CheckIn{}, err
 	}
+	version := ci.Position.Ticket.Version // the check-in's CHECKED_IN event
 	ci.Position = pos
+	ci.Position.Ticket.Version = version
 	ci.Position.Appointment = ci.Booking.Start
 	return ci, nil
 }
@@ -349,7 +355,7 @@ func (e *Engine) checkIn(ctx context.Context, tx Tx, j *job, s *Site, r BookingR
 	rules := s.Appointments.withDefaults()
 	now := e.clock()
 	if open := b.Start.Add(-rules.Early); now.Before(open) {
-		return CheckIn{}, &CheckInEarlyError{Code: b.Code, At: open.In(s.Location)}
+		return CheckIn{}, &CheckInEarlyError{Code: b.Code, At: open.In(s.Location), Now: now}
 	}
 	if !now.Before(b.End.Add(rules.MissedGrace)) {
 		return CheckIn{}, fmt.Errorf("%w: booking %d: its slot ended at %s", ErrCheckInLate, b.ID, b.End.In(s.Location).Format("15:04"))
@@ -453,5 +459,10 @@ func (e *Engine) sweepBookings(ctx context.Context, s *Site) (int, error) {
 		}
 		return nil
 	})
-	return n, err
+	if err != nil {
+		// n is the committer's: it may still be running the job
+		// when submit gave up on the context.
+		return 0, err
+	}
+	return n, nil
 }

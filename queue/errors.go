@@ -92,13 +92,25 @@ func (e *TransitionError) refuses() {}
 type CheckInEarlyError struct {
 	Code string
 	At   time.Time
+	// Now is when it was refused, in the site's zone: the refusal names
+	// At's date too when it is another day.
+	Now time.Time
+}
+
+// ComeBack says when the patient may check in: "10:30", or
+// "2026-12-02 10:30" when that is not the day of the refusal.
+func (e *CheckInEarlyError) ComeBack() string {
+	if !e.Now.IsZero() && e.Now.In(e.At.Location()).Format(time.DateOnly) != e.At.Format(time.DateOnly) {
+		return e.At.Format("2006-01-02 15:04")
+	}
+	return e.At.Format("15:04")
 }
 
 // ErrCheckInEarly is the refusal of a check-in before its window.
 var ErrCheckInEarly = refusal("queue: too early to check in")
 
 func (e *CheckInEarlyError) Error() string {
-	return fmt.Sprintf("queue: booking %s: too early to check in: come back at %s", e.Code, e.At.Format("15:04"))
+	return fmt.Sprintf("queue: booking %s: too early to check in: come back at %s", e.Code, e.ComeBack())
 }
 
 // Is makes CheckInEarlyError match ErrCheckInEarly.

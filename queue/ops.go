@@ -539,7 +539,7 @@ func (e *Engine) currentOp(ctx context.Context, r CounterRequest, op string, a A
 			return Ticket{}, err
 		}
 		if cur == nil {
-			return Ticket{}, fmt.Errorf("%w: counter %s cannot %s", ErrCounterIdle, c.ID, a)
+			return Ticket{}, fmt.Errorf("%w: counter %s has no ticket to %s", ErrCounterIdle, c.ID, a)
 		}
 		now := e.clock()
 		if err := move(ctx, tx, j, cur, a, typ, c.ID, r.Device, "", now, func(t *Ticket) { change(t, now) }); err != nil {

@@ -150,7 +150,12 @@ func (e *Engine) generateResource(ctx context.Context, s *Site, r *Resource, now
 		}
 		return nil
 	})
-	return n, err
+	if err != nil {
+		// n is the committer's: it may still be running the job
+		// when submit gave up on the context.
+		return 0, err
+	}
+	return n, nil
 }
 
 // Slots lists the slots of a site on a local date ("2006-01-02"), of one

@@ -45,8 +45,14 @@ func tptr(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil
 	}
+	t = stored(t)
 	return &t
 }
+
+// stored is t to the millisecond, as the stores keep it: the first answer
+// to a request (times from the clock) and a replay of it (times read back)
+// then say the same.
+func stored(t time.Time) time.Time { return t.Truncate(time.Millisecond) }
 
 func toTicket(t queue.Ticket) Ticket {
 	return Ticket{ID: t.ID, Site: t.Site, Service: t.Service, Queue: t.Queue, Day: t.Day, Number: t.Number,

@@ -43,7 +43,7 @@ type Appointment struct {
 }
 
 func toAppointment(b queue.Booking, loc *time.Location) Appointment {
-	in := func(t time.Time) time.Time { return t.In(loc) }
+	in := func(t time.Time) time.Time { return stored(t).In(loc) }
 	a := Appointment{ID: b.ID, Site: b.Site, Resource: b.Resource, Slot: b.Slot, Start: in(b.Start), End: in(b.End),
 		Patient: b.Patient, Code: b.Code, Status: string(b.Status), Ticket: b.Number, CreatedAt: in(b.CreatedAt)}
 	if !b.HeldUntil.IsZero() {

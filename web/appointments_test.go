@@ -127,3 +127,23 @@ func TestAppointmentRate(t *testing.T) {
 	e.clock.Fix(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
 	decode[Appointment](t, e.bookSlot(dr[2], "p-1", ""), http.StatusCreated)
 }
+
+// TestReplaySameTimes: a replay of a booking or of a ticket (read back
+// from the store, to the millisecond) gives the times of the first answer
+// (from the clock, to the nanosecond), not times that differ under a
+// millisecond.
+func TestReplaySameTimes(t *testing.T) {
+	e := bookingEnv(t)
+	e.clock.Fix(time.Date(2026, 3, 2, 9, 0, 0, 123456789, time.UTC))
+	body := fmt.Sprintf(`{"slot": %d, "patient": "p-ns", "hold": true}`, e.slotIDs(t, "dr")[0])
+	first := decode[Appointment](t, e.do("POST", "/api/v1/sites/main/appointments", "", body, "Idempotency-Key", "k-ns"), http.StatusCreated)
+	again := decode[Appointment](t, e.do("POST", "/api/v1/sites/main/appointments", "", body, "Idempotency-Key", "k-ns"), http.StatusOK)
+	if !again.CreatedAt.Equal(first.CreatedAt) || first.HeldUntil == nil || again.HeldUntil == nil || !again.HeldUntil.Equal(*first.HeldUntil) {
+		t.Errorf("booking: first created %v held until %v, replay %v and %v", first.CreatedAt, first.HeldUntil, again.CreatedAt, again.HeldUntil)
+	}
+	tf := decode[Position](t, e.do("POST", "/api/v1/sites/main/tickets", "", `{"service":"A"}`, "Idempotency-Key", "t-ns"), http.StatusCreated)
+	ta := decode[Position](t, e.do("POST", "/api/v1/sites/main/tickets", "", `{"service":"A"}`, "Idempotency-Key", "t-ns"), http.StatusCreated)
+	if tf.Ticket.IssuedAt == nil || ta.Ticket.IssuedAt == nil || !ta.Ticket.IssuedAt.Equal(*tf.Ticket.IssuedAt) {
+		t.Errorf("ticket: first issued at %v, replay %v", tf.Ticket.IssuedAt, ta.Ticket.IssuedAt)
+	}
+}

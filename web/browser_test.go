@@ -41,6 +41,25 @@ func TestBrowser(t *testing.T) {
 	t.Run("words", func(t *testing.T) { testWords(t, b) })
 	t.Run("fit", func(t *testing.T) { testFit(t, b) })
 	t.Run("offline", func(t *testing.T) { testOffline(t, b) })
+	t.Run("zone", func(t *testing.T) { testZone(t, b) })
+}
+
+// testZone: the clock is in the site's time zone from the first state on,
+// not in the browser's until the next tick of the second.
+func testZone(t *testing.T, b *browser) {
+	e := newEnv(t, func(qo *queue.Opts, _ *Opts) {
+		loc, err := time.LoadLocation("Asia/Shanghai")
+		if err != nil {
+			t.Fatal(err)
+		}
+		qo.Sites[0].Location, qo.Sites[0].Languages = loc, []string{"zh"} // zh: a 24-hour clock
+	})
+	e.clock.Fix(time.Date(2026, 3, 2, 15, 4, 0, 0, time.UTC))
+	page := b.open(t, e.http.URL+"/display/main?rotate=0")
+	b.waitFor(t, page, "document.body.dataset.ready", "1", 20*time.Second)
+	if got, err := b.eval(page, "document.getElementById('clock').textContent"); err != nil || got != "23:04" {
+		t.Errorf("clock as the first state arrived: %q, %v; want 23:04 (Asia/Shanghai)", got, err)
+	}
 }
 
 // shot writes a screenshot of a page to dir/name.

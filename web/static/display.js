@@ -176,6 +176,7 @@
       live = true;
       setLive(true);
       render();
+      tick(); // the site's zone and language now, not at the next second
       document.body.dataset.ready = "1";
     });
     es.addEventListener("call", function (e) {
