@@ -3,7 +3,9 @@
 // and invalidated by the booking events, slots known to be full refused
 // without a write (reopened by a cancel or an expiry; who holds such a
 // slot is read once, so that a retry of the request that took a place gets
-// its booking back), and a per-patient rate limit answered before any
+// its booking back), no more requests of a slot at the engine at a time
+// than it has places (so the opening burst does not fill the queue other
+// sites' kiosks wait in), and a per-patient rate limit answered before any
 // database work. The database
 // stays the one authority: every booking still goes through the engine's
 // group commit and its conditional UPDATE; what is held here only saves
@@ -51,6 +53,20 @@ type Front struct {
 	full      map[int64]bool     // slots known full
 	holders   map[int64]holders  // who has a booking in a slot known full, read once
 	releases  map[int64]uint64   // places given back per slot, seen in events
+	capacity  map[int64]int      // places per slot, from the lists read
+	gates     map[int64]*gate    // the slots with requests at the engine
+}
+
+// gate lets at most as many booking requests of one slot go to the
+// engine at a time as the slot has places (one when its capacity is not
+// known): at the opening thousands of requests for a few slots arrive
+// before any answer says which are full, and sent on together they would
+// fill the committer's queue, which other sites' kiosks wait in too
+// (group commit). The first ones take the places or learn the slot full;
+// the waiting ones then are refused from memory.
+type gate struct {
+	permits chan struct{}
+	users   int // requests holding or waiting for a permit
 }
 
 type listKey struct{ site, resource, date string }
@@ -90,7 +106,8 @@ func New(o Opts) *Front {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	f := &Front{eng: o.Engine, clock: o.Clock, log: o.Logger, lists: map[listKey]*list{}, gens: map[listKey]uint64{},
-		full: map[int64]bool{}, holders: map[int64]holders{}, releases: map[int64]uint64{}}
+		full: map[int64]bool{}, holders: map[int64]holders{}, releases: map[int64]uint64{}, capacity: map[int64]int{},
+		gates: map[int64]*gate{}}
 	limits := map[string]rate{}
 	for _, s := range o.Engine.Sites() {
 		limits[s.ID] = rate{n: s.Appointments.PatientRate, per: s.Appointments.PatientWindow}
@@ -223,6 +240,7 @@ func (f *Front) Slots(ctx context.Context, site, resource, date string) ([]queue
 				if sl.Booked >= sl.Capacity {
 					f.full[sl.ID] = true
 				}
+				f.capacity[sl.ID] = sl.Capacity
 			}
 		}
 		f.mu.Unlock()
@@ -235,28 +253,52 @@ func (f *Front) Slots(ctx context.Context, site, resource, date string) ([]queue
 }
 
 // Book applies a booking request: the patient's rate first, then a slot
-// known full is refused without a write; the rest goes to the engine. A
-// slot the engine finds full is remembered, unless a place was given back
-// since the request started.
+// known full is refused without a write; the rest goes to the engine,
+// through the slot's gate. A slot the engine finds full is remembered,
+// unless a place was given back since the request started.
 func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, bool, error) {
 	if wait, ok := f.limit.allow(r.Site, r.Patient, f.clock()); !ok {
 		return queue.Booking{}, false, &RateError{RetryAfter: wait}
 	}
-	f.mu.Lock()
-	full, rel := f.following && f.full[r.Slot], f.releases[r.Slot]
-	f.mu.Unlock()
-	if full {
-		held, err := f.holds(ctx, r, rel)
-		if err != nil {
-			return queue.Booking{}, false, err
-		}
-		if !held {
-			return queue.Booking{}, false, fmt.Errorf("%w: slot %d (known full)", queue.ErrSlotFull, r.Slot)
-		}
-		// The patient has a booking there: the engine answers a retry of
-		// the request that made it with that booking, anything else with
-		// its refusal.
+	if full, rel := f.known(r.Slot); full {
+		return f.bookFull(ctx, r, rel)
 	}
+	leave, err := f.enter(ctx, r.Slot)
+	if err != nil {
+		return queue.Booking{}, false, err
+	}
+	defer leave()
+	full, rel := f.known(r.Slot)
+	if full { // learnt while waiting at the gate
+		return f.bookFull(ctx, r, rel)
+	}
+	return f.book(ctx, r, rel)
+}
+
+// known reports whether a slot is known full, and how many places were
+// given back in it so far.
+func (f *Front) known(slot int64) (bool, uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.following && f.full[slot], f.releases[slot]
+}
+
+// bookFull answers a request for a slot known full: refused, unless the
+// patient has a booking there: the engine answers a retry of the request
+// that made it with that booking, anything else with its refusal.
+func (f *Front) bookFull(ctx context.Context, r queue.BookRequest, rel uint64) (queue.Booking, bool, error) {
+	held, err := f.holds(ctx, r, rel)
+	if err != nil {
+		return queue.Booking{}, false, err
+	}
+	if !held {
+		return queue.Booking{}, false, fmt.Errorf("%w: slot %d (known full)", queue.ErrSlotFull, r.Slot)
+	}
+	return f.book(ctx, r, rel)
+}
+
+// book sends r to the engine and remembers a slot it finds full.
+func (f *Front) book(ctx context.Context, r queue.BookRequest, rel uint64) (queue.Booking, bool, error) {
 	b, replayed, err := f.eng.Book(ctx, r)
 	if errors.Is(err, queue.ErrSlotFull) {
 		f.mu.Lock()
@@ -266,6 +308,38 @@ func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, b
 		f.mu.Unlock()
 	}
 	return b, replayed, err
+}
+
+// enter waits for a permit of the slot's gate (while the caches are in
+// use; without them nothing is known full, and the gate would only queue)
+// and returns the function that gives it back.
+func (f *Front) enter(ctx context.Context, slot int64) (func(), error) {
+	f.mu.Lock()
+	if !f.following {
+		f.mu.Unlock()
+		return func() {}, nil
+	}
+	g := f.gates[slot]
+	if g == nil {
+		g = &gate{permits: make(chan struct{}, max(f.capacity[slot], 1))}
+		f.gates[slot] = g
+	}
+	g.users++
+	f.mu.Unlock()
+	out := func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if g.users--; g.users == 0 {
+			delete(f.gates, slot)
+		}
+	}
+	select {
+	case g.permits <- struct{}{}:
+		return func() { <-g.permits; out() }, nil
+	case <-ctx.Done():
+		out()
+		return nil, ctx.Err()
+	}
 }
 
 // holds reports whether r may be a retry of the request that booked its

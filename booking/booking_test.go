@@ -3,7 +3,9 @@ package booking_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,15 +17,28 @@ import (
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-// counting counts the transactions that reach the store.
+// counting counts the transactions that reach the store, and the slots
+// read in them (one per booking request the engine applies).
 type counting struct {
 	queue.Store
-	updates, views atomic.Int64
+	updates, views, slotReads atomic.Int64
 }
 
 func (c *counting) Update(ctx context.Context, fn func(context.Context, queue.Tx) error) error {
 	c.updates.Add(1)
-	return c.Store.Update(ctx, fn)
+	return c.Store.Update(ctx, func(ctx context.Context, tx queue.Tx) error {
+		return fn(ctx, slotCounting{tx, &c.slotReads})
+	})
+}
+
+type slotCounting struct {
+	queue.Tx
+	n *atomic.Int64
+}
+
+func (t slotCounting) Slot(ctx context.Context, id int64) (*queue.Slot, error) {
+	t.n.Add(1)
+	return t.Tx.Slot(ctx, id)
 }
 
 func (c *counting) View(ctx context.Context, fn func(context.Context, queue.Tx) error) error {
@@ -191,6 +206,37 @@ func TestRate(t *testing.T) {
 	}
 	if err := e.book(e.slots[9].ID, "p2"); err != nil {
 		t.Errorf("another patient: %v", err)
+	}
+}
+
+// TestGate: fifty patients asking at once for a slot of one place (the
+// opening rush) send two requests to the engine, not fifty: the first
+// takes the place, the second learns the slot full, the others are refused
+// from memory. The rest of the engine's queue is not filled by requests
+// whose answer one of them will give.
+func TestGate(t *testing.T) {
+	e := newEnv(t)
+	sl := e.slots[7].ID
+	reads := e.st.slotReads.Load()
+	errs := make([]error, 50)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() { errs[i] = e.book(sl, fmt.Sprintf("rush-%d", i)) })
+	}
+	wg.Wait()
+	booked := 0
+	for i, err := range errs {
+		if err == nil {
+			booked++
+		} else if !errors.Is(err, queue.ErrSlotFull) {
+			t.Errorf("patient %d: %v", i, err)
+		}
+	}
+	if booked != 1 {
+		t.Errorf("%d booked, want 1 (the others refused as full)", booked)
+	}
+	if n := e.st.slotReads.Load() - reads; n != 2 {
+		t.Errorf("the engine applied %d booking requests, want 2", n)
 	}
 }
 

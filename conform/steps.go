@@ -34,7 +34,7 @@ var requestSteps = []step{
 
 // displaySteps are the scenarios of a display: it subscribes by itself.
 var displaySteps = []step{
-	{Heartbeat, "events are applied: SUBSCRIBE resumes from the last version", (*harness).stepEvents},
+	{Heartbeat, "events are applied, of kinds the device may not know too: SUBSCRIBE resumes from the last version", (*harness).stepEvents},
 	{Heartbeat, "a SNAPSHOT after a gap replaces the state", (*harness).stepGap},
 	{Heartbeat, "an unsolicited SNAPSHOT replaces the state", (*harness).stepUnsolicited},
 	{Errors, "a retryable ERROR (0x31) to SUBSCRIBE is retried", (*harness).stepBusy},

@@ -43,15 +43,18 @@ type BookOpts struct {
 
 // outcome is what open-loop requests of one kind got.
 type outcome struct {
-	mu      sync.Mutex
-	lat     []time.Duration
+	mu  sync.Mutex
+	lat []time.Duration
+	// sec counts the latencies by the second of the run they were meant
+	// to be sent in (see splitLine).
+	sec     [][]time.Duration
 	status  map[int]int
 	errs    int
 	firstEr string
 	dropped atomic.Int64
 }
 
-func (o *outcome) add(d time.Duration, status int, err error) {
+func (o *outcome) add(d, sentAt time.Duration, status int, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if err != nil {
@@ -63,6 +66,35 @@ func (o *outcome) add(d time.Duration, status int, err error) {
 	}
 	o.lat = append(o.lat, d)
 	o.status[status]++
+	i := min(int(sentAt/time.Second), splitSeconds)
+	for len(o.sec) <= i {
+		o.sec = append(o.sec, nil)
+	}
+	o.sec[i] = append(o.sec[i], d)
+}
+
+// splitSeconds is how many first seconds of a run splitLine shows one by
+// one; the rest of the run is shown together.
+const splitSeconds = 5
+
+// splitLine is the p99 latency by second of the run, the first
+// splitSeconds one by one: whether a tail is the first seconds' or the
+// whole run's.
+func (o *outcome) splitLine() string {
+	var b strings.Builder
+	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+	for i, l := range o.sec {
+		if len(l) == 0 {
+			continue
+		}
+		slices.Sort(l)
+		if i < splitSeconds {
+			fmt.Fprintf(&b, "  %ds %s", i, r(Percentile(l, 99)))
+		} else {
+			fmt.Fprintf(&b, "  %ds-end %s", i, r(Percentile(l, 99)))
+		}
+	}
+	return b.String()
 }
 
 func (o *outcome) line() string {
@@ -84,6 +116,7 @@ func (o *outcome) line() string {
 	if len(o.lat) > 0 {
 		slices.Sort(o.lat)
 		b.WriteString("\n  latency from the intended send time: " + latencies(o.lat))
+		b.WriteString("\n  p99 by second of the run:" + o.splitLine())
 	}
 	return b.String()
 }
@@ -167,7 +200,7 @@ func paceLoop(ctx context.Context, rate float64, d time.Duration, maxInFlight in
 			defer wg.Done()
 			defer inFlight.Add(-1)
 			st, err := send(ctx, i)
-			out.add(time.Since(at), st, err)
+			out.add(time.Since(at), at.Sub(start), st, err)
 		}(i, at)
 	}
 	wg.Wait()

@@ -1,6 +1,7 @@
 package protocol_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,16 +11,16 @@ import (
 	"github.com/nowserving/nowserving/queue"
 )
 
-// TestCheckIn: a kiosk checks a booking in with its code and gets the
-// appointment ticket, with the slot's start; too early, unknown and
-// second check-ins are refused with their codes; a retry of the same key
-// gets the same ticket.
-func TestCheckIn(t *testing.T) {
+// bookingEnv is a daemon at 10:00 in Shanghai whose site has resource dr
+// ("Dr Li") with slots of one place from 10:15 to 12:00 today, the slots,
+// and a function booking one for a patient.
+func bookingEnv(t *testing.T) (*env, []queue.Slot, func(queue.Slot, string) queue.Booking) {
+	t.Helper()
 	site := testSite()
-	site.Resources = []queue.Resource{{ID: "dr", Service: "A", Schedule: queue.Schedule{
+	site.Resources = []queue.Resource{{ID: "dr", Names: map[string]string{"en": "Dr Li"}, Service: "A", Schedule: queue.Schedule{
 		Open: 10*time.Hour + 15*time.Minute, Close: 12 * time.Hour, Slot: 15 * time.Minute, Capacity: 1, DaysAhead: 1}}}
 	d := protocoltest.New(t, site, testDevices())
-	d.Clock = engineClock.Now // 10:00 in Shanghai
+	d.Clock = engineClock.Now
 	en := &env{Daemon: d, t: t}
 	en.Start()
 	t.Cleanup(en.Stop)
@@ -31,13 +32,22 @@ func TestCheckIn(t *testing.T) {
 	if err != nil || len(slots) < 4 {
 		t.Fatalf("slots: %v, %v", slots, err)
 	}
-	book := func(slot queue.Slot, patient string) queue.Booking {
+	return en, slots, func(slot queue.Slot, patient string) queue.Booking {
+		t.Helper()
 		b, _, err := d.Engine.Book(ctx, queue.BookRequest{Request: queue.Request{Site: "hq", Device: "api:test"}, Slot: slot.ID, Patient: patient})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
+}
+
+// TestCheckIn: a kiosk checks a booking in with its code and gets the
+// appointment ticket, with the slot's start; too early, unknown and
+// second check-ins are refused with their codes; a retry of the same key
+// gets the same ticket.
+func TestCheckIn(t *testing.T) {
+	en, slots, book := bookingEnv(t)
 	soon, later := book(slots[0], "p1"), book(slots[3], "p2") // 10:15 and 11:00
 	cl, _ := en.login("kiosk-1", 1)
 	code := strings.ToLower(soon.Code[:4]) + "-" + soon.Code[4:]
@@ -45,7 +55,7 @@ func TestCheckIn(t *testing.T) {
 	if tk.Class != wire.ClassAppointment || tk.Status != wire.StatusWaiting || tk.AppointmentMS != soon.Start.UnixMilli() || tk.Service != "A" {
 		t.Errorf("check-in ticket %+v", tk)
 	}
-	last, err := d.Engine.LastVersion(ctx, "hq")
+	last, err := en.Engine.LastVersion(t.Context(), "hq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,4 +73,49 @@ func TestCheckIn(t *testing.T) {
 	cl.wantError(&wire.CheckIn{IdemKey: "ci-4", Code: "ZZZZZZZZ"}, wire.ErrUnknownBooking.Code)
 	kp, _ := en.login("display-1", 1)
 	kp.wantError(&wire.CheckIn{IdemKey: "ci-5", Code: later.Code}, wire.ErrForbidden.Code)
+}
+
+// TestBookingEvents: a console's SNAPSHOT lists today's appointments per
+// resource and its subscription delivers the booking events, with the
+// resource, booking and slot and nothing of the patient; a keypad's
+// subscription to its counter never gets them (PROTOCOL.md section 5a).
+func TestBookingEvents(t *testing.T) {
+	en, slots, book := bookingEnv(t)
+	book(slots[1], "patient-ref-1")
+	con, _ := en.login("console-1", 1)
+	snap, ok := con.do(&wire.Subscribe{Snapshot: true}).(*wire.Snapshot)
+	if !ok {
+		t.Fatal("subscribe: no snapshot")
+	}
+	if want := (wire.ResourceInfo{ID: "dr", Name: "Dr Li", Service: "A", Booked: 1}); len(snap.Resources) != 1 || snap.Resources[0] != want {
+		t.Errorf("snapshot resources %+v, want %+v", snap.Resources, want)
+	}
+	kp, _ := en.login("keypad-1", 1)
+	if _, ok := kp.do(&wire.Subscribe{Counters: []uint32{1}, FromVersion: snap.Version}).(*wire.OK); !ok {
+		t.Fatal("keypad subscribe: no OK")
+	}
+	b := book(slots[0], "patient-ref-2")
+	cl, _ := en.login("kiosk-1", 1)
+	tk := cl.ticket(&wire.CheckIn{IdemKey: "ci-1", Code: b.Code})
+	evs := con.eventsUntil(snap.Version + 3) // BOOKED, ISSUED, CHECKED_IN
+	if len(evs) != 3 || evs[0].Kind != wire.EventBookingBooked || evs[1].Kind != wire.EventIssued || evs[2].Kind != wire.EventBookingCheckedIn {
+		t.Fatalf("console events %+v, want booking_booked, issued, booking_checked_in", evs)
+	}
+	want := wire.Event{Version: snap.Version + 1, Site: "hq", Kind: wire.EventBookingBooked, Service: "A", Actor: "api:test",
+		TimeMS: evs[0].TimeMS, ServiceDay: "2026-11-30", Resource: "dr", BookingID: uint64(b.ID), SlotMS: b.Start.UnixMilli()}
+	if *evs[0] != want {
+		t.Errorf("booking event %+v, want %+v", *evs[0], want)
+	}
+	if e := evs[2]; e.Number != tk.Number || e.TicketID != tk.ID || e.Resource != "dr" || e.BookingID != uint64(b.ID) {
+		t.Errorf("check-in event %+v, want ticket %s of booking %d", e, tk.Number, b.ID)
+	}
+	for _, e := range evs {
+		if s := fmt.Sprintf("%+v", *e); strings.Contains(s, "patient-ref") || strings.Contains(s, b.Code) {
+			t.Errorf("event %s names the patient or the booking code", s)
+		}
+	}
+	kevs := kp.eventsUntil(snap.Version + 2) // the ticket's ISSUED only
+	if len(kevs) != 1 || kevs[0].Kind != wire.EventIssued {
+		t.Errorf("keypad events %+v, want the ISSUED only", kevs)
+	}
 }

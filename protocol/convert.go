@@ -102,6 +102,9 @@ var eventToWire = map[queue.EventType]wire.EventKind{
 	queue.EventServing: wire.EventServing, queue.EventDone: wire.EventDone, queue.EventCancelled: wire.EventCancelled,
 	queue.EventExpired: wire.EventExpired, queue.EventCounterOpened: wire.EventCounterOpened,
 	queue.EventCounterPaused: wire.EventCounterPaused, queue.EventPrintFailed: wire.EventPrintFailed,
+	queue.EventBookingHeld: wire.EventBookingHeld, queue.EventBookingBooked: wire.EventBookingBooked,
+	queue.EventBookingCancelled: wire.EventBookingCancelled, queue.EventBookingCheckedIn: wire.EventBookingCheckedIn,
+	queue.EventBookingMissed: wire.EventBookingMissed, queue.EventBookingExpired: wire.EventBookingExpired,
 }
 
 var modeToWire = map[queue.CounterMode]wire.CounterState{
@@ -163,6 +166,16 @@ func eventMsg(site *queue.Site, ev *queue.Event) (*wire.Event, bool) {
 	if ev.Day != m.ServiceDay {
 		m.TicketDay = ev.Day
 	}
+	if ev.Type.IsBooking() {
+		// What a console counts per resource; nothing of the patient.
+		m.Resource, m.BookingID = ev.Resource, uint64(max(ev.BookingID, 0))
+		if !ev.SlotAt.IsZero() {
+			m.SlotMS = ev.SlotAt.UnixMilli()
+		}
+		if ev.Type == queue.EventBookingBooked && ev.Detail == queue.DetailConfirmed {
+			m.Kind = wire.EventBookingConfirmed
+		}
+	}
 	return m, true
 }
 
@@ -202,8 +215,37 @@ func snapshotBody(site *queue.Site, snap *queue.Snapshot) *wire.Snapshot {
 		}
 		m.Counters = append(m.Counters, ci)
 	}
+	m.Resources = resourceInfos(site, snap)
 	return m
 }
+
+// resourceInfos are the appointments of the snapshot's day of every
+// resource of the site, configured ones first.
+func resourceInfos(site *queue.Site, snap *queue.Snapshot) []wire.ResourceInfo {
+	var out []wire.ResourceInfo
+	at := map[string]int{}
+	for _, r := range site.Resources {
+		at[r.ID] = len(out)
+		out = append(out, wire.ResourceInfo{ID: r.ID, Name: site.PickName(r.Names, "", r.ID), Service: r.Service})
+	}
+	for _, rd := range snap.Resources {
+		if rd.Day != snap.Day {
+			continue
+		}
+		i, ok := at[rd.Resource]
+		if !ok {
+			i = len(out)
+			at[rd.Resource] = i
+			out = append(out, wire.ResourceInfo{ID: rd.Resource, Name: rd.Resource})
+		}
+		r := &out[i]
+		r.Booked, r.CheckedIn, r.Missed, r.Cancelled = count32(rd.Booked), count32(rd.CheckedIn), count32(rd.Missed), count32(rd.Cancelled)
+	}
+	return out
+}
+
+// count32 is n for a u32 field, 0 for negative counts.
+func count32(n int) uint32 { return uint32(min(max(n, 0), 1<<32-1)) }
 
 // millis is d in whole milliseconds for the wire, 0 for negative
 // durations.

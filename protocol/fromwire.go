@@ -17,7 +17,11 @@ import (
 // kind the queue does not have (COUNTER_CLOSED, or a kind newer than this
 // build). Times are whole milliseconds, as on the wire.
 func QueueEvent(m *wire.Event) (queue.Event, bool) {
-	typ, ok := fromWire(eventToWire, m.Kind)
+	kind, detail := m.Kind, ""
+	if kind == wire.EventBookingConfirmed {
+		kind, detail = wire.EventBookingBooked, queue.DetailConfirmed
+	}
+	typ, ok := fromWire(eventToWire, kind)
 	if !ok {
 		return queue.Event{}, false
 	}
@@ -29,6 +33,16 @@ func QueueEvent(m *wire.Event) (queue.Event, bool) {
 	}
 	if m.TimeMS != 0 {
 		e.At = time.UnixMilli(m.TimeMS)
+	}
+	if typ.IsBooking() {
+		e.Detail, e.Resource, e.BookingID = detail, m.Resource, int64(m.BookingID)
+		if m.SlotMS != 0 {
+			e.SlotAt = time.UnixMilli(m.SlotMS)
+		}
+		if e.Day == "" {
+			e.Day = m.ServiceDay
+		}
+		return e, true
 	}
 	if m.TicketID == 0 {
 		return e, true // a counter event
@@ -73,6 +87,10 @@ func QueueSnapshot(m *wire.Snapshot) queue.Snapshot {
 				Queue: ci.Service, Counter: cs.ID}
 		}
 		snap.Counters = append(snap.Counters, cs)
+	}
+	for _, r := range m.Resources {
+		snap.Resources = append(snap.Resources, queue.ResourceDay{Resource: r.ID, Day: m.ServiceDay, Booked: int(r.Booked),
+			CheckedIn: int(r.CheckedIn), Missed: int(r.Missed), Cancelled: int(r.Cancelled)})
 	}
 	return snap
 }

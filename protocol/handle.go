@@ -528,6 +528,9 @@ func (fl *filter) serving(site *queue.Site) {
 }
 
 func (fl filter) match(ev *queue.Event) bool {
+	if ev.Type.IsBooking() && fl.counters != nil {
+		return false // a keypad counts tickets, not bookings
+	}
 	if fl.counters != nil && !fl.counters[ev.Counter] && !fl.served[ev.Service] && !fl.served[ev.FromQueue] {
 		return false
 	}

@@ -3,6 +3,8 @@ package queue
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -43,6 +45,22 @@ type CounterStatus struct {
 	Served int // DONE today
 }
 
+// ResourceDay is the bookings of one resource on one service day (the day
+// of their slots), by what became of them; the reducer of package view
+// computes the same from the BOOKING_* events:
+//   - Booked: HELD or BOOKED, holding a place and not checked in or missed
+//     yet;
+//   - CheckedIn, Missed: CHECKED_IN (a ticket) or MISSED;
+//   - Cancelled: CANCELLED, or holds EXPIRED.
+type ResourceDay struct {
+	Resource  string
+	Day       string
+	Booked    int
+	CheckedIn int
+	Missed    int
+	Cancelled int
+}
+
 // Snapshot is a site's state at one event version.
 type Snapshot struct {
 	Site     string
@@ -51,6 +69,10 @@ type Snapshot struct {
 	At       time.Time
 	Services []ServiceStatus
 	Counters []CounterStatus
+	// Resources are the booking figures of every resource with bookings
+	// on a day from Day on, by day then configuration order (a resource
+	// no longer configured last); none for a site without resources.
+	Resources []ResourceDay
 }
 
 // Snapshot reads a consistent picture of a site: every service and counter
@@ -103,12 +125,83 @@ func (e *Engine) Snapshot(ctx context.Context, site string) (Snapshot, error) {
 			}
 			snap.Counters = append(snap.Counters, st)
 		}
-		return nil
+		snap.Resources, err = resourceDays(ctx, tx, s, snap.Day)
+		return err
 	})
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("queue: snapshot of %s: %w", s.ID, err)
 	}
 	return snap, nil
+}
+
+// resourceDays counts the bookings of site s by resource and slot day,
+// from day on.
+func resourceDays(ctx context.Context, tx Tx, s *Site, day string) ([]ResourceDay, error) {
+	if len(s.Resources) == 0 {
+		return nil, nil
+	}
+	d, err := time.ParseInLocation(time.DateOnly, day, s.Location)
+	if err != nil {
+		return nil, fmt.Errorf("queue: snapshot: service day %q: %w", day, err)
+	}
+	// Every slot of the day ends after its start, which is after this
+	// (a day later than local midnight by the rollover, less a DST hour).
+	bs, err := tx.FindBookings(ctx, BookingFilter{Site: s.ID, EndAfter: d.Add(s.Rollover - time.Hour),
+		Statuses: []BookingStatus{BookingHeld, BookingBooked, BookingCancelled, BookingCheckedIn, BookingMissed, BookingExpired}})
+	if err != nil {
+		return nil, err
+	}
+	rank := map[string]int{}
+	for i, r := range s.Resources {
+		rank[r.ID] = i
+	}
+	byKey := map[[2]string]*ResourceDay{}
+	var out []*ResourceDay
+	for _, b := range bs {
+		bd := s.Day(b.Start)
+		if bd < day {
+			continue
+		}
+		k := [2]string{bd, b.Resource}
+		r := byKey[k]
+		if r == nil {
+			r = &ResourceDay{Resource: b.Resource, Day: bd}
+			byKey[k] = r
+			out = append(out, r)
+		}
+		switch b.Status {
+		case BookingHeld, BookingBooked:
+			r.Booked++
+		case BookingCheckedIn:
+			r.CheckedIn++
+		case BookingMissed:
+			r.Missed++
+		case BookingCancelled, BookingExpired:
+			r.Cancelled++
+		}
+	}
+	slices.SortFunc(out, func(a, b *ResourceDay) int {
+		if c := strings.Compare(a.Day, b.Day); c != 0 {
+			return c
+		}
+		ra, oka := rank[a.Resource]
+		rb, okb := rank[b.Resource]
+		switch {
+		case oka && okb:
+			return ra - rb
+		case oka != okb:
+			if oka {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Resource, b.Resource)
+	})
+	days := make([]ResourceDay, len(out))
+	for i, r := range out {
+		days[i] = *r
+	}
+	return days, nil
 }
 
 func serviceStatus(s *Site, rows []StatRow, now time.Time) []ServiceStatus {

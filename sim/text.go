@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nowserving/nowserving/protocol/wire"
 )
@@ -57,6 +58,13 @@ func EventLine(e *wire.Event) string {
 	switch e.Kind {
 	case wire.EventCounterOpened, wire.EventCounterPaused, wire.EventCounterClosed:
 		fmt.Fprintf(&b, " %d", e.Counter)
+		return b.String()
+	}
+	if e.Resource != "" { // a booking event: its resource and slot
+		fmt.Fprintf(&b, " %s %s", e.Resource, time.UnixMilli(e.SlotMS).UTC().Format("2006-01-02T15:04Z"))
+		if e.Number != "" {
+			fmt.Fprintf(&b, " -> %s", e.Number)
+		}
 		return b.String()
 	}
 	fmt.Fprintf(&b, " %s", e.Number)

@@ -20,6 +20,9 @@ func TestEventLine(t *testing.T) {
 		{wire.Event{Version: 5, Kind: wire.EventCounterPaused, Counter: 5}, "v5 COUNTER_PAUSED 5"},
 		{wire.Event{Version: 6, Kind: wire.EventCancelled, Number: "A002"}, "v6 CANCELLED A002"},
 		{wire.Event{Version: 7, Kind: 99, Number: "A002"}, "v7 99 A002"},
+		{wire.Event{Version: 58, Kind: wire.EventBookingBooked, Resource: "dr-li", SlotMS: 1796607000000}, "v58 BOOKING_BOOKED dr-li 2026-12-07T01:30Z"},
+		{wire.Event{Version: 59, Kind: wire.EventBookingCheckedIn, Resource: "dr-li", SlotMS: 1796002200000, Number: "A024"},
+			"v59 BOOKING_CHECKED_IN dr-li 2026-11-30T01:30Z -> A024"},
 	} {
 		if got := EventLine(&tc.e); got != tc.want {
 			t.Errorf("EventLine(%+v) = %q, want %q", tc.e, got, tc.want)

@@ -78,18 +78,20 @@ type site struct {
 	v         *view.Site
 	// hist replays the events a snapshot already counts (the history the
 	// console asks for); nil when none is expected.
-	hist       *history
-	snapAt     time.Time // daemon clock of the last snapshot
-	seededAt   time.Time // daemon clock of the snapshot the view started from
-	haveSnap   bool
-	updated    time.Time // last update from the daemon (snapshot or event)
-	services   []*service
-	counters   []*counter
-	events     []wire.Event
-	offline    map[string]string // device -> what is wrong
-	needsFresh bool              // the day changed: ask for a snapshot
-	freshFor   string            // the day a snapshot was last asked for
-	healthAt   time.Time         // last snapshot asked for device health
+	hist     *history
+	snapAt   time.Time // daemon clock of the last snapshot
+	seededAt time.Time // daemon clock of the snapshot the view started from
+	haveSnap bool
+	updated  time.Time // last update from the daemon (snapshot or event)
+	services []*service
+	counters []*counter
+	events   []wire.Event
+	offline  map[string]string // device -> what is wrong
+	// resourceNames are the bookable resources' names from the snapshots.
+	resourceNames map[string]string
+	needsFresh    bool      // the day changed: ask for a snapshot
+	freshFor      string    // the day a snapshot was last asked for
+	healthAt      time.Time // last snapshot asked for device health
 }
 
 // history is the replay of the events up to the version of the snapshot
@@ -260,6 +262,14 @@ func (s *site) describe(snap *wire.Snapshot, restart bool) {
 			c.name = ci.Name
 		}
 	}
+	for _, r := range snap.Resources {
+		if s.resourceNames == nil {
+			s.resourceNames = map[string]string{}
+		}
+		if r.Name != "" {
+			s.resourceNames[r.ID] = r.Name
+		}
+	}
 }
 
 // applyEvent applies e if it is newer than the last event received.
@@ -319,6 +329,7 @@ func (s *site) replay(e *queue.Event) {
 	}
 	s.hist = nil
 	if agree(h.v, s.v) {
+		h.v.TakeBookings(s.v)
 		s.v = h.v
 		for _, sv := range s.services {
 			sv.lower = false

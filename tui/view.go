@@ -171,6 +171,7 @@ func (m *Model) View() string {
 	lines = append(lines, m.serviceLines(s, w)...)
 	_, n := m.counterRows()
 	lines = append(lines, m.counterLines(s, w, n)...)
+	lines = append(lines, m.resourceLines(s, w)...)
 	foot := m.footer()
 	evh := m.height - len(lines) - len(foot)
 	lines = append(lines, m.eventLines(s, w, evh)...)
@@ -231,6 +232,39 @@ type column struct {
 	w int
 }
 
+// numTable is a table of a name and right-aligned figures, w cells wide:
+// the name takes what the columns leave.
+type numTable struct {
+	cols  []column
+	nw, w int
+}
+
+func newNumTable(cols []column, w int) numTable {
+	fixed := 0
+	for _, c := range cols {
+		fixed += c.w + 1
+	}
+	return numTable{cols: cols, nw: max(w-fixed, 8), w: w}
+}
+
+// row is one line of the table: name, then cells under the columns.
+func (t numTable) row(name string, cells []string) string {
+	line := fit(name, t.nw)
+	for i, c := range t.cols {
+		line += " " + rfit(cells[i], c.w)
+	}
+	return fit(line, t.w)
+}
+
+// colHeads are the titles of cols.
+func colHeads(cols []column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.h
+	}
+	return out
+}
+
 // serviceLines is the services table, its title row first.
 func (m *Model) serviceLines(s *site, w int) []string {
 	wide := w >= 100
@@ -238,23 +272,11 @@ func (m *Model) serviceLines(s *site, w int) []string {
 	if wide {
 		cols = append(cols, column{"ISSUED", 7}, column{"LAST", 6}, column{"TARGET", 7})
 	}
-	fixed := 0
-	for _, c := range cols {
-		fixed += c.w + 1
-	}
-	nw := max(w-fixed, 8)
-	head := fit("SERVICES"+m.staleNote(s), nw)
-	for _, c := range cols {
-		head += " " + rfit(c.h, c.w)
-	}
-	out := []string{m.st.head.Render(fit(head, w))}
+	t := newNumTable(cols, w)
+	out := []string{m.st.head.Render(t.row("SERVICES"+m.staleNote(s), colHeads(cols)))}
 	for _, sv := range s.services {
 		cells, breach := m.serviceCells(s, sv, wide)
-		line := fit(sv.code+"  "+sv.name, nw)
-		for i, c := range cols {
-			line += " " + rfit(cells[i], c.w)
-		}
-		line = fit(line, w)
+		line := t.row(sv.code+"  "+sv.name, cells)
 		switch {
 		case s.stale():
 			line = m.st.stale.Render(line)
@@ -315,6 +337,9 @@ func (m *Model) counterRows() (top, n int) {
 	top = 1 + 1 + len(s.services) + 1 // header, services title, rows, counters title
 	helpLines := strings.Count(m.help.View(m.keys), "\n") + 1
 	fixed := top + 1 + 1 + 1 + helpLines // events title, offline, status, help
+	if r := len(s.v.Resources()); r > 0 {
+		fixed += 1 + r // appointments title and rows
+	}
 	n = len(s.counters)
 	if room := m.height - fixed - 1; n > room { // keep one event line
 		n = max(room, 1)
@@ -375,6 +400,31 @@ func (m *Model) counterLines(s *site, w, n int) []string {
 			line = m.st.stale.Render(line)
 		case h.Mode == queue.CounterPaused:
 			line = m.st.warn.Render(line)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// resourceLines is the appointments table of the site's day, one row per
+// bookable resource (title row first); nothing for a site without
+// resources. Booked is the bookings still to come or to check in.
+func (m *Model) resourceLines(s *site, w int) []string {
+	rs := s.v.Resources()
+	if len(rs) == 0 {
+		return nil
+	}
+	cols := []column{{"BOOKED", 7}, {"CHECKED IN", 11}, {"MISSED", 7}, {"CANCELLED", 10}}
+	t := newNumTable(cols, w)
+	out := []string{m.st.head.Render(t.row("APPOINTMENTS"+m.staleNote(s), colHeads(cols)))}
+	for _, r := range rs {
+		name := r.ID
+		if n := s.resourceNames[r.ID]; n != "" && n != r.ID {
+			name += "  " + n
+		}
+		line := t.row(name, []string{count(r.Booked), count(r.CheckedIn), count(r.Missed), count(r.Cancelled)})
+		if s.stale() {
+			line = m.st.stale.Render(line)
 		}
 		out = append(out, line)
 	}
@@ -446,7 +496,24 @@ func (m *Model) eventLine(s *site, e *wire.Event) string {
 	case wire.EventCounterOpened, wire.EventCounterPaused, wire.EventCounterClosed:
 		what = fmt.Sprintf("counter %d", e.Counter)
 	}
-	return fmt.Sprintf("%s v%-5d %-14s %-16s %s", t, e.Version, e.Kind.String(), what, e.Actor)
+	kind := e.Kind.String()
+	if b, ok := strings.CutPrefix(kind, "booking_"); ok {
+		// "booked dr-li 09:30", "checked_in dr-li 09:30 A024": the
+		// slot, with its day when it is not today.
+		kind, what = b, e.Resource
+		if e.SlotMS != 0 {
+			slot := time.UnixMilli(e.SlotMS).In(s.loc)
+			f := "15:04"
+			if e.TicketDay != "" && e.TicketDay != e.ServiceDay {
+				f = "01-02 15:04"
+			}
+			what += " " + slot.Format(f)
+		}
+		if e.Number != "" {
+			what += " " + e.Number
+		}
+	}
+	return fmt.Sprintf("%s v%-5d %-14s %-16s %s", t, e.Version, kind, what, e.Actor)
 }
 
 // eventLines is the event stream: its title and the last h-1 events that

@@ -34,26 +34,43 @@ func (s *Site) Resources() []Resource {
 	return out
 }
 
+// restoreBookings takes the figures of one resource and day from a
+// snapshot.
+func (s *Site) restoreBookings(rd queue.ResourceDay) {
+	if rd.Day < s.Day {
+		return
+	}
+	*s.resource(rd.Day, rd.Resource) = Resource{ID: rd.Resource, Booked: rd.Booked, CheckedIn: rd.CheckedIn,
+		Missed: rd.Missed, Cancelled: rd.Cancelled}
+}
+
+// resource returns the figures of a resource on a slot day, adding them
+// when first seen.
+func (s *Site) resource(day, id string) *Resource {
+	if s.bookings == nil {
+		s.bookings = map[string]map[string]*Resource{}
+	}
+	m := s.bookings[day]
+	if m == nil {
+		m = map[string]*Resource{}
+		s.bookings[day] = m
+	}
+	r := m[id]
+	if r == nil {
+		r = &Resource{ID: id}
+		m[id] = r
+		s.knowResource(id)
+	}
+	return r
+}
+
 // applyBooking counts a booking event on its slot's day. Days before the
 // site's day are dropped by newDay (see forgetBookings).
 func (s *Site) applyBooking(e *queue.Event) {
 	if e.Day != "" && e.Day < s.Day {
 		return
 	}
-	if s.bookings == nil {
-		s.bookings = map[string]map[string]*Resource{}
-	}
-	day := s.bookings[e.Day]
-	if day == nil {
-		day = map[string]*Resource{}
-		s.bookings[e.Day] = day
-	}
-	r := day[e.Resource]
-	if r == nil {
-		r = &Resource{ID: e.Resource}
-		day[e.Resource] = r
-		s.knowResource(e.Resource)
-	}
+	r := s.resource(e.Day, e.Resource)
 	switch e.Type {
 	case queue.EventBookingHeld:
 		r.Booked++
@@ -88,6 +105,17 @@ func (s *Site) forgetBookings(day string) {
 		if d < day {
 			delete(s.bookings, d)
 		}
+	}
+}
+
+// TakeBookings replaces the booking figures of s with those of o, a
+// picture of the same site at the same version: a replay of the last
+// events, which took the place of a picture started from a snapshot, keeps
+// the bookings the snapshot counted, made before the events it replayed.
+func (s *Site) TakeBookings(o *Site) {
+	s.bookings = o.cloneBookings()
+	for _, id := range o.resources {
+		s.knowResource(id)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -28,6 +30,8 @@ type driver struct {
 	n     int
 	// numbers are the numbers issued, for operations by number.
 	numbers []string
+	// bookings are the ids of the bookings made, for operations on them.
+	bookings []int64
 }
 
 func newDriver(t *testing.T) *driver {
@@ -37,13 +41,65 @@ func newDriver(t *testing.T) *driver {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	d := &driver{t: t, ctx: t.Context(), clock: storetest.NewClock(start), site: storetest.TestSite()}
+	d := &driver{t: t, ctx: t.Context(), clock: storetest.NewClock(start), site: storetest.BookingSite()}
 	d.e, err = queue.New(queue.Opts{Store: s, Sites: []queue.Site{d.site}, Clock: d.clock.Now, Batch: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.e.Close(context.Background()) })
+	if _, err := d.e.GenerateSlots(d.ctx); err != nil {
+		t.Fatal(err)
+	}
 	return d
+}
+
+// bookingStep applies a booking operation: book RESOURCE DAYS SLOT
+// PATIENT [hold] books the SLOT-th slot still to come of RESOURCE DAYS days
+// from now (as far as it has slots), confirm/cancel-booking/check-in N act on the N-th
+// booking made (as far as there are bookings). It reports false for an
+// operation it does not know.
+func (d *driver) bookingStep(op string, args []string) (bool, error) {
+	nth := func(a string, n int) int {
+		i, err := strconv.Atoi(a)
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		return i % max(n, 1)
+	}
+	if op == "book" {
+		day := d.clock.Now().In(d.site.Location).AddDate(0, 0, nth(args[1], 100)).Format(time.DateOnly)
+		slots, err := d.e.Slots(d.ctx, d.site.ID, args[0], day)
+		if err != nil {
+			return true, err
+		}
+		slots = slices.DeleteFunc(slots, func(s queue.Slot) bool { return !s.Start.After(d.clock.Now()) })
+		if len(slots) == 0 {
+			return true, nil
+		}
+		b, _, err := d.e.Book(d.ctx, queue.BookRequest{Request: d.req(), Slot: slots[nth(args[2], len(slots))].ID,
+			Patient: args[3], Hold: len(args) > 4})
+		if err == nil {
+			d.bookings = append(d.bookings, b.ID)
+		}
+		return true, err
+	}
+	if op != "confirm" && op != "cancel-booking" && op != "check-in" {
+		return false, nil
+	}
+	if len(d.bookings) == 0 {
+		return true, nil
+	}
+	r := queue.BookingRequest{Request: d.req(), ID: d.bookings[nth(args[0], len(d.bookings))]}
+	var err error
+	switch op {
+	case "confirm":
+		_, err = d.e.Confirm(d.ctx, r)
+	case "cancel-booking":
+		_, err = d.e.CancelBooking(d.ctx, r)
+	case "check-in":
+		_, err = d.e.CheckIn(d.ctx, r)
+	}
+	return true, err
 }
 
 func (d *driver) req() queue.Request {
@@ -60,6 +116,12 @@ func (d *driver) step(op string, args ...string) {
 			d.t.Fatal(err)
 		}
 		d.clock.Add(dur)
+		return
+	}
+	if ok, err := d.bookingStep(op, args); ok {
+		if err != nil && !queue.IsRefusal(err) {
+			d.t.Fatalf("%s %v: %v", op, args, err)
+		}
 		return
 	}
 	tk, err := storetest.Do(d.ctx, d.e, d.req(), op, args...)
@@ -102,9 +164,10 @@ func (d *driver) snapshot() queue.Snapshot {
 
 // figures is what a view and a snapshot both say, to compare them.
 type figures struct {
-	Version  int64
-	Services []serviceFigures
-	Counters []counterFigures
+	Version   int64
+	Services  []serviceFigures
+	Counters  []counterFigures
+	Resources []view.Resource
 }
 
 type serviceFigures struct {
@@ -136,6 +199,15 @@ func snapFigures(s queue.Snapshot) figures {
 		}
 		f.Counters = append(f.Counters, cf)
 	}
+	for _, r := range storetest.BookingSite().Resources {
+		rf := view.Resource{ID: r.ID}
+		for _, rd := range s.Resources {
+			if rd.Day == s.Day && rd.Resource == r.ID {
+				rf = view.Resource{ID: r.ID, Booked: rd.Booked, CheckedIn: rd.CheckedIn, Missed: rd.Missed, Cancelled: rd.Cancelled}
+			}
+		}
+		f.Resources = append(f.Resources, rf)
+	}
 	return f
 }
 
@@ -148,6 +220,7 @@ func viewFigures(v *view.Site, now time.Time) figures {
 	for _, c := range v.Counters {
 		f.Counters = append(f.Counters, counterFigures{c.ID, c.Mode, c.TicketID, c.Status, c.Queue, c.Since.UTC(), c.Served})
 	}
+	f.Resources = v.Resources()
 	return f
 }
 
@@ -167,6 +240,11 @@ func diff(t *testing.T, what string, got, want figures) {
 			t.Errorf("  counter %d:\n   view %+v\n   snap %+v", i, at(got.Counters, i), at(want.Counters, i))
 		}
 	}
+	for i := range max(len(got.Resources), len(want.Resources)) {
+		if i >= len(got.Resources) || i >= len(want.Resources) || got.Resources[i] != want.Resources[i] {
+			t.Errorf("  resource %d:\n   view %+v\n   snap %+v", i, at(got.Resources, i), at(want.Resources, i))
+		}
+	}
 }
 
 func at[T any](s []T, i int) any {
@@ -181,6 +259,8 @@ func randomOp(r *rand.Rand, numbers []string) (string, []string) {
 	counters := []string{"1", "2", "3", "4", "5", "6", "7", "8"}
 	services := []string{"A", "E", "C", "P", "V", "M"}
 	c := counters[r.IntN(len(counters))]
+	resources := []string{"dr-li", "dr-wu", "vacc"}
+	n := func(k int) string { return strconv.Itoa(r.IntN(k)) }
 	num := func() string {
 		if len(numbers) == 0 {
 			return "A001"
@@ -188,6 +268,25 @@ func randomOp(r *rand.Rand, numbers []string) (string, []string) {
 		return numbers[r.IntN(len(numbers))]
 	}
 	switch k := r.IntN(100); {
+	case k < 12:
+		// Bookings: today's and the next days' slots, six patients
+		// (so some refused as overlapping), a hold now and then.
+		switch j := r.IntN(20); {
+		case j < 8:
+			// Mostly today's next slots, so that some are checked in
+			// or missed.
+			a := []string{resources[r.IntN(len(resources))], strconv.Itoa(max(0, r.IntN(6)-3)), n(4), "patient-" + n(6)}
+			if j < 2 {
+				a = append(a, "hold")
+			}
+			return "book", a
+		case j < 10:
+			return "confirm", []string{n(1000)}
+		case j < 13:
+			return "cancel-booking", []string{n(1000)}
+		default:
+			return "check-in", []string{n(1000)}
+		}
 	case k < 25:
 		sv := services[r.IntN(len(services))]
 		classes := []string{"normal", "normal", "normal", "vip", "revisit", "emergency"}
@@ -223,8 +322,8 @@ func randomOp(r *rand.Rand, numbers []string) (string, []string) {
 	}
 }
 
-// TestReplayEqualsSnapshot drives the engine with random operations and
-// checks, every few steps, that replaying the whole log gives the figures
+// TestReplayEqualsSnapshot drives the engine with random operations
+// (tickets, counters and bookings) and checks, every few steps, that replaying the whole log gives the figures
 // of the engine's Snapshot, and that a view started from an earlier
 // snapshot and fed the events since agrees on everything it can know.
 func TestReplayEqualsSnapshot(t *testing.T) {

@@ -166,6 +166,7 @@ func Replay(def queue.Site, o Opts, evs []queue.Event) *Site {
 // waiting tickets: until the ones it counted have been called or left, the
 // longest wait of their queue is the snapshot's (growing with the clock),
 // an upper bound once its oldest ticket left. Recent calls start empty.
+// The booking figures are the snapshot's, of its day and the days after.
 func FromSnapshot(def queue.Site, o Opts, snap queue.Snapshot) *Site {
 	s := New(def, o)
 	s.Day, s.Version, s.At = snap.Day, snap.Version, snap.At
@@ -187,6 +188,9 @@ func FromSnapshot(def queue.Site, o Opts, snap queue.Snapshot) *Site {
 		if t := cs.Ticket; t != nil {
 			c.TicketID, c.Number, c.Status, c.Queue, c.Class = t.ID, t.Number, t.Status, t.Queue, t.Class
 		}
+	}
+	for _, rd := range snap.Resources {
+		s.restoreBookings(rd)
 	}
 	return s
 }

@@ -80,7 +80,7 @@ var _ = declare[Ticket](TypeTicket, "TICKET", fields{
 	19: "AppointmentMS",
 })
 
-// Snapshot is the state of a site: its services and counters. Wire type SNAPSHOT (0x22).
+// Snapshot is the state of a site: its services, counters and bookable resources. Wire type SNAPSHOT (0x22).
 type Snapshot struct {
 	// Version: event version the snapshot reflects.
 	Version uint64
@@ -96,6 +96,8 @@ type Snapshot struct {
 	Counters []CounterInfo
 	// Devices: health of the site's devices (repeated).
 	Devices []DeviceInfo
+	// Resources: the bookable resources and their appointments of ServiceDay (repeated).
+	Resources []ResourceInfo
 }
 
 var _ = declare[Snapshot](TypeSnapshot, "SNAPSHOT", fields{
@@ -106,6 +108,7 @@ var _ = declare[Snapshot](TypeSnapshot, "SNAPSHOT", fields{
 	5: "Services",
 	6: "Counters",
 	7: "Devices",
+	8: "Resources",
 })
 
 // Event is one committed state change, pushed to subscribers in version order. Wire type EVENT (0x23).
@@ -148,8 +151,14 @@ type Event struct {
 	WaitedMS uint32
 	// ServiceMS: on DONE, milliseconds from the start of service (SERVING) to the event.
 	ServiceMS uint32
-	// TicketDay: the ticket's service day, "2006-01-02"; empty: ServiceDay.
+	// TicketDay: the ticket's service day, "2006-01-02", or for a booking event its slot's; empty: ServiceDay.
 	TicketDay string
+	// Resource: the bookable resource of a booking event (Service is the service it serves).
+	Resource string
+	// BookingID: booking id of a booking event.
+	BookingID uint64
+	// SlotMS: slot start of a booking event, Unix milliseconds.
+	SlotMS int64
 }
 
 var _ = declare[Event](TypeEvent, "EVENT", fields{
@@ -173,6 +182,9 @@ var _ = declare[Event](TypeEvent, "EVENT", fields{
 	18: "WaitedMS",
 	19: "ServiceMS",
 	20: "TicketDay",
+	21: "Resource",
+	22: "BookingID",
+	23: "SlotMS",
 })
 
 // ServiceInfo is one service in a SNAPSHOT.
@@ -281,4 +293,32 @@ var _ = declareRecord[DeviceInfo](fields{
 	3: "Counter",
 	4: "Online",
 	5: "Detail",
+})
+
+// ResourceInfo is one bookable resource in a SNAPSHOT: its appointments of the snapshot's service day.
+type ResourceInfo struct {
+	// ID: resource id, e.g. "dr-li".
+	ID string
+	// Name: display name.
+	Name string
+	// Service: service code its check-ins get a ticket of.
+	Service string
+	// Booked: bookings holding a place, not checked in or missed yet.
+	Booked uint32
+	// CheckedIn: bookings checked in (each became a ticket).
+	CheckedIn uint32
+	// Missed: bookings not checked in by the end of their slot and grace.
+	Missed uint32
+	// Cancelled: bookings cancelled and holds expired.
+	Cancelled uint32
+}
+
+var _ = declareRecord[ResourceInfo](fields{
+	1: "ID",
+	2: "Name",
+	3: "Service",
+	4: "Booked",
+	5: "CheckedIn",
+	6: "Missed",
+	7: "Cancelled",
 })

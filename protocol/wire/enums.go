@@ -97,6 +97,24 @@ const (
 	// EventPrintFailed: a ticket was issued but its paper copy did not
 	// print (paper out, cover open, printer silent).
 	EventPrintFailed EventKind = 14
+	// EventBookingHeld: a place of a slot is held for a patient until the
+	// hold is confirmed or expires (it counts as booked).
+	EventBookingHeld EventKind = 15
+	// EventBookingBooked: a place of a slot was booked.
+	EventBookingBooked EventKind = 16
+	// EventBookingConfirmed: a held place was confirmed (it was counted
+	// as booked when held).
+	EventBookingConfirmed EventKind = 17
+	// EventBookingCancelled: a booking was cancelled; its place is free.
+	EventBookingCancelled EventKind = 18
+	// EventBookingCheckedIn: a booking was checked in and became the
+	// ticket of TicketID and Number.
+	EventBookingCheckedIn EventKind = 19
+	// EventBookingMissed: a booking was not checked in by the end of its
+	// slot and grace.
+	EventBookingMissed EventKind = 20
+	// EventBookingExpired: a hold ran out unconfirmed; its place is free.
+	EventBookingExpired EventKind = 21
 )
 
 // CounterState is the state of a counter in a SNAPSHOT.
@@ -113,10 +131,11 @@ const (
 )
 
 var (
-	roleNames    = []string{1: "kiosk", 2: "keypad", 3: "display", 4: "console"}
-	classNames   = []string{"normal", "vip", "emergency", "revisit", "appointment", "reentered"}
-	statusNames  = []string{"unknown", "waiting", "called", "serving", "done", "no_show", "cancelled", "expired"}
-	eventNames   = []string{1: "issued", 2: "called", 3: "recalled", 4: "no_show", 5: "reentered", 6: "transferred", 7: "serving", 8: "done", 9: "cancelled", 10: "expired", 11: "counter_opened", 12: "counter_paused", 13: "counter_closed", 14: "print_failed"}
+	roleNames   = []string{1: "kiosk", 2: "keypad", 3: "display", 4: "console"}
+	classNames  = []string{"normal", "vip", "emergency", "revisit", "appointment", "reentered"}
+	statusNames = []string{"unknown", "waiting", "called", "serving", "done", "no_show", "cancelled", "expired"}
+	eventNames  = []string{1: "issued", 2: "called", 3: "recalled", 4: "no_show", 5: "reentered", 6: "transferred", 7: "serving", 8: "done", 9: "cancelled", 10: "expired", 11: "counter_opened", 12: "counter_paused", 13: "counter_closed", 14: "print_failed",
+		15: "booking_held", 16: "booking_booked", 17: "booking_confirmed", 18: "booking_cancelled", 19: "booking_checked_in", 20: "booking_missed", 21: "booking_expired"}
 	counterNames = []string{"closed", "open", "paused"}
 )
 

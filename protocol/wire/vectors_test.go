@@ -178,6 +178,19 @@ var vectors = []vector{
 			TimeMS: 1796003980000, Status: StatusDone, TicketID: 1019, CallCount: 2, ServiceDay: "2026-11-30",
 			From: StatusServing, FromService: "R", FromCounter: 2, Issuer: "A", Class: ClassVIP, WaitedMS: 2400000, ServiceMS: 300000,
 			TicketDay: "2026-11-29"}},
+	{name: "event_booking_booked", note: "Pushed to a console: the hospital's system booked dr-li's 09:30 slot a week ahead (Shanghai); it counts on the slot's service day, TicketDay. No patient reference is ever sent.",
+		msg: &Event{Version: 58, Site: "main", Kind: EventBookingBooked, Service: "A", Actor: "api:his", TimeMS: 1796000380000,
+			ServiceDay: "2026-11-30", TicketDay: "2026-12-07", Resource: "dr-li", BookingID: 310, SlotMS: 1796607000000}},
+	{name: "event_booking_checked_in", note: "Pushed to a console: booking 305 of today's 09:30 slot of dr-li was checked in at kiosk-1 and became ticket A024.",
+		msg: &Event{Version: 59, Site: "main", Kind: EventBookingCheckedIn, Number: "A024", Service: "A", Actor: "kiosk-1",
+			TimeMS: 1796001000000, TicketID: 1024, ServiceDay: "2026-11-30", Resource: "dr-li", BookingID: 305, SlotMS: 1796002200000}},
+	{name: "snapshot_appointments", note: "A hospital's state with today's appointments per bookable resource.", id: 43, flags: FlagResponse,
+		msg: &Snapshot{Version: 59, Site: "main", ServiceDay: "2026-11-30", TimeMS: 1796001000000,
+			Services: []ServiceInfo{{Code: "A", Name: "Outpatients", Waiting: 4, Issued: 24, Open: true}},
+			Resources: []ResourceInfo{
+				{ID: "dr-li", Name: "Dr Li", Service: "A", Booked: 14, CheckedIn: 3, Missed: 1, Cancelled: 2},
+				{ID: "vacc", Name: "Vaccination", Service: "V", Booked: 40, CheckedIn: 12},
+			}}},
 }
 
 // hexDump renders b as lower-case hex, 16 bytes a line, bytes separated by

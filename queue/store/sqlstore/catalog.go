@@ -122,6 +122,8 @@ func bookingCatalog(q *queries, add func(name, use string, st Stmt)) {
 		{"sweep: bookings missed", queue.BookingFilter{Statuses: []queue.BookingStatus{queue.BookingBooked}, EndBefore: b.Start, Limit: 1000}},
 		{"sweep: holds run out", queue.BookingFilter{Statuses: []queue.BookingStatus{queue.BookingHeld}, HeldBefore: b.Start, Limit: 1000}},
 		{"", queue.BookingFilter{Slot: b.Slot, Resource: b.Resource}},
+		{"snapshot: the bookings of today's slots and later ones", queue.BookingFilter{Statuses: []queue.BookingStatus{queue.BookingHeld,
+			queue.BookingBooked, queue.BookingCancelled, queue.BookingCheckedIn, queue.BookingMissed, queue.BookingExpired}, EndAfter: b.Start}},
 	} {
 		flt := f.q
 		flt.Site = b.Site

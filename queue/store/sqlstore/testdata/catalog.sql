@@ -634,6 +634,16 @@ SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, hel
 -- args: "s1", 5, "dr-li"
 SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = $1 AND slot_id = $2 AND resource = $3 ORDER BY id;
 
+-- FindBookings{Statuses[6], EndAfter} [sqlite, mysql]
+-- sent by: snapshot: the bookings of today's slots and later ones
+-- args: "s1", "HELD", "BOOKED", "CANCELLED", "CHECKED_IN", "MISSED", "EXPIRED", 1772440200000
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = ? AND status IN (?, ?, ?, ?, ?, ?) AND end_at > ? ORDER BY id;
+
+-- FindBookings{Statuses[6], EndAfter} [postgres]
+-- sent by: snapshot: the bookings of today's slots and later ones
+-- args: "s1", "HELD", "BOOKED", "CANCELLED", "CHECKED_IN", "MISSED", "EXPIRED", 1772440200000
+SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, held_until, ticket_id, number, created_at, updated_at, device, idem_key FROM bookings WHERE site = $1 AND status IN ($2, $3, $4, $5, $6, $7) AND end_at > $8 ORDER BY id;
+
 -- LastVersions [sqlite, postgres, mysql]
 -- sent by: follow other daemons' events
 SELECT site, version FROM site_versions;
