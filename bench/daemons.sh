@@ -12,6 +12,14 @@
 #   KIOSKS=96 SITES=30 DURATION=15s ROUNDS=3 bench/daemons.sh
 #   DRIVER=mysql bench/daemons.sh             # MariaDB on 127.0.0.1:3306
 #   KEEP=1 bench/daemons.sh                   # keep the daemons' logs (printed: warns)
+#   SITELIST=30 MODES=by-site NS="1 2" bench/daemons.sh   # only some cases
+#   COMMITTERS=4 bench/daemons.sh             # store.committers 4 in total: 4, 2, 2 per daemon
+#   BIN="old/nowserving bin/nowserving" bench/daemons.sh   # each case with each binary, side by side
+#
+# Columns: tickets/s and latency of the bench client; the daemons' CPU per
+# ticket (utime+stime of every daemon, from /proc, over the bench) and that
+# of the PostgreSQL backends serving them (their connections, found with
+# ss), in µs; errors of the client and WARN/ERROR lines of the daemons.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DRIVER=${DRIVER:-postgres}
@@ -19,6 +27,7 @@ KIOSKS=${KIOSKS:-96}
 SITES=${SITES:-30}
 DURATION=${DURATION:-15s}
 ROUNDS=${ROUNDS:-2}
+PORT=${PORT:-17400} # the daemons listen on PORT+1 .. PORT+3
 PG=${NOWSERVING_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
 MY=${NOWSERVING_TEST_MYSQL:-root@tcp(127.0.0.1:3306)/test}
 
@@ -26,8 +35,12 @@ work=$(mktemp -d)
 pids=()
 stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done; pids=(); }
 trap 'stop; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
-go build -o "$work/nowserving" ./cmd/nowserving
-ns="$work/nowserving"
+if [ -n "${BIN:-}" ]; then
+	read -r -a bins <<<"$BIN"
+else
+	go build -o "$work/nowserving" ./cmd/nowserving
+	bins=("$work/nowserving")
+fi
 
 # config SITES N: one site per s1..sSITES, KIOSKS kiosks spread over them,
 # each naming the N daemons, its site's daemon first.
@@ -42,7 +55,7 @@ config() {
 		echo "devices:"
 		for k in $(seq 1 "$KIOSKS"); do
 			local s=$(( (k - 1) % sites + 1 )) list=""
-			for j in $(seq 0 $((n - 1))); do list+="${list:+, }\"127.0.0.1:$((17401 + (s - 1 + j) % n))\""; done
+			for j in $(seq 0 $((n - 1))); do list+="${list:+, }\"127.0.0.1:$((PORT + 1 + (s - 1 + j) % n))\""; done
 			echo "  - { id: k$k, role: kiosk, site: s$s, secret: \"0123456789abcdef-k$k\", daemons: [$list] }"
 		done
 	} >"$f"
@@ -65,49 +78,99 @@ drop() {
 	else mysql -uroot -h127.0.0.1 -e "DROP DATABASE $1"; fi
 }
 
-# run N SITES MODE: start N daemons, bench, stop; prints one table row.
+# committers N: store.committers of each of N daemons: COMMITTERS (the
+# total over the daemons) split evenly, rounded up; the default without it.
+committers() {
+	[ -n "${COMMITTERS:-}" ] && echo $(((COMMITTERS + $1 - 1) / $1))
+	return 0
+}
+
+# cpu PID...: the processes' utime+stime in clock ticks.
+cpu() {
+	local t=0 p f
+	for p in "$@"; do
+		f=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+		f=${f##*) }
+		read -r -a a <<<"$f"
+		t=$((t + a[11] + a[12]))
+	done
+	echo "$t"
+}
+
+# backends PID...: the PostgreSQL backends serving these processes'
+# connections (their client ports, found with ss).
+backends() {
+	[ "$DRIVER" = postgres ] || return 0
+	local ports="" p
+	for p in "$@"; do
+		ports+=" $(ss -tnpH state established "dport = :5432" 2>/dev/null | grep "pid=$p," | awk '{print $3}' | sed 's/.*://')"
+	done
+	ports=$(echo $ports | tr ' ' ',')
+	[ -n "$ports" ] || return 0
+	psql -qAt "$PG" -c "SELECT pid FROM pg_stat_activity WHERE client_port IN ($ports)"
+}
+
+# run BIN N SITES MODE: start N daemons, bench, stop; prints one table row.
 run() {
-	local n=$1 sites=$2 mode=$3 cfg db dsn addrs="" out
+	local ns=$1 n=$2 sites=$3 mode=$4 cfg db dsn addrs="" out
 	cfg=$(config "$sites" "$n")
 	db="nsdaemons_$$_${n}_${sites}"
 	dsn=$(fresh "$db")
 	rm -f "$work"/d*.log
 	"$ns" migrate --config "$cfg" --store-driver "$DRIVER" --store-dsn "$dsn" >/dev/null 2>&1
 	for i in $(seq 1 "$n"); do
-		local port=$((17400 + i))
-		"$ns" serve --config "$cfg" --store-driver "$DRIVER" --store-dsn "$dsn" --store-pool 20 \
+		local port=$((PORT + i))
+		local c
+		c=$(committers "$n")
+		env ${c:+NOWSERVING_STORE_COMMITTERS=$c} "$ns" serve --config "$cfg" --store-driver "$DRIVER" --store-dsn "$dsn" --store-pool 20 \
 			--listen-protocol "127.0.0.1:$port" --listen-http "" --log-level warn >"$work/d$i.log" 2>&1 &
 		pids+=($!)
 		addrs+="${addrs:+,}127.0.0.1:$port"
 	done
 	for i in $(seq 1 "$n"); do
-		for _ in $(seq 100); do grep -q . <(ss -ltn "sport = :$((17400 + i))" | tail -n +2) && break; sleep 0.1; done
+		for _ in $(seq 100); do grep -q . <(ss -ltn "sport = :$((PORT + i))" | tail -n +2) && break; sleep 0.1; done
 	done
+	local dcpu0 pcpu0
+	dcpu0=$(cpu "${pids[@]}")
+	pcpu0=$(cpu $(backends "${pids[@]}"))
 	local where=(--addr "$addrs")
 	[ "$mode" = spread ] || where=()
 	out=$("$ns" bench issue --config "$cfg" "${where[@]}" --kiosks "$KIOSKS" --duration "$DURATION" --service A 2>&1) || true
-	local warns
+	local warns dcpu pcpu hz
+	hz=$(getconf CLK_TCK)
+	dcpu=$(($(cpu "${pids[@]}") - dcpu0))
+	pcpu=$(($(cpu $(backends "${pids[@]}")) - pcpu0))
 	warns=$(cat "$work"/d*.log | grep -c 'level=\(WARN\|ERROR\)' || true)
 	stop
 	drop "$db"
-	local rate p50 p99 errs
+	local rate p50 p99 errs tickets dus pus
+	tickets=$(echo "$out" | sed -n 's/^tickets: \([0-9]*\) in.*/\1/p')
 	rate=$(echo "$out" | sed -n 's/^tickets: .* = \([0-9]*\)\/s.*/\1/p')
 	errs=$(echo "$out" | sed -n 's/^tickets: .*errors \([0-9]*\).*/\1/p')
 	p50=$(echo "$out" | sed -n 's/^latency: .*p50 \([^ ,]*\).*/\1/p')
 	p99=$(echo "$out" | sed -n 's/^latency: .*p99 \([^ ,]*\).*/\1/p')
-	printf "%-8s %-8s %-8s %9s %10s %10s %7s %6s\n" "$sites" "$mode" "$n" "${rate:-?}" "${p50:-?}" "${p99:-?}" "${errs:-?}" "$warns"
+	dus=? pus=?
+	if [ "${tickets:-0}" -gt 0 ]; then
+		dus=$((dcpu * 1000000 / hz / tickets))
+		pus=$((pcpu * 1000000 / hz / tickets))
+	fi
+	printf "%-8s %-8s %-8s %9s %10s %10s %7s %7s %7s %6s %s\n" "$sites" "$mode" "$n" "${rate:-?}" "${p50:-?}" "${p99:-?}" "$dus" "$pus" "${errs:-?}" "$warns" "$label"
 	[ -n "$rate" ] || echo "$out" >&2
 }
 
 echo "$DRIVER, $KIOSKS kiosks, $DURATION per case"
 for r in $(seq 1 "$ROUNDS"); do
 	echo "round $r"
-	printf "%-8s %-8s %-8s %9s %10s %10s %7s %6s\n" sites kiosks daemons tickets/s p50 p99 errors warns
-	for sites in 1 "$SITES"; do
-		for mode in spread "by-site"; do
-			for n in 1 2 3; do
+	printf "%-8s %-8s %-8s %9s %10s %10s %7s %7s %7s %6s %s\n" sites kiosks daemons tickets/s p50 p99 "µs/t" "pg µs/t" errors warns bin
+	for sites in ${SITELIST:-1 $SITES}; do
+		for mode in ${MODES:-spread by-site}; do
+			for n in ${NS:-1 2 3}; do
 				[ "$mode$n" = by-site1 ] && continue # the same as spread over 1
-				run "$n" "$sites" "$mode"
+				for b in "${bins[@]}"; do
+					label=""
+					[ "${#bins[@]}" -eq 1 ] || label=$b
+					run "$b" "$n" "$sites" "$mode"
+				done
 			done
 		done
 	done

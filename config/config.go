@@ -81,6 +81,13 @@ type Store struct {
 	// MySQL; SQLite's readers): DefaultStorePool. Several daemons on one
 	// server add up: keep their sum below its max_connections.
 	Pool int `mapstructure:"pool"`
+	// Committers is how many group-commit transactions a daemon on a
+	// server database runs at once, each for its own share of the sites:
+	// DefaultStoreCommitters. Several daemons on one database add up, and
+	// on a database short of CPU more, smaller transactions cost more per
+	// ticket: give each daemon fewer (README "Several daemons"). SQLite
+	// always has one (one writer).
+	Committers int `mapstructure:"committers"`
 	// Poll is how often a daemon on a shared server database reads the
 	// store's versions for events other daemons committed, while devices
 	// wait for events (and, on PostgreSQL, LISTEN is down): DefaultPoll.
@@ -90,14 +97,17 @@ type Store struct {
 	PollIdle time.Duration `mapstructure:"poll_idle"`
 }
 
-// Defaults and bounds of store.pool, store.poll and store.poll_idle.
+// Defaults and bounds of store.pool, store.committers, store.poll and
+// store.poll_idle.
 const (
-	DefaultStorePool = 20
-	MaxStorePool     = 1000
-	DefaultPoll      = 50 * time.Millisecond
-	MinPoll          = 5 * time.Millisecond
-	DefaultPollIdle  = time.Second
-	MaxPollIdle      = time.Minute
+	DefaultStorePool       = 20
+	MaxStorePool           = 1000
+	DefaultStoreCommitters = 4
+	MaxStoreCommitters     = 64
+	DefaultPoll            = 50 * time.Millisecond
+	MinPoll                = 5 * time.Millisecond
+	DefaultPollIdle        = time.Second
+	MaxPollIdle            = time.Minute
 )
 
 // DefaultStoreTimeout is store.timeout when it is not set: well inside the
@@ -434,7 +444,7 @@ func DefaultClasses() map[string]int {
 func DefaultConfig() Config {
 	return Config{
 		Store: Store{Driver: DriverSQLite, DSN: "nowserving.db", Batch: 64, Timeout: DefaultStoreTimeout,
-			Pool: DefaultStorePool, Poll: DefaultPoll, PollIdle: DefaultPollIdle},
+			Pool: DefaultStorePool, Committers: DefaultStoreCommitters, Poll: DefaultPoll, PollIdle: DefaultPollIdle},
 		Listen: Listen{
 			Protocol:         "127.0.0.1:7400",
 			HTTP:             "127.0.0.1:7480",

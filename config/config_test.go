@@ -136,7 +136,7 @@ func TestDefaults(t *testing.T) {
 	if c.Store != d.Store || c.Listen != d.Listen || c.Log != d.Log {
 		t.Errorf("top = %+v %+v %+v, want defaults", c.Store, c.Listen, c.Log)
 	}
-	if c.Store.Batch != 64 || c.Store.Timeout != 3*time.Second || c.Listen.Heartbeat != 10*time.Second || c.Listen.MaxConnections != 10000 ||
+	if c.Store.Batch != 64 || c.Store.Timeout != 3*time.Second || c.Store.Committers != 4 || c.Listen.Heartbeat != 10*time.Second || c.Listen.MaxConnections != 10000 ||
 		c.Listen.MaxPending != 256 || c.Listen.HandshakeTimeout != 3*time.Second {
 		t.Errorf("defaults changed: %+v", c)
 	}
@@ -234,6 +234,13 @@ func TestEnvOverridesKeyAbsentFromFile(t *testing.T) {
 	}
 	if !c.Listen.TLS.Enabled() || c.Listen.TLS.Cert != "c.pem" {
 		t.Errorf("tls = %+v", c.Listen.TLS)
+	}
+	c, err = load([]byte(minimal), Opts{LookupEnv: env(map[string]string{"NOWSERVING_STORE_COMMITTERS": "2"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Store.Committers != 2 {
+		t.Errorf("store.committers = %d from the environment, want 2", c.Store.Committers)
 	}
 }
 

@@ -59,6 +59,7 @@ func overrides() []override {
 		{key: "store.batch", kind: "int", usage: "maximum requests per group-commit transaction"},
 		{key: "store.timeout", kind: "duration", usage: "deadline of each store transaction and of the readiness probe"},
 		{key: "store.pool", kind: "int", usage: "connections of the database pool"},
+		{key: "store.committers", kind: "int", usage: "group-commit transactions at once on a server database"},
 		{key: "store.poll", kind: "duration", usage: "poll for other daemons' events while devices wait for them"},
 		{key: "store.poll_idle", kind: "duration", usage: "poll for other daemons' events when idle (or behind PostgreSQL LISTEN)"},
 		{key: "listen.protocol", usage: "device protocol address host:port"},
@@ -85,7 +86,7 @@ func overrides() []override {
 
 // BindFlags registers on fs one flag per overridable key, named after the
 // key: --store-driver, --store-dsn, --store-batch, --store-timeout,
-// --store-pool, --store-poll, --store-poll-idle,
+// --store-pool, --store-committers, --store-poll, --store-poll-idle,
 // --listen-protocol, --listen-tls-cert, --listen-tls-key, --listen-http,
 // --listen-http-tls-cert, --listen-http-tls-key,
 // --listen-max-connections, --listen-max-pending, --listen-handshake-timeout,
@@ -104,8 +105,9 @@ func BindFlagsUnder(fs *pflag.FlagSet, sections ...string) {
 		"log.level": d.Log.Level, "log.format": d.Log.Format,
 	}
 	ints := map[string]int{
-		"store.batch": d.Store.Batch, "store.pool": d.Store.Pool, "listen.max_connections": d.Listen.MaxConnections,
-		"listen.max_pending": d.Listen.MaxPending,
+		"store.batch": d.Store.Batch, "store.pool": d.Store.Pool, "store.committers": d.Store.Committers,
+		"listen.max_connections": d.Listen.MaxConnections,
+		"listen.max_pending":     d.Listen.MaxPending,
 	}
 	durations := map[string]time.Duration{
 		"listen.heartbeat": d.Listen.Heartbeat, "listen.handshake_timeout": d.Listen.HandshakeTimeout,

@@ -86,6 +86,9 @@ func (c *Config) validateTop(ps *problems) {
 	if c.Store.Pool < 1 || c.Store.Pool > MaxStorePool {
 		ps.add("store.pool", "must be 1..%d, got %d", MaxStorePool, c.Store.Pool)
 	}
+	if c.Store.Committers < 1 || c.Store.Committers > MaxStoreCommitters {
+		ps.add("store.committers", "must be 1..%d, got %d", MaxStoreCommitters, c.Store.Committers)
+	}
 	if c.Store.Poll < MinPoll || c.Store.Poll > MaxPollIdle {
 		ps.add("store.poll", "must be %s..%s, got %s", MinPoll, MaxPollIdle, c.Store.Poll)
 	}

@@ -327,14 +327,36 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		g.Go(func() error { d.keys(d.loops, k); return nil })
 	}
 	for _, s := range d.eng.Sites() {
-		g.Go(func() error { d.follow(d.loops, s.ID); return nil })
+		if d.drives(s.ID) {
+			g.Go(func() error { d.follow(d.loops, s.ID); return nil })
+		}
 	}
+	g.Go(func() error { <-d.loops.Done(); return nil }) // with nothing to drive, too
 	if d.o.PrinterPoll > 0 {
 		for _, p := range d.o.Printers {
 			g.Go(func() error { d.poll(d.loops, p); return nil })
 		}
 	}
 	return g.Wait()
+}
+
+// drives reports whether a site has a board, a voice zone or a wired
+// keypad here: only those sites' events are followed. A subscriber
+// waiting on every site would have the engine follow every site at once,
+// at the cost of reads for the events of sites other daemons serve
+// (queue's follower).
+func (d *Dispatcher) drives(site string) bool {
+	for i := range d.o.Boards {
+		if d.o.Boards[i].Site == site {
+			return true
+		}
+	}
+	for i := range d.o.Keypads {
+		if d.o.Keypads[i].Site == site {
+			return true
+		}
+	}
+	return d.first[site] != nil
 }
 
 func isStop(err error) bool {

@@ -47,7 +47,18 @@ type siteFeed struct {
 	// ordRetry).
 	ord      *order
 	ordRetry time.Time
+	// used is when this daemon last wrote to the site or asked its order
+	// (a position): a site it has not used for orderKeep does not follow
+	// other daemons' events in its order, which it drops instead.
+	used time.Time
 }
+
+// orderKeep is how long a site's waiting order keeps following other
+// daemons' events after this daemon last used it. Following costs a read
+// of the tickets of those events; a daemon that serves none of a site's
+// devices (other daemons serve them) would pay it for nothing. A dropped
+// order is built again on the site's next use.
+const orderKeep = 10 * time.Second
 
 func newFeed(e *Engine, size, maxReplay int) *feed {
 	f := &feed{e: e, size: size, maxReplay: maxReplay, sites: map[string]*siteFeed{}, stats: map[string]FollowStats{}, stop: make(chan struct{})}
@@ -133,6 +144,7 @@ func (f *feed) order(id string, atLeast int64) *order {
 	if err != nil || sf.last < atLeast {
 		return nil
 	}
+	sf.used = time.Now()
 	s, ok := f.e.defs.Load().byID[id]
 	if sf.ord == nil && ok && time.Now().After(sf.ordRetry) {
 		var ord *order
@@ -174,6 +186,10 @@ func (f *feed) dropOrders() {
 // published them). f.mu is held.
 func (f *feed) follow(ctx context.Context, id string, sf *siteFeed, evs []Event) {
 	if sf.ord == nil || len(evs) == 0 {
+		return
+	}
+	if time.Since(sf.used) > orderKeep {
+		sf.ord, sf.ordRetry = nil, time.Time{} // built again on next use
 		return
 	}
 	err := f.e.view(ctx, func(ctx context.Context, tx Tx) error { return sf.ord.remote(ctx, tx, evs) })
@@ -279,6 +295,7 @@ func (f *feed) publishSite(id string, evs []Event, ws []write) {
 		f.e.log.Warn("event feed: publish failed", "site", id, "err", err)
 		return
 	}
+	sf.used = time.Now()
 	if evs[0].Version > sf.last+1 {
 		// Another daemon committed in between: read what we missed.
 		f.mu.Unlock()

@@ -31,10 +31,11 @@ import (
 // store, outside any transaction. A store that can (PostgreSQL) offers one;
 // elsewhere the follower polls.
 type Notifier interface {
-	// Notify tells the other daemons that site's events reached version.
-	// The engine calls it after the commit, from a goroutine of its own,
-	// coalescing what commits faster than it sends.
-	Notify(ctx context.Context, site string, version int64) error
+	// Notify tells the other daemons that the events of each site of
+	// versions reached its version, at once. The engine calls it after the
+	// commit, from a goroutine of its own, coalescing what commits faster
+	// than it sends: one call for every site that moved meanwhile.
+	Notify(ctx context.Context, versions map[string]int64) error
 	// Listen calls ready once it listens, then fn for each notification
 	// another daemon sent (not this one's own), until ctx ends or the
 	// connection fails; it returns why. Notifications sent while it was
@@ -118,9 +119,11 @@ type follower struct {
 	swept   time.Time // last poll that caught up every site (run's goroutine only)
 
 	mu       sync.Mutex
-	waiters  map[string]int   // those subscribers, by site
-	notified map[string]int64 // sites other daemons notified, by version
-	full     bool             // poll every site now (the notifier just started listening)
+	waiters  map[string]int       // those subscribers, by site
+	notified map[string]int64     // sites other daemons notified, by version
+	missed   map[string]int64     // notified while nobody waited on them, by version
+	left     map[string]time.Time // when the last waiter of a site stopped waiting
+	full     bool                 // poll every site now (the notifier just started listening)
 
 	out     chan struct{} // a publication waits in sends
 	sendsMu sync.Mutex
@@ -135,7 +138,8 @@ func newFollower(f *feed, fast, idle time.Duration, n Notifier) *follower {
 		idle = max(fast, DefaultPollIdle)
 	}
 	return &follower{f: f, fast: fast, idle: idle, n: n, wake: make(chan struct{}, 1), waiters: map[string]int{},
-		notified: map[string]int64{}, out: make(chan struct{}, 1), sends: map[string]int64{}}
+		notified: map[string]int64{}, missed: map[string]int64{}, left: map[string]time.Time{},
+		out: make(chan struct{}, 1), sends: map[string]int64{}}
 }
 
 func (w *follower) start() {
@@ -156,18 +160,36 @@ func (w *follower) kick() {
 // listening marks a subscriber of site waiting for events (+1) or done
 // (-1). Only sites with such subscribers are followed at once (on a
 // notification, at the fast poll); the others at the slow poll, or when
-// this daemon writes to them. The first subscriber of a site has it caught
-// up at once.
+// this daemon writes to them. The first subscriber of a site after none
+// has it caught up at once if the feed may have missed events meanwhile:
+// a notification came for it, or (polling) the fast poll did not run for
+// it. A subscriber that waits again right after its events came (a loop
+// of Next) costs no read.
 func (w *follower) listening(site string, d int) {
 	w.waiting.Add(int32(d))
 	w.mu.Lock()
-	w.waiters[site] += d
-	first := d > 0 && w.waiters[site] == 1
-	if first {
-		w.notified[site] = math.MaxInt64
+	n := w.waiters[site] + d
+	w.waiters[site] = n
+	kick := false
+	switch {
+	case d < 0 && n == 0:
+		w.left[site] = time.Now()
+	case d > 0 && n == 1:
+		if v, ok := w.missed[site]; ok {
+			delete(w.missed, site)
+			w.notified[site], kick = max(w.notified[site], v), true
+		} else if !w.pushed.Load() {
+			// Polling: the poll must come within the fast interval
+			// (the kick brings it forward, never later); a read now
+			// only if it may not have run for this site meanwhile.
+			kick = true
+			if time.Since(w.left[site]) > w.fast {
+				w.notified[site] = math.MaxInt64
+			}
+		}
 	}
 	w.mu.Unlock()
-	if first {
+	if kick {
 		w.kick()
 	}
 }
@@ -189,7 +211,11 @@ func (w *follower) interval() time.Duration {
 
 func (w *follower) run() {
 	w.poll() // every site's feed starts now, at the store's version
-	t := time.NewTimer(w.interval())
+	// due is the next poll: a wake-up may bring it forward (a subscriber
+	// that starts waiting wants the fast one), never put it off, however
+	// often it comes.
+	due := time.Now().Add(w.interval())
+	t := time.NewTimer(time.Until(due))
 	defer t.Stop()
 	for {
 		select {
@@ -197,6 +223,7 @@ func (w *follower) run() {
 			return
 		case <-t.C:
 			w.poll()
+			due = time.Now().Add(w.interval())
 		case <-w.wake:
 			w.mu.Lock()
 			sites, full := w.notified, w.full
@@ -204,14 +231,26 @@ func (w *follower) run() {
 			w.mu.Unlock()
 			if full {
 				w.poll()
+				due = time.Now().Add(w.interval())
 			}
 			for id, v := range sites {
-				if w.waitedOn(id) {
+				// Looked at and recorded under one lock: a first waiter
+				// either is seen here or sees what was missed.
+				w.mu.Lock()
+				waited := w.waiters[id] > 0
+				if !waited {
+					w.missed[id] = max(w.missed[id], v)
+				}
+				w.mu.Unlock()
+				if waited {
 					w.catchUp(id, v)
 				}
 			}
+			if d := time.Now().Add(w.interval()); d.Before(due) {
+				due = d
+			}
 		}
-		t.Reset(w.interval())
+		t.Reset(time.Until(due))
 	}
 }
 
@@ -270,9 +309,20 @@ func (w *follower) catchUp(id string, v int64) {
 	if !behind {
 		return
 	}
-	if err := f.catchUp(id, 0); err != nil && f.ctx.Err() == nil {
-		f.e.log.Warn("event feed: catch up failed", "site", id, "err", err)
+	if err := f.catchUp(id, 0); err != nil {
+		if f.ctx.Err() == nil {
+			f.e.log.Warn("event feed: catch up failed", "site", id, "err", err)
+		}
+		return
 	}
+	f.mu.Lock()
+	last := sf.last
+	f.mu.Unlock()
+	w.mu.Lock()
+	if m, ok := w.missed[id]; ok && m <= last {
+		delete(w.missed, id)
+	}
+	w.mu.Unlock()
 }
 
 // listen keeps the notifier listening, again after each failure with a
@@ -324,8 +374,8 @@ func (w *follower) notify(site string, v int64) {
 	}
 }
 
-// send delivers the queued notifications, one per site with its newest
-// version.
+// send delivers the queued notifications: every site that moved since the
+// last send, each with its newest version, in one call.
 func (w *follower) send() {
 	for {
 		select {
@@ -337,14 +387,12 @@ func (w *follower) send() {
 		sends := w.sends
 		w.sends = map[string]int64{}
 		w.sendsMu.Unlock()
-		for site, v := range sends {
-			ctx, cancel := context.WithTimeout(w.f.ctx, w.f.e.timeout)
-			err := w.n.Notify(ctx, site, v)
-			cancel()
-			if err != nil && w.f.ctx.Err() == nil {
-				// The others find the events by their poll.
-				w.f.e.log.Warn("event feed: notify failed", "site", site, "version", v, "err", err)
-			}
+		ctx, cancel := context.WithTimeout(w.f.ctx, w.f.e.timeout)
+		err := w.n.Notify(ctx, sends)
+		cancel()
+		if err != nil && w.f.ctx.Err() == nil {
+			// The others find the events by their poll.
+			w.f.e.log.Warn("event feed: notify failed", "sites", len(sends), "err", err)
 		}
 	}
 }

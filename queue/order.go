@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -179,22 +178,29 @@ func (o *order) remote(ctx context.Context, tx Tx, evs []Event) error {
 		qd   queueDay
 		rank int
 	}
-	seen := map[int64]bool{}
+	cur, err := o.tickets(ctx, tx, evs)
+	if err != nil {
+		return err
+	}
+	done := make(map[int64]bool, len(cur))
 	bands := map[bandKey]bool{}
 	var bandOrder []bandKey
 	for i := range evs {
 		ev := &evs[i]
-		if ev.TicketID != 0 && !seen[ev.TicketID] {
-			seen[ev.TicketID] = true
-			t, err := tx.Ticket(ctx, ev.TicketID)
-			switch {
-			case errors.Is(err, ErrNotFound):
+		switch t, read := cur[ev.TicketID]; {
+		case ev.TicketID == 0 || done[ev.TicketID]:
+		case read:
+			// As it is now: once, at its first event.
+			done[ev.TicketID] = true
+			if t == nil {
 				o.remove(ev.TicketID)
-			case err != nil:
-				return fmt.Errorf("queue: follow ticket %d in the waiting order: %w", ev.TicketID, err)
-			default:
+			} else {
 				o.put(t)
 			}
+		default:
+			// Out of the waiting order at this event, and no later
+			// event of the batch puts it back (it would be read).
+			o.remove(ev.TicketID)
 		}
 		if placed(ev) {
 			k := bandKey{queueDay{ev.Day, ev.Service}, o.site.rank(ev.Class)}
@@ -213,6 +219,39 @@ func (o *order) remote(ctx context.Context, tx Tx, evs []Event) error {
 	}
 	o.counterModes(evs)
 	return nil
+}
+
+// tickets reads, in one query, the tickets of evs that an event leaves
+// waiting (or whose status it does not tell): by ID, nil for one not
+// found. A ticket whose every event here leaves it out of the waiting
+// order (called, served, cancelled...) needs no read.
+func (o *order) tickets(ctx context.Context, tx Tx, evs []Event) (map[int64]*Ticket, error) {
+	var ids []int64
+	want := map[int64]bool{}
+	for i := range evs {
+		ev := &evs[i]
+		if ev.TicketID == 0 || want[ev.TicketID] || (ev.Status != "" && ev.Status != StatusWaiting) {
+			continue
+		}
+		want[ev.TicketID] = true
+		ids = append(ids, ev.TicketID)
+	}
+	out := make(map[int64]*Ticket, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), 500) // bounded statements
+		ts, err := tx.Find(ctx, Filter{Site: o.site.ID, IDs: ids[:n]})
+		if err != nil {
+			return nil, fmt.Errorf("queue: follow %d tickets in the waiting order: %w", n, err)
+		}
+		for _, id := range ids[:n] {
+			out[id] = nil
+		}
+		for i := range ts {
+			out[ts[i].ID] = &ts[i]
+		}
+		ids = ids[n:]
+	}
+	return out, nil
 }
 
 // position is where t stands: people ahead in its queue and the estimated

@@ -59,7 +59,9 @@ type Filter struct {
 	Statuses  []Status // empty: any
 	// CalledBefore, when not zero (unix ms), keeps tickets called before it.
 	CalledBefore int64
-	Limit        int // 0: no limit
+	// IDs, when not empty, keeps only these tickets.
+	IDs   []int64
+	Limit int // 0: no limit
 }
 
 // StatRow is one aggregate row of a service day, grouped by queue

@@ -42,13 +42,13 @@ func follow(c config.Store, eo *queue.Opts) *postgres.Notifier {
 	return n
 }
 
-// committers is how many committers a driver wants: SQLite has one
-// writer.
-func committers(d config.Driver) int {
-	if d == config.DriverSQLite {
+// committers is how many committers the store gets: store.committers on
+// a server, one on SQLite (one writer).
+func committers(c config.Store) int {
+	if c.Driver == config.DriverSQLite {
 		return 1
 	}
-	return 4
+	return c.Committers
 }
 
 // awaitStore waits up to startWait for the first attempt to open the

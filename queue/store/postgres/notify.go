@@ -58,8 +58,18 @@ func (n *Notifier) connect(ctx context.Context) (*pgx.Conn, string, error) {
 	return c, "nowserving " + schema, nil
 }
 
-// Notify sends site's new version to the daemons listening.
-func (n *Notifier) Notify(ctx context.Context, site string, version int64) error {
+// maxPayload bounds one notification's payload, under PostgreSQL's 8000
+// bytes: more sites go in several.
+const maxPayload = 7900
+
+// Notify sends the sites' new versions to the daemons listening: one
+// NOTIFY (one statement) for all of them, several only past maxPayload.
+// The payload is "sender site version site version ...": site ids have
+// no spaces (queue.Site.Validate).
+func (n *Notifier) Notify(ctx context.Context, versions map[string]int64) error {
+	if len(versions) == 0 {
+		return nil
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.sender == nil {
@@ -69,11 +79,22 @@ func (n *Notifier) Notify(ctx context.Context, site string, version int64) error
 		}
 		n.sender, n.ch = c, ch
 	}
-	payload := n.id + " " + site + " " + strconv.FormatInt(version, 10)
-	if _, err := n.sender.Exec(ctx, "SELECT pg_notify($1, $2)", n.ch, payload); err != nil {
-		_ = n.sender.Close(context.Background())
-		n.sender = nil
-		return fmt.Errorf("postgres: notify %s v%d: %w", site, version, Dialect().Err(err))
+	var payloads []string
+	b := []byte(n.id)
+	for site, v := range versions {
+		if len(b)+len(site)+22 > maxPayload {
+			payloads, b = append(payloads, string(b)), []byte(n.id)
+		}
+		b = append(append(append(b, ' '), site...), ' ')
+		b = strconv.AppendInt(b, v, 10)
+	}
+	payloads = append(payloads, string(b))
+	for _, p := range payloads {
+		if _, err := n.sender.Exec(ctx, "SELECT pg_notify($1, $2)", n.ch, p); err != nil {
+			_ = n.sender.Close(context.Background())
+			n.sender = nil
+			return fmt.Errorf("postgres: notify %d sites: %w", len(versions), Dialect().Err(err))
+		}
 	}
 	return nil
 }
@@ -94,24 +115,22 @@ func (n *Notifier) Listen(ctx context.Context, ready func(), fn func(site string
 		if err != nil {
 			return fmt.Errorf("postgres: wait for notification: %w", Dialect().Err(err))
 		}
-		if site, v, ok := n.parse(m.Payload); ok {
-			fn(site, v)
-		}
+		n.parse(m.Payload, fn)
 	}
 }
 
-// parse reads "sender site version", skipping this daemon's own.
-func (n *Notifier) parse(p string) (site string, version int64, ok bool) {
-	sender, rest, ok1 := strings.Cut(p, " ")
-	i := strings.LastIndexByte(rest, ' ')
-	if !ok1 || i < 0 || sender == n.id {
-		return "", 0, false
+// parse reads "sender site version site version ...", skipping this
+// daemon's own, and calls fn for each site.
+func (n *Notifier) parse(p string, fn func(site string, version int64)) {
+	f := strings.Fields(p)
+	if len(f) < 3 || f[0] == n.id {
+		return
 	}
-	v, err := strconv.ParseInt(rest[i+1:], 10, 64)
-	if err != nil {
-		return "", 0, false
+	for i := 1; i+1 < len(f); i += 2 {
+		if v, err := strconv.ParseInt(f[i+1], 10, 64); err == nil {
+			fn(f[i], v)
+		}
 	}
-	return rest[:i], v, true
 }
 
 // Close closes the sending connection (Listen closes its own when its

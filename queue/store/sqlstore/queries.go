@@ -293,6 +293,12 @@ func (q *queries) find(f queue.Filter) Stmt {
 	and(&c, " AND day < ?", f.BeforeDay)
 	addIn(&c, " AND status IN", f.Statuses)
 	and(&c, " AND called_at > 0 AND called_at < ?", f.CalledBefore)
+	if len(f.IDs) > 0 {
+		c.b.WriteString(" AND id IN (" + placeholders(len(f.IDs)) + ")")
+		for _, id := range f.IDs {
+			c.args = append(c.args, id)
+		}
+	}
 	c.byID(f.Limit)
 	return c.stmt(q.d)
 }

@@ -589,12 +589,13 @@ func txFind(t *testing.T, s queue.Store) {
 	}
 	other := mk("A", 9, "2026-03-02", queue.StatusWaiting, 0)
 	other.Site = "s2"
+	a2, b5 := mk("A", 2, "2026-03-01", queue.StatusDone, 5), mk("B", 5, "2026-03-02", queue.StatusWaiting, 0)
 	txInsert(t, s,
 		mk("A", 1, "2026-03-01", queue.StatusWaiting, 0),
-		mk("A", 2, "2026-03-01", queue.StatusDone, 5),
+		a2,
 		mk("A", 3, "2026-03-02", queue.StatusCalled, 10),
 		mk("B", 4, "2026-03-02", queue.StatusCalled, 20),
-		mk("B", 5, "2026-03-02", queue.StatusWaiting, 0),
+		b5,
 		mk("A", 6, "2026-03-03", queue.StatusServing, 30),
 		other,
 	)
@@ -610,6 +611,8 @@ func txFind(t *testing.T, s queue.Store) {
 		{"statuses", queue.Filter{Site: "s1", Statuses: []queue.Status{queue.StatusCalled, queue.StatusServing}}, []string{"A003", "B004", "A006"}},
 		{"called before", queue.Filter{Site: "s1", CalledBefore: txBase.Add(15 * time.Minute).UnixMilli()}, []string{"A002", "A003"}},
 		{"limit", queue.Filter{Site: "s1", Limit: 2}, []string{"A001", "A002"}},
+		{"ids", queue.Filter{Site: "s1", IDs: []int64{b5.ID, a2.ID, other.ID}}, []string{"A002", "B005"}},
+		{"ids and status", queue.Filter{Site: "s1", IDs: []int64{b5.ID, a2.ID}, Statuses: []queue.Status{queue.StatusWaiting}}, []string{"B005"}},
 		{"combined", queue.Filter{Site: "s1", Service: "A", BeforeDay: "2026-03-03", Statuses: []queue.Status{queue.StatusWaiting, queue.StatusCalled}}, []string{"A001", "A003"}},
 		{"none", queue.Filter{Site: "nowhere"}, []string{}},
 	}
