@@ -5,11 +5,16 @@ import (
 	"database/sql"
 	"math/bits"
 	"sync"
+	"time"
 )
 
 // maxCachedStmts bounds a statement cache: the fixed queries plus the
 // variants of Head and Find (by how many classes or statuses they list).
 const maxCachedStmts = 256
+
+// prepareTimeout bounds the preparation of the statements one transaction
+// wanted.
+const prepareTimeout = 2 * time.Second
 
 // stmtCache keeps prepared statements of one pool by query text, for a
 // driver that does not cache them itself (modernc.org/sqlite parses every
@@ -47,6 +52,11 @@ func (c *stmtCache) get(q string) *sql.Stmt {
 // outside any transaction of the pool. A statement that fails to prepare
 // is left to run as text.
 func (c *stmtCache) prepare(ctx context.Context) {
+	// Not the caller's cancel (a request that gave up still leaves its
+	// statements prepared for the next), but never unbounded: a hung
+	// database must not hold the request, nor a shutdown, for ever.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), prepareTimeout)
+	defer cancel()
 	c.mu.Lock()
 	if len(c.want) == 0 {
 		c.mu.Unlock()

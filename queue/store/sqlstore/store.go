@@ -161,7 +161,7 @@ func retryPause(attempt int) time.Duration {
 // came from COMMIT itself.
 func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) (committing bool, err error) {
 	if s.wstmts != nil {
-		defer s.wstmts.prepare(context.WithoutCancel(ctx))
+		defer s.wstmts.prepare(ctx)
 	}
 	var opts *sql.TxOptions
 	if s.d.WriteIsolation != sql.LevelDefault {
@@ -208,7 +208,7 @@ func (s *Store) View(ctx context.Context, fn func(ctx context.Context, tx queue.
 
 func (s *Store) view(ctx context.Context, opts *sql.TxOptions, fn func(ctx context.Context, t *tx) error) error {
 	if s.rstmts != nil {
-		defer s.rstmts.prepare(context.WithoutCancel(ctx))
+		defer s.rstmts.prepare(ctx)
 	}
 	stx, err := s.reader.BeginTx(ctx, opts)
 	if err != nil {
