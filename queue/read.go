@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -368,6 +369,30 @@ func (e *Engine) Events(ctx context.Context, site string, after int64, limit int
 		return nil, fmt.Errorf("queue: events of %s after %d: %w", site, after, err)
 	}
 	return evs, nil
+}
+
+// EventPages yields a site's events after a version in pages of up to
+// page events, each read in a transaction of its own (within the store
+// timeout, however long the log), until a short page; a read that fails,
+// or ctx ending between pages, is yielded as the error and ends it.
+func (e *Engine) EventPages(ctx context.Context, site string, after int64, page int) iter.Seq2[[]Event, error] {
+	return func(yield func([]Event, error) bool) {
+		for {
+			evs, err := e.Events(ctx, site, after, page)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(evs, nil) || len(evs) < page {
+				return
+			}
+			after = evs[len(evs)-1].Version
+			if err := ctx.Err(); err != nil {
+				yield(nil, err)
+				return
+			}
+		}
+	}
 }
 
 // LastVersion is the newest committed event version of a site.

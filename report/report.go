@@ -180,24 +180,15 @@ func Build(ctx context.Context, eng *queue.Engine, site, from, to string) (Repor
 	}
 	b := newBuilder(s)
 	b.from, b.to = f, t
-	var after int64
-	for {
-		evs, err := eng.Events(ctx, s.ID, after, pageSize)
+	for evs, err := range eng.EventPages(ctx, s.ID, 0, pageSize) {
 		if err != nil {
 			return Report{}, fmt.Errorf("report: %w", err)
 		}
 		for i := range evs {
-			after = evs[i].Version
 			b.addBooking(from, to, &evs[i])
 			if day := queue.ServiceDay(evs[i].At, s.Location, s.Rollover); day >= from && day <= to {
 				b.add(day, &evs[i])
 			}
-		}
-		if len(evs) < pageSize {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return Report{}, fmt.Errorf("report: %w", err)
 		}
 	}
 	return b.report(from, to), nil

@@ -339,20 +339,12 @@ func checkEvents(t *testing.T, evs []queue.Event, tickets int) {
 // store timeout: one read of all of them (some thousands, under -race on a
 // loaded machine) can outlast it, and the test is not about that.
 func allEvents(ctx context.Context, e *queue.Engine, site string) ([]queue.Event, error) {
-	const page = 2000
 	var all []queue.Event
-	for {
-		var after int64
-		if len(all) > 0 {
-			after = all[len(all)-1].Version
-		}
-		evs, err := e.Events(ctx, site, after, page)
+	for evs, err := range e.EventPages(ctx, site, 0, 2000) {
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, evs...)
-		if len(evs) < page {
-			return all, nil
-		}
 	}
+	return all, nil
 }

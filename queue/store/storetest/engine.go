@@ -192,6 +192,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 	runSuite(t, open, []subtest{
 		{"Numbers", testNumbers},
 		{"Lifecycle", testLifecycle},
+		{"EventPages", testEventPages},
 		{"Refused", testRefused},
 		{"EmergencyFirst", testEmergency},
 		{"RevisitExactlyThird", testRevisit},
@@ -1034,5 +1035,37 @@ func testCallTimeout(t *testing.T, open func(t *testing.T) queue.Store) {
 	}
 	if _, err := en.act("start", "1"); !errors.Is(err, queue.ErrCounterIdle) {
 		t.Errorf("counter 1 after timeout: %v, want idle", err)
+	}
+}
+
+// testEventPages: EventPages yields every event once, in version order, in
+// pages of the size asked, and ends after the first short page (an empty
+// one when the log fills its last page exactly).
+func testEventPages(t *testing.T, open func(t *testing.T) queue.Store) {
+	en := newEnv(t, open)
+	for range 5 {
+		en.issue("A", "")
+	}
+	for _, c := range []struct {
+		page  int
+		sizes []int
+	}{{2, []int{2, 2, 1}}, {5, []int{5, 0}}, {9, []int{5}}} {
+		var sizes []int
+		var want int64 = 1
+		for evs, err := range en.e.EventPages(en.ctx, "hq", 0, c.page) {
+			if err != nil {
+				t.Fatalf("page %d: %v", c.page, err)
+			}
+			sizes = append(sizes, len(evs))
+			for _, ev := range evs {
+				if ev.Version != want {
+					t.Fatalf("page %d: version %d, want %d", c.page, ev.Version, want)
+				}
+				want++
+			}
+		}
+		if fmt.Sprint(sizes) != fmt.Sprint(c.sizes) || want != 6 {
+			t.Errorf("page %d: pages %v ending before v%d, want %v ending before v6", c.page, sizes, want, c.sizes)
+		}
 	}
 }
