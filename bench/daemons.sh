@@ -15,6 +15,9 @@
 #   SITELIST=30 MODES=by-site NS="1 2" bench/daemons.sh   # only some cases
 #   COMMITTERS=4 bench/daemons.sh             # store.committers 4 in total: 4, 2, 2 per daemon
 #   BIN="old/nowserving bin/nowserving" bench/daemons.sh   # each case with each binary, side by side
+#   PROFILE=/tmp/prof bench/daemons.sh        # a CPU profile of each daemon of each case there
+#   PROCS=split bench/daemons.sh              # GOMAXPROCS of each of N daemons: the cores / N
+#   DAEMON_ENV="GOGC=200" bench/daemons.sh    # more environment of the daemons
 #
 # Columns: tickets/s and latency of the bench client; the daemons' CPU per
 # ticket (utime+stime of every daemon, from /proc, over the bench) and that
@@ -122,8 +125,11 @@ run() {
 		local port=$((PORT + i))
 		local c
 		c=$(committers "$n")
-		env ${c:+NOWSERVING_STORE_COMMITTERS=$c} "$ns" serve --config "$cfg" --store-driver "$DRIVER" --store-dsn "$dsn" --store-pool 20 \
-			--listen-protocol "127.0.0.1:$port" --listen-http "" --log-level warn >"$work/d$i.log" 2>&1 &
+		local procs=""
+		[ "${PROCS:-}" != split ] || procs=$(( $(nproc) / n > 0 ? $(nproc) / n : 1 ))
+		env ${c:+NOWSERVING_STORE_COMMITTERS=$c} ${procs:+GOMAXPROCS=$procs} ${DAEMON_ENV:-} "$ns" serve --config "$cfg" --store-driver "$DRIVER" --store-dsn "$dsn" --store-pool 20 \
+			--listen-protocol "127.0.0.1:$port" --listen-http "" --log-level warn \
+			${PROFILE:+--pprof "127.0.0.1:$((port + 100))"} >"$work/d$i.log" 2>&1 &
 		pids+=($!)
 		addrs+="${addrs:+,}127.0.0.1:$port"
 	done
@@ -135,7 +141,18 @@ run() {
 	pcpu0=$(cpu $(backends "${pids[@]}"))
 	local where=(--addr "$addrs")
 	[ "$mode" = spread ] || where=()
+	local profs=()
+	if [ -n "${PROFILE:-}" ]; then
+		mkdir -p "$PROFILE"
+		local secs=${DURATION%s}
+		for i in $(seq 1 "$n"); do
+			curl -s -o "$PROFILE/$sites-$mode-$n-d$i-$(basename "$ns").pprof" \
+				"http://127.0.0.1:$((PORT + i + 100))/debug/pprof/profile?seconds=$((secs > 3 ? secs - 2 : 1))" &
+			profs+=($!)
+		done
+	fi
 	out=$("$ns" bench issue --config "$cfg" "${where[@]}" --kiosks "$KIOSKS" --duration "$DURATION" --service A 2>&1) || true
+	for p in "${profs[@]}"; do wait "$p" || true; done
 	local warns dcpu pcpu hz
 	hz=$(getconf CLK_TCK)
 	dcpu=$(($(cpu "${pids[@]}") - dcpu0))

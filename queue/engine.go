@@ -130,6 +130,10 @@ type Request struct {
 	Site   string
 	Device string // actor: device id or operator name
 	Key    string // idempotency key; empty: not idempotent
+
+	// number, set by Issue, is the service whose next number the request
+	// takes: the batch takes those of its kiosks at once (numbers).
+	number string
 }
 
 type job struct {
@@ -137,6 +141,7 @@ type job struct {
 	site   string
 	key    RequestKey // idempotency key; empty Key: none
 	lane   lane
+	number string // the service whose number a kiosk's ticket takes
 	fn     func(ctx context.Context, tx Tx, j *job) error
 	err    error
 	events []Event
@@ -297,9 +302,16 @@ var errStoreTimeout = errors.New("queue: store timeout")
 // submit queues fn in lane l of the committer of site and waits for its
 // result, at most the engine's StoreTimeout.
 func (e *Engine) submit(ctx context.Context, l lane, site string, key RequestKey, fn func(ctx context.Context, tx Tx, j *job) error) error {
+	return e.enqueue(ctx, &job{site: site, key: key, lane: l, fn: fn})
+}
+
+// enqueue is submit of a job made by the caller (its ctx and done are set
+// here).
+func (e *Engine) enqueue(ctx context.Context, j *job) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
 	defer cancel()
-	j := &job{ctx: ctx, site: site, key: key, lane: l, fn: fn, done: make(chan struct{})}
+	j.ctx, j.done = ctx, make(chan struct{})
+	site, l := j.site, j.lane
 	e.mu.RLock()
 	if e.closed {
 		e.mu.RUnlock()
@@ -550,27 +562,32 @@ func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
 // only ROLLBACK may run) fails the whole transaction.
 func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
 	if len(jobs) == 1 {
-		return jobs[0].fn(ctx, recTx{tx, jobs[0]}, jobs[0])
+		return jobs[0].fn(ctx, recTx{Tx: tx, j: jobs[0]}, jobs[0])
 	}
 	if !slices.ContainsFunc(jobs, func(j *job) bool { return j.lane == laneIssue }) {
-		_, err := runEach(ctx, tx, jobs, true)
+		_, err := runEach(ctx, tx, jobs, nil)
 		return err
 	}
 	if err := tx.Savepoint(ctx, "b"); err != nil {
 		return err
 	}
-	redo, err := runEach(ctx, tx, jobs, false)
+	nums := newNumbers(jobs)
+	redo, err := runEach(ctx, tx, jobs, nums)
 	if err != nil {
 		return err
 	}
-	if redo {
+	if !redo {
+		if err := nums.giveBack(ctx, tx); err != nil {
+			return err
+		}
+	} else {
 		if err := tx.RollbackTo(ctx, "b"); err != nil {
 			return err
 		}
 		for _, j := range jobs {
 			j.reset()
 		}
-		if _, err := runEach(ctx, tx, jobs, true); err != nil {
+		if _, err := runEach(ctx, tx, jobs, nil); err != nil {
 			return err
 		}
 	}
@@ -580,13 +597,14 @@ func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
 	return tx.Release(ctx, "b")
 }
 
-// runEach runs the jobs one after the other, the bare ones (laneIssue)
-// without a savepoint unless all is set. It reports redo, and stops, when a
-// bare job was refused after it wrote.
-func runEach(ctx context.Context, tx Tx, jobs []*job, all bool) (redo bool, err error) {
+// runEach runs the jobs one after the other. With nums, the bare ones
+// (laneIssue) run without a savepoint and take their numbers from nums;
+// without, every job runs in a savepoint. It reports redo, and stops, when
+// a bare job was refused after it wrote.
+func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (redo bool, err error) {
 	for i, j := range jobs {
 		sp := ""
-		if all || j.lane != laneIssue {
+		if nums == nil || j.lane != laneIssue {
 			// Savepoints are not released one by one: RELEASE would cost
 			// a round trip and free nothing a batch needs back.
 			sp = fmt.Sprintf("r%d", i)
@@ -595,7 +613,7 @@ func runEach(ctx context.Context, tx Tx, jobs []*job, all bool) (redo bool, err 
 			}
 		}
 		j.wrote = false
-		err := j.fn(ctx, recTx{tx, j}, j)
+		err := j.fn(ctx, recTx{Tx: tx, j: j, nums: nums}, j)
 		if err == nil {
 			continue
 		}
@@ -622,12 +640,18 @@ func runEach(ctx context.Context, tx Tx, jobs []*job, all bool) (redo bool, err 
 // methods below).
 type recTx struct {
 	Tx
-	j *job
+	j    *job
+	nums *numbers // the batch's numbers, when the job may take one there
 }
 
-func (t recTx) NextSeq(ctx context.Context, k DayKey) (int, error) {
+// NextSeq takes one number (n is 1 in every request: the spans are the
+// batch's, not a request's), from the batch's span when it has one.
+func (t recTx) NextSeq(ctx context.Context, k DayKey, n int) (int, error) {
 	t.j.wrote = true
-	return t.Tx.NextSeq(ctx, k)
+	if t.nums == nil || n != 1 {
+		return t.Tx.NextSeq(ctx, k, n)
+	}
+	return t.nums.take(ctx, t.Tx, t.j, k)
 }
 
 func (t recTx) InsertTicket(ctx context.Context, tk *Ticket) error {
@@ -725,7 +749,7 @@ func doRedo[T any](ctx context.Context, e *Engine, l lane, r Request, op string,
 	// committer closed the job's done channel (submit returned its error),
 	// never when submit gave up on the context while the commit went on.
 	var res T
-	err = e.submit(ctx, l, s.ID, key, func(ctx context.Context, tx Tx, j *job) error {
+	err = e.enqueue(ctx, &job{site: s.ID, key: key, lane: l, number: r.number, fn: func(ctx context.Context, tx Tx, j *job) error {
 		if j.prior != nil {
 			if j.prior.Op != op {
 				return fmt.Errorf("%w: key %q was used for %s, not %s", ErrKeyReused, r.Key, j.prior.Op, op)
@@ -773,7 +797,7 @@ func doRedo[T any](ctx context.Context, e *Engine, l lane, r Request, op string,
 			return nil // encoded once, when stampVersions gives it its version
 		}
 		return save()
-	})
+	}})
 	if err != nil {
 		return zero, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,10 +100,8 @@ func lockSites(ctx context.Context, tx Tx, jobs []*job) error {
 		}
 	}
 	slices.Sort(sites)
-	for _, s := range sites {
-		if err := tx.LockSite(ctx, s); err != nil {
-			return fmt.Errorf("queue: lock site %s: %w", s, err)
-		}
+	if err := tx.LockSites(ctx, sites); err != nil {
+		return fmt.Errorf("queue: lock sites %s: %w", strings.Join(sites, ", "), err)
 	}
 	return nil
 }

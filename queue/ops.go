@@ -56,7 +56,7 @@ type TransferRequest struct {
 
 // Issue takes a new number for a service.
 func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
-	return doRedo(ctx, e, laneIssue, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return doRedo(ctx, e, laneIssue, r.numbered(), issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		return e.issue(ctx, tx, j, s, r)
 	}, nil)
 }
@@ -75,7 +75,7 @@ func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, e
 		pos    Position
 		redone bool
 	)
-	t, err := doRedo(ctx, e, laneIssue, r.Request, issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	t, err := doRedo(ctx, e, laneIssue, r.numbered(), issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		return e.issue(ctx, tx, j, s, r)
 	}, func(ctx context.Context, tx Tx, s *Site, t Ticket) error {
 		cur, err := tx.Ticket(ctx, t.ID)
@@ -107,6 +107,14 @@ func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, e
 	return p, err
 }
 
+// numbered is r's Request, telling the batch the service it takes a number
+// of.
+func (r IssueRequest) numbered() Request {
+	q := r.Request
+	q.number = r.Service
+	return q
+}
+
 // issueOp names an issue request for its idempotency record: Issue and
 // IssuePosition are the same request.
 func issueOp(r IssueRequest) string { return opName("issue", r.Service, string(r.Class)) }
@@ -129,7 +137,7 @@ func (e *Engine) issue(ctx context.Context, tx Tx, j *job, s *Site, r IssueReque
 		return Ticket{}, fmt.Errorf("%w: %s at %s", ErrServiceClosed, sv.Code, now.In(s.Location).Format("Mon 15:04"))
 	}
 	day := s.Day(now)
-	seq, err := tx.NextSeq(ctx, DayKey{Site: s.ID, Service: sv.Code, Day: day})
+	seq, err := tx.NextSeq(ctx, DayKey{Site: s.ID, Service: sv.Code, Day: day}, 1)
 	if err != nil {
 		return Ticket{}, fmt.Errorf("queue: issue ticket for %s: next number: %w", sv.Code, err)
 	}

@@ -167,8 +167,12 @@ type Tx interface {
 	// statement; a (device, key) saved before fails with ErrDuplicate.
 	SaveRequests(ctx context.Context, reqs []SavedRequest) error
 
-	// NextSeq allocates the next number of a service day, starting at 1.
-	NextSeq(ctx context.Context, k DayKey) (int, error)
+	// NextSeq adds n to the last number of a service day (0 before its
+	// first) and returns the new last: n = 1 allocates the next number,
+	// n > 1 the n numbers up to the one returned at once (in one
+	// statement), and a negative n gives back the last numbers this
+	// transaction took and did not use.
+	NextSeq(ctx context.Context, k DayKey, n int) (int, error)
 
 	// InsertTicket stores a new ticket and sets t.ID. A duplicate
 	// (site, service, day, seq) fails with ErrDuplicate.
@@ -208,11 +212,12 @@ type Tx interface {
 	Streak(ctx context.Context, k ServiceKey) (int, error)
 	SetStreak(ctx context.Context, k ServiceKey, n int) error
 
-	// LockSite locks the site's version row for the rest of the
-	// transaction (creating it at version 0): daemons sharing a store take
-	// it first, in site order, so their transactions of one site queue
-	// there instead of deadlocking on the rows they touch after it.
-	LockSite(ctx context.Context, site string) error
+	// LockSites locks the version rows of sites, in the order given, for
+	// the rest of the transaction (creating those missing at version 0),
+	// in one statement: daemons sharing a store take them first, in site
+	// order, so their transactions of one site queue there instead of
+	// deadlocking on the rows they touch after it.
+	LockSites(ctx context.Context, sites []string) error
 	// AppendEvents gives evs the site's next len(evs) versions, in order,
 	// and stores them (one version bump and one insert).
 	AppendEvents(ctx context.Context, site string, evs []*Event) error

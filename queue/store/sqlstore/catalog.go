@@ -46,7 +46,8 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("SaveRequests: 2 rows", "", q.saveRequests([]queue.SavedRequest{
 		{RequestKey: queue.RequestKey{Device: "k1", Key: "x1"}, Op: "issue A", Result: []byte("r1"), AtMs: before},
 		{RequestKey: queue.RequestKey{Device: "k2", Key: "x2"}, Op: "next c1", AtMs: before}}))
-	add("NextSeq", "", q.nextSeq(queue.DayKey{Site: site, Service: service, Day: day}))
+	add("NextSeq", "", q.nextSeq(queue.DayKey{Site: site, Service: service, Day: day}, 1))
+	add("NextSeq: give back", "a batch's kiosks took more numbers than they used", q.nextSeq(queue.DayKey{Site: site, Service: service, Day: day}, -2))
 	add("InsertTicket", "", q.insertTicket(tk))
 	add("UpdateTicket", "", q.updateTicket(tk, queue.StatusWaiting))
 	add("Ticket", "", q.ticket(tk.ID))
@@ -80,7 +81,7 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("Counters", "", q.counters(site))
 	add("Streak", "", q.streak(queue.ServiceKey{Site: site, Service: service}))
 	add("SetStreak", "", q.setStreak(queue.ServiceKey{Site: site, Service: service}, 2))
-	add("LockSite", "several daemons: first in every write", q.nextVersions(site, 0))
+	add("LockSites: 2 sites", "several daemons: first in every write", q.lockSites([]string{"s1", "s2"}))
 	add("AppendEvents: next versions", "", q.nextVersions(site, 2))
 	add("AppendEvents: 2 rows", "", q.insertEvents(exampleEvents(tk)))
 	ev := exampleEvents(tk)[0]

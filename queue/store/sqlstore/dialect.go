@@ -139,8 +139,9 @@ func (d *Dialect) insertIfMissing(table string, cols []string, noop string) stri
 	return d.Rebind(q + " ON CONFLICT DO NOTHING")
 }
 
-// increment returns the statement that adds one to column col of the row of
-// table with the given keys, inserting it with 1 when it is missing. With
+// increment returns the statement that adds n (its last parameter, given
+// twice) to column col of the row of table with the given keys, inserting
+// it with n when it is missing. With
 // OnConflict the statement returns the new value; with OnDuplicateKey the
 // value is LAST_INSERT_ID().
 func (d *Dialect) increment(table string, keys []string, col string) string {
@@ -148,11 +149,11 @@ func (d *Dialect) increment(table string, keys []string, col string) string {
 	cols := strings.Join(keys, ", ") + ", " + col
 	switch d.Upsert {
 	case OnDuplicateKey:
-		return "INSERT INTO " + table + " (" + cols + ") VALUES (" + ph + "LAST_INSERT_ID(1))" +
-			" ON DUPLICATE KEY UPDATE " + col + " = LAST_INSERT_ID(" + col + " + 1)"
+		return "INSERT INTO " + table + " (" + cols + ") VALUES (" + ph + "LAST_INSERT_ID(?))" +
+			" ON DUPLICATE KEY UPDATE " + col + " = LAST_INSERT_ID(" + col + " + ?)"
 	default:
-		return d.Rebind("INSERT INTO " + table + " (" + cols + ") VALUES (" + ph + "1)" +
-			" ON CONFLICT (" + strings.Join(keys, ", ") + ") DO UPDATE SET " + col + " = " + table + "." + col + " + 1" +
+		return d.Rebind("INSERT INTO " + table + " (" + cols + ") VALUES (" + ph + "?)" +
+			" ON CONFLICT (" + strings.Join(keys, ", ") + ") DO UPDATE SET " + col + " = " + table + "." + col + " + ?" +
 			" RETURNING " + col)
 	}
 }

@@ -2,15 +2,20 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/nowserving/nowserving/queue"
 )
 
-// LockSite takes the site's version row lock: the version bump of
-// AppendEvents with nothing to add.
-func (t *tx) LockSite(ctx context.Context, site string) error {
-	if _, err := t.increment(ctx, t.s.q.nextVersions(site, 0)); err != nil {
-		return t.wrap("lock site", err)
+// LockSites takes the sites' version row locks: the version bump of
+// AppendEvents with nothing to add, for every site in one multi-row upsert,
+// whose rows the database locks in the order of its VALUES.
+func (t *tx) LockSites(ctx context.Context, sites []string) error {
+	if len(sites) == 0 {
+		return nil
+	}
+	if _, err := t.exec(ctx, t.s.q.lockSites(sites)); err != nil {
+		return t.wrap(fmt.Sprintf("lock %d sites", len(sites)), err)
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ type Stmt struct {
 type queries struct {
 	d    *Dialect
 	text struct {
-		nextSeq                                            string
+		nextSeq, giveBackSeq                               string
 		insertTicket, updateTicket, ticket, ticketByNumber string
 		waiting, waitingAll, ahead, setSortKey, stats      string
 		counter, counterLock, putCounter, ensureCounter    string
@@ -58,6 +58,14 @@ func newQueries(d *Dialect) *queries {
 	q := &queries{d: d}
 	t := &q.text
 	t.nextSeq = d.increment("day_counters", []string{"site", "service", "day"}, "last")
+	// Giving numbers back is an UPDATE of the row the transaction took
+	// them from: the upsert would build its insert row (last = n < 0)
+	// first, which an unsigned column refuses.
+	if d.Upsert == OnDuplicateKey {
+		t.giveBackSeq = "UPDATE day_counters SET last = LAST_INSERT_ID(last - ?) WHERE site = ? AND service = ? AND day = ?"
+	} else {
+		t.giveBackSeq = r("UPDATE day_counters SET last = last - ? WHERE site = ? AND service = ? AND day = ? RETURNING last")
+	}
 	t.insertTicket = "INSERT INTO tickets (site, service, queue, day, seq, number, class, status, rnk, sort_key, " +
 		"counter, target_counter, call_count, noshow_count, issued_at, waiting_since, called_at, first_called_at, serving_at, finished_at, " +
 		"device, idem_key) VALUES (" + placeholders(22) + ")"
@@ -163,10 +171,13 @@ func (q *queries) saveRequests(reqs []queue.SavedRequest) Stmt {
 		repeatJoin("(?, ?, ?, ?, ?)", ", ", len(reqs))), args}
 }
 
-// nextSeq adds one to a service day's number, inserting it at 1; see
-// Dialect.increment for how the new value comes back.
-func (q *queries) nextSeq(k queue.DayKey) Stmt {
-	return Stmt{q.text.nextSeq, []any{k.Site, k.Service, k.Day}}
+// nextSeq adds n to a service day's number, inserting it at n, or (n < 0)
+// takes -n off it; see Dialect.increment for how the new value comes back.
+func (q *queries) nextSeq(k queue.DayKey, n int) Stmt {
+	if n < 0 {
+		return Stmt{q.text.giveBackSeq, []any{-n, k.Site, k.Service, k.Day}}
+	}
+	return Stmt{q.text.nextSeq, []any{k.Site, k.Service, k.Day, n, n}}
 }
 
 // insertTicket stores a new ticket (tk.Queue already set), returning its
@@ -337,6 +348,22 @@ func (q *queries) streak(k queue.ServiceKey) Stmt {
 
 func (q *queries) setStreak(k queue.ServiceKey, n int) Stmt {
 	return Stmt{q.text.setStreak, []any{k.Site, k.Service, n}}
+}
+
+// lockSites locks the version rows of sites (creating them at 0) without
+// changing them, in the order given.
+func (q *queries) lockSites(sites []string) Stmt {
+	args := make([]any, len(sites))
+	for i, s := range sites {
+		args[i] = s
+	}
+	rows := repeatJoin("(?, 0)", ", ", len(sites))
+	if q.d.Upsert == OnDuplicateKey {
+		return Stmt{"INSERT INTO site_versions (site, version) VALUES " + rows +
+			" ON DUPLICATE KEY UPDATE version = version + 0", args}
+	}
+	return Stmt{q.d.Rebind("INSERT INTO site_versions (site, version) VALUES " + rows +
+		" ON CONFLICT (site) DO UPDATE SET version = site_versions.version"), args}
 }
 
 // nextVersions adds n to a site's version, inserting it at n, and gives

@@ -126,13 +126,13 @@ func (t *tx) increment(ctx context.Context, st Stmt) (int64, error) {
 	return n, err
 }
 
-// NextSeq allocates the next number of a service day, from 1.
-func (t *tx) NextSeq(ctx context.Context, k queue.DayKey) (int, error) {
-	n, err := t.increment(ctx, t.s.q.nextSeq(k))
+// NextSeq adds n to the last number of a service day and returns it.
+func (t *tx) NextSeq(ctx context.Context, k queue.DayKey, n int) (int, error) {
+	last, err := t.increment(ctx, t.s.q.nextSeq(k, n))
 	if err != nil {
 		return 0, t.wrap("next seq", err)
 	}
-	return int(n), nil
+	return int(last), nil
 }
 
 // InsertTicket stores a new ticket and sets its ID (and its Queue to its

@@ -30,7 +30,7 @@ func BenchNextSeqInsert(b *testing.B, s queue.Store, clients int) {
 			i++
 			service := []string{"A", "B", "C"}[i%3]
 			err := s.Update(context.Background(), func(ctx context.Context, tx queue.Tx) error {
-				seq, err := tx.NextSeq(ctx, queue.DayKey{Site: "bench", Service: service, Day: txDay})
+				seq, err := tx.NextSeq(ctx, queue.DayKey{Site: "bench", Service: service, Day: txDay}, 1)
 				if err != nil {
 					return err
 				}

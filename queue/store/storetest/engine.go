@@ -213,6 +213,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"WaitingOrderTwoEngines", func(t *testing.T, open openFunc) { testOrder(t, open, 2) }},
 		{"CountersFirst", testCountersFirst},
 		{"CapInBatch", testCapInBatch},
+		{"NumbersInBatch", testNumbersInBatch},
 		{"ResultVersions", testResultVersions},
 		{"CallTimeout", testCallTimeout},
 		{"AbortAtEveryStatement", testAbortEveryStatement},

@@ -230,8 +230,11 @@ func (t *faultTx) SaveRequests(ctx context.Context, reqs []queue.SavedRequest) e
 	return tell(t, "SaveRequests", t.Tx.SaveRequests, ctx, reqs)
 }
 
-func (t *faultTx) NextSeq(ctx context.Context, k queue.DayKey) (int, error) {
-	return ask(t, "NextSeq", t.Tx.NextSeq, ctx, k)
+func (t *faultTx) NextSeq(ctx context.Context, k queue.DayKey, n int) (int, error) {
+	if err := t.step("NextSeq"); err != nil {
+		return 0, err
+	}
+	return t.Tx.NextSeq(ctx, k, n)
 }
 
 func (t *faultTx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
@@ -325,6 +328,6 @@ func (t *faultTx) LastVersions(ctx context.Context) (map[string]int64, error) {
 	return t.Tx.LastVersions(ctx)
 }
 
-func (t *faultTx) LockSite(ctx context.Context, site string) error {
-	return tell(t, "LockSite", t.Tx.LockSite, ctx, site)
+func (t *faultTx) LockSites(ctx context.Context, sites []string) error {
+	return tell(t, "LockSites", t.Tx.LockSites, ctx, sites)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -177,4 +178,88 @@ func testCapInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 	if len(issued) != 9 {
 		t.Errorf("ISSUED events %v, want 9 (C01, A001, 4 A and 2 C in the batch, C04)", issued)
 	}
+}
+
+// testNumbersInBatch queues, behind a transaction in flight, ten kiosk
+// tickets of A, two kiosk requests of A the engine refuses before they take
+// a number (a class not given at issue), two retries of A tickets issued
+// before (answered from their stored results, A001 and A002) and two of E: the batch takes
+// the numbers of A and of E in one statement each and gives back those it
+// did not use, so A's numbers go on without a gap, before and after it.
+func testNumbersInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
+	cs := &seqStore{Store: open(t)}
+	var wg sync.WaitGroup
+	en, g := gated(t, cs, "A", &wg)  // A001, and A002 in flight
+	var retries []queue.IssueRequest // of A001 and A002: gated's keys k1, k2
+	for _, k := range []string{"k1", "k2"} {
+		retries = append(retries, queue.IssueRequest{Request: queue.Request{Site: "hq", Device: "test", Key: k}, Service: "A", Class: queue.ClassNormal})
+	}
+	var mu sync.Mutex
+	var got []string
+	run := func(r queue.IssueRequest, refused bool) {
+		wg.Go(func() {
+			tk, err := en.e.Issue(en.ctx, r)
+			if refused != (err != nil) {
+				t.Errorf("issue %s %s: %v, want refused %v", r.Service, r.Class, err, refused)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				got = append(got, tk.Number)
+			}
+		})
+	}
+	for i := range 10 {
+		run(queue.IssueRequest{Request: en.req(), Service: "A", Class: queue.ClassNormal}, false)
+		if i == 3 || i == 6 {
+			run(queue.IssueRequest{Request: en.req(), Service: "A", Class: queue.ClassReentered}, true)
+		}
+	}
+	for _, r := range retries {
+		run(r, false)
+	}
+	run(queue.IssueRequest{Request: en.req(), Service: "E"}, false)
+	run(queue.IssueRequest{Request: en.req(), Service: "E"}, false)
+	time.Sleep(100 * time.Millisecond) // the kiosks queue behind the gate
+	before := cs.count()
+	close(g.gate)
+	wg.Wait()
+	if n := cs.count() - before; n > 6 {
+		t.Errorf("%d NextSeq statements for the batch of 16 requests (A002's own, and two at most each for A and E), want at most 6", n)
+	}
+	next := en.issue("A", queue.ClassNormal).Number
+	slices.Sort(got)
+	want := []string{"A001", "A002", "A003", "A004", "A005", "A006", "A007", "A008", "A009", "A010", "A011", "A012", "E001", "E002"}
+	if !slices.Equal(got, want) || next != "A013" {
+		t.Errorf("numbers of the batch %v, then %s; want %v, then A013", got, next, want)
+	}
+}
+
+// seqStore counts the NextSeq statements its transactions send.
+type seqStore struct {
+	queue.Store
+	mu sync.Mutex
+	n  int
+}
+
+func (s *seqStore) Update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
+	return s.Store.Update(ctx, func(ctx context.Context, tx queue.Tx) error { return fn(ctx, seqTx{tx, s}) })
+}
+
+func (s *seqStore) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+type seqTx struct {
+	queue.Tx
+	s *seqStore
+}
+
+func (t seqTx) NextSeq(ctx context.Context, k queue.DayKey, n int) (int, error) {
+	t.s.mu.Lock()
+	t.s.n++
+	t.s.mu.Unlock()
+	return t.Tx.NextSeq(ctx, k, n)
 }

@@ -172,7 +172,7 @@ func txNextSeq(t *testing.T, s queue.Store) {
 		var got int
 		txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
 			var err error
-			got, err = tx.NextSeq(ctx, st.k)
+			got, err = tx.NextSeq(ctx, st.k, 1)
 			return err
 		})
 		if got != st.want {
@@ -181,11 +181,11 @@ func txNextSeq(t *testing.T, s queue.Store) {
 	}
 	// Two allocations in one transaction.
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
-		a, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: "A", Day: "2026-03-02"})
+		a, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: "A", Day: "2026-03-02"}, 1)
 		if err != nil {
 			return err
 		}
-		b, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: "A", Day: "2026-03-02"})
+		b, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: "A", Day: "2026-03-02"}, 1)
 		if err != nil {
 			return err
 		}
@@ -193,6 +193,39 @@ func txNextSeq(t *testing.T, s queue.Store) {
 			t.Errorf("NextSeq twice in one transaction = %d, %d, want 4, 5", a, b)
 		}
 		return nil
+	})
+	// Several numbers at once (a batch's kiosks), the unused ones given
+	// back before the commit: the next transaction goes on from the last
+	// number used.
+	k := queue.DayKey{Site: "s1", Service: "A", Day: "2026-03-02"}
+	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
+		last, err := tx.NextSeq(ctx, k, 4)
+		if err != nil {
+			return err
+		}
+		if last != 9 {
+			t.Errorf("NextSeq(4) after 5 = %d, want 9", last)
+		}
+		last, err = tx.NextSeq(ctx, k, -2)
+		if last != 7 {
+			t.Errorf("NextSeq(-2) after 9 = %d, want 7", last)
+		}
+		return err
+	})
+	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
+		got, err := tx.NextSeq(ctx, k, 1)
+		if got != 8 {
+			t.Errorf("NextSeq after 7 = %d, want 8", got)
+		}
+		return err
+	})
+	// A service day's first transaction taking several.
+	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
+		got, err := tx.NextSeq(ctx, queue.DayKey{Site: "s3", Service: "A", Day: "2026-03-02"}, 3)
+		if got != 3 {
+			t.Errorf("first NextSeq(3) = %d, want 3", got)
+		}
+		return err
 	})
 }
 
@@ -1075,7 +1108,7 @@ func txUpdateRetries(t *testing.T, s queue.Store) {
 	calls := 0
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
 		calls++
-		if _, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: "A", Day: txDay}); err != nil {
+		if _, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: "A", Day: txDay}, 1); err != nil {
 			return err
 		}
 		if calls == 1 {
@@ -1088,7 +1121,7 @@ func txUpdateRetries(t *testing.T, s queue.Store) {
 	}
 	// The first attempt was rolled back: its number was not used.
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
-		n, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: "A", Day: txDay})
+		n, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: "A", Day: txDay}, 1)
 		if n != 2 {
 			t.Errorf("NextSeq after a retried transaction = %d, want 2", n)
 		}
@@ -1149,7 +1182,7 @@ func txConcurrentIssue(t *testing.T, s queue.Store) {
 				service := []string{"A", "B"}[(c+i)%2]
 				var number string
 				err := s.Update(t.Context(), func(ctx context.Context, tx queue.Tx) error {
-					seq, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: service, Day: txDay})
+					seq, err := tx.NextSeq(ctx, queue.DayKey{Site: "s1", Service: service, Day: txDay}, 1)
 					if err != nil {
 						return err
 					}

@@ -28,16 +28,31 @@ INSERT INTO requests (device, idem_key, op, result, at) VALUES (?, ?, ?, ?, ?), 
 INSERT INTO requests (device, idem_key, op, result, at) VALUES ($1, $2, $3, $4, $5), ($6, $7, $8, $9, $10);
 
 -- NextSeq [sqlite]
--- args: "s1", "A", "2026-03-02"
-INSERT INTO day_counters (site, service, day, last) VALUES (?, ?, ?, 1) ON CONFLICT (site, service, day) DO UPDATE SET last = day_counters.last + 1 RETURNING last;
+-- args: "s1", "A", "2026-03-02", 1, 1
+INSERT INTO day_counters (site, service, day, last) VALUES (?, ?, ?, ?) ON CONFLICT (site, service, day) DO UPDATE SET last = day_counters.last + ? RETURNING last;
 
 -- NextSeq [postgres]
--- args: "s1", "A", "2026-03-02"
-INSERT INTO day_counters (site, service, day, last) VALUES ($1, $2, $3, 1) ON CONFLICT (site, service, day) DO UPDATE SET last = day_counters.last + 1 RETURNING last;
+-- args: "s1", "A", "2026-03-02", 1, 1
+INSERT INTO day_counters (site, service, day, last) VALUES ($1, $2, $3, $4) ON CONFLICT (site, service, day) DO UPDATE SET last = day_counters.last + $5 RETURNING last;
 
 -- NextSeq [mysql]
--- args: "s1", "A", "2026-03-02"
-INSERT INTO day_counters (site, service, day, last) VALUES (?, ?, ?, LAST_INSERT_ID(1)) ON DUPLICATE KEY UPDATE last = LAST_INSERT_ID(last + 1);
+-- args: "s1", "A", "2026-03-02", 1, 1
+INSERT INTO day_counters (site, service, day, last) VALUES (?, ?, ?, LAST_INSERT_ID(?)) ON DUPLICATE KEY UPDATE last = LAST_INSERT_ID(last + ?);
+
+-- NextSeq: give back [sqlite]
+-- sent by: a batch's kiosks took more numbers than they used
+-- args: 2, "s1", "A", "2026-03-02"
+UPDATE day_counters SET last = last - ? WHERE site = ? AND service = ? AND day = ? RETURNING last;
+
+-- NextSeq: give back [postgres]
+-- sent by: a batch's kiosks took more numbers than they used
+-- args: 2, "s1", "A", "2026-03-02"
+UPDATE day_counters SET last = last - $1 WHERE site = $2 AND service = $3 AND day = $4 RETURNING last;
+
+-- NextSeq: give back [mysql]
+-- sent by: a batch's kiosks took more numbers than they used
+-- args: 2, "s1", "A", "2026-03-02"
+UPDATE day_counters SET last = LAST_INSERT_ID(last - ?) WHERE site = ? AND service = ? AND day = ?;
 
 -- InsertTicket [sqlite, mysql]
 -- args: "s1", "A", "B", "2026-03-02", 12, "A012", "vip", "CALLED", 10, 4096, "c1", "c2", 2, 1, 1772440200000, 1772440260000, 1772440380000, 1772440320000, 0, 0, "kiosk1", "x1"
@@ -411,20 +426,20 @@ INSERT INTO service_streaks (site, service, n) VALUES ($1, $2, $3) ON CONFLICT (
 -- args: "s1", "A", 2
 INSERT INTO service_streaks (site, service, n) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE n = VALUES(n);
 
--- LockSite [sqlite]
+-- LockSites: 2 sites [sqlite]
 -- sent by: several daemons: first in every write
--- args: "s1", 0, 0
-INSERT INTO site_versions (site, version) VALUES (?, ?) ON CONFLICT (site) DO UPDATE SET version = site_versions.version + ? RETURNING version;
+-- args: "s1", "s2"
+INSERT INTO site_versions (site, version) VALUES (?, 0), (?, 0) ON CONFLICT (site) DO UPDATE SET version = site_versions.version;
 
--- LockSite [postgres]
+-- LockSites: 2 sites [postgres]
 -- sent by: several daemons: first in every write
--- args: "s1", 0, 0
-INSERT INTO site_versions (site, version) VALUES ($1, $2) ON CONFLICT (site) DO UPDATE SET version = site_versions.version + $3 RETURNING version;
+-- args: "s1", "s2"
+INSERT INTO site_versions (site, version) VALUES ($1, 0), ($2, 0) ON CONFLICT (site) DO UPDATE SET version = site_versions.version;
 
--- LockSite [mysql]
+-- LockSites: 2 sites [mysql]
 -- sent by: several daemons: first in every write
--- args: "s1", 0, 0
-INSERT INTO site_versions (site, version) VALUES (?, LAST_INSERT_ID(?)) ON DUPLICATE KEY UPDATE version = LAST_INSERT_ID(version + ?);
+-- args: "s1", "s2"
+INSERT INTO site_versions (site, version) VALUES (?, 0), (?, 0) ON DUPLICATE KEY UPDATE version = version + 0;
 
 -- AppendEvents: next versions [sqlite]
 -- args: "s1", 2, 2

@@ -1,0 +1,95 @@
+package queue
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// numbers hands out the ticket numbers of a batch's kiosk requests, which
+// run bare (see runJobs): the first of them to want a number of a service
+// day takes, in one statement, one for itself and one for every bare kiosk
+// request after it in the batch that may want the same (same site and
+// service, not answered by an earlier request with its key); those after
+// it take theirs from that span instead of a statement each. The numbers
+// the batch did not use (a request refused before it took one, a day that
+// turned meanwhile) are given back before the batch is released, so the
+// numbering keeps no gap.
+//
+// Numbers are handed out in the order the requests run, as one statement
+// each would. Only bare requests use the spans: a request in a savepoint
+// of its own could be rolled back after taking one. A statement of such a
+// request for a service day with a span seals the span (its unused numbers
+// are no longer the last ones, so they cannot be given back: they stay a
+// gap, which can happen only when a check-in and kiosks of one service
+// share a batch and one of the kiosks is refused). A batch run again with a
+// savepoint per request (redo) has no spans: the rollback to the batch's
+// savepoint took its numbers back.
+type numbers struct {
+	jobs  []*job
+	spans map[DayKey]*span
+}
+
+// span is the numbers next..last a batch took and has not handed out yet.
+type span struct {
+	next, last int
+	sealed     bool
+}
+
+func newNumbers(jobs []*job) *numbers {
+	return &numbers{jobs: jobs, spans: map[DayKey]*span{}}
+}
+
+// wants reports whether j runs bare and may take a number of k.
+func wants(j *job, k DayKey) bool {
+	return j.lane == laneIssue && j.prior == nil && j.site == k.Site && j.number == k.Service
+}
+
+// take is the next number of k for j: from k's span, or from a new span
+// for j and the requests after it that want one of k too.
+func (n *numbers) take(ctx context.Context, tx Tx, j *job, k DayKey) (int, error) {
+	if j.lane != laneIssue {
+		if sp := n.spans[k]; sp != nil {
+			sp.sealed = true
+		}
+		return tx.NextSeq(ctx, k, 1)
+	}
+	if sp := n.spans[k]; sp != nil && sp.next <= sp.last {
+		sp.next++
+		return sp.next - 1, nil
+	}
+	want := 1
+	if i := slices.Index(n.jobs, j); i >= 0 {
+		for _, o := range n.jobs[i+1:] {
+			if wants(o, k) {
+				want++
+			}
+		}
+	}
+	last, err := tx.NextSeq(ctx, k, want)
+	if err != nil {
+		return 0, err
+	}
+	n.spans[k] = &span{next: last - want + 2, last: last}
+	return last - want + 1, nil
+}
+
+// giveBack returns every span's unused numbers to the store.
+func (n *numbers) giveBack(ctx context.Context, tx Tx) error {
+	keys := make([]DayKey, 0, len(n.spans))
+	for k, sp := range n.spans {
+		if sp.next <= sp.last && !sp.sealed {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b DayKey) int {
+		return strings.Compare(a.Site+"\x00"+a.Service+"\x00"+a.Day, b.Site+"\x00"+b.Service+"\x00"+b.Day)
+	})
+	for _, k := range keys {
+		sp := n.spans[k]
+		if _, err := tx.NextSeq(ctx, k, sp.next-sp.last-1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
