@@ -11,7 +11,7 @@
 #   bench/daemons.sh                          # PostgreSQL, 96 kiosks, 30 sites, 15 s, 2 rounds
 #   KIOSKS=96 SITES=30 DURATION=15s ROUNDS=3 bench/daemons.sh
 #   DRIVER=mysql bench/daemons.sh             # MariaDB on 127.0.0.1:3306
-#   KEEP=1 bench/daemons.sh                   # keep the daemons' logs (printed: warns)
+#   KEEP=1 bench/daemons.sh                   # keep the daemons' logs of every case (printed: warns)
 #   SITELIST=30 MODES=by-site NS="1 2" bench/daemons.sh   # only some cases
 #   COMMITTERS=4 bench/daemons.sh             # store.committers 4 in total: 4, 2, 2 per daemon
 #   BIN="old/nowserving bin/nowserving" bench/daemons.sh   # each case with each binary, side by side
@@ -158,6 +158,9 @@ run() {
 	dcpu=$(($(cpu "${pids[@]}") - dcpu0))
 	pcpu=$(($(cpu $(backends "${pids[@]}")) - pcpu0))
 	warns=$(cat "$work"/d*.log | grep -c 'level=\(WARN\|ERROR\)' || true)
+	if [ -n "${KEEP:-}" ]; then
+		for f in "$work"/d*.log; do cp "$f" "$work/r$r-$sites-$mode-$n-$(basename "$ns")-$(basename "$f")"; done
+	fi
 	stop
 	drop "$db"
 	local rate p50 p99 errs tickets dus pus

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"slices"
 	"sync"
@@ -24,7 +23,9 @@ type Opts struct {
 	Batch int
 	// Committers is the number of parallel committing goroutines; requests
 	// of one site always go to the same one, so a site's events keep their
-	// order. SQLite wants 1.
+	// order. A site gets its committer when it is first written to, the one
+	// with the fewest sites then, so the sites a daemon writes (with several
+	// daemons, often only some of them) spread evenly. SQLite wants 1.
 	Committers int
 	// Follow makes the engine follow the events other daemons commit to
 	// the same store (follow.go): it polls the store's versions every
@@ -94,6 +95,12 @@ type Engine struct {
 	closed bool
 	shards []shard
 	wg     sync.WaitGroup
+
+	// bySite is the shard of each site written to so far (string -> int);
+	// shardMu guards the assignment and perShard, the sites of each shard.
+	bySite   sync.Map
+	shardMu  sync.Mutex
+	perShard []int
 }
 
 // lane is the queue of a committer a request waits in. A counter's action
@@ -317,9 +324,7 @@ func (e *Engine) enqueue(ctx context.Context, j *job) error {
 		e.mu.RUnlock()
 		return ErrClosed
 	}
-	h := fnv.New32a()
-	h.Write([]byte(site))
-	ch := e.shards[int(h.Sum32())%len(e.shards)][l.queue()]
+	ch := e.shards[e.shardOf(site)][l.queue()]
 	select {
 	case ch <- j:
 	case <-ctx.Done():
@@ -333,6 +338,31 @@ func (e *Engine) enqueue(ctx context.Context, j *job) error {
 	case <-ctx.Done():
 		return e.ctxErr(ctx)
 	}
+}
+
+// shardOf is the committer of site: the one it was given at its first
+// request, the one with the fewest sites then (the first such).
+func (e *Engine) shardOf(site string) int {
+	if i, ok := e.bySite.Load(site); ok {
+		return i.(int)
+	}
+	e.shardMu.Lock()
+	defer e.shardMu.Unlock()
+	if i, ok := e.bySite.Load(site); ok {
+		return i.(int)
+	}
+	if e.perShard == nil {
+		e.perShard = make([]int, len(e.shards))
+	}
+	i := 0
+	for j, n := range e.perShard {
+		if n < e.perShard[i] {
+			i = j
+		}
+	}
+	e.perShard[i]++
+	e.bySite.Store(site, i)
+	return i
 }
 
 // ctxErr is the error of a request whose context ended: the caller's own
