@@ -607,6 +607,9 @@ func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
 		return err
 	}
 	if !redo {
+		if err := nums.flush(ctx, tx, true); err != nil {
+			return err
+		}
 		if err := nums.giveBack(ctx, tx); err != nil {
 			return err
 		}
@@ -633,6 +636,12 @@ func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
 // a bare job was refused after it wrote.
 func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (redo bool, err error) {
 	for i, j := range jobs {
+		if nums != nil && !fresh(j) {
+			// It may read tickets, or insert one of its own.
+			if err := nums.flush(ctx, tx, true); err != nil {
+				return false, err
+			}
+		}
 		sp := ""
 		if nums == nil || j.lane != laneIssue {
 			// Savepoints are not released one by one: RELEASE would cost
@@ -686,12 +695,28 @@ func (t recTx) NextSeq(ctx context.Context, k DayKey, n int) (int, error) {
 
 func (t recTx) InsertTicket(ctx context.Context, tk *Ticket) error {
 	t.j.wrote = true
-	err := t.Tx.InsertTicket(ctx, tk)
+	var err error
+	if t.nums != nil {
+		err = t.nums.insert(ctx, t.Tx, t.j, tk)
+	} else {
+		err = t.Tx.InsertTicket(ctx, tk)
+	}
 	if err == nil {
 		c := *tk
 		t.j.writes = append(t.j.writes, write{t: &c})
 	}
 	return err
+}
+
+// Waiting reads the waiting tickets once the batch's own are stored (a
+// revisit ticket is placed among them).
+func (t recTx) Waiting(ctx context.Context, q WaitingQuery) ([]Ticket, error) {
+	if t.nums != nil {
+		if err := t.nums.flush(ctx, t.Tx, false); err != nil {
+			return nil, err
+		}
+	}
+	return t.Tx.Waiting(ctx, q)
 }
 
 func (t recTx) UpdateTicket(ctx context.Context, tk *Ticket, from Status) error {

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 )
@@ -25,9 +26,22 @@ import (
 // share a batch and one of the kiosks is refused). A batch run again with a
 // savepoint per request (redo) has no spans: the rollback to the batch's
 // savepoint took its numbers back.
+//
+// The tickets of those requests are stored the same way: the first takes,
+// in one statement, the ids of the tickets of the bare requests up to the
+// next request that is not one (Tx.TicketIDs), and their inserts wait in
+// the batch, to be sent together (Tx.InsertTickets) before anything else
+// runs that may read tickets or insert one itself: a request that is not a
+// fresh kiosk ticket, a ticket placed among the waiting (a revisit), the
+// end of the batch. The ids left then are dropped. A store that gives ids
+// only as it inserts (MySQL) inserts each ticket at once.
 type numbers struct {
 	jobs  []*job
 	spans map[DayKey]*span
+
+	ids     []int64   // reserved for the tickets to come
+	pending []*Ticket // inserts not sent yet
+	noIDs   bool      // the store cannot reserve ids
 }
 
 // span is the numbers next..last a batch took and has not handed out yet.
@@ -40,9 +54,63 @@ func newNumbers(jobs []*job) *numbers {
 	return &numbers{jobs: jobs, spans: map[DayKey]*span{}}
 }
 
+// fresh reports whether j runs bare and has no stored result: a kiosk
+// ticket to issue, which reads no ticket.
+func fresh(j *job) bool { return j.lane == laneIssue && j.prior == nil }
+
 // wants reports whether j runs bare and may take a number of k.
 func wants(j *job, k DayKey) bool {
-	return j.lane == laneIssue && j.prior == nil && j.site == k.Site && j.number == k.Service
+	return fresh(j) && j.site == k.Site && j.number == k.Service
+}
+
+// insert stores tk, a ticket of j: later, with the batch's other kiosk
+// tickets, when j is a fresh kiosk request and the store can reserve ids.
+func (n *numbers) insert(ctx context.Context, tx Tx, j *job, tk *Ticket) error {
+	if n.noIDs || !fresh(j) || tk.Queue == "" {
+		// Stored now, after those waiting, and the ids left dropped:
+		// the store gives this one an id of its own.
+		if err := n.flush(ctx, tx, true); err != nil {
+			return err
+		}
+		return tx.InsertTicket(ctx, tk)
+	}
+	if len(n.ids) == 0 {
+		want := 0
+		for _, o := range n.jobs[slices.Index(n.jobs, j):] {
+			if !fresh(o) {
+				break
+			}
+			want++
+		}
+		ids, err := tx.TicketIDs(ctx, max(want, 1))
+		if errors.Is(err, errors.ErrUnsupported) {
+			n.noIDs = true
+			return tx.InsertTicket(ctx, tk)
+		}
+		if err != nil {
+			return err
+		}
+		n.ids = ids
+	}
+	tk.ID, n.ids = n.ids[0], n.ids[1:]
+	c := *tk
+	n.pending = append(n.pending, &c)
+	return nil
+}
+
+// flush sends the inserts that wait, before anything that may read the
+// tickets runs; with drop, the ids left are dropped too, before anything
+// that may insert a ticket of its own.
+func (n *numbers) flush(ctx context.Context, tx Tx, drop bool) error {
+	if drop {
+		n.ids = nil
+	}
+	if len(n.pending) == 0 {
+		return nil
+	}
+	err := tx.InsertTickets(ctx, n.pending)
+	n.pending = n.pending[:0]
+	return err
 }
 
 // take is the next number of k for j: from k's span, or from a new span

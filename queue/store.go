@@ -177,6 +177,16 @@ type Tx interface {
 	// InsertTicket stores a new ticket and sets t.ID. A duplicate
 	// (site, service, day, seq) fails with ErrDuplicate.
 	InsertTicket(ctx context.Context, t *Ticket) error
+	// TicketIDs reserves the ids of n tickets this transaction will store
+	// with InsertTickets, in one statement, or fails with
+	// errors.ErrUnsupported where a store gives ids only as it inserts.
+	// The ids are the transaction's until it inserts a ticket otherwise
+	// (InsertTicket) or ends; unused ones are left out.
+	TicketIDs(ctx context.Context, n int) ([]int64, error)
+	// InsertTickets stores new tickets whose ID (from TicketIDs) and Queue
+	// are set, in as few statements as the store allows. A duplicate
+	// fails with ErrDuplicate.
+	InsertTickets(ctx context.Context, ts []*Ticket) error
 	// UpdateTicket writes t if its stored status is still from; it returns
 	// ErrConflict when the row changed under it.
 	UpdateTicket(ctx context.Context, t *Ticket, from Status) error

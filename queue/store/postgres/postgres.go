@@ -45,6 +45,7 @@ func Dialect() *sqlstore.Dialect {
 		SkipLocked:     true,
 		Upsert:         sqlstore.OnConflict,
 		ReturningID:    true,
+		IDs:            sqlstore.IDsSequence,
 		SumCast:        "BIGINT",
 		Snapshot:       sql.LevelRepeatableRead,
 		Classify:       classify,

@@ -48,6 +48,7 @@ func Dialect() *sqlstore.Dialect {
 		Name:            "sqlite",
 		Upsert:          sqlstore.OnConflict,
 		CacheStatements: true,
+		IDs:             sqlstore.IDsAfterMax,
 		Classify:        classify,
 		Migrations:      sqlstore.WithPortable(sqlstore.MigrationsDir(migrations)),
 		// INTEGER PRIMARY KEY is the rowid; every INTEGER column holds 64 bits.

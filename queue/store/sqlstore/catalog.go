@@ -49,6 +49,12 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("NextSeq", "", q.nextSeq(queue.DayKey{Site: site, Service: service, Day: day}, 1))
 	add("NextSeq: give back", "a batch's kiosks took more numbers than they used", q.nextSeq(queue.DayKey{Site: site, Service: service, Day: day}, -2))
 	add("InsertTicket", "", q.insertTicket(tk))
+	if d.IDs != IDsOnInsert {
+		add("TicketIDs", "a batch's kiosks", q.ticketIDs(3))
+		tk2 := *tk
+		tk2.ID, tk2.Seq, tk2.Number = tk2.ID+1, tk2.Seq+1, "A013"
+		add("InsertTickets: 2 rows", "a batch's kiosks", q.insertTickets([]*queue.Ticket{tk, &tk2}))
+	}
 	add("UpdateTicket", "", q.updateTicket(tk, queue.StatusWaiting))
 	add("Ticket", "", q.ticket(tk.ID))
 	add("TicketByNumber", "", q.ticketByNumber(queue.NumberKey{Site: site, Day: day, Number: tk.Number}))

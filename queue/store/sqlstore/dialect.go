@@ -31,6 +31,21 @@ const (
 	OnDuplicateKey
 )
 
+// IDSource is where a dialect reserves ticket ids before it inserts them.
+type IDSource int
+
+const (
+	// IDsOnInsert: nowhere, the ids come only with the insert (MySQL's
+	// auto-increment): Tx.TicketIDs is unsupported.
+	IDsOnInsert IDSource = iota
+	// IDsSequence: the column's sequence (PostgreSQL's identity).
+	IDsSequence
+	// IDsAfterMax: the ids after the largest one, which stay the
+	// transaction's while it holds the only write lock (SQLite) and
+	// inserts no other ticket.
+	IDsAfterMax
+)
+
 // Dialect describes one SQL database.
 type Dialect struct {
 	// Name prefixes every error: "sqlite", "postgres", "mysql".
@@ -46,6 +61,8 @@ type Dialect struct {
 	// ReturningID inserts tickets with RETURNING id instead of reading
 	// LastInsertId.
 	ReturningID bool
+	// IDs is where Tx.TicketIDs takes ticket ids from before the insert.
+	IDs IDSource
 	// CacheStatements keeps statements prepared per connection (for a
 	// driver that parses every statement again otherwise).
 	CacheStatements bool

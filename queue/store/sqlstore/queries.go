@@ -42,6 +42,7 @@ type queries struct {
 	text struct {
 		nextSeq, giveBackSeq                               string
 		insertTicket, updateTicket, ticket, ticketByNumber string
+		ticketIDs                                          string
 		waiting, waitingAll, ahead, setSortKey, stats      string
 		counter, counterLock, putCounter, ensureCounter    string
 		counters, streak, setStreak                        string
@@ -66,13 +67,17 @@ func newQueries(d *Dialect) *queries {
 	} else {
 		t.giveBackSeq = r("UPDATE day_counters SET last = last - ? WHERE site = ? AND service = ? AND day = ? RETURNING last")
 	}
-	t.insertTicket = "INSERT INTO tickets (site, service, queue, day, seq, number, class, status, rnk, sort_key, " +
-		"counter, target_counter, call_count, noshow_count, issued_at, waiting_since, called_at, first_called_at, serving_at, finished_at, " +
-		"device, idem_key) VALUES (" + placeholders(22) + ")"
+	t.insertTicket = "INSERT INTO tickets (" + insertCols + ") VALUES (" + placeholders(insertArgs) + ")"
 	if d.ReturningID {
 		t.insertTicket += " RETURNING id"
 	}
 	t.insertTicket = r(t.insertTicket)
+	switch d.IDs {
+	case IDsSequence:
+		t.ticketIDs = r("SELECT nextval(pg_get_serial_sequence('tickets', 'id')) FROM generate_series(1, ?)")
+	case IDsAfterMax:
+		t.ticketIDs = "SELECT COALESCE(MAX(id), 0) FROM tickets"
+	}
 	t.updateTicket = r("UPDATE tickets SET queue = ?, class = ?, status = ?, rnk = ?, sort_key = ?, counter = ?, " +
 		"target_counter = ?, call_count = ?, noshow_count = ?, waiting_since = ?, called_at = ?, first_called_at = ?, serving_at = ?, " +
 		"finished_at = ? WHERE id = ? AND status = ?")
@@ -180,6 +185,15 @@ func (q *queries) nextSeq(k queue.DayKey, n int) Stmt {
 	return Stmt{q.text.nextSeq, []any{k.Site, k.Service, k.Day, n, n}}
 }
 
+// insertCols are the columns a new ticket is inserted with (but its id),
+// insertArgs how many.
+const (
+	insertCols = "site, service, queue, day, seq, number, class, status, rnk, sort_key, " +
+		"counter, target_counter, call_count, noshow_count, issued_at, waiting_since, called_at, first_called_at, serving_at, finished_at, " +
+		"device, idem_key"
+	insertArgs = 22
+)
+
 // insertTicket stores a new ticket (tk.Queue already set), returning its
 // id where the dialect has RETURNING.
 func (q *queries) insertTicket(tk *queue.Ticket) Stmt {
@@ -187,6 +201,25 @@ func (q *queries) insertTicket(tk *queue.Ticket) Stmt {
 		tk.Rank, tk.SortKey, tk.Counter, tk.TargetCounter, tk.CallCount, tk.NoShowCount,
 		ms(tk.IssuedAt), ms(tk.WaitingSince), ms(tk.CalledAt), ms(tk.FirstCalledAt), ms(tk.ServingAt), ms(tk.FinishedAt),
 		tk.Device, tk.IdemKey}}
+}
+
+// ticketIDs reserves n ticket ids (see Dialect.IDs).
+func (q *queries) ticketIDs(n int) Stmt {
+	if q.d.IDs == IDsAfterMax {
+		return Stmt{SQL: q.text.ticketIDs}
+	}
+	return Stmt{q.text.ticketIDs, []any{n}}
+}
+
+// insertTickets stores new tickets, their ID and Queue set, in one
+// multi-row insert.
+func (q *queries) insertTickets(ts []*queue.Ticket) Stmt {
+	args := make([]any, 0, (1+insertArgs)*len(ts))
+	for _, tk := range ts {
+		args = append(append(args, tk.ID), q.insertTicket(tk).Args...)
+	}
+	return Stmt{q.d.Rebind("INSERT INTO tickets (id, " + insertCols + ") VALUES " +
+		repeatJoin("("+placeholders(1+insertArgs)+")", ", ", len(ts))), args}
 }
 
 // updateTicket writes the mutable fields of tk if its status is still from.

@@ -161,6 +161,51 @@ func (t *tx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
 	return nil
 }
 
+// TicketIDs reserves n ticket ids for InsertTickets, where the dialect can
+// (Dialect.IDs); errors.ErrUnsupported where ids come only with an insert.
+func (t *tx) TicketIDs(ctx context.Context, n int) ([]int64, error) {
+	if t.s.d.IDs == IDsOnInsert {
+		return nil, fmt.Errorf("%s: ticket ids before the insert: %w", t.s.d.Name, errors.ErrUnsupported)
+	}
+	ids := make([]int64, 0, n)
+	rows, err := t.query(ctx, t.s.q.ticketIDs(n))
+	if err != nil {
+		return nil, t.wrap("ticket ids", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, t.wrap("ticket ids", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, t.wrap("ticket ids", err)
+	}
+	if t.s.d.IDs == IDsAfterMax && len(ids) == 1 {
+		for i := range int64(n) {
+			ids = append(ids, ids[0]+1+i)
+		}
+		ids = ids[1:]
+	}
+	if len(ids) != n {
+		return nil, fmt.Errorf("%s: ticket ids: %d of %d", t.s.d.Name, len(ids), n)
+	}
+	return ids, nil
+}
+
+// InsertTickets stores new tickets whose ID (from TicketIDs) and Queue are
+// set, in multi-row inserts.
+func (t *tx) InsertTickets(ctx context.Context, ts []*queue.Ticket) error {
+	return t.pieces(len(ts), func(from, to int) error {
+		if _, err := t.exec(ctx, t.s.q.insertTickets(ts[from:to])); err != nil {
+			return t.wrap(fmt.Sprintf("insert %d tickets", to-from), err)
+		}
+		return nil
+	})
+}
+
 // UpdateTicket writes the mutable fields of tk (queue, class, status,
 // rank, sort key, counters, call and no-show counts, waiting and later
 // times) if the stored status is still from; otherwise queue.ErrConflict.

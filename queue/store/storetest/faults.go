@@ -241,6 +241,14 @@ func (t *faultTx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
 	return tell(t, "InsertTicket", t.Tx.InsertTicket, ctx, tk)
 }
 
+func (t *faultTx) TicketIDs(ctx context.Context, n int) ([]int64, error) {
+	return ask(t, "TicketIDs", t.Tx.TicketIDs, ctx, n)
+}
+
+func (t *faultTx) InsertTickets(ctx context.Context, ts []*queue.Ticket) error {
+	return tell(t, "InsertTickets", t.Tx.InsertTickets, ctx, ts)
+}
+
 func (t *faultTx) UpdateTicket(ctx context.Context, tk *queue.Ticket, from queue.Status) error {
 	if err := t.step("UpdateTicket"); err != nil {
 		return err

@@ -188,6 +188,17 @@ func testCapInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 // did not use, so A's numbers go on without a gap, before and after it.
 func testNumbersInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 	cs := &seqStore{Store: open(t)}
+	reserves := true // the store has TicketIDs
+	if err := cs.Store.Update(context.Background(), func(ctx context.Context, tx queue.Tx) error {
+		_, err := tx.TicketIDs(ctx, 1)
+		reserves = !errors.Is(err, errors.ErrUnsupported)
+		if !reserves {
+			return nil
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	en, g := gated(t, cs, "A", &wg)  // A001, and A002 in flight
 	var retries []queue.IssueRequest // of A001 and A002: gated's keys k1, k2
@@ -210,7 +221,11 @@ func testNumbersInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 		})
 	}
 	for i := range 10 {
-		run(queue.IssueRequest{Request: en.req(), Service: "A", Class: queue.ClassNormal}, false)
+		class := queue.ClassNormal
+		if i == 8 {
+			class = queue.ClassRevisit
+		}
+		run(queue.IssueRequest{Request: en.req(), Service: "A", Class: class}, false)
 		if i == 3 || i == 6 {
 			run(queue.IssueRequest{Request: en.req(), Service: "A", Class: queue.ClassReentered}, true)
 		}
@@ -222,10 +237,26 @@ func testNumbersInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 	run(queue.IssueRequest{Request: en.req(), Service: "E"}, false)
 	time.Sleep(100 * time.Millisecond) // the kiosks queue behind the gate
 	before := cs.count()
+	cs.mu.Lock()
+	cs.one, cs.many = 0, 0
+	cs.mu.Unlock()
 	close(g.gate)
 	wg.Wait()
 	if n := cs.count() - before; n > 6 {
 		t.Errorf("%d NextSeq statements for the batch of 16 requests (A002's own, and two at most each for A and E), want at most 6", n)
+	}
+	// The 12 new tickets of the batch: with InsertTickets where the store
+	// reserves ids, those waiting sent before the revisit ticket is placed
+	// among the waiting, before each retry (which reads its ticket) and at
+	// the end, so 4 at most, whatever order the requests came in; else one
+	// InsertTicket each. A002's own is a batch of one.
+	one, many := cs.inserts()
+	if reserves {
+		if one != 1 || many < 1 || many > 4 {
+			t.Errorf("%d InsertTicket and %d InsertTickets, want 1 (A002's) and 1..4", one, many)
+		}
+	} else if one != 13 || many != 0 {
+		t.Errorf("%d InsertTicket and %d InsertTickets, want 13 and 0", one, many)
 	}
 	next := en.issue("A", queue.ClassNormal).Number
 	slices.Sort(got)
@@ -235,11 +266,33 @@ func testNumbersInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 	}
 }
 
-// seqStore counts the NextSeq statements its transactions send.
+// seqStore counts the NextSeq, InsertTicket and InsertTickets statements
+// its transactions send.
 type seqStore struct {
 	queue.Store
-	mu sync.Mutex
-	n  int
+	mu        sync.Mutex
+	n         int
+	one, many int
+}
+
+func (s *seqStore) inserts() (one, many int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.one, s.many
+}
+
+func (t seqTx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
+	t.s.mu.Lock()
+	t.s.one++
+	t.s.mu.Unlock()
+	return t.Tx.InsertTicket(ctx, tk)
+}
+
+func (t seqTx) InsertTickets(ctx context.Context, ts []*queue.Ticket) error {
+	t.s.mu.Lock()
+	t.s.many++
+	t.s.mu.Unlock()
+	return t.Tx.InsertTickets(ctx, ts)
 }
 
 func (s *seqStore) Update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {

@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 	}{
 		{"NextSeq", txNextSeq},
 		{"InsertAndRead", txInsertAndRead},
+		{"InsertMany", txInsertMany},
 		{"InsertDuplicate", txInsertDuplicate},
 		{"TicketByNumber", txTicketByNumber},
 		{"UpdateTicketCAS", txUpdateTicketCAS},
@@ -250,6 +251,57 @@ func txInsertAndRead(t *testing.T, s queue.Store) {
 		txAssertTicket(t, got, tk)
 		if _, err := tx.Ticket(ctx, tk.ID+1000); !errors.Is(err, queue.ErrNotFound) {
 			t.Errorf("Ticket(missing) error = %v, want ErrNotFound", err)
+		}
+		return nil
+	})
+}
+
+// txInsertMany reserves ids and stores tickets with them in one call, where
+// the store can (else TicketIDs is unsupported and InsertTicket does it);
+// a ticket inserted after them in the transaction gets an id of its own.
+func txInsertMany(t *testing.T, s queue.Store) {
+	a, b := txTicket("A", 1, queue.ClassNormal, 20, 1), txTicket("A", 2, queue.ClassVIP, 10, 2)
+	b.Device, b.IdemKey = "k1", "x1"
+	var c *queue.Ticket
+	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
+		ids, err := tx.TicketIDs(ctx, 3)
+		if errors.Is(err, errors.ErrUnsupported) {
+			t.Skipf("the store gives ids only as it inserts: %v", err)
+		}
+		if err != nil {
+			return err
+		}
+		if len(ids) != 3 || ids[0] == ids[1] || ids[1] == ids[2] || ids[0] == ids[2] || ids[0] <= 0 {
+			t.Fatalf("TicketIDs(3) = %v, want 3 distinct ids", ids)
+		}
+		a.ID, b.ID = ids[0], ids[1]
+		if err := tx.InsertTickets(ctx, []*queue.Ticket{a, b}); err != nil {
+			return err
+		}
+		c = txTicket("A", 3, queue.ClassNormal, 20, 3)
+		if err := tx.InsertTicket(ctx, c); err != nil {
+			return err
+		}
+		if c.ID == a.ID || c.ID == b.ID {
+			t.Errorf("a ticket inserted after InsertTickets got id %d, one of theirs", c.ID)
+		}
+		dup := txTicket("A", 2, queue.ClassNormal, 20, 9)
+		dup.ID = ids[2]
+		if err := tx.Savepoint(ctx, "d"); err != nil {
+			return err
+		}
+		if err := tx.InsertTickets(ctx, []*queue.Ticket{dup}); !errors.Is(err, queue.ErrDuplicate) {
+			t.Errorf("InsertTickets of a taken number: %v, want ErrDuplicate", err)
+		}
+		return tx.RollbackTo(ctx, "d")
+	})
+	txView(t, s, func(ctx context.Context, tx queue.Tx) error {
+		for _, want := range []*queue.Ticket{a, b, c} {
+			got, err := tx.Ticket(ctx, want.ID)
+			if err != nil {
+				return err
+			}
+			txAssertTicket(t, got, want)
 		}
 		return nil
 	})

@@ -62,6 +62,25 @@ INSERT INTO tickets (site, service, queue, day, seq, number, class, status, rnk,
 -- args: "s1", "A", "B", "2026-03-02", 12, "A012", "vip", "CALLED", 10, 4096, "c1", "c2", 2, 1, 1772440200000, 1772440260000, 1772440380000, 1772440320000, 0, 0, "kiosk1", "x1"
 INSERT INTO tickets (site, service, queue, day, seq, number, class, status, rnk, sort_key, counter, target_counter, call_count, noshow_count, issued_at, waiting_since, called_at, first_called_at, serving_at, finished_at, device, idem_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) RETURNING id;
 
+-- TicketIDs [sqlite]
+-- sent by: a batch's kiosks
+SELECT COALESCE(MAX(id), 0) FROM tickets;
+
+-- TicketIDs [postgres]
+-- sent by: a batch's kiosks
+-- args: 3
+SELECT nextval(pg_get_serial_sequence('tickets', 'id')) FROM generate_series(1, $1);
+
+-- InsertTickets: 2 rows [sqlite]
+-- sent by: a batch's kiosks
+-- args: 7, "s1", "A", "B", "2026-03-02", 12, "A012", "vip", "CALLED", 10, 4096, "c1", "c2", 2, 1, 1772440200000, 1772440260000, 1772440380000, 1772440320000, 0, 0, "kiosk1", "x1", 8, "s1", "A", "B", "2026-03-02", 13, "A013", "vip", "CALLED", 10, 4096, "c1", "c2", 2, 1, 1772440200000, 1772440260000, 1772440380000, 1772440320000, 0, 0, "kiosk1", "x1"
+INSERT INTO tickets (id, site, service, queue, day, seq, number, class, status, rnk, sort_key, counter, target_counter, call_count, noshow_count, issued_at, waiting_since, called_at, first_called_at, serving_at, finished_at, device, idem_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- InsertTickets: 2 rows [postgres]
+-- sent by: a batch's kiosks
+-- args: 7, "s1", "A", "B", "2026-03-02", 12, "A012", "vip", "CALLED", 10, 4096, "c1", "c2", 2, 1, 1772440200000, 1772440260000, 1772440380000, 1772440320000, 0, 0, "kiosk1", "x1", 8, "s1", "A", "B", "2026-03-02", 13, "A013", "vip", "CALLED", 10, 4096, "c1", "c2", 2, 1, 1772440200000, 1772440260000, 1772440380000, 1772440320000, 0, 0, "kiosk1", "x1"
+INSERT INTO tickets (id, site, service, queue, day, seq, number, class, status, rnk, sort_key, counter, target_counter, call_count, noshow_count, issued_at, waiting_since, called_at, first_called_at, serving_at, finished_at, device, idem_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23), ($24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40, $41, $42, $43, $44, $45, $46);
+
 -- UpdateTicket [sqlite, mysql]
 -- args: "B", "vip", "CALLED", 10, 4096, "c1", "c2", 2, 1, 1772440260000, 1772440380000, 1772440320000, 0, 0, 7, "WAITING"
 UPDATE tickets SET queue = ?, class = ?, status = ?, rnk = ?, sort_key = ?, counter = ?, target_counter = ?, call_count = ?, noshow_count = ?, waiting_since = ?, called_at = ?, first_called_at = ?, serving_at = ?, finished_at = ? WHERE id = ? AND status = ?;
