@@ -214,6 +214,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"CountersFirst", testCountersFirst},
 		{"CapInBatch", testCapInBatch},
 		{"NumbersInBatch", testNumbersInBatch},
+		{"CheckInInBatch", testCheckInInBatch},
 		{"ResultVersions", testResultVersions},
 		{"CallTimeout", testCallTimeout},
 		{"AbortAtEveryStatement", testAbortEveryStatement},

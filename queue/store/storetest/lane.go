@@ -5,11 +5,13 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
 // gateStore holds its first Update, once armed, until the gate opens: the
@@ -35,9 +37,18 @@ func (g *gateStore) Update(ctx context.Context, fn func(ctx context.Context, tx 
 // of service first, then one of A (in wg) that holds the committer in its
 // transaction until the gate opens.
 func gated(t *testing.T, s queue.Store, first string, wg *sync.WaitGroup) (*env, *gateStore) {
+	return gatedSite(t, s, TestSite(), nil, first, wg)
+}
+
+// gatedSite is gated on site, with setup, when not nil, run before the
+// first ticket.
+func gatedSite(t *testing.T, s queue.Store, site queue.Site, setup func(en *env), first string, wg *sync.WaitGroup) (*env, *gateStore) {
 	g := &gateStore{Store: s, armed: make(chan struct{}), entered: make(chan struct{}), gate: make(chan struct{})}
 	en := &env{t: t, ctx: context.Background(), clock: NewClock(monday9), store: g}
-	en.start([]queue.Site{TestSite()})
+	en.start([]queue.Site{site})
+	if setup != nil {
+		setup(en)
+	}
 	en.issue(first, queue.ClassNormal)
 	close(g.armed)
 	wg.Go(func() { en.issue("A", queue.ClassNormal) }) // the transaction in flight
@@ -273,6 +284,13 @@ type seqStore struct {
 	mu        sync.Mutex
 	n         int
 	one, many int
+	updates   int
+}
+
+func (s *seqStore) transactions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.updates
 }
 
 func (s *seqStore) inserts() (one, many int) {
@@ -296,6 +314,9 @@ func (t seqTx) InsertTickets(ctx context.Context, ts []*queue.Ticket) error {
 }
 
 func (s *seqStore) Update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
+	s.mu.Lock()
+	s.updates++
+	s.mu.Unlock()
 	return s.Store.Update(ctx, func(ctx context.Context, tx queue.Tx) error { return fn(ctx, seqTx{tx, s}) })
 }
 
@@ -315,4 +336,92 @@ func (t seqTx) NextSeq(ctx context.Context, k queue.DayKey, n int) (int, error) 
 	t.s.n++
 	t.s.mu.Unlock()
 	return t.Tx.NextSeq(ctx, k, n)
+}
+
+// testCheckInInBatch queues, behind a transaction in flight, kiosk tickets
+// of A around a check-in of an appointment of A and a kiosk request refused
+// before it takes a number. The check-in runs in a savepoint of its own,
+// takes its number by a statement of its own and inserts its ticket at once,
+// between the kiosks' spans and deferred inserts: every ticket still gets a
+// number and an id of its own, and the store's Check finds nothing wrong.
+func testCheckInInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
+	s := open(t)
+	cs := &seqStore{Store: s}
+	var wg sync.WaitGroup
+	var booking queue.Booking
+	en, g := gatedSite(t, cs, BookingSite(), func(en *env) {
+		if _, err := en.e.GenerateSlots(en.ctx); err != nil {
+			t.Fatalf("generate slots: %v", err)
+		}
+		booking = en.mustBook(en.slot("dr-li", monday9, 9, 15).ID, "p1")
+	}, "A", &wg)
+	var mu sync.Mutex
+	var got []queue.Ticket
+	keep := func(tk queue.Ticket, err error, what string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+			return
+		}
+		got = append(got, tk)
+	}
+	for i := range 6 {
+		wg.Go(func() {
+			tk, err := en.e.Issue(en.ctx, queue.IssueRequest{Request: en.req(), Service: "A", Class: queue.ClassNormal})
+			keep(tk, err, "kiosk")
+		})
+		if i != 2 {
+			continue
+		}
+		wg.Go(func() {
+			ci, err := en.e.CheckIn(en.ctx, queue.BookingRequest{Request: en.req(), Code: booking.Code})
+			keep(ci.Position.Ticket, err, "check-in")
+		})
+		wg.Go(func() {
+			_, err := en.e.Issue(en.ctx, queue.IssueRequest{Request: en.req(), Service: "A", Class: queue.ClassReentered})
+			if err == nil {
+				t.Errorf("kiosk asking for class %s: issued, want refused", queue.ClassReentered)
+			}
+		})
+	}
+	time.Sleep(100 * time.Millisecond) // they queue behind the gate
+	before := cs.transactions()
+	close(g.gate)
+	wg.Wait()
+	// The one in flight and the batch; a batch that failed (a ticket id
+	// taken twice, say) would be applied again one request at a time.
+	if n := cs.transactions() - before; n > 2 {
+		t.Errorf("%d transactions after the gate opened, want 2 (the one in flight, then the batch)", n)
+	}
+	ids, numbers := map[int64]bool{}, map[string]bool{}
+	appointments := 0
+	for _, tk := range got {
+		txView(t, s, func(ctx context.Context, tx queue.Tx) error {
+			stored, err := tx.Ticket(ctx, tk.ID)
+			if err != nil || stored.Number != tk.Number || stored.Class != tk.Class {
+				t.Errorf("ticket %s %s (id %d) as stored: %+v, %v", tk.Number, tk.Class, tk.ID, stored, err)
+			}
+			return nil
+		})
+		if ids[tk.ID] || numbers[tk.Number] {
+			t.Errorf("ticket %s (id %d) shares its id or number with another of the batch", tk.Number, tk.ID)
+		}
+		ids[tk.ID], numbers[tk.Number] = true, true
+		if tk.Class == queue.ClassAppointment {
+			appointments++
+		}
+	}
+	if len(got) != 7 || appointments != 1 {
+		t.Errorf("%d tickets, %d of them appointments; want 7 and 1", len(got), appointments)
+	}
+	if ss, ok := s.(txSQLStore); ok {
+		r, err := ss.Check(en.ctx, sqlstore.CheckOpts{MaxViolations: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.OK() {
+			t.Errorf("violations after the batch:\n%s", strings.Join(r.Violations, "\n"))
+		}
+	}
 }
