@@ -75,14 +75,16 @@ func (n *numbers) insert(ctx context.Context, tx Tx, j *job, tk *Ticket) error {
 		return tx.InsertTicket(ctx, tk)
 	}
 	if len(n.ids) == 0 {
-		want := 0
-		for _, o := range n.jobs[slices.Index(n.jobs, j):] {
-			if !fresh(o) {
-				break
+		want := 1 // j's own, then the fresh requests after it
+		if i := slices.Index(n.jobs, j); i >= 0 {
+			for _, o := range n.jobs[i+1:] {
+				if !fresh(o) {
+					break
+				}
+				want++
 			}
-			want++
 		}
-		ids, err := tx.TicketIDs(ctx, max(want, 1))
+		ids, err := tx.TicketIDs(ctx, want)
 		if errors.Is(err, errors.ErrUnsupported) {
 			n.noIDs = true
 			return tx.InsertTicket(ctx, tk)
