@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -75,14 +76,12 @@ func (n *numbers) insert(ctx context.Context, tx Tx, j *job, tk *Ticket) error {
 		return tx.InsertTicket(ctx, tk)
 	}
 	if len(n.ids) == 0 {
-		want := 1 // j's own, then the fresh requests after it
-		if i := slices.Index(n.jobs, j); i >= 0 {
-			for _, o := range n.jobs[i+1:] {
-				if !fresh(o) {
-					break
-				}
-				want++
+		want := 1 // j's own, then the fresh requests right after it
+		for _, o := range n.after(j) {
+			if !fresh(o) {
+				break
 			}
+			want++
 		}
 		ids, err := tx.TicketIDs(ctx, want)
 		if errors.Is(err, errors.ErrUnsupported) {
@@ -129,11 +128,9 @@ func (n *numbers) take(ctx context.Context, tx Tx, j *job, k DayKey) (int, error
 		return sp.next - 1, nil
 	}
 	want := 1
-	if i := slices.Index(n.jobs, j); i >= 0 {
-		for _, o := range n.jobs[i+1:] {
-			if wants(o, k) {
-				want++
-			}
+	for _, o := range n.after(j) {
+		if wants(o, k) {
+			want++
 		}
 	}
 	last, err := tx.NextSeq(ctx, k, want)
@@ -142,6 +139,15 @@ func (n *numbers) take(ctx context.Context, tx Tx, j *job, k DayKey) (int, error
 	}
 	n.spans[k] = &span{next: last - want + 2, last: last}
 	return last - want + 1, nil
+}
+
+// after is the batch's jobs after j.
+func (n *numbers) after(j *job) []*job {
+	i := slices.Index(n.jobs, j)
+	if i < 0 {
+		return nil
+	}
+	return n.jobs[i+1:]
 }
 
 // giveBack returns every span's unused numbers to the store.
@@ -153,7 +159,7 @@ func (n *numbers) giveBack(ctx context.Context, tx Tx) error {
 		}
 	}
 	slices.SortFunc(keys, func(a, b DayKey) int {
-		return strings.Compare(a.Site+"\x00"+a.Service+"\x00"+a.Day, b.Site+"\x00"+b.Service+"\x00"+b.Day)
+		return cmp.Or(strings.Compare(a.Site, b.Site), strings.Compare(a.Service, b.Service), strings.Compare(a.Day, b.Day))
 	})
 	for _, k := range keys {
 		sp := n.spans[k]

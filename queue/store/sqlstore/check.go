@@ -81,11 +81,7 @@ func (c *check) text(v []string) string {
 	if c.line != nil {
 		return c.line(v)
 	}
-	args := make([]any, len(v))
-	for i, x := range v {
-		args[i] = x
-	}
-	return fmt.Sprintf(c.format, args...)
+	return fmt.Sprintf(c.format, anys(v)...)
 }
 
 var checks = []check{

@@ -141,6 +141,15 @@ func (q *queries) bookingTexts() {
 // placeholders is n ? placeholders separated by commas.
 func placeholders(n int) string { return repeatJoin("?", ", ", n) }
 
+// anys is v as statement arguments.
+func anys[T any](v []T) []any {
+	out := make([]any, len(v))
+	for i, x := range v {
+		out[i] = x
+	}
+	return out
+}
+
 // repeatJoin is n copies of part separated by sep.
 func repeatJoin(part, sep string, n int) string {
 	return strings.TrimSuffix(strings.Repeat(part+sep, n), sep)
@@ -386,10 +395,7 @@ func (q *queries) setStreak(k queue.ServiceKey, n int) Stmt {
 // lockSites locks the version rows of sites (creating them at 0) without
 // changing them, in the order given.
 func (q *queries) lockSites(sites []string) Stmt {
-	args := make([]any, len(sites))
-	for i, s := range sites {
-		args[i] = s
-	}
+	args := anys(sites)
 	rows := repeatJoin("(?, 0)", ", ", len(sites))
 	if q.d.Upsert == OnDuplicateKey {
 		return Stmt{"INSERT INTO site_versions (site, version) VALUES " + rows +

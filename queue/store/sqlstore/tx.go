@@ -164,30 +164,24 @@ func (t *tx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
 // TicketIDs reserves n ticket ids for InsertTickets, where the dialect can
 // (Dialect.IDs); errors.ErrUnsupported where ids come only with an insert.
 func (t *tx) TicketIDs(ctx context.Context, n int) ([]int64, error) {
-	if t.s.d.IDs == IDsOnInsert {
+	var ids []int64
+	switch t.s.d.IDs {
+	case IDsOnInsert:
 		return nil, fmt.Errorf("%s: ticket ids before the insert: %w", t.s.d.Name, errors.ErrUnsupported)
-	}
-	ids := make([]int64, 0, n)
-	rows, err := t.query(ctx, t.s.q.ticketIDs(n))
-	if err != nil {
-		return nil, t.wrap("ticket ids", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+	case IDsAfterMax:
+		var last int64
+		if err := t.queryRow(ctx, t.s.q.ticketIDs(n)).Scan(&last); err != nil {
 			return nil, t.wrap("ticket ids", err)
 		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, t.wrap("ticket ids", err)
-	}
-	if t.s.d.IDs == IDsAfterMax && len(ids) == 1 {
 		for i := range int64(n) {
-			ids = append(ids, ids[0]+1+i)
+			ids = append(ids, last+1+i)
 		}
-		ids = ids[1:]
+	default:
+		var err error
+		ids, err = rowsOf(ctx, t, "ticket ids", t.s.q.ticketIDs(n), func(row scanner, id *int64) error { return row.Scan(id) })
+		if err != nil {
+			return nil, err
+		}
 	}
 	if len(ids) != n {
 		return nil, fmt.Errorf("%s: ticket ids: %d of %d", t.s.d.Name, len(ids), n)
