@@ -99,33 +99,58 @@ func testCountersFirst(t *testing.T, open func(t *testing.T) queue.Store) {
 	}
 }
 
-// rollbackStore counts the rollbacks to each savepoint name.
-type rollbackStore struct {
+// countStore counts the calls its transactions make, by name: "Update"
+// (its own), "NextSeq", "InsertTicket", "InsertTickets" and "RollbackTo
+// NAME" (per savepoint name).
+type countStore struct {
 	queue.Store
 	mu sync.Mutex
 	n  map[string]int
 }
 
-func (s *rollbackStore) Update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
-	return s.Store.Update(ctx, func(ctx context.Context, tx queue.Tx) error { return fn(ctx, rollbackTx{tx, s}) })
+func newCountStore(s queue.Store) *countStore { return &countStore{Store: s, n: map[string]int{}} }
+
+func (s *countStore) add(name string) {
+	s.mu.Lock()
+	s.n[name]++
+	s.mu.Unlock()
 }
 
-func (s *rollbackStore) rollbacks(name string) int {
+// count is how many calls of name were made so far.
+func (s *countStore) count(name string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.n[name]
 }
 
-type rollbackTx struct {
-	queue.Tx
-	s *rollbackStore
+func (s *countStore) Update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
+	s.add("Update")
+	return s.Store.Update(ctx, func(ctx context.Context, tx queue.Tx) error { return fn(ctx, countTx{tx, s}) })
 }
 
-func (t rollbackTx) RollbackTo(ctx context.Context, name string) error {
-	t.s.mu.Lock()
-	t.s.n[name]++
-	t.s.mu.Unlock()
+type countTx struct {
+	queue.Tx
+	s *countStore
+}
+
+func (t countTx) RollbackTo(ctx context.Context, name string) error {
+	t.s.add("RollbackTo " + name)
 	return t.Tx.RollbackTo(ctx, name)
+}
+
+func (t countTx) NextSeq(ctx context.Context, k queue.DayKey, n int) (int, error) {
+	t.s.add("NextSeq")
+	return t.Tx.NextSeq(ctx, k, n)
+}
+
+func (t countTx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
+	t.s.add("InsertTicket")
+	return t.Tx.InsertTicket(ctx, tk)
+}
+
+func (t countTx) InsertTickets(ctx context.Context, ts []*queue.Ticket) error {
+	t.s.add("InsertTickets")
+	return t.Tx.InsertTickets(ctx, ts)
 }
 
 // testCapInBatch queues, behind a transaction in flight, kiosk tickets of
@@ -135,7 +160,7 @@ func (t rollbackTx) RollbackTo(ctx context.Context, name string) error {
 // request. The refused tickets take no number and leave no event: once the
 // cap is raised, C's next number follows the last one issued.
 func testCapInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
-	rs := &rollbackStore{Store: open(t), n: map[string]int{}}
+	rs := newCountStore(open(t))
 	var wg sync.WaitGroup
 	en, g := gated(t, rs, "C", &wg)
 	var mu sync.Mutex
@@ -162,7 +187,7 @@ func testCapInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 	if want := map[string]int{"A issued": 4, "C issued": 2, "C full": 2}; !maps.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if rs.rollbacks("b") == 0 {
+	if rs.count("RollbackTo b") == 0 {
 		t.Errorf("no batch rolled back to its savepoint: the refused tickets did not share a batch with the others")
 	}
 	site := TestSite()
@@ -198,7 +223,7 @@ func testCapInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 // the numbers of A and of E in one statement each and gives back those it
 // did not use, so A's numbers go on without a gap, before and after it.
 func testNumbersInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
-	cs := &seqStore{Store: open(t)}
+	cs := newCountStore(open(t))
 	reserves := true // the store has TicketIDs
 	if err := cs.Store.Update(context.Background(), func(ctx context.Context, tx queue.Tx) error {
 		_, err := tx.TicketIDs(ctx, 1)
@@ -247,13 +272,10 @@ func testNumbersInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 	run(queue.IssueRequest{Request: en.req(), Service: "E"}, false)
 	run(queue.IssueRequest{Request: en.req(), Service: "E"}, false)
 	time.Sleep(100 * time.Millisecond) // the kiosks queue behind the gate
-	before := cs.count()
-	cs.mu.Lock()
-	cs.one, cs.many = 0, 0
-	cs.mu.Unlock()
+	seqs, ones, manys := cs.count("NextSeq"), cs.count("InsertTicket"), cs.count("InsertTickets")
 	close(g.gate)
 	wg.Wait()
-	if n := cs.count() - before; n > 6 {
+	if n := cs.count("NextSeq") - seqs; n > 6 {
 		t.Errorf("%d NextSeq statements for the batch of 16 requests (A002's own, and two at most each for A and E), want at most 6", n)
 	}
 	// The 12 new tickets of the batch: with InsertTickets where the store
@@ -261,7 +283,7 @@ func testNumbersInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 	// among the waiting, before each retry (which reads its ticket) and at
 	// the end, so 4 at most, whatever order the requests came in; else one
 	// InsertTicket each. A002's own is a batch of one.
-	one, many := cs.inserts()
+	one, many := cs.count("InsertTicket")-ones, cs.count("InsertTickets")-manys
 	if reserves {
 		if one != 1 || many < 1 || many > 4 {
 			t.Errorf("%d InsertTicket and %d InsertTickets, want 1 (A002's) and 1..4", one, many)
@@ -277,67 +299,6 @@ func testNumbersInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 	}
 }
 
-// seqStore counts the NextSeq, InsertTicket and InsertTickets statements
-// its transactions send.
-type seqStore struct {
-	queue.Store
-	mu        sync.Mutex
-	n         int
-	one, many int
-	updates   int
-}
-
-func (s *seqStore) transactions() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.updates
-}
-
-func (s *seqStore) inserts() (one, many int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.one, s.many
-}
-
-func (t seqTx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
-	t.s.mu.Lock()
-	t.s.one++
-	t.s.mu.Unlock()
-	return t.Tx.InsertTicket(ctx, tk)
-}
-
-func (t seqTx) InsertTickets(ctx context.Context, ts []*queue.Ticket) error {
-	t.s.mu.Lock()
-	t.s.many++
-	t.s.mu.Unlock()
-	return t.Tx.InsertTickets(ctx, ts)
-}
-
-func (s *seqStore) Update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
-	s.mu.Lock()
-	s.updates++
-	s.mu.Unlock()
-	return s.Store.Update(ctx, func(ctx context.Context, tx queue.Tx) error { return fn(ctx, seqTx{tx, s}) })
-}
-
-func (s *seqStore) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.n
-}
-
-type seqTx struct {
-	queue.Tx
-	s *seqStore
-}
-
-func (t seqTx) NextSeq(ctx context.Context, k queue.DayKey, n int) (int, error) {
-	t.s.mu.Lock()
-	t.s.n++
-	t.s.mu.Unlock()
-	return t.Tx.NextSeq(ctx, k, n)
-}
-
 // testCheckInInBatch queues, behind a transaction in flight, kiosk tickets
 // of A around a check-in of an appointment of A and a kiosk request refused
 // before it takes a number. The check-in runs in a savepoint of its own,
@@ -346,7 +307,7 @@ func (t seqTx) NextSeq(ctx context.Context, k queue.DayKey, n int) (int, error) 
 // number and an id of its own, and the store's Check finds nothing wrong.
 func testCheckInInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 	s := open(t)
-	cs := &seqStore{Store: s}
+	cs := newCountStore(s)
 	var wg sync.WaitGroup
 	var booking queue.Booking
 	en, g := gatedSite(t, cs, BookingSite(), func(en *env) {
@@ -386,12 +347,12 @@ func testCheckInInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 		})
 	}
 	time.Sleep(100 * time.Millisecond) // they queue behind the gate
-	before := cs.transactions()
+	before := cs.count("Update")
 	close(g.gate)
 	wg.Wait()
 	// The one in flight and the batch; a batch that failed (a ticket id
 	// taken twice, say) would be applied again one request at a time.
-	if n := cs.transactions() - before; n > 2 {
+	if n := cs.count("Update") - before; n > 2 {
 		t.Errorf("%d transactions after the gate opened, want 2 (the one in flight, then the batch)", n)
 	}
 	ids, numbers := map[int64]bool{}, map[string]bool{}
