@@ -260,6 +260,7 @@ func (w *follower) poll() {
 	f := w.f
 	ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
 	defer cancel()
+	before := f.lasts()
 	var vs map[string]int64
 	err := f.e.store.View(ctx, func(ctx context.Context, tx Tx) error {
 		var err error
@@ -272,6 +273,7 @@ func (w *follower) poll() {
 		}
 		return
 	}
+	f.behind(before, vs)
 	now := time.Now()
 	sweep := now.Sub(w.swept) >= w.idle
 	for _, id := range f.e.defs.Load().order {

@@ -220,6 +220,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"AbortAtEveryStatement", testAbortEveryStatement},
 		{"CancelDuringCommit", testCancelDuringCommit},
 		{"HungStore", testHungStore},
+		{"LostWork", testLostWork},
 		{"Booking", RunBooking},
 	})
 }
