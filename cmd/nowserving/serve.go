@@ -105,7 +105,8 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers(cfg.Store), StoreTimeout: cfg.Store.Timeout, Logger: log}
+	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers(cfg.Store), StoreTimeout: cfg.Store.Timeout,
+		Name: probeName(cfg), Logger: log}
 	if n := follow(cfg.Store, &eo); n != nil {
 		d.Closers = append([]daemon.Closer{{Name: "notifier", Close: func(context.Context) error { return n.Close() }}}, d.Closers...)
 	}
