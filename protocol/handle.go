@@ -19,8 +19,9 @@ const requestTimeout = 30 * time.Second
 // maxKey is the longest idempotency key a device may send.
 const maxKey = 64
 
-// welcome builds the WELCOME for a device.
-func (s *Server) welcome(dev *device) (*wire.Welcome, error) {
+// welcome builds the WELCOME for a device that has seen events up to
+// version seen (its HELLO's LastVersion).
+func (s *Server) welcome(dev *device, seen int64) (*wire.Welcome, error) {
 	now := s.eng.Now()
 	w := &wire.Welcome{
 		ServerTimeMS: now.UnixMilli(), Role: dev.Role, Counter: dev.counterNum, Allowed: dev.allowed,
@@ -50,6 +51,9 @@ func (s *Server) welcome(dev *device) (*wire.Welcome, error) {
 		// may be many of them.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		// A device that saw versions the store does not have is evidence
+		// that the store lost work (queue/lost.go).
+		s.eng.SeenVersion(site, seen)
 		v, err := s.eng.LastVersion(ctx, site)
 		if err != nil {
 			return nil, err

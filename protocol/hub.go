@@ -49,6 +49,7 @@ type member struct {
 // join subscribes ss to site's events after version from, filtered by fl.
 // The caller owns the read side of ss and has queued the SUBSCRIBE answer.
 func (s *Server) join(ss *session, site *queue.Site, from int64, fl filter) error {
+	s.eng.SeenVersion(site.ID, from) // beyond the store's: it lost work
 	h, err := s.hubFor(site, from)
 	if err != nil {
 		return err

@@ -392,7 +392,7 @@ func (ss *session) handshake(br *bufio.Reader) bool {
 	if e, reason := s.authenticate(ss, dev); e != nil {
 		return ss.refuse(e, f.RequestID, reason)
 	}
-	w, err := s.welcome(dev)
+	w, err := s.welcome(dev, int64(ss.hello.LastVersion))
 	if err != nil {
 		s.log.Error("welcome", "device", dev.ID, "err", err)
 		return ss.refuse(wire.ErrInternal, f.RequestID, "welcome failed")

@@ -606,6 +606,16 @@ func (f *feed) lasts() map[string]int64 {
 	return out
 }
 
+// SeenVersion tells the engine that a device (a display, a console) has
+// seen a site's events up to version v: beyond the store's, that is
+// evidence that the store lost work, and the site is repaired (lost.go)
+// before versions up to v are given to other events.
+func (e *Engine) SeenVersion(site string, v int64) {
+	if _, err := e.Site(site); err == nil {
+		e.feed.ahead(site, v)
+	}
+}
+
 // ahead takes a subscriber's last version beyond the store's as evidence
 // of lost work: a display or console saw versions the store no longer has.
 func (f *feed) ahead(site string, after int64) {
