@@ -526,6 +526,7 @@ func (e *Engine) commit(jobs []*job) error {
 // restoration is a site's lost work repaired in a batch's transaction: its
 // record and this daemon's requests applied again (with their new versions).
 type restoration struct {
+	le    *lostError
 	rec   LossRecord
 	again []*heldJob
 }

@@ -28,6 +28,12 @@ type feed struct {
 	follower *follower
 	hooks    []func(site string, evs []Event)
 	stats    map[string]FollowStats
+	// lossSeen are the loss records of other daemons already taken
+	// (othersLost), lossStarted whether the first poll has read them.
+	lossSeen    map[string]bool
+	lossStarted bool
+	// maxTicket is the largest ticket id this daemon gave or followed.
+	maxTicket int64
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -60,7 +66,7 @@ type siteFeed struct {
 	held       []*heldJob
 	heldEvents int
 	high       map[DayKey]int
-	lost       *lostError
+	lost       []*lostError
 }
 
 // orderKeep is how long a site's waiting order keeps following other
@@ -335,14 +341,13 @@ func (f *feed) publishSite(id string, evs []Event, ws []write, h *heldJob) {
 		}
 	}
 	added := f.append(sf, evs)
-	if len(added) > 0 {
-		if h != nil {
-			f.keepHeld(sf, h)
-			f.noteNumbers(id, sf, added, h.tickets)
-		} else {
-			f.noteNumbers(id, sf, added, nil)
-		}
+	if h != nil {
+		// Kept even when a poll overtook the publication and the events
+		// are in the feed already: the work is this daemon's.
+		f.keepHeld(sf, h)
+		f.noteNumbers(id, sf, nil, h.tickets)
 	}
+	f.noteNumbers(id, sf, added, nil)
 	switch {
 	case sf.ord == nil || len(added) == 0:
 	case len(added) == len(evs):

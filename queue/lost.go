@@ -92,8 +92,9 @@ type LossTx interface {
 	// returns the new last version.
 	SkipVersions(ctx context.Context, site string, n int64) (int64, error)
 	// RestoreTickets stores tickets with the ids they had (InsertTickets),
-	// and makes sure the store gives no later ticket one of those ids.
-	RestoreTickets(ctx context.Context, ts []*Ticket) error
+	// and makes sure the store gives no later ticket one of those ids, nor
+	// one up to past (ids other daemons gave that may come back).
+	RestoreTickets(ctx context.Context, ts []*Ticket, past int64) error
 	// RaiseSeq moves a service day's counter up to to, if it is below, and
 	// returns where it stood.
 	RaiseSeq(ctx context.Context, k DayKey, to int) (int, error)
@@ -181,6 +182,7 @@ func seqOf(number, prefix string) int {
 func (f *feed) noteNumbers(id string, sf *siteFeed, evs []Event, ts []Ticket) {
 	var s *Site
 	for _, ev := range evs {
+		f.maxTicket = max(f.maxTicket, ev.TicketID)
 		if ev.Type != EventIssued || ev.Number == "" {
 			continue
 		}
@@ -196,6 +198,7 @@ func (f *feed) noteNumbers(id string, sf *siteFeed, evs []Event, ts []Ticket) {
 		sf.raise(DayKey{Site: id, Service: ev.Issuer, Day: ev.Day}, seqOf(ev.Number, prefix))
 	}
 	for _, t := range ts {
+		f.maxTicket = max(f.maxTicket, t.ID)
 		sf.raise(DayKey{Site: id, Service: t.Service, Day: t.Day}, t.Seq)
 	}
 }
@@ -289,9 +292,11 @@ func (f *feed) checkNumber(k DayKey, seq int) error {
 func (f *feed) markLost(le *lostError) {
 	f.mu.Lock()
 	sf := f.sites[le.site]
-	first := sf != nil && sf.lost == nil
-	if first {
-		sf.lost = le
+	first := sf != nil && len(sf.lost) == 0
+	if sf != nil && (first || le.gapTo > 0) {
+		// A gap another daemon skipped is restored after what this
+		// daemon found itself: each may hold requests of this one.
+		sf.lost = append(sf.lost, le)
 	}
 	f.mu.Unlock()
 	if first {
@@ -307,8 +312,12 @@ func (f *feed) lostSites(jobs []*job) []*lostError {
 	defer f.mu.Unlock()
 	var out []*lostError
 	for _, j := range jobs {
-		if sf := f.sites[j.site]; sf != nil && sf.lost != nil && !slices.Contains(out, sf.lost) {
-			out = append(out, sf.lost)
+		if sf := f.sites[j.site]; sf != nil {
+			for _, le := range sf.lost {
+				if !slices.Contains(out, le) {
+					out = append(out, le)
+				}
+			}
 		}
 	}
 	return out
@@ -326,7 +335,7 @@ func (f *feed) publishRestored(rs restoration) {
 		f.mu.Unlock()
 		return
 	}
-	sf.lost = nil
+	sf.lost = slices.DeleteFunc(sf.lost, func(le *lostError) bool { return le == rs.le })
 	if r.GapTo > sf.last {
 		// Versions only a subscriber had seen: the feed starts after them.
 		sf.ring, sf.last = nil, r.GapTo
@@ -354,9 +363,10 @@ func (f *feed) publishRestored(rs restoration) {
 
 // restorePlan is what restoring a site takes, read under the feed's lock.
 type restorePlan struct {
-	known int64
-	held  []*heldJob
-	high  map[DayKey]int
+	known     int64
+	maxTicket int64 // the largest ticket id seen
+	held      []*heldJob
+	high      map[DayKey]int
 }
 
 func (f *feed) planRestore(le *lostError) restorePlan {
@@ -366,7 +376,7 @@ func (f *feed) planRestore(le *lostError) restorePlan {
 	if sf == nil {
 		return restorePlan{known: le.known}
 	}
-	return restorePlan{known: max(sf.last, le.known), held: slices.Clone(sf.held), high: maps(sf.high)}
+	return restorePlan{known: max(sf.last, le.known), maxTicket: f.maxTicket, held: slices.Clone(sf.held), high: maps(sf.high)}
 }
 
 func maps[K comparable, V any](m map[K]V) map[K]V {
@@ -410,25 +420,26 @@ func (e *Engine) restore(ctx context.Context, tx Tx, le *lostError) (restoration
 			again = append(again, &c)
 		}
 	}
-	if err := e.reapply(ctx, tx, lt, again, &rec); err != nil {
+	again, err = e.reapply(ctx, tx, lt, again, p.maxTicket, &rec)
+	if err != nil {
 		return restoration{}, false, err
 	}
 	if err := raiseNumbers(ctx, lt, p.high, &rec); err != nil {
 		return restoration{}, false, fmt.Errorf("queue: restore %s: %w", le.site, err)
 	}
 	if rec.GapTo == 0 && rec.Requests == 0 && len(rec.Numbers) == 0 && len(rec.Lost) == 0 {
-		return restoration{rec: rec}, true, nil // nothing was lost after all
+		return restoration{le: le, rec: rec}, true, nil // nothing was lost after all
 	}
 	if err := lt.RecordLoss(ctx, rec); err != nil {
 		return restoration{}, false, fmt.Errorf("queue: restore %s: record the loss: %w", le.site, err)
 	}
-	return restoration{rec: rec, again: again}, true, nil
+	return restoration{le: le, rec: rec, again: again}, true, nil
 }
 
 // reapply stores the work of held requests again: their tickets (inserted
 // with their ids where missing, else moved on to the held state), counter
 // states, stored results and events (appended anew, after the gap).
-func (e *Engine) reapply(ctx context.Context, tx Tx, lt LossTx, again []*heldJob, rec *LossRecord) error {
+func (e *Engine) reapply(ctx context.Context, tx Tx, lt LossTx, again []*heldJob, past int64, rec *LossRecord) ([]*heldJob, error) {
 	latest := map[int64]*Ticket{}
 	var order []int64
 	counters := map[string]CounterState{}
@@ -446,16 +457,9 @@ func (e *Engine) reapply(ctx context.Context, tx Tx, lt LossTx, again []*heldJob
 		for _, c := range h.counters {
 			counters[c.ID] = c
 		}
-		if h.save != nil {
-			saves = append(saves, *h.save)
-			keys = append(keys, h.save.RequestKey)
-		}
-		for i := range h.events {
-			ev := h.events[i]
-			evs = append(evs, &ev)
-		}
 	}
 	var missing []*Ticket
+	var failed []int64 // tickets not restored: their requests' events are not appended
 	for _, id := range order {
 		t := latest[id]
 		cur, err := tx.Ticket(ctx, id)
@@ -463,23 +467,25 @@ func (e *Engine) reapply(ctx context.Context, tx Tx, lt LossTx, again []*heldJob
 		case errors.Is(err, ErrNotFound):
 			if other, err := tx.TicketByNumber(ctx, NumberKey{Site: t.Site, Day: t.Day, Number: t.Number}); err == nil && other.Service == t.Service {
 				rec.Lost = append(rec.Lost, fmt.Sprintf("%s %s (its number was given again to ticket id %d)", t.Day, t.Number, other.ID))
+				failed = append(failed, id)
 				continue
 			}
 			missing = append(missing, t)
 		case err != nil:
-			return fmt.Errorf("queue: restore %s: read ticket %s: %w", rec.Site, t.Number, err)
+			return nil, fmt.Errorf("queue: restore %s: read ticket %s: %w", rec.Site, t.Number, err)
 		case cur.Number != t.Number || cur.Day != t.Day:
 			rec.Lost = append(rec.Lost, fmt.Sprintf("%s %s (its id %d now holds %s)", t.Day, t.Number, id, cur.Number))
+			failed = append(failed, id)
 		case laterState(cur, t):
 			if err := tx.UpdateTicket(ctx, t, cur.Status); err != nil {
-				return fmt.Errorf("queue: restore %s: ticket %s: %w", rec.Site, t.Number, err)
+				return nil, fmt.Errorf("queue: restore %s: ticket %s: %w", rec.Site, t.Number, err)
 			}
 			rec.Tickets++
 		}
 	}
-	if len(missing) > 0 {
-		if err := lt.RestoreTickets(ctx, missing); err != nil {
-			return fmt.Errorf("queue: restore %s: %d tickets: %w", rec.Site, len(missing), err)
+	if len(missing) > 0 || past > 0 {
+		if err := lt.RestoreTickets(ctx, missing, past); err != nil {
+			return nil, fmt.Errorf("queue: restore %s: %d tickets: %w", rec.Site, len(missing), err)
 		}
 		rec.Tickets += len(missing)
 	}
@@ -490,22 +496,35 @@ func (e *Engine) reapply(ctx context.Context, tx Tx, lt LossTx, again []*heldJob
 	slices.Sort(ids)
 	for _, id := range ids {
 		if err := tx.PutCounter(ctx, counters[id]); err != nil {
-			return fmt.Errorf("queue: restore %s: counter %s: %w", rec.Site, id, err)
+			return nil, fmt.Errorf("queue: restore %s: counter %s: %w", rec.Site, id, err)
+		}
+	}
+	again = slices.DeleteFunc(again, func(h *heldJob) bool {
+		return slices.ContainsFunc(h.tickets, func(t Ticket) bool { return slices.Contains(failed, t.ID) })
+	})
+	for _, h := range again {
+		if h.save != nil {
+			saves = append(saves, *h.save)
+			keys = append(keys, h.save.RequestKey)
+		}
+		for i := range h.events {
+			ev := h.events[i]
+			evs = append(evs, &ev)
 		}
 	}
 	if len(keys) > 0 {
 		have, err := tx.LookupRequests(ctx, keys)
 		if err != nil {
-			return fmt.Errorf("queue: restore %s: look up requests: %w", rec.Site, err)
+			return nil, fmt.Errorf("queue: restore %s: look up requests: %w", rec.Site, err)
 		}
 		saves = slices.DeleteFunc(saves, func(s SavedRequest) bool { _, ok := have[s.RequestKey]; return ok })
 		if err := tx.SaveRequests(ctx, saves); err != nil {
-			return fmt.Errorf("queue: restore %s: save requests: %w", rec.Site, err)
+			return nil, fmt.Errorf("queue: restore %s: save requests: %w", rec.Site, err)
 		}
 	}
 	if len(evs) > 0 {
 		if err := tx.AppendEvents(ctx, rec.Site, evs); err != nil {
-			return fmt.Errorf("queue: restore %s: append %d events: %w", rec.Site, len(evs), err)
+			return nil, fmt.Errorf("queue: restore %s: append %d events: %w", rec.Site, len(evs), err)
 		}
 		// The held work carries the versions given again, for publishing.
 		k := 0
@@ -517,7 +536,7 @@ func (e *Engine) reapply(ctx context.Context, tx Tx, lt LossTx, again []*heldJob
 		}
 	}
 	rec.Requests, rec.Events = len(again), len(evs)
-	return nil
+	return again, nil
 }
 
 // laterState reports whether held is a later state of the stored ticket
@@ -593,6 +612,35 @@ func (f *feed) behind(before, vs map[string]int64) {
 			f.e.restoreSoon(id)
 		}
 	}
+}
+
+// othersLost takes the gaps other daemons skipped, not seen before, as
+// lost work of this daemon's too: its requests of those versions are
+// applied again.
+func (f *feed) othersLost(recs []LossRecord) {
+	for _, r := range recs {
+		if r.Daemon == f.e.name || r.GapTo == 0 {
+			continue
+		}
+		k := fmt.Sprintf("%s/%s/%d-%d", r.Site, r.Daemon, r.GapFrom, r.GapTo)
+		f.mu.Lock()
+		seen := f.lossSeen[k]
+		if f.lossSeen == nil {
+			f.lossSeen = map[string]bool{}
+		}
+		f.lossSeen[k] = true
+		first := !f.lossStarted
+		f.mu.Unlock()
+		if seen || first {
+			continue // the records found at start hold nothing of this daemon's
+		}
+		f.markLost(&lostError{site: r.Site, known: r.GapTo, gapFrom: r.GapFrom, gapTo: r.GapTo,
+			reason: fmt.Sprintf("daemon %s found versions %d-%d lost and skipped them", r.Daemon, r.GapFrom, r.GapTo)})
+		f.e.restoreSoon(r.Site)
+	}
+	f.mu.Lock()
+	f.lossStarted = true
+	f.mu.Unlock()
 }
 
 // lasts is the feed's last version of every site it follows.

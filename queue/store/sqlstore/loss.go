@@ -44,22 +44,42 @@ func (t *tx) RaiseSeq(ctx context.Context, k queue.DayKey, to int) (int, error) 
 	return cur, nil
 }
 
-// RestoreTickets stores tickets with the ids they had; on PostgreSQL the
-// id sequence is then moved past them (SQLite's ids follow the largest,
-// MySQL's auto-increment moves past an id inserted).
-func (t *tx) RestoreTickets(ctx context.Context, ts []*queue.Ticket) error {
-	if err := t.InsertTickets(ctx, ts); err != nil {
-		return err
+// RestoreTickets stores tickets with the ids they had, then makes sure
+// the store gives no later ticket an id up to past or to the largest
+// stored: PostgreSQL's sequence is moved there; MySQL's auto-increment is
+// moved past past by a row inserted with that id and deleted again (InnoDB
+// keeps the counter); SQLite's ids follow the largest stored (one daemon
+// writes it, and it knows every id it gave).
+func (t *tx) RestoreTickets(ctx context.Context, ts []*queue.Ticket, past int64) error {
+	if len(ts) > 0 {
+		if err := t.InsertTickets(ctx, ts); err != nil {
+			return err
+		}
 	}
-	if t.s.d.IDs != IDsSequence {
-		return nil
-	}
-	_, err := t.execText(ctx, Stmt{SQL: "SELECT setval(pg_get_serial_sequence('tickets', 'id'), " +
-		"GREATEST((SELECT MAX(id) FROM tickets), (SELECT last_value FROM " +
-		"pg_sequences WHERE schemaname = current_schema() AND sequencename = " +
-		"split_part(pg_get_serial_sequence('tickets', 'id'), '.', 2)), 1))"})
-	if err != nil {
-		return t.wrap("move the ticket ids past the restored ones", err)
+	switch t.s.d.IDs {
+	case IDsSequence:
+		_, err := t.execText(ctx, Stmt{"SELECT setval(pg_get_serial_sequence('tickets', 'id'), " +
+			"GREATEST((SELECT MAX(id) FROM tickets), (SELECT last_value FROM pg_sequences WHERE schemaname = current_schema() " +
+			"AND sequencename = split_part(pg_get_serial_sequence('tickets', 'id'), '.', 2)), $1::bigint, 1))", []any{past}})
+		if err != nil {
+			return t.wrap("move the ticket ids past the restored ones", err)
+		}
+	case IDsOnInsert:
+		var top int64
+		if err := t.queryRow(ctx, Stmt{SQL: "SELECT COALESCE(MAX(id), 0) FROM tickets"}).Scan(&top); err != nil {
+			return t.wrap("move the ticket ids past the restored ones", err)
+		}
+		if past <= top {
+			return nil
+		}
+		for _, st := range []Stmt{
+			{t.s.d.Rebind("INSERT INTO tickets (id, site, service, queue, day, seq, number, class, status) VALUES (?, '', '', '', '', 0, '', '', 'CANCELLED')"), []any{past}},
+			{t.s.d.Rebind("DELETE FROM tickets WHERE id = ?"), []any{past}},
+		} {
+			if _, err := t.execText(ctx, st); err != nil {
+				return t.wrap("move the ticket ids past the restored ones", err)
+			}
+		}
 	}
 	return nil
 }
