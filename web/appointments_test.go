@@ -110,13 +110,29 @@ func TestAppointments(t *testing.T) {
 		t.Errorf("cancel twice: %+v", p)
 	}
 	// An id that is not one is malformed, 400 as a malformed body is;
-	// a well-formed id no booking has is 404.
-	for _, id := range []string{"abc", "0", "-3"} {
-		if p := decode[Problem](t, e.do("GET", "/api/v1/sites/main/appointments/"+id, "", ""), http.StatusBadRequest); p.Code != "bad_request" {
-			t.Errorf("appointment %q: %+v", id, p)
+	// a well-formed id no booking has is 404: for every operation on one.
+	for _, op := range []struct{ method, suffix string }{{"GET", ""}, {"DELETE", ""}, {"POST", "/confirm"}, {"POST", "/check-in"}} {
+		for _, id := range []string{"abc", "0", "-3"} {
+			if p := decode[Problem](t, e.do(op.method, "/api/v1/sites/main/appointments/"+id+op.suffix, "", ""), http.StatusBadRequest); p.Code != "bad_request" {
+				t.Errorf("%s appointment %q%s: %+v", op.method, id, op.suffix, p)
+			}
+		}
+		if p := decode[Problem](t, e.do(op.method, "/api/v1/sites/main/appointments/999"+op.suffix, "", ""), http.StatusNotFound); p.Code != "booking_not_found" {
+			t.Errorf("%s appointment 999%s: %+v", op.method, op.suffix, p)
 		}
 	}
-	decode[Problem](t, e.do("GET", "/api/v1/sites/main/appointments/999", "", ""), http.StatusNotFound)
+	// A HELD booking is confirmed once; a second confirm is refused.
+	held := decode[Appointment](t, e.do("POST", "/api/v1/sites/main/appointments", "", fmt.Sprintf(`{"slot": %d, "patient": "p-5", "hold": true}`, dr[3])), http.StatusCreated)
+	hpath := fmt.Sprintf("/api/v1/sites/main/appointments/%d/confirm", held.ID)
+	if c := decode[Appointment](t, e.do("POST", hpath, "", ""), http.StatusOK); held.Status != "HELD" || c.Status != "BOOKED" {
+		t.Errorf("hold %s, then confirm: %+v", held.Status, c)
+	}
+	if p := decode[Problem](t, e.do("POST", hpath, "", "", "Idempotency-Key", "confirm-2"), http.StatusConflict); p.Code != "appointment_state" {
+		t.Errorf("confirm twice: %+v", p)
+	}
+	if p := decode[Problem](t, e.do("GET", "/api/v1/sites/main/slots?date=tomorrow", "", ""), http.StatusBadRequest); p.Code != "bad_request" {
+		t.Errorf("slots of a malformed date: %+v", p)
+	}
 	for _, body := range []string{`{"slot": "x"}`, `{"slot": 1, "patient": "p", "colour": "red"}`, `{"patient": "p"}`, `{`} {
 		p := decode[Problem](t, e.do("POST", "/api/v1/sites/main/appointments", "", body), http.StatusBadRequest)
 		if p.Code != "bad_request" {
