@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/conform"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/sim"
@@ -25,8 +27,9 @@ daemon's HTTP API and reports per operation of web/openapi.yaml.`
 func newConformDeviceCmd(role wire.Role) *cobra.Command {
 	o := conform.DeviceOpts{Role: role}
 	var listen, secret string
+	var tlsFiles config.TLS
 	cmd := &cobra.Command{
-		Use:   role.String() + " --listen ADDR --secret SECRET",
+		Use:   role.String() + " --listen ADDR --secret SECRET [--tls-cert FILE --tls-key FILE]",
 		Short: fmt.Sprintf("Play the daemon for a %s under test and report how it conforms", role),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -34,11 +37,23 @@ func newConformDeviceCmd(role wire.Role) *cobra.Command {
 				return fmt.Errorf("conform %s: --secret is required (the secret configured in the device)", role)
 			}
 			o.Secret, o.Prompt = []byte(secret), cmd.ErrOrStderr()
+			if (tlsFiles.Cert == "") != (tlsFiles.Key == "") {
+				return fmt.Errorf("conform %s: give both --tls-cert and --tls-key, or neither", role)
+			}
+			tc, err := tlsConfig(tlsFiles)
+			if err != nil {
+				return fmt.Errorf("conform %s: %w", role, err)
+			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("conform %s: %w", role, err)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "conform: point the %s at %s (device id %q)\n", role, ln.Addr(), o.DeviceID)
+			over := "TCP"
+			if tc != nil {
+				// The device's TLS, as the daemon's listen.tls serves it.
+				ln, over = tls.NewListener(ln, tc), "TLS"
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "conform: point the %s at %s over %s (device id %q)\n", role, ln.Addr(), over, o.DeviceID)
 			rep, err := conform.Device(cmd.Context(), ln, o)
 			return printConformance(cmd, rep, err)
 		},
@@ -49,6 +64,8 @@ func newConformDeviceCmd(role wire.Role) *cobra.Command {
 	fs.StringVar(&secret, "secret", "", "the device's secret")
 	fs.DurationVar(&o.Heartbeat, "heartbeat", 500*time.Millisecond, "heartbeat interval announced in WELCOME")
 	fs.DurationVar(&o.Wait, "wait", 30*time.Second, "how long to wait for the device to connect or send (a person may press a key)")
+	fs.StringVar(&tlsFiles.Cert, "tls-cert", "", "serve TLS with this certificate (PEM), for a device that connects over TLS")
+	fs.StringVar(&tlsFiles.Key, "tls-key", "", "the certificate's private key (PEM)")
 	return cmd
 }
 

@@ -34,6 +34,12 @@ func TestConformDaemon(t *testing.T) {
 	if _, err := runCmd(t, "conform", "kiosk", "--listen", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "--secret is required") {
 		t.Errorf("conform kiosk without --secret: %v", err)
 	}
+	if _, err := runCmd(t, "conform", "kiosk", "--listen", "127.0.0.1:0", "--secret", "s", "--tls-cert", "c.pem"); err == nil || !strings.Contains(err.Error(), "both --tls-cert and --tls-key") {
+		t.Errorf("conform kiosk with a certificate and no key: %v", err)
+	}
+	if _, err := runCmd(t, "conform", "kiosk", "--listen", "127.0.0.1:0", "--secret", "s", "--tls-cert", "missing.pem", "--tls-key", "missing.pem"); err == nil || !strings.Contains(err.Error(), "TLS key pair") {
+		t.Errorf("conform kiosk with a missing certificate: %v", err)
+	}
 }
 
 // TestConformAPI runs `conform api` against the demo appointments daemon
