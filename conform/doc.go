@@ -13,6 +13,12 @@
 //
 // Daemon plays a device against a daemon and checks the daemon the same
 // way: handshake, wrong frames, required fields, booleans, unknown types
-// and tags, heartbeats, idempotent retries, SUBSCRIBE replay and snapshot,
-// the rate limit and the request ids of its errors.
+// and tags, heartbeats and their cadence, idempotent retries, SUBSCRIBE
+// replay and snapshot, the rate limit, the refusal at the 6th HELLO after
+// 5 failed handshakes and the request ids of its errors.
+//
+// API plays a hospital's system against a daemon's HTTP API
+// (web/openapi.yaml) and reports per operation: slots, booking, replay,
+// key reuse, a full slot, malformed requests, hold, confirm, cancel,
+// check-in and the webhook, whose receiver it serves.
 package conform
