@@ -6,7 +6,8 @@
 // display): it walks the device through the handshake, answers dropped
 // before they arrive, retryable, rate-limiting, refusing and unknown
 // errors, an ERROR for another request, a frame with a bad checksum, a
-// refused reconnection, heartbeats and a silent daemon, and for a display
+// refused reconnection (0x32, and 0x30 with RetryAfterMS as to an address
+// backing off), heartbeats and a silent daemon, and for a display
 // event replay, resume and a SNAPSHOT after a gap. Every frame the device
 // sends is checked against the frame and payload rules and the message
 // declarations of protocol/wire.
