@@ -72,12 +72,15 @@ type gate struct {
 type listKey struct{ site, resource, date string }
 
 // holders are the patients with a booking (of any status) in a slot known
-// full, at one site: the only ones whose request for it may be a retry.
+// full, at one site, and the keys of the requests that made them: the only
+// requests for it that may be a retry, or reuse a key for another patient
+// (which the engine refuses as idempotency_key_reused, not slot_full).
 // While the slot stays full no one else can book it, so the set holds
 // until a place is given back, which drops it with the slot's fullness.
 type holders struct {
 	site     string
 	patients map[string]bool
+	keys     map[queue.RequestKey]bool // the idempotency keys that booked them
 }
 
 type list struct {
@@ -343,9 +346,10 @@ func (f *Front) enter(ctx context.Context, slot int64) (func(), error) {
 }
 
 // holds reports whether r may be a retry of the request that booked its
-// patient into its slot, known full since rel places were given back:
-// only a request with an idempotency key can be, and only if the patient
-// has a booking in the slot. The slot's bookings are read once while it
+// patient into its slot, known full since rel places were given back, or
+// reuses the key of a booking there for someone else: only a request with
+// an idempotency key can, and only if the patient or the key has a booking
+// in the slot. The slot's bookings are read once while it
 // stays full (a read, never a write), so the rush on a full slot costs
 // the database nothing more.
 func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (bool, error) {
@@ -362,9 +366,12 @@ func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (boo
 			if err != nil {
 				return nil, fmt.Errorf("booking: read the bookings of slot %d: %w", r.Slot, err)
 			}
-			h := holders{site: r.Site, patients: make(map[string]bool, len(bs))}
+			h := holders{site: r.Site, patients: make(map[string]bool, len(bs)), keys: make(map[queue.RequestKey]bool, len(bs))}
 			for _, b := range bs {
 				h.patients[b.Patient] = true
+				if b.IdemKey != "" {
+					h.keys[queue.RequestKey{Device: b.Device, Key: b.IdemKey}] = true
+				}
 			}
 			f.mu.Lock()
 			if f.full[r.Slot] && f.releases[r.Slot] == rel {
@@ -378,7 +385,7 @@ func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (boo
 		}
 		h = v.(holders)
 	}
-	return h.patients[r.Patient], nil
+	return h.patients[r.Patient] || h.keys[queue.RequestKey{Device: r.Device, Key: r.Key}], nil
 }
 
 // Cancel cancels a booking; the slot reopens here at once (other daemons

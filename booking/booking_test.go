@@ -244,7 +244,8 @@ func TestGate(t *testing.T) {
 // place (same device and Idempotency-Key) gets its booking back once the
 // slot is known full, not slot_full; new requests for the slot, with a
 // key or not, are still refused without a write, and all of them together
-// cost one read (who holds the slot).
+// cost one read (who holds the slot); the first request's key for another
+// patient is refused as key reuse.
 func TestReplayKnownFull(t *testing.T) {
 	e := newEnv(t)
 	sl := e.slots[4].ID
@@ -273,5 +274,16 @@ func TestReplayKnownFull(t *testing.T) {
 	again, replayed, err := e.front.Book(t.Context(), req("p1", "his-1"))
 	if err != nil || !replayed || again.ID != first.ID || again.Code != first.Code {
 		t.Errorf("retry of the first request: booking %d, replayed %v, %v; want booking %d again", again.ID, replayed, err, first.ID)
+	}
+	// The key that took the place, sent again for another patient, is a
+	// client's key-reuse bug: 422 idempotency_key_reused, not hidden
+	// behind slot_full. Another device's same key is its own.
+	if _, _, err := e.front.Book(t.Context(), req("p7", "his-1")); !errors.Is(err, queue.ErrKeyReused) {
+		t.Errorf("the first request's key for another patient: %v, want idempotency key reused", err)
+	}
+	other := req("p8", "his-1")
+	other.Device = "api:other"
+	if _, _, err := e.front.Book(t.Context(), other); !errors.Is(err, queue.ErrSlotFull) {
+		t.Errorf("another device's key his-1 on the full slot: %v, want slot full", err)
 	}
 }

@@ -64,6 +64,11 @@ type Appointments struct {
 	// patient over HTTP (default 5 per 10s); more are answered 429.
 	PatientRate   int           `mapstructure:"patient_rate"`
 	PatientWindow time.Duration `mapstructure:"patient_window"`
+	// RequireIdempotencyKey refuses a booking request over HTTP without an
+	// Idempotency-Key (400 bad_request). Absent means off, so that
+	// configurations written before it keep working; the shipped
+	// configurations, and new ones, set it on.
+	RequireIdempotencyKey bool `mapstructure:"require_idempotency_key"`
 }
 
 // Appointment defaults.

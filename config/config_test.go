@@ -256,10 +256,10 @@ func TestConnectionLimits(t *testing.T) {
 		timeout time.Duration
 	}{
 		{"file", nil, nil, 64, 5 * time.Second},
-		{"env", map[string]string{"NOWSERVING_LISTEN_MAX_PENDING": "32", "NOWSERVING_LISTEN_HANDSHAKE_TIMEOUT": "2s"}, nil,
-			32, 2 * time.Second},
+		{"env", map[string]string{"NOWSERVING_LISTEN_MAX_PENDING": "32", "NOWSERVING_LISTEN_HANDSHAKE_TIMEOUT": "4s"}, nil,
+			32, 4 * time.Second},
 		{"flags", map[string]string{"NOWSERVING_LISTEN_MAX_PENDING": "32"},
-			[]string{"--listen-max-pending=16", "--listen-handshake-timeout=1500ms"}, 16, 1500 * time.Millisecond},
+			[]string{"--listen-max-pending=16", "--listen-handshake-timeout=3500ms"}, 16, 3500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

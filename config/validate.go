@@ -113,8 +113,9 @@ func (c *Config) validateTop(ps *problems) {
 	if c.Listen.MaxPending < 1 {
 		ps.add("listen.max_pending", "must be at least 1, got %d", c.Listen.MaxPending)
 	}
-	if c.Listen.HandshakeTimeout <= 0 {
-		ps.add("listen.handshake_timeout", "must be positive, got %s", c.Listen.HandshakeTimeout)
+	if c.Listen.HandshakeTimeout < 3*time.Second {
+		// PROTOCOL.md promises devices at least 3 s, which they cannot learn.
+		ps.add("listen.handshake_timeout", "must be at least 3s, got %s", c.Listen.HandshakeTimeout)
 	}
 	if c.Listen.Heartbeat <= 0 {
 		ps.add("listen.heartbeat", "must be positive, got %s", c.Listen.Heartbeat)

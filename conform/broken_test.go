@@ -22,6 +22,7 @@ type brokenKiosk struct {
 	badCRC        bool // every request frame has a wrong CRC-32
 	retryAll      bool // retries non-retryable errors too
 	noPause       bool // retries at once, whatever RetryAfterMS says
+	helloNoWait   bool // reconnects after a refused HELLO without its RetryAfterMS
 
 	nc     net.Conn
 	br     *bufio.Reader
@@ -86,6 +87,10 @@ func (k *brokenKiosk) connect(ctx context.Context, addr string) error {
 	}
 	f, err := k.read(ctx, 3*time.Second)
 	var ch wire.Challenge
+	var e wire.ErrorMsg
+	if err == nil && f.Type == wire.TypeError && e.Decode(f.Payload) == nil && e.RetryAfterMS > 0 && !k.helloNoWait {
+		return waitFor(time.Duration(e.RetryAfterMS) * time.Millisecond)
+	}
 	if err != nil || f.Type != wire.TypeChallenge || ch.Decode(f.Payload) != nil {
 		return fmt.Errorf("no challenge: %v", err)
 	}
@@ -107,7 +112,11 @@ func (k *brokenKiosk) take(ctx context.Context, addr string) {
 		if k.nc == nil {
 			if err := k.connect(ctx, addr); err != nil {
 				k.drop()
-				time.Sleep(300 * time.Millisecond)
+				pause := 300 * time.Millisecond
+				if w, ok := err.(waitFor); ok {
+					pause = max(pause, time.Duration(w))
+				}
+				time.Sleep(pause)
 				continue
 			}
 		}
@@ -156,6 +165,11 @@ func (k *brokenKiosk) answer(ctx context.Context, id uint32) bool {
 	}
 }
 
+// waitFor is a HELLO refused with RetryAfterMS: the pause it asks for.
+type waitFor time.Duration
+
+func (w waitFor) Error() string { return fmt.Sprintf("refused, retry after %s", time.Duration(w)) }
+
 func (k *brokenKiosk) drop() {
 	if k.nc != nil {
 		k.nc.Close()
@@ -177,6 +191,7 @@ func TestBrokenKiosks(t *testing.T) {
 		{"sends a bad checksum", &brokenKiosk{badCRC: true}, []string{"frames are sound (magic, version, length, CRC-32)"}},
 		{"retries what is not retryable", &brokenKiosk{retryAll: true}, []string{"a request refused without Retryable (0x21) is not retried"}},
 		{"ignores RetryAfterMS", &brokenKiosk{noPause: true}, []string{"after ERROR 0x30 the retry waits RetryAfterMS"}},
+		{"reconnects at once after 0x30 to HELLO", &brokenKiosk{helloNoWait: true}, []string{"a HELLO refused with 0x30 is followed by RetryAfterMS before reconnecting"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -62,7 +62,7 @@ func Daemon(ctx context.Context, o DaemonOpts) (*Report, error) {
 	return c.rep, nil
 }
 
-// daemonChecks run in order; the rate limit and the wrong MAC come last,
+// daemonChecks run in order; the rate limit and the wrong MACs come last,
 // as their effects (an empty bucket, a back-off) would slow the others.
 var daemonChecks = []func(*checker){
 	(*checker).checkHandshake,
@@ -75,6 +75,7 @@ var daemonChecks = []func(*checker){
 	(*checker).checkHeartbeats,
 	(*checker).checkRateLimit,
 	(*checker).checkWrongMAC,
+	(*checker).checkFailedHandshakes,
 }
 
 // checker is the state of a run against a daemon.

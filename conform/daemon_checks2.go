@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -191,6 +192,7 @@ func eventVersion(e *wire.Event) string {
 
 func (c *checker) checkHeartbeats() {
 	const beat, drop = "the daemon sends HEARTBEAT (request id 0) when idle", "a device silent for 3 intervals gets ERROR 0x34 and a close"
+	const cadence = "the daemon heartbeats after one interval without a frame, not much sooner nor later"
 	d, ok := c.session(Heartbeat, beat, c.o.Devices[0].Role)
 	if !ok {
 		return
@@ -198,11 +200,23 @@ func (c *checker) checkHeartbeats() {
 	defer d.close()
 	hb := time.Duration(d.w.HeartbeatMS) * time.Millisecond
 	start, beats, last := time.Now(), 0, uint16(0)
-	got, closed := d.closed(5 * hb)
-	for _, f := range got {
+	// The gaps between the frames the daemon sent, WELCOME the first.
+	prev, shortest, longest := start, time.Duration(0), time.Duration(0)
+	closed := false
+	for end := start.Add(5 * hb); !closed && time.Now().Before(end); {
+		f, err := d.read(time.Until(end))
 		switch {
+		case errors.Is(err, errTimeout):
+		case err != nil:
+			closed = true
 		case f.Type == wire.TypeHeartbeat && f.RequestID == 0:
 			beats++
+			gap := time.Since(prev)
+			prev = time.Now()
+			if shortest == 0 || gap < shortest {
+				shortest = gap
+			}
+			longest = max(longest, gap)
 		case f.Type == wire.TypeError:
 			var e wire.ErrorMsg
 			_ = e.Decode(f.Payload)
@@ -211,6 +225,11 @@ func (c *checker) checkHeartbeats() {
 	}
 	took := time.Since(start)
 	c.rep.Check(Heartbeat, beat, beats >= 2, fmt.Sprintf("%d HEARTBEATs in %s (interval %s)", beats, took.Round(time.Millisecond), hb))
+	// Section 7: a HEARTBEAT "whenever it has sent no frame for one
+	// interval". A daemon's timer ticks, and the network and scheduler
+	// delay it: 0.8 to 1.5 intervals is taken as that.
+	c.rep.Check(Heartbeat, cadence, beats >= 2 && shortest >= hb*8/10 && longest <= hb*3/2,
+		fmt.Sprintf("%d HEARTBEATs %s to %s apart, interval %s", beats, shortest.Round(time.Millisecond), longest.Round(time.Millisecond), hb))
 	c.rep.Check(Heartbeat, drop, closed && last == 0x34 && took >= hb*5/2,
 		fmt.Sprintf("closed %v after %s, last ERROR 0x%02x", closed, took.Round(time.Millisecond), last))
 }
@@ -267,4 +286,65 @@ func (c *checker) checkWrongMAC() {
 	}
 	f, err = d.exchange(0, &wire.Auth{MAC: make([]byte, wire.NonceSize)})
 	d.wantError(Session, name, f, err, 0x10, true)
+}
+
+// checkFailedHandshakes: after 5 failed handshakes in a row from one
+// address, the 6th HELLO is refused with ERROR 0x30 and RetryAfterMS,
+// without a CHALLENGE (section 8); the right MAC after the pause is
+// welcomed and clears the count. It runs last: the kit's own address
+// backs off.
+func (c *checker) checkFailedHandshakes() {
+	const five, sixth = "5 failed handshakes in a row are each challenged", "the 6th HELLO after 5 failures gets ERROR 0x30 with RetryAfterMS and a close"
+	const after = "after RetryAfterMS, the right MAC is welcomed"
+	cred := c.o.Devices[0]
+	// A success first clears what earlier checks left.
+	d, err := c.login(cred, c.fresh())
+	if err != nil {
+		c.rep.Fail(Limits, five, "%v", err)
+		return
+	}
+	d.close()
+	for i := 1; i <= 5; i++ {
+		d, err := c.dial()
+		if err != nil {
+			c.rep.Fail(Limits, five, "%v", err)
+			return
+		}
+		f, err := d.exchange(0, &wire.Hello{DeviceID: cred.ID, Role: cred.Role, ProtocolVersion: 1, BootNonce: c.fresh()})
+		if err != nil || f.Type != wire.TypeChallenge {
+			c.rep.Fail(Limits, five, "HELLO after %d failures got %s %s %v", i-1, f.Type, describe(f), err)
+			d.close()
+			return
+		}
+		f, err = d.exchange(0, &wire.Auth{MAC: make([]byte, wire.NonceSize)})
+		d.close()
+		if err != nil || f.Type != wire.TypeError {
+			c.rep.Fail(Limits, five, "wrong MAC %d got %s %v", i, f.Type, err)
+			return
+		}
+	}
+	c.rep.Pass(Limits, five)
+	d, err = c.dial()
+	if err != nil {
+		c.rep.Fail(Limits, sixth, "%v", err)
+		return
+	}
+	f, err := d.exchange(0, &wire.Hello{DeviceID: cred.ID, Role: cred.Role, ProtocolVersion: 1, BootNonce: c.fresh()})
+	var e wire.ErrorMsg
+	refused := err == nil && f.Type == wire.TypeError && e.Decode(f.Payload) == nil && e.Code == 0x30 && e.RetryAfterMS > 0
+	if !refused {
+		c.rep.Fail(Limits, sixth, "answered %s %s %v", f.Type, describe(f), err)
+	} else {
+		_, closed := d.closed(c.o.Timeout)
+		c.rep.Check(Limits, sixth, closed, "the connection stayed open")
+	}
+	d.close()
+	if refused {
+		time.Sleep(time.Duration(e.RetryAfterMS)*time.Millisecond + 50*time.Millisecond)
+	}
+	d, err = c.login(cred, c.fresh())
+	c.rep.Check(Limits, after, err == nil, fmt.Sprint(err))
+	if err == nil {
+		d.close()
+	}
 }

@@ -27,9 +27,14 @@ func listen(t *testing.T) net.Listener {
 // starts on the harness's address, and returns the report.
 func runDevice(t *testing.T, role wire.Role, drive func(ctx context.Context, addr string)) *Report {
 	t.Helper()
+	return runDeviceOn(t, listen(t), role, drive)
+}
+
+// runDeviceOn is runDevice with the harness listening on ln.
+func runDeviceOn(t *testing.T, ln net.Listener, role wire.Role, drive func(ctx context.Context, addr string)) *Report {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ln := listen(t)
 	addr := ln.Addr().String()
 	dctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})

@@ -41,6 +41,7 @@ func (s Section) String() string { return fmt.Sprintf("%d. %s", int(s), sectionN
 // Result is the outcome of one check.
 type Result struct {
 	Section Section
+	Op      string // an openapi.yaml operation ("POST /api/v1/..."), for the API kit's checks (Section 0)
 	Name    string // what is checked, e.g. "AUTH carries the HMAC of nonce || device id"
 	Pass    bool
 	Skipped bool   // not run: what it needs is not there (Detail says what)
@@ -60,12 +61,20 @@ type Report struct {
 // NewReport returns an empty report titled title.
 func NewReport(title string) *Report { return &Report{Title: title, index: map[string]*Result{}} }
 
-// Check records one run of a check: failed when detail is not empty.
+// Check records one run of a check: failed when ok is false, detail
+// saying why.
 func (r *Report) Check(s Section, name string, ok bool, detail string) {
-	key := fmt.Sprintf("%d|%s", s, name)
+	r.check(s, "", name, ok, detail)
+}
+
+// CheckOp records one run of a check of an openapi.yaml operation op.
+func (r *Report) CheckOp(op, name string, ok bool, detail string) { r.check(0, op, name, ok, detail) }
+
+func (r *Report) check(s Section, op, name string, ok bool, detail string) {
+	key := fmt.Sprintf("%d|%s|%s", s, op, name)
 	res := r.index[key]
 	if res == nil {
-		res = &Result{Section: s, Name: name, Pass: true}
+		res = &Result{Section: s, Op: op, Name: name, Pass: true}
 		r.index[key] = res
 		r.results = append(r.results, res)
 	}
@@ -76,9 +85,14 @@ func (r *Report) Check(s Section, name string, ok bool, detail string) {
 }
 
 // Skip records that a check could not run, and why.
-func (r *Report) Skip(s Section, name, why string) {
-	r.Check(s, name, true, "")
-	res := r.index[fmt.Sprintf("%d|%s", s, name)]
+func (r *Report) Skip(s Section, name, why string) { r.skip(s, "", name, why) }
+
+// SkipOp records that a check of operation op could not run, and why.
+func (r *Report) SkipOp(op, name, why string) { r.skip(0, op, name, why) }
+
+func (r *Report) skip(s Section, op, name, why string) {
+	r.check(s, op, name, true, "")
+	res := r.index[fmt.Sprintf("%d|%s|%s", s, op, name)]
 	if res.runs == 1 {
 		res.Skipped, res.Detail = true, why
 	}
@@ -92,8 +106,8 @@ func (r *Report) Fail(s Section, name, format string, args ...any) {
 	r.Check(s, name, false, fmt.Sprintf(format, args...))
 }
 
-// Results returns the checks, by section, in the order they were made
-// within a section.
+// Results returns the checks, by section (operations in the order first
+// checked), in the order they were made within a section.
 func (r *Report) Results() []Result {
 	out := make([]Result, len(r.results))
 	for i, res := range r.results {
@@ -119,6 +133,10 @@ func (r *Report) Failed() []Result {
 func (r *Report) Failures() string {
 	var b strings.Builder
 	for _, res := range r.Failed() {
+		if res.Op != "" {
+			fmt.Fprintf(&b, "%s %s: %s\n", res.Op, res.Name, res.Detail)
+			continue
+		}
 		fmt.Fprintf(&b, "§%d %s: %s\n", int(res.Section), res.Name, res.Detail)
 	}
 	return b.String()
@@ -131,12 +149,19 @@ func (r *Report) WriteTo(w io.Writer) (int64, error) {
 	if r.Title != "" {
 		fmt.Fprintf(&b, "%s\n", r.Title)
 	}
-	last, skipped := Section(0), 0
+	last, skipped := "", 0
 	res := r.Results()
+	if r.byOp() {
+		sort.SliceStable(res, func(i, j int) bool { return r.opOrder(res[i].Op) < r.opOrder(res[j].Op) })
+	}
 	for _, x := range res {
-		if x.Section != last {
-			fmt.Fprintf(&b, "\n%s\n", x.Section)
-			last = x.Section
+		head := x.Op
+		if head == "" {
+			head = x.Section.String()
+		}
+		if head != last {
+			fmt.Fprintf(&b, "\n%s\n", head)
+			last = head
 		}
 		mark := "PASS"
 		switch {
@@ -156,4 +181,17 @@ func (r *Report) WriteTo(w io.Writer) (int64, error) {
 	fmt.Fprintf(&b, "\n%d checks: %d passed, %d failed, %d skipped\n", len(res), len(res)-failed-skipped, failed, skipped)
 	n, err := io.WriteString(w, b.String())
 	return int64(n), err
+}
+
+// byOp reports whether the report's checks are by operation.
+func (r *Report) byOp() bool { return len(r.results) > 0 && r.results[0].Op != "" }
+
+// opOrder is the position of op's first check in the report.
+func (r *Report) opOrder(op string) int {
+	for i, res := range r.results {
+		if res.Op == op {
+			return i
+		}
+	}
+	return len(r.results)
 }

@@ -2,9 +2,11 @@ package conform
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"testing"
 
+	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/sim"
 )
@@ -12,8 +14,12 @@ import (
 // The simulators (package sim, `nowserving sim`) as devices under test:
 // each of their commands is one process, so each request is a new boot.
 
-func simEnv(t *testing.T, addr string) *sim.Env {
-	e, err := sim.New(sim.Opts{Addr: addr, Device: "dut-1", Secret: string(secret), Retries: 5})
+func simEnv(t *testing.T, addr string) *sim.Env { return simEnvOpts(t, sim.Opts{Addr: addr}) }
+
+// simEnvOpts is simEnv with o's other options (TLS).
+func simEnvOpts(t *testing.T, o sim.Opts) *sim.Env {
+	o.Device, o.Secret, o.Retries = "dut-1", string(secret), 5
+	e, err := sim.New(o)
 	if err != nil {
 		t.Error(err)
 	}
@@ -49,5 +55,25 @@ func TestSimConforms(t *testing.T) {
 				t.Errorf("sim %s fails:\n%s", c.role, f)
 			}
 		})
+	}
+}
+
+// TestSimConformsTLS: the harness plays the daemon over TLS, as `conform
+// kiosk --tls-cert --tls-key` does, for a kiosk that connects with TLS.
+func TestSimConformsTLS(t *testing.T) {
+	t.Parallel()
+	cert, _ := protocoltest.SelfSigned(t)
+	ln := tls.NewListener(listen(t), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	rep := runDeviceOn(t, ln, wire.RoleKiosk, func(ctx context.Context, addr string) {
+		e := simEnvOpts(t, sim.Opts{Addr: addr, TLSInsecure: true})
+		for e != nil && ctx.Err() == nil {
+			_ = e.Kiosk(ctx, sim.KioskOpts{Service: "A", Class: "normal"}, io.Discard)
+		}
+	})
+	if f := rep.Failures(); f != "" {
+		t.Errorf("sim kiosk over TLS fails:\n%s", f)
+	}
+	if len(rep.Results()) < 10 {
+		t.Errorf("%d checks ran over TLS", len(rep.Results()))
 	}
 }

@@ -29,6 +29,7 @@ var requestSteps = []step{
 	{Requests, "an ERROR for another request id is not taken as the answer", (*harness).stepOtherID},
 	{Frame, "a frame with a bad CRC-32 closes the connection", (*harness).stepBadCRC},
 	{Limits, "a handshake refused with 0x32 is followed by a pause", (*harness).stepRefusedHandshake},
+	{Limits, "a HELLO refused with 0x30 is followed by RetryAfterMS before reconnecting", (*harness).stepBackingOff},
 	{Heartbeat, "an idle device sends HEARTBEAT every interval", (*harness).stepHeartbeat},
 }
 
@@ -272,6 +273,45 @@ func (h *harness) refuseHandshake(ctx context.Context) error {
 	}
 	pause := at.Sub(refused)
 	h.rep.Check(Limits, name, pause >= 200*time.Millisecond, fmt.Sprintf("reconnected after %s", pause.Round(time.Millisecond)))
+	return h.handshake(p)
+}
+
+// backOffMS is the RetryAfterMS of the HELLO refused as from an address
+// backing off.
+const backOffMS = 1000
+
+func (h *harness) stepBackingOff(ctx context.Context) error {
+	return h.lose(ctx, func(wire.Frame, wire.Message) error { return h.refuseBackingOff(ctx) })
+}
+
+// refuseBackingOff drops the connection and answers the device's next
+// HELLO as the daemon answers an address past 5 failed handshakes
+// (PROTOCOL.md section 8): ERROR 0x30 with RetryAfterMS, answering the
+// HELLO, and a close. The device must wait that long before it connects
+// again.
+func (h *harness) refuseBackingOff(ctx context.Context) error {
+	const name = "a HELLO refused with 0x30 is followed by RetryAfterMS before reconnecting"
+	h.drop()
+	p, _, err := h.nextConn(ctx)
+	if err != nil {
+		return err
+	}
+	_, id, err := h.readHello(p)
+	if err != nil {
+		return err
+	}
+	e := wire.ErrRateLimited.Reply(id)
+	e.Msg, e.RetryAfterMS = "rate limited: too many failed logins from this address", backOffMS
+	_ = p.send(id, wire.FlagResponse, e)
+	p.close()
+	refused := time.Now()
+	p, at, err := h.nextConn(ctx)
+	if err != nil {
+		return err
+	}
+	pause := at.Sub(refused)
+	h.rep.Check(Limits, name, pause >= backOffMS*time.Millisecond*9/10,
+		fmt.Sprintf("reconnected after %s, RetryAfterMS %d", pause.Round(time.Millisecond), backOffMS))
 	return h.handshake(p)
 }
 

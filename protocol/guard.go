@@ -14,11 +14,11 @@ import (
 // unknown device, role mismatch), per source address and per device id,
 // without locking the real device out for long:
 //
-//   - a source address past guardFree failures in a row is refused at
-//     HELLO (ERROR 0x30 with RetryAfterMS, no MAC computed) for a pause
+//   - a source address with guardFree failures in a row is refused at
+//     its next HELLO (ERROR 0x30 with RetryAfterMS, no MAC computed) for a pause
 //     that doubles from guardBase up to guardHostMax; a success from it
 //     clears it;
-//   - a device id past guardFree failures has its failed AUTHs answered
+//   - a device id with guardFree failures has its further failed AUTHs answered
 //     only after such a pause, up to guardIDMax (bounded by the handshake
 //     deadline): a loop on one id slows down to one try per pause and
 //     connection, while the real device, whose MAC is right, is welcomed
@@ -46,13 +46,14 @@ const (
 	guardMaxKeys = 100000 // beyond, the oldest half is forgotten
 )
 
-// pause is the back-off after st's failures, at most max; 0 while free.
-func (st *strikes) pause(max time.Duration) time.Duration {
-	if st == nil || st.n <= guardFree {
+// pause is the back-off after n failures in a row, at most max: 0 below
+// guardFree, guardBase at guardFree, doubling with each further failure.
+func pause(n int, max time.Duration) time.Duration {
+	if n < guardFree {
 		return 0
 	}
 	d := guardBase
-	for i := guardFree + 1; i < st.n && d < max; i++ {
+	for i := guardFree; i < n && d < max; i++ {
 		d *= 2
 	}
 	return min(d, max)
@@ -67,7 +68,7 @@ func (g *authGuard) hostWait(host string, now time.Time) time.Duration {
 	if st == nil || now.Sub(st.last) > guardForget {
 		return 0
 	}
-	return max(st.last.Add(st.pause(guardHostMax)).Sub(now), 0)
+	return max(st.last.Add(pause(st.n, guardHostMax)).Sub(now), 0)
 }
 
 // failed records a failed handshake of device id from host and returns
@@ -79,7 +80,9 @@ func (g *authGuard) failed(host, id string, now time.Time) time.Duration {
 		g.hosts, g.ids = map[string]*strikes{}, map[string]*strikes{}
 	}
 	hs := note(g.hosts, host, now)
-	hold := note(g.ids, id, now).pause(guardIDMax)
+	// The id's pause counts the failures before this one: the 6th failed
+	// AUTH in a row is the first held back.
+	hold := pause(note(g.ids, id, now).n-1, guardIDMax)
 	// The address's pause runs from the answer, which the id's holds back.
 	hs.last = now.Add(hold)
 	return hold

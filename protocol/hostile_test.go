@@ -27,19 +27,19 @@ func (en *env) dialFrom(ip string) *client {
 }
 
 // TestWrongMACBacksOff: a loop of wrong MACs from one address is refused
-// at HELLO after a few tries (ERROR 0x30 with RetryAfterMS, no CHALLENGE);
+// at its 6th HELLO after 5 failures (ERROR 0x30 with RetryAfterMS, no CHALLENGE);
 // a loop on one device id from many addresses has its failures answered
 // only after a pause; the real device, from its own address and with the
 // right MAC, is welcomed at once all along (PROTOCOL.md section 8).
 func TestWrongMACBacksOff(t *testing.T) {
 	en := newEnv(t, nil)
 	wrong := []byte("not the secret")
-	for i := 0; i < 6; i++ {
+	for i := 0; i < 5; i++ {
 		if _, err := en.dialFrom("127.0.0.2").auth("kiosk-1", wire.RoleKiosk, 1, wrong); !errors.Is(err, wire.ErrAuthFailed) {
 			t.Fatalf("try %d: %v, want 0x10", i, err)
 		}
 	}
-	// The next from that address is refused before any MAC is computed.
+	// The 6th from that address is refused before any MAC is computed.
 	cl := en.dialFrom("127.0.0.2")
 	cl.write(1, 0, &wire.Hello{DeviceID: "kiosk-1", Role: wire.RoleKiosk, ProtocolVersion: 1, BootNonce: 1})
 	f, m, err := cl.read()

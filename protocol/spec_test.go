@@ -57,6 +57,8 @@ func TestErrorRequestIDs(t *testing.T) {
 		id   uint32
 	}{
 		{"no hello", func(c *client) { c.raw(frame(magic, 1, byte(wire.TypeStatus), 7, 0, nil, 0)) }, wire.ErrNotAuthenticated.Code, 7},
+		// A HEARTBEAT is no request: the 0x11 carries its id, 0, unanswered.
+		{"heartbeat first", func(c *client) { c.write(0, 0, &wire.Heartbeat{}) }, wire.ErrNotAuthenticated.Code, 0},
 		{"bad hello", func(c *client) { c.write(5, 0, &wire.Hello{Role: wire.RoleKiosk, ProtocolVersion: 1}) }, wire.ErrBadPayload.Code, 5},
 		{"wrong mac", func(c *client) {
 			c.write(1, 0, &wire.Hello{DeviceID: "kiosk-1", Role: wire.RoleKiosk, ProtocolVersion: 1})

@@ -50,10 +50,15 @@ func (w *wheel) turn() []*session {
 	return w.due
 }
 
-// wheelPeriod is how often the wheel visits each session: once per
-// quarter of the heartbeat interval, or of the idle time-out when that is
-// shorter.
-func (s *Server) wheelPeriod() time.Duration { return min(s.o.Heartbeat, s.o.IdleTimeout) / 4 }
+// wheelVisits is how many times per heartbeat interval (or idle time-out,
+// when that is shorter) the wheel visits each session: a heartbeat then
+// leaves within the last tenth of an interval of silence.
+const wheelVisits = 10
+
+// wheelPeriod is how often the wheel visits each session.
+func (s *Server) wheelPeriod() time.Duration {
+	return min(s.o.Heartbeat, s.o.IdleTimeout) / wheelVisits
+}
 
 // runWheel visits one slot of the wheel per tick until the server closes.
 // A tick the ticker dropped (a busy machine) is made up at the next one,
@@ -91,18 +96,19 @@ func (s *Server) runWheel() {
 }
 
 // visit ends a parked session silent for longer than IdleTimeout (ERROR
-// 0x34), and queues a heartbeat for one that was sent nothing for half a
-// heartbeat interval: with a visit every period (at most a quarter
-// interval), a session gets a frame within 3/4 of an interval, which
-// leaves a quarter for a busy machine. A session busy reading has its read
-// deadline instead.
+// 0x34), and queues a heartbeat for one that would otherwise reach one
+// heartbeat interval without a frame before the next visit: sent nothing
+// for more than an interval less a period. So a silent device hears a
+// HEARTBEAT after between 0.9 and 1 interval of silence (PROTOCOL.md
+// section 7), later only by the scheduling delay of a busy machine. A
+// session busy reading has its read deadline instead.
 func (s *Server) visit(ss *session, now time.Time, hb []byte) {
 	n := now.UnixNano()
 	if time.Duration(n-ss.lastRead.Load()) > s.o.IdleTimeout && ss.take() {
 		go ss.teardown(wire.ErrTimeout, "timeout")
 		return
 	}
-	if time.Duration(n-ss.lastWrite.Load()) >= s.o.Heartbeat/2 {
+	if time.Duration(n-ss.lastWrite.Load()) > s.o.Heartbeat-s.wheelPeriod() {
 		ss.enqueue(hb)
 	}
 }

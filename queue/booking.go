@@ -59,6 +59,9 @@ type Appointments struct {
 	// patient by the front of the HTTP API (package booking); 0: no limit.
 	PatientRate   int
 	PatientWindow time.Duration
+	// RequireKey refuses a booking request over HTTP without an
+	// idempotency key.
+	RequireKey bool
 }
 
 // Default booking rules, used where a site leaves them zero.

@@ -21,7 +21,7 @@ type BookOpts struct {
 	At       string // HH:MM of the slot; "": the first free one
 	Patient  string
 	Hold     bool   // a HELD booking, to confirm
-	IdemKey  string // the same key twice gives the same booking
+	IdemKey  string // the same key twice gives the same booking; "": a fresh one
 }
 
 // apiSlot and apiBooking are what the API answers (web.Slot and
@@ -63,7 +63,13 @@ func (e *Env) Book(ctx context.Context, o BookOpts, out io.Writer) error {
 	}
 	var b apiBooking
 	body := map[string]any{"slot": slot.ID, "patient": o.Patient, "hold": o.Hold}
-	if err := e.api(ctx, o, "POST", "/api/v1/sites/"+o.Site+"/appointments", body, o.IdemKey, &b); err != nil {
+	key := o.IdemKey
+	if key == "" {
+		// A fresh key, as a hospital's system sends one per booking (a
+		// site may require it: appointments.require_idempotency_key).
+		key = fmt.Sprintf("sim-book-%d", time.Now().UnixNano())
+	}
+	if err := e.api(ctx, o, "POST", "/api/v1/sites/"+o.Site+"/appointments", body, key, &b); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "booking %d  %s  %s at %s\n", b.ID, b.Status, b.Resource, b.Start.Format("2006-01-02 15:04"))

@@ -96,15 +96,15 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
-		writeProblem(w, http.StatusBadRequest, "bad_request", "bad request", "body: want {\"service\": CODE, \"class\": CLASS}: "+err.Error())
+		badRequest(w, "body: want {\"service\": CODE, \"class\": CLASS}: "+err.Error())
 		return
 	}
 	if b.Service == "" {
-		writeProblem(w, http.StatusBadRequest, "bad_request", "bad request", "body: service is required")
+		badRequest(w, "body: service is required")
 		return
 	}
 	if len(r.Header.Get("Idempotency-Key")) > 128 {
-		writeProblem(w, http.StatusBadRequest, "bad_request", "bad request", "Idempotency-Key: at most 128 characters")
+		badRequest(w, "Idempotency-Key: at most 128 characters")
 		return
 	}
 	p, err := s.o.Engine.IssuePosition(r.Context(), queue.IssueRequest{Request: s.request(r), Service: b.Service, Class: queue.Class(b.Class)})
@@ -252,7 +252,7 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			writeProblem(w, http.StatusBadRequest, "bad_request", "bad request", fmt.Sprintf("version %q: want a non-negative integer", v))
+			badRequest(w, fmt.Sprintf("version %q: want a non-negative integer", v))
 			return
 		}
 		from = n

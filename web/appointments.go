@@ -61,34 +61,68 @@ type bookBody struct {
 }
 
 func (s *Server) siteLoc(w http.ResponseWriter, r *http.Request) (*time.Location, bool) {
-	site, err := s.o.Engine.Site(r.PathValue("site"))
-	if err != nil {
-		writeError(w, s.log, err)
+	site, ok := s.siteOf(w, r)
+	if !ok {
 		return nil, false
 	}
 	return site.Location, true
 }
 
+// siteOf is the site of the path, or false once the problem is answered.
+func (s *Server) siteOf(w http.ResponseWriter, r *http.Request) (*queue.Site, bool) {
+	site, err := s.o.Engine.Site(r.PathValue("site"))
+	if err != nil {
+		writeError(w, s.log, err)
+		return nil, false
+	}
+	return site, true
+}
+
+// Slots is the answer of GET .../slots. A date with no slot listed says
+// why: Past (before today), or Opening: the resources whose slots of the
+// date have not opened yet (beyond their days_ahead), with when they open.
+type Slots struct {
+	Date    string               `json:"date"`
+	Slots   []Slot               `json:"slots"`
+	Past    bool                 `json:"past,omitempty"`
+	Opening map[string]time.Time `json:"opening,omitempty"`
+}
+
 func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
-	loc, ok := s.siteLoc(w, r)
+	site, ok := s.siteOf(w, r)
 	if !ok {
 		return
 	}
+	loc, resource := site.Location, r.URL.Query().Get("resource")
+	now := s.o.Engine.Now()
 	date := r.URL.Query().Get("date")
 	if date == "" {
-		date = s.o.Engine.Now().In(loc).Format(time.DateOnly)
+		date = now.In(loc).Format(time.DateOnly)
 	}
-	list, err := s.front.Slots(r.Context(), r.PathValue("site"), r.URL.Query().Get("resource"), date)
+	list, err := s.front.Slots(r.Context(), site.ID, resource, date)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	out := make([]Slot, 0, len(list))
+	out := Slots{Date: date, Slots: make([]Slot, 0, len(list))}
 	for _, sl := range list {
-		out = append(out, Slot{ID: sl.ID, Resource: sl.Resource, Start: sl.Start.In(loc), End: sl.End.In(loc),
+		out.Slots = append(out.Slots, Slot{ID: sl.ID, Resource: sl.Resource, Start: sl.Start.In(loc), End: sl.End.In(loc),
 			Capacity: sl.Capacity, Booked: sl.Booked, Free: sl.Free(), Closed: sl.Closed})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"date": date, "slots": out})
+	day, _ := time.ParseInLocation(time.DateOnly, date, loc) // Slots parsed it
+	out.Past = date < now.In(loc).Format(time.DateOnly)
+	for _, res := range site.Resources {
+		sc := res.Schedule
+		if (resource != "" && res.ID != resource) || out.Past || !day.After(sc.Horizon(now, loc)) {
+			continue
+		}
+		if out.Opening == nil {
+			out.Opening = map[string]time.Time{}
+		}
+		y, m, d := day.Date()
+		out.Opening[res.ID] = time.Date(y, m, d-sc.DaysAhead, 0, 0, 0, 0, loc).Add(sc.OpensAt)
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) book(w http.ResponseWriter, r *http.Request) {
@@ -107,11 +141,11 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) {
 		err = errors.New("body: slot is required")
 	case b.Patient == "" || len(b.Patient) > queue.MaxPatientLen:
 		err = fmt.Errorf("body: patient is required, at most %d bytes", queue.MaxPatientLen)
-	case len(r.Header.Get("Idempotency-Key")) > 128:
-		err = errors.New("Idempotency-Key: at most 128 characters")
+	default:
+		err = s.checkKey(r)
 	}
 	if err != nil {
-		writeProblem(w, http.StatusUnprocessableEntity, "invalid_appointment", "invalid appointment request", err.Error())
+		badRequest(w, err.Error())
 		return
 	}
 	bk, replayed, err := s.front.Book(r.Context(), queue.BookRequest{Request: s.request(r), Slot: b.Slot, Patient: b.Patient, Hold: b.Hold})
@@ -127,11 +161,25 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, toAppointment(bk, loc))
 }
 
+// checkKey checks the Idempotency-Key of a booking request: at most 128
+// characters, and present where the site requires it
+// (appointments.require_idempotency_key).
+func (s *Server) checkKey(r *http.Request) error {
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > 128 {
+		return errors.New("Idempotency-Key: at most 128 characters")
+	}
+	if site, err := s.o.Engine.Site(r.PathValue("site")); err == nil && site.Appointments.RequireKey && key == "" {
+		return errors.New("Idempotency-Key: required for bookings at this site")
+	}
+	return nil
+}
+
 // bookingRequest is the request naming the booking of the path.
 func (s *Server) bookingRequest(w http.ResponseWriter, r *http.Request) (queue.BookingRequest, bool) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
-		writeProblem(w, http.StatusNotFound, "booking_not_found", "no such appointment", fmt.Sprintf("appointment id %q", r.PathValue("id")))
+		badRequest(w, fmt.Sprintf("appointment id %q: want a positive integer", r.PathValue("id")))
 		return queue.BookingRequest{}, false
 	}
 	return queue.BookingRequest{Request: s.request(r), ID: id}, true

@@ -12,8 +12,8 @@ import (
 
 // bookingEnv is newEnv with resources at site main: dr (1 place every 15
 // minutes) and vacc (3 places every 30 minutes), Mon-Fri 10:00-12:00, and
-// their slots made.
-func bookingEnv(t testing.TB) *env {
+// their slots made; mods change the site first.
+func bookingEnv(t testing.TB, mods ...func(*queue.Site)) *env {
 	t.Helper()
 	e := newEnv(t, func(qo *queue.Opts, _ *Opts) {
 		s := &qo.Sites[0]
@@ -22,6 +22,9 @@ func bookingEnv(t testing.TB) *env {
 		}
 		s.Resources = []queue.Resource{{ID: "dr", Service: "A", Schedule: sched(15*time.Minute, 1)}, {ID: "vacc", Service: "A", Schedule: sched(30*time.Minute, 3)}}
 		s.Appointments = queue.Appointments{PatientRate: 5, PatientWindow: 10 * time.Second}
+		for _, m := range mods {
+			m(s)
+		}
 	})
 	if _, err := e.eng.GenerateSlots(context.Background()); err != nil {
 		t.Fatal(err)
@@ -71,7 +74,7 @@ func TestAppointments(t *testing.T) {
 		{dr[0], "p-2", http.StatusConflict, "slot_full"},
 		{vacc[0], "p-1", http.StatusConflict, "overlapping_booking"},
 		{999, "p-2", http.StatusUnprocessableEntity, "unknown_slot"},
-		{dr[1], "", http.StatusUnprocessableEntity, "invalid_appointment"},
+		{dr[1], "", http.StatusBadRequest, "bad_request"},
 	} {
 		p := decode[Problem](t, e.bookSlot(c.slot, c.patient, ""), c.status)
 		if p.Code != c.code {
@@ -106,8 +109,73 @@ func TestAppointments(t *testing.T) {
 	if p := decode[Problem](t, e.do("DELETE", bpath, "", ""), http.StatusConflict); p.Code != "appointment_state" {
 		t.Errorf("cancel twice: %+v", p)
 	}
-	decode[Problem](t, e.do("GET", "/api/v1/sites/main/appointments/0", "", ""), http.StatusNotFound)
+	// An id that is not one is malformed, 400 as a malformed body is;
+	// a well-formed id no booking has is 404: for every operation on one.
+	for _, op := range []struct{ method, suffix string }{{"GET", ""}, {"DELETE", ""}, {"POST", "/confirm"}, {"POST", "/check-in"}} {
+		for _, id := range []string{"abc", "0", "-3"} {
+			if p := decode[Problem](t, e.do(op.method, "/api/v1/sites/main/appointments/"+id+op.suffix, "", ""), http.StatusBadRequest); p.Code != "bad_request" {
+				t.Errorf("%s appointment %q%s: %+v", op.method, id, op.suffix, p)
+			}
+		}
+		if p := decode[Problem](t, e.do(op.method, "/api/v1/sites/main/appointments/999"+op.suffix, "", ""), http.StatusNotFound); p.Code != "booking_not_found" {
+			t.Errorf("%s appointment 999%s: %+v", op.method, op.suffix, p)
+		}
+	}
+	// A HELD booking is confirmed once; a second confirm is refused.
+	held := decode[Appointment](t, e.do("POST", "/api/v1/sites/main/appointments", "", fmt.Sprintf(`{"slot": %d, "patient": "p-5", "hold": true}`, dr[3])), http.StatusCreated)
+	hpath := fmt.Sprintf("/api/v1/sites/main/appointments/%d/confirm", held.ID)
+	if c := decode[Appointment](t, e.do("POST", hpath, "", ""), http.StatusOK); held.Status != "HELD" || c.Status != "BOOKED" {
+		t.Errorf("hold %s, then confirm: %+v", held.Status, c)
+	}
+	if p := decode[Problem](t, e.do("POST", hpath, "", "", "Idempotency-Key", "confirm-2"), http.StatusConflict); p.Code != "appointment_state" {
+		t.Errorf("confirm twice: %+v", p)
+	}
+	if p := decode[Problem](t, e.do("GET", "/api/v1/sites/main/slots?date=tomorrow", "", ""), http.StatusBadRequest); p.Code != "bad_request" {
+		t.Errorf("slots of a malformed date: %+v", p)
+	}
+	for _, body := range []string{`{"slot": "x"}`, `{"slot": 1, "patient": "p", "colour": "red"}`, `{"patient": "p"}`, `{`} {
+		p := decode[Problem](t, e.do("POST", "/api/v1/sites/main/appointments", "", body), http.StatusBadRequest)
+		if p.Code != "bad_request" {
+			t.Errorf("malformed booking %s: %+v", body, p)
+		}
+	}
 	decode[Problem](t, e.do("GET", "/api/v1/sites/main/slots?resource=nobody", "", ""), http.StatusNotFound)
+}
+
+// TestSlotsPastAndNotOpen: a date before today, and a date beyond a
+// resource's days_ahead, both list no slots, and say which it is: past,
+// or when each resource's slots of that date open.
+func TestSlotsPastAndNotOpen(t *testing.T) {
+	e := bookingEnv(t) // Monday 2026-03-02 09:00 UTC; days_ahead 7 from 07:00
+	type answer struct {
+		Slots   []Slot               `json:"slots"`
+		Past    bool                 `json:"past"`
+		Opening map[string]time.Time `json:"opening"`
+	}
+	past := decode[answer](t, e.do("GET", "/api/v1/sites/main/slots?date=2026-02-27", "", ""), http.StatusOK)
+	if len(past.Slots) != 0 || !past.Past || past.Opening != nil {
+		t.Errorf("a past date: %+v, want no slots and past", past)
+	}
+	far := decode[answer](t, e.do("GET", "/api/v1/sites/main/slots?date=2026-03-10&resource=dr", "", ""), http.StatusOK)
+	want := time.Date(2026, 3, 3, 7, 0, 0, 0, time.UTC)
+	if len(far.Slots) != 0 || far.Past || len(far.Opening) != 1 || !far.Opening["dr"].Equal(want) {
+		t.Errorf("a date beyond days_ahead: %+v, want no slots, opening dr at %s", far, want)
+	}
+	open := decode[answer](t, e.do("GET", "/api/v1/sites/main/slots?date=2026-03-09", "", ""), http.StatusOK)
+	if len(open.Slots) == 0 || open.Past || open.Opening != nil {
+		t.Errorf("the last open date: %+v", open)
+	}
+}
+
+// TestRequiredKey: where appointments.require_idempotency_key is on, a
+// booking without Idempotency-Key is 400 bad_request; with one it books.
+func TestRequiredKey(t *testing.T) {
+	e := bookingEnv(t, func(s *queue.Site) { s.Appointments.RequireKey = true })
+	dr := e.slotIDs(t, "dr")
+	if p := decode[Problem](t, e.bookSlot(dr[0], "p-1", ""), http.StatusBadRequest); p.Code != "bad_request" {
+		t.Errorf("no key: %+v", p)
+	}
+	decode[Appointment](t, e.bookSlot(dr[0], "p-1", "k-1"), http.StatusCreated)
 }
 
 // TestAppointmentRate: the sixth request of a patient within 10 s is 429

@@ -82,7 +82,7 @@ func newEnv(t testing.TB, mod func(*queue.Opts, *Opts)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
+	hs := httptest.NewServer(answered.wrap(srv))
 	t.Cleanup(func() {
 		srv.stop() // end the streams so Close does not wait for them
 		hs.Close()

@@ -30,6 +30,13 @@ func writeProblem(w http.ResponseWriter, status int, code, title, detail string)
 	json.NewEncoder(w).Encode(Problem{Type: ProblemType + code, Title: title, Status: status, Detail: detail, Code: code})
 }
 
+// badRequest answers a request that cannot be read as the document
+// describes it (a malformed or incomplete body, path id, version or
+// header), the same on every endpoint: 400 bad_request, detail saying what.
+func badRequest(w http.ResponseWriter, detail string) {
+	writeProblem(w, http.StatusBadRequest, "bad_request", "bad request", detail)
+}
+
 // problems maps the engine's errors onto HTTP. A refusal that waiting
 // cannot cure (service full today, closed now, bad transition) is 409 (not
 // 429: retrying later the same day does not help a full service); a store

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/conform"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/sim"
@@ -17,14 +20,16 @@ const conformLong = `conform is the conformance kit for device makers. "conform 
 keypad" and "conform display" play the daemon for the device under test,
 which connects to --listen; "conform daemon" plays devices against a daemon.
 Each prints a pass/fail report per section of protocol/PROTOCOL.md and exits
-1 when a check fails.`
+1 when a check fails. "conform api" plays a hospital's system against the
+daemon's HTTP API and reports per operation of web/openapi.yaml.`
 
 // newConformDeviceCmd is "conform kiosk|keypad|display".
 func newConformDeviceCmd(role wire.Role) *cobra.Command {
 	o := conform.DeviceOpts{Role: role}
 	var listen, secret string
+	var tlsFiles config.TLS
 	cmd := &cobra.Command{
-		Use:   role.String() + " --listen ADDR --secret SECRET",
+		Use:   role.String() + " --listen ADDR --secret SECRET [--tls-cert FILE --tls-key FILE]",
 		Short: fmt.Sprintf("Play the daemon for a %s under test and report how it conforms", role),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -32,11 +37,23 @@ func newConformDeviceCmd(role wire.Role) *cobra.Command {
 				return fmt.Errorf("conform %s: --secret is required (the secret configured in the device)", role)
 			}
 			o.Secret, o.Prompt = []byte(secret), cmd.ErrOrStderr()
+			if (tlsFiles.Cert == "") != (tlsFiles.Key == "") {
+				return fmt.Errorf("conform %s: give both --tls-cert and --tls-key, or neither", role)
+			}
+			tc, err := tlsConfig(tlsFiles)
+			if err != nil {
+				return fmt.Errorf("conform %s: %w", role, err)
+			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("conform %s: %w", role, err)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "conform: point the %s at %s (device id %q)\n", role, ln.Addr(), o.DeviceID)
+			over := "TCP"
+			if tc != nil {
+				// The device's TLS, as the daemon's listen.tls serves it.
+				ln, over = tls.NewListener(ln, tc), "TLS"
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "conform: point the %s at %s over %s (device id %q)\n", role, ln.Addr(), over, o.DeviceID)
 			rep, err := conform.Device(cmd.Context(), ln, o)
 			return printConformance(cmd, rep, err)
 		},
@@ -47,6 +64,8 @@ func newConformDeviceCmd(role wire.Role) *cobra.Command {
 	fs.StringVar(&secret, "secret", "", "the device's secret")
 	fs.DurationVar(&o.Heartbeat, "heartbeat", 500*time.Millisecond, "heartbeat interval announced in WELCOME")
 	fs.DurationVar(&o.Wait, "wait", 30*time.Second, "how long to wait for the device to connect or send (a person may press a key)")
+	fs.StringVar(&tlsFiles.Cert, "tls-cert", "", "serve TLS with this certificate (PEM), for a device that connects over TLS")
+	fs.StringVar(&tlsFiles.Key, "tls-key", "", "the certificate's private key (PEM)")
 	return cmd
 }
 
@@ -88,6 +107,49 @@ pauses a keypad's counter: point it at a test site.`,
 	fs.BoolVar(&tlsOn, "tls", false, "connect with TLS, trusting the system's CAs")
 	fs.StringVar(&tlsCA, "tls-ca", "", "connect with TLS, trusting the CA certificate(s) in this PEM file")
 	fs.BoolVar(&tlsInsecure, "tls-insecure", false, "connect with TLS without checking the daemon's certificate (tests only)")
+	return cmd
+}
+
+// newConformAPICmd is "conform api".
+func newConformAPICmd() *cobra.Command {
+	var (
+		o            conform.APIOpts
+		hook, secret string
+	)
+	cmd := &cobra.Command{
+		Use:   "api --url URL --token TOKEN --site SITE --resource RESOURCE [--webhook-listen ADDR --webhook-secret S]",
+		Short: "Play a hospital's system against the daemon's HTTP API and report per openapi.yaml operation",
+		Long: `api books the first free slot of --resource (today or tomorrow) at --site and
+plays the appointments API around it: slots, booking, a replay, a reused key,
+a full slot, malformed bodies, holding, confirming, cancelling and checking
+in. With --webhook-listen it serves the webhook the daemon's notify.webhooks
+points at (with --webhook-secret) and checks the booking's BOOKING_BOOKED.
+It books and checks in: point it at a test site whose check-in window is open.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if hook != "" {
+				if secret == "" {
+					return errors.New("conform api: --webhook-secret is required with --webhook-listen (the webhook's secret)")
+				}
+				ln, err := net.Listen("tcp", hook)
+				if err != nil {
+					return fmt.Errorf("conform api: %w", err)
+				}
+				defer ln.Close()
+				o.Webhook, o.WebhookSecret = ln, []byte(secret)
+			}
+			rep, err := conform.API(cmd.Context(), o)
+			return printConformance(cmd, rep, err)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.URL, "url", "http://127.0.0.1:7480", "the daemon's HTTP address")
+	fs.StringVar(&o.Token, "token", "", "an API bearer token (http.tokens) allowed on the site")
+	fs.StringVar(&o.Site, "site", "", "the test site")
+	fs.StringVar(&o.Resource, "resource", "", "a bookable resource of the site with free slots today or tomorrow")
+	fs.StringVar(&hook, "webhook-listen", "", "serve the webhook receiver here (the daemon's notify.webhooks url)")
+	fs.StringVar(&secret, "webhook-secret", "", "the webhook's secret")
+	fs.DurationVar(&o.Wait, "wait", 30*time.Second, "how long to wait for the webhook")
 	return cmd
 }
 

@@ -65,7 +65,7 @@ func newRoot() *cobra.Command {
 		with(&cobra.Command{Use: "bench", Short: "Measure a running daemon: connections held, ticket throughput and latency"},
 			newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd()),
 		with(&cobra.Command{Use: "conform", Short: "Check a device, or a daemon, against the device protocol (PROTOCOL.md)", Long: conformLong},
-			newConformDeviceCmd(wire.RoleKiosk), newConformDeviceCmd(wire.RoleKeypad), newConformDeviceCmd(wire.RoleDisplay), newConformDaemonCmd()),
+			newConformDeviceCmd(wire.RoleKiosk), newConformDeviceCmd(wire.RoleKeypad), newConformDeviceCmd(wire.RoleDisplay), newConformDaemonCmd(), newConformAPICmd()),
 	)
 	return root
 }

@@ -28,6 +28,6 @@ with: nowserving sim kiosk --check-in CODE.`,
 	fl.StringVar(&o.At, "at", "", "slot start, HH:MM (default: the first free slot)")
 	fl.StringVar(&o.Patient, "patient", "", "the patient's reference in the hospital's system (required)")
 	fl.BoolVar(&o.Hold, "hold", false, "hold the place (HELD), to confirm within the site's hold time")
-	fl.StringVar(&o.IdemKey, "idem-key", "", "idempotency key: the same key twice gives the same booking")
+	fl.StringVar(&o.IdemKey, "idem-key", "", "idempotency key: the same key twice gives the same booking (default: a fresh one)")
 	return cmd
 }

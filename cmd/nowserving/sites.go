@@ -67,5 +67,6 @@ func resources(cs *config.Site) ([]queue.Resource, queue.Appointments) {
 	}
 	a := cs.Appointments
 	return out, queue.Appointments{Early: a.CheckInEarly, Late: a.CheckInLate, LatePolicy: queue.LatePolicy(a.Late),
-		MissedGrace: a.MissedGrace, HoldFor: a.HoldFor, PatientRate: a.PatientRate, PatientWindow: a.PatientWindow}
+		MissedGrace: a.MissedGrace, HoldFor: a.HoldFor, PatientRate: a.PatientRate, PatientWindow: a.PatientWindow,
+		RequireKey: a.RequireIdempotencyKey}
 }

@@ -214,7 +214,7 @@ func Dial(ctx context.Context, addr string, opts Opts) (*Client, error) {
 	cn, w, err := c.connectAny(ctx, 0)
 	deadline := time.Now().Add(o.Timeout)
 	for attempt := 0; err != nil && retryableRefusal(err) && ctx.Err() == nil; attempt++ {
-		pause := jitter(Backoff(attempt, o.MinBackoff, o.MaxBackoff))
+		pause := c.redialPause(attempt, err)
 		if time.Now().Add(pause).After(deadline) {
 			break
 		}
@@ -239,6 +239,29 @@ func Dial(ctx context.Context, addr string, opts Opts) (*Client, error) {
 func retryableRefusal(err error) bool {
 	var se *wire.StatusError
 	return errors.As(err, &se) && se.Retryable
+}
+
+// waitError is a refused handshake whose ERROR asked for a pause
+// (RetryAfterMS: 0x30 to a HELLO from an address backing off); it
+// unwraps to the *wire.StatusError.
+type waitError struct {
+	err   *wire.StatusError
+	after time.Duration
+}
+
+func (e *waitError) Error() string { return e.err.Error() }
+func (e *waitError) Unwrap() error { return e.err }
+
+// redialPause is the pause before the next dial after err: the jittered
+// backoff of attempt, or longer when the daemon asked for a longer wait
+// (PROTOCOL.md section 8: reconnect after RetryAfterMS).
+func (c *Client) redialPause(attempt int, err error) time.Duration {
+	pause := jitter(Backoff(attempt, c.opts.MinBackoff, c.opts.MaxBackoff))
+	var we *waitError
+	if errors.As(err, &we) {
+		pause = max(pause, we.after)
+	}
+	return pause
 }
 
 // Welcome returns the WELCOME of the current (or last) session: site,
@@ -377,13 +400,13 @@ func (c *Client) run(cn *conn) {
 		c.notify(StateReconnecting, cn.err)
 
 		var w wire.Welcome
+		var err error
 		for attempt := 0; ; attempt++ {
 			// With other daemons to go to, the first try is at once and at
 			// the next one: the lost daemon is likely down.
-			if (attempt > 0 || len(c.addrs) == 1) && !c.sleep(jitter(Backoff(attempt, c.opts.MinBackoff, c.opts.MaxBackoff))) {
+			if (attempt > 0 || len(c.addrs) == 1) && !c.sleep(c.redialPause(attempt, err)) {
 				return
 			}
-			var err error
 			cn, w, err = c.connectAny(c.ctx, 1)
 			if err == nil {
 				break

@@ -215,6 +215,9 @@ func (c *Client) exchange(cn *conn, m wire.Message, want wire.Message) error {
 			if err := e.Decode(f.Payload); err != nil {
 				return err
 			}
+			if e.RetryAfterMS > 0 {
+				return &waitError{err: e.Err(), after: time.Duration(e.RetryAfterMS) * time.Millisecond}
+			}
 			return e.Err()
 		case want.Type():
 			return want.Decode(f.Payload)

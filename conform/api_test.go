@@ -1,0 +1,30 @@
+package conform
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// TestAPIOperationsInOpenAPI: the operations the API kit reports under
+// are operations of web/openapi.yaml, by method and path.
+func TestAPIOperationsInOpenAPI(t *testing.T) {
+	b, err := os.ReadFile("../web/openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]any `yaml:"paths"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{opSlots, opBook, opGet, opCancel, opConfirm, opCheckIn, opTicket} {
+		method, path, _ := strings.Cut(op, " ")
+		if _, ok := doc.Paths[path][strings.ToLower(method)]; !ok {
+			t.Errorf("the kit reports under %q, which openapi.yaml does not have", op)
+		}
+	}
+}
