@@ -29,41 +29,56 @@ func ConnectTimeoutFor(timeout time.Duration) time.Duration {
 	return DefaultConnectTimeout
 }
 
-// begin takes a connection of db for one transaction and begins it. The
-// caller ends the transaction, then hands the connection and the outcome
-// to release; when begin fails, it has released what it took.
-func (s *Store) begin(ctx context.Context, db *sql.DB, opts *sql.TxOptions) (*sql.Conn, *sql.Tx, error) {
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		s.release(db, nil, s.d.Err(err))
-		return nil, nil, err
-	}
-	stx, err := conn.BeginTx(ctx, opts)
-	if err != nil {
-		s.release(db, conn, s.d.Err(err))
-		return nil, nil, err
-	}
-	return conn, stx, nil
+// lease is a connection taken from one of the store's pools for one
+// transaction.
+type lease struct {
+	s     *Store
+	db    *sql.DB
+	conn  *sql.Conn // nil when none could be had
+	write bool      // a read-write transaction on the writer pool
 }
 
-// release gives back conn, a connection of db whose transaction has ended
-// with err (classified, or nil), and notes the outcome in the store's
-// health. When err drops connections (see Drops), conn is closed instead
-// of going back to the pool, and so are db's idle connections, which were
+// begin takes a connection for one transaction (from the writer pool when
+// write, else the reader pool) and begins it. The caller ends the
+// transaction, then hands the outcome to the lease's release; when begin
+// fails, it has released what it took.
+func (s *Store) begin(ctx context.Context, write bool, opts *sql.TxOptions) (*lease, *sql.Tx, error) {
+	l := &lease{s: s, db: s.reader, write: write}
+	if write {
+		l.db = s.writer
+	}
+	conn, err := l.db.Conn(ctx)
+	if err != nil {
+		l.release(s.d.Err(err))
+		return nil, nil, err
+	}
+	l.conn = conn
+	stx, err := conn.BeginTx(ctx, opts)
+	if err != nil {
+		l.release(s.d.Err(err))
+		return nil, nil, err
+	}
+	return l, stx, nil
+}
+
+// release gives back the connection, whose transaction has ended with err
+// (classified, or nil), and notes the outcome in the store's health. When
+// err drops connections (see Drops), the connection is closed instead of
+// going back to the pool, and so are the pool's idle ones, which were
 // dialled to the same server: the next transaction dials afresh.
-func (s *Store) release(db *sql.DB, conn *sql.Conn, err error) {
-	if conn != nil {
+func (l *lease) release(err error) {
+	if l.conn != nil {
 		if Drops(err) {
 			// database/sql closes a connection whose Raw returns ErrBadConn
 			// and does not pool it again.
-			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+			_ = l.conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
-		_ = conn.Close()
+		_ = l.conn.Close()
 	}
 	if Drops(err) {
-		flushIdle(db)
+		flushIdle(l.db)
 	}
-	s.health.note(err, time.Now())
+	l.s.health.note(err, l.write, time.Now())
 }
 
 // flushIdle closes the idle connections of db and keeps its idle limit:
@@ -121,11 +136,12 @@ type health struct {
 	dropped error // the failure that last dropped connections, until a success
 }
 
-// note records the outcome of one transaction: a failure of the store (not
-// a refusal by the rules, not a caller that left) marks it down, anything
-// the server answered marks it up, and the first success after a drop
-// counts a failover.
-func (hl *health) note(err error, now time.Time) {
+// note records the outcome of one transaction (write: a read-write one):
+// a failure of the store (not a refusal by the rules, not a caller that
+// left) marks it down, anything the server answered marks it up, and the
+// first success after a drop counts a failover. A read does not end a
+// read-only outage: a standby answers reads.
+func (hl *health) note(err error, write bool, now time.Time) {
 	if errors.Is(err, context.Canceled) {
 		return
 	}
@@ -140,6 +156,9 @@ func (hl *health) note(err error, now time.Time) {
 		if Drops(err) {
 			hl.dropped = err
 		}
+		return
+	}
+	if !write && errors.Is(hl.h.Why, queue.ErrReadOnly) {
 		return
 	}
 	if hl.dropped != nil {

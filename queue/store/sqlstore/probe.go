@@ -18,13 +18,13 @@ import (
 // give ctx a short deadline (the store timeout) so a slow probe cannot hold
 // the writer, and do not probe more often than readiness needs.
 func (s *Store) Probe(ctx context.Context, daemon string) (err error) {
-	conn, stx, err := s.begin(ctx, s.writer, nil)
+	l, stx, err := s.begin(ctx, true, nil)
 	if err != nil {
 		return s.wrap("probe: begin", err)
 	}
 	defer func() {
 		_ = stx.Rollback() // no-op after Commit
-		s.release(s.writer, conn, err)
+		l.release(err)
 	}()
 	q := s.d.upsert("health", []string{"daemon"}, []string{"probed_ms"})
 	if _, err = stx.ExecContext(ctx, q, daemon, time.Now().UnixMilli()); err != nil {

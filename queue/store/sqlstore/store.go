@@ -175,7 +175,7 @@ func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queu
 	if s.d.WriteIsolation != sql.LevelDefault {
 		opts = &sql.TxOptions{Isolation: s.d.WriteIsolation}
 	}
-	conn, stx, err := s.begin(ctx, s.writer, opts)
+	l, stx, err := s.begin(ctx, true, opts)
 	if err != nil {
 		return false, s.wrap("begin", err)
 	}
@@ -183,14 +183,14 @@ func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queu
 	defer func() {
 		if !done {
 			_ = stx.Rollback() // fn panicked: free the connection, then re-panic
-			_ = conn.Close()
+			_ = l.conn.Close()
 		}
 	}()
 	t := &tx{s: s, tx: stx, write: true, cache: s.wstmts}
 	err = fn(ctx, t)
 	done = true
 	committing, err = s.end(stx, t, err)
-	s.release(s.writer, conn, err)
+	l.release(err)
 	return committing, err
 }
 
@@ -227,13 +227,13 @@ func (s *Store) view(ctx context.Context, opts *sql.TxOptions, fn func(ctx conte
 	if s.rstmts != nil {
 		defer s.rstmts.prepare(ctx)
 	}
-	conn, stx, err := s.begin(ctx, s.reader, opts)
+	l, stx, err := s.begin(ctx, false, opts)
 	if err != nil {
 		return s.wrap("begin read", err)
 	}
 	defer func() {
 		_ = stx.Rollback() // no-op after Commit
-		s.release(s.reader, conn, err)
+		l.release(err)
 	}()
 	if err = fn(ctx, &tx{s: s, tx: stx, cache: s.rstmts}); err != nil {
 		return err
