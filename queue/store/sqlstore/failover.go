@@ -106,29 +106,6 @@ type Health struct {
 	ReadOnly, NotAnswering uint64
 }
 
-// Reason names Why for a person: "store read-only", "store not
-// answering" or "store unavailable"; "" when the store answers.
-func (h Health) Reason() string {
-	return Reason(h.Why)
-}
-
-// Reason names what err says of the store: "store read-only", "store not
-// answering" (gone, shut down, timed out), "store unavailable", or "" for
-// an error that is none of those.
-func Reason(err error) string {
-	switch {
-	case err == nil:
-		return ""
-	case errors.Is(err, queue.ErrReadOnly):
-		return "store read-only"
-	case errors.Is(err, queue.ErrNotAnswering), errors.Is(err, context.DeadlineExceeded):
-		return "store not answering"
-	case errors.Is(err, queue.ErrUnavailable):
-		return "store unavailable"
-	}
-	return ""
-}
-
 // health tracks Health.
 type health struct {
 	mu      sync.Mutex
