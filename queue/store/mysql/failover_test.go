@@ -32,7 +32,8 @@ import (
 // counts both failovers. The servers are the test's own, on free loopback
 // ports: the shared server's settings are never touched.
 func TestFailover(t *testing.T) {
-	a, b := startMariaDB(t, "a"), startMariaDB(t, "b")
+	servers := startMariaDB(t, "a", "b")
+	a, b := servers[0], servers[1]
 	ctx := t.Context()
 	// Both servers need the schema: migrate b alone first.
 	sb, err := mysql.Open(ctx, b.dsn(b.addr), mysql.Opts{})
@@ -134,11 +135,12 @@ type mariaDB struct {
 	done chan struct{}
 }
 
-// startMariaDB initialises and starts a MariaDB server under the test's
-// temporary directory on a free loopback port, with a database test and a
-// user ns that may use it (and, unlike root, is held to read_only), and
-// stops it when the test ends.
-func startMariaDB(t *testing.T, name string) *mariaDB {
+// startMariaDB starts a MariaDB server per name under the test's
+// temporary directory, each on a free loopback port, with a database test
+// and a user ns that may use it (and, unlike root, is held to read_only),
+// and stops them when the test ends. It runs mariadb-install-db once and
+// copies the data directory for the others.
+func startMariaDB(t *testing.T, names ...string) []*mariaDB {
 	t.Helper()
 	mariadbd := "/usr/sbin/mariadbd"
 	if p, err := exec.LookPath("mariadbd"); err == nil {
@@ -147,39 +149,65 @@ func startMariaDB(t *testing.T, name string) *mariaDB {
 		need.DB(t, "mariadbd not installed (apt-get install mariadb-server)")
 	}
 	install := need.Program(t, "mariadb-server", "mariadb-install-db")
-	dir := filepath.Join(t.TempDir(), name)
+	base := t.TempDir()
 	runAs := ""
 	if os.Geteuid() == 0 {
 		runAs = "mysql" // mariadbd refuses to run as root
-		for _, d := range []string{filepath.Dir(dir), filepath.Dir(filepath.Dir(dir))} {
+		for _, d := range []string{base, filepath.Dir(base)} {
 			if err := os.Chmod(d, 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
-		t.Fatal(err)
+	var out []*mariaDB
+	var cnfs []string
+	for i, name := range names {
+		dir := filepath.Join(base, name)
+		m := &mariaDB{dir: dir, port: freePort(t), done: make(chan struct{})}
+		m.addr = fmt.Sprintf("127.0.0.1:%d", m.port)
+		cnf := filepath.Join(dir, "my.cnf")
+		conf := fmt.Sprintf("[mysqld]\ndatadir=%s\nsocket=%s\npid-file=%s\nlog-error=%s\nport=%d\n"+
+			"bind-address=127.0.0.1\nskip-name-resolve\ninnodb_buffer_pool_size=16M\ninnodb_log_file_size=8M\n"+
+			"innodb_flush_log_at_trx_commit=2\nperformance_schema=OFF\nskip-log-bin\n",
+			filepath.Join(dir, "data"), filepath.Join(dir, "sock"), filepath.Join(dir, "pid"), filepath.Join(dir, "error.log"), m.port)
+		if runAs != "" {
+			conf += "user=" + runAs + "\n"
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cnf, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if runAs != "" {
+				chown(t, dir, runAs)
+			}
+			if b, err := exec.Command(install, "--defaults-file="+cnf, "--auth-root-authentication-method=normal",
+				"--skip-test-db").CombinedOutput(); err != nil {
+				t.Fatalf("mariadb-install-db: %v\n%s", err, b)
+			}
+		} else if b, err := exec.Command("cp", "-a", filepath.Join(out[0].dir, "data"), dir).CombinedOutput(); err != nil {
+			t.Fatalf("copy the data directory: %v\n%s", err, b)
+		} else if runAs != "" {
+			chown(t, dir, runAs)
+		}
+		out, cnfs = append(out, m), append(cnfs, cnf)
 	}
-	m := &mariaDB{dir: dir, port: freePort(t), done: make(chan struct{})}
-	m.addr = fmt.Sprintf("127.0.0.1:%d", m.port)
-	cnf := filepath.Join(dir, "my.cnf")
-	conf := fmt.Sprintf("[mysqld]\ndatadir=%s\nsocket=%s\npid-file=%s\nlog-error=%s\nport=%d\n"+
-		"bind-address=127.0.0.1\nskip-name-resolve\ninnodb_buffer_pool_size=16M\ninnodb_log_file_size=8M\n"+
-		"innodb_flush_log_at_trx_commit=2\nperformance_schema=OFF\nskip-log-bin\n",
-		filepath.Join(dir, "data"), filepath.Join(dir, "sock"), filepath.Join(dir, "pid"), filepath.Join(dir, "error.log"), m.port)
-	if runAs != "" {
-		conf += "user=" + runAs + "\n"
+	for i, m := range out {
+		m.run(t, names[i], mariadbd, cnfs[i])
 	}
-	if err := os.WriteFile(cnf, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if runAs != "" {
-		chown(t, dir, runAs)
-	}
-	if out, err := exec.Command(install, "--defaults-file="+cnf, "--auth-root-authentication-method=normal",
-		"--skip-test-db").CombinedOutput(); err != nil {
-		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
-	}
+	return out
+}
+
+// run starts the server of m.dir on its option file cnf, stopped when the
+// test ends, and waits until it is ready.
+func (m *mariaDB) run(t *testing.T, name, mariadbd, cnf string) {
+	t.Helper()
+	dir := m.dir
 	m.cmd = exec.Command(mariadbd, "--defaults-file="+cnf)
 	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -204,7 +232,7 @@ func startMariaDB(t *testing.T, name string) *mariaDB {
 		err := m.exec("CREATE DATABASE IF NOT EXISTS test", "DROP USER IF EXISTS ''@'localhost'",
 			"CREATE USER IF NOT EXISTS ns@'%'", "GRANT ALL ON test.* TO ns@'%'")
 		if err == nil {
-			return m
+			return
 		}
 		select {
 		case <-m.done:
