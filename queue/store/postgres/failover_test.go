@@ -26,11 +26,10 @@ import (
 // primary demoted to a standby answers: SQLSTATE 25006) the write that
 // meets it (queue.ErrReadOnly) is retried on a new connection, which pgx
 // takes to the second host: the write succeeds, well within 2 s; when the
-// second then freezes (SIGSTOP, every process of
-// it), a write times out and the next reaches the first again, writable
-// by then, without waiting on the frozen host longer than the connect
-// time-out. Health counts both failovers. The shared server's settings
-// are never touched.
+// second then freezes (SIGSTOP, every process of it), a write times out
+// and the next reaches the first again, writable by then, without waiting
+// on the frozen host longer than the connect time-out. Health counts both
+// failovers. The shared server's settings are never touched.
 func TestFailover(t *testing.T) {
 	servers := startPostgres(t, "a", "b")
 	a, b := servers[0], servers[1]
