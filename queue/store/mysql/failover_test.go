@@ -26,10 +26,10 @@ import (
 // read_only, as a failover tool demotes a server) the write that meets it
 // (1290, queue.ErrReadOnly) is retried on a new connection, which skips
 // the read-only server for the second one: the write succeeds, well within
-// 2 s; when the second then freezes (SIGSTOP), a write times
-// out and the next one reaches the first again, writable by then, without
-// waiting on the frozen one longer than the connect time-out. Health
-// counts both failovers. The servers are the test's own, on free loopback
+// 2 s; when the second then freezes (SIGSTOP), a write times out and the
+// next one reaches the first again, writable by then, without waiting on
+// the frozen one longer than the connect time-out. Health counts both
+// failovers. The servers are the test's own, on free loopback
 // ports: the shared server's settings are never touched.
 func TestFailover(t *testing.T) {
 	servers := startMariaDB(t, "a", "b")
