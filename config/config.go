@@ -95,7 +95,22 @@ type Store struct {
 	// PollIdle is that poll with no device waiting, and behind a working
 	// LISTEN on PostgreSQL (a safety net): DefaultPollIdle.
 	PollIdle time.Duration `mapstructure:"poll_idle"`
+	// ReleaseAfter is how long a daemon on a server database goes on
+	// serving devices while no store transaction succeeds: past it, it
+	// closes their sessions with ERROR 0x41 (request id 0), so devices
+	// that know another daemon move there (once per outage).
+	// DefaultReleaseAfter; at most MaxReleaseAfter.
+	ReleaseAfter time.Duration `mapstructure:"release_after"`
 }
+
+// DefaultReleaseAfter is store.release_after when it is not set: with a
+// second or less to notice, devices of a daemon whose database is gone
+// are on another daemon within 5 s of the first failure; and it outlasts
+// the store deadline's own retries (a request times out after 3 s).
+const DefaultReleaseAfter = 3 * time.Second
+
+// MaxReleaseAfter bounds store.release_after.
+const MaxReleaseAfter = time.Minute
 
 // Defaults and bounds of store.pool, store.committers, store.poll and
 // store.poll_idle.
@@ -444,7 +459,8 @@ func DefaultClasses() map[string]int {
 func DefaultConfig() Config {
 	return Config{
 		Store: Store{Driver: DriverSQLite, DSN: "nowserving.db", Batch: 64, Timeout: DefaultStoreTimeout,
-			Pool: DefaultStorePool, Committers: DefaultStoreCommitters, Poll: DefaultPoll, PollIdle: DefaultPollIdle},
+			Pool: DefaultStorePool, Committers: DefaultStoreCommitters, Poll: DefaultPoll, PollIdle: DefaultPollIdle,
+			ReleaseAfter: DefaultReleaseAfter},
 		Listen: Listen{
 			Protocol:         "127.0.0.1:7400",
 			HTTP:             "127.0.0.1:7480",

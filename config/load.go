@@ -62,6 +62,7 @@ func overrides() []override {
 		{key: "store.committers", kind: "int", usage: "group-commit transactions at once on a server database"},
 		{key: "store.poll", kind: "duration", usage: "poll for other daemons' events while devices wait for them"},
 		{key: "store.poll_idle", kind: "duration", usage: "poll for other daemons' events when idle (or behind PostgreSQL LISTEN)"},
+		{key: "store.release_after", kind: "duration", usage: "close device sessions after the store has failed this long, so devices move to another daemon"},
 		{key: "listen.protocol", usage: "device protocol address host:port"},
 		{key: "listen.tls.cert", usage: "TLS certificate file for the device protocol"},
 		{key: "listen.tls.key", usage: "TLS key file for the device protocol"},
@@ -112,6 +113,7 @@ func BindFlagsUnder(fs *pflag.FlagSet, sections ...string) {
 	durations := map[string]time.Duration{
 		"listen.heartbeat": d.Listen.Heartbeat, "listen.handshake_timeout": d.Listen.HandshakeTimeout,
 		"store.timeout": d.Store.Timeout, "store.poll": d.Store.Poll, "store.poll_idle": d.Store.PollIdle,
+		"store.release_after": d.Store.ReleaseAfter,
 	}
 	for _, o := range overrides() {
 		if len(sections) > 0 && !under(o.key, sections) {

@@ -113,9 +113,14 @@ func (ss *session) handle(ctx context.Context, f wire.Frame) {
 		return
 	}
 	if err != nil {
-		se, internal := statusOf(err)
-		if internal {
+		se, logIt := statusOf(err)
+		switch {
+		case logIt && se.Code == wire.ErrInternal.Code:
 			s.log.Error("request failed", "device", ss.dev.ID, "type", f.Type.String(), "request_id", f.RequestID, "err", err)
+		case logIt:
+			// The store's trouble (unavailable, read-only, aborted), not a
+			// fault of the daemon: the device retries.
+			s.log.Warn("request failed", "device", ss.dev.ID, "type", f.Type.String(), "request_id", f.RequestID, "code", se.Code, "err", err)
 		}
 		fail(se, 0)
 		return

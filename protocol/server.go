@@ -513,6 +513,31 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// StoreDown is the ERROR (request id 0) Release sends when the daemon's
+// store has been unreachable too long: retryable, the device goes to the
+// next daemon of its list.
+var StoreDown = wire.ErrStoreUnavailable.WithMsg("store unavailable: go to another daemon")
+
+// Release closes every welcomed session, sending each e first (with
+// request id 0), and returns how many it closed; the server goes on
+// accepting. The daemon calls it with StoreDown when its store has been
+// unreachable for a while, so devices that know another daemon move
+// there instead of being answered 0x41 here. A request in flight loses
+// its answer: the device resends it, with the same idempotency key, to
+// the daemon it reaches next. Sessions still authenticating are left to
+// finish.
+func (s *Server) Release(e *wire.StatusError, reason string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for ss := range s.sessions {
+		if ss.dev != nil && ss.kill(e, reason) {
+			n++
+		}
+	}
+	return n
+}
+
 func (s *Server) beginClose() []*session {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -105,6 +105,9 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
+	if err := metrics.RegisterFailovers(reg, func() (uint64, uint64) { h := ps.Health(); return h.ReadOnly, h.NotAnswering }); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers(cfg.Store), StoreTimeout: cfg.Store.Timeout,
 		Name: probeName(cfg), Logger: log}
 	if n := follow(cfg.Store, &eo); n != nil {
@@ -151,6 +154,10 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	}()
 	if err := d.listenHTTP(ctx, cfg, eng, reg, ps, log); err != nil {
 		return nil, err
+	}
+	if cfg.Store.Driver != config.DriverSQLite {
+		// One daemon per SQLite file: its devices have nowhere else to go.
+		d.Parts = append(d.Parts, daemon.NewReleaser(ps.Health, d.live.proto, cfg.Store.ReleaseAfter, log))
 	}
 	d.Parts = append(d.Parts, daemon.NewSweeper(eng, sweepEvery, log), qm, nw, dev) // dev last: boards blank after the rest drained
 	d.live.cfg, d.live.eng, d.live.dev, d.live.log = cfg, eng, dev, log

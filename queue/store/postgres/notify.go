@@ -37,7 +37,8 @@ type Notifier struct {
 var _ queue.Notifier = (*Notifier)(nil)
 
 // NewNotifier returns a notifier for the database at dsn (as Open takes
-// it). It connects on first use.
+// it, with the default connect time-out unless dsn sets one). It connects
+// on first use.
 func NewNotifier(dsn string) *Notifier {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
@@ -46,7 +47,11 @@ func NewNotifier(dsn string) *Notifier {
 
 // connect opens a connection and names the channel of its schema.
 func (n *Notifier) connect(ctx context.Context) (*pgx.Conn, string, error) {
-	c, err := pgx.Connect(ctx, n.dsn)
+	cfg, err := ParseConfig(n.dsn, 0)
+	if err != nil {
+		return nil, "", fmt.Errorf("postgres: notifier: %w", err)
+	}
+	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, "", fmt.Errorf("postgres: notifier: connect: %w", Dialect().Err(err))
 	}
