@@ -453,3 +453,40 @@ func (r *failoverRun) check(s *sqlstore.Store, site queue.Site) FailoverResult {
 	slices.Sort(res.Duplicates)
 	return res
 }
+
+// NoneTwice fails t when a number was given to two people.
+func (r FailoverResult) NoneTwice(t testing.TB) {
+	t.Helper()
+	if len(r.Duplicates) > 0 {
+		t.Errorf("%d numbers given to two people", len(r.Duplicates))
+	}
+	if len(r.Renumbered) > 0 {
+		t.Errorf("%d acknowledged tickets are in the database under another number", len(r.Renumbered))
+	}
+}
+
+// NoneLost fails t when an acknowledged ticket is missing from the
+// surviving database, or `check` finds anything wrong there.
+func (r FailoverResult) NoneLost(t testing.TB) {
+	t.Helper()
+	if len(r.Lost) > 0 {
+		t.Errorf("%d acknowledged tickets lost", len(r.Lost))
+	}
+	if !r.Check.OK() {
+		t.Errorf("check on the surviving database: %d violations", len(r.Check.Violations))
+	}
+}
+
+// Flowing fails t unless every kiosk got a ticket within limit of the
+// failure.
+func (r FailoverResult) Flowing(t testing.TB, limit time.Duration) {
+	t.Helper()
+	switch {
+	case r.AckedAfter == 0:
+		t.Errorf("no ticket issued after the failure, want every kiosk's within %s", limit)
+	case len(r.Stalled) > 0:
+		t.Errorf("%d kiosks issued no ticket after the failure, want all within %s", len(r.Stalled), limit)
+	case r.AllKiosks > limit:
+		t.Errorf("every kiosk had a ticket again at +%.2fs after the failure, want within %s", r.AllKiosks.Seconds(), limit)
+	}
+}
