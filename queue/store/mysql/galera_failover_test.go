@@ -36,21 +36,35 @@ func TestGaleraFailover(t *testing.T) {
 	dsns := g.NodeDSNs(t)
 	const killed = 1 // node 2, daemon 2's
 	r := storetest.RunFailover(t, storetest.Failover{
-		Daemons: 2,
-		DB:      sharedOn(galeraDaemonDSN(dsns, 0), galeraDaemonDSN(dsns, 1)),
-		Fail:    func(testing.TB) { g.Kill9(killed) },
-		After:   galeraSuspect + galeraFlow + 2*time.Second,
-		Survivor: func(t *testing.T) *sqlstore.Store {
-			s, err := mysql.Open(t.Context(), dsns[0], mysql.Opts{NoMigrate: true})
-			if err != nil {
-				t.Fatalf("open node 1: %v", err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s.Store
-		},
+		Daemons:  2,
+		DB:       sharedOn(galeraDaemonDSN(dsns, 0), galeraDaemonDSN(dsns, 1)),
+		Fail:     func(testing.TB) { g.Kill9(killed) },
+		After:    galeraSuspect + galeraFlow + 2*time.Second,
+		Survivor: func(t *testing.T) *sqlstore.Store { return openNode(t, dsns[0]) },
 	})
 	r.Log(t)
+	// The other survivor holds the same.
+	n3, err := openNode(t, dsns[2]).Check(t.Context(), sqlstore.CheckOpts{})
+	if err != nil {
+		t.Fatalf("check node 3: %v", err)
+	}
+	if n3.Tickets != r.Check.Tickets || n3.Events != r.Check.Events || !n3.OK() {
+		t.Errorf("node 3 holds %d tickets and %d events (%d violations), node 1 %d and %d",
+			n3.Tickets, n3.Events, len(n3.Violations), r.Check.Tickets, r.Check.Events)
+	}
 	r.NoneTwice(t)
 	r.NoneLost(t)
 	r.Flowing(t, galeraSuspect+galeraFlow)
+}
+
+// openNode opens the store of a node as `check` does (no migrations),
+// closed when the test ends.
+func openNode(t *testing.T, dsn string) *sqlstore.Store {
+	t.Helper()
+	s, err := mysql.Open(t.Context(), dsn, mysql.Opts{NoMigrate: true})
+	if err != nil {
+		t.Fatalf("open %s: %v", dsn, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s.Store
 }

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,7 +41,7 @@ type Failover struct {
 	// look at the database before it breaks.
 	Observe func(t testing.TB)
 	// Fail breaks the database (kill -9 a node, freeze it); the clock of
-	// every figure starts when it is called.
+	// every figure starts when it returns, the database broken.
 	Fail func(t testing.TB)
 	// Recover, when set, runs RecoverAfter after Fail started (promote
 	// the standby).
@@ -63,7 +62,10 @@ type LedgerEntry struct {
 	Service    string
 	Day        string
 	Number     string
-	At         time.Duration // since Fail (negative: before it)
+	// Sent is when the request that got the ticket was sent (the last
+	// time, if it was sent again), At when its answer came, both since
+	// Fail (negative: before it).
+	Sent, At time.Duration
 }
 
 func (l LedgerEntry) String() string {
@@ -197,30 +199,38 @@ const (
 // failoverRun is the shared state of one RunFailover.
 type failoverRun struct {
 	t       *testing.T
-	start   atomic.Int64 // unix ns of Fail; 0 before
+	start   time.Time // when Fail was called
 	mu      sync.Mutex
-	ledger  []LedgerEntry
-	first   map[string]time.Duration // kiosk -> its first ticket after Fail
+	ledger  []ledgerEntry
 	errs    map[string]int
-	samples map[string]string
+	samples map[string]sample
 }
 
-// since is the time from Fail to now (negative before it).
+// ledgerEntry is a LedgerEntry with its times as read.
+type ledgerEntry struct {
+	LedgerEntry
+	sent, at time.Time
+}
+
+// sample is the first error of a code.
+type sample struct {
+	at  time.Time
+	err error
+}
+
+// since is the time from Fail to now.
 func (r *failoverRun) since() time.Duration {
-	s := r.start.Load()
-	if s == 0 {
-		return -time.Nanosecond
-	}
-	return time.Duration(time.Now().UnixNano() - s)
+	return time.Since(r.start)
 }
 
 func (r *failoverRun) fail(who string, err error) {
 	code := who + " " + WireCode(err)
+	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.errs[code]++
 	if _, ok := r.samples[code]; !ok {
-		r.samples[code] = fmt.Sprintf("%+.2fs %v", r.since().Seconds(), err)
+		r.samples[code] = sample{now, err}
 	}
 }
 
@@ -251,7 +261,7 @@ func RunFailover(t *testing.T, f Failover) FailoverResult {
 		t.Cleanup(func() { _ = e.Close(context.Background()) })
 		engines[i] = e
 	}
-	r := &failoverRun{t: t, first: map[string]time.Duration{}, errs: map[string]int{}, samples: map[string]string{}}
+	r := &failoverRun{t: t, errs: map[string]int{}, samples: map[string]sample{}}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for g := range f.Kiosks {
@@ -272,10 +282,10 @@ func RunFailover(t *testing.T, f Failover) FailoverResult {
 	if f.Observe != nil {
 		f.Observe(t)
 	}
-	r.start.Store(time.Now().UnixNano())
-	t.Logf("failure at %s", time.Now().Format("15:04:05.000"))
+	began := time.Now()
 	f.Fail(t)
-	t.Logf("failure made in %.2fs", r.since().Seconds())
+	r.start = time.Now()
+	t.Logf("failure at %s, made in %.3fs", r.start.Format("15:04:05.000"), r.start.Sub(began).Seconds())
 	if f.Recover != nil {
 		time.Sleep(f.RecoverAfter - r.since())
 		f.Recover(t)
@@ -284,18 +294,33 @@ func RunFailover(t *testing.T, f Failover) FailoverResult {
 	time.Sleep(f.After)
 	close(stop)
 	wg.Wait()
+	start := r.start
+	for i := range r.ledger {
+		l := &r.ledger[i]
+		l.Sent, l.At = l.sent.Sub(start), l.at.Sub(start)
+	}
 	res := r.check(f.Survivor(t), site)
+	for code, s := range r.samples {
+		res.Samples[code] = fmt.Sprintf("%+.2fs %v", s.at.Sub(start).Seconds(), s.err)
+	}
 	res.DaemonErrors = strings.Count(logs.String(), "level=ERROR")
-	res.setKiosks(f.Kiosks, r.first)
+	res.setKiosks(f.Kiosks)
 	if f.Prelude != nil {
-		res.PreludeAt = prelude.Sub(time.Unix(0, r.start.Load()))
+		res.PreludeAt = prelude.Sub(start)
 	}
 	return res
 }
 
 // setKiosks sets FirstTicket, AllKiosks and Stalled from each kiosk's first
-// ticket after the failure.
-func (res *FailoverResult) setKiosks(n int, first map[string]time.Duration) {
+// ticket asked for after the failure (an answer just after it to a request
+// sent before may have committed before it).
+func (res *FailoverResult) setKiosks(n int) {
+	first := map[string]time.Duration{}
+	for _, l := range res.Ledger {
+		if _, ok := first[l.Kiosk]; !ok && l.Sent >= 0 {
+			first[l.Kiosk] = l.At
+		}
+	}
 	res.FirstTicket = -1
 	for g := range n {
 		k := fmt.Sprintf("kiosk-%d", g)
@@ -327,14 +352,12 @@ func (r *failoverRun) kiosk(stop <-chan struct{}, e *queue.Engine, daemon int, i
 				return
 			default:
 			}
+			sent := time.Now()
 			tk, err := e.Issue(context.Background(), req)
 			if err == nil {
-				at := r.since()
+				l := ledgerEntry{LedgerEntry{Kiosk: id, Key: key, Daemon: daemon, ID: tk.ID, Service: tk.Service, Day: tk.Day, Number: tk.Number}, sent, time.Now()}
 				r.mu.Lock()
-				r.ledger = append(r.ledger, LedgerEntry{Kiosk: id, Key: key, Daemon: daemon, ID: tk.ID, Service: tk.Service, Day: tk.Day, Number: tk.Number, At: at})
-				if _, ok := r.first[id]; !ok && at >= 0 {
-					r.first[id] = at
-				}
+				r.ledger = append(r.ledger, l)
 				r.mu.Unlock()
 				break
 			}
@@ -406,7 +429,10 @@ func (r *failoverRun) check(s *sqlstore.Store, site queue.Site) FailoverResult {
 	if err != nil {
 		t.Fatalf("read the surviving database: %v", err)
 	}
-	res := FailoverResult{Acked: len(r.ledger), InDB: len(tickets), Errors: r.errs, Samples: r.samples, Ledger: r.ledger}
+	res := FailoverResult{Acked: len(r.ledger), InDB: len(tickets), Errors: r.errs, Samples: map[string]string{}}
+	for _, l := range r.ledger {
+		res.Ledger = append(res.Ledger, l.LedgerEntry)
+	}
 	res.Check, err = s.Check(ctx, sqlstore.CheckOpts{MaxViolations: 50})
 	if err != nil {
 		t.Fatalf("check the surviving database: %v", err)
@@ -423,7 +449,7 @@ func (r *failoverRun) check(s *sqlstore.Store, site queue.Site) FailoverResult {
 	// holders are the people each acknowledged number was given to: the
 	// kiosks' ledger and the database's tickets, by device and key.
 	holders := map[number]map[who]string{}
-	for _, l := range r.ledger {
+	for _, l := range res.Ledger {
 		if l.At >= 0 {
 			res.AckedAfter++
 		}
