@@ -103,3 +103,22 @@ func TestFailoverFrozenPrimary(t *testing.T) {
 	r.Log(t)
 	noneLostOrTwice(t, r)
 }
+
+// TestFailoverReadOnly: the primary turns read-only under the daemon's
+// pooled connections (it still answers, every write fails with 25006) and
+// the standby is promoted; the daemon must reach the writable node within
+// 2 s of the promotion, losing and doubling nothing (synchronous
+// replication).
+func TestFailoverReadOnly(t *testing.T) {
+	p := storetest.StartPGPair(t, storetest.PGPairOpts{Synchronous: true})
+	f := pairFailover(p, func(t testing.TB) {
+		p.ReadOnlyPrimary(t)
+		p.Promote(t)
+	})
+	f.Recover = nil
+	r := storetest.RunFailover(t, f)
+	r.Log(t)
+	r.NoneTwice(t)
+	r.NoneLost(t)
+	r.Flowing(t, 2*time.Second)
+}

@@ -288,6 +288,16 @@ func (p *PGPair) Promote(t testing.TB) {
 	}
 }
 
+// ReadOnlyPrimary makes the primary refuse writes on every session, the
+// open ones included (default_transaction_read_only, reloaded): a node
+// that turned read-only under the daemon's pooled connections, which
+// then fail with SQLSTATE 25006, while it still answers.
+func (p *PGPair) ReadOnlyPrimary(t testing.TB) {
+	t.Helper()
+	p.exec(t.Context(), t, p.Primary, p.Database, "ALTER SYSTEM SET default_transaction_read_only = on")
+	p.exec(t.Context(), t, p.Primary, p.Database, "SELECT pg_reload_conf()")
+}
+
 // WALBehind is how many bytes of WAL the primary has written past what
 // the standby received, while both answer.
 func (p *PGPair) WALBehind(t testing.TB) int64 {
