@@ -43,7 +43,7 @@ type Failover struct {
 	// Fail breaks the database (kill -9 a node, freeze it); the clock of
 	// every figure starts when it returns, the database broken.
 	Fail func(t testing.TB)
-	// Recover, when set, runs RecoverAfter after Fail started (promote
+	// Recover, when set, runs RecoverAfter after the failure (promote
 	// the standby).
 	Recover      func(t testing.TB)
 	RecoverAfter time.Duration
@@ -199,7 +199,7 @@ const (
 // failoverRun is the shared state of one RunFailover.
 type failoverRun struct {
 	t       *testing.T
-	start   time.Time // when Fail was called
+	start   time.Time // when Fail returned
 	mu      sync.Mutex
 	ledger  []ledgerEntry
 	errs    map[string]int

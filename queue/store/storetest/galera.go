@@ -185,13 +185,6 @@ func (g *Galera) NodeDSNs(t testing.TB) []string {
 // crash of its host would: no shutdown, no goodbye to the other nodes.
 func (g *Galera) Kill9(i int) { g.nodes[i].kill9() }
 
-// Freeze stops node i (SIGSTOP), a host that hangs: its connections stay
-// open and nothing on them is answered. Thaw continues it.
-func (g *Galera) Freeze(i int) error { return g.nodes[i].signal(syscall.SIGSTOP) }
-
-// Thaw continues node i after Freeze.
-func (g *Galera) Thaw(i int) error { return g.nodes[i].signal(syscall.SIGCONT) }
-
 func (g *Galera) dsn(node int, db string) string {
 	cfg := mysql.NewConfig()
 	cfg.User = "root"
