@@ -1,331 +1,124 @@
 package postgres_test
 
 import (
-	"bytes"
-	"context"
-	"database/sql"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"os/user"
-	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/need"
-	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/postgres"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-// TestFailover: a store on a two-host DSN with
-// target_session_attrs=read-write, both hosts PostgreSQL clusters of the
-// test's own, writes on the first; when the first turns read-only (as a
-// primary demoted to a standby answers: SQLSTATE 25006) the write that
-// meets it (queue.ErrReadOnly) is retried on a new connection, which pgx
-// takes to the second host: the write succeeds, well within 2 s; when the
-// second then freezes (SIGSTOP, every process of it), a write times out
-// and the next reaches the first again, writable by then, without waiting
-// on the frozen host longer than the connect time-out. Health counts both
-// failovers. The shared server's settings are never touched.
-func TestFailover(t *testing.T) {
-	servers := startPostgres(t, "a", "b")
-	a, b := servers[0], servers[1]
-	ctx := t.Context()
-	sb, err := postgres.Open(ctx, b.dsn(b.addr), postgres.Opts{}) // the schema on b too
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb.Close()
-	const connect = 300 * time.Millisecond
-	s, err := postgres.Open(ctx, a.dsn(a.addr+","+b.addr), postgres.Opts{MaxConns: 4, ConnectTimeout: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	// write takes the next number of a day counter, as a kiosk's ticket
-	// does, within the deadline d.
-	write := func(d time.Duration) error {
-		ctx, cancel := context.WithTimeout(ctx, d)
-		defer cancel()
-		return s.Update(ctx, func(ctx context.Context, tx queue.Tx) error {
-			_, err := tx.NextSeq(ctx, queue.DayKey{Site: "s", Service: "A", Day: "2026-12-01"}, 1)
-			return err
-		})
-	}
-	port := func() int {
-		var p int
-		if err := s.DB().QueryRowContext(ctx, "SELECT inet_server_port()").Scan(&p); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	for range 8 {
-		if err := write(time.Second); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := port(); got != a.port {
-		t.Fatalf("writing on port %d, want a's %d", got, a.port)
-	}
+// Issue 21: a PostgreSQL primary with a streaming standby (pg_basebackup
+// -R), 30 kiosks and 5 keypads on a daemon given both hosts with
+// target_session_attrs=read-write; the primary is killed or frozen and the
+// standby promoted 2 s later, as a failover tool would. Every ticket a
+// kiosk printed is checked against the promoted standby.
 
-	a.exec(t, "ALTER SYSTEM SET default_transaction_read_only = on", "SELECT pg_reload_conf()")
-	a.waitReadOnly(t, "on")
-	// The write that meets the read-only server is retried on a new
-	// connection, which finds the writable one: the caller sees nothing.
-	start := time.Now()
-	if err := write(time.Second); err != nil {
-		t.Fatalf("first write after a turned read-only: %v", err)
-	}
-	took := time.Since(start)
-	t.Logf("a read-only: the next write landed on b after %s", took)
-	if took > 2*time.Second {
-		t.Errorf("reached the writable server after %s, want under 2 s", took)
-	}
-	if got := port(); got != b.port {
-		t.Errorf("writing on port %d, want b's %d", got, b.port)
-	}
-	if h := s.Health(); h.ReadOnly != 1 || !h.Down.IsZero() {
-		t.Errorf("health %+v, want one read-only failover and the store up", h)
-	}
+// promoteAfter is when the failover tool promotes the standby, after the
+// primary failed; flowAgain is by when every kiosk must be printing again.
+const (
+	promoteAfter = 2 * time.Second
+	flowAgain    = 5 * time.Second
+)
 
-	a.exec(t, "ALTER SYSTEM RESET default_transaction_read_only", "SELECT pg_reload_conf()")
-	a.waitReadOnly(t, "off")
-	b.freeze(t)
-	const deadline = time.Second
-	start = time.Now()
-	var failed []error
-	for {
-		err := write(deadline)
-		if err == nil {
-			break
-		}
-		failed = append(failed, err)
-		if len(failed) > 3 {
-			t.Fatalf("still failing after %d writes: %v", len(failed), failed)
-		}
-	}
-	took = time.Since(start)
-	t.Logf("b frozen: writable again on a after %s (failed writes: %v)", took, failed)
-	if limit := deadline + 2*connect + time.Second; took > limit {
-		t.Errorf("reached the writable host after %s, want under %s", took, limit)
-	}
-	if got := port(); got != a.port {
-		t.Errorf("writing on port %d, want a's %d", got, a.port)
-	}
-	if h := s.Health(); h.NotAnswering != 1 {
-		t.Errorf("health %+v, want one not-answering failover", h)
-	}
-	b.signalAll(t, syscall.SIGCONT) // before Close says goodbye to it
-}
-
-// pgServer is a PostgreSQL cluster of the test's own.
-type pgServer struct {
-	port int
-	addr string
-	cmd  *exec.Cmd
-	done chan struct{}
-}
-
-// startPostgres starts one PostgreSQL cluster per name under the test's
-// temporary directory, each on a free loopback port, and stops them when
-// the test ends. It runs initdb once (as user postgres when the test runs
-// as root: initdb refuses root) and copies its data directory for each.
-func startPostgres(t *testing.T, names ...string) []*pgServer {
-	t.Helper()
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	if len(bins) == 0 {
-		need.DB(t, "PostgreSQL server binaries not installed (apt-get install postgresql)")
-	}
-	bin := filepath.Dir(bins[len(bins)-1])
-	base := t.TempDir()
-	var cred *syscall.Credential
-	own := func(string) {}
-	if os.Geteuid() == 0 {
-		for _, d := range []string{base, filepath.Dir(base)} {
-			if err := os.Chmod(d, 0o755); err != nil {
-				t.Fatal(err)
+// pairFailover is the failover of p: fail, then the standby promoted.
+func pairFailover(p *storetest.PGPair, fail func(t testing.TB)) storetest.Failover {
+	return storetest.Failover{
+		DB:           sharedOn(p.DSN()),
+		Fail:         fail,
+		Recover:      p.Promote,
+		RecoverAfter: promoteAfter,
+		Survivor: func(t *testing.T) *sqlstore.Store {
+			s, err := postgres.Open(t.Context(), p.StandbyDSN(), postgres.Opts{NoMigrate: true})
+			if err != nil {
+				t.Fatalf("open the promoted standby: %v", err)
 			}
-		}
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			t.Fatal(err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		own = func(dir string) {
-			if err := os.Chown(dir, uid, gid); err != nil {
-				t.Fatal(err)
-			}
-		}
+			t.Cleanup(func() { s.Close() })
+			return s.Store
+		},
 	}
-	// command runs as postgres, in a process group of its own.
-	command := func(name string, args ...string) *exec.Cmd {
-		c := exec.Command(filepath.Join(bin, name), args...)
-		c.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
-		return c
-	}
-	mkdir := func(dir string) {
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		own(dir)
-	}
-	template := filepath.Join(base, "template")
-	mkdir(template)
-	if out, err := command("initdb", "-D", filepath.Join(template, "data"), "-A", "trust", "-U", "postgres", "--no-sync").CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
-	}
-	var out []*pgServer
-	for _, name := range names {
-		dir := filepath.Join(base, name)
-		mkdir(dir)
-		if b, err := exec.Command("cp", "-a", filepath.Join(template, "data"), dir).CombinedOutput(); err != nil {
-			t.Fatalf("copy the data directory: %v\n%s", err, b)
-		}
-		out = append(out, runPostgres(t, name, dir, command))
-	}
-	return out
 }
 
-// runPostgres starts the cluster of dir/data, stopped when the test ends,
-// and waits until it answers.
-func runPostgres(t *testing.T, name, dir string, command func(name string, args ...string) *exec.Cmd) *pgServer {
+// noneLostOrTwice asserts issue 21's "Done when" of a failover that must
+// lose nothing: no number given to two people, no acknowledged ticket
+// missing, and every kiosk printing again within flowAgain of the failure.
+func noneLostOrTwice(t *testing.T, r storetest.FailoverResult) {
 	t.Helper()
-	data := filepath.Join(dir, "data")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	r.NoneTwice(t)
+	r.NoneLost(t)
+	r.Flowing(t, flowAgain)
+}
+
+// TestFailoverSynchronous: synchronous replication, the primary killed
+// with -9 under load: nothing acknowledged is lost, nothing is given twice,
+// and tickets flow again within 5 s.
+func TestFailoverSynchronous(t *testing.T) {
+	p := storetest.StartPGPair(t, storetest.PGPairOpts{Synchronous: true})
+	r := storetest.RunFailover(t, pairFailover(p, p.Kill9Primary))
+	r.Log(t)
+	noneLostOrTwice(t, r)
+}
+
+// TestFailoverAsyncBehind: asynchronous replication with the standby about
+// 1 s behind (it stops receiving WAL 1 s before the primary is killed, as
+// a standby lagging under load has not received the last second): what
+// the primary acknowledged in that second is gone from the promoted
+// standby. No number may be given to two people all the same, and every
+// acknowledged ticket must be back in the database with its number or
+// listed as lost by the daemon.
+func TestFailoverAsyncBehind(t *testing.T) {
+	p := storetest.StartPGPair(t, storetest.PGPairOpts{})
+	var behind int64
+	f := pairFailover(p, p.Kill9Primary)
+	f.Observe = func(t testing.TB) { behind = p.WALBehind(t) }
+	f.Prelude = func(t testing.TB) { p.DetachStandby(t) }
+	f.PreludeFor = time.Second
+	r := storetest.RunFailover(t, f)
+	r.Log(t)
+	atRisk := r.AckedBetween(r.PreludeAt, 0)
+	t.Logf("the standby missed %d bytes of WAL: %d tickets acknowledged while it was detached (%.2fs before the kill)", behind, atRisk, -r.PreludeAt.Seconds())
+	// The harness must really have lost acknowledged work, else the test
+	// proves nothing.
+	if behind <= 0 || atRisk == 0 {
+		t.Fatalf("the standby was not behind at the kill (%d bytes of WAL, %d tickets acknowledged meanwhile)", behind, atRisk)
 	}
-	p := &pgServer{port: l.Addr().(*net.TCPAddr).Port, done: make(chan struct{})}
-	l.Close()
-	p.addr = fmt.Sprintf("127.0.0.1:%d", p.port)
-	logf, err := os.Create(filepath.Join(dir, "log"))
-	if err != nil {
-		t.Fatal(err)
+	r.NoneTwice(t)
+	// ISSUE 21 ITEM 1, LOST LIST: every ticket in r.Lost must be listed as
+	// lost by the daemon (and by `check`: r.Check). Until the daemon exposes
+	// that list, the lost tickets are only counted here.
+	t.Logf("%d acknowledged tickets missing from the promoted standby (not yet checked against the daemon's list of lost work)", len(r.Lost))
+	if len(r.Lost) > 0 && r.Check.OK() {
+		t.Errorf("check finds all invariants hold on a database that lost %d acknowledged tickets", len(r.Lost))
 	}
-	p.cmd = command("postgres", "-D", data, "-p", strconv.Itoa(p.port), "-k", dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "shared_buffers=16MB")
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = p.cmd.Wait(); logf.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		p.signalAll(t, syscall.SIGCONT)
-		_ = p.cmd.Process.Signal(syscall.SIGINT) // fast shutdown
-		select {
-		case <-p.done:
-		case <-time.After(15 * time.Second):
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "log"))
-			t.Logf("%s log:\n%s", name, b)
-		}
+}
+
+// TestFailoverFrozenPrimary: the primary hangs (SIGSTOP: its port still
+// accepts connections, nothing answers) and the standby is promoted 2 s
+// later; with the DSN's default options, tickets flow again within 5 s of
+// the freeze, and nothing is lost or given twice (synchronous replication).
+func TestFailoverFrozenPrimary(t *testing.T) {
+	p := storetest.StartPGPair(t, storetest.PGPairOpts{Synchronous: true})
+	r := storetest.RunFailover(t, pairFailover(p, p.StopPrimary))
+	r.Log(t)
+	noneLostOrTwice(t, r)
+}
+
+// TestFailoverReadOnly: the primary turns read-only under the daemon's
+// pooled connections (it still answers, every write fails with 25006) and
+// the standby is promoted; the daemon must reach the writable node within
+// 2 s of the promotion, losing and doubling nothing (synchronous
+// replication).
+func TestFailoverReadOnly(t *testing.T) {
+	p := storetest.StartPGPair(t, storetest.PGPairOpts{Synchronous: true})
+	f := pairFailover(p, func(t testing.TB) {
+		p.ReadOnlyPrimary(t)
+		p.Promote(t)
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		db, err := sql.Open("pgx", p.dsn(p.addr))
-		if err == nil {
-			err = db.Ping()
-			db.Close()
-		}
-		if err == nil {
-			return p
-		}
-		select {
-		case <-p.done:
-			b, _ := os.ReadFile(filepath.Join(dir, "log"))
-			t.Fatalf("postgres %s exited:\n%s", name, b)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("postgres %s not ready: %v", name, err)
-		}
-	}
-}
-
-// dsn is the DSN of database postgres at hosts, writable ones only.
-func (p *pgServer) dsn(hosts string) string {
-	return "postgres://postgres@" + hosts + "/postgres?sslmode=disable&target_session_attrs=read-write"
-}
-
-// exec runs statements on the server alone.
-func (p *pgServer) exec(t *testing.T, stmts ...string) {
-	t.Helper()
-	db, err := sql.Open("pgx", "postgres://postgres@"+p.addr+"/postgres?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, q := range stmts {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-}
-
-// waitReadOnly waits until a new session sees default_transaction_read_only
-// as want (a reload reaches the backends asynchronously).
-func (p *pgServer) waitReadOnly(t *testing.T, want string) {
-	t.Helper()
-	db, err := sql.Open("pgx", "postgres://postgres@"+p.addr+"/postgres?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	db.SetMaxIdleConns(0)
-	for range 100 {
-		var got string
-		if err := db.QueryRow("SHOW default_transaction_read_only").Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if got == want {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("default_transaction_read_only not %s after 2 s", want)
-}
-
-// freeze stops every process of the server with SIGSTOP: the postmaster
-// and its children (each in a session of its own, so a signal to the
-// postmaster's group would miss them). Its sockets stay open and nothing
-// answers; cleanup lets them go on.
-func (p *pgServer) freeze(t *testing.T) {
-	t.Helper()
-	p.signalAll(t, syscall.SIGSTOP)
-}
-
-// signalAll sends sig to the postmaster and to every process whose parent
-// it is.
-func (p *pgServer) signalAll(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	pid := p.cmd.Process.Pid
-	pids := []int{pid}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue // ended meanwhile
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, not ")".
-		rest := b[bytes.LastIndexByte(b, ')')+1:]
-		var state string
-		var ppid int
-		if _, err := fmt.Sscan(string(rest), &state, &ppid); err == nil && ppid == pid {
-			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-			pids = append(pids, child)
-		}
-	}
-	for _, c := range pids {
-		if err := syscall.Kill(c, sig); err != nil && c == pid {
-			t.Fatalf("signal the postmaster: %v", err)
-		}
-	}
+	f.Recover = nil
+	r := storetest.RunFailover(t, f)
+	r.Log(t)
+	r.NoneTwice(t)
+	r.NoneLost(t)
+	r.Flowing(t, 2*time.Second)
 }
