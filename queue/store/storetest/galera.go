@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -102,25 +101,13 @@ func StartGaleraOpts(t testing.TB, o GaleraOpts) *Galera {
 		if runAs != "" {
 			chownTree(t, n.dir, runAs)
 		}
+		install := exec.Command("mariadb-install-db", "--defaults-file="+n.cnf,
+			"--auth-root-authentication-method=normal", "--skip-test-db")
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Fatalf("galera: mariadb-install-db for %s: %v\n%s", n.name, err, out)
+		}
 		g.nodes = append(g.nodes, n)
 		g.Nodes = append(g.Nodes, fmt.Sprintf("127.0.0.1:%d", n.sql))
-	}
-	// The data directories are initialised side by side: it is most of
-	// the start of a cluster that the nodes' state transfers do not take.
-	installed := make([]error, len(g.nodes))
-	var wg sync.WaitGroup
-	for i, n := range g.nodes {
-		wg.Go(func() {
-			install := exec.Command("mariadb-install-db", "--defaults-file="+n.cnf,
-				"--auth-root-authentication-method=normal", "--skip-test-db")
-			if out, err := install.CombinedOutput(); err != nil {
-				installed[i] = fmt.Errorf("mariadb-install-db for %s: %v\n%s", n.name, err, out)
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(installed...); err != nil {
-		t.Fatalf("galera: %v", err)
 	}
 	t.Cleanup(func() {
 		for i := len(g.nodes) - 1; i >= 0; i-- {

@@ -183,7 +183,7 @@ func (p *PGPair) start(t testing.TB, n *pgNode, extra ...string) {
 	n.start(t, filepath.Join(p.bin, "postgres"), append(args, extra...), n.log, p.cred)
 }
 
-// dsn is a single-host DSN of the pair's database (or db) at addr.
+// pgDSN is a single-host DSN of database db at addr.
 func pgDSN(addr, db string) string {
 	return fmt.Sprintf("postgres://postgres@%s/%s?sslmode=disable", addr, db)
 }
@@ -198,9 +198,6 @@ func (p *PGPair) DSN() string {
 
 // StandbyDSN is a DSN of the standby alone (after Promote, the survivor).
 func (p *PGPair) StandbyDSN() string { return pgDSN(p.Standby, p.Database) }
-
-// PrimaryDSN is a DSN of the primary alone.
-func (p *PGPair) PrimaryDSN() string { return pgDSN(p.Primary, p.Database) }
 
 // Kill9Primary kills the primary's postmaster and every backend at once,
 // as a crash of its host would, and waits for them to be gone.
