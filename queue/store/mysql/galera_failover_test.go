@@ -1,6 +1,7 @@
 package mysql_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -19,12 +20,22 @@ const (
 )
 
 // galeraDaemonDSN is the store.dsn of daemon i on a cluster whose nodes
-// are dsns.
-//
-// ISSUE 21 ITEM 3: a MySQL DSN names one host today, so daemon i knows
-// node i alone and is lost with it. Once store.dsn (or store.hosts) takes
-// the cluster's nodes, give daemon i all of them, its own first.
-func galeraDaemonDSN(dsns []string, i int) string { return dsns[i%len(dsns)] }
+// are dsns: every node, node i first, as README's Galera recipe gives them.
+func galeraDaemonDSN(dsns []string, i int) string {
+	addr := func(d string) (from, to int) {
+		from = strings.Index(d, "tcp(") + len("tcp(")
+		return from, from + strings.Index(d[from:], ")")
+	}
+	from, to := addr(dsns[i])
+	hosts := []string{dsns[i][from:to]}
+	for j, d := range dsns {
+		if j != i {
+			f, t := addr(d)
+			hosts = append(hosts, d[f:t])
+		}
+	}
+	return dsns[i][:from] + strings.Join(hosts, ",") + dsns[i][to:]
+}
 
 // TestGaleraFailover: a three-node Galera cluster, daemon 1 on node 1 and
 // daemon 2 on node 2, 30 kiosks and 5 keypads spread over both; node 2 is
