@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
 )
 
 // readBufferSize is the size of the bufio.Reader a session borrows while it
@@ -393,6 +394,12 @@ func (ss *session) handshake(br *bufio.Reader) bool {
 		return ss.refuse(e, f.RequestID, reason)
 	}
 	w, err := s.welcome(dev, int64(ss.hello.LastVersion))
+	if errors.Is(err, queue.ErrUnavailable) {
+		// The site's version could not be read: the device retries, as
+		// after any 0x41, and the store's trouble is logged where it is.
+		s.log.Warn("welcome: store unavailable", "device", dev.ID, "err", err)
+		return ss.refuse(wire.ErrStoreUnavailable, f.RequestID, "welcome: store unavailable")
+	}
 	if err != nil {
 		s.log.Error("welcome", "device", dev.ID, "err", err)
 		return ss.refuse(wire.ErrInternal, f.RequestID, "welcome failed")
