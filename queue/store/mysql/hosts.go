@@ -87,8 +87,9 @@ func newHosts(cfg *mysql.Config, addrs []string, galera bool, timeout time.Durat
 }
 
 // Connect returns a connection to the first usable node, starting with
-// the one that answered last; when none is, the error wraps each node's
-// (queue.ErrReadOnly, queue.ErrNotAnswering ...).
+// the one that answered last (or the one after the last that failed);
+// when none is, the error wraps each node's (queue.ErrReadOnly,
+// queue.ErrNotAnswering ...).
 func (h *hosts) Connect(ctx context.Context) (driver.Conn, error) {
 	start := int(h.cur.Load())
 	var errs []error
@@ -99,6 +100,10 @@ func (h *hosts) Connect(ctx context.Context) (driver.Conn, error) {
 			h.cur.Store(int64(i))
 			return c, nil
 		}
+		// The next dial starts after this node, even if ctx ends here: a
+		// node that hangs longer than the caller's deadline is not tried
+		// first again and again.
+		h.cur.CompareAndSwap(int64(i), int64((i+1)%len(h.addrs)))
 		if ctx.Err() != nil {
 			return nil, err
 		}

@@ -93,6 +93,7 @@ func TestFailover(t *testing.T) {
 
 	a.exec(t, "ALTER SYSTEM RESET default_transaction_read_only", "SELECT pg_reload_conf()")
 	a.waitReadOnly(t, "off")
+	listened := listenOn(t, b)
 	b.freeze(t)
 	const deadline = time.Second
 	start = time.Now()
@@ -118,7 +119,55 @@ func TestFailover(t *testing.T) {
 	if h := s.Health(); h.NotAnswering != 1 {
 		t.Errorf("health %+v, want one not-answering failover", h)
 	}
+	// The notifier's listener, quiet on the frozen host, finds it out at
+	// its next check and returns, so the daemon listens again elsewhere.
+	select {
+	case err := <-listened:
+		t.Logf("listener on the frozen host: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Error("the listener still waits on the frozen host 5 s after the freeze")
+	}
 	b.signalAll(t, syscall.SIGCONT) // before Close says goodbye to it
+}
+
+// listenOn starts a notifier's Listen on p alone, with a short check of
+// quiet connections, and makes sure it survives several checks and still
+// receives another notifier's notifications; the channel gets what Listen
+// returns.
+func listenOn(t *testing.T, p *pgServer) <-chan error {
+	t.Helper()
+	old := postgres.SetListenCheck(100 * time.Millisecond)
+	t.Cleanup(func() { postgres.SetListenCheck(old) })
+	dsn := "postgres://postgres@" + p.addr + "/postgres?sslmode=disable"
+	listener, sender := postgres.NewNotifier(dsn), postgres.NewNotifier(dsn)
+	t.Cleanup(func() { sender.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ready, got := make(chan struct{}), make(chan int64, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- listener.Listen(ctx, func() { close(ready) }, func(site string, v int64) { got <- v })
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("listen: %v", err)
+	}
+	time.Sleep(350 * time.Millisecond) // three quiet checks
+	if err := sender.Notify(ctx, map[string]int64{"s": 7}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case v := <-got:
+		if v != 7 {
+			t.Errorf("notified version %d, want 7", v)
+		}
+	case err := <-done:
+		t.Fatalf("listen ended after quiet checks: %v", err)
+	case <-time.After(2 * time.Second):
+		t.Fatal("no notification 2 s after NOTIFY")
+	}
+	return done
 }
 
 // pgServer is a PostgreSQL cluster of the test's own.
