@@ -722,7 +722,9 @@ func TestMaxConns(t *testing.T) {
 // going.
 func TestSlowConsumer(t *testing.T) {
 	const maxEvents = 6000 // ~1 MB of EVENT frames: far more than the bound
-	en := newEnv(t, func(o *protocol.Opts) { o.WriteTimeout = time.Minute; o.IdleTimeout = 300 * time.Millisecond })
+	en := newEnv(t, func(o *protocol.Opts) {
+		o.WriteTimeout, o.SendLag, o.IdleTimeout, o.SendQueueBytes = time.Minute, time.Minute, 300*time.Millisecond, 128<<10
+	})
 	stalled, _ := en.login("display-1", 1)
 	stalled.do(&wire.Subscribe{Snapshot: true})
 	healthy, _ := en.login("display-2", 1)
