@@ -587,7 +587,7 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 	if !ss.send(f.RequestID, answer) {
 		return nil, errSessionGone
 	}
-	if err := s.join(ss, def, from, fl); err != nil {
+	if err := s.join(ss, def, from, v, fl); err != nil {
 		s.log.Error("subscribe", "device", ss.dev.ID, "site", def.ID, "err", err)
 		ss.kill(wire.ErrInternal, "subscribe failed")
 	}

@@ -46,10 +46,12 @@ type member struct {
 	done   chan struct{}      // closed when the catch-up ended
 }
 
-// join subscribes ss to site's events after version from, filtered by fl.
+// join subscribes ss to site's events after version from, filtered by fl;
+// at is the site's version as the caller read it (a hub that starts starts
+// there, so that a subscriber behind catches up on its own, at its pace).
 // The caller owns the read side of ss and has queued the SUBSCRIBE answer.
-func (s *Server) join(ss *session, site *queue.Site, from int64, fl filter) error {
-	h, err := s.hubFor(site, from)
+func (s *Server) join(ss *session, site *queue.Site, from, at int64, fl filter) error {
+	h, err := s.hubFor(site, at)
 	if err != nil {
 		return err
 	}

@@ -53,16 +53,17 @@ func (q *sendQueue) push(b []byte, now time.Time, closeAfter bool) (ok, start, f
 }
 
 // pushPaced is push for a sender that may wait for its peer (a catch-up,
-// on a goroutine of its own): where push would find the queue full, it
+// on a goroutine of its own): where the queue holds half its bytes, it
 // queues nothing and returns room, a channel closed when the flusher next
-// takes the queue (or the connection ends), to try again after.
+// takes the queue (or the connection ends), to try again after. The other
+// half is for what cannot wait: answers, heartbeats, live events.
 func (q *sendQueue) pushPaced(b []byte, now time.Time) (ok, start bool, room <-chan struct{}) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.killed || q.closing || q.over {
 		return false, false, nil
 	}
-	if len(q.frames) > 0 && q.bytes+len(b) > q.maxBytes {
+	if len(q.frames) > 0 && q.bytes+len(b) > q.maxBytes/2 {
 		if q.taken == nil {
 			q.taken = make(chan struct{})
 		}
