@@ -103,43 +103,9 @@ func Day(ctx context.Context, e *sim.Env, o DayOpts, out io.Writer) (DayResult, 
 	if err != nil {
 		return DayResult{}, err
 	}
-	dctx, stop := context.WithCancel(ctx)
-	defer stop()
-	var wg sync.WaitGroup
-	for _, c := range kc {
-		wg.Go(func() { d.kiosk(dctx, c) })
-	}
-	for i, c := range pc {
-		wg.Go(func() { d.counter(dctx, c, d.keypads[i]) })
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	progress := time.NewTicker(o.Every)
-	defer progress.Stop()
-	var second *watcher
-	for running := true; running; {
-		select {
-		case <-done:
-			running = false
-		case <-ctx.Done():
-			stop()
-			<-done
-			return DayResult{}, ctx.Err()
-		case <-progress.C:
-			if second == nil && d.st.issued.Load() >= int64(o.Tickets/2) {
-				if second, err = d.attach(ctx); err != nil {
-					stop()
-					<-done
-					return DayResult{}, err
-				}
-			}
-			fmt.Fprintln(out, d.line(first, second))
-		}
-	}
-	if second == nil {
-		if second, err = d.attach(ctx); err != nil {
-			return DayResult{}, err
-		}
+	second, err := d.play(ctx, kc, pc, first, out)
+	if err != nil {
+		return DayResult{}, err
 	}
 	r, err := d.finish(ctx, first, second)
 	if err != nil {
@@ -155,6 +121,50 @@ func Day(ctx context.Context, e *sim.Env, o DayOpts, out io.Writer) (DayResult, 
 	}
 	writeDay(out, &r)
 	return r, nil
+}
+
+// play runs kiosks kc and keypads pc until every ticket is issued and
+// handled, writing progress to out; the second console joins once half the
+// tickets are issued (at the end, for a day shorter than a progress
+// interval). It returns the second console.
+func (d *day) play(ctx context.Context, kc, pc []*client.Client, first *watcher, out io.Writer) (*watcher, error) {
+	dctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	for _, c := range kc {
+		wg.Go(func() { d.kiosk(dctx, c) })
+	}
+	for i, c := range pc {
+		wg.Go(func() { d.counter(dctx, c, d.keypads[i]) })
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	progress := time.NewTicker(d.o.Every)
+	defer progress.Stop()
+	var second *watcher
+	var err error
+	for {
+		select {
+		case <-done:
+			if second == nil {
+				return d.attach(ctx)
+			}
+			return second, nil
+		case <-ctx.Done():
+			stop()
+			<-done
+			return nil, ctx.Err()
+		case <-progress.C:
+			if second == nil && d.st.issued.Load() >= int64(d.o.Tickets/2) {
+				if second, err = d.attach(ctx); err != nil {
+					stop()
+					<-done
+					return nil, err
+				}
+			}
+			fmt.Fprintln(out, d.line(first, second))
+		}
+	}
 }
 
 // day is one run of Day.
