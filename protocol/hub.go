@@ -64,7 +64,7 @@ func (s *Server) join(ss *session, site *queue.Site, from, at int64, fl filter) 
 		m.live = true
 		return nil
 	}
-	f := s.follower(site, from, "protocol catch-up")
+	f := s.follower(site, from, s.o.MaxReplay, "protocol catch-up")
 	ctx, cancel := context.WithCancel(s.hubs.ctx)
 	m.cancel, m.done = cancel, make(chan struct{})
 	go h.catchUp(ctx, m, f)
@@ -86,7 +86,7 @@ func (s *Server) hubFor(site *queue.Site, from int64) (*hub, error) {
 	if _, err := s.eng.Site(site.ID); err != nil {
 		return nil, err
 	}
-	h := &hub{srv: s, site: site, fol: s.follower(site, from, "protocol hub"), version: from, members: map[*session]*member{}}
+	h := &hub{srv: s, site: site, fol: s.follower(site, from, 0, "protocol hub"), version: from, members: map[*session]*member{}}
 	if hs.sites == nil {
 		hs.sites = map[string]*hub{}
 	}
@@ -119,9 +119,10 @@ func (ss *session) unsubscribe() {
 }
 
 // follower follows site from version from (which the subscriber has):
-// further behind than MaxReplay, a SNAPSHOT comes first.
-func (s *Server) follower(site *queue.Site, from int64, who string) *follow.Site {
-	return follow.New(s.eng, site.ID, follow.Opts{Resume: true, After: from, MaxBehind: s.o.MaxReplay,
+// further behind than maxBehind events (0: the engine's bound), a SNAPSHOT
+// comes first.
+func (s *Server) follower(site *queue.Site, from int64, maxBehind int, who string) *follow.Site {
+	return follow.New(s.eng, site.ID, follow.Opts{Resume: true, After: from, MaxBehind: maxBehind,
 		Recent: recentEvents, MinRetry: time.Second, Log: s.log, Who: who})
 }
 
@@ -147,7 +148,7 @@ func (h *hub) run(ctx context.Context) {
 		h.version = max(h.version, u.Version())
 		for _, m := range h.members {
 			if m.live {
-				m.send(h.srv, h.site, u.Events, nil)
+				m.send(h.srv, h.site, u.Events, m.ss.enqueue)
 			}
 		}
 		h.mu.Unlock()
@@ -172,7 +173,8 @@ func (h *hub) catchUp(ctx context.Context, m *member, f *follow.Site) {
 			}
 			m.after = u.Snapshot.Version
 		}
-		if !m.send(s, h.site, u.Events, ctx) {
+		paced := func(b []byte) bool { return m.ss.enqueuePaced(ctx, b) }
+		if !m.send(s, h.site, u.Events, paced) {
 			return
 		}
 		h.mu.Lock()
@@ -185,10 +187,10 @@ func (h *hub) catchUp(ctx context.Context, m *member, f *follow.Site) {
 	}
 }
 
-// send queues the events after m.after that m's filter selects, and
-// reports false when the session is gone. With paced (a catch-up's
-// context) it waits for room in the send queue rather than overflow it.
-func (m *member) send(s *Server, site *queue.Site, evs []queue.Event, paced context.Context) bool {
+// send queues, with put, the events after m.after that m's filter
+// selects, and reports false when the session is gone. The hub puts with
+// enqueue (never waiting); a catch-up with enqueuePaced (waiting for room).
+func (m *member) send(s *Server, site *queue.Site, evs []queue.Event, put func([]byte) bool) bool {
 	for i := range evs {
 		ev := &evs[i]
 		if ev.Version <= m.after {
@@ -198,14 +200,7 @@ func (m *member) send(s *Server, site *queue.Site, evs []queue.Event, paced cont
 		if !m.fl.match(ev) {
 			continue
 		}
-		b := s.frames.eventFrame(site, ev)
-		switch {
-		case b == nil:
-		case paced != nil:
-			if !m.ss.enqueuePaced(paced, b) {
-				return false
-			}
-		case !m.ss.enqueue(b):
+		if b := s.frames.eventFrame(site, ev); b != nil && !put(b) {
 			return false
 		}
 	}
