@@ -35,6 +35,9 @@ type DayOpts struct {
 	// Metrics, when set, is the daemon's /metrics URL: the sessions it
 	// closed as slow consumers during the day are read from it.
 	Metrics string
+	// Hall, when set, is the daemon's HTTP address: the hall display's
+	// stream is followed the whole day, as an open TV page does.
+	Hall string
 }
 
 // DefaultDayOpts is a day of 20,000 tickets at 10 counters.
@@ -55,6 +58,16 @@ type DayResult struct {
 	// Dropped is how many sessions the daemon closed as slow consumers
 	// during the day (from DayOpts.Metrics); -1 when not read.
 	Dropped int
+	// Hall is what the hall display's stream showed (with DayOpts.Hall).
+	Hall *HallResult
+}
+
+// HallResult is what the hall display's stream showed during the day.
+type HallResult struct {
+	States  int64  // "state" events read
+	Lost    int64  // connections lost
+	Matches bool   // at the end: its waiting counts are the daemon's, its last call the log's
+	Diff    string // how they differ, when they do
 }
 
 // ConsoleResult is what one console saw.
@@ -99,6 +112,11 @@ func Day(ctx context.Context, e *sim.Env, o DayOpts, out io.Writer) (DayResult, 
 		return DayResult{}, err
 	}
 	d.start = time.Now()
+	hctx, stopHall := context.WithCancel(ctx)
+	defer stopHall()
+	if o.Hall != "" {
+		d.hall = watchHall(hctx, o.Hall, d.keypads[0].Site)
+	}
 	first, err := d.attach(ctx)
 	if err != nil {
 		return DayResult{}, err
@@ -182,6 +200,8 @@ type day struct {
 	taken    atomic.Int64 // tickets a kiosk set out to take
 	moved    atomic.Int64 // transfers
 	issuing  atomic.Bool  // false once every ticket is issued
+
+	hall *hall // nil without DayOpts.Hall
 
 	mu       sync.Mutex
 	watchers []*watcher
@@ -356,8 +376,9 @@ type watcher struct {
 	lost    atomic.Int64
 	version atomic.Uint64
 
-	mu sync.Mutex
-	v  *view.Site
+	mu       sync.Mutex
+	v        *view.Site
+	lastCall string // "number counter" of the last CALLED or RECALLED event read
 }
 
 // attach starts a console: dial, its first SNAPSHOT (STATUS) and the
@@ -409,6 +430,9 @@ func (w *watcher) read() {
 			w.v = view.FromSnapshot(queue.Site{ID: w.v.ID}, view.Opts{}, protocol.QueueSnapshot(u.Snapshot))
 		case u.Event != nil:
 			w.events.Add(1)
+			if k := u.Event.Kind; k == wire.EventCalled || k == wire.EventRecalled {
+				w.lastCall = fmt.Sprintf("%s %d", u.Event.Number, u.Event.Counter)
+			}
 			if qe, ok := protocol.QueueEvent(u.Event); ok {
 				w.v.Apply(&qe)
 			}
@@ -447,7 +471,43 @@ func (d *day) finish(ctx context.Context, ws ...*watcher) (DayResult, error) {
 		r.Consoles = append(r.Consoles, ConsoleResult{Joined: w.joined, Ready: w.ready, Recent: w.recent,
 			Events: w.events.Load(), Lost: w.lost.Load(), Matches: diff == "", Diff: diff})
 	}
+	if d.hall != nil {
+		st, err := d.hall.at(wctx, int64(snap.Version))
+		if err != nil {
+			return r, err
+		}
+		ws[0].mu.Lock()
+		diff := hallDiff(st, want, ws[0].lastCall)
+		ws[0].mu.Unlock()
+		r.Hall = &HallResult{States: d.hall.states.Load(), Lost: d.hall.lost.Load(), Matches: diff == "", Diff: diff}
+	}
 	return r, nil
+}
+
+// hallDiff says how the display's state differs from the daemon's
+// snapshot (waiting per service) and the log's last call ("number
+// counter"), "" when it does not.
+func hallDiff(st hallState, want *view.Site, lastCall string) string {
+	var out []string
+	for _, ws := range want.Services {
+		n := -1
+		for _, hs := range st.Services {
+			if hs.Code == ws.Code {
+				n = hs.Waiting
+			}
+		}
+		if n != ws.Waiting {
+			out = append(out, fmt.Sprintf("service %s: %d waiting on the display, %d at the daemon", ws.Code, n, ws.Waiting))
+		}
+	}
+	shown := ""
+	if len(st.Calls) > 0 {
+		shown = st.Calls[0].Number + " " + st.Calls[0].Counter
+	}
+	if shown != lastCall {
+		out = append(out, fmt.Sprintf("last call %q on the display, %q in the log", shown, lastCall))
+	}
+	return strings.Join(out, "; ")
 }
 
 // figuresDiff says how a console's figures differ from the daemon's, ""
@@ -480,6 +540,13 @@ func writeDay(out io.Writer, r *DayResult) {
 	fmt.Fprintf(out, "      %.0f tickets/s issued, %.0f calls/s\n", float64(r.Issued)/el, float64(r.Called)/el)
 	if r.Dropped >= 0 {
 		fmt.Fprintf(out, "daemon: %d sessions closed as slow consumers during the day (/metrics)\n", r.Dropped)
+	}
+	if h := r.Hall; h != nil {
+		same := "its waiting counts and last call equal the daemon's"
+		if !h.Matches {
+			same = "DIFFERS: " + h.Diff
+		}
+		fmt.Fprintf(out, "display: read %d states, lost the connection %d times; %s\n", h.States, h.Lost, same)
 	}
 	for i, c := range r.Consoles {
 		same := "figures equal the daemon's"

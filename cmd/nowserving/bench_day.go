@@ -28,7 +28,10 @@ and for each console how long it took to have the day's figures and last
 events, how many events it read, how many times it lost its connection, and
 whether its figures equal the daemon's at the end. With --metrics (the
 daemon's /metrics URL) it also reports the sessions the daemon closed as slow
-consumers during the day. testdata/busyday.yaml is the demo hospital with 10
+consumers during the day; with --display (its HTTP address) it follows the
+hall display's stream all day, as an open TV page does, and checks at the
+end that it shows the daemon's waiting counts and the log's last call.
+testdata/busyday.yaml is the demo hospital with 10
 counters and no caps, made for it.`,
 		Args: cobra.NoArgs,
 	}
@@ -44,5 +47,6 @@ counters and no caps, made for it.`,
 	fl.Float64Var(&o.NoShow, "no-show", o.NoShow, "share of called tickets marked no-show")
 	fl.DurationVar(&o.Every, "every", o.Every, "progress interval")
 	fl.StringVar(&o.Metrics, "metrics", "", "the daemon's /metrics URL, to count the slow consumers it dropped")
+	fl.StringVar(&o.Hall, "display", "", "the daemon's HTTP address (http://host:port): follow the hall display's stream all day and check it at the end")
 	return cmd
 }
