@@ -58,6 +58,10 @@ type DayResult struct {
 	// Dropped is how many sessions the daemon closed as slow consumers
 	// during the day (from DayOpts.Metrics); -1 when not read.
 	Dropped int
+	// Goroutines and RSS are the most the daemon reported during the day
+	// (go_goroutines, process_resident_memory_bytes; with DayOpts.Metrics).
+	Goroutines int
+	RSS        float64
 	// Hall is what the hall display's stream showed (with DayOpts.Hall).
 	Hall *HallResult
 }
@@ -107,7 +111,7 @@ func Day(ctx context.Context, e *sim.Env, o DayOpts, out io.Writer) (DayResult, 
 	}
 	fmt.Fprintf(out, "day: %d tickets over services %s, %d kiosks, %d counters (%s), consoles %s from the start and halfway\n",
 		o.Tickets, strings.Join(d.services, ","), o.Kiosks, len(pc), counterList(d.keypads), d.console.ID)
-	drops0, err := slowConsumers(ctx, o.Metrics)
+	d.at0, err = scrape(ctx, o.Metrics)
 	if err != nil {
 		return DayResult{}, err
 	}
@@ -131,11 +135,13 @@ func Day(ctx context.Context, e *sim.Env, o DayOpts, out io.Writer) (DayResult, 
 	}
 	r.Dropped = -1
 	if o.Metrics != "" {
-		drops, err := slowConsumers(ctx, o.Metrics)
+		f, err := scrape(ctx, o.Metrics)
 		if err != nil {
 			return r, err
 		}
-		r.Dropped = drops - drops0
+		d.sample(f)
+		r.Dropped = f.slow - d.at0.slow
+		r.Goroutines, r.RSS = d.peak.goroutines, d.peak.rss
 	}
 	writeDay(out, &r)
 	return r, nil
@@ -180,9 +186,20 @@ func (d *day) play(ctx context.Context, kc, pc []*client.Client, first *watcher,
 					return nil, err
 				}
 			}
+			if d.o.Metrics != "" {
+				if f, err := scrape(ctx, d.o.Metrics); err == nil {
+					d.sample(f)
+				}
+			}
 			fmt.Fprintln(out, d.line(first, second))
 		}
 	}
+}
+
+// sample keeps the most goroutines and RSS of f and the figures before.
+func (d *day) sample(f daemonFigures) {
+	d.peak.goroutines = max(d.peak.goroutines, f.goroutines)
+	d.peak.rss = max(d.peak.rss, f.rss)
 }
 
 // day is one run of Day.
@@ -201,7 +218,9 @@ type day struct {
 	moved    atomic.Int64 // transfers
 	issuing  atomic.Bool  // false once every ticket is issued
 
-	hall *hall // nil without DayOpts.Hall
+	hall *hall         // nil without DayOpts.Hall
+	at0  daemonFigures // /metrics before the day
+	peak daemonFigures // the most goroutines and RSS seen
 
 	mu       sync.Mutex
 	watchers []*watcher
@@ -539,7 +558,8 @@ func writeDay(out io.Writer, r *DayResult) {
 		r.Elapsed.Round(100*time.Millisecond), r.Issued, r.Called, r.Served, r.NoShows, r.Transfers, r.Errors, r.Waiting)
 	fmt.Fprintf(out, "      %.0f tickets/s issued, %.0f calls/s\n", float64(r.Issued)/el, float64(r.Called)/el)
 	if r.Dropped >= 0 {
-		fmt.Fprintf(out, "daemon: %d sessions closed as slow consumers during the day (/metrics)\n", r.Dropped)
+		fmt.Fprintf(out, "daemon: %d sessions closed as slow consumers during the day; at most %d goroutines and %.0f MiB RSS (/metrics)\n",
+			r.Dropped, r.Goroutines, r.RSS/(1<<20))
 	}
 	if h := r.Hall; h != nil {
 		same := "its waiting counts and last call equal the daemon's"
@@ -558,38 +578,53 @@ func writeDay(out io.Writer, r *DayResult) {
 	}
 }
 
-// slowConsumers reads from the daemon's /metrics at url the sessions it
-// closed as slow consumers, of every role; 0 without url.
-func slowConsumers(ctx context.Context, url string) (int, error) {
+// daemonFigures are what a day reads from the daemon's /metrics.
+type daemonFigures struct {
+	slow       int     // sessions closed as slow consumers, of every role
+	goroutines int     // go_goroutines
+	rss        float64 // process_resident_memory_bytes
+}
+
+// scrape reads the daemon's figures from its /metrics at url; zero
+// without url.
+func scrape(ctx context.Context, url string) (daemonFigures, error) {
+	var f daemonFigures
 	if url == "" {
-		return 0, nil
+		return f, nil
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, fmt.Errorf("bench: day: metrics: %w", err)
+		return f, fmt.Errorf("bench: day: metrics: %w", err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("bench: day: metrics: %w", err)
+		return f, fmt.Errorf("bench: day: metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("bench: day: metrics: %s", resp.Status)
+		return f, fmt.Errorf("bench: day: metrics: %s", resp.Status)
 	}
-	n := 0
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "nowserving_protocol_sessions_closed_total{") || !strings.Contains(line, `reason="slow consumer"`) {
+		slow := strings.HasPrefix(line, "nowserving_protocol_sessions_closed_total{") && strings.Contains(line, `reason="slow consumer"`)
+		if !slow && !strings.HasPrefix(line, "go_goroutines ") && !strings.HasPrefix(line, "process_resident_memory_bytes ") {
 			continue
 		}
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		fs := strings.Fields(line)
+		v, err := strconv.ParseFloat(fs[len(fs)-1], 64)
 		if err != nil {
-			return 0, fmt.Errorf("bench: day: metrics: %q: %w", line, err)
+			return f, fmt.Errorf("bench: day: metrics: %q: %w", line, err)
 		}
-		n += int(v)
+		switch {
+		case slow:
+			f.slow += int(v)
+		case fs[0] == "go_goroutines":
+			f.goroutines = int(v)
+		default:
+			f.rss = v
+		}
 	}
-	return n, sc.Err()
+	return f, sc.Err()
 }
