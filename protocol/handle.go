@@ -412,6 +412,9 @@ func (ss *session) status(ctx context.Context, m *wire.Status) (wire.Message, er
 	}
 	out := ss.srv.snapshotMsg(def, &snap)
 	narrow(def, out, counter, m.Service)
+	if counter == "" && m.Service == "" {
+		out = withRecent(ss, def, out, ss.srv.recent(ctx, ss, def, &snap), filter{})
+	}
 	return out, nil
 }
 
@@ -587,13 +590,13 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 	v := snap.Version
 	var answer wire.Message = &wire.OK{Version: uint64(v)}
 	if m.FromVersion == 0 || m.Snapshot || from > v || v-from > int64(s.o.MaxReplay) {
-		answer, from = s.snapshotMsg(def, &snap), v
+		answer, from = withRecent(ss, def, s.snapshotMsg(def, &snap), s.recent(ctx, ss, def, &snap), fl), v
 	}
 	// The answer goes into the queue before any event of the hub.
 	if !ss.send(f.RequestID, answer) {
 		return nil, errSessionGone
 	}
-	if err := s.join(ss, def, from, fl); err != nil {
+	if err := s.join(ss, def, from, v, fl); err != nil {
 		s.log.Error("subscribe", "device", ss.dev.ID, "site", def.ID, "err", err)
 		ss.kill(wire.ErrInternal, "subscribe failed")
 	}

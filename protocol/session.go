@@ -95,7 +95,7 @@ func (s *Server) newSession(c net.Conn, seq uint64) *session {
 	ss := &session{
 		srv: s, conn: c, remote: c.RemoteAddr().String(), host: hostOf(c.RemoteAddr()), seq: seq, start: s.o.Clock(),
 	}
-	ss.out.maxFrames = s.o.SendQueue
+	ss.out.maxBytes, ss.out.maxLag = s.o.SendQueueBytes, s.o.SendLag
 	if sc, ok := netConn(c).(syscall.Conn); ok {
 		ss.raw, _ = sc.SyscallConn()
 	}
@@ -334,7 +334,7 @@ func (ss *session) finish(final *wire.StatusError, reason string) {
 			b = nil
 		}
 	}
-	ok, start, _ := ss.out.push(b, true)
+	ok, start, _ := ss.out.push(b, ss.srv.o.Clock(), true)
 	if !ok {
 		ss.kill(final, reason)
 		return

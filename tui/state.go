@@ -221,9 +221,35 @@ func (s *site) applySnapshot(snap *wire.Snapshot, now time.Time) bool {
 		s.seededAt = s.snapAt
 		s.v = view.FromSnapshot(s.def(), view.Opts{}, protocol.QueueSnapshot(snap))
 		s.hist = &history{v: view.New(s.def(), view.Opts{})}
+		s.recall(snap.Recent, now)
 	}
 	s.list()
 	return true
+}
+
+// recall takes the day's last events that came with a snapshot (and that
+// it counts already): the event stream shows them at once, and when they
+// go back to the day's first event the history they make replaces the
+// snapshot's figures (see replay), without asking the daemon for more.
+func (s *site) recall(evs []wire.Event, now time.Time) {
+	for i := range evs {
+		e := &evs[i]
+		if e.Version == 0 || int64(e.Version) > s.v.Version {
+			continue
+		}
+		if e.Version > s.version {
+			s.version = e.Version
+			at := time.UnixMilli(e.TimeMS)
+			if e.TimeMS == 0 {
+				at = now
+			}
+			s.remember(e, at)
+		}
+		if qe, ok := protocol.QueueEvent(e); ok && s.hist != nil {
+			qe.At = time.UnixMilli(e.TimeMS)
+			s.replay(&qe)
+		}
+	}
 }
 
 // zoneOf is the zone a console without the site's configuration counts

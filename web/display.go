@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nowserving/nowserving/follow"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
 )
@@ -88,37 +89,20 @@ func counterNames(site *queue.Site, id string) map[string]string {
 // callScan is how many recent events are read to list the last calls.
 const callScan = 2000
 
-// siteView is the site's picture at a snapshot, with the last calls of the
-// day read from the events before it (view's call list: one per number,
-// newest first, cleared when the day changes).
-func (s *Server) siteView(ctx context.Context, site *queue.Site) (*view.Site, error) {
-	sn, err := s.o.Engine.Snapshot(ctx, site.ID)
-	if err != nil {
-		return nil, err
-	}
+// picture is the site's picture at the snapshot of u, with the last calls
+// of the day read from the recent events that came with it (view's call
+// list: one per number, newest first, cleared when the day changes).
+func (s *Server) picture(site *queue.Site, u follow.Update) *view.Site {
 	o := view.Opts{Calls: s.o.RecentCalls}
 	recent := view.New(*site, o)
-	for after := max(0, sn.Version-callScan); after < sn.Version; {
-		evs, err := s.o.Engine.Events(ctx, site.ID, after, 500)
-		if err != nil {
-			return nil, err
-		}
-		if len(evs) == 0 {
-			break
-		}
-		for i := range evs {
-			after = evs[i].Version
-			if after > sn.Version {
-				break
-			}
-			recent.Apply(&evs[i])
-		}
+	for i := range u.Recent {
+		recent.Apply(&u.Recent[i])
 	}
-	v := view.FromSnapshot(*site, o, sn)
-	if recent.Day == sn.Day {
+	v := view.FromSnapshot(*site, o, *u.Snapshot)
+	if recent.Day == v.Day {
 		v.Calls = recent.Calls
 	}
-	return v, nil
+	return v
 }
 
 // call is c as the display shows it; calling tells whether the counter
@@ -159,15 +143,20 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 	if site == nil {
 		return
 	}
-	v, err := s.siteView(r.Context(), site)
+	f := s.follower(site.ID, follow.Opts{Recent: callScan})
+	first, err := f.Poll(r.Context()) // a snapshot: the follower does not resume
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	s.serveEvents(w, r, site.ID, v.Version, &page{"state", s.displayState(site, v)}, func(ctx context.Context, st *stream, evs []queue.Event, gap bool) error {
-		for i := range evs {
-			v.Apply(&evs[i])
-			if e := &evs[i]; e.Type == queue.EventCalled || e.Type == queue.EventRecalled {
+	v := s.picture(site, first)
+	s.serveEvents(w, r, f, &page{"state", s.displayState(site, v)}, func(ctx context.Context, st *stream, u follow.Update) error {
+		if u.Snapshot != nil {
+			v = s.picture(site, u)
+		}
+		for i := range u.Events {
+			v.Apply(&u.Events[i])
+			if e := &u.Events[i]; e.Type == queue.EventCalled || e.Type == queue.EventRecalled {
 				if len(v.Calls) > 0 && v.Calls[0].Version == e.Version {
 					if err := st.send(e.Version, "call", s.call(site, v, v.Calls[0])); err != nil {
 						return err
@@ -175,11 +164,9 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
-		if gap || site.Day(s.o.Clock()) != v.Day {
-			if v, err = s.siteView(ctx, site); err != nil {
-				return err
-			}
-			st.sub.Reset(v.Version)
+		if u.Snapshot == nil && site.Day(s.o.Clock()) != v.Day {
+			st.fol.Refresh() // a new day: the next update is its snapshot
+			return nil
 		}
 		return st.send(v.Version, "state", s.displayState(site, v))
 	})
@@ -244,28 +231,20 @@ func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	s.serveEvents(w, r, site.ID, sn.Version, &page{"status", ts}, func(ctx context.Context, st *stream, evs []queue.Event, gap bool) error {
-		v := st.sub.Version()
-		if gap {
-			sn, err := s.o.Engine.Snapshot(ctx, site.ID)
-			if err != nil {
-				return err
-			}
-			st.sub.Reset(sn.Version)
-			v = sn.Version
-		}
-		moved := gap
-		for _, e := range evs {
+	s.serveEvents(w, r, s.follower(site.ID, follow.Opts{Resume: true, After: sn.Version}), &page{"status", ts}, func(ctx context.Context, st *stream, u follow.Update) error {
+		moved := u.Snapshot != nil
+		for _, e := range u.Events {
 			// Counters opening or pausing change the estimate too.
 			moved = moved || e.Service == ts.Ticket.Queue || e.Number == number || e.TicketID == 0
 		}
 		if !moved {
 			return nil
 		}
+		var err error
 		if ts, err = s.ticketStatus(ctx, site, number); err != nil {
 			return err
 		}
-		return st.send(v, "status", ts)
+		return st.send(st.fol.Version(), "status", ts)
 	})
 }
 

@@ -98,6 +98,8 @@ type Snapshot struct {
 	Devices []DeviceInfo
 	// Resources: the bookable resources and their appointments of ServiceDay (repeated).
 	Resources []ResourceInfo
+	// Recent: to a console, the last events of the day up to Version, oldest first, which the snapshot already counts (repeated).
+	Recent []Event
 }
 
 var _ = declare[Snapshot](TypeSnapshot, "SNAPSHOT", fields{
@@ -109,6 +111,7 @@ var _ = declare[Snapshot](TypeSnapshot, "SNAPSHOT", fields{
 	6: "Counters",
 	7: "Devices",
 	8: "Resources",
+	9: "Recent",
 })
 
 // Event is one committed state change, pushed to subscribers in version order. Wire type EVENT (0x23).
