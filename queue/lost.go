@@ -438,14 +438,78 @@ func (e *Engine) restore(ctx context.Context, tx Tx, le *lostError) (restoration
 
 // reapply stores the work of held requests again: their tickets (inserted
 // with their ids where missing, else moved on to the held state), counter
-// states, stored results and events (appended anew, after the gap).
+// states, stored results and events (appended anew, after the gap). It
+// returns the requests applied again: not those whose ticket could not
+// come back.
 func (e *Engine) reapply(ctx context.Context, tx Tx, lt LossTx, again []*heldJob, past int64, rec *LossRecord) ([]*heldJob, error) {
-	latest := map[int64]*Ticket{}
-	var order []int64
+	failed, err := restoreTickets(ctx, tx, lt, again, past, rec)
+	if err != nil {
+		return nil, err
+	}
+	again = slices.DeleteFunc(again, func(h *heldJob) bool {
+		return slices.ContainsFunc(h.tickets, func(t Ticket) bool { return slices.Contains(failed, t.ID) })
+	})
 	counters := map[string]CounterState{}
 	var saves []SavedRequest
 	var keys []RequestKey
 	var evs []*Event
+	for _, h := range again {
+		for _, c := range h.counters {
+			counters[c.ID] = c
+		}
+		if h.save != nil {
+			saves = append(saves, *h.save)
+			keys = append(keys, h.save.RequestKey)
+		}
+		for i := range h.events {
+			ev := h.events[i]
+			evs = append(evs, &ev)
+		}
+	}
+	ids := make([]string, 0, len(counters))
+	for id := range counters {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if err := tx.PutCounter(ctx, counters[id]); err != nil {
+			return nil, fmt.Errorf("queue: restore %s: counter %s: %w", rec.Site, id, err)
+		}
+	}
+	if len(keys) > 0 {
+		have, err := tx.LookupRequests(ctx, keys)
+		if err != nil {
+			return nil, fmt.Errorf("queue: restore %s: look up requests: %w", rec.Site, err)
+		}
+		saves = slices.DeleteFunc(saves, func(s SavedRequest) bool { _, ok := have[s.RequestKey]; return ok })
+		if err := tx.SaveRequests(ctx, saves); err != nil {
+			return nil, fmt.Errorf("queue: restore %s: save requests: %w", rec.Site, err)
+		}
+	}
+	if len(evs) > 0 {
+		if err := tx.AppendEvents(ctx, rec.Site, evs); err != nil {
+			return nil, fmt.Errorf("queue: restore %s: append %d events: %w", rec.Site, len(evs), err)
+		}
+		// The held work carries the versions given again, for publishing.
+		k := 0
+		for _, h := range again {
+			for i := range h.events {
+				h.events[i].Version = evs[k].Version
+				k++
+			}
+		}
+	}
+	rec.Requests, rec.Events = len(again), len(evs)
+	return again, nil
+}
+
+// restoreTickets stores the latest held state of each ticket the held
+// requests wrote: inserted with its id where missing, moved on where the
+// store holds an older state. It returns the ids of those that could not
+// come back (listed in rec.Lost): their number or id was taken.
+func restoreTickets(ctx context.Context, tx Tx, lt LossTx, again []*heldJob, past int64, rec *LossRecord) ([]int64, error) {
+	latest := map[int64]*Ticket{}
+	var order []int64
 	for _, h := range again {
 		for i := range h.tickets {
 			t := &h.tickets[i]
@@ -454,12 +518,9 @@ func (e *Engine) reapply(ctx context.Context, tx Tx, lt LossTx, again []*heldJob
 			}
 			latest[t.ID] = t
 		}
-		for _, c := range h.counters {
-			counters[c.ID] = c
-		}
 	}
 	var missing []*Ticket
-	var failed []int64 // tickets not restored: their requests' events are not appended
+	var failed []int64
 	for _, id := range order {
 		t := latest[id]
 		cur, err := tx.Ticket(ctx, id)
@@ -489,54 +550,7 @@ func (e *Engine) reapply(ctx context.Context, tx Tx, lt LossTx, again []*heldJob
 		}
 		rec.Tickets += len(missing)
 	}
-	ids := make([]string, 0, len(counters))
-	for id := range counters {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		if err := tx.PutCounter(ctx, counters[id]); err != nil {
-			return nil, fmt.Errorf("queue: restore %s: counter %s: %w", rec.Site, id, err)
-		}
-	}
-	again = slices.DeleteFunc(again, func(h *heldJob) bool {
-		return slices.ContainsFunc(h.tickets, func(t Ticket) bool { return slices.Contains(failed, t.ID) })
-	})
-	for _, h := range again {
-		if h.save != nil {
-			saves = append(saves, *h.save)
-			keys = append(keys, h.save.RequestKey)
-		}
-		for i := range h.events {
-			ev := h.events[i]
-			evs = append(evs, &ev)
-		}
-	}
-	if len(keys) > 0 {
-		have, err := tx.LookupRequests(ctx, keys)
-		if err != nil {
-			return nil, fmt.Errorf("queue: restore %s: look up requests: %w", rec.Site, err)
-		}
-		saves = slices.DeleteFunc(saves, func(s SavedRequest) bool { _, ok := have[s.RequestKey]; return ok })
-		if err := tx.SaveRequests(ctx, saves); err != nil {
-			return nil, fmt.Errorf("queue: restore %s: save requests: %w", rec.Site, err)
-		}
-	}
-	if len(evs) > 0 {
-		if err := tx.AppendEvents(ctx, rec.Site, evs); err != nil {
-			return nil, fmt.Errorf("queue: restore %s: append %d events: %w", rec.Site, len(evs), err)
-		}
-		// The held work carries the versions given again, for publishing.
-		k := 0
-		for _, h := range again {
-			for i := range h.events {
-				h.events[i].Version = evs[k].Version
-				k++
-			}
-		}
-	}
-	rec.Requests, rec.Events = len(again), len(evs)
-	return again, nil
+	return failed, nil
 }
 
 // laterState reports whether held is a later state of the stored ticket

@@ -74,6 +74,23 @@ tokens, boards and voice live; an invalid file is refused and nothing changes.`,
 // sites serves nobody.
 var errNoConfig = errors.New("serve: give --config FILE, the sites, services, counters and devices to serve (`make run` starts the demo: serve --config testdata/hospital.yaml)")
 
+// newEngine builds the engine over st, and its notifier when the store
+// has one; both close before the store, the engine first.
+func (d *server) newEngine(cfg *config.Config, st queue.Store, log *slog.Logger) (*queue.Engine, error) {
+	eo := queue.Opts{Store: st, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers(cfg.Store), StoreTimeout: cfg.Store.Timeout,
+		Name: probeName(cfg), Logger: log}
+	if n := follow(cfg.Store, &eo); n != nil {
+		d.Closers = append([]daemon.Closer{{Name: "notifier", Close: func(context.Context) error { return n.Close() }}}, d.Closers...)
+	}
+	eng, err := queue.New(eo)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	// The engine closes before the notifier and the store: prepend.
+	d.Closers = append([]daemon.Closer{{Name: "engine", Close: eng.Close}}, d.Closers...)
+	return eng, nil
+}
+
 // newDaemon starts opening the store, starts the engine and listens; run
 // serves. A store that is unavailable (the database is down or does not
 // answer) does not stop it: the daemon serves while a connector retries
@@ -108,17 +125,10 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	if err := metrics.RegisterFailovers(reg, func() (uint64, uint64) { h := ps.Health(); return h.ReadOnly, h.NotAnswering }); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers(cfg.Store), StoreTimeout: cfg.Store.Timeout,
-		Name: probeName(cfg), Logger: log}
-	if n := follow(cfg.Store, &eo); n != nil {
-		d.Closers = append([]daemon.Closer{{Name: "notifier", Close: func(context.Context) error { return n.Close() }}}, d.Closers...)
-	}
-	eng, err := queue.New(eo)
+	eng, err := d.newEngine(cfg, mst, log)
 	if err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
+		return nil, err
 	}
-	// The engine closes before the notifier and the store: prepend.
-	d.Closers = append([]daemon.Closer{{Name: "engine", Close: eng.Close}}, d.Closers...)
 
 	first, err := buildDevices(cfg, eng, log)
 	if err != nil {
