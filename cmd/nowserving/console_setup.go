@@ -24,7 +24,7 @@ type consoleSetup struct {
 func resolveConsole(f *consoleFlags) (_ *consoleSetup, err error) {
 	var cfg *config.Config
 	if file := sim.ConfigFile(f.config, f.device, f.secret); file != "" {
-		c, err := config.Load(config.Opts{File: file})
+		c, err := config.Load(config.Opts{File: file, Client: true})
 		if err != nil {
 			return nil, fmt.Errorf("console: %w", err)
 		}
