@@ -159,6 +159,9 @@ func eventMsg(site *queue.Site, ev *queue.Event) (*wire.Event, bool) {
 	if ev.Issuer != ev.Service {
 		m.Issuer = ev.Issuer
 	}
+	if to := ev.ToCounter(); to != "" {
+		m.ToCounter = queue.CounterNumber(to)
+	}
 	if !ev.At.IsZero() {
 		m.TimeMS = ev.At.UnixMilli()
 		m.ServiceDay = site.Day(ev.At)

@@ -641,7 +641,7 @@ func (e *Engine) Transfer(ctx context.Context, r TransferRequest) (Ticket, error
 			if err != nil {
 				return Ticket{}, err
 			}
-			target, detail = tc.ID, "counter "+tc.ID
+			target, detail = tc.ID, DetailToCounter+tc.ID
 		}
 		if _, err := Next(cur.Number, cur.Status, ActTransfer); err != nil {
 			return Ticket{}, err

@@ -55,6 +55,18 @@ func TestGolden(t *testing.T) {
 			feed(m, StateMsg{State: LinkReconnecting, Attempt: 3})
 			return m
 		}},
+		{"refusal-80x24", func(t *testing.T) *Model {
+			m := busyModel(t, 80, 24, 0)
+			feed(m, ResultMsg{What: "call next at counter 5", Err: wire.ErrInvalidTransition.WithMsg(
+				"invalid transition: counter 5 is calling A040: start, recall or mark it no-show first")})
+			return m
+		}},
+		{"refusal-counter-80x24", func(t *testing.T) *Model {
+			m := busyModel(t, 80, 24, 5)
+			feed(m, ResultMsg{What: "call next at counter 5", Err: wire.ErrInvalidTransition.WithMsg(
+				"invalid transition: counter 5 is calling A040: start, recall or mark it no-show first")})
+			return m
+		}},
 		{"counter-80x24", func(t *testing.T) *Model { return busyModel(t, 80, 24, 5) }},
 		{"counter-120x40", func(t *testing.T) *Model { return busyModel(t, 120, 40, 5) }},
 	}

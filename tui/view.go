@@ -189,11 +189,35 @@ func (m *Model) footer() []string {
 	if m.counter == 0 {
 		out = append(out, fit(m.offlineLine(s), m.width))
 	}
-	out = append(out, fit(m.statusLine(), m.width))
+	out = append(out, m.statusLines()...)
 	for _, l := range strings.Split(m.help.View(m.keys), "\n") {
 		out = append(out, fit(l, m.width))
 	}
 	return out
+}
+
+// maxStatusLines is how many lines a long answer or refusal may take, so
+// that at 80 columns "counter busy: counter 5 is calling A040: start,
+// recall or mark it no-show first" is read whole: the useful part of a
+// refusal is at its end.
+const maxStatusLines = 3
+
+// statusLines is the status line wrapped at the screen's width onto at
+// most maxStatusLines lines (a prompt or a question stays on one).
+func (m *Model) statusLines() []string {
+	s := m.statusLine()
+	if m.confirm != nil || m.prompt != nil || m.width <= 0 || lipgloss.Width(s) <= m.width {
+		return []string{fit(s, m.width)}
+	}
+	lines := strings.Split(ansi.Wrap(s, m.width, " "), "\n")
+	if len(lines) > maxStatusLines {
+		lines[maxStatusLines-1] = strings.Join(lines[maxStatusLines-1:], " ")
+		lines = lines[:maxStatusLines]
+	}
+	for i := range lines {
+		lines[i] = fit(strings.TrimRight(lines[i], " "), m.width)
+	}
+	return lines
 }
 
 func (m *Model) statusLine() string {
@@ -491,6 +515,9 @@ func (m *Model) eventLine(s *site, e *wire.Event) string {
 		what = fmt.Sprintf("%s → %d", e.Number, e.Counter)
 	case wire.EventIssued, wire.EventReentered, wire.EventTransferred:
 		what = fmt.Sprintf("%s in %s", e.Number, e.Service)
+		if e.ToCounter != 0 { // transferred to one counter
+			what += fmt.Sprintf(" → %d", e.ToCounter)
+		}
 	case wire.EventServing, wire.EventDone, wire.EventNoShow:
 		what = fmt.Sprintf("%s at %d", e.Number, e.Counter)
 	case wire.EventCounterOpened, wire.EventCounterPaused, wire.EventCounterClosed:
