@@ -55,6 +55,10 @@ func refusalMsg(err, sentinel error, st *wire.StatusError) string {
 	if errors.As(err, &early) {
 		return fmt.Sprintf("%s: booking %s: come back at %s", st.Msg, early.Code, early.ComeBack())
 	}
+	var ce *queue.ClosedError
+	if errors.As(err, &ce) {
+		return st.Msg + ": " + ce.Notice()
+	}
 	var be *queue.BookingStateError
 	if errors.As(err, &be) {
 		return fmt.Sprintf("%s: booking %d is %s: cannot %s", st.Msg, be.ID, be.Status, be.Action)

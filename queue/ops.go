@@ -134,7 +134,7 @@ func (e *Engine) issue(ctx context.Context, tx Tx, j *job, s *Site, r IssueReque
 	}
 	now := e.clock()
 	if !sv.OpenAt(now, s.Location) {
-		return Ticket{}, fmt.Errorf("%w: %s at %s", ErrServiceClosed, sv.Code, now.In(s.Location).Format("Mon 15:04"))
+		return Ticket{}, s.closedError(sv, now)
 	}
 	day := s.Day(now)
 	seq, err := tx.NextSeq(ctx, DayKey{Site: s.ID, Service: sv.Code, Day: day}, 1)
