@@ -41,7 +41,7 @@ func (e *ClosedError) refuses() {}
 // it opens; a language not here speaks English.
 var closedWords = map[string]struct {
 	closed, opens string // opens: name, then when
-	days              [7]string
+	days          [7]string
 }{
 	"en": {"%s: closed", "%s: closed, opens %s", [7]string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}},
 	"zh": {"%s：已关闭", "%s：已关闭，%s 开放", [7]string{"周日", "周一", "周二", "周三", "周四", "周五", "周六"}},
