@@ -414,6 +414,10 @@ type Device struct {
 	// device may use, tried in order: on failure it moves to the next one
 	// (PROTOCOL.md §7). Empty: the one daemon of listen.protocol.
 	Daemons []string `mapstructure:"daemons"`
+	// Lang is the one language of a keypad's LCD lines and of a console's
+	// screen (names and words), one of its site's languages. Empty: the
+	// site's first language (a console's --lang overrides it).
+	Lang string `mapstructure:"lang"`
 }
 
 // Site returns the site with the given id.

@@ -610,3 +610,17 @@ func TestLoadOnly(t *testing.T) {
 		t.Errorf("Load(Only store) with a bad driver: %v", err)
 	}
 }
+
+// TestDeviceLang: a device's lang is one of its site's languages.
+func TestDeviceLang(t *testing.T) {
+	y := minimal + `
+devices:
+  - { id: kp, role: keypad, site: s, counter: "1", secret: a-long-enough-secret, lang: en }
+  - { id: kp2, role: keypad, site: s, counter: "1", secret: a-long-enough-secret, lang: zh }
+`
+	_, err := load([]byte(y), Opts{LookupEnv: noEnv})
+	want := []string{`devices[1].lang: must be one of the site's languages [en], got "zh"`}
+	if got := problemStrings(t, err); !slices.Equal(got, want) {
+		t.Errorf("problems %q, want %q", got, want)
+	}
+}

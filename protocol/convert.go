@@ -282,24 +282,3 @@ func waitingFor(site *queue.Site, v *view.Site, counter string) int {
 	return n
 }
 
-// lcdFirst is the first LCD line for a keypad after action t on ticket tk.
-func lcdFirst(t wire.MsgType, tk *queue.Ticket, counter string) string {
-	switch t {
-	case wire.TypeNoShow:
-		return tk.Number + " no-show"
-	case wire.TypeStart:
-		return tk.Number + " serving"
-	case wire.TypeComplete:
-		return tk.Number + " done"
-	case wire.TypeTransfer:
-		if tk.TargetCounter != "" {
-			return fmt.Sprintf("%s => %s", tk.Number, tk.TargetCounter)
-		}
-		return fmt.Sprintf("%s => %s", tk.Number, tk.Queue)
-	case wire.TypeReenter:
-		return tk.Number + " back"
-	case wire.TypeCancel:
-		return tk.Number + " cancelled"
-	}
-	return fmt.Sprintf("%s -> %s", tk.Number, counter)
-}

@@ -149,7 +149,7 @@ func protocolDevices(in []config.Device) ([]protocol.Device, error) {
 		if err != nil {
 			return nil, fmt.Errorf("device %s: %w", d.ID, err)
 		}
-		out = append(out, protocol.Device{ID: d.ID, Role: r, Site: d.Site, Counter: d.Counter, Secret: []byte(d.Secret)})
+		out = append(out, protocol.Device{ID: d.ID, Role: r, Site: d.Site, Counter: d.Counter, Secret: []byte(d.Secret), Lang: d.Lang})
 	}
 	return out, nil
 }
