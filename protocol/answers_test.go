@@ -209,7 +209,7 @@ func TestKeypadLCDLanguage(t *testing.T) {
 	}{
 		{"keypad-1", "A001 -> 1|等候 1 人", "1号诊室|暂停"}, // the site's main language
 		{"keypad-3", "A002 -> 3|等候 0 人", "3号窗口|暂停"}, // no name: the words' own
-		{"keypad-2", "", "Counter 2|paused"},           // lang: en
+		{"keypad-2", "", "Counter 2|paused"},        // lang: en
 	} {
 		kp, _ := en.login(tc.id, 1)
 		if tc.call != "" {

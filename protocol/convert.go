@@ -281,4 +281,3 @@ func waitingFor(site *queue.Site, v *view.Site, counter string) int {
 	}
 	return n
 }
-
