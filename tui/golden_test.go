@@ -113,3 +113,20 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusLineLanguage: an action and the daemon's refusal of it read in
+// the console's language (the refusal's own text is the daemon's).
+func TestStatusLineLanguage(t *testing.T) {
+	for _, tc := range []struct{ lang, want string }{
+		{"zh", "1 号窗口 叫号：被拒：no ticket waiting"},
+		{"pt", "chamar próxima no guichê 1: recusado: no ticket waiting"},
+		{"en", "call next at counter 1: refused: no ticket waiting"},
+	} {
+		m := busyModelIn(t, 80, 24, 0, tc.lang, siteIn[tc.lang])
+		m.sites[0].conn = &recConn{answer: func(wire.Message) (wire.Message, error) { return nil, wire.ErrNoTicketWaiting }}
+		press(m, "n")
+		if !strings.Contains(m.View(), tc.want) {
+			t.Errorf("%s: status line lacks %q:\n%s", tc.lang, tc.want, m.View())
+		}
+	}
+}

@@ -269,7 +269,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Site >= 0 && msg.Site < len(m.sites) {
 			loc = m.sites[msg.Site].loc
 		}
-		m.status, m.statusOK = describe(msg, loc)
+		m.status, m.statusOK = describe(msg, loc, m.t)
 		if msg.Site != m.cur && msg.Site < len(m.sites) {
 			m.status = m.sites[msg.Site].code + ": " + m.status
 		}
