@@ -124,8 +124,8 @@
       e.style.fontSize = size + "px";
     }
     if (!overflows(e)) return;
+    e.classList.add("scroll"); // pads the text clear of the faded edges: measure after
     var over = e.firstChild.getBoundingClientRect().width - e.clientWidth;
-    e.classList.add("scroll");
     e.style.setProperty("--shift", -Math.ceil(over + 2) + "px");
     e.style.setProperty("--dur", Math.max(6, over / 30).toFixed(1) + "s");
   }
