@@ -218,7 +218,8 @@
         }
       }
     }
-    var per = cap.rows * cap.cols, pages = [];
+    // As few pages as fit, evenly filled (11 in pages of 10 are 6 and 5).
+    var n = Math.ceil(busy.length / (cap.rows * cap.cols)), per = Math.ceil(busy.length / n), pages = [];
     for (var j = 0; j < busy.length; j += per) pages.push(busy.slice(j, j + per));
     return { scale: SCALES[SCALES.length - 1], cols: cap.cols, rows: cap.rows, row: cap.row, pages: pages };
   }
