@@ -12,7 +12,7 @@ type HTTP struct {
 	// PublicURL is the address customers' phones reach the daemon at, e.g.
 	// "https://queue.example.org"; the QR code on a ticket opens
 	// PublicURL/t/{site}/{number}. Empty prints no status-page QR code.
-	PublicURL string `mapstructure:"public_url"`
+	PublicURL string `mapstructure:"public_url" usage:"public address of the ticket status pages, for the QR code (empty: none)"`
 	// Tokens are the API clients (hospital or bank systems).
 	Tokens []Token `mapstructure:"tokens"`
 }

@@ -432,6 +432,9 @@ func (c *Config) validateDevice(k string, d *Device, ps *problems) {
 	case d.Role != RoleKeypad && d.Counter != "":
 		ps.add(k+".counter", "only a keypad has a counter (role %s)", d.Role)
 	}
+	if d.Lang != "" && site != nil && !slices.Contains(site.Languages, d.Lang) {
+		ps.add(k+".lang", "must be one of the site's languages %v, got %q", site.Languages, d.Lang)
+	}
 	for i, a := range d.Daemons {
 		if err := checkAddr(a); err != "" {
 			ps.add(fmt.Sprintf("%s.daemons[%d]", k, i), "%s", err)

@@ -241,9 +241,9 @@ func (ss *session) dispatch(ctx context.Context, f wire.Frame, m wire.Message) (
 	case *wire.Cancel:
 		return ss.numberOp(ctx, f, wire.NumberAction(*m), false, eng.Cancel)
 	case *wire.Pause:
-		return ss.modeOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Pause, "paused")
+		return ss.modeOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Pause, func(w lcdWords) string { return w.paused })
 	case *wire.Resume:
-		return ss.modeOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Resume, "open")
+		return ss.modeOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Resume, func(w lcdWords) string { return w.open })
 	case *wire.Status:
 		return ss.status(ctx, m)
 	case *wire.Subscribe:
@@ -346,7 +346,7 @@ func (ss *session) numberOp(ctx context.Context, f wire.Frame, m wire.NumberActi
 
 type modeFunc func(context.Context, queue.CounterRequest) (queue.CounterState, error)
 
-func (ss *session) modeOp(ctx context.Context, f wire.Frame, site string, counter uint32, key string, fn modeFunc, word string) (wire.Message, error) {
+func (ss *session) modeOp(ctx context.Context, f wire.Frame, site string, counter uint32, key string, fn modeFunc, word func(lcdWords) string) (wire.Message, error) {
 	r, err := ss.resolve(f, site, counter, key, true)
 	if err != nil {
 		return nil, err
@@ -357,7 +357,8 @@ func (ss *session) modeOp(ctx context.Context, f wire.Frame, site string, counte
 	}
 	ok := &wire.OK{Version: uint64(max(cs.Version, 0))}
 	if ss.dev.Role == wire.RoleKeypad {
-		ok.LCD = []string{r.site.CounterName(r.counter, "", "Counter "+r.counter), word}
+		lang := ss.lcdLang(r.site)
+		ok.LCD = []string{lcdCounter(r.site, r.counter, lang), word(lcdWordsFor(lang))}
 	}
 	return ok, nil
 }
@@ -376,9 +377,10 @@ func (ss *session) ticketAnswer(ctx context.Context, t wire.MsgType, r req, tk q
 	}
 	out := ticketMsg(r.site, &tk, pos)
 	if ss.dev.Role == wire.RoleKeypad {
-		out.LCD = []string{lcdFirst(t, &tk, r.counter)}
+		lang := ss.lcdLang(r.site)
+		out.LCD = []string{lcdFirst(t, &tk, r.counter, lang)}
 		err := ss.srv.views.read(ctx, ss.srv.eng, r.site, func(v *view.Site) {
-			out.LCD = append(out.LCD, fmt.Sprintf("%d waiting", waitingFor(r.site, v, r.counter)))
+			out.LCD = append(out.LCD, lcdWaiting(waitingFor(r.site, v, r.counter), lang))
 		})
 		if err != nil {
 			ss.srv.log.Warn("keypad answer without its waiting count", "device", ss.dev.ID, "site", r.site.ID, "err", err)

@@ -35,6 +35,9 @@ type Device struct {
 	Counter string
 	// Secret is the shared HMAC secret.
 	Secret []byte
+	// Lang is the language of a keypad's LCD lines (its words and the
+	// names in them); empty: the site's main language.
+	Lang string
 }
 
 // RenderFunc renders a ticket as ESC/POS bytes for a kiosk that asked for

@@ -1,11 +1,15 @@
 package protocol
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nowserving/nowserving/logtest"
+	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 func TestBucket(t *testing.T) {
@@ -153,5 +157,30 @@ func TestRefusalLog(t *testing.T) {
 		if !strings.Contains(sum, want) {
 			t.Errorf("summary lacks %s: %s", want, sum)
 		}
+	}
+}
+
+// TestClosedRefusal: a kiosk refused outside the hours reads, after the
+// code's message, when the service opens in each of the site's languages.
+func TestClosedRefusal(t *testing.T) {
+	sp, err := time.LoadLocation("America/Sao_Paulo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := queue.Site{ID: "b", Location: sp, Languages: []string{"pt", "en"},
+		Services: []queue.Service{{Code: "P", Prefix: "P", Width: 3, Names: map[string]string{"pt": "Pessoa física", "en": "Personal"},
+			Hours: []queue.Hours{{Days: []time.Weekday{time.Monday}, Open: 10 * time.Hour, Close: 16 * time.Hour}}}},
+		Counters: []queue.Counter{{ID: "1", Services: []queue.CounterService{{Service: "P"}}}}}
+	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site},
+		Clock: storetest.FixedClock(time.Date(2026, 12, 5, 12, 0, 0, 0, sp)).Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	_, err = eng.Issue(context.Background(), queue.IssueRequest{Request: queue.Request{Site: "b", Device: "k"}, Service: "P"})
+	se, internal := statusOf(err)
+	want := "service closed: Pessoa física: fechado, abre seg 10:00 / Personal: closed, opens Mon 10:00"
+	if internal || se.Code != wire.ErrServiceClosed.Code || se.Msg != want {
+		t.Errorf("refusal %v (internal %v), want 0x22 %q", se, internal, want)
 	}
 }

@@ -233,11 +233,13 @@ func New(o Opts) (*Engine, error) {
 type siteDefs struct {
 	byID  map[string]*Site
 	order []string
+	// changed is closed when SetSites replaces these definitions.
+	changed chan struct{}
 }
 
 // newSiteDefs validates sites and indexes them.
 func newSiteDefs(sites []Site) (*siteDefs, error) {
-	d := &siteDefs{byID: map[string]*Site{}}
+	d := &siteDefs{byID: map[string]*Site{}, changed: make(chan struct{})}
 	for i := range sites {
 		s := sites[i]
 		if err := s.Validate(); err != nil {
@@ -285,10 +287,17 @@ func (e *Engine) SetSites(sites []Site) error {
 	if err != nil {
 		return err
 	}
-	e.defs.Store(d)
+	old := e.defs.Swap(d)
 	e.feed.dropOrders() // rebuilt on next use, from the new definitions
+	close(old.changed)
 	return nil
 }
+
+// SitesChanged returns a channel closed at the next SetSites: a reader
+// that shows names (a hall display, a ticket page) takes it before it reads
+// Site, and reads the site again when it closes, so a reload reaches the
+// screens already open without waiting for an event.
+func (e *Engine) SitesChanged() <-chan struct{} { return e.defs.Load().changed }
 
 // Now is the engine's clock.
 func (e *Engine) Now() time.Time { return e.clock() }

@@ -34,6 +34,7 @@ const (
 // the snapshots say of it. Its figures are the view's (site.figures).
 type service struct {
 	code, name string
+	named      bool          // name from the configuration, in the console's language: the snapshot's (the daemon's main language) does not replace it
 	target     time.Duration // wait target from the configuration; 0: none
 	open, full bool          // taking tickets, daily cap reached (snapshot)
 	lastCalled string        // from the snapshot the view started from, until an event names one
@@ -49,6 +50,7 @@ type service struct {
 type counter struct {
 	id     uint32
 	name   string
+	named  bool      // as service.named
 	serves []string  // service codes it serves (configuration)
 	keypad string    // id of its keypad device (configuration); empty: none
 	seen   time.Time // last event whose actor is its keypad
@@ -110,10 +112,10 @@ func newSite(o SiteOpts) *site {
 	}
 	s.dayLoc = s.loc
 	for _, sv := range o.Services {
-		s.services = append(s.services, &service{code: sv.Code, name: sv.Name, target: sv.WaitTarget, open: true})
+		s.services = append(s.services, &service{code: sv.Code, name: sv.Name, named: sv.Name != "", target: sv.WaitTarget, open: true})
 	}
 	for _, c := range o.Counters {
-		s.counters = append(s.counters, &counter{id: c.ID, name: c.Name, serves: c.Services, keypad: c.Keypad})
+		s.counters = append(s.counters, &counter{id: c.ID, name: c.Name, named: c.Name != "", serves: c.Services, keypad: c.Keypad})
 	}
 	s.v = view.New(s.def(), view.Opts{})
 	return s
@@ -271,7 +273,7 @@ func (s *site) describe(snap *wire.Snapshot, restart bool) {
 		if sv == nil {
 			continue
 		}
-		if si.Name != "" {
+		if si.Name != "" && !sv.named {
 			sv.name = si.Name
 		}
 		sv.open, sv.full = si.Open, si.Full
@@ -284,7 +286,7 @@ func (s *site) describe(snap *wire.Snapshot, restart bool) {
 		}
 	}
 	for _, ci := range snap.Counters {
-		if c := s.counter(ci.ID); c != nil && ci.Name != "" {
+		if c := s.counter(ci.ID); c != nil && ci.Name != "" && !c.named {
 			c.name = ci.Name
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/nowserving/nowserving/follow"
@@ -21,6 +22,9 @@ type stream struct {
 	// EventSource sees (a comment is invisible to it), so the page can
 	// tell a silent dead connection from a quiet hall.
 	pingEvent bool
+	// wake, when set, ends a wait for events early: each is then called
+	// with no events (the site's definitions changed: a reload).
+	wake <-chan struct{}
 }
 
 // follower follows site for a stream; with o.Resume, after o.After.
@@ -102,6 +106,9 @@ func (st *stream) ping() error {
 type page struct {
 	event string
 	data  any
+	// wake is the engine's SitesChanged, taken before the page's site was
+	// read: each is called with no events when it closes.
+	wake <-chan struct{}
 }
 
 // serveEvents streams the updates of f: it starts the stream
@@ -117,7 +124,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, f *follow.S
 	}
 	defer done()
 	if p != nil {
-		st.pingEvent = true
+		st.pingEvent, st.wake = true, p.wake
 		if st.send(f.Version(), p.event, p.data) != nil {
 			return
 		}
@@ -135,8 +142,12 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, f *follow.S
 func (s *Server) next(ctx context.Context, st *stream) (follow.Update, error) {
 	for {
 		hctx, cancel := context.WithTimeout(ctx, s.o.Heartbeat)
+		woke := st.wakeCancels(hctx, cancel)
 		u, err := st.fol.Next(hctx)
 		cancel()
+		if woke() && err != nil && ctx.Err() == nil {
+			return follow.Update{}, nil // no events lost: each reads the new definitions
+		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			if err := st.ping(); err != nil {
 				return follow.Update{}, err
@@ -145,4 +156,24 @@ func (s *Server) next(ctx context.Context, st *stream) (follow.Update, error) {
 		}
 		return u, err
 	}
+}
+
+// wakeCancels cancels ctx when st.wake closes first; woke reports, once
+// the wait is over, whether it did.
+func (st *stream) wakeCancels(ctx context.Context, cancel context.CancelFunc) (woke func() bool) {
+	if st.wake == nil {
+		return func() bool { return false }
+	}
+	var fired atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-st.wake:
+			fired.Store(true)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return func() bool { <-done; return fired.Load() }
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -58,6 +59,7 @@ tokens, boards and voice live; an invalid file is refused and nothing changes.`,
 				_ = d.close(cmd.Context())
 				return err
 			}
+			quietStart(cmd.ErrOrStderr(), cfg.Log, d)
 			defer removePIDFile(*pidFile)
 			stop := d.live.onHangup(cmd.Context(), func() (*config.Config, error) { return loadConfig(cmd, *file) })
 			defer stop()
@@ -68,6 +70,21 @@ tokens, boards and voice live; an invalid file is refused and nothing changes.`,
 	pidFile = cmd.Flags().String("pid-file", "", "write the daemon's process id to FILE (for nowserving reload --pid-file)")
 	pprofAddr = pprofFlag(cmd)
 	return cmd
+}
+
+// quietStart says once on w that the daemon serves, and where, when the
+// log level hides the INFO "listening" lines (rush.yaml logs at warn):
+// a daemon that starts in silence looks hung.
+func quietStart(w io.Writer, l config.Log, d *server) {
+	if l.SlogLevel() <= slog.LevelInfo {
+		return
+	}
+	http := "off"
+	if d.httpAddr != nil {
+		http = d.httpAddr.String()
+	}
+	fmt.Fprintf(w, "nowserving: serving, protocol %s, http %s (log.level %s: only warnings and errors follow)\n",
+		d.protocolAddr, http, l.Level)
 }
 
 // errNoConfig is serve's answer to a missing --config: a daemon without

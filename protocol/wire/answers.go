@@ -162,6 +162,8 @@ type Event struct {
 	BookingID uint64
 	// SlotMS: slot start of a booking event, Unix milliseconds.
 	SlotMS int64
+	// ToCounter: on TRANSFERRED to one counter, the counter the ticket now waits for (Counter transferred it); 0: none.
+	ToCounter uint32
 }
 
 var _ = declare[Event](TypeEvent, "EVENT", fields{
@@ -188,6 +190,7 @@ var _ = declare[Event](TypeEvent, "EVENT", fields{
 	21: "Resource",
 	22: "BookingID",
 	23: "SlotMS",
+	24: "ToCounter",
 })
 
 // ServiceInfo is one service in a SNAPSHOT.

@@ -27,8 +27,16 @@ type CheckOpts struct {
 	// HeldSince returns the oldest service day whose tickets a counter may
 	// still hold (queue.Site.HeldSinceDay of now): a called or serving
 	// ticket of that day or later is being finished after the rollover,
-	// not left open. When nil, or when it returns "", no day is exempt.
+	// not left open. When it returns "", no day is exempt. When nil (no
+	// configuration), the daemon's rule is applied with the default grace
+	// (queue.DefaultHeldGrace) and the rollover read from the tickets: a
+	// called or serving ticket of the day before today is held while Now
+	// is less than the grace after today's first ticket (which was issued
+	// at or after the rollover, so a ticket the daemon still holds is
+	// never reported).
 	HeldSince func(site string) string
+	// Now is the clock of that default rule; nil means time.Now.
+	Now func() time.Time
 	// MaxViolations caps the violations listed per invariant (0: 20).
 	MaxViolations int
 }
@@ -551,6 +559,8 @@ func (t *tx) checkDays(ctx context.Context, opts CheckOpts, limit int, r *Report
 		held := ""
 		if opts.HeldSince != nil {
 			held = opts.HeldSince(site)
+		} else if held, err = t.heldByDefault(ctx, site, today, opts.Now); err != nil {
+			return t.wrap("check: held tickets", err)
 		}
 		for _, v := range lines {
 			if held != "" && v[1] >= held && (v[3] == string(queue.StatusCalled) || v[3] == string(queue.StatusServing)) {
@@ -561,6 +571,28 @@ func (t *tx) checkDays(ctx context.Context, opts CheckOpts, limit int, r *Report
 		}
 	}
 	return nil
+}
+
+// heldByDefault is CheckOpts.HeldSince without a configuration: the day
+// before today while now is within queue.DefaultHeldGrace of today's first
+// ticket, else "".
+func (t *tx) heldByDefault(ctx context.Context, site, today string, now func() time.Time) (string, error) {
+	if now == nil {
+		now = time.Now
+	}
+	first, err := t.rowsAsText(ctx, t.s.d.Rebind("SELECT MIN(issued_at) FROM tickets WHERE site = ? AND day = ?"), 1, 0, []any{site, today})
+	if err != nil || len(first) == 0 {
+		return "", err
+	}
+	at, err := strconv.ParseInt(first[0][0], 10, 64)
+	if err != nil || !now().Add(-queue.DefaultHeldGrace).Before(time.UnixMilli(at)) {
+		return "", nil // no ticket today (MIN is NULL), or past the grace
+	}
+	prev, err := t.rowsAsText(ctx, t.s.d.Rebind("SELECT MAX(day) FROM tickets WHERE site = ? AND day < ?"), 1, 0, []any{site, today})
+	if err != nil || len(prev) == 0 {
+		return "", err
+	}
+	return prev[0][0], nil
 }
 
 // rowsAsText runs q and returns up to limit rows (0: all) of cols columns
