@@ -61,6 +61,8 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"EventsConcurrent", txEventsConcurrent},
 		{"Requests", txRequests},
 		{"RequestBatches", txRequestBatches},
+		{"PurgeRequests", txPurgeRequests},
+		{"Lease", txLease},
 		{"EventBatches", txEventBatches},
 		{"Savepoint", txSavepoint},
 		{"UpdateRetries", txUpdateRetries},
