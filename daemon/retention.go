@@ -17,6 +17,9 @@ import (
 type PurgeStore interface {
 	TakeLease(ctx context.Context, l sqlstore.Lease) (bool, error)
 	PurgeRequests(ctx context.Context, before time.Time, n int) (int, error)
+	PurgeOutbox(ctx context.Context, before time.Time, n int) (int, error)
+	BlankPatients(ctx context.Context, before time.Time, n int) (int, error)
+	PurgePatientLocks(ctx context.Context, before time.Time, n int) (int, error)
 }
 
 var _ PurgeStore = (*PendingStore)(nil)
@@ -31,6 +34,21 @@ func (p *PendingStore) PurgeRequests(ctx context.Context, before time.Time, n in
 	return onStore(p, func(st *sqlstore.Store) (int, error) { return st.PurgeRequests(ctx, before, n) })
 }
 
+// PurgeOutbox purges notifications on the store.
+func (p *PendingStore) PurgeOutbox(ctx context.Context, before time.Time, n int) (int, error) {
+	return onStore(p, func(st *sqlstore.Store) (int, error) { return st.PurgeOutbox(ctx, before, n) })
+}
+
+// BlankPatients blanks patient references on the store.
+func (p *PendingStore) BlankPatients(ctx context.Context, before time.Time, n int) (int, error) {
+	return onStore(p, func(st *sqlstore.Store) (int, error) { return st.BlankPatients(ctx, before, n) })
+}
+
+// PurgePatientLocks purges patient lock rows on the store.
+func (p *PendingStore) PurgePatientLocks(ctx context.Context, before time.Time, n int) (int, error) {
+	return onStore(p, func(st *sqlstore.Store) (int, error) { return st.PurgePatientLocks(ctx, before, n) })
+}
+
 // PurgeLease names the lease the purge runs under: one daemon of those
 // sharing a database purges at a time.
 const PurgeLease = "purge"
@@ -40,8 +58,9 @@ type PurgerOpts struct {
 	Store PurgeStore
 	// Holder names this daemon in the lease (host and protocol address).
 	Holder string
-	// Requests is how long stored request results are kept.
-	Requests time.Duration
+	// Requests is how long stored request results are kept; Outbox,
+	// notifications never delivered; Personal, patient references.
+	Requests, Outbox, Personal time.Duration
 	// Batch is how many rows one transaction removes.
 	Batch int
 	// Every is how often a pass runs.
@@ -80,33 +99,66 @@ func (p *Purger) Name() string { return "purger" }
 // daemon that died holding it is taken over after that.
 func (p *Purger) leaseFor() time.Duration { return max(2*p.o.Every, time.Minute) }
 
+// purgeStep is one kind of row a pass removes or blanks.
+type purgeStep struct {
+	table  string
+	blanks bool // blanks personal data, keeping the row
+	window time.Duration
+	run    func(ctx context.Context, before time.Time, n int) (int, error)
+}
+
+func (p *Purger) steps() []purgeStep {
+	st := p.o.Store
+	return []purgeStep{
+		{"requests", false, p.o.Requests, st.PurgeRequests},
+		{"outbox", false, p.o.Outbox, st.PurgeOutbox},
+		{"bookings", true, p.o.Personal, st.BlankPatients},
+		{"patient_locks", false, p.o.Personal, st.PurgePatientLocks},
+	}
+}
+
 // Pass runs one pass: unless another daemon holds the purge lease, it
-// deletes the stored request results older than the window, a batch a
-// transaction (renewing the lease before each), until fewer than a batch
-// are left or maxBatches ran. It returns the rows deleted per table and
-// whether it held the lease.
+// removes, step by step, the rows past their window: stored request
+// results, notifications never delivered, then personal data (patient
+// references blanked in bookings, patient lock rows deleted), a batch a
+// transaction, renewing the lease before each, until fewer than a batch
+// are left or maxBatches ran in all. It returns the rows changed per table
+// and whether it held the lease.
 func (p *Purger) Pass(ctx context.Context) (map[string]int, bool, error) {
 	out := map[string]int{}
-	for i := 0; i < maxBatches; i++ {
-		now := p.o.Now()
-		held, err := p.o.Store.TakeLease(ctx, sqlstore.Lease{Name: PurgeLease, Holder: p.o.Holder, Now: now, For: p.leaseFor()})
-		if err != nil || !held {
-			return out, held, err
+	batches := 0
+	for _, step := range p.steps() {
+		if step.window <= 0 {
+			continue // not configured: kept
 		}
-		if i > 0 && p.o.Pause > 0 {
-			if err := backoff.Sleep(ctx, p.o.Pause); err != nil {
+		for ; batches < maxBatches; batches++ {
+			now := p.o.Now()
+			held, err := p.o.Store.TakeLease(ctx, sqlstore.Lease{Name: PurgeLease, Holder: p.o.Holder, Now: now, For: p.leaseFor()})
+			if err != nil || !held {
+				return out, held, err
+			}
+			if batches > 0 && p.o.Pause > 0 {
+				if err := backoff.Sleep(ctx, p.o.Pause); err != nil {
+					return out, true, err
+				}
+			}
+			n, err := step.run(ctx, now.Add(-step.window), p.o.Batch)
+			if n > 0 {
+				out[step.table] += n
+				switch {
+				case p.o.Metrics == nil:
+				case step.blanks:
+					p.o.Metrics.Blanked(step.table, n)
+				default:
+					p.o.Metrics.Deleted(step.table, n)
+				}
+			}
+			if err != nil {
 				return out, true, err
 			}
-		}
-		n, err := p.o.Store.PurgeRequests(ctx, now.Add(-p.o.Requests), p.o.Batch)
-		if n > 0 {
-			out["requests"] += n
-			if p.o.Metrics != nil {
-				p.o.Metrics.Deleted("requests", n)
+			if n < p.o.Batch {
+				break
 			}
-		}
-		if err != nil || n < p.o.Batch {
-			return out, true, err
 		}
 	}
 	return out, true, nil
@@ -130,7 +182,8 @@ func (p *Purger) Run(ctx context.Context) error {
 		case err != nil:
 			p.o.Logger.Warn("purge failed", "err", err)
 		case len(n) > 0:
-			p.o.Logger.Info("purged rows past their retention", "requests", n["requests"])
+			p.o.Logger.Info("purged rows past their retention", "requests", n["requests"], "outbox", n["outbox"],
+				"bookings_blanked", n["bookings"], "patient_locks", n["patient_locks"])
 		}
 		select {
 		case <-p.stop.Requested():

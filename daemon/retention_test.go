@@ -40,7 +40,7 @@ func TestPurgerPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	purger := func(holder string) *daemon.Purger {
-		return daemon.NewPurger(daemon.PurgerOpts{Store: st, Holder: holder, Requests: 48 * time.Hour, Batch: 6, Every: time.Minute,
+		return daemon.NewPurger(daemon.PurgerOpts{Store: st, Holder: holder, Requests: 48 * time.Hour, Outbox: 720 * time.Hour, Personal: 720 * time.Hour, Batch: 6, Every: time.Minute,
 			Now: func() time.Time { return now }, Metrics: m})
 	}
 	n, held, err := purger("a").Pass(t.Context())
@@ -54,6 +54,8 @@ func TestPurgerPass(t *testing.T) {
 	const want = `
 # HELP nowserving_retention_deleted_rows_total Rows the purge deleted past their retention window, by table.
 # TYPE nowserving_retention_deleted_rows_total counter
+nowserving_retention_deleted_rows_total{table="outbox"} 0
+nowserving_retention_deleted_rows_total{table="patient_locks"} 0
 nowserving_retention_deleted_rows_total{table="requests"} 20
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "nowserving_retention_deleted_rows_total"); err != nil {

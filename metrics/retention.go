@@ -17,7 +17,7 @@ type Retention struct {
 
 // RetentionTables are the tables the purge reports on, so their series
 // exist at 0 from the start.
-var RetentionTables = []string{"requests"}
+var RetentionTables = []string{"requests", "outbox", "patient_locks"}
 
 // NewRetention registers the retention metrics on reg.
 func NewRetention(reg prometheus.Registerer) (*Retention, error) {
@@ -36,6 +36,7 @@ func NewRetention(reg prometheus.Registerer) (*Retention, error) {
 	for _, t := range RetentionTables {
 		r.deleted.WithLabelValues(t)
 	}
+	r.blanked.WithLabelValues("bookings")
 	return r, nil
 }
 

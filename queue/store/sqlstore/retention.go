@@ -45,8 +45,8 @@ func (s *Store) PurgeRequests(ctx context.Context, before time.Time, n int) (int
 	return s.deleted(ctx, "purge requests", s.q.purgeRequests(ms(before), n))
 }
 
-// deleted runs one DELETE in a transaction of its own and returns the
-// rows it removed.
+// deleted runs one DELETE (or UPDATE) in a transaction of its own and
+// returns the rows it changed.
 func (s *Store) deleted(ctx context.Context, action string, st Stmt) (int, error) {
 	var n int64
 	err := s.write(ctx, func(ctx context.Context, t *tx) error {
@@ -58,4 +58,23 @@ func (s *Store) deleted(ctx context.Context, action string, st Stmt) (int, error
 		return t.wrap(action, err)
 	})
 	return int(n), err
+}
+
+// PurgeOutbox deletes up to n notifications (dead, or pending still)
+// whose event happened before before, and returns how many.
+func (s *Store) PurgeOutbox(ctx context.Context, before time.Time, n int) (int, error) {
+	return s.deleted(ctx, "purge outbox", s.q.purgeOutbox(ms(before), n))
+}
+
+// BlankPatients replaces the patient reference of up to n bookings whose
+// slot ended before before with "~" and the booking's code, keeping the
+// row, and returns how many it blanked.
+func (s *Store) BlankPatients(ctx context.Context, before time.Time, n int) (int, error) {
+	return s.deleted(ctx, "blank patients", s.q.blankPatients(ms(before), n))
+}
+
+// PurgePatientLocks deletes up to n per-patient lock rows last taken
+// before before, and returns how many.
+func (s *Store) PurgePatientLocks(ctx context.Context, before time.Time, n int) (int, error) {
+	return s.deleted(ctx, "purge patient locks", s.q.purgePatientLocks(ms(before), n))
 }

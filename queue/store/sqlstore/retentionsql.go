@@ -1,13 +1,62 @@
 package sqlstore
 
-// purgeRequests deletes up to n request results saved before before,
-// oldest first, by requests_at. MySQL takes ORDER BY and LIMIT on DELETE
-// itself (and no LIMIT in an IN subquery); PostgreSQL has no DELETE ...
-// LIMIT, so there the rows are picked by key in a subquery.
-func (q *queries) purgeRequests(before int64, n int) Stmt {
-	if q.d.Upsert == OnDuplicateKey {
-		return Stmt{"DELETE FROM requests WHERE at < ? ORDER BY at LIMIT ?", []any{before, n}}
+import "strings"
+
+// limited returns the statement that runs change (an UPDATE's "SET ..."
+// or "" for a DELETE) on at most n rows of table matching where, in the
+// order of order, with args for where's placeholders. MySQL takes ORDER BY
+// and LIMIT on UPDATE and DELETE itself (and no LIMIT in an IN subquery);
+// PostgreSQL has neither, so there the rows are picked by key in a
+// subquery.
+func (q *queries) limited(table, set, where, order string, keys []string, args []any, n int) Stmt {
+	head := "DELETE FROM " + table
+	if set != "" {
+		head = "UPDATE " + table + " SET " + set
 	}
-	return Stmt{q.d.Rebind("DELETE FROM requests WHERE (device, idem_key) IN " +
-		"(SELECT device, idem_key FROM requests WHERE at < ? ORDER BY at LIMIT ?)"), []any{before, n}}
+	args = append(args, n)
+	if q.d.Upsert == OnDuplicateKey {
+		return Stmt{head + " WHERE " + where + " ORDER BY " + order + " LIMIT ?", args}
+	}
+	k := strings.Join(keys, ", ")
+	if len(keys) > 1 {
+		k = "(" + k + ")"
+	}
+	return Stmt{q.d.Rebind(head + " WHERE " + k + " IN (SELECT " + strings.Join(keys, ", ") + " FROM " + table +
+		" WHERE " + where + " ORDER BY " + order + " LIMIT ?)"), args}
+}
+
+// purgeRequests deletes up to n request results saved before before,
+// oldest first, by requests_at.
+func (q *queries) purgeRequests(before int64, n int) Stmt {
+	return q.limited("requests", "", "at < ?", "at", []string{"device", "idem_key"}, []any{before}, n)
+}
+
+// purgeOutbox deletes up to n notifications whose event happened before
+// before (delivered ones are gone already: these are dead or still
+// pending).
+func (q *queries) purgeOutbox(before int64, n int) Stmt {
+	return q.limited("outbox", "", "created_at < ?", "id", []string{"id"}, []any{before}, n)
+}
+
+// blankedPatient is what a booking's patient becomes past
+// retention.personal: "~" and the booking's code, which is unique in its
+// site as (slot, patient) must stay among the bookings holding a place.
+func (q *queries) blankedPatient() string {
+	if q.d.Upsert == OnDuplicateKey {
+		return "CONCAT('~', code)"
+	}
+	return "'~' || code"
+}
+
+// blankPatients blanks the patient of up to n bookings whose slot ended
+// before before.
+func (q *queries) blankPatients(before int64, n int) Stmt {
+	b := q.blankedPatient()
+	return q.limited("bookings", "patient = "+b, "end_at < ? AND patient <> "+b, "id", []string{"id"}, []any{before}, n)
+}
+
+// purgePatientLocks deletes up to n patient lock rows last taken before
+// before (the next booking of the patient takes a new one).
+func (q *queries) purgePatientLocks(before int64, n int) Stmt {
+	return q.limited("patient_locks", "", "at < ?", "at", []string{"site", "patient"}, []any{before}, n)
 }

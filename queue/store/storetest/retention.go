@@ -121,3 +121,164 @@ func txLease(t *testing.T, s queue.Store) {
 		t.Errorf("another lease: %v, %v; want true", ok, err)
 	}
 }
+
+// personalStore is what the purge of personal data offers.
+type personalStore interface {
+	retentionStore
+	BlankPatients(ctx context.Context, before time.Time, n int) (int, error)
+	PurgePatientLocks(ctx context.Context, before time.Time, n int) (int, error)
+	PurgeOutbox(ctx context.Context, before time.Time, n int) (int, error)
+}
+
+// txPersonal: past the personal window, a patient reference is gone from
+// every table of the database (bookings blanked with the row kept, their
+// lock row deleted, the stored results of its requests deleted before
+// them), while a patient of a recent booking is left as it was. Two
+// blanked bookings of one slot still holding a place keep (slot,
+// patient) unique.
+func txPersonal(t *testing.T, s queue.Store) {
+	ps, ok := s.(personalStore)
+	if !ok {
+		t.Fatalf("%T has no purge of personal data", s)
+	}
+	const oldA, oldB, recent = "PATIENT-OLD-4711", "PATIENT-OLD-4712", "PATIENT-NEW-0815"
+	old := txBase.Add(-40 * 24 * time.Hour)
+	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
+		if _, err := tx.InsertSlots(ctx, []queue.Slot{
+			{Site: "s1", Resource: "dr-li", Start: old, End: old.Add(15 * time.Minute), Capacity: 2},
+			{Site: "s1", Resource: "dr-li", Start: txBase, End: txBase.Add(15 * time.Minute), Capacity: 2},
+		}); err != nil {
+			return err
+		}
+		slots, err := tx.Slots(ctx, queue.SlotQuery{Site: "s1", From: old.Add(-time.Hour), To: txBase.Add(time.Hour)})
+		if err != nil || len(slots) != 2 {
+			return fmt.Errorf("slots %v: %w", slots, err)
+		}
+		for i, p := range []string{oldA, oldB, recent} {
+			sl := slots[i/2] // the two old patients share the old slot
+			at := sl.Start.Add(-24 * time.Hour)
+			if err := tx.LockPatient(ctx, queue.PatientKey{Site: "s1", Patient: p}, at); err != nil {
+				return err
+			}
+			b := &queue.Booking{Site: "s1", Resource: sl.Resource, Slot: sl.ID, Start: sl.Start, End: sl.End, Patient: p,
+				Code: fmt.Sprint("CODE000", i), Status: queue.BookingCheckedIn, CreatedAt: at, UpdatedAt: at}
+			if err := tx.InsertBooking(ctx, b); err != nil {
+				return err
+			}
+			res := []byte(`{"ID":` + fmt.Sprint(b.ID) + `,"Site":"s1","Patient":"` + p + `","Code":"` + b.Code + `"}`)
+			if err := tx.SaveRequests(ctx, []queue.SavedRequest{{RequestKey: queue.RequestKey{Device: "web", Key: p},
+				Op: "book " + queue.PatientHash(p), Result: res, AtMs: at.UnixMilli()}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	personal := txBase.Add(-30 * 24 * time.Hour)
+	for _, step := range []struct {
+		name string
+		run  func(ctx context.Context, before time.Time, n int) (int, error)
+		at   time.Time
+		want int
+	}{
+		{"requests", ps.PurgeRequests, txBase.Add(-48 * time.Hour), 2},
+		{"bookings", ps.BlankPatients, personal, 2},
+		{"patient_locks", ps.PurgePatientLocks, personal, 2},
+		{"outbox", ps.PurgeOutbox, personal, 0},
+	} {
+		total := 0
+		for {
+			n, err := step.run(t.Context(), step.at, 1)
+			if err != nil {
+				t.Fatalf("%s: %v", step.name, err)
+			}
+			if n == 0 {
+				break
+			}
+			total += n
+		}
+		if total != step.want {
+			t.Errorf("%s: %d rows purged, want %d", step.name, total, step.want)
+		}
+	}
+	for _, p := range []string{oldA, oldB} {
+		if where := findEverywhere(t, ps, p); len(where) > 0 {
+			t.Errorf("patient %s past its window is still in %v", p, where)
+		}
+	}
+	if where := findEverywhere(t, ps, recent); len(where) < 3 {
+		t.Errorf("recent patient found only in %v, want bookings, patient_locks and requests", where)
+	}
+	got := txRead(t, s, func(ctx context.Context, tx queue.Tx) ([]queue.Booking, error) {
+		return tx.FindBookings(ctx, queue.BookingFilter{Site: "s1"})
+	})
+	if len(got) != 3 || got[0].Patient != "~CODE0000" || got[0].Status != queue.BookingCheckedIn {
+		t.Errorf("bookings after the purge = %+v, want 3 kept, the old ones blanked to ~ and their code", got)
+	}
+}
+
+// findEverywhere lists the tables of the store's database holding s in
+// any column (read as text or bytes).
+func findEverywhere(t *testing.T, rs retentionStore, s string) []string {
+	t.Helper()
+	ctx := t.Context()
+	db := rs.DB()
+	var q string
+	switch rs.Dialect().Name {
+	case "sqlite":
+		q = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+	case "postgres":
+		q = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+	default:
+		q = "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'"
+	}
+	tables := rowStrings(t, db, q)
+	if len(tables) < 10 {
+		t.Fatalf("found only tables %v", tables)
+	}
+	var out []string
+	for _, tb := range tables {
+		rows, err := db.QueryContext(ctx, "SELECT * FROM "+tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]sql.RawBytes, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range vals {
+				if bytes.Contains(v, []byte(s)) {
+					out = append(out, tb+"."+cols[i])
+				}
+			}
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// rowStrings reads the one text column of q's rows.
+func rowStrings(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}

@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"RequestBatches", txRequestBatches},
 		{"PurgeRequests", txPurgeRequests},
 		{"Lease", txLease},
+		{"Personal", txPersonal},
 		{"EventBatches", txEventBatches},
 		{"Savepoint", txSavepoint},
 		{"UpdateRetries", txUpdateRetries},
