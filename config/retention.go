@@ -4,11 +4,11 @@ import "time"
 
 // Retention says how long the daemon keeps what it stores. Past each
 // window, rows are removed in small batches by one daemon at a time (a
-// lease in the database): stored request results by age; tickets, events,
-// bookings and notifications only of finished service days, never of the
-// current day and never a ticket a counter still holds. Personal data (the
-// patient reference of a booking and the per-patient lock row) has its own,
-// shorter window: the booking row stays, its patient blanked.
+// lease in the database): stored request results and notifications never
+// delivered by age. Personal data (the patient reference of a booking and
+// the per-patient lock row) has its own window: the booking row stays,
+// its patient blanked. Tickets, events and bookings themselves are kept
+// (their purge, by finished service day, is not built yet).
 //
 // Durations are written in hours (Go durations have no day unit):
 // 2160h is 90 days, 720h is 30 days.
@@ -18,21 +18,14 @@ type Retention struct {
 	// first answer (one ticket printed, one call made). Default 48h, at
 	// least 1h (devices retry for seconds or minutes).
 	Requests time.Duration `mapstructure:"requests"`
-	// Tickets, Events and Bookings keep the detail rows of a finished
-	// service day (reports and `check` read them) for this long after the
-	// day; default 2160h (90 days), at least 48h.
-	Tickets  time.Duration `mapstructure:"tickets"`
-	Events   time.Duration `mapstructure:"events"`
-	Bookings time.Duration `mapstructure:"bookings"`
 	// Outbox keeps notifications that were never delivered (dead, or
 	// still pending) for this long after their event; default 720h (30
 	// days). Delivered ones are deleted at once, as before.
 	Outbox time.Duration `mapstructure:"outbox"`
 	// Personal keeps patient references for this long after the booked
 	// slot (bookings.patient is blanked, patient_locks rows deleted);
-	// default 720h (30 days), from retention.requests (stored results
-	// carry the patient, so they must be gone first) to the bookings'
-	// window.
+	// default 720h (30 days), at least 48h and at least retention.requests
+	// (stored results carry the patient, so they must be gone first).
 	Personal time.Duration `mapstructure:"personal"`
 	// Batch is how many rows one purge transaction removes or blanks
 	// (default 500): small, so devices' requests are not held up.
@@ -44,13 +37,13 @@ type Retention struct {
 
 // Defaults and bounds of the retention section.
 var (
-	DefaultRetention = Retention{Requests: 48 * time.Hour, Tickets: 90 * 24 * time.Hour, Events: 90 * 24 * time.Hour,
-		Bookings: 90 * 24 * time.Hour, Outbox: 30 * 24 * time.Hour, Personal: 30 * 24 * time.Hour, Batch: 500, Every: time.Minute}
+	DefaultRetention = Retention{Requests: 48 * time.Hour, Outbox: 30 * 24 * time.Hour, Personal: 30 * 24 * time.Hour,
+		Batch: 500, Every: time.Minute}
 	// MinRequestsRetention is the shortest retention.requests: longer than
 	// any device's retry horizon.
 	MinRequestsRetention = time.Hour
 	// MinDayRetention is the shortest window of the day-bound rows: the
-	// current day and the day before (a held ticket's) are never touched.
+	// current day and the day before are never touched.
 	MinDayRetention = 48 * time.Hour
 )
 
@@ -63,9 +56,8 @@ func applyRetentionDefaults(c *Config, isSet func(key string) bool) {
 		v   *time.Duration
 		d   time.Duration
 	}{
-		{"retention.requests", &r.Requests, d.Requests}, {"retention.tickets", &r.Tickets, d.Tickets},
-		{"retention.events", &r.Events, d.Events}, {"retention.bookings", &r.Bookings, d.Bookings},
-		{"retention.outbox", &r.Outbox, d.Outbox}, {"retention.personal", &r.Personal, d.Personal},
+		{"retention.requests", &r.Requests, d.Requests}, {"retention.outbox", &r.Outbox, d.Outbox},
+		{"retention.personal", &r.Personal, d.Personal},
 		{"retention.every", &r.Every, d.Every},
 	} {
 		if !isSet(f.key) {
@@ -88,16 +80,10 @@ func (c *Config) validateRetention(ps *problems) {
 		}
 	}
 	window("retention.requests", r.Requests, MinRequestsRetention)
-	window("retention.tickets", r.Tickets, MinDayRetention)
-	window("retention.events", r.Events, MinDayRetention)
-	window("retention.bookings", r.Bookings, MinDayRetention)
 	window("retention.outbox", r.Outbox, MinDayRetention)
 	window("retention.personal", r.Personal, MinDayRetention)
 	if r.Personal < r.Requests {
 		ps.add("retention.personal", "must be at least retention.requests (%s): stored results carry patient references, got %s", r.Requests, r.Personal)
-	}
-	if r.Personal > r.Bookings {
-		ps.add("retention.personal", "must be at most retention.bookings (%s), got %s", r.Bookings, r.Personal)
 	}
 	if r.Batch < 1 || r.Batch > 10000 {
 		ps.add("retention.batch", "must be 1..10000, got %d", r.Batch)
