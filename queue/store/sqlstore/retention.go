@@ -2,7 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"strings"
 	"time"
+
+	"github.com/nowserving/nowserving/queue"
 )
 
 // RetentionMigration is the schema version that creates the leases and
@@ -77,4 +80,209 @@ func (s *Store) BlankPatients(ctx context.Context, before time.Time, n int) (int
 // before before, and returns how many.
 func (s *Store) PurgePatientLocks(ctx context.Context, before time.Time, n int) (int, error) {
 	return s.deleted(ctx, "purge patient locks", s.q.purgePatientLocks(ms(before), n))
+}
+
+// DayPurge asks for the detail of a site's finished service days: the
+// rows of days before Day, and of rows without a day, those from before
+// At, at most N a call. The caller keeps Day before the site's current
+// day and the oldest day a counter may still hold (queue.Site.HeldSinceDay).
+type DayPurge struct {
+	Site string
+	Day  string // "2006-01-02": days before it are purged
+	At   time.Time
+	N    int
+}
+
+// PurgeEvents deletes the oldest events of p.Site as long as they are of
+// days before p.Day (an event with no day, before migration 0005 or of a
+// counter or booking, counts by its time, before p.At), at most p.N, and
+// returns how many. It deletes a prefix of the log by version and records
+// where the log begins now in purge_floors (the version after the last
+// deleted and p.Day), in the same transaction, so the log stays gapless
+// from there and `check` starts there. It stops at the first event to
+// keep: a ticket of an older day still being finished after the newer
+// day's first ticket keeps its later events.
+func (s *Store) PurgeEvents(ctx context.Context, p DayPurge) (int, error) {
+	n := 0
+	err := s.write(ctx, func(ctx context.Context, t *tx) error {
+		n = 0
+		type head struct {
+			version int64
+			day     string
+			at      int64
+		}
+		evs, err := rowsOf(ctx, t, "purge events: read the oldest", s.q.oldestEvents(p.Site, p.N), func(r scanner, h *head) error {
+			return r.Scan(&h.version, &h.day, &h.at)
+		})
+		if err != nil {
+			return err
+		}
+		last := int64(0)
+		for _, e := range evs {
+			if (e.day != "" && e.day >= p.Day) || (e.day == "" && e.at >= ms(p.At)) {
+				break
+			}
+			last = e.version
+			n++
+		}
+		if n == 0 {
+			return nil
+		}
+		if _, err := t.exec(ctx, s.q.deleteEventsTo(p.Site, last)); err != nil {
+			return t.wrap("purge events", err)
+		}
+		floor, err := t.purgeFloor(ctx, p.Site)
+		if err != nil {
+			return err
+		}
+		floor.Version, floor.Day = last+1, max(floor.Day, p.Day)
+		if _, err := t.exec(ctx, Stmt{s.d.upsert("purge_floors", []string{"site"}, []string{"version", "day"}),
+			[]any{p.Site, floor.Version, floor.Day}}); err != nil {
+			return t.wrap("purge events: record the floor", err)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// PurgeFloor is where a site's kept detail begins (see PurgeEvents):
+// Version is its oldest kept event, Day the first service day whose
+// tickets kept all their events. The zero value: nothing was purged.
+type PurgeFloor struct {
+	Version int64
+	Day     string
+}
+
+func (t *tx) purgeFloor(ctx context.Context, site string) (PurgeFloor, error) {
+	fs, err := rowsOf(ctx, t, "read purge floor", Stmt{t.s.d.Rebind("SELECT version, day FROM purge_floors WHERE site = ?"), []any{site}},
+		func(r scanner, f *PurgeFloor) error { return r.Scan(&f.Version, &f.Day) })
+	if err != nil || len(fs) == 0 {
+		return PurgeFloor{}, err
+	}
+	return fs[0], nil
+}
+
+// ticketMargin is how much earlier than the oldest kept event a ticket
+// must have finished to be purged: events are stamped when their request
+// runs and versioned when it commits, so their times may run a little out
+// of version order.
+const ticketMargin = time.Minute
+
+// PurgeTickets deletes up to p.N tickets of p.Site of days before p.Day
+// that are terminal (never one a counter holds) and finished a margin
+// before the site's oldest kept event (so every event of theirs is gone
+// already: a ticket leaves with its last event), and returns how many.
+// The numbering rows of those days (day_counters) go with them.
+func (s *Store) PurgeTickets(ctx context.Context, p DayPurge) (int, error) {
+	n := 0
+	err := s.write(ctx, func(ctx context.Context, t *tx) error {
+		n = 0
+		before := ms(p.At)
+		oldest, err := rowsOf(ctx, t, "purge tickets: read the oldest event", s.q.oldestEvents(p.Site, 1), func(r scanner, at *int64) error {
+			var v int64
+			var day string
+			return r.Scan(&v, &day, at)
+		})
+		if err != nil {
+			return err
+		}
+		if len(oldest) > 0 {
+			before = min(before, oldest[0]-ticketMargin.Milliseconds())
+		}
+		res, err := t.exec(ctx, s.q.purgeTickets(p.Site, p.Day, before, p.N))
+		if err != nil {
+			return t.wrap("purge tickets", err)
+		}
+		d, err := res.RowsAffected()
+		if err != nil {
+			return t.wrap("purge tickets", err)
+		}
+		n = int(d)
+		if n < p.N {
+			// The days' tickets are gone: their counters too.
+			if _, err := t.exec(ctx, s.q.purgeDayCounters(p.Site, p.Day, p.N)); err != nil {
+				return t.wrap("purge day counters", err)
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// PurgeBookings deletes up to n slots that ended before before, with
+// their bookings, in one transaction (a slot's booked count stays its
+// bookings'), and returns the bookings and slots deleted.
+func (s *Store) PurgeBookings(ctx context.Context, before time.Time, n int) (bookings, slots int, err error) {
+	err = s.write(ctx, func(ctx context.Context, t *tx) error {
+		bookings, slots = 0, 0
+		ids, err := rowsOf(ctx, t, "purge slots: read", s.q.oldSlots(ms(before), n), func(r scanner, id *int64) error { return r.Scan(id) })
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		for _, del := range []struct {
+			st  Stmt
+			out *int
+		}{{s.q.deleteByIDs("bookings", "slot_id", ids), &bookings}, {s.q.deleteByIDs("slots", "id", ids), &slots}} {
+			res, err := t.exec(ctx, del.st)
+			if err != nil {
+				return t.wrap("purge bookings", err)
+			}
+			d, err := res.RowsAffected()
+			if err != nil {
+				return t.wrap("purge bookings", err)
+			}
+			*del.out = int(d)
+		}
+		return nil
+	})
+	return bookings, slots, err
+}
+
+// floorChecks are the checks that change once a purge removed old days
+// (see PurgeEvents), by name: the event log is gapless from the floor's
+// version, the site's version may be that of an event purged, and a
+// ticket of a day before the floor's may have lost its first events.
+// Check uses them on a schema that has purge_floors.
+var floorChecks = map[string]string{
+	"event versions start at 1 without gaps": "SELECT e.site, e.version FROM events e LEFT JOIN purge_floors f ON f.site = e.site " +
+		"WHERE e.version > COALESCE(f.version, 1) AND NOT EXISTS " +
+		"(SELECT 1 FROM events p WHERE p.site = e.site AND p.version = e.version - 1) ORDER BY e.site, e.version",
+	"site version is the newest event": "SELECT s.site, s.version, COALESCE(m.v, 0) FROM site_versions s " +
+		"LEFT JOIN (SELECT site, MAX(version) AS v FROM events GROUP BY site) m ON m.site = s.site " +
+		"LEFT JOIN purge_floors f ON f.site = s.site " +
+		"WHERE s.version <> COALESCE(m.v, f.version - 1, 0) ORDER BY s.site",
+	"every ticket was issued": "SELECT t.site, t.day, t.number, t.id FROM tickets t LEFT JOIN purge_floors f ON f.site = t.site " +
+		"WHERE t.day >= COALESCE(f.day, '') AND t.id NOT IN " +
+		"(SELECT e.ticket_id FROM events e WHERE e.type = 'ISSUED') ORDER BY t.id",
+}
+
+// floored returns cs with the queries of floorChecks in place of theirs,
+// and the check of calls with a ticket's first kept event allowed to be a
+// CALLED when its day is before the floor's.
+func floored(cs []check) []check {
+	out := make([]check, len(cs))
+	for i, c := range cs {
+		if q, ok := floorChecks[c.name]; ok {
+			c.query = q
+		}
+		if c.name == calledWhileWaiting {
+			c.query = strings.Replace(c.query, "SELECT site, version, type, ticket_id, number, counter, ",
+				"SELECT site, version, type, ticket_id, number, counter, day, ", 1)
+			c.query = strings.Replace(c.query, "WHERE x.type = 'CALLED' AND (x.ps IS NULL OR x.ps <> 'WAITING')",
+				"LEFT JOIN purge_floors f ON f.site = x.site "+
+					"WHERE x.type = 'CALLED' AND ((x.ps IS NULL AND x.day >= COALESCE(f.day, '')) OR x.ps <> 'WAITING')", 1)
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// DayPurgeOf is what a purge of site's detail older than window at now
+// asks for, n rows a call: the days before the service day of now-window,
+// and never the site's current day or a day whose tickets a counter may
+// still hold (before HeldSinceDay of now); rows without a day, from before
+// now-window.
+func DayPurgeOf(site *queue.Site, now time.Time, window time.Duration, n int) DayPurge {
+	at := now.Add(-window)
+	return DayPurge{Site: site.ID, Day: min(site.Day(at), site.HeldSinceDay(now), site.Day(now)), At: at, N: n}
 }

@@ -1,6 +1,10 @@
 package sqlstore
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/nowserving/nowserving/queue"
+)
 
 // limited returns the statement that runs change (an UPDATE's "SET ..."
 // or "" for a DELETE) on at most n rows of table matching where, in the
@@ -59,4 +63,41 @@ func (q *queries) blankPatients(before int64, n int) Stmt {
 // before (the next booking of the patient takes a new one).
 func (q *queries) purgePatientLocks(before int64, n int) Stmt {
 	return q.limited("patient_locks", "", "at < ?", "at", []string{"site", "patient"}, []any{before}, n)
+}
+
+// oldestEvents reads the version, day and time of a site's n oldest
+// events.
+func (q *queries) oldestEvents(site string, n int) Stmt {
+	return Stmt{q.d.Rebind("SELECT version, day, at FROM events WHERE site = ? ORDER BY version LIMIT ?"), []any{site, n}}
+}
+
+// deleteEventsTo deletes a site's events up to version last.
+func (q *queries) deleteEventsTo(site string, last int64) Stmt {
+	return Stmt{q.d.Rebind("DELETE FROM events WHERE site = ? AND version <= ?"), []any{site, last}}
+}
+
+// terminal is the terminal ticket states as an SQL list.
+var terminal = sqlList(queue.StatusDone, queue.StatusNoShow, queue.StatusCancelled, queue.StatusExpired)
+
+// purgeTickets deletes up to n terminal tickets of a site's days before
+// day that finished before before.
+func (q *queries) purgeTickets(site, day string, before int64, n int) Stmt {
+	return q.limited("tickets", "", "site = ? AND day < ? AND finished_at < ? AND status IN ("+terminal+")", "id",
+		[]string{"id"}, []any{site, day, before}, n)
+}
+
+// purgeDayCounters deletes up to n numbering rows of a site's days before
+// day.
+func (q *queries) purgeDayCounters(site, day string, n int) Stmt {
+	return q.limited("day_counters", "", "site = ? AND day < ?", "day", []string{"site", "service", "day"}, []any{site, day}, n)
+}
+
+// oldSlots reads the ids of up to n slots that ended before before.
+func (q *queries) oldSlots(before int64, n int) Stmt {
+	return Stmt{q.d.Rebind("SELECT id FROM slots WHERE end_at < ? ORDER BY id LIMIT ?"), []any{before, n}}
+}
+
+// deleteByIDs deletes the rows of table whose col is one of ids.
+func (q *queries) deleteByIDs(table, col string, ids []int64) Stmt {
+	return Stmt{q.d.Rebind("DELETE FROM " + table + " WHERE " + col + " IN (" + placeholders(len(ids)) + ")"), anys(ids)}
 }

@@ -221,6 +221,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"CancelDuringCommit", testCancelDuringCommit},
 		{"HungStore", testHungStore},
 		{"Booking", RunBooking},
+		{"PurgeDays", testPurgeDays},
 	})
 }
 

@@ -128,6 +128,8 @@ type personalStore interface {
 	BlankPatients(ctx context.Context, before time.Time, n int) (int, error)
 	PurgePatientLocks(ctx context.Context, before time.Time, n int) (int, error)
 	PurgeOutbox(ctx context.Context, before time.Time, n int) (int, error)
+	PurgeBookings(ctx context.Context, before time.Time, n int) (bookings, slots int, err error)
+	Check(ctx context.Context, opts sqlstore.CheckOpts) (sqlstore.Report, error)
 }
 
 // txPersonal: past the personal window, a patient reference is gone from
@@ -161,7 +163,10 @@ func txPersonal(t *testing.T, s queue.Store) {
 				return err
 			}
 			b := &queue.Booking{Site: "s1", Resource: sl.Resource, Slot: sl.ID, Start: sl.Start, End: sl.End, Patient: p,
-				Code: fmt.Sprint("CODE000", i), Status: queue.BookingCheckedIn, CreatedAt: at, UpdatedAt: at}
+				Code: fmt.Sprint("CODE000", i), Status: queue.BookingBooked, CreatedAt: at, UpdatedAt: at}
+			if ok, err := tx.TakePlace(ctx, sl.ID, at); err != nil || !ok {
+				return fmt.Errorf("take a place in slot %d: %v, %w", sl.ID, ok, err)
+			}
 			if err := tx.InsertBooking(ctx, b); err != nil {
 				return err
 			}
@@ -211,8 +216,29 @@ func txPersonal(t *testing.T, s queue.Store) {
 	got := txRead(t, s, func(ctx context.Context, tx queue.Tx) ([]queue.Booking, error) {
 		return tx.FindBookings(ctx, queue.BookingFilter{Site: "s1"})
 	})
-	if len(got) != 3 || got[0].Patient != "~CODE0000" || got[0].Status != queue.BookingCheckedIn {
+	if len(got) != 3 || got[0].Patient != "~CODE0000" || got[0].Status != queue.BookingBooked {
 		t.Errorf("bookings after the purge = %+v, want 3 kept, the old ones blanked to ~ and their code", got)
+	}
+	// Past retention.bookings the old slot goes with its bookings; the
+	// slots' counts still match their bookings.
+	if b, sl, err := ps.PurgeBookings(t.Context(), personal, 10); err != nil || b != 2 || sl != 1 {
+		t.Errorf("PurgeBookings = %d bookings, %d slots, %v; want 2 and 1", b, sl, err)
+	}
+	if b, sl, err := ps.PurgeBookings(t.Context(), personal, 10); err != nil || b+sl != 0 {
+		t.Errorf("PurgeBookings again = %d bookings, %d slots, %v; want none", b, sl, err)
+	}
+	got = txRead(t, s, func(ctx context.Context, tx queue.Tx) ([]queue.Booking, error) {
+		return tx.FindBookings(ctx, queue.BookingFilter{Site: "s1"})
+	})
+	if len(got) != 1 || got[0].Patient != recent {
+		t.Errorf("bookings after their purge = %+v, want the recent one", got)
+	}
+	r, err := ps.Check(t.Context(), sqlstore.CheckOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range r.Violations {
+		t.Errorf("check after the purge: %s", v)
 	}
 }
 
