@@ -23,7 +23,7 @@ func TestDayPurgeOf(t *testing.T) {
 		{time.Date(2026, 12, 3, 7, 59, 59, 0, shanghai), 48 * time.Hour, "2026-12-01"},
 		{time.Date(2026, 12, 3, 8, 0, 0, 0, shanghai), 48 * time.Hour, "2026-12-01"},
 		{time.Date(2026, 12, 3, 7, 59, 59, 0, shanghai), time.Hour, "2026-12-02"}, // held since 12-02
-		{time.Date(2026, 12, 3, 8, 0, 0, 0, shanghai), 0, "2026-12-03"},            // today: days before it
+		{time.Date(2026, 12, 3, 8, 0, 0, 0, shanghai), 0, "2026-12-03"},           // today: days before it
 	} {
 		p := DayPurgeOf(site, tc.now, tc.window, 10)
 		if p.Day != tc.want || p.Day > site.Day(tc.now) || p.Day > site.HeldSinceDay(tc.now) || p.Site != "hq" || p.N != 10 {
