@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nowserving/nowserving/backoff"
@@ -20,6 +21,10 @@ type PurgeStore interface {
 	PurgeOutbox(ctx context.Context, before time.Time, n int) (int, error)
 	BlankPatients(ctx context.Context, before time.Time, n int) (int, error)
 	PurgePatientLocks(ctx context.Context, before time.Time, n int) (int, error)
+	PurgeEvents(ctx context.Context, p sqlstore.DayPurge) (int, error)
+	PurgeTickets(ctx context.Context, p sqlstore.DayPurge) (int, error)
+	PurgeBookings(ctx context.Context, before time.Time, n int) (bookings, slots int, err error)
+	Reclaim(ctx context.Context) (int, error)
 }
 
 var _ PurgeStore = (*PendingStore)(nil)
@@ -49,6 +54,31 @@ func (p *PendingStore) PurgePatientLocks(ctx context.Context, before time.Time, 
 	return onStore(p, func(st *sqlstore.Store) (int, error) { return st.PurgePatientLocks(ctx, before, n) })
 }
 
+// PurgeEvents purges a site's old events on the store.
+func (p *PendingStore) PurgeEvents(ctx context.Context, d sqlstore.DayPurge) (int, error) {
+	return onStore(p, func(st *sqlstore.Store) (int, error) { return st.PurgeEvents(ctx, d) })
+}
+
+// PurgeTickets purges a site's old tickets on the store.
+func (p *PendingStore) PurgeTickets(ctx context.Context, d sqlstore.DayPurge) (int, error) {
+	return onStore(p, func(st *sqlstore.Store) (int, error) { return st.PurgeTickets(ctx, d) })
+}
+
+// PurgeBookings purges old slots and their bookings on the store.
+func (p *PendingStore) PurgeBookings(ctx context.Context, before time.Time, n int) (int, int, error) {
+	type two struct{ b, s int }
+	r, err := onStore(p, func(st *sqlstore.Store) (two, error) {
+		b, s, err := st.PurgeBookings(ctx, before, n)
+		return two{b, s}, err
+	})
+	return r.b, r.s, err
+}
+
+// Reclaim gives freed pages back on the store.
+func (p *PendingStore) Reclaim(ctx context.Context) (int, error) {
+	return onStore(p, func(st *sqlstore.Store) (int, error) { return st.Reclaim(ctx) })
+}
+
 // PurgeLease names the lease the purge runs under: one daemon of those
 // sharing a database purges at a time.
 const PurgeLease = "purge"
@@ -58,9 +88,13 @@ type PurgerOpts struct {
 	Store PurgeStore
 	// Holder names this daemon in the lease (host and protocol address).
 	Holder string
-	// Requests is how long stored request results are kept; Outbox,
-	// notifications never delivered; Personal, patient references.
-	Requests, Outbox, Personal time.Duration
+	// Sites are the sites whose finished days are purged (the engine's).
+	Sites func() []queue.Site
+	// The windows (see config.Retention): Requests, stored request
+	// results; Events, Tickets, Bookings, the detail of finished days;
+	// Outbox, notifications never delivered; Personal, patient
+	// references. A window of 0 keeps those rows.
+	Requests, Events, Tickets, Bookings, Outbox, Personal time.Duration
 	// Batch is how many rows one transaction removes.
 	Batch int
 	// Every is how often a pass runs.
@@ -99,32 +133,72 @@ func (p *Purger) Name() string { return "purger" }
 // daemon that died holding it is taken over after that.
 func (p *Purger) leaseFor() time.Duration { return max(2*p.o.Every, time.Minute) }
 
-// purgeStep is one kind of row a pass removes or blanks.
+// purgeStep is one kind of row a pass removes or blanks, a batch a call:
+// run returns the rows changed per table (blanked ones as
+// "table.column") and how far the batch went, fewer than the batch when
+// nothing more is due.
 type purgeStep struct {
-	table  string
-	blanks bool // blanks personal data, keeping the row
 	window time.Duration
-	run    func(ctx context.Context, before time.Time, n int) (int, error)
+	run    func(ctx context.Context, now time.Time) (map[string]int, int, error)
 }
 
+// byTime is a step removing the rows of one table older than window.
+func (p *Purger) byTime(table string, window time.Duration, f func(ctx context.Context, before time.Time, n int) (int, error)) purgeStep {
+	return purgeStep{window, func(ctx context.Context, now time.Time) (map[string]int, int, error) {
+		n, err := f(ctx, now.Add(-window), p.o.Batch)
+		return map[string]int{table: n}, n, err
+	}}
+}
+
+// byDay is a step removing one table's rows of a site's finished days
+// older than window.
+func (p *Purger) byDay(table string, site *queue.Site, window time.Duration, f func(ctx context.Context, d sqlstore.DayPurge) (int, error)) purgeStep {
+	return purgeStep{window, func(ctx context.Context, now time.Time) (map[string]int, int, error) {
+		n, err := f(ctx, sqlstore.DayPurgeOf(site, now, window, p.o.Batch))
+		return map[string]int{table: n}, n, err
+	}}
+}
+
+// steps are the pass's steps in order: stored results first (they carry
+// patients), notifications, personal data, then the detail of finished
+// days: bookings with their slots, and per site events before tickets (a
+// ticket leaves with its last event).
 func (p *Purger) steps() []purgeStep {
-	st := p.o.Store
-	return []purgeStep{
-		{"requests", false, p.o.Requests, st.PurgeRequests},
-		{"outbox", false, p.o.Outbox, st.PurgeOutbox},
-		{"bookings", true, p.o.Personal, st.BlankPatients},
-		{"patient_locks", false, p.o.Personal, st.PurgePatientLocks},
+	st, o := p.o.Store, p.o
+	steps := []purgeStep{
+		p.byTime("requests", o.Requests, st.PurgeRequests),
+		p.byTime("outbox", o.Outbox, st.PurgeOutbox),
+		p.byTime("bookings.patient", o.Personal, st.BlankPatients),
+		p.byTime("patient_locks", o.Personal, st.PurgePatientLocks),
+		{o.Bookings, func(ctx context.Context, now time.Time) (map[string]int, int, error) {
+			b, sl, err := st.PurgeBookings(ctx, now.Add(-o.Bookings), o.Batch)
+			return map[string]int{"bookings": b, "slots": sl}, sl, err
+		}},
 	}
+	if o.Sites == nil {
+		return steps
+	}
+	for _, s := range o.Sites() {
+		steps = append(steps, p.byDay("events", &s, o.Events, st.PurgeEvents), p.byDay("tickets", &s, o.Tickets, st.PurgeTickets))
+	}
+	return steps
 }
 
 // Pass runs one pass: unless another daemon holds the purge lease, it
-// removes, step by step, the rows past their window: stored request
-// results, notifications never delivered, then personal data (patient
-// references blanked in bookings, patient lock rows deleted), a batch a
-// transaction, renewing the lease before each, until fewer than a batch
-// are left or maxBatches ran in all. It returns the rows changed per table
-// and whether it held the lease.
+// runs the steps in order, each a batch a transaction, renewing the lease
+// before each, until fewer than a batch are left or maxBatches ran in all.
+// After a pass that deleted rows, SQLite gives the freed pages back to the
+// file system (Reclaim). It returns the rows changed per table and whether
+// it held the lease.
 func (p *Purger) Pass(ctx context.Context) (map[string]int, bool, error) {
+	out, held, err := p.pass(ctx)
+	if err == nil && held && len(out) > 0 {
+		_, err = p.o.Store.Reclaim(ctx)
+	}
+	return out, held, err
+}
+
+func (p *Purger) pass(ctx context.Context) (map[string]int, bool, error) {
 	out := map[string]int{}
 	batches := 0
 	for _, step := range p.steps() {
@@ -142,16 +216,9 @@ func (p *Purger) Pass(ctx context.Context) (map[string]int, bool, error) {
 					return out, true, err
 				}
 			}
-			n, err := step.run(ctx, now.Add(-step.window), p.o.Batch)
-			if n > 0 {
-				out[step.table] += n
-				switch {
-				case p.o.Metrics == nil:
-				case step.blanks:
-					p.o.Metrics.Blanked(step.table, n)
-				default:
-					p.o.Metrics.Deleted(step.table, n)
-				}
+			counts, n, err := step.run(ctx, now)
+			for table, c := range counts {
+				p.count(out, table, c)
 			}
 			if err != nil {
 				return out, true, err
@@ -162,6 +229,22 @@ func (p *Purger) Pass(ctx context.Context) (map[string]int, bool, error) {
 		}
 	}
 	return out, true, nil
+}
+
+// count adds n rows changed in table to out and the metrics.
+func (p *Purger) count(out map[string]int, table string, n int) {
+	if n == 0 {
+		return
+	}
+	out[table] += n
+	if p.o.Metrics == nil {
+		return
+	}
+	if t, ok := strings.CutSuffix(table, ".patient"); ok {
+		p.o.Metrics.Blanked(t, n)
+		return
+	}
+	p.o.Metrics.Deleted(table, n)
 }
 
 // Run runs a pass at once, then every so often until Shutdown or ctx
@@ -183,7 +266,8 @@ func (p *Purger) Run(ctx context.Context) error {
 			p.o.Logger.Warn("purge failed", "err", err)
 		case len(n) > 0:
 			p.o.Logger.Info("purged rows past their retention", "requests", n["requests"], "outbox", n["outbox"],
-				"bookings_blanked", n["bookings"], "patient_locks", n["patient_locks"])
+				"patients_blanked", n["bookings.patient"], "patient_locks", n["patient_locks"], "bookings", n["bookings"],
+				"slots", n["slots"], "events", n["events"], "tickets", n["tickets"])
 		}
 		select {
 		case <-p.stop.Requested():

@@ -40,7 +40,9 @@ func TestPurgerPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	purger := func(holder string) *daemon.Purger {
-		return daemon.NewPurger(daemon.PurgerOpts{Store: st, Holder: holder, Requests: 48 * time.Hour, Outbox: 720 * time.Hour, Personal: 720 * time.Hour, Batch: 6, Every: time.Minute,
+		return daemon.NewPurger(daemon.PurgerOpts{Store: st, Holder: holder, Sites: func() []queue.Site { return []queue.Site{storetest.TestSite()} },
+			Requests: 48 * time.Hour, Events: 2160 * time.Hour, Tickets: 2160 * time.Hour, Bookings: 2160 * time.Hour,
+			Outbox: 720 * time.Hour, Personal: 720 * time.Hour, Batch: 6, Every: time.Minute,
 			Now: func() time.Time { return now }, Metrics: m})
 	}
 	n, held, err := purger("a").Pass(t.Context())
@@ -54,9 +56,13 @@ func TestPurgerPass(t *testing.T) {
 	const want = `
 # HELP nowserving_retention_deleted_rows_total Rows the purge deleted past their retention window, by table.
 # TYPE nowserving_retention_deleted_rows_total counter
+nowserving_retention_deleted_rows_total{table="bookings"} 0
+nowserving_retention_deleted_rows_total{table="events"} 0
 nowserving_retention_deleted_rows_total{table="outbox"} 0
 nowserving_retention_deleted_rows_total{table="patient_locks"} 0
 nowserving_retention_deleted_rows_total{table="requests"} 20
+nowserving_retention_deleted_rows_total{table="slots"} 0
+nowserving_retention_deleted_rows_total{table="tickets"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "nowserving_retention_deleted_rows_total"); err != nil {
 		t.Error(err)

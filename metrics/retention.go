@@ -17,7 +17,7 @@ type Retention struct {
 
 // RetentionTables are the tables the purge reports on, so their series
 // exist at 0 from the start.
-var RetentionTables = []string{"requests", "outbox", "patient_locks"}
+var RetentionTables = []string{"requests", "outbox", "patient_locks", "bookings", "slots", "events", "tickets"}
 
 // NewRetention registers the retention metrics on reg.
 func NewRetention(reg prometheus.Registerer) (*Retention, error) {

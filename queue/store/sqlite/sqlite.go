@@ -50,7 +50,10 @@ func Dialect() *sqlstore.Dialect {
 		CacheStatements: true,
 		IDs:             sqlstore.IDsAfterMax,
 		Classify:        classify,
-		Migrations:      sqlstore.WithPortable(sqlstore.MigrationsDir(migrations)),
+		// Pages freed by the purge go back to the file system a few at a
+		// time (the writer is held while it runs).
+		Reclaim:    "PRAGMA incremental_vacuum(256)",
+		Migrations: sqlstore.WithPortable(sqlstore.MigrationsDir(migrations)),
 		// INTEGER PRIMARY KEY is the rowid; every INTEGER column holds 64 bits.
 		Words:     map[string]string{"id": "INTEGER PRIMARY KEY", "int64": "INTEGER", "bytes": "BLOB", "without_rowid": " WITHOUT ROWID"},
 		DropIndex: func(name string) string { return "DROP INDEX " + name },
@@ -98,7 +101,11 @@ func open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	// statement journal only serves ROLLBACK TO inside an open transaction;
 	// what survives a crash is the WAL, synced at each commit as before.
 	common.Add("_pragma", "temp_store(MEMORY)")
-	writerDSN := dsn + sep + common.Encode() + "&_txlock=immediate"
+	// auto_vacuum is set on the writer, which connects first: on a new
+	// file it takes effect before the first table, so the pages the purge
+	// frees can be given back to the file system (Store.Reclaim). A file
+	// made before keeps its mode (0, none) until a VACUUM (see README).
+	writerDSN := dsn + sep + common.Encode() + "&_txlock=immediate&_pragma=auto_vacuum(INCREMENTAL)"
 	readerDSN := dsn + sep + common.Encode() + "&_query_only=1"
 
 	writer, err := sql.Open("sqlite", writerDSN)

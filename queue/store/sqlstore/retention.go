@@ -286,3 +286,32 @@ func DayPurgeOf(site *queue.Site, now time.Time, window time.Duration, n int) Da
 	at := now.Add(-window)
 	return DayPurge{Site: site.ID, Day: min(site.Day(at), site.HeldSinceDay(now), site.Day(now)), At: at, N: n}
 }
+
+// Reclaim gives pages the purge freed back to the file system where the
+// dialect does that (Dialect.Reclaim), a few a call, each call a short
+// write of its own, until none is left or ctx ends; it returns how many
+// pages the file had free before. On a SQLite file made before auto_vacuum
+// was set (mode none), nothing is given back: a VACUUM turns it on.
+func (s *Store) Reclaim(ctx context.Context) (int, error) {
+	if s.d.Reclaim == "" {
+		return 0, nil
+	}
+	var free int
+	if err := s.writer.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil {
+		return 0, s.wrap("reclaim: free pages", err)
+	}
+	for left := free; left > 0; {
+		if _, err := s.writer.ExecContext(ctx, s.d.Reclaim); err != nil {
+			return free, s.wrap("reclaim", err)
+		}
+		var now int
+		if err := s.writer.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&now); err != nil {
+			return free, s.wrap("reclaim: free pages", err)
+		}
+		if now >= left {
+			break // auto_vacuum is off: nothing to give back
+		}
+		left = now
+	}
+	return free, nil
+}
