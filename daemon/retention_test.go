@@ -13,6 +13,7 @@ import (
 	"github.com/nowserving/nowserving/daemon"
 	"github.com/nowserving/nowserving/metrics"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
@@ -70,5 +71,51 @@ nowserving_retention_deleted_rows_total{table="tickets"} 0
 	var rows int
 	if err := st.DB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM requests").Scan(&rows); err != nil || rows != 5 {
 		t.Errorf("requests left = %d, %v; want the 5 inside the window", rows, err)
+	}
+}
+
+// TestPurgerDays: a pass purges the finished days of the engine's sites,
+// events before tickets, and leaves the database as check wants it; the
+// day being served keeps its ticket.
+func TestPurgerDays(t *testing.T) {
+	st := storetest.SQLite(t)
+	site := storetest.TestSite()
+	clock := storetest.NewClock(time.Date(2026, 11, 2, 9, 0, 0, 0, site.Location))
+	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close(context.Background()) })
+	req := func(i int) queue.Request {
+		return queue.Request{Site: site.ID, Device: "kiosk-1", Key: fmt.Sprint("k", i)}
+	}
+	for i := range 3 {
+		if _, err := eng.Issue(t.Context(), queue.IssueRequest{Request: req(i), Service: "A"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Fix(time.Date(2026, 11, 9, 9, 0, 0, 0, site.Location)) // a week later
+	if _, err := eng.Sweep(t.Context()); err != nil {            // the old day's tickets expire
+		t.Fatal(err)
+	}
+	clock.Fix(clock.Now().Add(10 * time.Minute)) // past the margin of event times
+	today, err := eng.Issue(t.Context(), queue.IssueRequest{Request: req(9), Service: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Fix(clock.Now().Add(time.Hour))
+	p := daemon.NewPurger(daemon.PurgerOpts{Store: st, Holder: "a", Sites: eng.Sites, Events: 48 * time.Hour, Tickets: 48 * time.Hour,
+		Batch: 2, Every: time.Minute, Now: clock.Now})
+	n, held, err := p.Pass(t.Context())
+	if err != nil || !held || n["tickets"] != 3 || n["events"] != 6 {
+		t.Errorf("pass = %v, held %v, %v; want the old day's 3 tickets and their 6 events (issued, expired)", n, held, err)
+	}
+	r, err := st.Check(t.Context(), sqlstore.CheckOpts{Today: func(string) string { return site.Day(clock.Now()) }})
+	if err != nil || !r.OK() {
+		t.Errorf("check after the pass: %v, %v", r, err)
+	}
+	got, err := eng.Position(t.Context(), site.ID, today.Number)
+	if err != nil || got.Ticket.ID != today.ID {
+		t.Errorf("today's ticket after the pass: %+v, %v", got, err)
 	}
 }

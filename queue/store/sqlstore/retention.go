@@ -171,7 +171,8 @@ const ticketMargin = time.Minute
 // PurgeTickets deletes up to p.N tickets of p.Site of days before p.Day
 // that are terminal (never one a counter holds) and finished a margin
 // before the site's oldest kept event (so every event of theirs is gone
-// already: a ticket leaves with its last event), and returns how many.
+// already: a ticket leaves with its last event; before p.At when the site
+// has no event left), and returns how many.
 // The numbering rows of those days (day_counters) go with them.
 func (s *Store) PurgeTickets(ctx context.Context, p DayPurge) (int, error) {
 	n := 0
@@ -187,7 +188,10 @@ func (s *Store) PurgeTickets(ctx context.Context, p DayPurge) (int, error) {
 			return err
 		}
 		if len(oldest) > 0 {
-			before = min(before, oldest[0]-ticketMargin.Milliseconds())
+			// The days' events decide: a ticket of an old day that
+			// expired only now (the daemon was stopped for days) goes
+			// once its EXPIRED has gone.
+			before = oldest[0] - ticketMargin.Milliseconds()
 		}
 		res, err := t.exec(ctx, s.q.purgeTickets(p.Site, p.Day, before, p.N))
 		if err != nil {
