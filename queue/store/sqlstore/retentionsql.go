@@ -80,9 +80,11 @@ func (q *queries) deleteEventsTo(site string, last int64) Stmt {
 var terminal = sqlList(queue.StatusDone, queue.StatusNoShow, queue.StatusCancelled, queue.StatusExpired)
 
 // purgeTickets deletes up to n terminal tickets of a site's days before
-// day that finished before before.
+// day that finished before before. By day, so the range is read on
+// tickets_number (site, day, number): when nothing is due, the pass reads
+// the few tickets still kept of old days, not the table by id.
 func (q *queries) purgeTickets(site, day string, before int64, n int) Stmt {
-	return q.limited("tickets", "", "site = ? AND day < ? AND finished_at < ? AND status IN ("+terminal+")", "id",
+	return q.limited("tickets", "", "site = ? AND day < ? AND finished_at < ? AND status IN ("+terminal+")", "day",
 		[]string{"id"}, []any{site, day, before}, n)
 }
 
