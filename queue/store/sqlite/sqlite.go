@@ -101,11 +101,7 @@ func open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	// statement journal only serves ROLLBACK TO inside an open transaction;
 	// what survives a crash is the WAL, synced at each commit as before.
 	common.Add("_pragma", "temp_store(MEMORY)")
-	// auto_vacuum is set on the writer, which connects first: on a new
-	// file it takes effect before the first table, so the pages the purge
-	// frees can be given back to the file system (Store.Reclaim). A file
-	// made before keeps its mode (0, none) until a VACUUM (see README).
-	writerDSN := dsn + sep + common.Encode() + "&_txlock=immediate&_pragma=auto_vacuum(INCREMENTAL)"
+	writerDSN := dsn + sep + common.Encode() + "&_txlock=immediate"
 	readerDSN := dsn + sep + common.Encode() + "&_query_only=1"
 
 	writer, err := sql.Open("sqlite", writerDSN)
@@ -119,6 +115,10 @@ func open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	// Connect the writer first: it switches the file to WAL before any
 	// reader opens it.
 	if err := writer.PingContext(ctx); err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", dsn, Dialect().Err(err))
+	}
+	if err := incrementalVacuum(ctx, writer); err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", dsn, Dialect().Err(err))
 	}
@@ -138,6 +138,24 @@ func open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 		return nil, err
 	}
 	return &Store{s}, nil
+}
+
+// incrementalVacuum sets auto_vacuum=INCREMENTAL on a new, empty file,
+// before its first table, so the pages the purge frees can be given back to the file
+// system (Store.Reclaim). A file made before keeps its mode (0, none)
+// until a VACUUM (see README); a file opened read-only is left alone.
+func incrementalVacuum(ctx context.Context, writer *sql.DB) error {
+	var tables int
+	if err := writer.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_master").Scan(&tables); err != nil || tables > 0 {
+		return err
+	}
+	if _, err := writer.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return err
+	}
+	// The switch to WAL wrote the file's first page already: a VACUUM of
+	// the empty file (instant) applies the mode.
+	_, err := writer.ExecContext(ctx, "VACUUM")
+	return err
 }
 
 // classify maps SQLite result codes, the one place that decides which end
