@@ -99,6 +99,10 @@ type PurgerOpts struct {
 	Batch int
 	// Every is how often a pass runs.
 	Every time.Duration
+	// Timeout bounds each of the pass's transactions (the store timeout):
+	// a database that hangs fails the pass, which is tried again next
+	// time, and never holds up a shutdown; 0: none.
+	Timeout time.Duration
 	// Pause is the rest between two batches of a pass, so the devices'
 	// transactions (and /readyz's probe, on SQLite's one writer) go
 	// between them; 0: none.
@@ -193,7 +197,7 @@ func (p *Purger) steps() []purgeStep {
 func (p *Purger) Pass(ctx context.Context) (map[string]int, bool, error) {
 	out, held, err := p.pass(ctx)
 	if err == nil && held && len(out) > 0 {
-		_, err = p.o.Store.Reclaim(ctx)
+		err = p.bounded(ctx, func(ctx context.Context) error { _, err := p.o.Store.Reclaim(ctx); return err })
 	}
 	return out, held, err
 }
@@ -206,17 +210,26 @@ func (p *Purger) pass(ctx context.Context) (map[string]int, bool, error) {
 			continue // not configured: kept
 		}
 		for ; batches < maxBatches; batches++ {
-			now := p.o.Now()
-			held, err := p.o.Store.TakeLease(ctx, sqlstore.Lease{Name: PurgeLease, Holder: p.o.Holder, Now: now, For: p.leaseFor()})
-			if err != nil || !held {
-				return out, held, err
-			}
 			if batches > 0 && p.o.Pause > 0 {
 				if err := backoff.Sleep(ctx, p.o.Pause); err != nil {
 					return out, true, err
 				}
 			}
-			counts, n, err := step.run(ctx, now)
+			now := p.o.Now()
+			var held bool
+			err := p.bounded(ctx, func(ctx context.Context) (err error) {
+				held, err = p.o.Store.TakeLease(ctx, sqlstore.Lease{Name: PurgeLease, Holder: p.o.Holder, Now: now, For: p.leaseFor()})
+				return err
+			})
+			if err != nil || !held {
+				return out, held, err
+			}
+			var counts map[string]int
+			var n int
+			err = p.bounded(ctx, func(ctx context.Context) (err error) {
+				counts, n, err = step.run(ctx, now)
+				return err
+			})
 			for table, c := range counts {
 				p.count(out, table, c)
 			}
@@ -229,6 +242,16 @@ func (p *Purger) pass(ctx context.Context) (map[string]int, bool, error) {
 		}
 	}
 	return out, true, nil
+}
+
+// bounded runs f within the purger's timeout.
+func (p *Purger) bounded(ctx context.Context, f func(ctx context.Context) error) error {
+	if p.o.Timeout <= 0 {
+		return f(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.o.Timeout)
+	defer cancel()
+	return f(ctx)
 }
 
 // count adds n rows changed in table to out and the metrics.

@@ -2,9 +2,11 @@ package daemon_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -118,4 +120,31 @@ func TestPurgerDays(t *testing.T) {
 	if err != nil || got.Ticket.ID != today.ID {
 		t.Errorf("today's ticket after the pass: %+v, %v", got, err)
 	}
+}
+
+// hungPurgeStore is a database that never answers: every call waits for
+// its context.
+type hungPurgeStore struct{ daemon.PurgeStore }
+
+func (hungPurgeStore) TakeLease(ctx context.Context, _ sqlstore.Lease) (bool, error) {
+	<-ctx.Done()
+	return false, ctx.Err()
+}
+
+// TestPurgerHungStore: against a database that hangs, a pass fails within
+// the purger's timeout (the store timeout), so it never holds up a
+// shutdown.
+func TestPurgerHungStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := daemon.NewPurger(daemon.PurgerOpts{Store: hungPurgeStore{}, Holder: "a", Requests: 48 * time.Hour, Batch: 10,
+			Every: time.Minute, Timeout: 2 * time.Second, Now: time.Now})
+		start := time.Now()
+		_, held, err := p.Pass(t.Context())
+		if !errors.Is(err, context.DeadlineExceeded) || held {
+			t.Errorf("pass on a hung store = held %v, %v; want the deadline", held, err)
+		}
+		if took := time.Since(start); took != 2*time.Second {
+			t.Errorf("pass on a hung store took %s, want the 2s timeout", took)
+		}
+	})
 }

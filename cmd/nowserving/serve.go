@@ -161,7 +161,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	rt := cfg.Retention
 	pg := daemon.NewPurger(daemon.PurgerOpts{Store: ps, Holder: probeName(cfg), Sites: eng.Sites,
 		Requests: rt.Requests, Events: rt.Events, Tickets: rt.Tickets, Bookings: rt.Bookings, Outbox: rt.Outbox, Personal: rt.Personal, Batch: rt.Batch, Every: rt.Every,
-		Pause: purgePause, Now: time.Now, Metrics: pm, Logger: log})
+		Timeout: cfg.Store.Timeout, Pause: purgePause, Now: time.Now, Metrics: pm, Logger: log})
 	d.Parts = append(d.Parts, daemon.NewSweeper(eng, sweepEvery, log), pg, qm, nw, dev) // dev last: boards blank after the rest drained
 	d.live.cfg, d.live.eng, d.live.dev, d.live.log = cfg, eng, dev, log
 	daemon.LogClosedServices(log, eng)
