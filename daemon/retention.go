@@ -197,7 +197,7 @@ func (p *Purger) steps() []purgeStep {
 func (p *Purger) Pass(ctx context.Context) (map[string]int, bool, error) {
 	out, held, err := p.pass(ctx)
 	if err == nil && held && len(out) > 0 {
-		err = p.bounded(ctx, func(ctx context.Context) error { _, err := p.o.Store.Reclaim(ctx); return err })
+		_, err = withinTimeout(ctx, p.o.Timeout, p.o.Store.Reclaim)
 	}
 	return out, held, err
 }
@@ -216,20 +216,21 @@ func (p *Purger) pass(ctx context.Context) (map[string]int, bool, error) {
 				}
 			}
 			now := p.o.Now()
-			var held bool
-			err := p.bounded(ctx, func(ctx context.Context) (err error) {
-				held, err = p.o.Store.TakeLease(ctx, sqlstore.Lease{Name: PurgeLease, Holder: p.o.Holder, Now: now, For: p.leaseFor()})
-				return err
+			held, err := withinTimeout(ctx, p.o.Timeout, func(ctx context.Context) (bool, error) {
+				return p.o.Store.TakeLease(ctx, sqlstore.Lease{Name: PurgeLease, Holder: p.o.Holder, Now: now, For: p.leaseFor()})
 			})
 			if err != nil || !held {
 				return out, held, err
 			}
-			var counts map[string]int
-			var n int
-			err = p.bounded(ctx, func(ctx context.Context) (err error) {
-				counts, n, err = step.run(ctx, now)
-				return err
+			type batch struct {
+				counts map[string]int
+				n      int
+			}
+			b, err := withinTimeout(ctx, p.o.Timeout, func(ctx context.Context) (batch, error) {
+				counts, n, err := step.run(ctx, now)
+				return batch{counts, n}, err
 			})
+			counts, n := b.counts, b.n
 			for table, c := range counts {
 				p.count(out, table, c)
 			}
@@ -244,14 +245,17 @@ func (p *Purger) pass(ctx context.Context) (map[string]int, bool, error) {
 	return out, true, nil
 }
 
-// bounded runs f within the purger's timeout.
-func (p *Purger) bounded(ctx context.Context, f func(ctx context.Context) error) error {
-	if p.o.Timeout <= 0 {
-		return f(ctx)
+// withinTimeout runs f within timeout (0: none) or until ctx ends, then
+// abandons it (see boundedValue): a hung connection can keep a store call
+// past its deadline (a driver's ROLLBACK after a failed statement takes
+// no context).
+func withinTimeout[T any](ctx context.Context, timeout time.Duration, f func(ctx context.Context) (T, error)) (T, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.o.Timeout)
-	defer cancel()
-	return f(ctx)
+	return boundedValue(ctx, f)
 }
 
 // count adds n rows changed in table to out and the metrics.
