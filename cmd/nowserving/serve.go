@@ -24,9 +24,6 @@ const shutdownGrace = 15 * time.Second
 // time-outs.
 const sweepEvery = 5 * time.Second
 
-// purgePause is the rest between two batches of the retention purge.
-const purgePause = 20 * time.Millisecond
-
 func newServeCmd() *cobra.Command {
 	var file, pidFile, pprofAddr *string
 	cmd := &cobra.Command{
@@ -142,6 +139,11 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
+	pg, err := newPurger(cfg, ps, eng, reg, log)
+	if err != nil {
+		return nil, err
+	}
+	d.Parts = append(d.Parts, pg)
 	ln, err := d.listenProtocol(ctx, cfg, protocolOpts(cfg, eng, dev, nw, devs, log), reg)
 	if err != nil {
 		return nil, err
@@ -154,15 +156,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	if err := d.listenHTTP(ctx, cfg, eng, reg, ps, log); err != nil {
 		return nil, err
 	}
-	pm, err := metrics.NewRetention(reg)
-	if err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
-	}
-	rt := cfg.Retention
-	pg := daemon.NewPurger(daemon.PurgerOpts{Store: ps, Holder: probeName(cfg), Sites: eng.Sites,
-		Requests: rt.Requests, Events: rt.Events, Tickets: rt.Tickets, Bookings: rt.Bookings, Outbox: rt.Outbox, Personal: rt.Personal, Batch: rt.Batch, Every: rt.Every,
-		Timeout: cfg.Store.Timeout, Pause: purgePause, Now: time.Now, Metrics: pm, Logger: log})
-	d.Parts = append(d.Parts, daemon.NewSweeper(eng, sweepEvery, log), pg, qm, nw, dev) // dev last: boards blank after the rest drained
+	d.Parts = append(d.Parts, daemon.NewSweeper(eng, sweepEvery, log), qm, nw, dev) // dev last: boards blank after the rest drained
 	d.live.cfg, d.live.eng, d.live.dev, d.live.log = cfg, eng, dev, log
 	daemon.LogClosedServices(log, eng)
 	log.Info("listening", "protocol", ln.Addr().String(), "tls", d.tls, "devices", len(devs))
