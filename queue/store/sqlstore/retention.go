@@ -242,39 +242,43 @@ func (s *Store) PurgeBookings(ctx context.Context, before time.Time, n int) (boo
 	return bookings, slots, err
 }
 
-// floorChecks are the checks that change once a purge removed old days
-// (see PurgeEvents), by name: the event log is gapless from the floor's
-// version, the site's version may be that of an event purged, and a
-// ticket of a day before the floor's may have lost its first events.
-// Check uses them on a schema that has purge_floors.
-var floorChecks = map[string]string{
-	"event versions start at 1 without gaps": "SELECT e.site, e.version FROM events e LEFT JOIN purge_floors f ON f.site = e.site " +
-		"WHERE e.version > COALESCE(f.version, 1) AND NOT EXISTS " +
-		"(SELECT 1 FROM events p WHERE p.site = e.site AND p.version = e.version - 1) ORDER BY e.site, e.version",
-	"site version is the newest event": "SELECT s.site, s.version, COALESCE(m.v, 0) FROM site_versions s " +
-		"LEFT JOIN (SELECT site, MAX(version) AS v FROM events GROUP BY site) m ON m.site = s.site " +
-		"LEFT JOIN purge_floors f ON f.site = s.site " +
-		"WHERE s.version <> COALESCE(m.v, f.version - 1, 0) ORDER BY s.site",
-	"every ticket was issued": "SELECT t.site, t.day, t.number, t.id FROM tickets t LEFT JOIN purge_floors f ON f.site = t.site " +
-		"WHERE t.day >= COALESCE(f.day, '') AND t.id NOT IN " +
-		"(SELECT e.ticket_id FROM events e WHERE e.type = 'ISSUED') ORDER BY t.id",
+// floorEdits are the edits that make checks start at a site's purge
+// floor (see PurgeEvents), by check name: the event log is gapless from
+// the floor's version, the site's version may be that of an event purged,
+// a ticket of a day before the floor's may have lost its first events (its
+// ISSUED, the CALLED before its first kept event). Each edit replaces the
+// first occurrence of a text of the check's query (the rest of the query,
+// e.g. what else it accepts, stays); TestFloored holds each to its query.
+var floorEdits = map[string][2]string{
+	"event versions start at 1 without gaps": {
+		"FROM events e WHERE e.version > 1 AND",
+		"FROM events e LEFT JOIN purge_floors f ON f.site = e.site WHERE e.version > COALESCE(f.version, 1) AND"},
+	"site version is the newest event": {
+		"WHERE s.version <> COALESCE(m.v, 0)",
+		"LEFT JOIN purge_floors f ON f.site = s.site WHERE s.version <> COALESCE(m.v, f.version - 1, 0)"},
+	"every ticket was issued": {
+		"FROM tickets t WHERE t.id NOT IN",
+		"FROM tickets t LEFT JOIN purge_floors f ON f.site = t.site WHERE t.day >= COALESCE(f.day, '') AND t.id NOT IN"},
+	calledWhileWaiting: {
+		"WHERE x.type = 'CALLED' AND (x.ps IS NULL OR x.ps <> 'WAITING')",
+		"LEFT JOIN purge_floors f ON f.site = x.site " +
+			"WHERE x.type = 'CALLED' AND ((x.ps IS NULL AND x.day >= COALESCE(f.day, '')) OR x.ps <> 'WAITING')"},
 }
 
-// floored returns cs with the queries of floorChecks in place of theirs,
-// and the check of calls with a ticket's first kept event allowed to be a
-// CALLED when its day is before the floor's.
+// calledDay adds the event's day to the rows of the check of calls, for
+// its floor edit.
+var calledDay = [2]string{"SELECT site, version, type, ticket_id, number, counter, ", "SELECT site, version, type, ticket_id, number, counter, day, "}
+
+// floored returns cs with the edits of floorEdits made; Check uses it on a
+// schema that has purge_floors.
 func floored(cs []check) []check {
 	out := make([]check, len(cs))
 	for i, c := range cs {
-		if q, ok := floorChecks[c.name]; ok {
-			c.query = q
-		}
-		if c.name == calledWhileWaiting {
-			c.query = strings.Replace(c.query, "SELECT site, version, type, ticket_id, number, counter, ",
-				"SELECT site, version, type, ticket_id, number, counter, day, ", 1)
-			c.query = strings.Replace(c.query, "WHERE x.type = 'CALLED' AND (x.ps IS NULL OR x.ps <> 'WAITING')",
-				"LEFT JOIN purge_floors f ON f.site = x.site "+
-					"WHERE x.type = 'CALLED' AND ((x.ps IS NULL AND x.day >= COALESCE(f.day, '')) OR x.ps <> 'WAITING')", 1)
+		if e, ok := floorEdits[c.name]; ok {
+			if c.name == calledWhileWaiting {
+				c.query = strings.Replace(c.query, calledDay[0], calledDay[1], 1)
+			}
+			c.query = strings.Replace(c.query, e[0], e[1], 1)
 		}
 		out[i] = c
 	}

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -29,5 +30,28 @@ func TestDayPurgeOf(t *testing.T) {
 		if p.Day != tc.want || p.Day > site.Day(tc.now) || p.Day > site.HeldSinceDay(tc.now) || p.Site != "hq" || p.N != 10 {
 			t.Errorf("DayPurgeOf(%s, %s) = %+v, want days before %s", tc.now, tc.window, p, tc.want)
 		}
+	}
+}
+
+// TestFloored: every floor edit finds its text in its check's query.
+func TestFloored(t *testing.T) {
+	all := append(append(append([]check{}, checks...), eventChecks...), bookingChecks...)
+	edited := floored(all)
+	found := 0
+	for i, c := range all {
+		e, ok := floorEdits[c.name]
+		if !ok {
+			continue
+		}
+		found++
+		if !strings.Contains(c.query, e[0]) || !strings.Contains(edited[i].query, e[1]) {
+			t.Errorf("check %q: the floor edit of %q finds nothing to replace in\n%s", c.name, e[0], c.query)
+		}
+		if c.name == calledWhileWaiting && !strings.Contains(edited[i].query, calledDay[1]) {
+			t.Errorf("check %q: the event's day is not read", c.name)
+		}
+	}
+	if found != len(floorEdits) {
+		t.Errorf("%d of the %d floor edits name a check", found, len(floorEdits))
 	}
 }
