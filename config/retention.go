@@ -18,31 +18,31 @@ type Retention struct {
 	// key is remembered: a retry with the same key within it gets the
 	// first answer (one ticket printed, one call made). Default 48h, at
 	// least 1h (devices retry for seconds or minutes).
-	Requests time.Duration `mapstructure:"requests"`
+	Requests time.Duration `mapstructure:"requests" usage:"how long a request result is kept for retries with its key"`
 	// Events, Tickets and Bookings keep the detail of a finished service
 	// day (reports and `check` read it) for this long after the day;
 	// default 2160h (90 days), at least 48h. Tickets are kept at least as
 	// long as events (a ticket leaves with its last event), bookings (and
 	// their slots) at most as long as tickets (a checked-in booking names
 	// its ticket).
-	Events   time.Duration `mapstructure:"events"`
-	Tickets  time.Duration `mapstructure:"tickets"`
-	Bookings time.Duration `mapstructure:"bookings"`
+	Events   time.Duration `mapstructure:"events" usage:"how long the events of a finished service day are kept"`
+	Tickets  time.Duration `mapstructure:"tickets" usage:"how long the tickets of a finished service day are kept"`
+	Bookings time.Duration `mapstructure:"bookings" usage:"how long bookings and their slots are kept after the slot"`
 	// Outbox keeps notifications that were never delivered (dead, or
 	// still pending) for this long after their event; default 720h (30
 	// days). Delivered ones are deleted at once, as before.
-	Outbox time.Duration `mapstructure:"outbox"`
+	Outbox time.Duration `mapstructure:"outbox" usage:"how long a notification never delivered is kept"`
 	// Personal keeps patient references for this long after the booked
 	// slot (bookings.patient is blanked, patient_locks rows deleted);
 	// default 720h (30 days), from retention.requests (stored results
 	// carry the patient, so they must be gone first) to retention.bookings.
-	Personal time.Duration `mapstructure:"personal"`
+	Personal time.Duration `mapstructure:"personal" usage:"how long a patient reference is kept after the slot"`
 	// Batch is how many rows one purge transaction removes or blanks
 	// (default 500): small, so devices' requests are not held up.
-	Batch int `mapstructure:"batch"`
+	Batch int `mapstructure:"batch" usage:"rows removed per purge transaction"`
 	// Every is how often a daemon looks for rows past their windows
 	// (default 1m).
-	Every time.Duration `mapstructure:"every"`
+	Every time.Duration `mapstructure:"every" usage:"how often a daemon looks for rows past their retention"`
 }
 
 // Defaults and bounds of the retention section.
