@@ -51,6 +51,8 @@ type Config struct {
 	HTTP HTTP `mapstructure:"http"`
 	// Notify holds the receivers of notifications (notify.go).
 	Notify Notify `mapstructure:"notify"`
+	// Retention says how long stored rows are kept (retention.go).
+	Retention Retention `mapstructure:"retention"`
 }
 
 // Driver names a database engine.
@@ -542,4 +544,5 @@ func applyDefaults(c *Config, isSet func(key string) bool) {
 	}
 	applyHardwareDefaults(c, isSet)
 	applyNotifyDefaults(c, isSet)
+	applyRetentionDefaults(c, isSet)
 }

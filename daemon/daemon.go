@@ -122,12 +122,27 @@ func (g *Group) Close(ctx context.Context) error {
 // bounded runs fn and waits for it until ctx ends; then fn is abandoned,
 // left to finish (or not) on its own.
 func bounded(ctx context.Context, fn func(ctx context.Context) error) error {
-	res := make(chan error, 1)
-	go func() { res <- fn(ctx) }()
+	_, err := boundedValue(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) })
+	return err
+}
+
+// boundedValue is bounded for a function with a result, which is the
+// zero value when fn is abandoned.
+func boundedValue[T any](ctx context.Context, fn func(ctx context.Context) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		v, err := fn(ctx)
+		res <- result{v, err}
+	}()
 	select {
-	case err := <-res:
-		return err
+	case r := <-res:
+		return r.v, r.err
 	case <-ctx.Done():
-		return fmt.Errorf("abandoned: %w", ctx.Err())
+		var zero T
+		return zero, fmt.Errorf("abandoned: %w", ctx.Err())
 	}
 }

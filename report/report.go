@@ -180,11 +180,22 @@ func Build(ctx context.Context, eng *queue.Engine, site, from, to string) (Repor
 	}
 	b := newBuilder(s)
 	b.from, b.to = f, t
-	for evs, err := range eng.EventPages(ctx, s.ID, 0, pageSize) {
+	after, err := versionBefore(ctx, eng, s, f.AddDate(0, 0, -lookBack(s)).Format(time.DateOnly))
+	if err != nil {
+		return Report{}, fmt.Errorf("report: %w", err)
+	}
+	// The day after the range still brings its late booking events
+	// (bookings marked missed after the last slots of the range).
+	past := t.AddDate(0, 0, 1).Format(time.DateOnly)
+read:
+	for evs, err := range eng.EventPages(ctx, s.ID, after, pageSize) {
 		if err != nil {
 			return Report{}, fmt.Errorf("report: %w", err)
 		}
 		for i := range evs {
+			if queue.ServiceDay(evs[i].At.Add(-eventSkew), s.Location, s.Rollover) > past {
+				break read
+			}
 			b.addBooking(from, to, &evs[i])
 			if day := queue.ServiceDay(evs[i].At, s.Location, s.Rollover); day >= from && day <= to {
 				b.add(day, &evs[i])
@@ -192,6 +203,46 @@ func Build(ctx context.Context, eng *queue.Engine, site, from, to string) (Repor
 		}
 	}
 	return b.report(from, to), nil
+}
+
+// eventSkew bounds how far out of version order events' times may run
+// (an event is stamped when its request runs, versioned when it commits).
+const eventSkew = time.Minute
+
+// lookBack is how many days before a range its booking events may come:
+// bookings open the slots of a day DaysAhead days before it (the longest
+// of the site's resources), and are made from then on.
+func lookBack(s *queue.Site) int {
+	n := 0
+	for _, r := range s.Resources {
+		n = max(n, r.Schedule.DaysAhead+1)
+	}
+	return n
+}
+
+// versionBefore is the version to read a site's events after so as to
+// start a little before the first event of service day day: it looks
+// the version up by halves, one event read per step, so a report of a
+// day costs what that day costs, however long the log.
+func versionBefore(ctx context.Context, eng *queue.Engine, s *queue.Site, day string) (int64, error) {
+	last, err := eng.LastVersion(ctx, s.ID)
+	if err != nil {
+		return 0, err
+	}
+	lo, hi := int64(1), last+1 // the first version of day or later is in [lo, hi]
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		evs, err := eng.Events(ctx, s.ID, mid-1, 1)
+		if err != nil {
+			return 0, err
+		}
+		if len(evs) == 0 || queue.ServiceDay(evs[0].At.Add(eventSkew), s.Location, s.Rollover) >= day {
+			hi = mid
+		} else {
+			lo = evs[0].Version + 1
+		}
+	}
+	return lo - 1, nil
 }
 
 // builder adds a site's events up into a report.

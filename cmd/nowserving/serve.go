@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/nowserving/nowserving/config"
@@ -91,6 +92,19 @@ func quietStart(w io.Writer, l config.Log, d *server) {
 // sites serves nobody.
 var errNoConfig = errors.New("serve: give --config FILE, the sites, services, counters and devices to serve (`make run` starts the demo: serve --config testdata/hospital.yaml)")
 
+// storeMetrics measures the store's transactions and counts its failovers
+// on reg.
+func storeMetrics(ps *daemon.PendingStore, reg *prometheus.Registry) (*metrics.Store, error) {
+	mst, err := metrics.NewStore(ps, reg)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if err := metrics.RegisterFailovers(reg, func() (uint64, uint64) { h := ps.Health(); return h.ReadOnly, h.NotAnswering }); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	return mst, nil
+}
+
 // newEngine builds the engine over st, and its notifier when the store
 // has one; both close before the store, the engine first.
 func (d *server) newEngine(cfg *config.Config, st queue.Store, log *slog.Logger) (*queue.Engine, error) {
@@ -135,12 +149,9 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	d.Parts = append(d.Parts, conn) // stop connecting first
 
 	reg := metrics.NewRegistry()
-	mst, err := metrics.NewStore(ps, reg)
+	mst, err := storeMetrics(ps, reg)
 	if err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
-	}
-	if err := metrics.RegisterFailovers(reg, func() (uint64, uint64) { h := ps.Health(); return h.ReadOnly, h.NotAnswering }); err != nil {
-		return nil, fmt.Errorf("serve: %w", err)
+		return nil, err
 	}
 	eng, err := d.newEngine(cfg, mst, log)
 	if err != nil {
@@ -170,6 +181,11 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
+	pg, err := newPurger(cfg, ps, eng, reg, log)
+	if err != nil {
+		return nil, err
+	}
+	d.Parts = append(d.Parts, pg)
 	ln, err := d.listenProtocol(ctx, cfg, protocolOpts(cfg, eng, dev, nw, devs, log), reg)
 	if err != nil {
 		return nil, err

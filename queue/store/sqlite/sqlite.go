@@ -50,7 +50,10 @@ func Dialect() *sqlstore.Dialect {
 		CacheStatements: true,
 		IDs:             sqlstore.IDsAfterMax,
 		Classify:        classify,
-		Migrations:      sqlstore.WithPortable(sqlstore.MigrationsDir(migrations)),
+		// Pages freed by the purge go back to the file system a few at a
+		// time (the writer is held while it runs).
+		Reclaim:    "PRAGMA incremental_vacuum(256)",
+		Migrations: sqlstore.WithPortable(sqlstore.MigrationsDir(migrations)),
 		// INTEGER PRIMARY KEY is the rowid; every INTEGER column holds 64 bits.
 		Words:     map[string]string{"id": "INTEGER PRIMARY KEY", "int64": "INTEGER", "bytes": "BLOB", "without_rowid": " WITHOUT ROWID"},
 		DropIndex: func(name string) string { return "DROP INDEX " + name },
@@ -115,6 +118,10 @@ func open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 		writer.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", dsn, Dialect().Err(err))
 	}
+	if err := incrementalVacuum(ctx, writer); err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", dsn, Dialect().Err(err))
+	}
 	reader, err := sql.Open("sqlite", readerDSN)
 	if err != nil {
 		writer.Close()
@@ -131,6 +138,24 @@ func open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 		return nil, err
 	}
 	return &Store{s}, nil
+}
+
+// incrementalVacuum sets auto_vacuum=INCREMENTAL on a new, empty file,
+// before its first table, so the pages the purge frees can be given back to the file
+// system (Store.Reclaim). A file made before keeps its mode (0, none)
+// until a VACUUM (see README); a file opened read-only is left alone.
+func incrementalVacuum(ctx context.Context, writer *sql.DB) error {
+	var tables int
+	if err := writer.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_master").Scan(&tables); err != nil || tables > 0 {
+		return err
+	}
+	if _, err := writer.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return err
+	}
+	// The switch to WAL wrote the file's first page already: a VACUUM of
+	// the empty file (instant) applies the mode.
+	_, err := writer.ExecContext(ctx, "VACUUM")
+	return err
 }
 
 // classify maps SQLite result codes, the one place that decides which end

@@ -28,7 +28,7 @@ func TestOpenRefusesMemory(t *testing.T) {
 
 func TestPragmas(t *testing.T) {
 	s := storetest.SQLite(t)
-	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000", "temp_store": "2"} {
+	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000", "temp_store": "2", "auto_vacuum": "2"} {
 		var got string
 		if err := s.DB().QueryRowContext(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil {
 			t.Fatal(err)

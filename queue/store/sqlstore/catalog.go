@@ -27,7 +27,8 @@ type NamedStmt struct {
 // queue.HeadQuery and queue.Filter, then in the combinations the Engine
 // sends, then with every field set; the multi-row statements with two rows.
 // (Check, Migrate and the outbox's claims send statements of their own,
-// outside queue.Tx.)
+// outside queue.Tx; the retention purge's, also outside it, are listed
+// last.)
 //
 // testdata/catalog.sql holds the catalog of every dialect for review; the
 // plan tests of the postgres and mysql packages EXPLAIN its queries.
@@ -99,7 +100,27 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("LastVersion", "", q.lastVersion(site))
 	bookingCatalog(q, add)
 	add("LastVersions", "follow other daemons' events", q.lastVersions())
+	retentionCatalog(q, add)
 	return out
+}
+
+// retentionCatalog adds the purge's statements (Store.PurgeRequests and
+// the others, outside queue.Tx) for review: a pass with nothing due must
+// not read a table whole (on SQLite, EXPLAIN QUERY PLAN of PurgeRequests
+// and PurgeTickets reads requests_at and tickets_number).
+func retentionCatalog(q *queries, add func(name, use string, st Stmt)) {
+	before := time.Date(2026, 2, 28, 4, 0, 0, 0, time.UTC).UnixMilli()
+	const use = "purge"
+	add("PurgeRequests", use, q.purgeRequests(before, 500))
+	add("PurgeOutbox", use, q.purgeOutbox(before, 500))
+	add("BlankPatients", use, q.blankPatients(before, 500))
+	add("PurgePatientLocks", use, q.purgePatientLocks(before, 500))
+	add("PurgeEvents: the oldest", use, q.oldestEvents("s1", 500))
+	add("PurgeEvents", use, q.deleteEventsTo("s1", 41))
+	add("PurgeTickets", use, q.purgeTickets("s1", "2026-02-28", before, 500))
+	add("PurgeTickets: day counters", use, q.purgeDayCounters("s1", "2026-02-28", 500))
+	add("PurgeBookings: slots", use, q.oldSlots(before, 500))
+	add("PurgeBookings", use, q.deleteByIDs("bookings", "slot_id", []int64{5, 6}))
 }
 
 // bookingCatalog adds the statements of queue.BookingTx.

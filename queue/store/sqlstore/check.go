@@ -222,6 +222,9 @@ var (
 var lastCounterEvent = "SELECT site, counter, MAX(version) AS v FROM events WHERE counter <> '' AND type IN (" +
 	holding + ", " + releasing + ") GROUP BY site, counter"
 
+// calledWhileWaiting names the check of calls (see floored).
+const calledWhileWaiting = "a ticket is called only while waiting"
+
 // eventChecks hold the event log against the tickets and counters it
 // describes: what a device was told (an ISSUED number, a call) must be true
 // of the database, and replaying the log must give the counters' state.
@@ -288,7 +291,7 @@ var eventChecks = []check{
 		// after SERVING, DONE or any end. PRINT_FAILED repeats the status
 		// and is skipped. LAG over (site, ticket) is one sort of the log,
 		// where a correlated look-up would need an index on ticket_id.
-		name: "a ticket is called only while waiting",
+		name: calledWhileWaiting,
 		query: "SELECT x.site, x.number, x.ticket_id, x.version, x.counter, COALESCE(x.pv, 0), COALESCE(x.pt, ''), COALESCE(x.ps, ''), COALESCE(x.pc, '') FROM (" +
 			"SELECT site, version, type, ticket_id, number, counter, " +
 			"LAG(version) OVER (PARTITION BY site, ticket_id ORDER BY version) AS pv, " +
@@ -411,6 +414,8 @@ func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 		limit = 20
 	}
 	var r Report
+	v, verr := s.Version(ctx)
+	floors := verr == nil && v >= RetentionMigration
 	err := s.view(ctx, &sql.TxOptions{ReadOnly: true, Isolation: s.d.Snapshot}, func(ctx context.Context, t *tx) error {
 		q := t.tx
 		if err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM tickets").Scan(&r.Tickets); err != nil {
@@ -422,7 +427,11 @@ func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 		if err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT site FROM tickets UNION SELECT site FROM events) x").Scan(&r.Sites); err != nil {
 			return t.wrap("check: count sites", err)
 		}
-		for _, c := range slices.Concat(checks, eventChecks, bookingChecks) {
+		all := slices.Concat(checks, eventChecks, bookingChecks)
+		if floors {
+			all = floored(all)
+		}
+		for _, c := range all {
 			lines, err := t.rowsAsText(ctx, c.query, c.cols, limit, nil)
 			if err != nil {
 				return t.wrap("check: "+c.name, err)
@@ -443,7 +452,7 @@ func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	if v, err := s.Version(ctx); err == nil && v >= OutboxMigration {
+	if verr == nil && v >= OutboxMigration {
 		st, err := s.OutboxStatus(ctx, 5)
 		if err != nil {
 			return Report{}, fmt.Errorf("check: %w", err)

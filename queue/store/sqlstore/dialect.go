@@ -94,6 +94,10 @@ type Dialect struct {
 	// processes from migrating the same database at the same time, and
 	// returns the function that releases it.
 	LockMigrations func(ctx context.Context, conn *sql.Conn) (unlock func(), err error)
+	// Reclaim, when set, is the statement that gives a few pages the purge
+	// freed back to the file system (SQLite's incremental vacuum); the
+	// servers reuse freed pages themselves.
+	Reclaim string
 	// DropIndex is the statement that drops the named index of tickets; only
 	// tests that corrupt a database on purpose use it.
 	DropIndex func(name string) string

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/nowserving/nowserving/queue"
 )
@@ -25,6 +26,9 @@ func (t *tx) LookupRequests(ctx context.Context, keys []queue.RequestKey) (map[q
 			if err := rows.Scan(&k.Device, &k.Key, &r.Op, &r.Result); err != nil {
 				return t.wrap("look up requests", err)
 			}
+			if r.Result, err = unpackResult(r.Result); err != nil {
+				return fmt.Errorf("%s: look up request %q of %s: %w", t.s.d.Name, k.Key, k.Device, err)
+			}
 			out[k] = r
 		}
 		if err := rows.Err(); err != nil {
@@ -38,13 +42,19 @@ func (t *tx) LookupRequests(ctx context.Context, keys []queue.RequestKey) (map[q
 	return out, nil
 }
 
-// SaveRequests records several request results in one multi-row insert.
+// SaveRequests records several request results in one multi-row insert,
+// each result compressed (see packResult).
 func (t *tx) SaveRequests(ctx context.Context, reqs []queue.SavedRequest) error {
 	if len(reqs) == 0 {
 		return nil
 	}
-	return t.pieces(len(reqs), func(from, to int) error {
-		if _, err := t.exec(ctx, t.s.q.saveRequests(reqs[from:to])); err != nil {
+	packed := make([]queue.SavedRequest, len(reqs))
+	for i, r := range reqs {
+		r.Result = packResult(r.Result)
+		packed[i] = r
+	}
+	return t.pieces(len(packed), func(from, to int) error {
+		if _, err := t.exec(ctx, t.s.q.saveRequests(packed[from:to])); err != nil {
 			return t.wrap("save requests", err)
 		}
 		return nil

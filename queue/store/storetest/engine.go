@@ -223,6 +223,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"LostWork", testLostWork},
 		{"LostWorkTwoDaemons", testLostWorkTwoDaemons},
 		{"Booking", RunBooking},
+		{"PurgeDays", testPurgeDays},
 	})
 }
 

@@ -682,6 +682,136 @@ SELECT id, site, resource, slot_id, start_at, end_at, patient, code, status, hel
 -- sent by: follow other daemons' events
 SELECT site, version FROM site_versions;
 
+-- PurgeRequests [sqlite]
+-- sent by: purge
+-- args: 1772251200000, 500
+DELETE FROM requests WHERE (device, idem_key) IN (SELECT device, idem_key FROM requests WHERE at < ? ORDER BY at LIMIT ?);
+
+-- PurgeRequests [postgres]
+-- sent by: purge
+-- args: 1772251200000, 500
+DELETE FROM requests WHERE (device, idem_key) IN (SELECT device, idem_key FROM requests WHERE at < $1 ORDER BY at LIMIT $2);
+
+-- PurgeRequests [mysql]
+-- sent by: purge
+-- args: 1772251200000, 500
+DELETE FROM requests WHERE at < ? ORDER BY at LIMIT ?;
+
+-- PurgeOutbox [sqlite]
+-- sent by: purge
+-- args: 1772251200000, 500
+DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE created_at < ? ORDER BY id LIMIT ?);
+
+-- PurgeOutbox [postgres]
+-- sent by: purge
+-- args: 1772251200000, 500
+DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE created_at < $1 ORDER BY id LIMIT $2);
+
+-- PurgeOutbox [mysql]
+-- sent by: purge
+-- args: 1772251200000, 500
+DELETE FROM outbox WHERE created_at < ? ORDER BY id LIMIT ?;
+
+-- BlankPatients [sqlite]
+-- sent by: purge
+-- args: 1772251200000, 500
+UPDATE bookings SET patient = '~' || code WHERE id IN (SELECT id FROM bookings WHERE end_at < ? AND patient <> '~' || code ORDER BY id LIMIT ?);
+
+-- BlankPatients [postgres]
+-- sent by: purge
+-- args: 1772251200000, 500
+UPDATE bookings SET patient = '~' || code WHERE id IN (SELECT id FROM bookings WHERE end_at < $1 AND patient <> '~' || code ORDER BY id LIMIT $2);
+
+-- BlankPatients [mysql]
+-- sent by: purge
+-- args: 1772251200000, 500
+UPDATE bookings SET patient = CONCAT('~', code) WHERE end_at < ? AND patient <> CONCAT('~', code) ORDER BY id LIMIT ?;
+
+-- PurgePatientLocks [sqlite]
+-- sent by: purge
+-- args: 1772251200000, 500
+DELETE FROM patient_locks WHERE (site, patient) IN (SELECT site, patient FROM patient_locks WHERE at < ? ORDER BY at LIMIT ?);
+
+-- PurgePatientLocks [postgres]
+-- sent by: purge
+-- args: 1772251200000, 500
+DELETE FROM patient_locks WHERE (site, patient) IN (SELECT site, patient FROM patient_locks WHERE at < $1 ORDER BY at LIMIT $2);
+
+-- PurgePatientLocks [mysql]
+-- sent by: purge
+-- args: 1772251200000, 500
+DELETE FROM patient_locks WHERE at < ? ORDER BY at LIMIT ?;
+
+-- PurgeEvents: the oldest [sqlite, mysql]
+-- sent by: purge
+-- args: "s1", 500
+SELECT version, day, at FROM events WHERE site = ? ORDER BY version LIMIT ?;
+
+-- PurgeEvents: the oldest [postgres]
+-- sent by: purge
+-- args: "s1", 500
+SELECT version, day, at FROM events WHERE site = $1 ORDER BY version LIMIT $2;
+
+-- PurgeEvents [sqlite, mysql]
+-- sent by: purge
+-- args: "s1", 41
+DELETE FROM events WHERE site = ? AND version <= ?;
+
+-- PurgeEvents [postgres]
+-- sent by: purge
+-- args: "s1", 41
+DELETE FROM events WHERE site = $1 AND version <= $2;
+
+-- PurgeTickets [sqlite]
+-- sent by: purge
+-- args: "s1", "2026-02-28", 1772251200000, 500
+DELETE FROM tickets WHERE id IN (SELECT id FROM tickets WHERE site = ? AND day < ? AND finished_at < ? AND status IN ('DONE', 'NO_SHOW', 'CANCELLED', 'EXPIRED') ORDER BY day LIMIT ?);
+
+-- PurgeTickets [postgres]
+-- sent by: purge
+-- args: "s1", "2026-02-28", 1772251200000, 500
+DELETE FROM tickets WHERE id IN (SELECT id FROM tickets WHERE site = $1 AND day < $2 AND finished_at < $3 AND status IN ('DONE', 'NO_SHOW', 'CANCELLED', 'EXPIRED') ORDER BY day LIMIT $4);
+
+-- PurgeTickets [mysql]
+-- sent by: purge
+-- args: "s1", "2026-02-28", 1772251200000, 500
+DELETE FROM tickets WHERE site = ? AND day < ? AND finished_at < ? AND status IN ('DONE', 'NO_SHOW', 'CANCELLED', 'EXPIRED') ORDER BY day LIMIT ?;
+
+-- PurgeTickets: day counters [sqlite]
+-- sent by: purge
+-- args: "s1", "2026-02-28", 500
+DELETE FROM day_counters WHERE (site, service, day) IN (SELECT site, service, day FROM day_counters WHERE site = ? AND day < ? ORDER BY day LIMIT ?);
+
+-- PurgeTickets: day counters [postgres]
+-- sent by: purge
+-- args: "s1", "2026-02-28", 500
+DELETE FROM day_counters WHERE (site, service, day) IN (SELECT site, service, day FROM day_counters WHERE site = $1 AND day < $2 ORDER BY day LIMIT $3);
+
+-- PurgeTickets: day counters [mysql]
+-- sent by: purge
+-- args: "s1", "2026-02-28", 500
+DELETE FROM day_counters WHERE site = ? AND day < ? ORDER BY day LIMIT ?;
+
+-- PurgeBookings: slots [sqlite, mysql]
+-- sent by: purge
+-- args: 1772251200000, 500
+SELECT id FROM slots WHERE end_at < ? ORDER BY id LIMIT ?;
+
+-- PurgeBookings: slots [postgres]
+-- sent by: purge
+-- args: 1772251200000, 500
+SELECT id FROM slots WHERE end_at < $1 ORDER BY id LIMIT $2;
+
+-- PurgeBookings [sqlite, mysql]
+-- sent by: purge
+-- args: 5, 6
+DELETE FROM bookings WHERE slot_id IN (?, ?);
+
+-- PurgeBookings [postgres]
+-- sent by: purge
+-- args: 5, 6
+DELETE FROM bookings WHERE slot_id IN ($1, $2);
+
 -- Counter: in Update, lock the row [postgres]
 -- args: "s1", "c1"
 SELECT mode, ticket_id, since FROM counters WHERE site = $1 AND id = $2 FOR UPDATE;

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/daemon"
+	"github.com/nowserving/nowserving/metrics"
+	"github.com/nowserving/nowserving/queue"
+)
+
+// purgePause is the rest between two batches of the retention purge.
+const purgePause = 20 * time.Millisecond
+
+// newPurger builds the retention purge of cfg over the daemon's store,
+// for the engine's sites, counted on reg.
+func newPurger(cfg *config.Config, ps *daemon.PendingStore, eng *queue.Engine, reg prometheus.Registerer, log *slog.Logger) (*daemon.Purger, error) {
+	m, err := metrics.NewRetention(reg)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	rt := cfg.Retention
+	return daemon.NewPurger(daemon.PurgerOpts{Store: ps, Holder: probeName(cfg), Sites: eng.Sites,
+		Requests: rt.Requests, Events: rt.Events, Tickets: rt.Tickets, Bookings: rt.Bookings, Outbox: rt.Outbox, Personal: rt.Personal,
+		Batch: rt.Batch, Every: rt.Every, Timeout: cfg.Store.Timeout, Pause: purgePause, Now: time.Now, Metrics: m, Logger: log}), nil
+}
