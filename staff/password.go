@@ -87,8 +87,8 @@ func Verify(hash, password string) bool {
 	return subtle.ConstantTimeCompare(got, key) == 1
 }
 
-// token is 32 random bytes, base64url: a session id or a CSRF token.
-func token() string {
+// NewToken is 32 random bytes, base64url: a session id or a CSRF token.
+func NewToken() string {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		panic(err) // crypto/rand does not fail on supported systems

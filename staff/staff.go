@@ -25,7 +25,10 @@ var (
 	ErrNoSession = errors.New("staff: not logged in")
 )
 
-var reName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+var (
+	reName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	reID   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`) // a site's or counter's id, as queue.Site.Validate wants
+)
 
 // CheckName reports whether name can be an account name: 1 to 64
 // lower-case letters, digits, dots, dashes or underscores, starting with a
@@ -47,8 +50,8 @@ func CheckAccount(a queue.Account) error {
 	}
 	for _, l := range [][]string{a.Sites, a.Counters} {
 		for _, v := range l {
-			if v == "" || len(v) > 64 || !reName.MatchString(v) {
-				return fmt.Errorf("staff: site or counter %.70q: want 1 to 64 of a-z 0-9 . _ -", v)
+			if !reID.MatchString(v) {
+				return fmt.Errorf("staff: site or counter %.70q: want 1 to 32 of A-Z a-z 0-9 _ -", v)
 			}
 		}
 	}
@@ -228,7 +231,7 @@ func (sv *Service) Open(ctx context.Context, name string) (*Session, error) {
 }
 
 func (sv *Service) open(a queue.Account, now time.Time) *Session {
-	s := &Session{ID: token(), CSRF: token(), Name: a.Name, Role: a.Role, Sites: a.Sites, Counters: a.Counters, last: now}
+	s := &Session{ID: NewToken(), CSRF: NewToken(), Name: a.Name, Role: a.Role, Sites: a.Sites, Counters: a.Counters, last: now}
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	delete(sv.fails, "name:"+a.Name)
@@ -245,11 +248,13 @@ func (sv *Service) open(a queue.Account, now time.Time) *Session {
 	return s
 }
 
-// Check returns the session of id, touched, with the account read again
-// (its role, sites and counters as they are now); ErrNoSession when there
-// is none, it has been idle past the time-out, or the account is gone or
-// disabled (the session then ends).
-func (sv *Service) Check(ctx context.Context, id string) (*Session, error) {
+// Check returns the session of id with the account read again (its role,
+// sites and counters as they are now); ErrNoSession when there is none, it
+// has been idle past the time-out, or the account is gone or disabled (the
+// session then ends). touch restarts the idle time: what the person does
+// touches it, what the page reads by itself (following the queue) does
+// not, so a page left open still times out.
+func (sv *Service) Check(ctx context.Context, id string, touch bool) (*Session, error) {
 	now := sv.o.Clock()
 	sv.mu.Lock()
 	s, ok := sv.byID[id]
@@ -259,7 +264,9 @@ func (sv *Service) Check(ctx context.Context, id string) (*Session, error) {
 	}
 	var cp Session
 	if ok {
-		s.last = now
+		if touch {
+			s.last = now
+		}
 		cp = *s
 	}
 	sv.mu.Unlock()

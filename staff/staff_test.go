@@ -167,22 +167,22 @@ func TestLogin(t *testing.T) {
 
 	// Idle time-out: touched within it, gone after it.
 	c.add(9 * time.Minute)
-	if _, err := sv.Check(ctx, s.ID); err != nil {
+	if _, err := sv.Check(ctx, s.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	c.add(9 * time.Minute)
-	if _, err := sv.Check(ctx, s.ID); err != nil {
+	if _, err := sv.Check(ctx, s.ID, true); err != nil {
 		t.Fatalf("touched 9 min ago: %v", err)
 	}
 	c.add(10 * time.Minute)
-	if _, err := sv.Check(ctx, s.ID); !errors.Is(err, ErrNoSession) {
+	if _, err := sv.Check(ctx, s.ID, true); !errors.Is(err, ErrNoSession) {
 		t.Fatalf("idle 10 min: %v", err)
 	}
 
 	// Logout ends it.
 	s, _ = sv.Login(ctx, "wang", "secret-pass", "10.0.0.2")
 	sv.Logout(s.ID)
-	if _, err := sv.Check(ctx, s.ID); !errors.Is(err, ErrNoSession) {
+	if _, err := sv.Check(ctx, s.ID, true); !errors.Is(err, ErrNoSession) {
 		t.Fatalf("after logout: %v", err)
 	}
 
@@ -192,7 +192,7 @@ func TestLogin(t *testing.T) {
 	if err := SetDisabled(ctx, st, "wang", true, c.now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sv.Check(ctx, s.ID); !errors.Is(err, ErrNoSession) {
+	if _, err := sv.Check(ctx, s.ID, true); !errors.Is(err, ErrNoSession) {
 		t.Fatalf("disabled session: %v", err)
 	}
 	if _, err := sv.Login(ctx, "wang", "secret-pass", "10.0.0.2"); !errors.Is(err, ErrDisabled) {

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/nowserving/nowserving/booking"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/staff"
 )
 
 //go:embed static openapi.yaml
@@ -70,6 +72,14 @@ type Opts struct {
 	// pages together); beyond it a stream is refused with 503 (default
 	// 2000).
 	MaxStreams int
+	// Staff logs people in to the counter page (/login, /counter; see
+	// staff.go); nil: those pages are not served.
+	Staff *staff.Service
+	// TrustedHeader, when set, is single sign-on: the header a reverse
+	// proxy sets to the account name of the person it authenticated,
+	// believed only from TrustedProxies.
+	TrustedHeader  string
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the HTTP server. Handler can be mounted elsewhere; Serve and
@@ -164,7 +174,11 @@ func New(o Opts) (*Server, error) {
 	}
 	s.warnLanguages()
 	s.streams, s.stop = context.WithCancel(context.Background())
-	for _, r := range s.routes() {
+	all := s.routes()
+	if o.Staff != nil {
+		all = append(all, s.staffRoutes()...)
+	}
+	for _, r := range all {
 		s.mux.HandleFunc(r.method+" "+r.path, r.h)
 	}
 	s.handler = s.instrument(s.recoverer(s.mux))
