@@ -195,7 +195,7 @@ var loginTemplate = template.Must(template.New("login").Parse(`<!doctype html>
 <form method="post" action="/login">
 <input type="hidden" name="csrf" value="{{.CSRF}}">
 <label for="name">{{.W.name}}</label>
-<input id="name" name="name" autocomplete="username" autocapitalize="none" spellcheck="false" maxlength="64" required autofocus value="{{.Name}}">
+<input id="name" name="name" autocomplete="username" autocapitalize="none" spellcheck="false" maxlength="64" required autofocus>
 <label for="password">{{.W.password}}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" maxlength="256" required>
 <button type="submit">{{.W.submit}}</button>
@@ -233,7 +233,7 @@ func acceptLang(r *http.Request, have func(string) bool) string {
 	return "en"
 }
 
-func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int, name, problem string) {
+func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	lang := acceptLang(r, func(l string) bool { _, ok := loginWords[l]; return ok })
 	words := loginWords[lang]
 	csrf := staff.NewToken()
@@ -241,10 +241,7 @@ func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int,
 	pageHeaders(w)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	if !utf8.ValidString(name) || len(name) > 64 {
-		name = ""
-	}
-	err := loginTemplate.Execute(w, map[string]any{"Lang": lang, "W": words, "CSRF": csrf, "Name": name, "Error": words[problem]})
+	err := loginTemplate.Execute(w, map[string]any{"Lang": lang, "W": words, "CSRF": csrf, "Error": words[problem]})
 	if err != nil {
 		s.log.Warn("web: login page", "err", err)
 	}
@@ -259,7 +256,7 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("ended") != "" {
 		problem = "ended"
 	}
-	s.renderLogin(w, r, http.StatusOK, "", problem)
+	s.renderLogin(w, r, http.StatusOK, problem)
 }
 
 // login checks the form: the CSRF token of its cookie, the name and the
@@ -268,14 +265,14 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	if err := r.ParseForm(); err != nil {
-		s.renderLogin(w, r, http.StatusBadRequest, "", "bad")
+		s.renderLogin(w, r, http.StatusBadRequest, "bad")
 		return
 	}
 	name, pw := r.PostForm.Get("name"), r.PostForm.Get("password")
 	c, err := r.Cookie(loginCookie)
 	if err != nil || c.Value == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostForm.Get("csrf"))) != 1 || !sameOrigin(r) {
 		s.log.Warn("web: login form without its CSRF token refused", "addr", s.clientAddr(r))
-		s.renderLogin(w, r, http.StatusForbidden, name, "csrf")
+		s.renderLogin(w, r, http.StatusForbidden, "csrf")
 		return
 	}
 	addr := s.clientAddr(r)
@@ -283,16 +280,16 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, staff.ErrBadLogin):
 		s.log.Warn("web: login failed", "name", fmt.Sprintf("%.64q", name), "addr", addr)
-		s.renderLogin(w, r, http.StatusUnauthorized, name, "bad")
+		s.renderLogin(w, r, http.StatusUnauthorized, "bad")
 		return
 	case errors.Is(err, staff.ErrDisabled):
 		s.log.Warn("web: login to a disabled account", "name", name, "addr", addr)
-		s.renderLogin(w, r, http.StatusForbidden, name, "disabled")
+		s.renderLogin(w, r, http.StatusForbidden, "disabled")
 		return
 	case errors.Is(err, staff.ErrRateLimited):
 		s.log.Warn("web: login refused by the rate limit", "name", fmt.Sprintf("%.64q", name), "addr", addr)
 		w.Header().Set("Retry-After", "900")
-		s.renderLogin(w, r, http.StatusTooManyRequests, name, "limited")
+		s.renderLogin(w, r, http.StatusTooManyRequests, "limited")
 		return
 	case err != nil:
 		writeError(w, s.log, err)

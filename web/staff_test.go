@@ -33,7 +33,7 @@ type staffEnv struct {
 	log    *logtest.Buffer
 }
 
-func newStaffEnv(t *testing.T, mod func(*Opts)) *staffEnv {
+func newStaffEnv(t *testing.T, mod func(*queue.Opts, *Opts)) *staffEnv {
 	t.Helper()
 	se := &staffEnv{clock: storetest.FixedClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)), log: &logtest.Buffer{}}
 	se.env = newEnv(t, func(qo *queue.Opts, wo *Opts) {
@@ -55,7 +55,7 @@ func newStaffEnv(t *testing.T, mod func(*Opts)) *staffEnv {
 		wo.Staff = p
 		wo.Logger = se.log.Logger()
 		if mod != nil {
-			mod(wo)
+			mod(qo, wo)
 		}
 	})
 	hs := httptest.NewServer(se.srv.Handler())
@@ -372,7 +372,7 @@ func lastVersion(t *testing.T, e *env) int64 {
 // TestStaffSSO: the trusted header logs a person in only from a
 // configured proxy; from elsewhere it is ignored and logged.
 func TestStaffSSO(t *testing.T) {
-	se := newStaffEnv(t, func(o *Opts) {
+	se := newStaffEnv(t, func(_ *queue.Opts, o *Opts) {
 		o.TrustedHeader = "X-Remote-User"
 		o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 	})
@@ -384,7 +384,7 @@ func TestStaffSSO(t *testing.T) {
 	problemCode(t, se.person(t).do("GET", "/counter/api/session", "", map[string]string{"X-Remote-User": "off"}), 401)
 	problemCode(t, se.person(t).do("GET", "/counter/api/session", "", map[string]string{"X-Remote-User": "nobody"}), 401)
 
-	other := newStaffEnv(t, func(o *Opts) {
+	other := newStaffEnv(t, func(_ *queue.Opts, o *Opts) {
 		o.TrustedHeader = "X-Remote-User"
 		o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.1.2.3/32")}
 	})

@@ -166,31 +166,37 @@
         return new Promise(function (res) { setTimeout(res, 500 * tries); }).then(send);
       });
     }
+    // The answer is said once the board shows what it did.
     send().then(function (r) {
-      if (r.ok) {
-        var n = r.body.ticket ? r.body.ticket.number : "";
-        say(t("ok_" + action, { n: n }));
-      } else {
-        say(refusal(r.body), true);
-      }
+      return read().then(function () {
+        if (r.ok) say(t("ok_" + action, { n: r.body.ticket ? r.body.ticket.number : "" }));
+        else say(refusal(r.body), true);
+      });
     }, function () { say(t("e_network"), true); }).then(function () {
       pending = false;
-      read();
+      setButtons();
     });
   }
 
-  // read fetches the board; a read asked for while one runs runs after it.
+  // read fetches the board and resolves when it is shown; a read asked
+  // for while one runs runs after it (and resolves with it).
+  var waiters = [];
   function read() {
-    if (!counter) return;
-    if (reading) { again = true; return; }
+    if (!counter) return Promise.resolve();
+    var p = new Promise(function (res) { waiters.push(res); });
+    if (reading) { again = true; return p; }
     reading = true;
+    var mine = waiters;
+    waiters = [];
     api(base()).then(function (r) {
       if (r.ok) { board = r.body; render(); }
       else say(refusal(r.body), true);
     }, function () { setConn(false); }).then(function () {
       reading = false;
-      if (again) { again = false; read(); }
+      mine.forEach(function (f) { f(); });
+      if (again) { again = false; read().then(function () {}); }
     });
+    return p;
   }
 
   function setConn(ok) {
@@ -224,7 +230,7 @@
     var can = {
       next: !tk && mode === "open", call: !tk && mode === "open",
       recall: st === "CALLED", start: st === "CALLED", noshow: st === "CALLED",
-      done: st === "SERVING" || st === "CALLED", transfer: !!tk,
+      done: st === "SERVING", transfer: !!tk,
       pause: mode === "open", resume: mode !== "open"
     };
     var ids = { next: "a-next", call: "a-call", recall: "a-recall", start: "a-start", noshow: "a-noshow", done: "a-done",
@@ -286,11 +292,11 @@
       }
       q.appendChild(sec);
     });
-    var tc = $("to-counter");
-    if (!tc.options.length) {
+    var tc = $("to-counters");
+    if (!tc.children.length) {
       board.counters.forEach(function (c) {
         if (c.id === counter.id) return;
-        tc.appendChild(new Option(name(c.names, c.id), c.id));
+        tc.appendChild(new Option(name(c.names, c.id), "counter:" + c.id));
       });
     }
     setButtons();
@@ -309,10 +315,12 @@
     $("pick").value = site.id + "/" + counter.id;
     $("counter-name").textContent = name(counter.names, counter.id);
     document.title = name(counter.names, counter.id) + " · nowserving";
-    var ts = $("to-service");
+    var ts = $("to-services");
     ts.textContent = "";
-    site.services.forEach(function (s) { ts.appendChild(new Option(name(s.names, s.code), s.code)); });
-    $("to-counter").textContent = "";
+    ts.label = t("service");
+    $("to-counters").label = t("counter");
+    site.services.forEach(function (s) { ts.appendChild(new Option(name(s.names, s.code), "service:" + s.code)); });
+    $("to-counters").textContent = "";
     board = null;
     follow();
     read();
@@ -363,7 +371,7 @@
   function openDialog(which) {
     var d = $("d-" + which);
     d.showModal();
-    (which === "call" ? $("call-number") : $("to-service")).focus();
+    (which === "call" ? $("call-number") : $("to")).focus();
   }
   document.querySelectorAll(".buttons button").forEach(function (b) {
     b.addEventListener("click", function () { press(b); });
@@ -380,16 +388,14 @@
   });
   $("f-transfer").addEventListener("submit", function (e) {
     e.preventDefault();
-    var kind = document.querySelector("input[name=kind]:checked").value;
+    var to = $("to").value, i = to.indexOf(":");
     var body = { reason: $("reason").value.trim() };
-    if (kind === "service") body.to_service = $("to-service").value; else body.to_counter = $("to-counter").value;
+    body[to.slice(0, i) === "service" ? "to_service" : "to_counter"] = to.slice(i + 1);
     if (!body.reason) delete body.reason;
     $("d-transfer").close();
     $("reason").value = "";
     act("transfer", body);
   });
-  $("to-service").addEventListener("focus", function () { document.querySelector("input[value=service]").checked = true; });
-  $("to-counter").addEventListener("focus", function () { document.querySelector("input[value=counter]").checked = true; });
 
   // Keyboard shortcuts: a letter alone, outside fields and dialogs.
   var keys = { n: "a-next", r: "a-recall", s: "a-start", d: "a-done", x: "a-noshow", t: "a-transfer", c: "a-call", p: "a-pause", o: "a-resume" };
