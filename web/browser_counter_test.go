@@ -51,7 +51,9 @@ func (b *browser) window(t *testing.T, url string, w, h int) string {
 	if err := b.call("", "Target.createBrowserContext", map[string]any{}, &c); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = b.call("", "Target.disposeBrowserContext", map[string]any{"browserContextId": c.BrowserContextID}, nil) })
+	t.Cleanup(func() {
+		_ = b.call("", "Target.disposeBrowserContext", map[string]any{"browserContextId": c.BrowserContextID}, nil)
+	})
 	var target struct {
 		TargetID string `json:"targetId"`
 	}
@@ -170,7 +172,10 @@ func testCounterRace(t *testing.T, b *browser) {
 		var kerr error
 		wg.Add(3)
 		go func() { defer wg.Done(); _, _ = b.eval(p1, "document.getElementById('a-next').click()") }()
-		go func() { defer wg.Done(); _, _ = b.eval(p2, "document.getElementById('a-next').click(); document.getElementById('a-next').click()") }()
+		go func() {
+			defer wg.Done()
+			_, _ = b.eval(p2, "document.getElementById('a-next').click(); document.getElementById('a-next').click()")
+		}()
 		go func() {
 			defer wg.Done()
 			keypad, kerr = se.eng.CallNext(ctx, queue.CounterRequest{Request: queue.Request{Site: "main", Device: "keypad-8", Key: fmt.Sprint("k", round)}, Counter: "8"})
