@@ -406,19 +406,27 @@ const fitJS = `(function () {
 
 func testCounterShots(t *testing.T, b *browser) {
 	se := newStaffEnv(t, counterSite)
-	var ts []queue.Ticket
-	for range 14 {
-		ts = append(ts, se.issue("A"))
-	}
 	ctx := context.Background()
-	if _, err := se.eng.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: "main", Device: "kiosk"}, Service: "A", Class: queue.ClassVIP}); err != nil {
-		t.Fatal(err)
+	// A morning: a ticket every 2 minutes, two of them VIP and one an
+	// emergency; counter 5 serves the emergency.
+	se.env.clock.Fix(time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC))
+	for i := range 16 {
+		class := queue.ClassNormal
+		switch i {
+		case 6, 11:
+			class = queue.ClassVIP
+		case 9:
+			class = queue.ClassEmergency
+		}
+		if _, err := se.eng.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: "main", Device: "kiosk"}, Service: "A", Class: class}); err != nil {
+			t.Fatal(err)
+		}
+		se.env.clock.Add(2 * time.Minute)
 	}
 	se.call("5")
 	if _, err := se.eng.Start(ctx, queue.CounterRequest{Request: queue.Request{Site: "main", Device: "keypad"}, Counter: "5"}); err != nil {
 		t.Fatal(err)
 	}
-	se.clock.Add(0) // the sessions' clock; the engine's is fixed
 	dir := artifacts(t)
 	for _, size := range [][2]int{{1920, 1080}, {390, 844}} {
 		for _, lang := range []string{"en", "zh", "pt"} {
@@ -438,7 +446,6 @@ func testCounterShots(t *testing.T, b *browser) {
 			}
 		}
 	}
-	_ = ts
 }
 
 // fullShot is a screenshot of the whole page, below the fold too (a phone

@@ -239,7 +239,8 @@ var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>nowserving</title><link rel="stylesheet" href="/static/style.css"></head>
 <body class="index"><main><h1>nowserving</h1>
-<h2>Hall displays</h2><ul>{{range .}}<li><a href="/display/{{.ID}}">{{.Name}}</a></li>{{end}}</ul>
+<h2>Hall displays</h2><ul>{{range .Sites}}<li><a href="/display/{{.ID}}">{{.Name}}</a></li>{{end}}</ul>
+{{if .Staff}}<h2>Staff</h2><ul><li><a href="/counter">Counter page</a> (log in with a staff account)</li></ul>{{end}}
 <h2>Operations</h2><ul><li><a href="/metrics">/metrics</a></li><li><a href="/healthz">/healthz</a></li>
 <li><a href="/readyz">/readyz</a></li><li><a href="/openapi.yaml">HTTP API (OpenAPI)</a></li></ul>
 </main></body></html>
@@ -253,7 +254,7 @@ func (s *Server) index(w http.ResponseWriter, _ *http.Request) {
 		sites = append(sites, site{ID: st.ID, Name: st.Name("")})
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := indexPage.Execute(w, sites); err != nil {
+	if err := indexPage.Execute(w, map[string]any{"Sites": sites, "Staff": s.o.Staff != nil}); err != nil {
 		s.log.Warn("web: index page", "err", err)
 	}
 }

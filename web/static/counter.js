@@ -248,8 +248,15 @@
     $("number").textContent = tk ? tk.number : "—";
     $("number").className = "number" + (tk ? " " + tk.status.toLowerCase() : " idle");
     $("ticket-state").textContent = tk ? t(tk.status) : t("none");
-    $("ticket-meta").textContent = tk ? "· " + serviceName(tk.queue) + " · " + t(tk.class) +
-      (tk.call_count > 1 ? " · " + t("calls", { n: tk.call_count }) : "") : "";
+    var meta = $("ticket-meta");
+    meta.textContent = tk ? "· " + serviceName(tk.queue) + " · " : "";
+    if (tk) {
+      var cls = document.createElement("span");
+      cls.className = "cls cls-" + tk.class;
+      cls.textContent = t(tk.class);
+      meta.appendChild(cls);
+      if (tk.call_count > 1) meta.appendChild(document.createTextNode(" · " + t("calls", { n: tk.call_count })));
+    }
     var mode = board.mode.toLowerCase();
     $("mode").textContent = t("modeIs", { m: t(mode) });
     $("mode").className = "mode " + mode;
@@ -275,7 +282,11 @@
           n.textContent = w.number;
           var c = document.createElement("span");
           c.className = "c";
-          c.textContent = t(w.class) + (w.for_counter ? " · " + t("forYou") : "");
+          var cls = document.createElement("span");
+          cls.className = "cls";
+          cls.textContent = t(w.class);
+          c.appendChild(cls);
+          if (w.for_counter) c.appendChild(document.createTextNode(" · " + t("forYou")));
           var m = document.createElement("span");
           m.className = "m";
           m.textContent = wait(w.waiting_s);
@@ -341,6 +352,7 @@
           pick.appendChild(new Option((me.sites.length > 1 ? s.id + " · " : "") + ((c.names && (c.names[lang] || c.names[s.langs[0]])) || label), s.id + "/" + c.id));
         });
       });
+      if (pick.options.length > 1) pick.parentElement.hidden = false;
       var want = params.get("counter") || "";
       if (want && want.indexOf("/") < 0) want = me.sites[0].id + "/" + want;
       if (!want) { try { want = localStorage.getItem("nowserving.counter") || ""; } catch (e) { want = ""; } }
