@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -170,9 +171,25 @@ func (sv *Service) limited(key string, now time.Time) bool {
 	return len(f) >= sv.o.LoginLimit
 }
 
+// maxFailKeys bounds the names and addresses with failures remembered: a
+// flood of made-up names first drops those whose window has passed, then
+// (still over) forgets all but the addresses', so memory stays bounded and
+// the per-address limit still holds.
+const maxFailKeys = 100000
+
 func (sv *Service) fail(keys []string, now time.Time) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
+	if len(sv.fails) >= maxFailKeys {
+		for k := range sv.fails {
+			sv.limited(k, now)
+		}
+		for k := range sv.fails {
+			if len(sv.fails) >= maxFailKeys && strings.HasPrefix(k, "name:") {
+				delete(sv.fails, k)
+			}
+		}
+	}
 	for _, k := range keys {
 		sv.fails[k] = append(sv.fails[k], now)
 	}
