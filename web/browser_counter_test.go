@@ -404,6 +404,31 @@ const fitJS = `(function () {
   return bad.length ? bad.join("; ") : "ok";
 })()`
 
+// contrastJS reports each text whose colour is below WCAG 2.1 AA contrast
+// with the background it is drawn on (4.5:1, 3:1 for large text: 24 px,
+// or 18.7 px bold): "ok", or the texts and their ratios. Disabled
+// controls are exempt (WCAG 1.4.3), as are texts in closed dialogs.
+const contrastJS = `(function () {
+  function rgb(s) { var m = s.match(/[\d.]+/g) || [0, 0, 0, 0]; return { r: +m[0], g: +m[1], b: +m[2], a: m[3] === undefined ? 1 : +m[3] }; }
+  function lum(c) { return [c.r, c.g, c.b].map(function (v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); })
+    .reduce(function (s, v, i) { return s + v * [0.2126, 0.7152, 0.0722][i]; }, 0); }
+  function bg(e) {
+    for (; e; e = e.parentElement) { var c = rgb(getComputedStyle(e).backgroundColor); if (c.a > 0.5) return c; }
+    return { r: 255, g: 255, b: 255, a: 1 };
+  }
+  var bad = [];
+  document.querySelectorAll("body *").forEach(function (e) {
+    var own = Array.prototype.some.call(e.childNodes, function (n) { return n.nodeType === 3 && n.textContent.trim(); });
+    if (!own || e.closest("dialog:not([open])") || e.closest("[aria-disabled=true]") || e.closest("[hidden]")) return;
+    var cs = getComputedStyle(e), r = e.getBoundingClientRect();
+    if (!r.width || cs.visibility === "hidden") return;
+    var fg = lum(rgb(cs.color)), b = lum(bg(e)), ratio = (Math.max(fg, b) + 0.05) / (Math.min(fg, b) + 0.05);
+    var size = parseFloat(cs.fontSize), large = size >= 24 || (size >= 18.66 && +cs.fontWeight >= 700);
+    if (ratio < (large ? 3 : 4.5)) bad.push(JSON.stringify(e.textContent.trim().slice(0, 20)) + " " + ratio.toFixed(2));
+  });
+  return bad.length ? bad.join("; ") : "ok";
+})()`
+
 func testCounterShots(t *testing.T, b *browser) {
 	se := newStaffEnv(t, counterSite)
 	ctx := context.Background()
@@ -434,6 +459,9 @@ func testCounterShots(t *testing.T, b *browser) {
 			b.waitFor(t, p, "document.querySelectorAll('.waiting li').length > 0", "true", 10*time.Second)
 			if got, _ := b.eval(p, "document.documentElement.lang"); got != lang {
 				t.Errorf("%s: page language %q", lang, got)
+			}
+			if got, _ := b.eval(p, contrastJS); got != "ok" {
+				t.Errorf("%dx%d %s: contrast below AA: %s", size[0], size[1], lang, got)
 			}
 			if size[0] < 800 {
 				if got, _ := b.eval(p, fitJS); got != "ok" {

@@ -154,7 +154,11 @@ func served() (map[string]int, error) {
 		return nil, err
 	}
 	for _, n := range names {
-		if strings.HasSuffix(n, "_test.go") {
+		// staff.go serves the people's pages (/login, /counter), which a
+		// browser uses with a session cookie: not API operations, so its
+		// problems (login_required, csrf, forbidden_counter) are not in
+		// openapi.yaml's table; staff_test.go checks them.
+		if strings.HasSuffix(n, "_test.go") || n == "staff.go" {
 			continue
 		}
 		b, err := os.ReadFile(n)

@@ -226,6 +226,26 @@ func TestStaffLogin(t *testing.T) {
 	if body := wantStatus(t, r.form("/login", url.Values{"name": {"li.na"}, "password": {"secret-pass"}}), 403); !strings.Contains(body, "expired") {
 		t.Fatalf("login without csrf: %s", body)
 	}
+	// Hostile login forms: a body past the limit, a name of 5000
+	// characters, control characters, a password of 100 KB; each a clear
+	// refusal, and no session (a fresh daemon: this address has failed
+	// too often above).
+	h := newStaffEnv(t, nil).person(t)
+	for _, v := range []url.Values{
+		{"name": {strings.Repeat("a", 5000)}, "password": {"secret-pass"}},
+		{"name": {"li.na\x00"}, "password": {"secret-pass"}},
+		{"name": {"li.na"}, "password": {strings.Repeat("p", 100<<10)}},
+	} {
+		resp := h.login(v.Get("name"), v.Get("password"))
+		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("hostile login %.30q: %d", v.Get("name"), resp.StatusCode)
+		}
+		if body := wantStatus(t, resp, resp.StatusCode); !strings.Contains(body, "Wrong name or password.") {
+			t.Errorf("hostile login %.30q: %.200s", v.Get("name"), body)
+		}
+	}
+	problemCode(t, h.do("GET", "/counter/api/session", "", nil), 401)
+
 	// The login page speaks the browser's language.
 	zh := se.person(t)
 	resp = zh.do("GET", "/login", "", map[string]string{"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"})
