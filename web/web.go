@@ -80,6 +80,15 @@ type Opts struct {
 	// believed only from TrustedProxies.
 	TrustedHeader  string
 	TrustedProxies []netip.Prefix
+	// Kiosks are the kiosk devices a browser kiosk page (/kiosk/{site},
+	// kiosk.go) may be provisioned as; none: the page is not served.
+	Kiosks []KioskDevice
+	// Print prints a ticket a kiosk page issued on the device's network
+	// printer, reporting whether it has one; nil: tickets show on screen.
+	Print func(ctx context.Context, device string, t queue.Ticket, p queue.Position) (bool, error)
+	// PublicURL is the daemon's address for phones (http.public_url): the
+	// kiosk page's on-screen QR code opens the ticket's page under it.
+	PublicURL string
 }
 
 // Server is the HTTP server. Handler can be mounted elsewhere; Serve and
@@ -177,6 +186,9 @@ func New(o Opts) (*Server, error) {
 	all := s.routes()
 	if o.Staff != nil {
 		all = append(all, s.staffRoutes()...)
+	}
+	if len(o.Kiosks) > 0 {
+		all = append(all, s.kioskRoutes()...)
 	}
 	for _, r := range all {
 		s.mux.HandleFunc(r.method+" "+r.path, r.h)

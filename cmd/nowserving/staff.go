@@ -9,6 +9,7 @@ import (
 	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/staff"
+	"github.com/nowserving/nowserving/web"
 )
 
 // staffService builds the login service of the people's pages from
@@ -32,4 +33,26 @@ func seedDemoAccounts(ctx context.Context, c config.Staff, st queue.AccountStore
 			log.Warn("demo account created from the configuration (DEMO ONLY: its password is in the file)", "name", d.Name, "role", d.Role)
 		}
 	}
+}
+
+// kioskDevices are the configured kiosks, which a browser kiosk page may
+// be provisioned as.
+func kioskDevices(cfg *config.Config) []web.KioskDevice {
+	var out []web.KioskDevice
+	for _, d := range cfg.Devices {
+		if d.Role == config.RoleKiosk {
+			out = append(out, web.KioskDevice{ID: d.ID, Site: d.Site, Secret: d.Secret})
+		}
+	}
+	return out
+}
+
+// printKiosk prints a ticket a kiosk page issued on the device's network
+// printer, when it has one (the devices are set before HTTP is served).
+func (d *server) printKiosk(ctx context.Context, device string, t queue.Ticket, p queue.Position) (bool, error) {
+	dev := d.live.dev
+	if dev == nil || !dev.Current().HasPrinter(device) {
+		return false, nil
+	}
+	return true, dev.PrintTicket(ctx, device, t, p)
 }
