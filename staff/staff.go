@@ -113,8 +113,10 @@ type Service struct {
 	byID  map[string]*Session
 	fails map[string][]time.Time // "name:" or "addr:" key → failure times in the window
 	// dummy is a hash checked for unknown names, so that a login for a
-	// name that does not exist costs as long as one that does.
-	dummy string
+	// name that does not exist costs as long as one that does; made at
+	// the first such login, not at every start.
+	dummyOnce sync.Once
+	dummy     string
 }
 
 // MaxSessions bounds the sessions kept; past it the least recently used
@@ -141,11 +143,7 @@ func New(o Opts) (*Service, error) {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	dummy, err := Hash("not a password of anyone", o.Params)
-	if err != nil {
-		return nil, err
-	}
-	return &Service{o: o, byID: map[string]*Session{}, fails: map[string][]time.Time{}, dummy: dummy}, nil
+	return &Service{o: o, byID: map[string]*Session{}, fails: map[string][]time.Time{}}, nil
 }
 
 // Idle is the sessions' idle time-out.
@@ -213,6 +211,7 @@ func (sv *Service) Login(ctx context.Context, name, password, addr string) (*Ses
 	}
 	a, err := sv.o.Accounts.Account(ctx, name)
 	if errors.Is(err, queue.ErrUnknownAccount) {
+		sv.dummyOnce.Do(func() { sv.dummy, _ = Hash("not a password of anyone", sv.o.Params) })
 		Verify(sv.dummy, password)
 		sv.fail(keys, now)
 		return nil, ErrBadLogin
