@@ -3,8 +3,10 @@
 // and bank systems (tickets, status, snapshots, counter actions and a
 // Server-Sent Events stream, documented in openapi.yaml), the hall display
 // page /display/{site} and the ticket status page /t/{site}/{number} that
-// the QR code on a printed ticket opens. The pages are plain HTML, CSS and
-// JavaScript embedded in the binary; they follow the site live over SSE.
+// the QR code on a printed ticket opens, the counter page /counter for
+// staff behind /login (staff.go) and the browser kiosk /kiosk/{site}
+// (kiosk.go). The pages are plain HTML, CSS and JavaScript embedded in the
+// binary; they follow the site live over SSE.
 package web
 
 import (
