@@ -416,3 +416,23 @@ func TestStaffSSO(t *testing.T) {
 	plain := newStaffEnv(t, nil)
 	problemCode(t, plain.person(t).do("GET", "/counter/api/session", "", map[string]string{"X-Remote-User": "wang"}), 401)
 }
+
+// TestStaffCookieTLS: over TLS the session cookie is Secure.
+func TestStaffCookieTLS(t *testing.T) {
+	se := newStaffEnv(t, nil)
+	hs := httptest.NewTLSServer(se.srv.Handler())
+	t.Cleanup(hs.Close)
+	p := se.person(t)
+	p.base = hs.URL
+	p.c.Transport = hs.Client().Transport
+	resp := p.login("li.na", "secret-pass")
+	var secure bool
+	for _, c := range resp.Cookies() {
+		if c.Name == sessionCookie && c.Value != "" {
+			secure = c.Secure && c.HttpOnly
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || !secure {
+		t.Fatalf("login over TLS: %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+}
