@@ -15,6 +15,9 @@ type HTTP struct {
 	PublicURL string `mapstructure:"public_url" usage:"public address of the ticket status pages, for the QR code (empty: none)"`
 	// Tokens are the API clients (hospital or bank systems).
 	Tokens []Token `mapstructure:"tokens"`
+	// Staff configures the people's pages: logins, sessions, single
+	// sign-on and demo accounts (staff.go).
+	Staff Staff `mapstructure:"staff"`
 }
 
 // Token is one API client's bearer token.
@@ -40,6 +43,7 @@ func (c *Config) resolveTokens(lookup func(string) (string, bool), ps *problems)
 }
 
 func (c *Config) validateHTTP(ps *problems) {
+	c.validateStaff(ps)
 	if u := c.HTTP.PublicURL; u != "" {
 		p, err := url.Parse(u)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {

@@ -52,6 +52,9 @@ type TransferRequest struct {
 	Counter   string
 	ToService string
 	ToCounter string
+	// Reason, when given, follows the target in the event's detail
+	// ("service R: needs an X-ray first").
+	Reason string
 }
 
 // Issue takes a new number for a service.
@@ -642,6 +645,9 @@ func (e *Engine) Transfer(ctx context.Context, r TransferRequest) (Ticket, error
 				return Ticket{}, err
 			}
 			target, detail = tc.ID, DetailToCounter+tc.ID
+		}
+		if r.Reason != "" {
+			detail += ": " + r.Reason
 		}
 		if _, err := Next(cur.Number, cur.Status, ActTransfer); err != nil {
 			return Ticket{}, err

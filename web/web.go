@@ -3,8 +3,10 @@
 // and bank systems (tickets, status, snapshots, counter actions and a
 // Server-Sent Events stream, documented in openapi.yaml), the hall display
 // page /display/{site} and the ticket status page /t/{site}/{number} that
-// the QR code on a printed ticket opens. The pages are plain HTML, CSS and
-// JavaScript embedded in the binary; they follow the site live over SSE.
+// the QR code on a printed ticket opens, the counter page /counter for
+// staff behind /login (staff.go) and the browser kiosk /kiosk/{site}
+// (kiosk.go). The pages are plain HTML, CSS and JavaScript embedded in the
+// binary; they follow the site live over SSE.
 package web
 
 import (
@@ -19,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -28,6 +31,7 @@ import (
 
 	"github.com/nowserving/nowserving/booking"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/staff"
 )
 
 //go:embed static openapi.yaml
@@ -71,6 +75,23 @@ type Opts struct {
 	// pages together); beyond it a stream is refused with 503 (default
 	// 2000).
 	MaxStreams int
+	// Staff logs people in to the counter page (/login, /counter; see
+	// staff.go); nil: those pages are not served.
+	Staff *staff.Service
+	// TrustedHeader, when set, is single sign-on: the header a reverse
+	// proxy sets to the account name of the person it authenticated,
+	// believed only from TrustedProxies.
+	TrustedHeader  string
+	TrustedProxies []netip.Prefix
+	// Kiosks are the kiosk devices a browser kiosk page (/kiosk/{site},
+	// kiosk.go) may be provisioned as; none: the page is not served.
+	Kiosks []KioskDevice
+	// Print prints a ticket a kiosk page issued on the device's network
+	// printer, reporting whether it has one; nil: tickets show on screen.
+	Print func(ctx context.Context, device string, t queue.Ticket, p queue.Position) (bool, error)
+	// PublicURL is the daemon's address for phones (http.public_url): the
+	// kiosk page's on-screen QR code opens the ticket's page under it.
+	PublicURL string
 }
 
 // Server is the HTTP server. Handler can be mounted elsewhere; Serve and
@@ -165,7 +186,14 @@ func New(o Opts) (*Server, error) {
 	}
 	s.warnLanguages()
 	s.streams, s.stop = context.WithCancel(context.Background())
-	for _, r := range s.routes() {
+	all := s.routes()
+	if o.Staff != nil {
+		all = append(all, s.staffRoutes()...)
+	}
+	if len(o.Kiosks) > 0 {
+		all = append(all, s.kioskRoutes()...)
+	}
+	for _, r := range all {
 		s.mux.HandleFunc(r.method+" "+r.path, r.h)
 	}
 	s.handler = s.instrument(s.recoverer(s.mux))
@@ -226,7 +254,8 @@ var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>nowserving</title><link rel="stylesheet" href="/static/style.css"></head>
 <body class="index"><main><h1>nowserving</h1>
-<h2>Hall displays</h2><ul>{{range .}}<li><a href="/display/{{.ID}}">{{.Name}}</a></li>{{end}}</ul>
+<h2>Hall displays</h2><ul>{{range .Sites}}<li><a href="/display/{{.ID}}">{{.Name}}</a></li>{{end}}</ul>
+{{if .Staff}}<h2>Staff</h2><ul><li><a href="/counter">Counter page</a> (log in with a staff account)</li></ul>{{end}}
 <h2>Operations</h2><ul><li><a href="/metrics">/metrics</a></li><li><a href="/healthz">/healthz</a></li>
 <li><a href="/readyz">/readyz</a></li><li><a href="/openapi.yaml">HTTP API (OpenAPI)</a></li></ul>
 </main></body></html>
@@ -240,7 +269,7 @@ func (s *Server) index(w http.ResponseWriter, _ *http.Request) {
 		sites = append(sites, site{ID: st.ID, Name: st.Name("")})
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := indexPage.Execute(w, sites); err != nil {
+	if err := indexPage.Execute(w, map[string]any{"Sites": sites, "Staff": s.o.Staff != nil}); err != nil {
 		s.log.Warn("web: index page", "err", err)
 	}
 }

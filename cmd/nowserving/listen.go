@@ -108,7 +108,15 @@ func (d *server) listenHTTP(ctx context.Context, cfg *config.Config, eng *queue.
 		return nil
 	}
 	ready := daemon.NewReadiness(ps, probeName(cfg), cfg.Store.Timeout)
-	ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: ready.Ready, Tokens: webTokens(cfg), Logger: log})
+	sc := cfg.HTTP.Staff
+	people, err := staffService(sc, ps)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	seedDemoAccounts(ctx, sc, ps, log)
+	ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: ready.Ready, Tokens: webTokens(cfg), Logger: log,
+		Staff: people, TrustedHeader: sc.TrustedHeader.Header, TrustedProxies: sc.TrustedHeader.ProxyPrefixes(),
+		Kiosks: kioskDevices(cfg), PublicURL: cfg.HTTP.PublicURL, Print: d.printKiosk})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

@@ -62,6 +62,7 @@ func newRoot() *cobra.Command {
 		newBackupCmd(),
 		newReportCmd(),
 		newNotifyCmd(),
+		newUserCmd(),
 		with(&cobra.Command{Use: "bench", Short: "Measure a running daemon: connections held, ticket throughput and latency"},
 			newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd(), newBenchDayCmd()),
 		with(&cobra.Command{Use: "conform", Short: "Check a device, or a daemon, against the device protocol (PROTOCOL.md)", Long: conformLong},

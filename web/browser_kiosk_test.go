@@ -1,0 +1,86 @@
+package web
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// TestBrowserKiosk: a browser kiosk page is provisioned with its device's
+// secret (a wrong one refused), issues a ticket as that device (the
+// engine's number, shown with its QR code: no printer here), and turns
+// "out of service" when the daemon stops and back when it returns.
+func TestBrowserKiosk(t *testing.T) {
+	b := startBrowser(t)
+	kiosks := []KioskDevice{{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}}
+	se := newStaffEnv(t, func(qo *queue.Opts, wo *Opts) {
+		counterSite(qo, wo)
+		wo.Kiosks, wo.PublicURL = kiosks, "http://queue.example.org"
+	})
+	addr := se.http.Listener.Addr().String()
+	p := b.window(t, se.http.URL+"/kiosk/main?device=kiosk-web", 1280, 1024)
+	b.waitFor(t, p, "document.getElementById('provision').hidden", "false", 10*time.Second)
+	b.eval(p, "document.getElementById('p-secret').value = 'wrong-secret-0123456789'; document.getElementById('f-provision').requestSubmit()")
+	b.waitFor(t, p, "document.getElementById('k-message').textContent", "Wrong device or secret.", 10*time.Second)
+	if !strings.Contains(se.log.String(), "kiosk provisioning refused") {
+		t.Fatalf("refusal not logged: %s", se.log.String())
+	}
+	b.eval(p, "document.getElementById('p-secret').value = 'kiosk-secret-0123456789'; document.getElementById('f-provision').requestSubmit()")
+	b.waitFor(t, p, "document.getElementById('choose').hidden", "false", 10*time.Second)
+	b.waitFor(t, p, "document.querySelectorAll('.service').length", "2", 5*time.Second)
+	se.issue("A")
+	// 5 min of service for 1 waiting, over the 3 open counters serving A.
+	b.waitFor(t, p, "document.querySelector('.service[data-service=A] .meta').textContent", "1 waiting · about 2 min", 5*time.Second)
+	dir := artifacts(t)
+	if err := os.WriteFile(filepath.Join(dir, "kiosk-choose-1280x1024-en.png"), b.fullShot(t, p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.eval(p, "document.querySelector('.service[data-service=A]').click()")
+	b.waitFor(t, p, "document.getElementById('ticket').hidden", "false", 10*time.Second)
+	if got, _ := b.eval(p, "document.getElementById('t-number').textContent"); got != "A002" {
+		t.Fatalf("kiosk shows %q, want A002", got)
+	}
+	b.waitFor(t, p, "document.getElementById('t-qr').complete && document.getElementById('t-qr').naturalWidth > 0", "true", 5*time.Second)
+	evs, err := se.eng.Events(t.Context(), "main", 0, 10)
+	if err != nil || len(evs) != 2 || evs[1].Actor != "kiosk-web" || evs[1].Number != "A002" {
+		t.Fatalf("events %+v, %v", evs, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kiosk-ticket-1280x1024-en.png"), b.fullShot(t, p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.eval(p, "document.getElementById('t-back').click()")
+	// Without the cookie (another browser) the API refuses.
+	other := se.person(t)
+	if code := problemCode(t, other.do("POST", "/kiosk/main/api/tickets?device=kiosk-web", `{"service":"A","key":"forged-00001"}`,
+		map[string]string{"X-Kiosk": "1", "Content-Type": "application/json"}), 401); code != "kiosk_not_provisioned" {
+		t.Fatalf("unprovisioned: %s", code)
+	}
+
+	// The daemon stops: out of service; it returns on the same address.
+	se.srv.stop()
+	se.http.Close()
+	b.waitFor(t, p, "document.body.dataset.oos", "1", 15*time.Second)
+	if err := os.WriteFile(filepath.Join(dir, "kiosk-out-of-service-1280x1024-en.png"), b.fullShot(t, p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen again on %s: %v", addr, err)
+	}
+	srv, err := New(Opts{Engine: se.eng, Clock: se.env.clock.Now, Kiosks: kiosks, PublicURL: "http://queue.example.org"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &httptest.Server{Listener: ln, Config: &http.Server{Handler: srv.Handler()}}
+	hs.Start()
+	t.Cleanup(func() { srv.stop(); hs.Close() })
+	b.waitFor(t, p, "document.body.dataset.oos", "0", 15*time.Second)
+	b.waitFor(t, p, "document.getElementById('choose').hidden", "false", 5*time.Second)
+}

@@ -1,0 +1,72 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// TestKioskAPI: provisioning needs the device's secret and the page's
+// header; a provisioned page issues as its device; hostile bodies get a
+// 400 saying why and write nothing.
+func TestKioskAPI(t *testing.T) {
+	se := newStaffEnv(t, func(_ *queue.Opts, wo *Opts) {
+		wo.Kiosks, wo.PublicURL = []KioskDevice{{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}}, "http://q.example.org"
+	})
+	p := se.person(t)
+	hdr := map[string]string{"X-Kiosk": "1", "Content-Type": "application/json"}
+	for _, tt := range []struct {
+		body string
+		hdr  map[string]string
+		code string
+	}{
+		{`{"device":"kiosk-web","secret":"kiosk-secret-0123456789"}`, map[string]string{"Content-Type": "application/json"}, "csrf"},
+		{`{"device":"kiosk-web","secret":"wrong-secret-0123456789"}`, hdr, "kiosk_refused"},
+		{`{"device":"kiosk-1","secret":"kiosk-secret-0123456789"}`, hdr, "kiosk_refused"},
+		{`{"device":"kiosk-web"}`, hdr, "bad_request"},
+	} {
+		resp := p.do("POST", "/kiosk/main/api/provision", tt.body, tt.hdr)
+		if code := problemCode(t, resp, map[string]int{"csrf": 403, "kiosk_refused": 403, "bad_request": 400}[tt.code]); code != tt.code {
+			t.Errorf("%s: %s, want %s", tt.body, code, tt.code)
+		}
+	}
+	if code := problemCode(t, p.do("GET", "/kiosk/main/api/state?device=kiosk-web", "", nil), 401); code != "kiosk_not_provisioned" {
+		t.Fatalf("state before provisioning: %s", code)
+	}
+	wantStatus(t, p.do("POST", "/kiosk/main/api/provision", `{"device":"kiosk-web","secret":"kiosk-secret-0123456789"}`, hdr), 200)
+	st := decode[KioskState](t, p.do("GET", "/kiosk/main/api/state?device=kiosk-web", "", nil), 200)
+	if st.Device != "kiosk-web" || len(st.Services) != 2 || !st.Services[0].Open {
+		t.Fatalf("state %+v", st)
+	}
+	before := lastVersion(t, se.env)
+	for _, body := range []string{``, `{}`, `{"service":"A"}`, `{"service":"A","key":"short"}`, `{"service":"A; drop","key":"kiosk-000001"}`,
+		`{"service":"` + strings.Repeat("A", 100) + `","key":"kiosk-000001"}`, `{"service":1,"key":"kiosk-000001"}`,
+		`{"service":"A","key":"kiosk-000001","class":"vip"}`} {
+		if code := problemCode(t, p.do("POST", "/kiosk/main/api/tickets?device=kiosk-web", body, hdr), 400); code != "bad_request" {
+			t.Errorf("%.40s: %s", body, code)
+		}
+	}
+	if code := problemCode(t, p.do("POST", "/kiosk/main/api/tickets?device=kiosk-web", `{"service":"A","key":"kiosk-000001"}`,
+		map[string]string{"Content-Type": "application/json"}), 403); code != "csrf" {
+		t.Fatalf("no header: %s", code)
+	}
+	if v := lastVersion(t, se.env); v != before {
+		t.Fatalf("refused requests wrote: version %d, was %d", v, before)
+	}
+	for range 2 { // a retry with the same key takes one ticket
+		tk := decode[KioskTicket](t, p.do("POST", "/kiosk/main/api/tickets?device=kiosk-web", `{"service":"A","key":"kiosk-000001"}`, hdr), 201)
+		if tk.Ticket.Number != "A001" || tk.Printed || tk.StatusURL != "http://q.example.org/t/main/A001?day=2026-03-02" {
+			t.Fatalf("ticket %+v", tk)
+		}
+	}
+	if v := lastVersion(t, se.env); v != before+1 {
+		t.Fatalf("version %d after one ticket, was %d", v, before)
+	}
+	resp := p.do("GET", "/kiosk/main/qr?number=A001&day=2026-03-02", "", nil)
+	if wantStatus(t, resp, 200); resp.Header.Get("Content-Type") != "image/png" {
+		t.Fatalf("qr %v", resp.Header)
+	}
+	problemCode(t, p.do("GET", "/kiosk/main/qr?number=A001<script>", "", nil), http.StatusBadRequest)
+}
