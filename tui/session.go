@@ -98,14 +98,12 @@ func RunSite(ctx context.Context, o SiteSession) error {
 	rl.onState(client.StateConnected, nil)
 
 	var from uint64
-	if ans, err := c.Do(ctx, &wire.Status{Site: code}); err == nil {
-		if snap, ok := ans.(*wire.Snapshot); ok {
-			o.Send(SnapshotMsg{Site: o.Index, Snapshot: snap})
-			if snap.Version > 0 {
-				from = max(snap.Version-min(history, snap.Version), 1)
-				if history == 0 {
-					from = snap.Version
-				}
+	if snap, err := wholeSnapshot(ctx, c, code); err == nil {
+		o.Send(SnapshotMsg{Site: o.Index, Snapshot: snap})
+		if snap.Version > 0 {
+			from = max(snap.Version-min(history, snap.Version), 1)
+			if history == 0 {
+				from = snap.Version
 			}
 		}
 	}
@@ -117,7 +115,15 @@ func RunSite(ctx context.Context, o SiteSession) error {
 	for u := range sub.Updates() {
 		switch {
 		case u.Snapshot != nil:
-			o.Send(SnapshotMsg{Site: o.Index, Snapshot: u.Snapshot})
+			snap := u.Snapshot
+			if snap.ResourceNext != "" {
+				// A gap's SNAPSHOT is a first page: the console counts
+				// every resource.
+				if whole, err := wholeSnapshot(ctx, c, code); err == nil && whole.Version >= snap.Version {
+					snap = whole
+				}
+			}
+			o.Send(SnapshotMsg{Site: o.Index, Snapshot: snap})
 		case u.Event != nil:
 			o.Send(EventMsg{Site: o.Index, Event: u.Event})
 		}
@@ -178,4 +184,42 @@ func (r *relay) run(ctx context.Context) {
 			r.send(msg)
 		}
 	}
+}
+
+// wholeSnapshot asks for the SNAPSHOT of site with every resource: the
+// first page and the pages after it (PROTOCOL.md section 7). A page at
+// another version than the first starts the walk over, three times at
+// most; then the pages are taken as they are.
+func wholeSnapshot(ctx context.Context, c *client.Client, site string) (*wire.Snapshot, error) {
+	var snap *wire.Snapshot
+	for try := 0; try < 3; try++ {
+		ans, err := c.Do(ctx, &wire.Status{Site: site})
+		if err != nil {
+			return nil, err
+		}
+		first, ok := ans.(*wire.Snapshot)
+		if !ok {
+			return nil, fmt.Errorf("tui: STATUS of %s answered %s", site, ans.Type())
+		}
+		snap = first
+		same := true
+		for next := first.ResourceNext; next != ""; {
+			ans, err := c.Do(ctx, &wire.Status{Site: site, ResourceAfter: next})
+			if err != nil {
+				return nil, err
+			}
+			page, ok := ans.(*wire.Snapshot)
+			if !ok {
+				return nil, fmt.Errorf("tui: STATUS of %s answered %s", site, ans.Type())
+			}
+			same = same && page.Version == first.Version
+			snap.Resources = append(snap.Resources, page.Resources...)
+			next = page.ResourceNext
+		}
+		snap.ResourceNext = ""
+		if same {
+			break
+		}
+	}
+	return snap, nil
 }
