@@ -15,7 +15,20 @@ type HTTP struct {
 	PublicURL string `mapstructure:"public_url"`
 	// Tokens are the API clients (hospital or bank systems).
 	Tokens []Token `mapstructure:"tokens"`
+	// SlotCache bounds the slots the free-slot lists of the appointments
+	// API keep in memory, 32 bytes each; 0: booking.DefaultCacheSlots
+	// (2,500,000, about 80 MB: every slot of 1.1 M twice, by resource
+	// and by day). Past it the lists read least recently are dropped and
+	// read again from the store when asked for.
+	SlotCache int `mapstructure:"slot_cache"`
 }
+
+// The bounds of http.slot_cache other than 0: at least a day of a large
+// resource.
+const (
+	MinSlotCache = 1000
+	MaxSlotCache = 100_000_000
+)
 
 // Token is one API client's bearer token.
 type Token struct {
@@ -40,6 +53,9 @@ func (c *Config) resolveTokens(lookup func(string) (string, bool), ps *problems)
 }
 
 func (c *Config) validateHTTP(ps *problems) {
+	if n := c.HTTP.SlotCache; n != 0 && (n < MinSlotCache || n > MaxSlotCache) {
+		ps.add("http.slot_cache", "must be 0 (the default) or %d to %d slots, got %d", MinSlotCache, MaxSlotCache, n)
+	}
 	if u := c.HTTP.PublicURL; u != "" {
 		p, err := url.Parse(u)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {

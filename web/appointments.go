@@ -136,15 +136,14 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	list, err := s.front.Slots(r.Context(), site.ID, resource, date)
+	list, total, err := s.front.SlotPage(r.Context(), booking.SlotQuery{Site: site.ID, Resource: resource, Date: date, Offset: offset, Limit: limit})
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	out := Slots{Date: date, Total: len(list)}
-	list = list[min(offset, len(list)):]
-	if len(list) > limit {
-		list, out.NextOffset = list[:limit], offset+limit
+	out := Slots{Date: date, Total: total}
+	if offset+len(list) < total {
+		out.NextOffset = offset + len(list)
 	}
 	out.Slots = make([]Slot, 0, len(list))
 	for _, sl := range list {
