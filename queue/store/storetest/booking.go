@@ -60,6 +60,7 @@ func RunBooking(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"Check", testBookingCheck},
 		{"CheckBookingDay", testCheckBookingDay},
 		{"SnapshotScopes", testSnapshotScopes},
+		{"SweepBatches", testSweepBatches},
 	})
 }
 
