@@ -37,6 +37,10 @@ type Opts struct {
 	// CacheSlots bounds the slots the cached lists hold (default
 	// DefaultCacheSlots); past it the least recently read lists go.
 	CacheSlots int
+	// MaxReads, MaxBookings and BookingQueue bound what the front sends
+	// the store at a time (see ErrOverloaded; defaults DefaultMaxReads,
+	// DefaultMaxBookings, DefaultBookingQueue).
+	MaxReads, MaxBookings, BookingQueue int
 }
 
 // Front serves slot lists and bookings for the HTTP API. It is safe for
@@ -48,6 +52,8 @@ type Front struct {
 	log   *slog.Logger
 	limit *limiter
 	group singleflight.Group
+	reads *share // slot lists and holders read from the store
+	books *share // bookings at the engine
 
 	mu        sync.Mutex
 	following bool
@@ -109,9 +115,18 @@ func New(o Opts) *Front {
 	if o.CacheSlots <= 0 {
 		o.CacheSlots = DefaultCacheSlots
 	}
+	if o.MaxReads <= 0 {
+		o.MaxReads = DefaultMaxReads
+	}
+	if o.MaxBookings <= 0 {
+		o.MaxBookings = DefaultMaxBookings
+	}
+	if o.BookingQueue <= 0 {
+		o.BookingQueue = DefaultBookingQueue
+	}
 	f := &Front{eng: o.Engine, clock: o.Clock, log: o.Logger, cache: newSlotCache(o.CacheSlots, newCacheMetrics()), gens: map[listKey]uint64{},
 		full: map[int64]bool{}, holders: map[int64]holders{}, releases: map[int64]uint64{}, capacity: map[int64]int{},
-		gates: map[int64]*gate{}}
+		gates: map[int64]*gate{}, reads: newShare("slot reads", o.MaxReads, 0), books: newShare("bookings", o.MaxBookings, o.BookingQueue)}
 	limits := map[string]rate{}
 	for _, s := range o.Engine.Sites() {
 		limits[s.ID] = rate{n: s.Appointments.PatientRate, per: s.Appointments.PatientWindow}
@@ -255,12 +270,12 @@ func (f *Front) SlotPage(ctx context.Context, q SlotQuery) ([]queue.Slot, int, e
 	var slots []queue.Slot
 	if !following {
 		var err error
-		if slots, err = f.eng.Slots(ctx, q.Site, q.Resource, q.Date); err != nil {
+		if slots, err = f.readSlots(ctx, q); err != nil {
 			return nil, 0, err
 		}
 	} else {
 		v, err, _ := f.group.Do(q.Site+"\x00"+q.Resource+"\x00"+q.Date+"\x00"+strconv.FormatUint(gen, 10)+"\x00"+strconv.FormatUint(runs, 10), func() (any, error) {
-			slots, err := f.eng.Slots(ctx, q.Site, q.Resource, q.Date)
+			slots, err := f.readSlots(ctx, q)
 			if err != nil {
 				return nil, err
 			}
@@ -292,6 +307,17 @@ func (f *Front) SlotPage(ctx context.Context, q SlotQuery) ([]queue.Slot, int, e
 	}
 	from, to := page(len(slots))
 	return slots[from:to:to], len(slots), nil
+}
+
+// readSlots reads the list of q from the store, unless MaxReads are
+// being read (ErrOverloaded).
+func (f *Front) readSlots(ctx context.Context, q SlotQuery) ([]queue.Slot, error) {
+	leave, err := f.reads.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	return f.eng.Slots(ctx, q.Site, q.Resource, q.Date)
 }
 
 // Book applies a booking request: the patient's rate first, then a slot
@@ -341,7 +367,12 @@ func (f *Front) bookFull(ctx context.Context, r queue.BookRequest, rel uint64) (
 
 // book sends r to the engine and remembers a slot it finds full.
 func (f *Front) book(ctx context.Context, r queue.BookRequest, rel uint64) (queue.Booking, bool, error) {
+	leave, err := f.books.enter(ctx)
+	if err != nil {
+		return queue.Booking{}, false, err
+	}
 	b, replayed, err := f.eng.Book(ctx, r)
+	leave()
 	if errors.Is(err, queue.ErrSlotFull) {
 		f.mu.Lock()
 		if f.following && f.releases[r.Slot] == rel {
@@ -401,6 +432,11 @@ func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (boo
 	if !ok || h.site != r.Site {
 		key := "holders\x00" + r.Site + "\x00" + strconv.FormatInt(r.Slot, 10) + "\x00" + strconv.FormatUint(rel, 10)
 		v, err, _ := f.group.Do(key, func() (any, error) {
+			leave, err := f.reads.enter(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer leave()
 			bs, err := f.eng.Bookings(ctx, queue.BookingFilter{Site: r.Site, Slot: r.Slot})
 			if err != nil {
 				return nil, fmt.Errorf("booking: read the bookings of slot %d: %w", r.Slot, err)

@@ -277,11 +277,17 @@ func (s *Server) checkIn(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, toPosition(ci.Position, s.o.Clock()))
 }
 
-// retryAfter sets Retry-After for a rate-limited request, in whole
-// seconds rounded up.
+// retryAfter sets Retry-After for a rate-limited or shed request, in
+// whole seconds rounded up.
 func retryAfter(w http.ResponseWriter, err error) {
 	var re *booking.RateError
-	if errors.As(err, &re) {
+	var oe *booking.OverloadError
+	switch {
+	case errors.As(err, &re):
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(re.RetryAfter.Seconds()))))
+	case errors.As(err, &oe):
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(oe.RetryAfter.Seconds()))))
+	default:
+		w.Header().Set("Retry-After", "1")
 	}
 }
