@@ -21,6 +21,15 @@ type HTTP struct {
 	// and by day). Past it the lists read least recently are dropped and
 	// read again from the store when asked for.
 	SlotCache int `mapstructure:"slot_cache"`
+	// MaxSlotReads, MaxBookings and BookingQueue bound what the
+	// appointments API sends the store at a time, so that kiosks and
+	// counters keep it: slot lists read from the store at once (the next
+	// is 429 overloaded), bookings at the store at once and bookings
+	// waiting for them (the next is 429 overloaded). 0: the defaults of
+	// package booking (8, 16 and 64).
+	MaxSlotReads int `mapstructure:"max_slot_reads"`
+	MaxBookings  int `mapstructure:"max_bookings"`
+	BookingQueue int `mapstructure:"booking_queue"`
 }
 
 // The bounds of http.slot_cache other than 0: at least a day of a large
@@ -55,6 +64,14 @@ func (c *Config) resolveTokens(lookup func(string) (string, bool), ps *problems)
 func (c *Config) validateHTTP(ps *problems) {
 	if n := c.HTTP.SlotCache; n != 0 && (n < MinSlotCache || n > MaxSlotCache) {
 		ps.add("http.slot_cache", "must be 0 (the default) or %d to %d slots, got %d", MinSlotCache, MaxSlotCache, n)
+	}
+	for _, k := range []struct {
+		key string
+		n   int
+	}{{"http.max_slot_reads", c.HTTP.MaxSlotReads}, {"http.max_bookings", c.HTTP.MaxBookings}, {"http.booking_queue", c.HTTP.BookingQueue}} {
+		if k.n < 0 || k.n > 10000 {
+			ps.add(k.key, "must be 0 (the default) to 10000, got %d", k.n)
+		}
 	}
 	if u := c.HTTP.PublicURL; u != "" {
 		p, err := url.Parse(u)

@@ -92,7 +92,8 @@ func (d *server) listenHTTP(ctx context.Context, cfg *config.Config, eng *queue.
 		return nil
 	}
 	ready := daemon.NewReadiness(ps, probeName(cfg), cfg.Store.Timeout)
-	ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: ready.Ready, Tokens: webTokens(cfg), Logger: log, SlotCache: cfg.HTTP.SlotCache})
+	ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: ready.Ready, Tokens: webTokens(cfg), Logger: log, SlotCache: cfg.HTTP.SlotCache,
+		MaxSlotReads: cfg.HTTP.MaxSlotReads, MaxBookings: cfg.HTTP.MaxBookings, BookingQueue: cfg.HTTP.BookingQueue})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
