@@ -41,4 +41,4 @@ bench: ## benchmarks of stores, protocol and codecs
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 clean: ## remove build output, the demo databases and the demo's out/ folder
-	rm -rf bin out nowserving-demo.db nowserving-demo.db-* nowserving-bank.db nowserving-bank.db-*
+	rm -rf bin out nowserving-demo.db nowserving-demo.db-* nowserving-bank.db nowserving-bank.db-* nowserving-rush.db nowserving-rush.db-*

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nowserving/nowserving/follow"
 	"log/slog"
 	"math"
 	"strconv"
@@ -170,34 +171,22 @@ func (f *Front) Follow(ctx context.Context) error {
 	return nil
 }
 
-// follow applies one site's events to the caches.
+// follow applies one site's events to the caches. The follower starts
+// from a snapshot and takes another after a gap: each time, anything cached
+// before it is suspect and forgotten.
 func (f *Front) follow(ctx context.Context, s queue.Site) error {
-	v, err := f.eng.LastVersion(ctx, s.ID)
-	if err != nil {
-		return fmt.Errorf("booking: follow %s: %w", s.ID, err)
-	}
-	sub, err := f.eng.Subscribe(s.ID, v)
-	if err != nil {
-		return fmt.Errorf("booking: follow %s: %w", s.ID, err)
-	}
-	f.forget(s.ID) // anything cached before the subscription is suspect
+	fl := follow.New(f.eng, s.ID, follow.Opts{Log: f.log, Who: "booking"})
 	for {
-		evs, err := sub.Next(ctx)
-		if errors.Is(err, queue.ErrGapTooLarge) {
-			v, err := f.eng.LastVersion(ctx, s.ID)
-			if err != nil {
-				return fmt.Errorf("booking: follow %s: %w", s.ID, err)
-			}
-			sub.Reset(v)
-			f.forget(s.ID)
-			continue
-		}
+		u, err := fl.Next(ctx)
 		if err != nil {
 			return err
 		}
-		for i := range evs {
-			if evs[i].Type.IsBooking() {
-				f.observe(&s, &evs[i])
+		if u.Snapshot != nil {
+			f.forget(s.ID)
+		}
+		for i := range u.Events {
+			if u.Events[i].Type.IsBooking() {
+				f.observe(&s, &u.Events[i])
 			}
 		}
 	}

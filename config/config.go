@@ -5,8 +5,10 @@
 // A configuration is read from a YAML file, then overridden by NOWSERVING_*
 // environment variables (key path upper-cased, "." replaced by "_", e.g.
 // NOWSERVING_STORE_DSN for store.dsn), then by command-line flags registered
-// with [BindFlags]. Only the scalar sections (store, listen, log) can be
-// overridden; sites and devices come from the file.
+// with [BindFlags]. Every scalar key outside a list can be overridden (store,
+// listen, log, http.public_url, notify's settings; the table is derived
+// from the struct tags, see [Overrides]); lists (sites, devices, boards,
+// tokens...) come from the file.
 //
 // viper is used only here, always through viper.New(). Unknown keys are an
 // error, and [Config.Validate] reports every problem at once, each naming the
@@ -64,38 +66,53 @@ const (
 // Store says where the tickets live.
 type Store struct {
 	// Driver is sqlite, postgres or mysql.
-	Driver Driver `mapstructure:"driver"`
+	Driver Driver `mapstructure:"driver" usage:"store driver: sqlite, postgres or mysql"`
 	// DSN is a file path for sqlite, a postgres:// URL (or key=value string)
 	// for postgres, and user:pass@tcp(host:port)/db for mysql.
-	DSN string `mapstructure:"dsn"`
+	DSN string `mapstructure:"dsn" usage:"store DSN: sqlite file, postgres://..., or user:pass@tcp(host:port)/db"`
 	// Batch is the maximum number of requests applied in one group-commit
 	// transaction.
-	Batch int `mapstructure:"batch"`
+	Batch int `mapstructure:"batch" usage:"maximum requests per group-commit transaction"`
 	// Timeout is the deadline of every store transaction the engine runs
 	// and of the /readyz write probe: a database that does not answer in
 	// time fails the request as unavailable (ERROR 0x41, retryable) instead
 	// of holding the device past its own request timeout. Default
 	// DefaultStoreTimeout; at most MaxStoreTimeout.
-	Timeout time.Duration `mapstructure:"timeout"`
+	Timeout time.Duration `mapstructure:"timeout" usage:"deadline of each store transaction and of the readiness probe"`
 	// Pool caps the connections of a server database's pool (PostgreSQL,
 	// MySQL; SQLite's readers): DefaultStorePool. Several daemons on one
 	// server add up: keep their sum below its max_connections.
-	Pool int `mapstructure:"pool"`
+	Pool int `mapstructure:"pool" usage:"connections of the database pool"`
 	// Committers is how many group-commit transactions a daemon on a
 	// server database runs at once, each for its own share of the sites:
 	// DefaultStoreCommitters. Several daemons on one database add up, and
 	// on a database short of CPU more, smaller transactions cost more per
 	// ticket: give each daemon fewer (README "Several daemons"). SQLite
 	// always has one (one writer).
-	Committers int `mapstructure:"committers"`
+	Committers int `mapstructure:"committers" usage:"group-commit transactions at once on a server database"`
 	// Poll is how often a daemon on a shared server database reads the
 	// store's versions for events other daemons committed, while devices
 	// wait for events (and, on PostgreSQL, LISTEN is down): DefaultPoll.
-	Poll time.Duration `mapstructure:"poll"`
+	Poll time.Duration `mapstructure:"poll" usage:"poll for other daemons' events while devices wait for them"`
 	// PollIdle is that poll with no device waiting, and behind a working
 	// LISTEN on PostgreSQL (a safety net): DefaultPollIdle.
-	PollIdle time.Duration `mapstructure:"poll_idle"`
+	PollIdle time.Duration `mapstructure:"poll_idle" usage:"poll for other daemons' events when idle (or behind PostgreSQL LISTEN)"`
+	// ReleaseAfter is how long a daemon on a server database goes on
+	// serving devices while no store transaction succeeds: past it, it
+	// closes their sessions with ERROR 0x41 (request id 0), so devices
+	// that know another daemon move there (once per outage).
+	// DefaultReleaseAfter; at most MaxReleaseAfter.
+	ReleaseAfter time.Duration `mapstructure:"release_after" usage:"close device sessions after the store has failed this long, so devices move to another daemon"`
 }
+
+// DefaultReleaseAfter is store.release_after when it is not set: with a
+// second or less to notice, devices of a daemon whose database is gone
+// are on another daemon within 5 s of the first failure; and it outlasts
+// the store deadline's own retries (a request times out after 3 s).
+const DefaultReleaseAfter = 3 * time.Second
+
+// MaxReleaseAfter bounds store.release_after.
+const MaxReleaseAfter = time.Minute
 
 // Defaults and bounds of store.pool, store.committers, store.poll and
 // store.poll_idle.
@@ -121,30 +138,30 @@ const MaxStoreTimeout = 10 * time.Second
 // Listen holds the network listeners.
 type Listen struct {
 	// Protocol is the host:port of the device protocol (TCP).
-	Protocol string `mapstructure:"protocol"`
+	Protocol string `mapstructure:"protocol" usage:"device protocol address host:port"`
 	// TLS enables TLS on the device protocol when both files are set.
-	TLS TLS `mapstructure:"tls"`
+	TLS TLS `mapstructure:"tls" usage:"for the device protocol"`
 	// HTTP is the host:port for metrics, health, API and web display;
 	// empty disables it.
-	HTTP string `mapstructure:"http"`
+	HTTP string `mapstructure:"http" usage:"HTTP address host:port for metrics, health, API and pages (empty: off)"`
 	// HTTPTLS serves HTTPS on listen.http when both files are set (the same
 	// options as TLS; both listeners may use the same certificate).
-	HTTPTLS TLS `mapstructure:"http_tls"`
+	HTTPTLS TLS `mapstructure:"http_tls" usage:"for the HTTP listener"`
 	// MaxConnections caps concurrent authenticated device sessions;
 	// connections still authenticating do not count.
-	MaxConnections int `mapstructure:"max_connections"`
+	MaxConnections int `mapstructure:"max_connections" usage:"maximum authenticated device sessions"`
 	// MaxPending caps connections that have not authenticated yet; one more
 	// closes the oldest of them (of the host with the most).
-	MaxPending int `mapstructure:"max_pending"`
+	MaxPending int `mapstructure:"max_pending" usage:"maximum connections not authenticated yet"`
 	// HandshakeTimeout is how long a connection may take from connecting to
 	// a verified AUTH.
-	HandshakeTimeout time.Duration `mapstructure:"handshake_timeout"`
+	HandshakeTimeout time.Duration `mapstructure:"handshake_timeout" usage:"time from connect to authentication"`
 	// Heartbeat is the interval of protocol heartbeats.
-	Heartbeat time.Duration `mapstructure:"heartbeat"`
+	Heartbeat time.Duration `mapstructure:"heartbeat" usage:"protocol heartbeat interval"`
 	// RateLimit is the average requests per second each device may send
 	// (a token bucket; past it ERROR 0x30 with a time to retry after);
 	// 0 turns the limit off, e.g. to measure throughput with few device ids.
-	RateLimit float64 `mapstructure:"rate_limit"`
+	RateLimit float64 `mapstructure:"rate_limit" usage:"requests per second each device may send on average (0: no limit)"`
 }
 
 // DefaultRateLimit is listen.rate_limit when it is not set: far above what
@@ -157,8 +174,8 @@ const MaxRateLimit = 65535
 
 // TLS names a PEM certificate and key file; both or neither.
 type TLS struct {
-	Cert string `mapstructure:"cert"`
-	Key  string `mapstructure:"key"`
+	Cert string `mapstructure:"cert" usage:"TLS certificate file"`
+	Key  string `mapstructure:"key" usage:"TLS key file"`
 }
 
 // Enabled reports whether TLS is configured.
@@ -167,9 +184,9 @@ func (t TLS) Enabled() bool { return t.Cert != "" && t.Key != "" }
 // Log configures the daemon's slog handler.
 type Log struct {
 	// Level is debug, info, warn or error.
-	Level string `mapstructure:"level"`
+	Level string `mapstructure:"level" usage:"log level: debug, info, warn or error"`
 	// Format is text or json.
-	Format string `mapstructure:"format"`
+	Format string `mapstructure:"format" usage:"log format: text or json"`
 }
 
 // SlogLevel returns Level as a slog.Level (info when unknown).
@@ -412,6 +429,10 @@ type Device struct {
 	// device may use, tried in order: on failure it moves to the next one
 	// (PROTOCOL.md §7). Empty: the one daemon of listen.protocol.
 	Daemons []string `mapstructure:"daemons"`
+	// Lang is the one language of a keypad's LCD lines and of a console's
+	// screen (names and words), one of its site's languages. Empty: the
+	// site's first language (a console's --lang overrides it).
+	Lang string `mapstructure:"lang"`
 }
 
 // Site returns the site with the given id.
@@ -444,7 +465,8 @@ func DefaultClasses() map[string]int {
 func DefaultConfig() Config {
 	return Config{
 		Store: Store{Driver: DriverSQLite, DSN: "nowserving.db", Batch: 64, Timeout: DefaultStoreTimeout,
-			Pool: DefaultStorePool, Committers: DefaultStoreCommitters, Poll: DefaultPoll, PollIdle: DefaultPollIdle},
+			Pool: DefaultStorePool, Committers: DefaultStoreCommitters, Poll: DefaultPoll, PollIdle: DefaultPollIdle,
+			ReleaseAfter: DefaultReleaseAfter},
 		Listen: Listen{
 			Protocol:         "127.0.0.1:7400",
 			HTTP:             "127.0.0.1:7480",

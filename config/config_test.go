@@ -2,10 +2,12 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -457,32 +459,114 @@ func TestValidateByHand(t *testing.T) {
 	}
 }
 
-// TestOverridesNameRealKeys guards the table of environment/flag keys
-// against drifting from the struct tags.
-func TestOverridesNameRealKeys(t *testing.T) {
-	for _, o := range overrides() {
-		parts := strings.Split(o.key, ".")
-		typ := reflect.TypeOf(Config{})
-		for _, p := range parts {
-			f, ok := fieldByTag(typ, p)
-			if !ok {
-				t.Errorf("override %s: no field %q", o.key, p)
-				break
+// TestEveryScalarKeyOverrides walks every scalar key outside a list: each
+// has a usage, a flag and a variable named after it, and a value given by
+// either reaches the field the key names (the flag winning).
+func TestEveryScalarKeyOverrides(t *testing.T) {
+	all := Overrides()
+	if len(all) < 28 {
+		t.Fatalf("%d overridable keys, want every scalar key (store, listen, log, http, notify)", len(all))
+	}
+	for _, want := range []string{"listen.rate_limit", "http.public_url", "notify.backoff.max", "listen.http_tls.key"} {
+		if !slices.ContainsFunc(all, func(o Override) bool { return o.Key == want }) {
+			t.Errorf("key %s is not overridable", want)
+		}
+	}
+	for _, o := range all {
+		t.Run(o.Key, func(t *testing.T) {
+			if o.Usage == "" {
+				t.Errorf("field of %s has no usage tag", o.Key)
 			}
-			typ = f.Type
-		}
+			if o.Flag != strings.NewReplacer(".", "-", "_", "-").Replace(o.Key) || o.Env != EnvName(o.Key) {
+				t.Errorf("flag %s env %s", o.Flag, o.Env)
+			}
+			envVal, flagVal, want := sample(o, 1), sample(o, 2), sample(o, 2)
+			fs := parseFlags(t, []string{"--" + o.Flag + "=" + flagVal})
+			for _, tc := range []struct {
+				name string
+				opts Opts
+				want string
+			}{
+				{"env", Opts{LookupEnv: env(map[string]string{o.Env: envVal})}, envVal},
+				{"flag over env", Opts{Flags: fs, LookupEnv: env(map[string]string{o.Env: envVal})}, want},
+			} {
+				tc.opts.Only = []string{"-"} // no validation: the values need not make a working daemon
+				c, err := load([]byte(minimal), tc.opts)
+				if err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				if got := fieldText(t, c, o.Key); got != tc.want {
+					t.Errorf("%s: %s = %s, want %s", tc.name, o.Key, got, tc.want)
+				}
+			}
+		})
 	}
-	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-	BindFlags(fs)
-	for _, name := range []string{"store-driver", "store-dsn", "store-batch", "store-timeout", "listen-protocol",
-		"listen-tls-cert", "listen-tls-key", "listen-http", "listen-http-tls-cert", "listen-http-tls-key", "listen-max-connections",
-		"listen-max-pending", "listen-handshake-timeout", "listen-heartbeat", "log-level", "log-format"} {
-		if fs.Lookup(name) == nil {
-			t.Errorf("BindFlags did not define --%s", name)
-		}
+}
+
+// sample is a value n for key o's type, as a flag or variable writes it.
+func sample(o Override, n int) string {
+	switch {
+	case o.typ == durationType:
+		return (time.Duration(n) * 7 * time.Second).String()
+	case o.typ.Kind() == reflect.Int:
+		return strconv.Itoa(n * 7)
+	case o.typ.Kind() == reflect.Float64:
+		return strconv.FormatFloat(float64(n)*7.5, 'g', -1, 64)
+	case o.typ.Kind() == reflect.Bool:
+		return strconv.FormatBool(n%2 == 0)
 	}
-	if got := EnvName("listen.max_connections"); got != "NOWSERVING_LISTEN_MAX_CONNECTIONS" {
-		t.Errorf("EnvName = %s", got)
+	return fmt.Sprintf("value-%d", n)
+}
+
+// fieldText is the field key names in c, written as sample writes it.
+func fieldText(t *testing.T, c *Config, key string) string {
+	t.Helper()
+	v := reflect.ValueOf(*c)
+	for _, p := range strings.Split(key, ".") {
+		f, ok := fieldByTag(v.Type(), p)
+		if !ok {
+			t.Fatalf("no field %s of %s", p, key)
+		}
+		v = v.FieldByIndex(f.Index)
+	}
+	switch {
+	case v.Type() == durationType:
+		return time.Duration(v.Int()).String()
+	case v.Kind() == reflect.Int:
+		return strconv.Itoa(int(v.Int()))
+	case v.Kind() == reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
+	case v.Kind() == reflect.Bool:
+		return strconv.FormatBool(v.Bool())
+	}
+	return v.String()
+}
+
+// TestEnvWarnings: a NOWSERVING_* variable that sets nothing is named
+// with the closest key's variable; the test switches and the variables
+// the file's *_env keys name are not.
+func TestEnvWarnings(t *testing.T) {
+	c := mustLoad(t, Opts{File: "../testdata/bank.yaml", LookupEnv: bankEnv})
+	got := EnvWarnings([]string{"PATH=/bin", "NOWSERVING_LISTEN_RATELIMIT=0", "NOWSERVING_STORE_DSN=x",
+		"NOWSERVING_BANK_API_TOKEN=t", "NOWSERVING_SKIP_DB=1", "NOWSERVING_TEST_LOG=1", "NOWSERVING_FROBNICATE=1"}, c)
+	want := []string{
+		"environment variable NOWSERVING_LISTEN_RATELIMIT sets no configuration key (did you mean NOWSERVING_LISTEN_RATE_LIMIT?)",
+		"environment variable NOWSERVING_FROBNICATE sets no configuration key",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestClientSkipsServerSecrets: sim and console read the bank's file
+// without the API token only the daemon needs.
+func TestClientSkipsServerSecrets(t *testing.T) {
+	none := func(string) (string, bool) { return "", false }
+	if _, err := Load(Opts{File: "../testdata/bank.yaml", LookupEnv: none}); err == nil || !strings.Contains(err.Error(), "NOWSERVING_BANK_API_TOKEN") {
+		t.Errorf("server load without the token: %v, want an error naming it", err)
+	}
+	if _, err := Load(Opts{File: "../testdata/bank.yaml", LookupEnv: none, Client: true}); err != nil {
+		t.Errorf("client load without the token: %v", err)
 	}
 }
 
@@ -524,5 +608,19 @@ func TestLoadOnly(t *testing.T) {
 	env["NOWSERVING_STORE_DRIVER"] = "oracle"
 	if _, err := Load(Opts{Only: []string{"store"}, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}); err == nil || !strings.Contains(err.Error(), "store.driver: must be sqlite, postgres or mysql") {
 		t.Errorf("Load(Only store) with a bad driver: %v", err)
+	}
+}
+
+// TestDeviceLang: a device's lang is one of its site's languages.
+func TestDeviceLang(t *testing.T) {
+	y := minimal + `
+devices:
+  - { id: kp, role: keypad, site: s, counter: "1", secret: a-long-enough-secret, lang: en }
+  - { id: kp2, role: keypad, site: s, counter: "1", secret: a-long-enough-secret, lang: zh }
+`
+	_, err := load([]byte(y), Opts{LookupEnv: noEnv})
+	want := []string{`devices[1].lang: must be one of the site's languages [en], got "zh"`}
+	if got := problemStrings(t, err); !slices.Equal(got, want) {
+		t.Errorf("problems %q, want %q", got, want)
 	}
 }

@@ -12,7 +12,7 @@ type HTTP struct {
 	// PublicURL is the address customers' phones reach the daemon at, e.g.
 	// "https://queue.example.org"; the QR code on a ticket opens
 	// PublicURL/t/{site}/{number}. Empty prints no status-page QR code.
-	PublicURL string `mapstructure:"public_url"`
+	PublicURL string `mapstructure:"public_url" usage:"public address of the ticket status pages, for the QR code (empty: none)"`
 	// Tokens are the API clients (hospital or bank systems).
 	Tokens []Token `mapstructure:"tokens"`
 	// SlotCache bounds the slots the free-slot lists of the appointments
@@ -20,16 +20,16 @@ type HTTP struct {
 	// (2,500,000, about 80 MB: every slot of 1.1 M twice, by resource
 	// and by day). Past it the lists read least recently are dropped and
 	// read again from the store when asked for.
-	SlotCache int `mapstructure:"slot_cache"`
+	SlotCache int `mapstructure:"slot_cache" usage:"slots the appointments API keeps in memory for its slot lists, 32 bytes each (0: 2500000)"`
 	// MaxSlotReads, MaxBookings and BookingQueue bound what the
 	// appointments API sends the store at a time, so that kiosks and
 	// counters keep it: slot lists read from the store at once (the next
 	// is 429 overloaded), bookings at the store at once and bookings
 	// waiting for them (the next is 429 overloaded). 0: the defaults of
 	// package booking (8, 16 and 64).
-	MaxSlotReads int `mapstructure:"max_slot_reads"`
-	MaxBookings  int `mapstructure:"max_bookings"`
-	BookingQueue int `mapstructure:"booking_queue"`
+	MaxSlotReads int `mapstructure:"max_slot_reads" usage:"slot lists read from the store at once; the next is 429 overloaded (0: 8)"`
+	MaxBookings  int `mapstructure:"max_bookings" usage:"bookings at the store at once (0: 16)"`
+	BookingQueue int `mapstructure:"booking_queue" usage:"bookings waiting for the store; the next is 429 overloaded (0: 64)"`
 }
 
 // The bounds of http.slot_cache other than 0: at least a day of a large

@@ -36,7 +36,15 @@ type Opts struct {
 	// a command that needs only the database loads its settings from the
 	// environment and flags without a file of sites.
 	Only []string
+	// Client loads the configuration for a client of the daemon (sim,
+	// console): the server's own secrets (http.tokens[].token_env,
+	// notify.webhooks[].secret_env) are neither read nor required, so the
+	// variables holding them need only be set where the daemon runs.
+	Client bool
 }
+
+// serverOnly are the sections a Client load does not check.
+var serverOnly = []string{"http.tokens", "notify.webhooks"}
 
 // EnvName returns the environment variable overriding a key path:
 // "store.dsn" -> "NOWSERVING_STORE_DSN".
@@ -44,87 +52,91 @@ func EnvName(key string) string {
 	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
 
-// override is a key that environment and flags may set.
-type override struct {
-	key, flag, usage string
-	kind             string // "string", "int" or "duration"
+// Override is a key that environment and flags may set: every scalar key
+// of Config outside a list, found by walking the struct tags, so a new key
+// is settable from the start. Each such field carries a usage:"..." tag,
+// the flag's help.
+type Override struct {
+	Key   string // key path: "listen.rate_limit"
+	Flag  string // flag name: "listen-rate-limit"
+	Env   string // environment variable: "NOWSERVING_LISTEN_RATE_LIMIT"
+	Usage string
+	typ   reflect.Type
+	def   reflect.Value // the default, for the flag's help
 }
 
-// overrides lists the keys settable by environment and flags, with the flag
-// name (key with "." and "_" turned into "-").
-func overrides() []override {
-	o := []override{
-		{key: "store.driver", usage: "store driver: sqlite, postgres or mysql"},
-		{key: "store.dsn", usage: "store DSN: sqlite file, postgres://..., or user:pass@tcp(host:port)/db"},
-		{key: "store.batch", kind: "int", usage: "maximum requests per group-commit transaction"},
-		{key: "store.timeout", kind: "duration", usage: "deadline of each store transaction and of the readiness probe"},
-		{key: "store.pool", kind: "int", usage: "connections of the database pool"},
-		{key: "store.committers", kind: "int", usage: "group-commit transactions at once on a server database"},
-		{key: "store.poll", kind: "duration", usage: "poll for other daemons' events while devices wait for them"},
-		{key: "store.poll_idle", kind: "duration", usage: "poll for other daemons' events when idle (or behind PostgreSQL LISTEN)"},
-		{key: "listen.protocol", usage: "device protocol address host:port"},
-		{key: "listen.tls.cert", usage: "TLS certificate file for the device protocol"},
-		{key: "listen.tls.key", usage: "TLS key file for the device protocol"},
-		{key: "listen.http", usage: "HTTP address host:port for metrics, health and API (empty: off)"},
-		{key: "listen.http_tls.cert", usage: "TLS certificate file for the HTTP listener"},
-		{key: "listen.http_tls.key", usage: "TLS key file for the HTTP listener"},
-		{key: "listen.max_connections", kind: "int", usage: "maximum authenticated device sessions"},
-		{key: "listen.max_pending", kind: "int", usage: "maximum connections not authenticated yet"},
-		{key: "listen.handshake_timeout", kind: "duration", usage: "time from connect to authentication"},
-		{key: "listen.heartbeat", kind: "duration", usage: "protocol heartbeat interval"},
-		{key: "log.level", usage: "log level: debug, info, warn or error"},
-		{key: "log.format", usage: "log format: text or json"},
-	}
-	for i := range o {
-		o[i].flag = strings.NewReplacer(".", "-", "_", "-").Replace(o[i].key)
-		if o[i].kind == "" {
-			o[i].kind = "string"
+// Overrides lists the keys settable by environment and flags, in the
+// order of the struct fields.
+func Overrides() []Override {
+	d := DefaultConfig()
+	applyDefaults(&d, func(string) bool { return false })
+	var out []Override
+	walkScalars(reflect.ValueOf(d), "", "", func(key, usage string, v reflect.Value) {
+		out = append(out, Override{Key: key, Flag: strings.NewReplacer(".", "-", "_", "-").Replace(key),
+			Env: EnvName(key), Usage: usage, typ: v.Type(), def: v})
+	})
+	return out
+}
+
+// walkScalars calls fn for every scalar field under struct value v (key
+// path prefix, parent usage ctx), not descending into lists or maps.
+func walkScalars(v reflect.Value, prefix, ctx string, fn func(key, usage string, v reflect.Value)) {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("mapstructure")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		fv := v.Field(i)
+		if tag == ",squash" {
+			walkScalars(fv, prefix, ctx, fn)
+			continue
+		}
+		key := joinKey(prefix, tag)
+		usage := f.Tag.Get("usage")
+		switch {
+		case f.Type == durationType || scalarKind(f.Type.Kind()):
+			if ctx != "" {
+				usage += " " + ctx
+			}
+			fn(key, usage, fv)
+		case f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(Clock{}):
+			walkScalars(fv, key, usage, fn)
 		}
 	}
-	return o
 }
 
-// BindFlags registers on fs one flag per overridable key, named after the
-// key: --store-driver, --store-dsn, --store-batch, --store-timeout,
-// --store-pool, --store-committers, --store-poll, --store-poll-idle,
-// --listen-protocol, --listen-tls-cert, --listen-tls-key, --listen-http,
-// --listen-http-tls-cert, --listen-http-tls-key,
-// --listen-max-connections, --listen-max-pending, --listen-handshake-timeout,
-// --listen-heartbeat, --log-level, --log-format.
-// Pass fs to Load in Opts.Flags. The caller owns --config.
+func scalarKind(k reflect.Kind) bool {
+	return k == reflect.String || k == reflect.Bool || k == reflect.Int || k == reflect.Float64
+}
+
+// BindFlags registers on fs one flag per overridable key (Overrides),
+// named after the key: store.dsn is --store-dsn, listen.rate_limit
+// --listen-rate-limit. Pass fs to Load in Opts.Flags. The caller owns
+// --config.
 func BindFlags(fs *pflag.FlagSet) { BindFlagsUnder(fs) }
 
 // BindFlagsUnder is BindFlags for the keys of some sections only ("store",
 // "listen", "log"; none: all), so a command's help lists only the flags
 // that apply to it: migrate and check take only the store's.
 func BindFlagsUnder(fs *pflag.FlagSet, sections ...string) {
-	d := DefaultConfig()
-	def := map[string]string{
-		"store.driver": string(d.Store.Driver), "store.dsn": d.Store.DSN,
-		"listen.protocol": d.Listen.Protocol, "listen.http": d.Listen.HTTP,
-		"log.level": d.Log.Level, "log.format": d.Log.Format,
-	}
-	ints := map[string]int{
-		"store.batch": d.Store.Batch, "store.pool": d.Store.Pool, "store.committers": d.Store.Committers,
-		"listen.max_connections": d.Listen.MaxConnections,
-		"listen.max_pending":     d.Listen.MaxPending,
-	}
-	durations := map[string]time.Duration{
-		"listen.heartbeat": d.Listen.Heartbeat, "listen.handshake_timeout": d.Listen.HandshakeTimeout,
-		"store.timeout": d.Store.Timeout, "store.poll": d.Store.Poll, "store.poll_idle": d.Store.PollIdle,
-	}
-	for _, o := range overrides() {
-		if len(sections) > 0 && !under(o.key, sections) {
+	for _, o := range Overrides() {
+		if len(sections) > 0 && !under(o.Key, sections) {
 			continue
 		}
-		usage := o.usage + " (env " + EnvName(o.key) + ")"
-		switch o.kind {
-		case "int":
-			fs.Int(o.flag, ints[o.key], usage)
-		case "duration":
-			fs.Duration(o.flag, durations[o.key], usage)
+		usage := o.Usage + " (env " + o.Env + ")"
+		switch {
+		case o.typ == durationType:
+			fs.Duration(o.Flag, time.Duration(o.def.Int()), usage)
+		case o.typ.Kind() == reflect.Int:
+			fs.Int(o.Flag, int(o.def.Int()), usage)
+		case o.typ.Kind() == reflect.Float64:
+			fs.Float64(o.Flag, o.def.Float(), usage)
+		case o.typ.Kind() == reflect.Bool:
+			fs.Bool(o.Flag, o.def.Bool(), usage)
 		default:
-			fs.String(o.flag, def[o.key], usage)
+			fs.String(o.Flag, o.def.String(), usage)
 		}
 	}
 }
@@ -155,8 +167,10 @@ func load(data []byte, opts Opts) (*Config, error) {
 	}
 	cfg, decoded := decode(v)
 	cfg.resolveSecrets(lookup, &decoded)
-	cfg.resolveTokens(lookup, &decoded)
-	cfg.resolveNotify(lookup, &decoded)
+	if !opts.Client {
+		cfg.resolveTokens(lookup, &decoded)
+		cfg.resolveNotify(lookup, &decoded)
+	}
 
 	// Validate what decoded, but say nothing more about a key that already
 	// failed: its zero value would only produce a confusing second message.
@@ -172,10 +186,10 @@ func load(data []byte, opts Opts) (*Config, error) {
 			all = append(all, p)
 		}
 	}
-	if len(opts.Only) > 0 {
+	if len(opts.Only) > 0 || opts.Client {
 		kept := all[:0]
 		for _, p := range all {
-			if under(p.Key, opts.Only) {
+			if (len(opts.Only) == 0 || under(p.Key, opts.Only)) && !(opts.Client && under(p.Key, serverOnly)) {
 				kept = append(kept, p)
 			}
 		}
@@ -207,9 +221,9 @@ func readViper(data []byte, opts Opts, lookup func(string) (string, bool)) (*vip
 	// ourselves keeps LookupEnv injectable and avoids viper's blind spot
 	// for keys absent from the file.
 	env := map[string]any{}
-	for _, o := range overrides() {
-		if val, ok := lookup(EnvName(o.key)); ok {
-			setPath(env, o.key, val)
+	for _, o := range Overrides() {
+		if val, ok := lookup(o.Env); ok {
+			setPath(env, o.Key, val)
 		}
 	}
 	if len(env) > 0 {
@@ -222,8 +236,8 @@ func readViper(data []byte, opts Opts, lookup func(string) (string, bool)) (*vip
 	// file.
 	if opts.Flags != nil {
 		byFlag := map[string]string{}
-		for _, o := range overrides() {
-			byFlag[o.flag] = o.key
+		for _, o := range Overrides() {
+			byFlag[o.Flag] = o.Key
 		}
 		var bindErr error
 		opts.Flags.Visit(func(f *pflag.Flag) {

@@ -20,17 +20,17 @@ type Notify struct {
 	Events []string `mapstructure:"events"`
 	// Attempts is how many failed attempts make a message dead (kept for
 	// an operator, `nowserving notify requeue`); default 12.
-	Attempts int `mapstructure:"attempts"`
+	Attempts int `mapstructure:"attempts" usage:"delivery attempts of a notification before it is dead"`
 	// Backoff bounds the pause after a failed attempt: Min after the
 	// first, doubling up to Max (default 2s to 15m).
 	Backoff NotifyBackoff `mapstructure:"backoff"`
 	// Batch is how many messages a daemon claims at once (default 50).
-	Batch int `mapstructure:"batch"`
+	Batch int `mapstructure:"batch" usage:"notifications read at once from the outbox"`
 	// Timeout bounds one attempt: a webhook's answer, a command's run
 	// (default 10s).
-	Timeout time.Duration `mapstructure:"timeout"`
+	Timeout time.Duration `mapstructure:"timeout" usage:"deadline of one delivery"`
 	// Poll is how often a daemon looks for due messages (default 1s).
-	Poll time.Duration `mapstructure:"poll"`
+	Poll time.Duration `mapstructure:"poll" usage:"how often the outbox is read"`
 	// Webhooks and Commands are the receivers; their names are unique
 	// among both.
 	Webhooks []Webhook `mapstructure:"webhooks"`
@@ -65,8 +65,8 @@ type NotifyCommand struct {
 
 // NotifyBackoff is the range of the pause between attempts.
 type NotifyBackoff struct {
-	Min time.Duration `mapstructure:"min"`
-	Max time.Duration `mapstructure:"max"`
+	Min time.Duration `mapstructure:"min" usage:"shortest pause between delivery attempts"`
+	Max time.Duration `mapstructure:"max" usage:"longest pause between delivery attempts"`
 }
 
 // Defaults of the notify section.

@@ -76,6 +76,11 @@ func (c *Config) validateTop(ps *problems) {
 	}
 	if c.Store.DSN == "" {
 		ps.add("store.dsn", "required")
+	} else if msg := checkHosts(c.Store.Driver, c.Store.DSN); msg != "" {
+		ps.add("store.dsn", "%s", msg)
+	}
+	if c.Store.ReleaseAfter <= 0 || c.Store.ReleaseAfter > MaxReleaseAfter {
+		ps.add("store.release_after", "must be more than 0 and at most %s, got %s", MaxReleaseAfter, c.Store.ReleaseAfter)
 	}
 	if c.Store.Batch < 1 || c.Store.Batch > 10000 {
 		ps.add("store.batch", "must be 1..10000, got %d", c.Store.Batch)
@@ -426,6 +431,9 @@ func (c *Config) validateDevice(k string, d *Device, ps *problems) {
 		}
 	case d.Role != RoleKeypad && d.Counter != "":
 		ps.add(k+".counter", "only a keypad has a counter (role %s)", d.Role)
+	}
+	if d.Lang != "" && site != nil && !slices.Contains(site.Languages, d.Lang) {
+		ps.add(k+".lang", "must be one of the site's languages %v, got %q", site.Languages, d.Lang)
 	}
 	for i, a := range d.Daemons {
 		if err := checkAddr(a); err != "" {

@@ -22,7 +22,8 @@ import (
 type PendingStore struct {
 	mu     sync.Mutex
 	st     *sqlstore.Store
-	reason error // why the last attempt failed; nil before the first ends
+	reason error     // why the last attempt failed; nil before the first ends
+	since  time.Time // when the first attempt failed
 	closed bool
 }
 
@@ -32,10 +33,16 @@ var _ queue.Store = (*PendingStore)(nil)
 func (p *PendingStore) errConnecting() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.errConnectingLocked()
+}
+
+// errConnectingLocked wraps queue.ErrUnavailable and the last attempt's
+// error, so its kind (queue.ErrReadOnly, queue.ErrNotAnswering) shows.
+func (p *PendingStore) errConnectingLocked() error {
 	if p.reason == nil {
 		return fmt.Errorf("store: connecting: %w", queue.ErrUnavailable)
 	}
-	return fmt.Errorf("store: connecting: %w (%v)", queue.ErrUnavailable, p.reason)
+	return fmt.Errorf("store: connecting: %w (%w)", queue.ErrUnavailable, p.reason)
 }
 
 // Store returns the open store, or nil and the reason it is not open yet.
@@ -45,10 +52,20 @@ func (p *PendingStore) Store() (*sqlstore.Store, error) {
 	if p.st != nil {
 		return p.st, nil
 	}
-	if p.reason == nil {
-		return nil, fmt.Errorf("store: connecting: %w", queue.ErrUnavailable)
+	return nil, p.errConnectingLocked()
+}
+
+// Health is the open store's Health; before it opens, the store is down
+// since the first attempt to open it failed.
+func (p *PendingStore) Health() sqlstore.Health {
+	p.mu.Lock()
+	st := p.st
+	h := sqlstore.Health{Down: p.since, Why: p.reason}
+	p.mu.Unlock()
+	if st != nil {
+		return st.Health()
 	}
-	return nil, fmt.Errorf("store: connecting: %w (%v)", queue.ErrUnavailable, p.reason)
+	return h
 }
 
 // opened installs the store; after Close it closes st instead.
@@ -66,6 +83,9 @@ func (p *PendingStore) failed(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.reason = err
+	if p.since.IsZero() {
+		p.since = time.Now()
+	}
 }
 
 // Update runs fn on the store, or fails as unavailable before it opens.

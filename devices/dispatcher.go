@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nowserving/nowserving/follow"
 	"io"
 	"log/slog"
 	"sort"
@@ -390,62 +391,26 @@ func (d *Dispatcher) Shutdown(ctx context.Context) error {
 	}
 }
 
-// follow shows a site's events on its devices until ctx ends.
+// follow shows a site's events on its devices until ctx ends: from a
+// snapshot at first, and again after a gap (the boards show the latest
+// state, not a replay of what they missed).
 func (d *Dispatcher) follow(ctx context.Context, site string) {
 	st := d.newSiteState(site)
-	var sub *queue.Subscription
-	for ctx.Err() == nil {
-		if sub == nil || st.stale {
-			snap, err := d.eng.Snapshot(ctx, site)
-			if err != nil {
-				if d.stopped(ctx, err) {
-					return
-				}
-				d.log.Warn("devices: snapshot failed", "site", site, "err", err)
-				d.pause(ctx)
-				continue
+	f := follow.New(d.eng, site, follow.Opts{MinRetry: d.o.Retry, MaxRetry: 10 * d.o.Retry, Log: d.log, Who: "devices"})
+	for {
+		u, err := f.Next(ctx)
+		if err != nil {
+			if !follow.Done(ctx, err) {
+				d.log.Error("devices: follow events failed", "site", site, "err", err)
 			}
-			st.restore(snap)
-			if sub == nil {
-				sub, err = d.eng.Subscribe(site, snap.Version)
-				if err != nil {
-					d.log.Error("devices: subscribe failed", "site", site, "err", err)
-					return
-				}
-			} else {
-				sub.Reset(snap.Version)
-			}
-			st.stale = false
-		}
-		evs, err := sub.Next(ctx)
-		switch {
-		case errors.Is(err, queue.ErrGapTooLarge):
-			d.log.Info("devices: behind the feed, taking a snapshot", "site", site)
-			st.stale = true
-			continue
-		case err != nil && d.stopped(ctx, err):
 			return
-		case err != nil:
-			d.log.Warn("devices: follow events failed", "site", site, "err", err)
-			d.pause(ctx)
-			continue
 		}
-		for i := range evs {
-			st.apply(&evs[i])
+		if u.Snapshot != nil {
+			st.restore(*u.Snapshot)
 		}
-	}
-}
-
-func (d *Dispatcher) stopped(ctx context.Context, err error) bool {
-	return ctx.Err() != nil || errors.Is(err, queue.ErrClosed)
-}
-
-func (d *Dispatcher) pause(ctx context.Context) {
-	t := time.NewTimer(d.o.Retry)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
+		for i := range u.Events {
+			st.apply(&u.Events[i])
+		}
 	}
 }
 
@@ -456,7 +421,6 @@ type siteState struct {
 	d      *Dispatcher
 	site   string
 	def    queue.Site
-	stale  bool
 	v      *view.Site
 	boards map[string][]*Board
 	halls  []hallBoard

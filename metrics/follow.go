@@ -18,6 +18,11 @@ import (
 //	nowserving_events_behind                versions the feed was behind the store after
 //	                                        the last poll (0 when it keeps up)
 //	nowserving_events_poll_age_seconds      since the store's versions were last read
+//	nowserving_store_lost_work_total        times the store was found behind this daemon
+//	                                        (it lost acknowledged work), by outcome
+//	                                        (found, restored)
+//	nowserving_store_lost_tickets_total     tickets of lost work, by outcome (restored,
+//	                                        unrestored)
 //
 // now is the clock the delays are taken on.
 func RegisterFollow(reg prometheus.Registerer, eng *queue.Engine, now func() time.Time) error {
@@ -53,6 +58,10 @@ var (
 		"Versions this daemon's event feed was behind the store after its last poll.", []string{"site"}, nil)
 	pollAgeDesc = prometheus.NewDesc("nowserving_events_poll_age_seconds",
 		"Seconds since this daemon last read the store's event versions.", []string{"site"}, nil)
+	lostWorkDesc = prometheus.NewDesc("nowserving_store_lost_work_total",
+		"Times the store was found behind what this daemon had committed or followed (lost acknowledged work), by outcome.", []string{"outcome"}, nil)
+	lostTicketsDesc = prometheus.NewDesc("nowserving_store_lost_tickets_total",
+		"Tickets of lost work this daemon applied again (restored) or could not (unrestored).", []string{"outcome"}, nil)
 )
 
 // followGauges reads the engine's follow statistics at scrape time.
@@ -61,10 +70,20 @@ type followGauges struct {
 	now func() time.Time
 }
 
-func (g followGauges) Describe(ch chan<- *prometheus.Desc) { ch <- behindDesc; ch <- pollAgeDesc }
+func (g followGauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- behindDesc
+	ch <- pollAgeDesc
+	ch <- lostWorkDesc
+	ch <- lostTicketsDesc
+}
 
 func (g followGauges) Collect(ch chan<- prometheus.Metric) {
 	t := g.now()
+	l := g.eng.Losses()
+	ch <- prometheus.MustNewConstMetric(lostWorkDesc, prometheus.CounterValue, float64(l.Found), "found")
+	ch <- prometheus.MustNewConstMetric(lostWorkDesc, prometheus.CounterValue, float64(l.Restored), "restored")
+	ch <- prometheus.MustNewConstMetric(lostTicketsDesc, prometheus.CounterValue, float64(l.Tickets), "restored")
+	ch <- prometheus.MustNewConstMetric(lostTicketsDesc, prometheus.CounterValue, float64(l.Unrestored), "unrestored")
 	stats := g.eng.FollowStats()
 	// A site nobody else writes (one daemon, or SQLite where the feed does
 	// not poll) is never behind: 0, and no poll age.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/nowserving/nowserving/backoff"
+	"github.com/nowserving/nowserving/follow"
 	"github.com/nowserving/nowserving/part"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
@@ -144,28 +144,25 @@ func (q *Queue) Run(ctx context.Context) error {
 	return nil
 }
 
-// site follows one site: from a snapshot's version, retried every second
-// while the store does not answer (metrics never stop the daemon).
+// site follows one site from a snapshot's version (store trouble is
+// retried by the follower: metrics never stop the daemon). After a gap the
+// follower's fresh snapshot moves it on: the missed events are not counted.
 func (q *Queue) site(ctx context.Context, s queue.Site) {
+	q.follow(ctx, s, follow.New(q.eng, s.ID, follow.Opts{Quiet: true, MinRetry: time.Second, Log: q.log, Who: "metrics"}))
+}
+
+// follow counts the updates of f until ctx ends or the engine closes.
+func (q *Queue) follow(ctx context.Context, s queue.Site, f *follow.Site) {
 	for {
-		snap, err := q.eng.Snapshot(ctx, s.ID)
-		if err == nil {
-			sub, err := q.eng.Subscribe(s.ID, snap.Version)
-			if err != nil {
-				q.log.Warn("metrics: follow events", "site", s.ID, "err", err)
-				return
-			}
-			sub.Quiet() // counting needs no fast poll of other daemons' events
-			q.applied(s.ID, snap.Version)
-			q.follow(ctx, s, sub)
+		u, err := f.Next(ctx)
+		if err != nil {
 			return
 		}
-		if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
-			return
+		for i := range u.Events {
+			q.apply(&s, &u.Events[i])
 		}
-		q.log.Warn("metrics: snapshot to start from", "site", s.ID, "err", err)
-		if backoff.Sleep(ctx, time.Second) != nil {
-			return
+		if v := u.Version(); v > 0 || u.Snapshot != nil {
+			q.applied(s.ID, v)
 		}
 	}
 }
@@ -173,44 +170,6 @@ func (q *Queue) site(ctx context.Context, s queue.Site) {
 // Shutdown stops Run and waits for it within ctx.
 func (q *Queue) Shutdown(ctx context.Context) error {
 	return q.stop.Shutdown(ctx, "metrics: shutdown")
-}
-
-func (q *Queue) follow(ctx context.Context, s queue.Site, sub *queue.Subscription) {
-	for {
-		evs, err := sub.Next(ctx)
-		switch {
-		case errors.Is(err, queue.ErrGapTooLarge):
-			snap, serr := q.eng.Snapshot(ctx, s.ID)
-			if serr != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				q.log.Warn("metrics: snapshot after gap", "site", s.ID, "err", serr)
-				if backoff.Sleep(ctx, time.Second) != nil {
-					return
-				}
-				continue
-			}
-			q.log.Warn("metrics: events skipped", "site", s.ID, "from", sub.Version(), "to", snap.Version)
-			sub.Reset(snap.Version)
-			q.applied(s.ID, snap.Version)
-			continue
-		case errors.Is(err, queue.ErrClosed), ctx.Err() != nil:
-			return
-		case err != nil:
-			q.log.Warn("metrics: follow events", "site", s.ID, "err", err)
-			if backoff.Sleep(ctx, time.Second) != nil {
-				return
-			}
-			continue
-		}
-		for i := range evs {
-			q.apply(&s, &evs[i])
-		}
-		if len(evs) > 0 {
-			q.applied(s.ID, evs[len(evs)-1].Version)
-		}
-	}
 }
 
 func (q *Queue) applied(site string, v int64) {

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"github.com/nowserving/nowserving/follow"
 	"sync"
 	"testing"
 	"time"
@@ -94,10 +95,7 @@ func TestQueueGap(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sub, err := eng.Subscribe("main", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := follow.New(eng, "main", follow.Opts{Resume: true})
 	for i := 0; i < 5; i++ {
 		if _, err := eng.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: "main", Device: "k"}, Service: "A"}); err != nil {
 			t.Fatal(err)
@@ -106,7 +104,7 @@ func TestQueueGap(t *testing.T) {
 	// The follower starts at 0 and is 5 events behind a replay limit of 2.
 	rctx, rcancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { q.follow(rctx, testSite(), sub); done <- nil }()
+	go func() { q.follow(rctx, testSite(), f); done <- nil }()
 	if err := q.waitVersion(ctx, "main", 5); err != nil {
 		t.Fatalf("follower did not recover from the gap: %v", err)
 	}

@@ -99,3 +99,32 @@ func ErrorKind(err error) string {
 	}
 	return "other"
 }
+
+// Failovers reports how many times the store dropped its connections
+// because the server refused writes (readOnly) or was gone or did not
+// answer in time (notAnswering), and a transaction then succeeded again.
+type Failovers func() (readOnly, notAnswering uint64)
+
+var failoversDesc = prometheus.NewDesc("nowserving_store_failovers_total",
+	"Times the store dropped its connections because the database refused writes (reason read_only) or was gone or did not answer in time (reason not_answering), and a transaction then succeeded on a new connection.",
+	[]string{"reason"}, nil)
+
+// RegisterFailovers registers on reg, read from counts at scrape time:
+//
+//	nowserving_store_failovers_total{reason="read_only|not_answering"}
+func RegisterFailovers(reg prometheus.Registerer, counts Failovers) error {
+	if err := reg.Register(failovers(counts)); err != nil {
+		return fmt.Errorf("metrics: register store failovers: %w", err)
+	}
+	return nil
+}
+
+type failovers Failovers
+
+func (f failovers) Describe(ch chan<- *prometheus.Desc) { ch <- failoversDesc }
+
+func (f failovers) Collect(ch chan<- prometheus.Metric) {
+	ro, na := f()
+	ch <- prometheus.MustNewConstMetric(failoversDesc, prometheus.CounterValue, float64(ro), "read_only")
+	ch <- prometheus.MustNewConstMetric(failoversDesc, prometheus.CounterValue, float64(na), "not_answering")
+}

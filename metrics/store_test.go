@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,5 +77,23 @@ func TestStore(t *testing.T) {
 		if cnt := histCount(t, h.(prometheus.Histogram)); cnt == 0 {
 			t.Errorf("no %s transaction observed", op)
 		}
+	}
+}
+
+// TestFailovers: the store's failover counts, by reason, at scrape time.
+func TestFailovers(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	ro, na := uint64(0), uint64(0)
+	if err := RegisterFailovers(reg, func() (uint64, uint64) { return ro, na }); err != nil {
+		t.Fatal(err)
+	}
+	ro, na = 2, 1
+	want := `# HELP nowserving_store_failovers_total Times the store dropped its connections because the database refused writes (reason read_only) or was gone or did not answer in time (reason not_answering), and a transaction then succeeded on a new connection.
+# TYPE nowserving_store_failovers_total counter
+nowserving_store_failovers_total{reason="not_answering"} 1
+nowserving_store_failovers_total{reason="read_only"} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "nowserving_store_failovers_total"); err != nil {
+		t.Error(err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
 )
@@ -181,3 +182,44 @@ func TestStatusFilters(t *testing.T) {
 // allDevices is the health list of the test site's protocol devices, in
 // a SNAPSHOT's order.
 const allDevices = "display-1,display-2,display-3,keypad-1,keypad-2,keypad-3,keypad-4,keypad-5,kiosk-1,kiosk-2,kiosk-3,kiosk-4,kiosk-5,kiosk-6,kiosk-7,kiosk-8"
+
+// TestKeypadLCDLanguage: a keypad's LCD lines are in one language: its
+// device's lang, else the site's main language, names and words alike (no
+// "1号窗口" over "paused").
+func TestKeypadLCDLanguage(t *testing.T) {
+	site := testSite()
+	site.Languages = []string{"zh", "en"}
+	site.Counters[0].Names = map[string]string{"zh": "1号诊室", "en": "Room 1"}
+	devs := testDevices()
+	for i := range devs {
+		if devs[i].ID == "keypad-2" {
+			devs[i].Lang = "en"
+		}
+	}
+	d := protocoltest.New(t, site, devs)
+	d.Clock = engineClock.Now
+	d.Start()
+	t.Cleanup(d.Stop)
+	en := &env{Daemon: d, t: t}
+	kiosk, _ := en.login("kiosk-1", 1)
+	kiosk.ticket(&wire.TakeTicket{Service: "A"})
+	kiosk.ticket(&wire.TakeTicket{Service: "A"})
+	for _, tc := range []struct {
+		id, call, pause string
+	}{
+		{"keypad-1", "A001 -> 1|等候 1 人", "1号诊室|暂停"}, // the site's main language
+		{"keypad-3", "A002 -> 3|等候 0 人", "3号窗口|暂停"}, // no name: the words' own
+		{"keypad-2", "", "Counter 2|paused"},        // lang: en
+	} {
+		kp, _ := en.login(tc.id, 1)
+		if tc.call != "" {
+			if got := strings.Join(kp.ticket(&wire.CallNext{}).LCD, "|"); got != tc.call {
+				t.Errorf("%s call next: LCD %q, want %q", tc.id, got, tc.call)
+			}
+		}
+		ok, isOK := kp.do(&wire.Pause{}).(*wire.OK)
+		if !isOK || strings.Join(ok.LCD, "|") != tc.pause {
+			t.Errorf("%s pause: %+v, want LCD %q", tc.id, ok, tc.pause)
+		}
+	}
+}

@@ -56,6 +56,10 @@ func refusalMsg(err, sentinel error, st *wire.StatusError) string {
 	if errors.As(err, &early) {
 		return fmt.Sprintf("%s: booking %s: come back at %s", st.Msg, early.Code, early.ComeBack())
 	}
+	var ce *queue.ClosedError
+	if errors.As(err, &ce) {
+		return st.Msg + ": " + ce.Notice()
+	}
 	var be *queue.BookingStateError
 	if errors.As(err, &be) {
 		return fmt.Sprintf("%s: booking %d is %s: cannot %s", st.Msg, be.ID, be.Status, be.Action)
@@ -159,6 +163,9 @@ func eventMsg(site *queue.Site, ev *queue.Event) (*wire.Event, bool) {
 	}
 	if ev.Issuer != ev.Service {
 		m.Issuer = ev.Issuer
+	}
+	if to := ev.ToCounter(); to != "" {
+		m.ToCounter = queue.CounterNumber(to)
 	}
 	if !ev.At.IsZero() {
 		m.TimeMS = ev.At.UnixMilli()
@@ -274,28 +281,6 @@ func waitingFor(site *queue.Site, v *view.Site, counter string) int {
 		}
 	}
 	return n
-}
-
-// lcdFirst is the first LCD line for a keypad after action t on ticket tk.
-func lcdFirst(t wire.MsgType, tk *queue.Ticket, counter string) string {
-	switch t {
-	case wire.TypeNoShow:
-		return tk.Number + " no-show"
-	case wire.TypeStart:
-		return tk.Number + " serving"
-	case wire.TypeComplete:
-		return tk.Number + " done"
-	case wire.TypeTransfer:
-		if tk.TargetCounter != "" {
-			return fmt.Sprintf("%s => %s", tk.Number, tk.TargetCounter)
-		}
-		return fmt.Sprintf("%s => %s", tk.Number, tk.Queue)
-	case wire.TypeReenter:
-		return tk.Number + " back"
-	case wire.TypeCancel:
-		return tk.Number + " cancelled"
-	}
-	return fmt.Sprintf("%s -> %s", tk.Number, counter)
 }
 
 // pageResources keeps, of a SNAPSHOT's resources, those of only (nil: all)

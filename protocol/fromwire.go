@@ -34,6 +34,9 @@ func QueueEvent(m *wire.Event) (queue.Event, bool) {
 	if m.TimeMS != 0 {
 		e.At = time.UnixMilli(m.TimeMS)
 	}
+	if typ == queue.EventTransferred && m.ToCounter != 0 {
+		e.Detail = queue.DetailToCounter + queue.CounterID(m.ToCounter)
+	}
 	if typ.IsBooking() {
 		e.Detail, e.Resource, e.BookingID = detail, m.Resource, int64(m.BookingID)
 		if m.SlotMS != 0 {

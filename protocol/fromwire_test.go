@@ -114,11 +114,12 @@ func throughWire(t *testing.T, site *queue.Site, ev *queue.Event) (queue.Event, 
 
 // TestQueueEventRoundTrip: every event of a day reads back from its EVENT
 // frame as the engine wrote it (times in whole milliseconds, the detail
-// left out), so the console folds what the daemon's readers fold.
+// left out but the counter a transfer sends the ticket to), so the console folds what the daemon's readers fold.
 func TestQueueEventRoundTrip(t *testing.T) {
 	site, evs, snap := dayOfEvents(t)
 	kinds := map[queue.EventType]bool{}
 	var back []queue.Event
+	toCounter := "" // the counter of the transfer to counter 4
 	for i := range evs {
 		want := evs[i]
 		got, ok := throughWire(t, &site, &want)
@@ -130,7 +131,11 @@ func TestQueueEventRoundTrip(t *testing.T) {
 		back = append(back, got)
 		want.At = want.At.Truncate(time.Millisecond)
 		want.Waited, want.ServiceTime = want.Waited.Truncate(time.Millisecond), want.ServiceTime.Truncate(time.Millisecond)
+		to := want.ToCounter() // the one detail the wire carries
 		want.Detail = ""
+		if to != "" {
+			want.Detail, toCounter = queue.DetailToCounter+to, to
+		}
 		if want.Issuer == "" {
 			want.Issuer = want.Service
 		}
@@ -148,6 +153,9 @@ func TestQueueEventRoundTrip(t *testing.T) {
 		if !kinds[k] {
 			t.Errorf("the day sent no %s event", k)
 		}
+	}
+	if toCounter != "4" {
+		t.Errorf("the transfer to counter 4 arrived for counter %q", toCounter)
 	}
 	got, want := view.Replay(site, view.Opts{}, back), view.Replay(site, view.Opts{}, evs)
 	if g, w := picture(got), picture(want); g != w {

@@ -19,8 +19,9 @@ const requestTimeout = 30 * time.Second
 // maxKey is the longest idempotency key a device may send.
 const maxKey = 64
 
-// welcome builds the WELCOME for a device.
-func (s *Server) welcome(dev *device) (*wire.Welcome, error) {
+// welcome builds the WELCOME for a device that has seen events up to
+// version seen (its HELLO's LastVersion).
+func (s *Server) welcome(dev *device, seen int64) (*wire.Welcome, error) {
 	now := s.eng.Now()
 	w := &wire.Welcome{
 		ServerTimeMS: now.UnixMilli(), Role: dev.Role, Counter: dev.counterNum, Allowed: dev.allowed,
@@ -50,6 +51,9 @@ func (s *Server) welcome(dev *device) (*wire.Welcome, error) {
 		// may be many of them.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		// A device that saw versions the store does not have is evidence
+		// that the store lost work (queue/lost.go).
+		s.eng.SeenVersion(site, seen)
 		v, err := s.eng.LastVersion(ctx, site)
 		if err != nil {
 			return nil, err
@@ -109,9 +113,14 @@ func (ss *session) handle(ctx context.Context, f wire.Frame) {
 		return
 	}
 	if err != nil {
-		se, internal := statusOf(err)
-		if internal {
+		se, logIt := statusOf(err)
+		switch {
+		case logIt && se.Code == wire.ErrInternal.Code:
 			s.log.Error("request failed", "device", ss.dev.ID, "type", f.Type.String(), "request_id", f.RequestID, "err", err)
+		case logIt:
+			// The store's trouble (unavailable, read-only, aborted), not a
+			// fault of the daemon: the device retries.
+			s.log.Warn("request failed", "device", ss.dev.ID, "type", f.Type.String(), "request_id", f.RequestID, "code", se.Code, "err", err)
 		}
 		fail(se, 0)
 		return
@@ -232,9 +241,9 @@ func (ss *session) dispatch(ctx context.Context, f wire.Frame, m wire.Message) (
 	case *wire.Cancel:
 		return ss.numberOp(ctx, f, wire.NumberAction(*m), false, eng.Cancel)
 	case *wire.Pause:
-		return ss.modeOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Pause, "paused")
+		return ss.modeOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Pause, func(w lcdWords) string { return w.paused })
 	case *wire.Resume:
-		return ss.modeOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Resume, "open")
+		return ss.modeOp(ctx, f, m.Site, m.Counter, m.IdemKey, eng.Resume, func(w lcdWords) string { return w.open })
 	case *wire.Status:
 		return ss.status(ctx, m)
 	case *wire.Subscribe:
@@ -337,7 +346,7 @@ func (ss *session) numberOp(ctx context.Context, f wire.Frame, m wire.NumberActi
 
 type modeFunc func(context.Context, queue.CounterRequest) (queue.CounterState, error)
 
-func (ss *session) modeOp(ctx context.Context, f wire.Frame, site string, counter uint32, key string, fn modeFunc, word string) (wire.Message, error) {
+func (ss *session) modeOp(ctx context.Context, f wire.Frame, site string, counter uint32, key string, fn modeFunc, word func(lcdWords) string) (wire.Message, error) {
 	r, err := ss.resolve(f, site, counter, key, true)
 	if err != nil {
 		return nil, err
@@ -348,7 +357,8 @@ func (ss *session) modeOp(ctx context.Context, f wire.Frame, site string, counte
 	}
 	ok := &wire.OK{Version: uint64(max(cs.Version, 0))}
 	if ss.dev.Role == wire.RoleKeypad {
-		ok.LCD = []string{r.site.CounterName(r.counter, "", "Counter "+r.counter), word}
+		lang := ss.lcdLang(r.site)
+		ok.LCD = []string{lcdCounter(r.site, r.counter, lang), word(lcdWordsFor(lang))}
 	}
 	return ok, nil
 }
@@ -367,9 +377,10 @@ func (ss *session) ticketAnswer(ctx context.Context, t wire.MsgType, r req, tk q
 	}
 	out := ticketMsg(r.site, &tk, pos)
 	if ss.dev.Role == wire.RoleKeypad {
-		out.LCD = []string{lcdFirst(t, &tk, r.counter)}
+		lang := ss.lcdLang(r.site)
+		out.LCD = []string{lcdFirst(t, &tk, r.counter, lang)}
 		err := ss.srv.views.read(ctx, ss.srv.eng, r.site, func(v *view.Site) {
-			out.LCD = append(out.LCD, fmt.Sprintf("%d waiting", waitingFor(r.site, v, r.counter)))
+			out.LCD = append(out.LCD, lcdWaiting(waitingFor(r.site, v, r.counter), lang))
 		})
 		if err != nil {
 			ss.srv.log.Warn("keypad answer without its waiting count", "device", ss.dev.ID, "site", r.site.ID, "err", err)
@@ -405,6 +416,9 @@ func (ss *session) status(ctx context.Context, m *wire.Status) (wire.Message, er
 	narrow(def, out, counter, m.Service)
 	if err := pageResources(out, idSet(m.Resources), m.ResourceAfter); err != nil {
 		return nil, err
+	}
+	if counter == "" && m.Service == "" {
+		out = withRecent(ss, def, out, ss.srv.recent(ctx, ss, def, &snap), filter{})
 	}
 	return out, nil
 }
@@ -605,13 +619,13 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 		if err := pageResources(sm, fl.resources, ""); err != nil {
 			return nil, err
 		}
-		answer, from = sm, v
+		answer, from = withRecent(ss, def, sm, s.recent(ctx, ss, def, &snap), fl), v
 	}
 	// The answer goes into the queue before any event of the hub.
 	if !ss.send(f.RequestID, answer) {
 		return nil, errSessionGone
 	}
-	if err := s.join(ss, def, from, fl); err != nil {
+	if err := s.join(ss, def, from, v, fl); err != nil {
 		s.log.Error("subscribe", "device", ss.dev.ID, "site", def.ID, "err", err)
 		ss.kill(wire.ErrInternal, "subscribe failed")
 	}

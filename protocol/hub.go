@@ -2,11 +2,11 @@ package protocol
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
-	"github.com/nowserving/nowserving/backoff"
+	"github.com/nowserving/nowserving/follow"
+	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -27,7 +27,7 @@ type hubs struct {
 type hub struct {
 	srv  *Server
 	site *queue.Site
-	sub  *queue.Subscription // the hub goroutine's only
+	fol  *follow.Site // the hub goroutine's only
 
 	mu      sync.Mutex
 	version int64 // last version delivered to the live members
@@ -46,10 +46,13 @@ type member struct {
 	done   chan struct{}      // closed when the catch-up ended
 }
 
-// join subscribes ss to site's events after version from, filtered by fl.
+// join subscribes ss to site's events after version from, filtered by fl;
+// at is the site's version as the caller read it (a hub that starts starts
+// there, so that a subscriber behind catches up on its own, at its pace).
 // The caller owns the read side of ss and has queued the SUBSCRIBE answer.
-func (s *Server) join(ss *session, site *queue.Site, from int64, fl filter) error {
-	h, err := s.hubFor(site, from)
+func (s *Server) join(ss *session, site *queue.Site, from, at int64, fl filter) error {
+	s.eng.SeenVersion(site.ID, from) // beyond the store's: it lost work
+	h, err := s.hubFor(site, at)
 	if err != nil {
 		return err
 	}
@@ -62,15 +65,10 @@ func (s *Server) join(ss *session, site *queue.Site, from int64, fl filter) erro
 		m.live = true
 		return nil
 	}
-	sub, err := s.eng.Subscribe(site.ID, from)
-	if err != nil {
-		delete(h.members, ss)
-		ss.sub = nil
-		return err
-	}
+	f := s.follower(site, from, s.o.MaxReplay, "protocol catch-up")
 	ctx, cancel := context.WithCancel(s.hubs.ctx)
 	m.cancel, m.done = cancel, make(chan struct{})
-	go h.catchUp(ctx, m, sub)
+	go h.catchUp(ctx, m, f)
 	return nil
 }
 
@@ -86,11 +84,10 @@ func (s *Server) hubFor(site *queue.Site, from int64) (*hub, error) {
 	if hs.ctx.Err() != nil {
 		return nil, queue.ErrClosed
 	}
-	sub, err := s.eng.Subscribe(site.ID, from)
-	if err != nil {
+	if _, err := s.eng.Site(site.ID); err != nil {
 		return nil, err
 	}
-	h := &hub{srv: s, site: site, sub: sub, version: from, members: map[*session]*member{}}
+	h := &hub{srv: s, site: site, fol: s.follower(site, from, 0, "protocol hub"), version: from, members: map[*session]*member{}}
 	if hs.sites == nil {
 		hs.sites = map[string]*hub{}
 	}
@@ -122,101 +119,79 @@ func (ss *session) unsubscribe() {
 	}
 }
 
-// run delivers the site's events to the live members until ctx ends or the
-// engine closes.
+// follower follows site from version from (which the subscriber has):
+// further behind than maxBehind events (0: the engine's bound), a SNAPSHOT
+// comes first.
+func (s *Server) follower(site *queue.Site, from int64, maxBehind int, who string) *follow.Site {
+	return follow.New(s.eng, site.ID, follow.Opts{Resume: true, After: from, MaxBehind: maxBehind,
+		Recent: recentEvents, MinRetry: time.Second, Log: s.log, Who: who})
+}
+
+// run delivers the site's updates to the live members until ctx ends or
+// the engine closes. After a gap the follower's snapshot goes to every live
+// member, as an unsolicited SNAPSHOT, and the events after it follow.
 func (h *hub) run(ctx context.Context) {
+	s := h.srv
 	for {
-		evs, err := h.sub.Next(ctx)
+		u, err := h.fol.Next(ctx)
 		if err != nil {
-			if !h.recover(ctx, err) {
-				return
-			}
-			continue
+			return
 		}
 		h.mu.Lock()
-		h.version = evs[len(evs)-1].Version
+		if u.Snapshot != nil {
+			msg := s.snapshotMsg(h.site, u.Snapshot)
+			for _, m := range h.members {
+				if m.live && m.ss.send(0, withRecent(m.ss, h.site, msg, u.Recent, m.fl)) {
+					m.after = u.Snapshot.Version
+				}
+			}
+		}
+		h.version = max(h.version, u.Version())
 		for _, m := range h.members {
 			if m.live {
-				m.send(h.srv, h.site, evs)
+				m.send(h.srv, h.site, u.Events, m.ss.enqueue)
 			}
 		}
 		h.mu.Unlock()
 	}
 }
 
-// recover handles a failed Next of the hub: a hub too far behind sends its
-// live members a SNAPSHOT and goes on from there; other errors are retried
-// after a second. It reports false when the hub is to end.
-func (h *hub) recover(ctx context.Context, err error) bool {
-	s := h.srv
-	if ctx.Err() != nil || errors.Is(err, queue.ErrClosed) {
-		return false
-	}
-	if errors.Is(err, queue.ErrGapTooLarge) {
-		snap, serr := s.eng.Snapshot(ctx, h.site.ID)
-		if serr == nil {
-			h.mu.Lock()
-			for _, m := range h.members {
-				if m.live && m.ss.send(0, s.snapshotMsg(h.site, &snap)) {
-					m.after = snap.Version
-				}
-			}
-			h.version = snap.Version
-			h.sub.Reset(snap.Version)
-			h.mu.Unlock()
-			return true
-		}
-		err = serr
-	}
-	s.log.Warn("event fan-out failed; retrying", "site", h.site.ID, "err", err)
-	return backoff.Sleep(ctx, time.Second) == nil
-}
-
 // catchUp sends a member that joined behind the hub the events it missed,
-// from its own subscription, and makes it live once it is level.
-func (h *hub) catchUp(ctx context.Context, m *member, sub *queue.Subscription) {
+// from a follower of its own, at the pace its peer reads them, and makes
+// it live once it is level.
+func (h *hub) catchUp(ctx context.Context, m *member, f *follow.Site) {
 	defer close(m.done)
 	s := h.srv
 	for {
-		evs, err := sub.Poll(ctx)
-		switch {
-		case ctx.Err() != nil || errors.Is(err, queue.ErrClosed):
+		u, err := f.Next(ctx)
+		if err != nil {
 			return
-		case errors.Is(err, queue.ErrGapTooLarge):
-			snap, serr := s.eng.Snapshot(ctx, h.site.ID)
-			if serr != nil {
-				err = serr
-				break
-			}
-			if !m.ss.send(0, s.snapshotMsg(h.site, &snap)) {
-				return
-			}
-			m.after = snap.Version
-			sub.Reset(snap.Version)
-			continue
-		case err == nil:
-			if !m.send(s, h.site, evs) {
-				return
-			}
-			h.mu.Lock()
-			level := sub.Version() >= h.version
-			m.live = level
-			h.mu.Unlock()
-			if level {
-				return
-			}
-			continue
 		}
-		s.log.Warn("event subscription failed; retrying", "device", m.ss.dev.ID, "site", h.site.ID, "err", err)
-		if backoff.Sleep(ctx, time.Second) != nil {
+		if u.Snapshot != nil {
+			b, err := wire.EncodeMessage(nil, 0, 0, withRecent(m.ss, h.site, s.snapshotMsg(h.site, u.Snapshot), u.Recent, m.fl))
+			if err != nil || !m.ss.enqueuePaced(ctx, b) {
+				return
+			}
+			m.after = u.Snapshot.Version
+		}
+		paced := func(b []byte) bool { return m.ss.enqueuePaced(ctx, b) }
+		if !m.send(s, h.site, u.Events, paced) {
+			return
+		}
+		h.mu.Lock()
+		level := f.Version() >= h.version
+		m.live = level
+		h.mu.Unlock()
+		if level {
 			return
 		}
 	}
 }
 
-// send queues the events after m.after that m's filter selects, and
-// reports false when the session is gone.
-func (m *member) send(s *Server, site *queue.Site, evs []queue.Event) bool {
+// send queues, with put, the events after m.after that m's filter
+// selects, and reports false when the session is gone. The hub puts with
+// enqueue (never waiting); a catch-up with enqueuePaced (waiting for room).
+func (m *member) send(s *Server, site *queue.Site, evs []queue.Event, put func([]byte) bool) bool {
 	for i := range evs {
 		ev := &evs[i]
 		if ev.Version <= m.after {
@@ -226,9 +201,56 @@ func (m *member) send(s *Server, site *queue.Site, evs []queue.Event) bool {
 		if !m.fl.match(ev) {
 			continue
 		}
-		if b := s.frames.eventFrame(site, ev); b != nil && !m.ss.enqueue(b) {
+		if b := s.frames.eventFrame(site, ev); b != nil && !put(b) {
 			return false
 		}
 	}
 	return true
+}
+
+// recentEvents is how many of the day's last events a console's SNAPSHOT
+// carries (wire.Snapshot.Recent), so its event list is full at once.
+const recentEvents = 50
+
+// recent reads the events up to snap's version that a SNAPSHOT to ss
+// carries: a bounded read, for a console only.
+func (s *Server) recent(ctx context.Context, ss *session, site *queue.Site, snap *queue.Snapshot) []queue.Event {
+	if ss.dev == nil || ss.dev.Role != wire.RoleConsole || snap.Version == 0 {
+		return nil
+	}
+	evs, err := s.eng.Events(ctx, site.ID, max(0, snap.Version-recentEvents), recentEvents)
+	if err != nil {
+		s.log.Warn("snapshot without its recent events", "device", ss.dev.ID, "site", site.ID, "err", err)
+		return nil
+	}
+	return evs
+}
+
+// withRecent is m with, as its Recent, those of evs (up to its version)
+// of its service day that fl selects, when ss is a console; m itself
+// otherwise. The oldest are left out where the frame would pass
+// wire.MaxPayload.
+func withRecent(ss *session, site *queue.Site, m *wire.Snapshot, evs []queue.Event, fl filter) *wire.Snapshot {
+	if ss.dev == nil || ss.dev.Role != wire.RoleConsole || len(evs) == 0 {
+		return m
+	}
+	c := *m
+	c.Recent = nil
+	for i := range evs {
+		ev := &evs[i]
+		if ev.Version > int64(m.Version) || !fl.match(ev) {
+			continue
+		}
+		if we, ok := eventMsg(site, ev); ok && we.ServiceDay == m.ServiceDay {
+			c.Recent = append(c.Recent, *we)
+		}
+	}
+	for len(c.Recent) > 0 {
+		b, err := c.AppendBinary(nil)
+		if err == nil && len(b) <= wire.MaxPayload {
+			break
+		}
+		c.Recent = c.Recent[len(c.Recent)/2+1:]
+	}
+	return &c
 }

@@ -35,6 +35,9 @@ type Device struct {
 	Counter string
 	// Secret is the shared HMAC secret.
 	Secret []byte
+	// Lang is the language of a keypad's LCD lines (its words and the
+	// names in them); empty: the site's main language.
+	Lang string
 }
 
 // RenderFunc renders a ticket as ESC/POS bytes for a kiosk that asked for
@@ -109,18 +112,23 @@ type Opts struct {
 	// idle socket soon becomes the oldest, and a host renewing sockets as
 	// fast as it can only ever closes its own.
 	MaxPending int
-	// SendQueue is the number of frames queued per session while its
-	// socket is full (with at most 256 KiB of them); one more drops the
-	// session as a slow consumer at once.
-	SendQueue int
+	// SendQueueBytes bounds the bytes queued per session while its socket
+	// is full, and SendLag how long the oldest of them may wait: a live
+	// frame past either bound drops the session as a slow consumer at
+	// once. A burst of events is never too many frames: a peer that reads
+	// them stays. A catch-up (a subscriber joining behind) waits for room
+	// instead, at its reader's pace.
+	SendQueueBytes int
+	SendLag        time.Duration
 	// RateLimit is the average requests per second per device; RateBurst
 	// the bucket size. RateLimit < 0 disables limiting.
 	RateLimit float64
 	RateBurst int
 	// MaxFrame is the largest payload accepted and announced in WELCOME.
 	MaxFrame int
-	// MaxReplay is the largest gap a SUBSCRIBE catches up by events;
-	// beyond it the subscriber gets a SNAPSHOT.
+	// MaxReplay is the largest gap a SUBSCRIBE catches up by events (and
+	// a subscriber's catch-up takes by events); beyond it the subscriber
+	// gets a SNAPSHOT and the events after it.
 	MaxReplay int
 	// TLSConfig, when set, makes Serve wrap its listener in TLS.
 	TLSConfig *tls.Config
@@ -152,11 +160,12 @@ func DefaultOpts() Opts {
 		WriteTimeout:     10 * time.Second,
 		MaxConns:         10000,
 		MaxPending:       256,
-		SendQueue:        256,
+		SendQueueBytes:   512 << 10,
+		SendLag:          10 * time.Second,
 		RateLimit:        10,
 		RateBurst:        20,
 		MaxFrame:         wire.MaxPayload,
-		MaxReplay:        10000,
+		MaxReplay:        1000,
 		Clock:            time.Now,
 	}
 }
@@ -236,7 +245,8 @@ func New(o Opts) (*Server, error) {
 	o.WriteTimeout = positive.Or(o.WriteTimeout, d.WriteTimeout)
 	o.MaxConns = positive.Or(o.MaxConns, d.MaxConns)
 	o.MaxPending = positive.Or(o.MaxPending, d.MaxPending)
-	o.SendQueue = positive.Or(o.SendQueue, d.SendQueue)
+	o.SendQueueBytes = positive.Or(o.SendQueueBytes, d.SendQueueBytes)
+	o.SendLag = positive.Or(o.SendLag, d.SendLag)
 	o.RateLimit = cmp.Or(o.RateLimit, d.RateLimit)
 	o.RateBurst = positive.Or(o.RateBurst, d.RateBurst)
 	if o.MaxFrame <= 0 || o.MaxFrame > wire.MaxPayload {
@@ -511,6 +521,31 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	s.stopLoops()
 	return nil
+}
+
+// StoreDown is the ERROR (request id 0) Release sends when the daemon's
+// store has been unreachable too long: retryable, the device goes to the
+// next daemon of its list.
+var StoreDown = wire.ErrStoreUnavailable.WithMsg("store unavailable: go to another daemon")
+
+// Release closes every welcomed session, sending each e first (with
+// request id 0), and returns how many it closed; the server goes on
+// accepting. The daemon calls it with StoreDown when its store has been
+// unreachable for a while, so devices that know another daemon move
+// there instead of being answered 0x41 here. A request in flight loses
+// its answer: the device resends it, with the same idempotency key, to
+// the daemon it reaches next. Sessions still authenticating are left to
+// finish.
+func (s *Server) Release(e *wire.StatusError, reason string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for ss := range s.sessions {
+		if ss.dev != nil && ss.kill(e, reason) {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *Server) beginClose() []*session {

@@ -722,7 +722,9 @@ func TestMaxConns(t *testing.T) {
 // going.
 func TestSlowConsumer(t *testing.T) {
 	const maxEvents = 6000 // ~1 MB of EVENT frames: far more than the bound
-	en := newEnv(t, func(o *protocol.Opts) { o.WriteTimeout = time.Minute; o.IdleTimeout = 300 * time.Millisecond })
+	en := newEnv(t, func(o *protocol.Opts) {
+		o.WriteTimeout, o.SendLag, o.IdleTimeout, o.SendQueueBytes = time.Minute, time.Minute, 300*time.Millisecond, 128<<10
+	})
 	stalled, _ := en.login("display-1", 1)
 	stalled.do(&wire.Subscribe{Snapshot: true})
 	healthy, _ := en.login("display-2", 1)
@@ -884,5 +886,73 @@ func TestParseRole(t *testing.T) {
 	}
 	if _, err := protocol.ParseRole("printer"); err == nil {
 		t.Error("ParseRole(printer) succeeded")
+	}
+}
+
+// TestJoinBehind: a console that joins a busy day far behind is never
+// dropped. Its STATUS answer carries the day's last events; a SUBSCRIBE
+// 900 events behind, through a send queue that holds a few dozen, gets
+// every one of them in order, at the pace it reads (the catch-up waits for
+// room); one further behind than MaxReplay gets a SNAPSHOT, then the tail.
+// A display's SNAPSHOT carries no events.
+func TestJoinBehind(t *testing.T) {
+	const n = 900
+	en := newEnv(t, func(o *protocol.Opts) { o.SendQueueBytes = 4 << 10; o.MaxReplay = n - 1 })
+	for i := 0; i < n; i += 16 {
+		var wg sync.WaitGroup
+		for w := i; w < min(i+16, n); w++ {
+			wg.Go(func() {
+				if _, err := en.Engine.Issue(context.Background(), queue.IssueRequest{
+					Request: queue.Request{Site: "hq", Device: "test", Key: fmt.Sprint(w)}, Service: "A"}); err != nil {
+					t.Errorf("issue: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	con, _ := en.login("console-1", 1)
+	snap, ok := con.do(&wire.Status{}).(*wire.Snapshot)
+	if !ok || snap.Version != n {
+		t.Fatalf("console STATUS: %+v, want a SNAPSHOT at %d", snap, n)
+	}
+	if len(snap.Recent) != 50 || snap.Recent[0].Version != n-49 || snap.Recent[49].Version != n || snap.Recent[49].Number != fmt.Sprintf("A%03d", n) {
+		t.Errorf("console SNAPSHOT carries %d recent events, want versions %d..%d", len(snap.Recent), n-49, n)
+	}
+
+	if _, ok := con.do(&wire.Subscribe{FromVersion: 1}).(*wire.OK); !ok {
+		t.Fatal("subscribe 899 behind: no OK")
+	}
+	evs := con.eventsUntil(n)
+	for i, ev := range evs {
+		if ev.Version != uint64(i+2) {
+			t.Fatalf("catch-up event %d has version %d, want %d", i, ev.Version, i+2)
+		}
+	}
+	if len(evs) != n-1 {
+		t.Errorf("catch-up: %d events, want %d", len(evs), n-1)
+	}
+	kiosk, _ := en.login("kiosk-1", 1)
+	kiosk.ticket(&wire.TakeTicket{Service: "B"})
+	if evs := con.eventsUntil(n + 1); evs[len(evs)-1].Number != "B001" {
+		t.Errorf("live after the catch-up: %+v", evs[len(evs)-1])
+	}
+	if got := en.Server.Stats().SlowConsumers; got != 0 {
+		t.Errorf("%d slow consumers, want none: the catch-up goes at its reader's pace", got)
+	}
+
+	// Further behind than MaxReplay: the state, with the last events, then the tail.
+	con2, _ := en.login("console-1", 2)
+	snap, ok = con2.do(&wire.Subscribe{FromVersion: 1}).(*wire.Snapshot)
+	if !ok || snap.Version != n+1 || len(snap.Recent) != 50 {
+		t.Fatalf("subscribe %d behind: %+v, want a SNAPSHOT at %d with 50 events", n, snap, n+1)
+	}
+	kiosk.ticket(&wire.TakeTicket{Service: "B"})
+	if evs := con2.eventsUntil(n + 2); len(evs) != 1 || evs[0].Number != "B002" {
+		t.Errorf("tail after the snapshot: %+v", evs)
+	}
+
+	disp, _ := en.login("display-1", 1)
+	if snap, ok := disp.do(&wire.Status{}).(*wire.Snapshot); !ok || len(snap.Recent) != 0 {
+		t.Errorf("display STATUS: %d recent events, want none", len(snap.Recent))
 	}
 }

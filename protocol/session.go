@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
 )
 
 // readBufferSize is the size of the bufio.Reader a session borrows while it
@@ -97,7 +98,7 @@ func (s *Server) newSession(c net.Conn, seq uint64) *session {
 	ss := &session{
 		srv: s, conn: c, remote: c.RemoteAddr().String(), host: hostOf(c.RemoteAddr()), seq: seq, start: s.o.Clock(),
 	}
-	ss.out.maxFrames = s.o.SendQueue
+	ss.out.maxBytes, ss.out.maxLag = s.o.SendQueueBytes, s.o.SendLag
 	if sc, ok := netConn(c).(syscall.Conn); ok {
 		ss.raw, _ = sc.SyscallConn()
 	}
@@ -336,7 +337,7 @@ func (ss *session) finish(final *wire.StatusError, reason string) {
 			b = nil
 		}
 	}
-	ok, start, _ := ss.out.push(b, true)
+	ok, start, _ := ss.out.push(b, ss.srv.o.Clock(), true)
 	if !ok {
 		ss.kill(final, reason)
 		return
@@ -395,7 +396,13 @@ func (ss *session) handshake(br *bufio.Reader) bool {
 	if e, reason := s.authenticate(ss, dev); e != nil {
 		return ss.refuse(e, f.RequestID, reason)
 	}
-	w, err := s.welcome(dev)
+	w, err := s.welcome(dev, int64(ss.hello.LastVersion))
+	if errors.Is(err, queue.ErrUnavailable) {
+		// The site's version could not be read: the device retries, as
+		// after any 0x41, and the store's trouble is logged where it is.
+		s.log.Warn("welcome: store unavailable", "device", dev.ID, "err", err)
+		return ss.refuse(wire.ErrStoreUnavailable, f.RequestID, "welcome: store unavailable")
+	}
 	if err != nil {
 		s.log.Error("welcome", "device", dev.ID, "err", err)
 		return ss.refuse(wire.ErrInternal, f.RequestID, "welcome failed")

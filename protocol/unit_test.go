@@ -1,11 +1,15 @@
 package protocol
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nowserving/nowserving/logtest"
+	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 func TestBucket(t *testing.T) {
@@ -44,29 +48,56 @@ func TestBucket(t *testing.T) {
 	}
 }
 
+// TestSendQueue: the queue is bounded by bytes and by how long its oldest
+// frame waits, never by a count of frames; a paced sender waits for room
+// instead of overflowing it.
 func TestSendQueue(t *testing.T) {
-	q := &sendQueue{maxFrames: 2}
-	if ok, start, _ := q.push([]byte("a"), false); !ok || !start {
+	t0 := time.Unix(1796000000, 0)
+	q := &sendQueue{maxBytes: 4, maxLag: time.Second}
+	if ok, start, _ := q.push([]byte("a"), t0, false); !ok || !start {
 		t.Fatalf("push a: ok %v start %v, want a flusher started", ok, start)
 	}
-	if ok, start, _ := q.push([]byte("b"), false); !ok || start {
-		t.Fatalf("push b: ok %v start %v, want queued behind the flusher", ok, start)
+	for _, b := range []string{"b", "c", "d"} {
+		// Many small frames: only bytes count.
+		if ok, start, _ := q.push([]byte(b), t0, false); !ok || start {
+			t.Fatalf("push %s: ok %v start %v, want queued behind the flusher", b, ok, start)
+		}
 	}
-	if ok, _, full := q.push([]byte("c"), false); ok || !full {
-		t.Fatalf("push c into a full queue: ok %v full %v", ok, full)
+	if ok, _, full := q.push([]byte("e"), t0, false); ok || !full {
+		t.Fatalf("push e past 4 bytes: ok %v full %v", ok, full)
+	}
+	// A paced sender is told to wait, not refused, and woken by the take.
+	ok, _, room := q.pushPaced([]byte("p"), t0)
+	if ok || room == nil {
+		t.Fatalf("paced push into a full queue: ok %v room %v, want a channel to wait on", ok, room)
 	}
 	q.mu.Lock()
 	got, closing, idle := q.take()
 	q.mu.Unlock()
-	if len(got) != 2 || string(got[0]) != "a" || string(got[1]) != "b" || closing || idle {
+	if len(got) != 4 || string(got[0]) != "a" || string(got[3]) != "d" || closing || idle {
 		t.Fatalf("take: %q closing=%v idle=%v", got, closing, idle)
 	}
+	select {
+	case <-room:
+	default:
+		t.Fatal("paced sender not woken by the take")
+	}
+	if ok, _, room := q.pushPaced([]byte("p"), t0); !ok || room != nil {
+		t.Fatalf("paced push after the take: ok %v room %v", ok, room)
+	}
+	// Time behind: the oldest frame waited past maxLag.
+	if ok, _, full := q.push([]byte("f"), t0.Add(2*time.Second), false); ok || !full {
+		t.Fatalf("push behind a frame 2 s old: ok %v full %v, want full", ok, full)
+	}
+	q.mu.Lock()
+	q.take()
+	q.mu.Unlock()
 	// An empty queue takes a frame of any size.
-	big := make([]byte, sendQueueBytes+1)
-	if ok, start, _ := q.push(big, false); !ok || start {
+	big := make([]byte, 100)
+	if ok, start, _ := q.push(big, t0, false); !ok || start {
 		t.Fatalf("push big into an empty queue: ok %v start %v", ok, start)
 	}
-	if ok, _, full := q.push([]byte("d"), false); ok || !full {
+	if ok, _, full := q.push([]byte("d"), t0, false); ok || !full {
 		t.Fatalf("push past the byte bound: ok %v full %v", ok, full)
 	}
 	q.mu.Lock()
@@ -75,7 +106,7 @@ func TestSendQueue(t *testing.T) {
 		t.Fatal("empty queue not idle")
 	}
 	q.mu.Unlock()
-	if ok, start, _ := q.push(nil, true); !ok || !start {
+	if ok, start, _ := q.push(nil, t0, true); !ok || !start {
 		t.Fatal("push close marker")
 	}
 	q.mu.Lock()
@@ -83,8 +114,11 @@ func TestSendQueue(t *testing.T) {
 		t.Fatalf("take after close marker: %q closing=%v", got, closing)
 	}
 	q.mu.Unlock()
-	if ok, _, full := q.push([]byte("e"), false); ok || full {
+	if ok, _, full := q.push([]byte("e"), t0, false); ok || full {
 		t.Fatalf("push after close: ok %v full %v, want refused, not full", ok, full)
+	}
+	if ok, _, room := q.pushPaced([]byte("e"), t0); ok || room != nil {
+		t.Fatalf("paced push after close: ok %v room %v, want refused", ok, room)
 	}
 	q.closed()
 	select {
@@ -123,5 +157,30 @@ func TestRefusalLog(t *testing.T) {
 		if !strings.Contains(sum, want) {
 			t.Errorf("summary lacks %s: %s", want, sum)
 		}
+	}
+}
+
+// TestClosedRefusal: a kiosk refused outside the hours reads, after the
+// code's message, when the service opens in each of the site's languages.
+func TestClosedRefusal(t *testing.T) {
+	sp, err := time.LoadLocation("America/Sao_Paulo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := queue.Site{ID: "b", Location: sp, Languages: []string{"pt", "en"},
+		Services: []queue.Service{{Code: "P", Prefix: "P", Width: 3, Names: map[string]string{"pt": "Pessoa física", "en": "Personal"},
+			Hours: []queue.Hours{{Days: []time.Weekday{time.Monday}, Open: 10 * time.Hour, Close: 16 * time.Hour}}}},
+		Counters: []queue.Counter{{ID: "1", Services: []queue.CounterService{{Service: "P"}}}}}
+	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site},
+		Clock: storetest.FixedClock(time.Date(2026, 12, 5, 12, 0, 0, 0, sp)).Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close(context.Background())
+	_, err = eng.Issue(context.Background(), queue.IssueRequest{Request: queue.Request{Site: "b", Device: "k"}, Service: "P"})
+	se, internal := statusOf(err)
+	want := "service closed: Pessoa física: fechado, abre seg 10:00 / Personal: closed, opens Mon 10:00"
+	if internal || se.Code != wire.ErrServiceClosed.Code || se.Msg != want {
+		t.Errorf("refusal %v (internal %v), want 0x22 %q", se, internal, want)
 	}
 }

@@ -2,8 +2,8 @@ package protocol
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/nowserving/nowserving/follow"
 	"sync"
 
 	"github.com/nowserving/nowserving/queue"
@@ -23,11 +23,11 @@ type siteViews struct {
 	sites map[string]*followed
 }
 
-// followed is one site's picture and the subscription it follows.
+// followed is one site's picture and the follower it takes it from.
 type followed struct {
-	mu  sync.Mutex
-	v   *view.Site // nil until the first read, and after a gap
-	sub *queue.Subscription
+	mu sync.Mutex
+	v  *view.Site // nil until the first read
+	f  *follow.Site
 }
 
 // read brings the picture of site up to date and calls fn with it; fn must
@@ -39,7 +39,7 @@ func (vs *siteViews) read(ctx context.Context, eng *queue.Engine, site *queue.Si
 	}
 	f := vs.sites[site.ID]
 	if f == nil {
-		f = &followed{}
+		f = &followed{f: follow.New(eng, site.ID, follow.Opts{})}
 		vs.sites[site.ID] = f
 	}
 	vs.mu.Unlock()
@@ -49,33 +49,20 @@ func (vs *siteViews) read(ctx context.Context, eng *queue.Engine, site *queue.Si
 	if f.v != nil && f.v.Day < site.Day(eng.Now()) {
 		// A new service day and no event of it yet: the picture still
 		// counts yesterday's tickets.
-		f.v = nil
+		f.f.Refresh()
 	}
 	for {
-		if f.v == nil {
-			snap, err := eng.Snapshot(ctx, site.ID)
-			if err != nil {
-				return err
-			}
-			sub, err := eng.Subscribe(site.ID, snap.Version)
-			if err != nil {
-				return err
-			}
-			f.v, f.sub = view.FromSnapshot(*site, view.Opts{}, snap), sub
-		}
-		evs, err := f.sub.Poll(ctx)
-		if errors.Is(err, queue.ErrGapTooLarge) {
-			f.v = nil
-			continue
-		}
+		u, err := f.f.Poll(ctx)
 		if err != nil {
 			return fmt.Errorf("protocol: follow the events of %s: %w", site.ID, err)
 		}
-		if len(evs) == 0 {
+		if u.Snapshot != nil {
+			f.v = view.FromSnapshot(*site, view.Opts{}, *u.Snapshot)
+		} else if len(u.Events) == 0 {
 			break
 		}
-		for i := range evs {
-			f.v.Apply(&evs[i])
+		for i := range u.Events {
+			f.v.Apply(&u.Events[i])
 		}
 	}
 	fn(f.v)

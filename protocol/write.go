@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"context"
 	"net"
 	"time"
 
@@ -94,7 +95,7 @@ func (ss *session) dropSlow(why string) {
 	}
 	ss.srv.slowConsumers.Add(1)
 	ss.srv.log.Warn("dropping slow consumer", "device", ss.dev.ID, "remote", ss.remote, "why", why,
-		"queue", ss.out.maxFrames, "timeout_s", ss.srv.o.WriteTimeout.Seconds())
+		"queue_bytes", ss.out.maxBytes, "lag_s", ss.out.maxLag.Seconds(), "timeout_s", ss.srv.o.WriteTimeout.Seconds())
 }
 
 // enqueue queues an encoded frame without waiting. A peer whose backlog
@@ -102,18 +103,48 @@ func (ss *session) dropSlow(why string) {
 // blocks anyone: the caller is the session's reader, its site's event hub or the
 // heartbeat wheel). It reports whether the frame was queued.
 func (ss *session) enqueue(b []byte) bool {
-	ok, start, full := ss.out.push(b, false)
+	now := ss.srv.o.Clock()
+	ok, start, full := ss.out.push(b, now, false)
 	if full {
 		ss.dropSlow("send queue full")
 	}
 	if !ok {
 		return false
 	}
-	ss.lastWrite.Store(ss.srv.o.Clock().UnixNano())
+	ss.queued(now, start)
+	return true
+}
+
+// enqueuePaced queues an encoded frame once it fits in the send queue's
+// bytes, waiting for the peer to read meanwhile: for a catch-up, on a
+// goroutine of its own, which may go at its reader's pace. A peer that
+// reads nothing is still dropped, by the write timeout. It reports false
+// when the session is gone or ctx ended.
+func (ss *session) enqueuePaced(ctx context.Context, b []byte) bool {
+	for {
+		now := ss.srv.o.Clock()
+		ok, start, room := ss.out.pushPaced(b, now)
+		if ok {
+			ss.queued(now, start)
+			return true
+		}
+		if room == nil {
+			return false
+		}
+		select {
+		case <-room:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// queued notes a frame queued at now and starts the flusher if needed.
+func (ss *session) queued(now time.Time, start bool) {
+	ss.lastWrite.Store(now.UnixNano())
 	if start {
 		go ss.flush()
 	}
-	return true
 }
 
 // send encodes m as the answer to reqID (or unsolicited when reqID is 0)

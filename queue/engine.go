@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,9 @@ type Opts struct {
 	PollIdle time.Duration
 	// Notifier, when set, pushes "new events" between daemons.
 	Notifier Notifier
+	// Name names this daemon in the records of lost work it repairs
+	// (LossRecord.Daemon); empty: the host name.
+	Name string
 	// FeedSize is how many recent events per site the feed keeps in memory.
 	FeedSize int
 	// MaxReplay is the largest gap a subscriber may catch up from the store;
@@ -83,6 +87,10 @@ type Engine struct {
 	timeout time.Duration
 	log     *slog.Logger
 	feed    *feed
+	name    string
+
+	// losses counts the lost work found and repaired (lost.go).
+	losses struct{ found, restored, tickets, unrestored atomic.Int64 }
 
 	// genMu guards generated: the horizon each resource's slots were
 	// last generated to ("site/resource").
@@ -153,8 +161,11 @@ type job struct {
 	err    error
 	events []Event
 	writes []write // the tickets it wrote, for the waiting order
-	wrote  bool    // it called a write of recTx in its last run
-	done   chan struct{}
+	// counters are the counter states it wrote.
+	counters []CounterState
+	e        *Engine
+	wrote    bool // it called a write of recTx in its last run
+	done     chan struct{}
 
 	// prior is the stored result of an earlier request with the same key,
 	// read for the whole batch at once; save is this request's result,
@@ -193,8 +204,11 @@ func New(o Opts) (*Engine, error) {
 	if o.Logger == nil {
 		o.Logger = d.Logger
 	}
+	if o.Name == "" {
+		o.Name, _ = os.Hostname()
+	}
 	e := &Engine{store: o.Store, clock: o.Clock, batch: o.Batch, timeout: o.StoreTimeout, log: o.Logger,
-		generated: map[string]time.Time{}}
+		generated: map[string]time.Time{}, name: o.Name}
 	defs, err := newSiteDefs(o.Sites)
 	if err != nil {
 		return nil, err
@@ -219,11 +233,13 @@ func New(o Opts) (*Engine, error) {
 type siteDefs struct {
 	byID  map[string]*Site
 	order []string
+	// changed is closed when SetSites replaces these definitions.
+	changed chan struct{}
 }
 
 // newSiteDefs validates sites and indexes them.
 func newSiteDefs(sites []Site) (*siteDefs, error) {
-	d := &siteDefs{byID: map[string]*Site{}}
+	d := &siteDefs{byID: map[string]*Site{}, changed: make(chan struct{})}
 	for i := range sites {
 		s := sites[i]
 		if err := s.Validate(); err != nil {
@@ -271,10 +287,17 @@ func (e *Engine) SetSites(sites []Site) error {
 	if err != nil {
 		return err
 	}
-	e.defs.Store(d)
+	old := e.defs.Swap(d)
 	e.feed.dropOrders() // rebuilt on next use, from the new definitions
+	close(old.changed)
 	return nil
 }
+
+// SitesChanged returns a channel closed at the next SetSites: a reader
+// that shows names (a hall display, a ticket page) takes it before it reads
+// Site, and reads the site again when it closes, so a reload reaches the
+// screens already open without waiting for an event.
+func (e *Engine) SitesChanged() <-chan struct{} { return e.defs.Load().changed }
 
 // Now is the engine's clock.
 func (e *Engine) Now() time.Time { return e.clock() }
@@ -317,7 +340,7 @@ func (e *Engine) submit(ctx context.Context, l lane, site string, key RequestKey
 func (e *Engine) enqueue(ctx context.Context, j *job) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
 	defer cancel()
-	j.ctx, j.done = ctx, make(chan struct{})
+	j.ctx, j.done, j.e = ctx, make(chan struct{}), e
 	site, l := j.site, j.lane
 	e.mu.RLock()
 	if e.closed {
@@ -464,7 +487,7 @@ func (e *Engine) runBatch(batch []*job) {
 	if len(live) == 0 {
 		return
 	}
-	err := e.apply(live)
+	err := e.commit(live)
 	switch {
 	case err == nil:
 	case len(live) > 1 && !errors.Is(err, ErrUnavailable):
@@ -474,7 +497,7 @@ func (e *Engine) runBatch(batch []*job) {
 				j.err = e.ctxErr(j.ctx)
 				continue
 			}
-			j.err = e.apply([]*job{j})
+			j.err = e.commit([]*job{j})
 		}
 	default:
 		for _, j := range live {
@@ -483,15 +506,44 @@ func (e *Engine) runBatch(batch []*job) {
 	}
 	for _, j := range live {
 		if j.err == nil {
-			e.feed.publish(j.events, j.writes)
+			e.feed.publish(j.events, j.writes, heldOf(j))
 		}
 		close(j.done)
 	}
 }
 
+// commit applies the jobs; when the transaction finds the store behind
+// this daemon (lost.go), the site is restored in the next one, which runs
+// the jobs again.
+func (e *Engine) commit(jobs []*job) error {
+	for attempt := 0; ; attempt++ {
+		rs, err := e.apply(jobs)
+		for _, r := range rs {
+			e.feed.publishRestored(r)
+		}
+		var le *lostError
+		if !errors.As(err, &le) {
+			return err
+		}
+		e.feed.markLost(le)
+		if attempt == 2 {
+			return fmt.Errorf("%w: %w", ErrLostWork, err)
+		}
+	}
+}
+
+// restoration is a site's lost work repaired in a batch's transaction: its
+// record and this daemon's requests applied again (with their new versions).
+type restoration struct {
+	le    *lostError
+	rec   LossRecord
+	again []*heldJob
+}
+
 // apply runs the jobs in one store transaction, until the latest of their
-// deadlines: past it no caller waits for the answer.
-func (e *Engine) apply(jobs []*job) error {
+// deadlines: past it no caller waits for the answer. It returns the sites
+// it restored first, if any.
+func (e *Engine) apply(jobs []*job) ([]restoration, error) {
 	deadline := time.Now().Add(e.timeout)
 	if d, ok := jobs[0].ctx.Deadline(); ok {
 		deadline = d
@@ -503,10 +555,22 @@ func (e *Engine) apply(jobs []*job) error {
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
+	var rs []restoration
 	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
-		if e.feed.follower != nil { // other daemons write too
+		rs = rs[:0]
+		lost := e.feed.lostSites(jobs)
+		if e.feed.follower != nil || len(lost) > 0 { // other daemons write too
 			if err := lockSites(ctx, tx, jobs); err != nil {
 				return err
+			}
+		}
+		for _, le := range lost {
+			r, ok, err := e.restore(ctx, tx, le)
+			if err != nil {
+				return err
+			}
+			if ok {
+				rs = append(rs, r)
 			}
 		}
 		if err := lookupPriors(ctx, tx, jobs); err != nil {
@@ -516,6 +580,11 @@ func (e *Engine) apply(jobs []*job) error {
 			return err
 		}
 		if err := appendEvents(ctx, tx, jobs); err != nil {
+			return err
+		}
+		// The store numbered them at or below what this daemon saw: it
+		// lost work (lost.go).
+		if err := e.feed.checkVersions(jobs); err != nil {
 			return err
 		}
 		if err := stampVersions(jobs); err != nil {
@@ -532,7 +601,10 @@ func (e *Engine) apply(jobs []*job) error {
 		}
 		return nil
 	})
-	return e.noAnswer(ctx, err)
+	if err != nil {
+		rs = nil
+	}
+	return rs, e.noAnswer(ctx, err)
 }
 
 // noAnswer turns the error of a store call that ran out of ctx, the
@@ -548,7 +620,7 @@ func (e *Engine) noAnswer(ctx context.Context, err error) error {
 
 // reset clears what a run of the job made, for a run again.
 func (j *job) reset() {
-	j.events, j.writes, j.err, j.save, j.stamp = j.events[:0], j.writes[:0], nil, nil, nil
+	j.events, j.writes, j.counters, j.err, j.save, j.stamp = j.events[:0], j.writes[:0], j.counters[:0], nil, nil, nil
 }
 
 // lookupPriors clears the jobs' results of an earlier attempt and reads the
@@ -592,7 +664,7 @@ func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
 // only ROLLBACK may run) fails the whole transaction.
 func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
 	if len(jobs) == 1 {
-		return jobs[0].fn(ctx, recTx{Tx: tx, j: jobs[0]}, jobs[0])
+		return jobs[0].fn(ctx, recTx{Tx: tx, e: jobs[0].e, j: jobs[0]}, jobs[0])
 	}
 	if !slices.ContainsFunc(jobs, func(j *job) bool { return j.lane == laneIssue }) {
 		_, err := runEach(ctx, tx, jobs, nil)
@@ -652,7 +724,7 @@ func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (redo bool,
 			}
 		}
 		j.wrote = false
-		err := j.fn(ctx, recTx{Tx: tx, j: j, nums: nums}, j)
+		err := j.fn(ctx, recTx{Tx: tx, e: j.e, j: j, nums: nums}, j)
 		if err == nil {
 			continue
 		}
@@ -662,7 +734,7 @@ func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (redo bool,
 		if sp == "" && j.wrote {
 			return true, nil
 		}
-		j.err, j.events, j.writes, j.save = err, j.events[:0], j.writes[:0], nil
+		j.err, j.events, j.writes, j.counters, j.save = err, j.events[:0], j.writes[:0], j.counters[:0], nil
 		if sp == "" {
 			continue
 		}
@@ -679,6 +751,7 @@ func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (redo bool,
 // methods below).
 type recTx struct {
 	Tx
+	e    *Engine
 	j    *job
 	nums *numbers // the batch's numbers, when the job may take one there
 }
@@ -687,10 +760,29 @@ type recTx struct {
 // batch's, not a request's), from the batch's span when it has one.
 func (t recTx) NextSeq(ctx context.Context, k DayKey, n int) (int, error) {
 	t.j.wrote = true
+	var seq int
+	var err error
 	if t.nums == nil || n != 1 {
-		return t.Tx.NextSeq(ctx, k, n)
+		seq, err = t.Tx.NextSeq(ctx, k, n)
+	} else {
+		seq, err = t.nums.take(ctx, t.Tx, t.j, k)
 	}
-	return t.nums.take(ctx, t.Tx, t.j, k)
+	if err == nil && n > 0 {
+		// A number this daemon knows was given: the store lost work.
+		err = t.e.feed.checkNumber(k, seq)
+	}
+	return seq, err
+}
+
+// PutCounter records the counter states the job writes, kept with its work
+// in case the store loses it (lost.go).
+func (t recTx) PutCounter(ctx context.Context, c CounterState) error {
+	t.j.wrote = true
+	err := t.Tx.PutCounter(ctx, c)
+	if err == nil {
+		t.j.counters = append(t.j.counters, c)
+	}
+	return err
 }
 
 func (t recTx) InsertTicket(ctx context.Context, tk *Ticket) error {

@@ -52,7 +52,26 @@ var (
 	ErrAborted     = errors.New("queue: transaction aborted by the database, try again")
 	ErrDuplicate   = errors.New("queue: duplicate row")
 	ErrUnavailable = errors.New("queue: store unavailable")
+
+	// ErrReadOnly and ErrNotAnswering are the two kinds of ErrUnavailable
+	// (errors.Is matches ErrUnavailable too) that say the connection is of
+	// no further use: ErrReadOnly is a server that refuses writes (a
+	// standby, a primary demoted to one, a read-only MySQL or Galera
+	// node), ErrNotAnswering one that is gone, shutting down, or did not
+	// answer in time (a connection closed, reset or timed out). A store
+	// drops the connection that met either, so the next transaction dials
+	// afresh and may reach another host.
+	ErrReadOnly     error = &unavailableError{"queue: store read-only"}
+	ErrNotAnswering error = &unavailableError{"queue: store not answering"}
 )
+
+// unavailableError is a kind of ErrUnavailable.
+type unavailableError struct{ msg string }
+
+func (e *unavailableError) Error() string { return e.msg }
+
+// Is makes every kind of unavailability match ErrUnavailable.
+func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
 
 // TransitionError says which action was refused on which ticket in which
 // state. It matches ErrInvalidTransition with errors.Is.

@@ -28,6 +28,12 @@ type feed struct {
 	follower *follower
 	hooks    []func(site string, evs []Event)
 	stats    map[string]FollowStats
+	// lossSeen are the loss records of other daemons already taken
+	// (othersLost), lossStarted whether the first poll has read them.
+	lossSeen    map[string]bool
+	lossStarted bool
+	// maxTicket is the largest ticket id this daemon gave or followed.
+	maxTicket int64
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -51,6 +57,16 @@ type siteFeed struct {
 	// (a position): a site it has not used for orderKeep does not follow
 	// other daemons' events in its order, which it drops instead.
 	used time.Time
+
+	// held is the work of this daemon's recent requests (heldEvents
+	// events, about the feed's size), high the highest number of each
+	// service day it gave or followed, and lost, when set, says the store
+	// lost some of it: the site is restored before its next write
+	// (lost.go).
+	held       []*heldJob
+	heldEvents int
+	high       map[DayKey]int
+	lost       []*lostError
 }
 
 // orderKeep is how long a site's waiting order keeps following other
@@ -229,7 +245,20 @@ func (f *feed) catchUp(id string, before int64) error {
 			return err
 		}
 		f.mu.Lock()
+		if len(evs) > 0 && evs[0].Version > sf.last+1 && sf.last == from {
+			// The store skipped versions: a daemon restored work the
+			// store had lost (lost.go). The feed goes on after them, and
+			// this daemon applies again its own requests of them.
+			le := &lostError{site: id, known: evs[0].Version - 1, gapFrom: sf.last + 1, gapTo: evs[0].Version - 1,
+				reason: fmt.Sprintf("the store skipped versions %d-%d", sf.last+1, evs[0].Version-1)}
+			sf.ring, sf.last = nil, evs[0].Version-1
+			f.mu.Unlock()
+			f.markLost(le)
+			f.e.restoreSoon(id)
+			f.mu.Lock()
+		}
 		if added := f.append(sf, evs); len(added) > 0 {
+			f.noteNumbers(id, sf, added, nil)
 			f.follow(ctx, id, sf, added)
 			for _, h := range f.hooks {
 				h(id, added)
@@ -275,19 +304,25 @@ func (f *feed) append(sf *siteFeed, evs []Event) []Event {
 // publish hands the committed events of one request to the feed, with the
 // tickets it wrote (for the waiting order), in commit order. When another
 // daemon committed in between, it first reads what it missed.
-func (f *feed) publish(evs []Event, ws []write) {
+func (f *feed) publish(evs []Event, ws []write, h *heldJob) {
 	for i := 0; i < len(evs); {
 		id := evs[i].Site
 		k := i
 		for k < len(evs) && evs[k].Site == id {
 			k++
 		}
-		f.publishSite(id, evs[i:k], ws)
+		hs := h
+		if i > 0 {
+			hs = nil // the held work is of the job's site, its first events
+		}
+		f.publishSite(id, evs[i:k], ws, hs)
 		i = k
 	}
 }
 
-func (f *feed) publishSite(id string, evs []Event, ws []write) {
+// publishSite appends a site's committed events, with h, the work of the
+// request that made them (nil: none to keep).
+func (f *feed) publishSite(id string, evs []Event, ws []write, h *heldJob) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	sf, err := f.site(id)
@@ -306,6 +341,13 @@ func (f *feed) publishSite(id string, evs []Event, ws []write) {
 		}
 	}
 	added := f.append(sf, evs)
+	if h != nil {
+		// Kept even when a poll overtook the publication and the events
+		// are in the feed already: the work is this daemon's.
+		f.keepHeld(sf, h)
+		f.noteNumbers(id, sf, nil, h.tickets)
+	}
+	f.noteNumbers(id, sf, added, nil)
 	switch {
 	case sf.ord == nil || len(added) == 0:
 	case len(added) == len(evs):
@@ -335,6 +377,7 @@ func (e *Engine) Subscribe(site string, after int64) (*Subscription, error) {
 	if _, err := e.Site(site); err != nil {
 		return nil, err
 	}
+	e.feed.ahead(site, after)
 	return &Subscription{f: e.feed, site: site, after: after}, nil
 }
 

@@ -260,10 +260,18 @@ func (w *follower) poll() {
 	f := w.f
 	ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
 	defer cancel()
+	before := f.lasts()
+	sweep := time.Since(w.swept) >= w.idle
 	var vs map[string]int64
+	var losses []LossRecord
 	err := f.e.store.View(ctx, func(ctx context.Context, tx Tx) error {
 		var err error
-		vs, err = tx.LastVersions(ctx)
+		if vs, err = tx.LastVersions(ctx); err != nil || !sweep {
+			return err
+		}
+		// Gaps other daemons skipped when the store lost work: this one
+		// applies its own requests of them again (lost.go).
+		losses, err = tx.Losses(ctx, "", 0)
 		return err
 	})
 	if err != nil {
@@ -272,8 +280,9 @@ func (w *follower) poll() {
 		}
 		return
 	}
+	f.behind(before, vs)
+	f.othersLost(losses)
 	now := time.Now()
-	sweep := now.Sub(w.swept) >= w.idle
 	for _, id := range f.e.defs.Load().order {
 		if sweep || w.waitedOn(id) {
 			w.catchUp(id, vs[id])

@@ -134,7 +134,7 @@ func (e *Engine) issue(ctx context.Context, tx Tx, j *job, s *Site, r IssueReque
 	}
 	now := e.clock()
 	if !sv.OpenAt(now, s.Location) {
-		return Ticket{}, fmt.Errorf("%w: %s at %s", ErrServiceClosed, sv.Code, now.In(s.Location).Format("Mon 15:04"))
+		return Ticket{}, s.closedError(sv, now)
 	}
 	day := s.Day(now)
 	seq, err := tx.NextSeq(ctx, DayKey{Site: s.ID, Service: sv.Code, Day: day}, 1)
@@ -641,7 +641,7 @@ func (e *Engine) Transfer(ctx context.Context, r TransferRequest) (Ticket, error
 			if err != nil {
 				return Ticket{}, err
 			}
-			target, detail = tc.ID, "counter "+tc.ID
+			target, detail = tc.ID, DetailToCounter+tc.ID
 		}
 		if _, err := Next(cur.Number, cur.Status, ActTransfer); err != nil {
 			return Ticket{}, err

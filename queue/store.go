@@ -241,6 +241,7 @@ type Tx interface {
 	LastVersions(ctx context.Context) (map[string]int64, error)
 
 	BookingTx
+	LossTx
 }
 
 // SlotQuery selects the slots of a site starting in [From, To), by start

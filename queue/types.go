@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"strings"
 	"time"
 )
 
@@ -192,4 +193,23 @@ type Event struct {
 	Slot      int64
 	Resource  string
 	SlotAt    time.Time
+}
+
+// DetailToCounter starts the Detail of a TRANSFERRED event that sent the
+// ticket to one counter ("counter 3"); one to a service says
+// "service B".
+const DetailToCounter = "counter "
+
+// ToCounter is, on a TRANSFERRED event to one counter, the counter the
+// ticket now waits for (Counter is the one that transferred it); "" on
+// every other event.
+func (e *Event) ToCounter() string {
+	if e.Type != EventTransferred {
+		return ""
+	}
+	c, _ := strings.CutPrefix(e.Detail, DetailToCounter)
+	if c == e.Detail {
+		return ""
+	}
+	return c
 }

@@ -67,7 +67,7 @@ func New(o Opts) (*Env, error) {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	if file := ConfigFile(o.Config, o.Device, o.Secret); file != "" {
-		cfg, err := config.Load(config.Opts{File: file})
+		cfg, err := config.Load(config.Opts{File: file, Client: true})
 		if err != nil {
 			return nil, fmt.Errorf("sim: %w", err)
 		}

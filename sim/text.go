@@ -78,7 +78,15 @@ func EventLine(e *wire.Event) string {
 		if e.Counter != 0 {
 			fmt.Fprintf(&b, " at %d", e.Counter)
 		}
-	case wire.EventIssued, wire.EventReentered, wire.EventTransferred:
+	case wire.EventTransferred:
+		fmt.Fprintf(&b, " in %s", e.Service)
+		if e.ToCounter != 0 {
+			fmt.Fprintf(&b, " for counter %d", e.ToCounter)
+		}
+		if e.Counter != 0 {
+			fmt.Fprintf(&b, " (from counter %d)", e.Counter)
+		}
+	case wire.EventIssued, wire.EventReentered:
 		fmt.Fprintf(&b, " in %s", e.Service)
 		if e.Counter != 0 {
 			fmt.Fprintf(&b, " for counter %d", e.Counter)

@@ -90,29 +90,30 @@ func refresh(i int, c Conn, code string) tea.Cmd {
 
 // describe turns an answer or error into the status line; clock times are
 // in loc, the site's zone.
-func describe(r ResultMsg, loc *time.Location) (string, bool) {
+func describe(r ResultMsg, loc *time.Location, t func(string) string) (string, bool) {
+	tf := func(format string, args ...any) string { return fmt.Sprintf(t(format), args...) }
 	if r.Err != nil {
 		var se *wire.StatusError
 		if errors.As(r.Err, &se) {
 			if se.Code == wire.ErrPrinterFailed.Code {
 				// The daemon's message may start with the table's own.
-				return fmt.Sprintf("%s: printer failed: %s", r.What, strings.TrimPrefix(se.Msg, wire.ErrPrinterFailed.Msg+": ")), false
+				return tf("%s: printer failed: %s", r.What, strings.TrimPrefix(se.Msg, wire.ErrPrinterFailed.Msg+": ")), false
 			}
 			if hint, ok := checkInHints[se.Code]; ok {
-				return fmt.Sprintf("%s: refused: %s (%s)", r.What, se.Msg, hint), false
+				return tf("%s: refused: %s (%s)", r.What, se.Msg, hint), false
 			}
-			return fmt.Sprintf("%s: refused: %s", r.What, se.Msg), false
+			return tf("%s: refused: %s", r.What, se.Msg), false
 		}
-		return fmt.Sprintf("%s: failed: %v", r.What, r.Err), false
+		return tf("%s: failed: %v", r.What, r.Err), false
 	}
 	switch a := r.Answer.(type) {
 	case *wire.Ticket:
-		s := fmt.Sprintf("%s: %s %s", r.What, a.Number, statusWord(a.Status))
+		s := fmt.Sprintf("%s: %s %s", r.What, a.Number, t(statusWord(a.Status)))
 		if a.Counter != 0 && (a.Status == wire.StatusCalled || a.Status == wire.StatusServing) {
-			s += fmt.Sprintf(" at counter %d", a.Counter)
+			s += tf(" at counter %d", a.Counter)
 		}
 		if a.Status == wire.StatusWaiting {
-			s += fmt.Sprintf(" in %s, %d ahead", a.Service, a.PeopleAhead)
+			s += tf(" in %s, %d ahead", a.Service, a.PeopleAhead)
 		}
 		if a.AppointmentMS != 0 {
 			s += ", appointment " + time.UnixMilli(a.AppointmentMS).In(loc).Format("15:04")
@@ -122,9 +123,9 @@ func describe(r ResultMsg, loc *time.Location) (string, bool) {
 		}
 		return s, true
 	case *wire.OK:
-		return r.What + ": ok", true
+		return r.What + t(": ok"), true
 	}
-	return r.What + ": done", true
+	return r.What + t(": done"), true
 }
 
 // checkInHints say, for each refusal of a check-in, what the operator can

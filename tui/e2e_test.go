@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -277,4 +278,49 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestEndToEndLateInABusyDay: a console started when the day has 2,000
+// events gets the site's figures and its last events from one SNAPSHOT,
+// without a replay and without being dropped, then follows the tail.
+func TestEndToEndLateInABusyDay(t *testing.T) {
+	const n = 2000
+	d := startDaemon(t)
+	ctx := context.Background()
+	for i := 0; i < n; i += 32 {
+		var wg sync.WaitGroup
+		for w := i; w < min(i+32, n); w++ {
+			wg.Go(func() {
+				sv := []string{"A", "B"}[w%2]
+				if _, err := d.Engine.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: "hq", Device: "kiosk-1", Key: "k" + strconv.Itoa(w)},
+					Service: sv, Class: queue.ClassNormal}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	start := time.Now()
+	lc := startConsole(t, d)
+	lc.waitFor(t, "the day's figures", func(v string) bool {
+		s := lc.m.site()
+		return s.haveSnap && s.figures(s.service("A")).Issued == n/2 && s.figures(s.service("B")).Issued == n/2
+	})
+	t.Logf("console showed %d events' figures and its last events after %v", n, time.Since(start))
+	s := lc.m.site()
+	if len(s.events) == 0 || s.events[len(s.events)-1].Version != n {
+		t.Fatalf("event stream: %d events, last %+v; want the day's last, version %d", len(s.events), s.events[len(s.events)-1:], n)
+	}
+	if !strings.Contains(lc.m.View(), s.events[len(s.events)-1].Number) {
+		t.Errorf("the last event's ticket is not on the screen:\n%s", lc.m.View())
+	}
+	kiosk := d.dial(t, "kiosk-1", wire.RoleKiosk)
+	tk := take(t, kiosk, "A", "after the console joined")
+	lc.waitFor(t, "the tail", func(v string) bool { return strings.Contains(v, tk.Number+" in A") })
+	if got := d.Server.Stats().SlowConsumers; got != 0 {
+		t.Errorf("%d slow consumers, want none", got)
+	}
+	if st := lc.m.site().state; st != LinkConnected {
+		t.Errorf("console link %v, want connected throughout", st)
+	}
 }

@@ -15,7 +15,32 @@ import (
 // busyModel is a console with a morning's worth of events, w x h.
 func busyModel(t *testing.T, w, h int, counter uint32) *Model {
 	t.Helper()
-	m := newTestModel(t, &recConn{}, counter)
+	return busyModelIn(t, w, h, counter, "", nil)
+}
+
+// siteIn are the test site's names in zh and pt, as console_setup picks
+// them from a configuration for --lang.
+var siteIn = map[string][]string{
+	"zh": {"市人民医院", "初诊", "复诊", "急诊", "1号窗口", "2号窗口", "3号窗口", "5号急诊窗口"},
+	"pt": {"Hospital da Cidade", "Primeira consulta", "Retorno", "Emergência", "Guichê 1", "Guichê 2", "Guichê 3", "Emergência 5"},
+}
+
+// busyModelIn is busyModel with the console's words in lang and, when
+// names is set, the site named in it (site, services, counters).
+func busyModelIn(t *testing.T, w, h int, counter uint32, lang string, names []string) *Model {
+	t.Helper()
+	so := testSiteOpts(&recConn{})
+	if names != nil {
+		so.Name = names[0]
+		for i := range so.Services {
+			so.Services[i].Name = names[1+i]
+		}
+		for i := range so.Counters {
+			so.Counters[i].Name = names[4+i]
+		}
+	}
+	m := New(Opts{Sites: []SiteOpts{so}, Addr: "127.0.0.1:7400", Counter: counter, Renderer: asciiRenderer(), Lang: lang})
+	feed(m, tea.WindowSizeMsg{Width: 80, Height: 24}, TickMsg(t0), StateMsg{State: LinkConnected})
 	feed(m, tea.WindowSizeMsg{Width: w, Height: h}, SnapshotMsg{Snapshot: snapshot()})
 	at := func(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
 	evs := []*wire.Event{
@@ -55,7 +80,27 @@ func TestGolden(t *testing.T) {
 			feed(m, StateMsg{State: LinkReconnecting, Attempt: 3})
 			return m
 		}},
+		{"refusal-80x24", func(t *testing.T) *Model {
+			m := busyModel(t, 80, 24, 0)
+			feed(m, ResultMsg{What: "call next at counter 5", Err: wire.ErrInvalidTransition.WithMsg(
+				"invalid transition: counter 5 is calling A040: start, recall or mark it no-show first")})
+			return m
+		}},
+		{"refusal-counter-80x24", func(t *testing.T) *Model {
+			m := busyModel(t, 80, 24, 5)
+			feed(m, ResultMsg{What: "call next at counter 5", Err: wire.ErrInvalidTransition.WithMsg(
+				"invalid transition: counter 5 is calling A040: start, recall or mark it no-show first")})
+			return m
+		}},
 		{"counter-80x24", func(t *testing.T) *Model { return busyModel(t, 80, 24, 5) }},
+		{"supervisor-zh-80x24", func(t *testing.T) *Model { return busyModelIn(t, 80, 24, 0, "zh", siteIn["zh"]) }},
+		{"supervisor-pt-120x40", func(t *testing.T) *Model { return busyModelIn(t, 120, 40, 0, "pt", siteIn["pt"]) }},
+		{"counter-zh-80x24", func(t *testing.T) *Model { return busyModelIn(t, 80, 24, 5, "zh", siteIn["zh"]) }},
+		{"stale-pt-80x24", func(t *testing.T) *Model {
+			m := busyModelIn(t, 80, 24, 0, "pt", siteIn["pt"])
+			feed(m, StateMsg{State: LinkReconnecting, Attempt: 3})
+			return m
+		}},
 		{"counter-120x40", func(t *testing.T) *Model { return busyModel(t, 120, 40, 5) }},
 	}
 	for _, tt := range tests {
@@ -66,5 +111,22 @@ func TestGolden(t *testing.T) {
 				t.Errorf("screen holds escape sequences despite the Ascii profile")
 			}
 		})
+	}
+}
+
+// TestStatusLineLanguage: an action and the daemon's refusal of it read in
+// the console's language (the refusal's own text is the daemon's).
+func TestStatusLineLanguage(t *testing.T) {
+	for _, tc := range []struct{ lang, want string }{
+		{"zh", "1 号窗口 叫号：被拒：no ticket waiting"},
+		{"pt", "chamar próxima no guichê 1: recusado: no ticket waiting"},
+		{"en", "call next at counter 1: refused: no ticket waiting"},
+	} {
+		m := busyModelIn(t, 80, 24, 0, tc.lang, siteIn[tc.lang])
+		m.sites[0].conn = &recConn{answer: func(wire.Message) (wire.Message, error) { return nil, wire.ErrNoTicketWaiting }}
+		press(m, "n")
+		if !strings.Contains(m.View(), tc.want) {
+			t.Errorf("%s: status line lacks %q:\n%s", tc.lang, tc.want, m.View())
+		}
 	}
 }

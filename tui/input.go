@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -46,11 +45,11 @@ func (m *Model) confirmKey(msg tea.KeyMsg) tea.Cmd {
 	case "y", "Y", "enter":
 		run := m.confirm.run
 		m.confirm = nil
-		m.status, m.statusOK = "sent…", true
+		m.status, m.statusOK = m.t("sent…"), true
 		return run
 	case "n", "N", "esc", "ctrl+c", "q":
 		m.confirm = nil
-		m.status, m.statusOK = "not sent", true
+		m.status, m.statusOK = m.t("not sent"), true
 	}
 	return nil
 }
@@ -133,7 +132,7 @@ func (m *Model) switchSite(step int) tea.Cmd {
 }
 
 func (m *Model) askFilter(*site, *counter) tea.Cmd {
-	m.prompt = &prompt{label: "filter events (service code, counter number or ticket; empty: all)", value: m.filter,
+	m.prompt = &prompt{label: m.t("filter events (service code, counter number or ticket; empty: all)"), value: m.filter,
 		submit: func(m *Model, v string) tea.Cmd { m.filter = v; return nil }}
 	return nil
 }
@@ -155,12 +154,12 @@ func (m *Model) askIssue(s *site, _ *counter) tea.Cmd {
 	for _, sv := range s.services {
 		codes = append(codes, sv.code)
 	}
-	label := "issue a ticket of service"
+	label := m.t("issue a ticket of service")
 	if len(codes) > 0 {
 		label += " (" + strings.Join(codes, ", ") + ")"
 	}
 	m.askNumber(label, "", func(m *Model, v string) tea.Cmd {
-		return m.send("issue a ticket of "+v, &wire.TakeTicket{Service: v, Site: s.code})
+		return m.send(m.tf("issue a ticket of %s", v), &wire.TakeTicket{Service: v, Site: s.code})
 	})
 	return nil
 }
@@ -202,72 +201,72 @@ func (m *Model) askReprint(s *site, c *counter) tea.Cmd {
 }
 
 func (m *Model) askCancel(s *site, c *counter) tea.Cmd {
-	m.askNumber("cancel ticket", s.number(c), func(m *Model, v string) tea.Cmd {
-		m.ask(fmt.Sprintf("Cancel ticket %s? It cannot be undone. (y/n)", v),
-			m.send("cancel "+v, &wire.Cancel{Number: v, Site: s.code}))
+	m.askNumber(m.t("cancel ticket"), s.number(c), func(m *Model, v string) tea.Cmd {
+		m.ask(m.tf("Cancel ticket %s? It cannot be undone. (y/n)", v),
+			m.send(m.tf("cancel %s", v), &wire.Cancel{Number: v, Site: s.code}))
 		return nil
 	})
 	return nil
 }
 
-// at names counter c in the status line.
-func at(c *counter) string { return fmt.Sprintf("counter %d", c.id) }
+// at names counter c in the status line, in the console's words.
+func (m *Model) at(c *counter) string { return m.tf("counter %d", c.id) }
 
 func (m *Model) callNext(s *site, c *counter) tea.Cmd {
-	return m.send("call next at "+at(c), &wire.CallNext{Counter: c.id, Site: s.code})
+	return m.send(m.tf("call next at %s", m.at(c)), &wire.CallNext{Counter: c.id, Site: s.code})
 }
 
 func (m *Model) askCallNumber(s *site, c *counter) tea.Cmd {
-	m.askNumber("call number to "+at(c), "", func(m *Model, v string) tea.Cmd {
-		return m.send("call "+v+" to "+at(c), &wire.CallNumber{Counter: c.id, Number: v, Site: s.code})
+	m.askNumber(m.tf("call number to %s", m.at(c)), "", func(m *Model, v string) tea.Cmd {
+		return m.send(m.tf("call %s to %s", v, m.at(c)), &wire.CallNumber{Counter: c.id, Number: v, Site: s.code})
 	})
 	return nil
 }
 
 func (m *Model) recall(s *site, c *counter) tea.Cmd {
-	return m.send("recall at "+at(c), &wire.Recall{Counter: c.id, Number: s.number(c), Site: s.code})
+	return m.send(m.tf("recall at %s", m.at(c)), &wire.Recall{Counter: c.id, Number: s.number(c), Site: s.code})
 }
 
 func (m *Model) start(s *site, c *counter) tea.Cmd {
-	return m.send("start at "+at(c), &wire.Start{Counter: c.id, Number: s.number(c), Site: s.code})
+	return m.send(m.tf("start at %s", m.at(c)), &wire.Start{Counter: c.id, Number: s.number(c), Site: s.code})
 }
 
 func (m *Model) done(s *site, c *counter) tea.Cmd {
-	return m.send("done at "+at(c), &wire.Complete{Counter: c.id, Number: s.number(c), Site: s.code})
+	return m.send(m.tf("done at %s", m.at(c)), &wire.Complete{Counter: c.id, Number: s.number(c), Site: s.code})
 }
 
 func (m *Model) askNoShow(s *site, c *counter) tea.Cmd {
 	num := s.number(c)
-	what := "the ticket"
+	what := m.t("the ticket")
 	if num != "" {
 		what = num
 	}
-	m.ask(fmt.Sprintf("Mark %s at %s as a no-show? (y/n)", what, at(c)),
-		m.send("no-show at "+at(c), &wire.NoShow{Counter: c.id, Number: num, Site: s.code}))
+	m.ask(m.tf("Mark %s at %s as a no-show? (y/n)", what, m.at(c)),
+		m.send(m.tf("no-show at %s", m.at(c)), &wire.NoShow{Counter: c.id, Number: num, Site: s.code}))
 	return nil
 }
 
 func (m *Model) askTransfer(s *site, c *counter) tea.Cmd {
 	num := s.number(c)
 	if num == "" {
-		m.status, m.statusOK = fmt.Sprintf("transfer at %s: refused: no ticket at %s (call one first)", at(c), at(c)), false
+		m.status, m.statusOK = m.tf("transfer at %s: refused: no ticket at %s (call one first)", m.at(c), m.at(c)), false
 		return nil
 	}
-	m.prompt = &prompt{label: fmt.Sprintf("transfer %s from %s to (service code or counter number)", orDash(num), at(c)),
+	m.prompt = &prompt{label: m.tf("transfer %s from %s to (service code or counter number)", orDash(num), m.at(c)),
 		submit: func(m *Model, v string) tea.Cmd {
 			if v == "" {
-				m.status, m.statusOK = "nothing typed: transfer not sent", false
+				m.status, m.statusOK = m.t("nothing typed: transfer not sent"), false
 				return nil
 			}
 			t := &wire.Transfer{Counter: c.id, Number: num, Site: s.code}
 			to := ""
 			if n := queue.CounterNumber(v); n > 0 {
-				t.ToCounter, to = n, "counter "+v
+				t.ToCounter, to = n, m.tf("counter %s", v)
 			} else {
-				t.ToService, to = strings.ToUpper(v), "service "+strings.ToUpper(v)
+				t.ToService, to = strings.ToUpper(v), m.tf("service %s", strings.ToUpper(v))
 			}
-			m.ask(fmt.Sprintf("Transfer %s from %s to %s? (y/n)", orDash(num), at(c), to),
-				m.send(fmt.Sprintf("transfer %s to %s", orDash(num), to), t))
+			m.ask(m.tf("Transfer %s from %s to %s? (y/n)", orDash(num), m.at(c), to),
+				m.send(m.tf("transfer %s to %s", orDash(num), to), t))
 			return nil
 		}}
 	return nil
@@ -275,7 +274,7 @@ func (m *Model) askTransfer(s *site, c *counter) tea.Cmd {
 
 func (m *Model) pauseOrResume(s *site, c *counter) tea.Cmd {
 	if mode := s.holds(c).Mode; mode == queue.CounterPaused || mode == queue.CounterClosed {
-		return m.send("resume "+at(c), &wire.Resume{Counter: c.id, Site: s.code})
+		return m.send(m.tf("resume %s", m.at(c)), &wire.Resume{Counter: c.id, Site: s.code})
 	}
-	return m.send("pause "+at(c), &wire.Pause{Counter: c.id, Reason: "console", Site: s.code})
+	return m.send(m.tf("pause %s", m.at(c)), &wire.Pause{Counter: c.id, Reason: "console", Site: s.code})
 }

@@ -15,28 +15,29 @@ type keyMap struct {
 	counterMode, multiSite     bool
 }
 
-func newKeyMap(counterMode, multiSite bool) keyMap {
+// newKeyMap makes the bindings, their help in the words of t.
+func newKeyMap(counterMode, multiSite bool, t func(string) string) keyMap {
 	k := keyMap{
-		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "counter up")),
-		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "counter down")),
-		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next")),
-		CallNumber: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "call number")),
-		Recall:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "recall")),
-		Start:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start")),
-		Done:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "done")),
-		NoShow:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "no-show")),
-		Transfer:   key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "transfer")),
-		Cancel:     key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "cancel ticket")),
-		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause/resume")),
-		Reenter:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "re-enter no-show")),
-		Issue:      key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "issue ticket")),
-		Reprint:    key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "reprint ticket")),
-		CheckIn:    key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "check in booking")),
-		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		NextSite:   key.NewBinding(key.WithKeys("tab", "]"), key.WithHelp("tab/]", "next site")),
-		PrevSite:   key.NewBinding(key.WithKeys("shift+tab", "["), key.WithHelp("[", "previous site")),
-		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", t("counter up"))),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", t("counter down"))),
+		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", t("next"))),
+		CallNumber: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", t("call number"))),
+		Recall:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", t("recall"))),
+		Start:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", t("start"))),
+		Done:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", t("done"))),
+		NoShow:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", t("no-show"))),
+		Transfer:   key.NewBinding(key.WithKeys("t"), key.WithHelp("t", t("transfer"))),
+		Cancel:     key.NewBinding(key.WithKeys("X"), key.WithHelp("X", t("cancel ticket"))),
+		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", t("pause/resume"))),
+		Reenter:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", t("re-enter no-show"))),
+		Issue:      key.NewBinding(key.WithKeys("i"), key.WithHelp("i", t("issue ticket"))),
+		Reprint:    key.NewBinding(key.WithKeys("P"), key.WithHelp("P", t("reprint ticket"))),
+		CheckIn:    key.NewBinding(key.WithKeys("b"), key.WithHelp("b", t("check in booking"))),
+		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", t("filter"))),
+		NextSite:   key.NewBinding(key.WithKeys("tab", "]"), key.WithHelp("tab/]", t("next site"))),
+		PrevSite:   key.NewBinding(key.WithKeys("shift+tab", "["), key.WithHelp("[", t("previous site"))),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", t("help"))),
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", t("quit"))),
 	}
 	k.counterMode, k.multiSite = counterMode, multiSite
 	if counterMode {

@@ -30,6 +30,9 @@ type Opts struct {
 	Renderer *lipgloss.Renderer
 	// Tick is how often durations on screen are refreshed (default 1 s).
 	Tick time.Duration
+	// Lang is the language of the console's own words (zh, en, pt; others
+	// are English); the names come in SiteOpts, in that language too.
+	Lang string
 }
 
 // SiteOpts describes one site; everything but Code may be left empty (the
@@ -130,6 +133,7 @@ type Model struct {
 	now      time.Time
 	clock    func() time.Time
 	tick     time.Duration
+	t        func(string) string // the console's words in its language (words.go)
 	width    int
 	height   int
 	sel      int // selected counter row
@@ -145,7 +149,7 @@ type Model struct {
 
 // New returns the console model for o.
 func New(o Opts) *Model {
-	m := &Model{addr: o.Addr, counter: o.Counter, clock: o.Now, tick: o.Tick, width: 80, height: 24}
+	m := &Model{addr: o.Addr, counter: o.Counter, clock: o.Now, tick: o.Tick, width: 80, height: 24, t: translator(o.Lang)}
 	if m.clock == nil {
 		m.clock = time.Now
 	}
@@ -163,7 +167,7 @@ func New(o Opts) *Model {
 		r = lipgloss.DefaultRenderer()
 	}
 	m.st = newStyles(r)
-	m.keys = newKeyMap(o.Counter != 0, len(m.sites) > 1)
+	m.keys = newKeyMap(o.Counter != 0, len(m.sites) > 1, m.t)
 	m.help = help.New()
 	m.help.ShortSeparator = "  "
 	m.help.Styles = help.Styles{
@@ -265,7 +269,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Site >= 0 && msg.Site < len(m.sites) {
 			loc = m.sites[msg.Site].loc
 		}
-		m.status, m.statusOK = describe(msg, loc)
+		m.status, m.statusOK = describe(msg, loc, m.t)
 		if msg.Site != m.cur && msg.Site < len(m.sites) {
 			m.status = m.sites[msg.Site].code + ": " + m.status
 		}

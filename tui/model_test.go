@@ -263,26 +263,45 @@ func dayStart() (*wire.Snapshot, []*wire.Event) {
 	}
 }
 
-// TestHistory: the events a snapshot counts already (the history the
-// console replays after it) never count twice; when they go back to the
-// day's first event they replace the snapshot's figures, and the console
-// knows how long each ticket waits.
+// TestHistory: the events a snapshot counts already (the day's last
+// events it carries, or a history replayed after it) never count twice;
+// when they go back to the day's first event they replace the snapshot's
+// figures, and the console knows how long each ticket waits. The event
+// stream shows them at once.
 func TestHistory(t *testing.T) {
 	tests := []struct {
 		name    string
-		from    int // first history event replayed
+		from    int  // first history event replayed
+		recent  bool // in the snapshot's Recent, not as EVENTs after it
 		longest string
 	}{
-		{"whole day", 0, "15m00s"},
-		{"part of the day", 1, "≥0s"},
+		{"whole day", 0, false, "15m00s"},
+		{"part of the day", 1, false, "≥0s"},
+		{"whole day in the snapshot", 0, true, "15m00s"},
+		{"part of the day in the snapshot", 1, true, "≥0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newTestModel(t, &recConn{}, 0)
 			snap, hist := dayStart()
-			feed(m, SnapshotMsg{Snapshot: snap})
-			for _, e := range hist[tt.from:] {
-				feed(m, EventMsg{Event: e})
+			if tt.recent {
+				for _, e := range hist[tt.from:] {
+					snap.Recent = append(snap.Recent, *e)
+				}
+				feed(m, SnapshotMsg{Snapshot: snap})
+				// The same events again (a client that replays too):
+				// they count once.
+				for _, e := range hist[tt.from:] {
+					feed(m, EventMsg{Event: e})
+				}
+			} else {
+				feed(m, SnapshotMsg{Snapshot: snap})
+				for _, e := range hist[tt.from:] {
+					feed(m, EventMsg{Event: e})
+				}
+			}
+			if got := len(m.site().events); got != len(hist)-tt.from {
+				t.Errorf("event stream has %d events, want %d", got, len(hist)-tt.from)
 			}
 			a := figures(m, "A")
 			if a.Waiting != 1 || a.Issued != 2 || a.Called != 1 || a.AvgWait() != 8*time.Minute {

@@ -15,12 +15,6 @@ import (
 
 var _ Conn = (*client.Client)(nil)
 
-// DefaultHistory is how many events before the first snapshot a site
-// replays, so that the event stream shows the day so far and, when the
-// replay holds all of today, the console knows each waiting ticket (the
-// daemon answers with a snapshot when it keeps fewer).
-const DefaultHistory = 5000
-
 // SiteSession says how RunSite connects one site.
 type SiteSession struct {
 	// Index is the site's index in Opts.Sites.
@@ -32,9 +26,6 @@ type SiteSession struct {
 	Dial func(ctx context.Context, onState func(client.State, error)) (*client.Client, error)
 	// Send delivers a message to the program (tea.Program.Send).
 	Send func(tea.Msg)
-	// History is how many past events to replay; 0 means DefaultHistory,
-	// a negative value none.
-	History int
 	// MinBackoff and MaxBackoff bound the pause between first dials
 	// (defaults: the client's).
 	MinBackoff, MaxBackoff time.Duration
@@ -42,8 +33,8 @@ type SiteSession struct {
 
 // RunSite is the adapter between one site's connection and the model: it
 // dials (again and again, with back-off, until the daemon answers or refuses
-// the device), hands the model the connection (ConnMsg), a first snapshot and
-// the replayed history, then every update of the subscription as SnapshotMsg
+// the device), hands the model the connection (ConnMsg), a first snapshot
+// (with the day's last events), then every update of the subscription as SnapshotMsg
 // and EventMsg; connection changes become StateMsg. The client reconnects by
 // itself and resumes the subscription from the last version it delivered.
 // RunSite returns when ctx ends or the daemon refuses the device or the
@@ -54,13 +45,6 @@ func RunSite(ctx context.Context, o SiteSession) error {
 	}
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = client.DefaultMaxBackoff
-	}
-	history := uint64(DefaultHistory)
-	switch {
-	case o.History < 0:
-		history = 0
-	case o.History > 0:
-		history = uint64(o.History)
 	}
 	rl := &relay{index: o.Index, send: o.Send, wake: make(chan struct{}, 1)}
 	go rl.run(ctx)
@@ -97,15 +81,13 @@ func RunSite(ctx context.Context, o SiteSession) error {
 	o.Send(ConnMsg{Site: o.Index, Conn: c, Code: code, Day: w.ServiceDay})
 	rl.onState(client.StateConnected, nil)
 
+	// The site's state first, with the day's last events (the SNAPSHOT's
+	// Recent), then only the events after it: a console that starts late
+	// in a busy day never asks for the day one event at a time.
 	var from uint64
 	if snap, err := wholeSnapshot(ctx, c, code); err == nil {
 		o.Send(SnapshotMsg{Site: o.Index, Snapshot: snap})
-		if snap.Version > 0 {
-			from = max(snap.Version-min(history, snap.Version), 1)
-			if history == 0 {
-				from = snap.Version
-			}
-		}
+		from = snap.Version
 	}
 	sub, err := c.Subscribe(ctx, client.Filter{FromVersion: from, Site: code})
 	if err != nil {

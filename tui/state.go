@@ -34,6 +34,7 @@ const (
 // the snapshots say of it. Its figures are the view's (site.figures).
 type service struct {
 	code, name string
+	named      bool          // name from the configuration, in the console's language: the snapshot's (the daemon's main language) does not replace it
 	target     time.Duration // wait target from the configuration; 0: none
 	open, full bool          // taking tickets, daily cap reached (snapshot)
 	lastCalled string        // from the snapshot the view started from, until an event names one
@@ -49,6 +50,7 @@ type service struct {
 type counter struct {
 	id     uint32
 	name   string
+	named  bool      // as service.named
 	serves []string  // service codes it serves (configuration)
 	keypad string    // id of its keypad device (configuration); empty: none
 	seen   time.Time // last event whose actor is its keypad
@@ -110,10 +112,10 @@ func newSite(o SiteOpts) *site {
 	}
 	s.dayLoc = s.loc
 	for _, sv := range o.Services {
-		s.services = append(s.services, &service{code: sv.Code, name: sv.Name, target: sv.WaitTarget, open: true})
+		s.services = append(s.services, &service{code: sv.Code, name: sv.Name, named: sv.Name != "", target: sv.WaitTarget, open: true})
 	}
 	for _, c := range o.Counters {
-		s.counters = append(s.counters, &counter{id: c.ID, name: c.Name, serves: c.Services, keypad: c.Keypad})
+		s.counters = append(s.counters, &counter{id: c.ID, name: c.Name, named: c.Name != "", serves: c.Services, keypad: c.Keypad})
 	}
 	s.v = view.New(s.def(), view.Opts{})
 	return s
@@ -221,9 +223,35 @@ func (s *site) applySnapshot(snap *wire.Snapshot, now time.Time) bool {
 		s.seededAt = s.snapAt
 		s.v = view.FromSnapshot(s.def(), view.Opts{}, protocol.QueueSnapshot(snap))
 		s.hist = &history{v: view.New(s.def(), view.Opts{})}
+		s.recall(snap.Recent, now)
 	}
 	s.list()
 	return true
+}
+
+// recall takes the day's last events that came with a snapshot (and that
+// it counts already): the event stream shows them at once, and when they
+// go back to the day's first event the history they make replaces the
+// snapshot's figures (see replay), without asking the daemon for more.
+func (s *site) recall(evs []wire.Event, now time.Time) {
+	for i := range evs {
+		e := &evs[i]
+		if e.Version == 0 || int64(e.Version) > s.v.Version {
+			continue
+		}
+		if e.Version > s.version {
+			s.version = e.Version
+			at := time.UnixMilli(e.TimeMS)
+			if e.TimeMS == 0 {
+				at = now
+			}
+			s.remember(e, at)
+		}
+		if qe, ok := protocol.QueueEvent(e); ok && s.hist != nil {
+			qe.At = time.UnixMilli(e.TimeMS)
+			s.replay(&qe)
+		}
+	}
 }
 
 // zoneOf is the zone a console without the site's configuration counts
@@ -245,7 +273,7 @@ func (s *site) describe(snap *wire.Snapshot, restart bool) {
 		if sv == nil {
 			continue
 		}
-		if si.Name != "" {
+		if si.Name != "" && !sv.named {
 			sv.name = si.Name
 		}
 		sv.open, sv.full = si.Open, si.Full
@@ -258,7 +286,7 @@ func (s *site) describe(snap *wire.Snapshot, restart bool) {
 		}
 	}
 	for _, ci := range snap.Counters {
-		if c := s.counter(ci.ID); c != nil && ci.Name != "" {
+		if c := s.counter(ci.ID); c != nil && ci.Name != "" && !c.named {
 			c.name = ci.Name
 		}
 	}

@@ -48,6 +48,15 @@ func fit(s string, w int) string {
 	return s
 }
 
+// pad pads s with spaces to w cells, as %-*s does for one-cell letters
+// (a wider text is kept whole).
+func pad(s string, w int) string {
+	if n := lipgloss.Width(s); n < w {
+		return s + strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
 // rfit right-aligns s in w cells.
 func rfit(s string, w int) string {
 	if lipgloss.Width(s) >= w {
@@ -102,7 +111,7 @@ func (m *Model) header() string {
 	}
 	day := orDash(s.day)
 	if wide {
-		day = "day " + day
+		day = m.t("day") + " " + day
 	}
 	parts = append(parts, m.st.title.Render(name), day, m.link(s), orDash(m.addr))
 	return fit(strings.Join(parts, " │ "), m.width)
@@ -111,22 +120,22 @@ func (m *Model) header() string {
 func (m *Model) link(s *site) string {
 	switch s.state {
 	case LinkConnected:
-		return m.st.ok.Render("● connected")
+		return m.st.ok.Render(m.t("● connected"))
 	case LinkReconnecting:
 		if s.attempt > 0 {
-			return m.st.alert.Render(fmt.Sprintf("○ reconnecting (attempt %d)", s.attempt))
+			return m.st.alert.Render(m.tf("○ reconnecting (attempt %d)", s.attempt))
 		}
-		return m.st.alert.Render("○ reconnecting")
+		return m.st.alert.Render(m.t("○ reconnecting"))
 	case LinkAuthRefused:
-		return m.st.alert.Render("✕ auth refused")
+		return m.st.alert.Render(m.t("✕ auth refused"))
 	case LinkClosed:
-		return m.st.alert.Render("✕ closed")
+		return m.st.alert.Render(m.t("✕ closed"))
 	}
 	if s.attempt > 0 {
 		// A first dial that failed: nothing answers yet.
-		return m.st.alert.Render(fmt.Sprintf("✕ cannot reach (attempt %d)", s.attempt))
+		return m.st.alert.Render(m.tf("✕ cannot reach (attempt %d)", s.attempt))
 	}
-	return m.st.warn.Render("○ connecting")
+	return m.st.warn.Render(m.t("○ connecting"))
 }
 
 // idleLine is the status line when there is no answer to show: "ready"
@@ -135,17 +144,17 @@ func (m *Model) idleLine() string {
 	s := m.site()
 	switch {
 	case s == nil || s.state == LinkConnected:
-		return m.st.dim.Render("ready")
+		return m.st.dim.Render(m.t("ready"))
 	case s.state == LinkConnecting && s.attempt > 0:
-		return m.st.alert.Render(fmt.Sprintf("cannot reach the daemon at %s: is `nowserving serve` running? trying again", orDash(m.addr)))
+		return m.st.alert.Render(m.tf("cannot reach the daemon at %s: is `nowserving serve` running? trying again", orDash(m.addr)))
 	case s.state == LinkReconnecting:
-		return m.st.alert.Render("connection lost: reconnecting; the figures are stale until it is back")
+		return m.st.alert.Render(m.t("connection lost: reconnecting; the figures are stale until it is back"))
 	case s.state == LinkAuthRefused:
-		return m.st.alert.Render("the daemon refused this console device: check --device and its secret")
+		return m.st.alert.Render(m.t("the daemon refused this console device: check --device and its secret"))
 	case s.state == LinkClosed:
-		return m.st.alert.Render("connection closed")
+		return m.st.alert.Render(m.t("connection closed"))
 	}
-	return m.st.dim.Render("connecting...")
+	return m.st.dim.Render(m.t("connecting..."))
 }
 
 // staleNote is the marker shown on tables whose numbers may be old.
@@ -154,9 +163,9 @@ func (m *Model) staleNote(s *site) string {
 		return ""
 	}
 	if s.updated.IsZero() {
-		return m.st.alert.Render(" STALE: no data yet")
+		return m.st.alert.Render(m.t(" STALE: no data yet"))
 	}
-	return m.st.alert.Render(" STALE since " + s.updated.In(s.loc).Format("15:04:05"))
+	return m.st.alert.Render(m.t(" STALE since ") + s.updated.In(s.loc).Format("15:04:05"))
 }
 
 // View draws the screen.
@@ -189,11 +198,35 @@ func (m *Model) footer() []string {
 	if m.counter == 0 {
 		out = append(out, fit(m.offlineLine(s), m.width))
 	}
-	out = append(out, fit(m.statusLine(), m.width))
+	out = append(out, m.statusLines()...)
 	for _, l := range strings.Split(m.help.View(m.keys), "\n") {
 		out = append(out, fit(l, m.width))
 	}
 	return out
+}
+
+// maxStatusLines is how many lines a long answer or refusal may take, so
+// that at 80 columns "counter busy: counter 5 is calling A040: start,
+// recall or mark it no-show first" is read whole: the useful part of a
+// refusal is at its end.
+const maxStatusLines = 3
+
+// statusLines is the status line wrapped at the screen's width onto at
+// most maxStatusLines lines (a prompt or a question stays on one).
+func (m *Model) statusLines() []string {
+	s := m.statusLine()
+	if m.confirm != nil || m.prompt != nil || m.width <= 0 || lipgloss.Width(s) <= m.width {
+		return []string{fit(s, m.width)}
+	}
+	lines := strings.Split(ansi.Wrap(s, m.width, " "), "\n")
+	if len(lines) > maxStatusLines {
+		lines[maxStatusLines-1] = strings.Join(lines[maxStatusLines-1:], " ")
+		lines = lines[:maxStatusLines]
+	}
+	for i := range lines {
+		lines[i] = fit(strings.TrimRight(lines[i], " "), m.width)
+	}
+	return lines
 }
 
 func (m *Model) statusLine() string {
@@ -221,9 +254,9 @@ func (m *Model) offlineLine(s *site) string {
 		parts = append(parts, k+": "+s.offline[k])
 	}
 	if len(parts) == 0 {
-		return m.st.dim.Render("offline devices: none reported")
+		return m.st.dim.Render(m.t("offline devices: none reported"))
 	}
-	return m.st.alert.Render("offline devices: " + strings.Join(parts, ", "))
+	return m.st.alert.Render(m.t("offline devices: ") + strings.Join(parts, ", "))
 }
 
 // column is a table column: its title and width.
@@ -256,11 +289,11 @@ func (t numTable) row(name string, cells []string) string {
 	return fit(line, t.w)
 }
 
-// colHeads are the titles of cols.
-func colHeads(cols []column) []string {
+// colHeads are the titles of cols, in the words of t.
+func colHeads(cols []column, t func(string) string) []string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
-		out[i] = c.h
+		out[i] = t(c.h)
 	}
 	return out
 }
@@ -273,7 +306,7 @@ func (m *Model) serviceLines(s *site, w int) []string {
 		cols = append(cols, column{"ISSUED", 7}, column{"LAST", 6}, column{"TARGET", 7})
 	}
 	t := newNumTable(cols, w)
-	out := []string{m.st.head.Render(t.row("SERVICES"+m.staleNote(s), colHeads(cols)))}
+	out := []string{m.st.head.Render(t.row(m.t("SERVICES")+m.staleNote(s), colHeads(cols, m.t)))}
 	for _, sv := range s.services {
 		cells, breach := m.serviceCells(s, sv, wide)
 		line := t.row(sv.code+"  "+sv.name, cells)
@@ -315,7 +348,7 @@ func (m *Model) serviceCells(s *site, sv *service, wide bool) ([]string, bool) {
 	case !sv.open:
 		state = "closed"
 	}
-	cells := []string{count(f.Waiting), lt, avg, count(f.Served), count(f.NoShows), state}
+	cells := []string{count(f.Waiting), lt, avg, count(f.Served), count(f.NoShows), m.t(state)}
 	if !wide {
 		return cells, breach
 	}
@@ -356,13 +389,13 @@ func (m *Model) counterLines(s *site, w, n int) []string {
 		fixed += c.w + 1
 	}
 	nw := max(w-fixed-2, 8)
-	title := "COUNTERS"
+	title := m.t("COUNTERS")
 	if s.stale() {
-		title += m.st.alert.Render(" STALE")
+		title += m.st.alert.Render(m.t(" STALE"))
 	}
 	head := "  " + fit(title, nw)
 	for _, c := range cols {
-		head += " " + fit(c.h, c.w)
+		head += " " + fit(m.t(c.h), c.w)
 	}
 	out := []string{m.st.head.Render(fit(head, w))}
 	first := 0
@@ -379,7 +412,7 @@ func (m *Model) counterLines(s *site, w, n int) []string {
 		h := s.holds(c)
 		num, st, since := "-", "", ""
 		if h.Number != "" {
-			num, st = h.Number, holdWord(h.Status)
+			num, st = h.Number, m.t(holdWord(h.Status))
 			if !h.Since.IsZero() && !m.now.IsZero() {
 				since = dur(m.now.Sub(h.Since))
 			}
@@ -387,7 +420,7 @@ func (m *Model) counterLines(s *site, w, n int) []string {
 		if stale && h.Number != "" {
 			num = "~" + num
 		}
-		cells := []string{string(h.Mode), num, st, since, count(h.Served), m.keypadCell(c)}
+		cells := []string{m.t(string(h.Mode)), num, st, since, count(h.Served), m.keypadCell(c)}
 		line := mark + fit(fmt.Sprintf("%d  %s", c.id, c.name), nw)
 		for j, col := range cols {
 			line += " " + fit(cells[j], col.w)
@@ -416,7 +449,7 @@ func (m *Model) resourceLines(s *site, w int) []string {
 	}
 	cols := []column{{"BOOKED", 7}, {"CHECKED IN", 11}, {"MISSED", 7}, {"CANCELLED", 10}}
 	t := newNumTable(cols, w)
-	out := []string{m.st.head.Render(t.row("APPOINTMENTS"+m.staleNote(s), colHeads(cols)))}
+	out := []string{m.st.head.Render(t.row(m.t("APPOINTMENTS")+m.staleNote(s), colHeads(cols, m.t)))}
 	for _, r := range rs {
 		name := r.ID
 		if n := s.resourceNames[r.ID]; n != "" && n != r.ID {
@@ -460,11 +493,11 @@ func (m *Model) keypadCell(c *counter) string {
 	case c.keypad == "":
 		return "-"
 	case c.seen.IsZero():
-		return "not seen"
+		return m.t("not seen")
 	case m.now.IsZero():
-		return "seen"
+		return m.t("seen")
 	}
-	return "seen " + dur(m.now.Sub(c.seen))
+	return m.t("seen") + " " + dur(m.now.Sub(c.seen))
 }
 
 // matches reports whether e passes the event filter f.
@@ -491,6 +524,9 @@ func (m *Model) eventLine(s *site, e *wire.Event) string {
 		what = fmt.Sprintf("%s → %d", e.Number, e.Counter)
 	case wire.EventIssued, wire.EventReentered, wire.EventTransferred:
 		what = fmt.Sprintf("%s in %s", e.Number, e.Service)
+		if e.ToCounter != 0 { // transferred to one counter
+			what += fmt.Sprintf(" → %d", e.ToCounter)
+		}
 	case wire.EventServing, wire.EventDone, wire.EventNoShow:
 		what = fmt.Sprintf("%s at %d", e.Number, e.Counter)
 	case wire.EventCounterOpened, wire.EventCounterPaused, wire.EventCounterClosed:
@@ -513,7 +549,10 @@ func (m *Model) eventLine(s *site, e *wire.Event) string {
 			what += " " + e.Number
 		}
 	}
-	return fmt.Sprintf("%s v%-5d %-14s %-16s %s", t, e.Version, kind, what, e.Actor)
+	if k := m.t("event:" + kind); !strings.HasPrefix(k, "event:") {
+		kind = k
+	}
+	return fmt.Sprintf("%s v%-5d %s %s %s", t, e.Version, pad(kind, 14), pad(what, 16), e.Actor)
 }
 
 // eventLines is the event stream: its title and the last h-1 events that
@@ -522,11 +561,11 @@ func (m *Model) eventLines(s *site, w, h int) []string {
 	if h <= 0 {
 		return nil
 	}
-	title := "EVENTS"
+	title := m.t("EVENTS")
 	if m.filter != "" {
-		title += " (filter: " + m.filter + ", / to change)"
+		title += m.tf(" (filter: %s, / to change)", m.filter)
 	} else {
-		title += " (/ to filter)"
+		title += m.t(" (/ to filter)")
 	}
 	out := []string{m.st.head.Render(fit(title, w))}
 	var pick []string
@@ -551,7 +590,7 @@ func (m *Model) counterView() string {
 	w := m.width
 	var lines []string
 	lines = append(lines, m.header(), "")
-	title := fmt.Sprintf("Counter %d · %s · %s", c.id, c.name, h.Mode)
+	title := m.tf("Counter %d · %s · %s", c.id, c.name, m.t(string(h.Mode)))
 	lines = append(lines, fit(m.st.head.Render(title)+m.staleNote(s), w), "")
 	num := h.Number
 	if num == "" {
@@ -566,26 +605,26 @@ func (m *Model) counterView() string {
 		lines = append(lines, fit(lipgloss.PlaceHorizontal(w, lipgloss.Center, style.Render(l)), w))
 	}
 	lines = append(lines, "")
-	info := "no ticket"
+	info := m.t("no ticket")
 	if h.Number != "" {
-		info = fmt.Sprintf("%s %s", h.Number, holdWord(h.Status))
+		info = fmt.Sprintf("%s %s", h.Number, m.t(holdWord(h.Status)))
 		if h.Queue != "" {
-			info += " · service " + h.Queue
+			info += m.t(" · service ") + h.Queue
 		}
 		if !h.Since.IsZero() && !m.now.IsZero() {
-			info += " · for " + dur(m.now.Sub(h.Since))
+			info += m.t(" · for ") + dur(m.now.Sub(h.Since))
 		}
 	}
 	if s.stale() {
-		info += " (stale)"
+		info += m.t(" (stale)")
 	}
 	lines = append(lines, fit(lipgloss.PlaceHorizontal(w, lipgloss.Center, info), w))
-	wait := fmt.Sprintf("waiting for this counter: %s · served here today: %s", count(s.waitingFor(c)), count(h.Served))
+	wait := m.tf("waiting for this counter: %s · served here today: %s", count(s.waitingFor(c)), count(h.Served))
 	lines = append(lines, fit(lipgloss.PlaceHorizontal(w, lipgloss.Center, wait), w), "")
-	keys := []string{"n next", "r recall", "s start", "d done", "x no-show", "t transfer", "p pause/resume"}
+	keys := [][2]string{{"n", "next"}, {"r", "recall"}, {"s", "start"}, {"d", "done"}, {"x", "no-show"}, {"t", "transfer"}, {"p", "pause/resume"}}
 	var kb []string
 	for _, k := range keys {
-		kb = append(kb, m.st.key.Render(k[:1])+k[1:])
+		kb = append(kb, m.st.key.Render(k[0])+" "+m.t(k[1]))
 	}
 	lines = append(lines, fit(lipgloss.PlaceHorizontal(w, lipgloss.Center, strings.Join(kb, "   ")), w))
 	foot := m.footer()

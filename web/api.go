@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nowserving/nowserving/follow"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -266,16 +267,13 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		from = sn.Version
 	}
-	s.serveEvents(w, r, site, from, nil, func(ctx context.Context, st *stream, evs []queue.Event, gap bool) error {
-		if gap {
-			sn, err := s.o.Engine.SnapshotOf(ctx, site, queue.ResourcesNone)
-			if err != nil {
+	s.serveEvents(w, r, s.follower(site, follow.Opts{Resume: true, After: from}), nil, func(ctx context.Context, st *stream, u follow.Update) error {
+		if sn := u.Snapshot; sn != nil {
+			if err := st.send(sn.Version, "snapshot", toSnapshot(*sn)); err != nil {
 				return err
 			}
-			st.sub.Reset(sn.Version)
-			return st.send(sn.Version, "snapshot", toSnapshot(sn))
 		}
-		for _, e := range evs {
+		for _, e := range u.Events {
 			if err := st.send(e.Version, "", toEvent(e)); err != nil {
 				return err
 			}

@@ -33,8 +33,9 @@ func artifacts(t *testing.T) string {
 //
 // The other subtests: the display fits every screen size without
 // scrolling or cutting a row (fit), turns to "not connected" when the
-// daemon stops and back when it returns (offline), and speaks every site
-// language (words). Screenshots go to $NOWSERVING_ARTIFACTS.
+// daemon stops and back when it returns (offline), speaks every site
+// language (words), says when a closed branch opens (closed) and shows a
+// reload's names within 2 s (reload). Screenshots go to $NOWSERVING_ARTIFACTS.
 func TestBrowser(t *testing.T) {
 	b := startBrowser(t) // one browser for the subtests: it is slow to start
 	t.Run("call", func(t *testing.T) { testCall(t, b) })
@@ -42,6 +43,8 @@ func TestBrowser(t *testing.T) {
 	t.Run("fit", func(t *testing.T) { testFit(t, b) })
 	t.Run("offline", func(t *testing.T) { testOffline(t, b) })
 	t.Run("zone", func(t *testing.T) { testZone(t, b) })
+	t.Run("closed", func(t *testing.T) { testClosed(t, b) })
+	t.Run("reload", func(t *testing.T) { testReload(t, b) })
 }
 
 // testZone: the clock is in the site's time zone from the first state on,
@@ -73,6 +76,22 @@ func (b *browser) shot(t *testing.T, session, dir, name string) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot %s", filepath.Join(dir, name))
+}
+
+// shotScaled writes a screenshot of a page's w×h viewport, scaled by
+// scale (half size: quicker to take, still enough to judge a layout).
+func (b *browser) shotScaled(t *testing.T, session, dir, name string, w, h int, scale float64) {
+	t.Helper()
+	var r struct {
+		Data []byte `json:"data"`
+	}
+	clip := map[string]any{"x": 0, "y": 0, "width": w, "height": h, "scale": scale}
+	if err := b.call(session, "Page.captureScreenshot", map[string]any{"format": "png", "clip": clip}, &r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), r.Data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func testCall(t *testing.T, b *browser) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nowserving/nowserving/follow"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
 )
@@ -34,12 +35,36 @@ type DisplayState struct {
 	Calls      []Call           `json:"calls"` // newest first
 }
 
-// DisplayService is the waiting count of one service.
+// DisplayService is the waiting count of one service, and whether its
+// hours let it take tickets now.
 type DisplayService struct {
 	Code    string            `json:"code"`
 	Name    string            `json:"name"`
 	Names   map[string]string `json:"names"` // in each of the site's languages
 	Waiting int               `json:"waiting"`
+	// Open is whether kiosks take tickets for it now (its hours).
+	Open bool `json:"open"`
+	// Opens is when it opens next (when closed, or after Closes); absent
+	// when its hours never open again.
+	Opens *time.Time `json:"opens,omitempty"`
+	// Closes is when it closes next, when open with hours: the page
+	// turns the service to closed then, without waiting for an event.
+	Closes *time.Time `json:"closes,omitempty"`
+}
+
+// hoursOf fills the open state of ds from sv's hours at now.
+func hoursOf(ds *DisplayService, sv *queue.Service, loc *time.Location, now time.Time) {
+	ds.Open = sv.OpenAt(now, loc)
+	from := now
+	if at, ok := sv.NextClose(now, loc); ok {
+		ds.Closes, from = &at, at
+	}
+	if ds.Open && ds.Closes == nil {
+		return // always open
+	}
+	if at, ok := sv.NextOpen(from, loc); ok {
+		ds.Opens = &at
+	}
 }
 
 // Call is one number called to a counter; it is also sent alone as the
@@ -88,37 +113,20 @@ func counterNames(site *queue.Site, id string) map[string]string {
 // callScan is how many recent events are read to list the last calls.
 const callScan = 2000
 
-// siteView is the site's picture at a snapshot, with the last calls of the
-// day read from the events before it (view's call list: one per number,
-// newest first, cleared when the day changes).
-func (s *Server) siteView(ctx context.Context, site *queue.Site) (*view.Site, error) {
-	sn, err := s.o.Engine.Snapshot(ctx, site.ID)
-	if err != nil {
-		return nil, err
-	}
+// picture is the site's picture at the snapshot of u, with the last calls
+// of the day read from the recent events that came with it (view's call
+// list: one per number, newest first, cleared when the day changes).
+func (s *Server) picture(site *queue.Site, u follow.Update) *view.Site {
 	o := view.Opts{Calls: s.o.RecentCalls}
 	recent := view.New(*site, o)
-	for after := max(0, sn.Version-callScan); after < sn.Version; {
-		evs, err := s.o.Engine.Events(ctx, site.ID, after, 500)
-		if err != nil {
-			return nil, err
-		}
-		if len(evs) == 0 {
-			break
-		}
-		for i := range evs {
-			after = evs[i].Version
-			if after > sn.Version {
-				break
-			}
-			recent.Apply(&evs[i])
-		}
+	for i := range u.Recent {
+		recent.Apply(&u.Recent[i])
 	}
-	v := view.FromSnapshot(*site, o, sn)
-	if recent.Day == sn.Day {
+	v := view.FromSnapshot(*site, o, *u.Snapshot)
+	if recent.Day == v.Day {
 		v.Calls = recent.Calls
 	}
-	return v, nil
+	return v
 }
 
 // call is c as the display shows it; calling tells whether the counter
@@ -138,13 +146,16 @@ func (s *Server) displayState(site *queue.Site, v *view.Site) DisplayState {
 	for _, c := range v.Calls {
 		st.Calls = append(st.Calls, s.call(site, v, c))
 	}
-	for _, sv := range site.Services {
+	for i := range site.Services {
+		sv := &site.Services[i]
 		waiting := 0
 		if vs := v.Service(sv.Code); vs != nil {
 			waiting = vs.Waiting
 		}
-		st.Services = append(st.Services, DisplayService{Code: sv.Code, Name: site.PickName(sv.Names, "", sv.Code),
-			Names: perLang(site, func(l string) string { return site.PickName(sv.Names, l, sv.Code) }), Waiting: waiting})
+		ds := DisplayService{Code: sv.Code, Name: site.PickName(sv.Names, "", sv.Code),
+			Names: perLang(site, func(l string) string { return site.PickName(sv.Names, l, sv.Code) }), Waiting: waiting}
+		hoursOf(&ds, sv, site.Location, st.Now)
+		st.Services = append(st.Services, ds)
 	}
 	return st
 }
@@ -155,19 +166,31 @@ func (s *Server) displayState(site *queue.Site, v *view.Site) DisplayState {
 // view.Site following the events; it is read again from a snapshot after a
 // gap in the feed or when the service day changes.
 func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
+	wake := s.o.Engine.SitesChanged()
 	site := s.pathSite(w, r)
 	if site == nil {
 		return
 	}
-	v, err := s.siteView(r.Context(), site)
+	f := s.follower(site.ID, follow.Opts{Recent: callScan})
+	first, err := f.Poll(r.Context()) // a snapshot: the follower does not resume
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	s.serveEvents(w, r, site.ID, v.Version, &page{"state", s.displayState(site, v)}, func(ctx context.Context, st *stream, evs []queue.Event, gap bool) error {
-		for i := range evs {
-			v.Apply(&evs[i])
-			if e := &evs[i]; e.Type == queue.EventCalled || e.Type == queue.EventRecalled {
+	v := s.picture(site, first)
+	s.serveEvents(w, r, f, &page{"state", s.displayState(site, v), wake}, func(ctx context.Context, st *stream, u follow.Update) error {
+		if s.reread(st, &site) {
+			// A reload: the picture is read again under the new names,
+			// services and counters, at once.
+			st.fol.Refresh()
+			return nil
+		}
+		if u.Snapshot != nil {
+			v = s.picture(site, u)
+		}
+		for i := range u.Events {
+			v.Apply(&u.Events[i])
+			if e := &u.Events[i]; e.Type == queue.EventCalled || e.Type == queue.EventRecalled {
 				if len(v.Calls) > 0 && v.Calls[0].Version == e.Version {
 					if err := st.send(e.Version, "call", s.call(site, v, v.Calls[0])); err != nil {
 						return err
@@ -175,14 +198,26 @@ func (s *Server) displayEvents(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
-		if gap || site.Day(s.o.Clock()) != v.Day {
-			if v, err = s.siteView(ctx, site); err != nil {
-				return err
-			}
-			st.sub.Reset(v.Version)
+		if u.Snapshot == nil && site.Day(s.o.Clock()) != v.Day {
+			st.fol.Refresh() // a new day: the next update is its snapshot
+			return nil
 		}
 		return st.send(v.Version, "state", s.displayState(site, v))
 	})
+}
+
+// reread replaces *site by the engine's definition when a reload changed
+// it, and watches for the next change; it reports whether it changed. A
+// site the reload removed keeps its last definition (its page shows what
+// it showed).
+func (s *Server) reread(st *stream, site **queue.Site) bool {
+	st.wake = s.o.Engine.SitesChanged() // before Site: a change after it closes this one
+	ns, err := s.o.Engine.Site((*site).ID)
+	if err != nil || ns == *site {
+		return false
+	}
+	*site = ns
+	return true
 }
 
 // TicketStatus is what the ticket page shows; sent as the event "status".
@@ -221,6 +256,7 @@ func (s *Server) ticketStatus(ctx context.Context, site *queue.Site, number stri
 // ticketEvents is the public stream of one ticket's page: a "status" on
 // connect and after every batch of changes that may move it.
 func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
+	wake := s.o.Engine.SitesChanged()
 	site := s.pathSite(w, r)
 	if site == nil {
 		return
@@ -244,28 +280,20 @@ func (s *Server) ticketEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	s.serveEvents(w, r, site.ID, sn.Version, &page{"status", ts}, func(ctx context.Context, st *stream, evs []queue.Event, gap bool) error {
-		v := st.sub.Version()
-		if gap {
-			sn, err := s.o.Engine.Snapshot(ctx, site.ID)
-			if err != nil {
-				return err
-			}
-			st.sub.Reset(sn.Version)
-			v = sn.Version
-		}
-		moved := gap
-		for _, e := range evs {
+	s.serveEvents(w, r, s.follower(site.ID, follow.Opts{Resume: true, After: sn.Version}), &page{"status", ts, wake}, func(ctx context.Context, st *stream, u follow.Update) error {
+		moved := s.reread(st, &site) || u.Snapshot != nil
+		for _, e := range u.Events {
 			// Counters opening or pausing change the estimate too.
 			moved = moved || e.Service == ts.Ticket.Queue || e.Number == number || e.TicketID == 0
 		}
 		if !moved {
 			return nil
 		}
+		var err error
 		if ts, err = s.ticketStatus(ctx, site, number); err != nil {
 			return err
 		}
-		return st.send(v, "status", ts)
+		return st.send(st.fol.Version(), "status", ts)
 	})
 }
 

@@ -97,6 +97,10 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 			if p.status == http.StatusTooManyRequests {
 				retryAfter(w, err)
 			}
+			var ce *queue.ClosedError
+			if errors.As(err, &ce) {
+				detail = ce.Notice() // in the site's languages, with when it opens
+			}
 			writeProblem(w, p.status, p.code, p.title, detail)
 			return
 		}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
@@ -51,5 +52,26 @@ func TestUnavailableHidesCause(t *testing.T) {
 	writeError(rec, slog.New(slog.DiscardHandler), cause)
 	if body := rec.Body.String(); rec.Code != 503 || strings.Contains(body, "SQLSTATE") || !strings.Contains(body, "store_unavailable") {
 		t.Errorf("API 503: %d %s", rec.Code, body)
+	}
+}
+
+// TestReadyzNamesReason: /readyz says whether the store refuses writes or
+// does not answer, so whoever looks knows whether a failover is under way
+// (issue 21).
+func TestReadyzNamesReason(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("postgres: probe: %w: cannot execute INSERT in a read-only transaction (SQLSTATE 25006)", queue.ErrReadOnly), "store read-only"},
+		{fmt.Errorf("mysql: probe: %w: invalid connection", queue.ErrNotAnswering), "store not answering"},
+		{fmt.Errorf("postgres: probe: %w", context.DeadlineExceeded), "store not answering"},
+		{fmt.Errorf("mysql: probe: %w: too many connections", queue.ErrUnavailable), "store unavailable"},
+		{errors.New("schema at version 3, this binary wants 7"), "see the daemon's log"},
+	} {
+		e := newEnv(t, func(_ *queue.Opts, o *Opts) { o.Ready = func(context.Context) error { return c.err } })
+		if p := decode[Problem](t, e.do("GET", "/readyz", "-", ""), 503); p.Detail != c.want {
+			t.Errorf("/readyz for %v: detail %q, want %q", c.err, p.Detail, c.want)
+		}
 	}
 }

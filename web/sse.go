@@ -7,30 +7,38 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
-	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/follow"
 )
 
-// stream writes Server-Sent Events from a subscription to a site's events.
+// stream writes Server-Sent Events from a follower of a site's events.
 type stream struct {
 	w   http.ResponseWriter
 	rc  *http.ResponseController
-	sub *queue.Subscription
+	fol *follow.Site
 	// pingEvent makes the keep-alive an event "ping" that a page's
 	// EventSource sees (a comment is invisible to it), so the page can
 	// tell a silent dead connection from a quiet hall.
 	pingEvent bool
+	// wake, when set, ends a wait for events early: each is then called
+	// with no events (the site's definitions changed: a reload).
+	wake <-chan struct{}
 }
 
-// startStream subscribes to the events of site after version from,
-// answers with the SSE headers and returns the stream and a context that
-// ends when the client leaves or the server shuts down; ok is false (and a
-// problem sent) when the site cannot be followed or too many streams are
-// open.
-func (s *Server) startStream(w http.ResponseWriter, r *http.Request, site string, from int64) (st *stream, ctx context.Context, done func(), ok bool) {
-	sub, err := s.o.Engine.Subscribe(site, from)
-	if err != nil {
+// follower follows site for a stream; with o.Resume, after o.After.
+func (s *Server) follower(site string, o follow.Opts) *follow.Site {
+	o.MinRetry, o.Log, o.Who = time.Second, s.log, "web"
+	return follow.New(s.o.Engine, site, o)
+}
+
+// startStream answers with the SSE headers and returns the stream of f
+// and a context that ends when the client leaves or the server shuts down;
+// ok is false (and a problem sent) when the site cannot be followed or too
+// many streams are open.
+func (s *Server) startStream(w http.ResponseWriter, r *http.Request, f *follow.Site) (st *stream, ctx context.Context, done func(), ok bool) {
+	if _, err := s.o.Engine.Site(f.Site()); err != nil {
 		writeError(w, s.log, err)
 		return nil, nil, nil, false
 	}
@@ -47,7 +55,7 @@ func (s *Server) startStream(w http.ResponseWriter, r *http.Request, site string
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any write timeout
-	st = &stream{w: w, rc: rc, sub: sub}
+	st = &stream{w: w, rc: rc, fol: f}
 	// Tell EventSource to retry after 1 s rather than its default 3 s.
 	fmt.Fprint(w, "retry: 1000\n\n")
 	_ = rc.Flush()
@@ -98,57 +106,74 @@ func (st *stream) ping() error {
 type page struct {
 	event string
 	data  any
+	// wake is the engine's SitesChanged, taken before the page's site was
+	// read: each is called with no events when it closes.
+	wake <-chan struct{}
 }
 
-// serveEvents streams the events of site after version from: it starts the
-// stream (startStream), for a page (p not nil) sends p's event at version
-// from and makes the keep-alives events, then follows the subscription,
-// handing each batch to each.
-func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, site string, from int64, p *page, each func(ctx context.Context, st *stream, evs []queue.Event, gap bool) error) {
-	st, ctx, done, ok := s.startStream(w, r, site, from)
+// serveEvents streams the updates of f: it starts the stream
+// (startStream), for a page (p not nil) sends p's event at f's version and
+// makes the keep-alives events, then hands each update of f to each (a
+// snapshot after a gap, or events). It returns when the client leaves, the
+// server shuts down or each fails (a failed write or read ends the
+// stream).
+func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request, f *follow.Site, p *page, each func(ctx context.Context, st *stream, u follow.Update) error) {
+	st, ctx, done, ok := s.startStream(w, r, f)
 	if !ok {
 		return
 	}
 	defer done()
 	if p != nil {
-		st.pingEvent = true
-		if st.send(from, p.event, p.data) != nil {
+		st.pingEvent, st.wake = true, p.wake
+		if st.send(f.Version(), p.event, p.data) != nil {
 			return
 		}
 	}
-	s.follow(ctx, st, func(evs []queue.Event, gap bool) error { return each(ctx, st, evs, gap) })
-}
-
-// follow hands each batch of the stream's events to each, with gap true
-// when the subscription fell too far behind and must be read again from a
-// snapshot. It returns when the client leaves, the server shuts down or
-// each fails (a failed write or read ends the stream).
-func (s *Server) follow(ctx context.Context, st *stream, each func(evs []queue.Event, gap bool) error) {
 	for {
-		evs, err := s.next(ctx, st)
-		gap := errors.Is(err, queue.ErrGapTooLarge)
-		if err != nil && !gap {
-			return
-		}
-		if each(evs, gap) != nil {
+		u, err := s.next(ctx, st)
+		if err != nil || each(ctx, st, u) != nil {
 			return
 		}
 	}
 }
 
-// next waits for the stream's next events, writing a keep-alive comment
+// next waits for the stream's next update, writing a keep-alive comment
 // every heartbeat meanwhile.
-func (s *Server) next(ctx context.Context, st *stream) ([]queue.Event, error) {
+func (s *Server) next(ctx context.Context, st *stream) (follow.Update, error) {
 	for {
 		hctx, cancel := context.WithTimeout(ctx, s.o.Heartbeat)
-		evs, err := st.sub.Next(hctx)
+		woke := st.wakeCancels(hctx, cancel)
+		u, err := st.fol.Next(hctx)
 		cancel()
+		if woke() && err != nil && ctx.Err() == nil {
+			return follow.Update{}, nil // no events lost: each reads the new definitions
+		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			if err := st.ping(); err != nil {
-				return nil, err
+				return follow.Update{}, err
 			}
 			continue
 		}
-		return evs, err
+		return u, err
 	}
+}
+
+// wakeCancels cancels ctx when st.wake closes first; woke reports, once
+// the wait is over, whether it did.
+func (st *stream) wakeCancels(ctx context.Context, cancel context.CancelFunc) (woke func() bool) {
+	if st.wake == nil {
+		return func() bool { return false }
+	}
+	var fired atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-st.wake:
+			fired.Store(true)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return func() bool { <-done; return fired.Load() }
 }

@@ -200,3 +200,36 @@ func TestMaxStreams(t *testing.T) {
 		t.Errorf("plain requests refused too: %d", r.StatusCode)
 	}
 }
+
+// TestReloadReachesOpenStreams: a reload (SetSites) sends a fresh state to
+// an open display stream and a fresh status to an open ticket page, with
+// the new names and languages, without waiting for an event; the stream
+// goes on after it.
+func TestReloadReachesOpenStreams(t *testing.T) {
+	e := newEnv(t, nil)
+	e.issue("A")
+	d := newSSE(t, e.do("GET", "/display/main/events", "-", ""))
+	tk := newSSE(t, e.do("GET", "/t/main/A001/events", "-", ""))
+	if st := unmarshal[DisplayState](t, d.nextOf("state").Data); st.Services[0].Names["en"] != "General" {
+		t.Fatalf("first state: %+v", st)
+	}
+	tk.nextOf("status")
+	next := testSite()
+	next.Languages = []string{"zh", "en"}
+	next.Counters[0].Names = map[string]string{"en": "Room 5", "zh": "5号诊室"}
+	next.Services[0].Names = map[string]string{"en": "General medicine", "zh": "内科"}
+	if err := e.eng.SetSites([]queue.Site{next}); err != nil {
+		t.Fatal(err)
+	}
+	st := unmarshal[DisplayState](t, d.nextOf("state").Data)
+	if st.Lang != "zh" || st.Services[0].Names["zh"] != "内科" || st.Services[0].Name != "内科" {
+		t.Errorf("state after reload: lang %s, service %+v", st.Lang, st.Services[0])
+	}
+	if ts := unmarshal[TicketStatus](t, tk.nextOf("status").Data); ts.ServiceName != "内科" || ts.Langs[0] != "zh" {
+		t.Errorf("ticket status after reload: %+v", ts)
+	}
+	e.call("5") // the stream goes on, under the new names
+	if c := unmarshal[Call](t, d.nextOf("call").Data); c.CounterNames["zh"] != "5号诊室" {
+		t.Errorf("call after reload: %+v", c)
+	}
+}

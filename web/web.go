@@ -8,6 +8,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"embed"
@@ -296,8 +297,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			switch {
 			case ctx.Err() != nil:
 				detail = fmt.Sprintf("store did not answer within %s", ReadyTimeout)
-			case errors.Is(err, queue.ErrUnavailable):
-				detail = "store unavailable"
+			default:
+				detail = cmp.Or(unavailable(err), detail)
 			}
 			writeProblem(w, http.StatusServiceUnavailable, "not_ready", "not ready", detail)
 			return
@@ -305,6 +306,23 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fmt.Fprintln(w, "ready")
+}
+
+// unavailable names what err says of the store, for a load balancer or a
+// person: "store read-only" (a standby, a read-only node: the daemon is
+// looking for the writable one), "store not answering" (gone, refusing
+// connections, shutting down, timed out), "store unavailable" (too many
+// connections, a full disk), or "" when err is none of these.
+func unavailable(err error) string {
+	switch {
+	case errors.Is(err, queue.ErrReadOnly):
+		return "store read-only"
+	case errors.Is(err, queue.ErrNotAnswering), errors.Is(err, context.DeadlineExceeded):
+		return "store not answering"
+	case errors.Is(err, queue.ErrUnavailable):
+		return "store unavailable"
+	}
+	return ""
 }
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {

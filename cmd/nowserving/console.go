@@ -26,6 +26,7 @@ type consoleFlags struct {
 	counter                      string
 	timeout                      time.Duration
 	logFile                      string
+	lang                         string
 }
 
 func newConsoleCmd() *cobra.Command {
@@ -58,6 +59,7 @@ or --device), or from --device and --secret alone. Without --config,
 	fl.StringVar(&f.counter, "counter", "", "software keypad for this counter number (of the first site)")
 	fl.DurationVar(&f.timeout, "timeout", 5*time.Second, "time-out of a dial or of one attempt of a request")
 	fl.StringVar(&f.logFile, "log", "", "append connection events to this file (the screen is the console's)")
+	fl.StringVar(&f.lang, "lang", "", "the one language of the screen: its words (zh, en, pt) and the names from --config (default: the console device's lang, else the site's first language)")
 	return cmd
 }
 
@@ -75,7 +77,7 @@ func runConsole(ctx context.Context, f *consoleFlags) error {
 		defer lf.Close()
 		log = slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	m := tui.New(tui.Opts{Sites: cs.sites, Addr: cs.addr, Counter: cs.counter})
+	m := tui.New(tui.Opts{Sites: cs.sites, Addr: cs.addr, Counter: cs.counter, Lang: cs.lang})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))

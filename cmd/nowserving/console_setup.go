@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nowserving/nowserving/config"
@@ -18,13 +19,14 @@ type consoleSetup struct {
 	secret   []byte
 	sites    []tui.SiteOpts
 	counter  uint32 // --counter: the software keypad's counter; 0: none
+	lang     string // the one language of the screen
 }
 
 // resolveConsole reads the configuration and picks the device and sites.
 func resolveConsole(f *consoleFlags) (_ *consoleSetup, err error) {
 	var cfg *config.Config
 	if file := sim.ConfigFile(f.config, f.device, f.secret); file != "" {
-		c, err := config.Load(config.Opts{File: file})
+		c, err := config.Load(config.Opts{File: file, Client: true})
 		if err != nil {
 			return nil, fmt.Errorf("console: %w", err)
 		}
@@ -36,6 +38,7 @@ func resolveConsole(f *consoleFlags) (_ *consoleSetup, err error) {
 	cs := &consoleSetup{addr: sim.Addr(f.addr, cfg)}
 	devSite := ""
 	var daemons []string // the console's own devices[].daemons
+	devLang := ""        // the console's own devices[].lang
 	switch {
 	case f.device != "" && f.secret != "":
 		cs.deviceID, cs.secret = f.device, []byte(f.secret)
@@ -51,11 +54,11 @@ func resolveConsole(f *consoleFlags) (_ *consoleSetup, err error) {
 		if !ok {
 			return nil, fmt.Errorf("console: device %q is not in the configuration", f.device)
 		}
-		cs.deviceID, cs.secret, devSite, daemons = d.ID, []byte(d.Secret), d.Site, d.Daemons
+		cs.deviceID, cs.secret, devSite, daemons, devLang = d.ID, []byte(d.Secret), d.Site, d.Daemons, d.Lang
 	default:
 		for _, d := range cfg.Devices {
 			if d.Role == config.RoleConsole {
-				cs.deviceID, cs.secret, devSite, daemons = d.ID, []byte(d.Secret), d.Site, d.Daemons
+				cs.deviceID, cs.secret, devSite, daemons, devLang = d.ID, []byte(d.Secret), d.Site, d.Daemons, d.Lang
 				break
 			}
 		}
@@ -87,7 +90,10 @@ func resolveConsole(f *consoleFlags) (_ *consoleSetup, err error) {
 		if cfg != nil && code != "" && !hasSite(cfg, code) {
 			return nil, fmt.Errorf("console: unknown site %q: the configuration has %s", code, siteIDs(cfg))
 		}
-		cs.sites = append(cs.sites, siteOpts(cfg, code))
+	}
+	cs.lang = consoleLang(f.lang, devLang, cfg, codes[0])
+	for _, code := range codes {
+		cs.sites = append(cs.sites, siteOpts(cfg, code, cs.lang))
 	}
 	if f.counter != "" {
 		if cs.counter, err = consoleCounter(f.counter, cfg, codes[0]); err != nil {
@@ -97,8 +103,46 @@ func resolveConsole(f *consoleFlags) (_ *consoleSetup, err error) {
 	return cs, nil
 }
 
-// siteOpts is what the configuration says of site code for the console.
-func siteOpts(cfg *config.Config, code string) tui.SiteOpts {
+// consoleLang is the one language of the console's screen: --lang, else
+// the console device's lang, else the first language of its (first)
+// site, else English.
+func consoleLang(flag, device string, cfg *config.Config, site string) string {
+	switch {
+	case flag != "":
+		return flag
+	case device != "":
+		return device
+	}
+	if cfg != nil {
+		if s, ok := cfg.Site(site); ok && len(s.Languages) > 0 {
+			return s.Languages[0]
+		}
+		if site == "" && len(cfg.Sites) > 0 && len(cfg.Sites[0].Languages) > 0 {
+			return cfg.Sites[0].Languages[0]
+		}
+	}
+	return "en"
+}
+
+// pickName is the name of names for a screen in lang: in lang, else in
+// the first of the site's languages that has one, else in any language
+// (alphabetically first), else "" (the caller's default): the rule of
+// queue.Site.PickName.
+func pickName(names config.Names, lang string, s *config.Site) string {
+	if n := names.Pick(append([]string{lang}, s.Languages...)...); n != "" {
+		return n
+	}
+	langs := make([]string, 0, len(names))
+	for l := range names {
+		langs = append(langs, l)
+	}
+	slices.Sort(langs)
+	return names.Pick(langs...)
+}
+
+// siteOpts is what the configuration says of site code for the console,
+// named in lang (pickName).
+func siteOpts(cfg *config.Config, code, lang string) tui.SiteOpts {
 	so := tui.SiteOpts{Code: code}
 	if cfg == nil {
 		return so
@@ -107,21 +151,18 @@ func siteOpts(cfg *config.Config, code string) tui.SiteOpts {
 	if !ok {
 		return so
 	}
-	so.Name = s.Name.Pick("en")
+	so.Name = pickName(s.Name, lang, s)
 	so.Location = s.Location()
 	so.Rollover = s.Rollover.Duration()
 	for _, sv := range s.Services {
-		so.Services = append(so.Services, tui.ServiceOpts{Code: sv.Code, Name: sv.Name.Pick("en"), WaitTarget: sv.WaitTarget})
+		so.Services = append(so.Services, tui.ServiceOpts{Code: sv.Code, Name: pickName(sv.Name, lang, s), WaitTarget: sv.WaitTarget})
 	}
 	for _, c := range s.Counters {
 		id := queue.CounterNumber(c.ID)
 		if id == 0 {
 			continue
 		}
-		co := tui.CounterOpts{ID: id, Name: c.Name.Pick("en")}
-		if co.Name == "" {
-			co.Name = "Counter " + c.ID
-		}
+		co := tui.CounterOpts{ID: id, Name: pickName(c.Name, lang, s)}
 		for _, cs := range c.Services {
 			co.Services = append(co.Services, cs.Service)
 		}

@@ -248,3 +248,32 @@ func lineOf(screen, s string) string {
 	}
 	return ""
 }
+
+// TestConsoleLang: the console's screen is in one language: --lang, else
+// the site's first language (zh for the demo hospital), names included;
+// the bank (pt, en) reads without its server-only API token.
+func TestConsoleLang(t *testing.T) {
+	for _, tc := range []struct {
+		file, lang, want, site, service, counter string
+	}{
+		{"../../testdata/hospital.yaml", "", "zh", "市人民医院", "初诊", "1号窗口"},
+		{"../../testdata/hospital.yaml", "en", "en", "City Hospital", "First visit", "Counter 1"},
+		{"../../testdata/bank.yaml", "", "pt", "", "Pessoa física", ""},
+		{"../../testdata/bank.yaml", "en", "en", "", "Personal", ""},
+	} {
+		t.Run(tc.want+"-"+filepath.Base(tc.file), func(t *testing.T) {
+			t.Setenv("NOWSERVING_BANK_API_TOKEN", "") // sim and console need no server secret
+			os.Unsetenv("NOWSERVING_BANK_API_TOKEN")
+			cs, err := resolveConsole(&consoleFlags{config: tc.file, lang: tc.lang})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := cs.sites[0]
+			if cs.lang != tc.want || s.Services[0].Name != tc.service || (tc.site != "" && s.Name != tc.site) ||
+				(tc.counter != "" && s.Counters[0].Name != tc.counter) {
+				t.Errorf("lang %s: site %q, service %q, counter %q; want %s %q %q %q", cs.lang, s.Name, s.Services[0].Name,
+					s.Counters[0].Name, tc.want, tc.site, tc.service, tc.counter)
+			}
+		})
+	}
+}

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,13 +79,26 @@ func (d *server) listenProtocol(ctx context.Context, cfg *config.Config, po prot
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", cfg.Listen.Protocol)
 	if err != nil {
-		return nil, fmt.Errorf("serve: listen on %s: %w", cfg.Listen.Protocol, err)
+		return nil, listenError(cfg.Listen.Protocol, "listen.protocol", err)
 	}
 	d.protocolAddr = ln.Addr()
 	d.tls = po.TLSConfig != nil
 	d.live.proto = srv
 	d.Parts = append(d.Parts, &daemon.Protocol{Server: srv, Listener: ln})
 	return ln, nil
+}
+
+// listenError is a failed listen on addr, the value of key; when the
+// address is taken (another daemon, often the demo on the same ports) it
+// says how to choose another: the key's flag, variable or port 0.
+func listenError(addr, key string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		flag := "--" + strings.NewReplacer(".", "-", "_", "-").Replace(key)
+		return fmt.Errorf("serve: listen on %s: %w: another process (another nowserving?) holds it; "+
+			"give another address with %s HOST:PORT (or %s, or %s in the file; port 0 picks a free one)",
+			addr, err, flag, config.EnvName(key), key)
+	}
+	return fmt.Errorf("serve: listen on %s: %w", addr, err)
 }
 
 // listenHTTP listens on listen.http, when set, and adds the web part
@@ -101,7 +117,7 @@ func (d *server) listenHTTP(ctx context.Context, cfg *config.Config, eng *queue.
 	var lc net.ListenConfig
 	hl, err := lc.Listen(ctx, "tcp", cfg.Listen.HTTP)
 	if err != nil {
-		return fmt.Errorf("serve: listen on %s: %w", cfg.Listen.HTTP, err)
+		return listenError(cfg.Listen.HTTP, "listen.http", err)
 	}
 	tc, err := tlsConfig(cfg.Listen.HTTPTLS)
 	if err != nil {
@@ -134,7 +150,7 @@ func protocolDevices(in []config.Device) ([]protocol.Device, error) {
 		if err != nil {
 			return nil, fmt.Errorf("device %s: %w", d.ID, err)
 		}
-		out = append(out, protocol.Device{ID: d.ID, Role: r, Site: d.Site, Counter: d.Counter, Secret: []byte(d.Secret)})
+		out = append(out, protocol.Device{ID: d.ID, Role: r, Site: d.Site, Counter: d.Counter, Secret: []byte(d.Secret), Lang: d.Lang})
 	}
 	return out, nil
 }

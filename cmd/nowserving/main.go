@@ -63,7 +63,7 @@ func newRoot() *cobra.Command {
 		newReportCmd(),
 		newNotifyCmd(),
 		with(&cobra.Command{Use: "bench", Short: "Measure a running daemon: connections held, ticket throughput and latency"},
-			newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd()),
+			newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd(), newBenchDayCmd()),
 		with(&cobra.Command{Use: "conform", Short: "Check a device, or a daemon, against the device protocol (PROTOCOL.md)", Long: conformLong},
 			newConformDeviceCmd(wire.RoleKiosk), newConformDeviceCmd(wire.RoleKeypad), newConformDeviceCmd(wire.RoleDisplay), newConformDaemonCmd(), newConformAPICmd()),
 	)
@@ -91,7 +91,17 @@ func loadConfig(cmd *cobra.Command, file string) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	warnEnv(cfg)
 	return cfg, nil
+}
+
+// warnEnv logs a warning for each NOWSERVING_* variable that sets no key
+// (config.EnvWarnings), on the logger of cfg's log section.
+func warnEnv(cfg *config.Config) {
+	log := newLogger(cfg.Log)
+	for _, w := range config.EnvWarnings(os.Environ(), cfg) {
+		log.Warn(w)
+	}
 }
 
 // newLogger builds the process logger from the log section, on stderr.

@@ -125,5 +125,6 @@ func storeOnly(cmd *cobra.Command) (config.Store, *config.Config, error) {
 	if err != nil {
 		return config.Store{}, nil, err
 	}
+	warnEnv(cfg)
 	return cfg.Store, nil, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -58,6 +59,7 @@ tokens, boards and voice live; an invalid file is refused and nothing changes.`,
 				_ = d.close(cmd.Context())
 				return err
 			}
+			quietStart(cmd.ErrOrStderr(), cfg.Log, d)
 			defer removePIDFile(*pidFile)
 			stop := d.live.onHangup(cmd.Context(), func() (*config.Config, error) { return loadConfig(cmd, *file) })
 			defer stop()
@@ -70,9 +72,41 @@ tokens, boards and voice live; an invalid file is refused and nothing changes.`,
 	return cmd
 }
 
+// quietStart says once on w that the daemon serves, and where, when the
+// log level hides the INFO "listening" lines (rush.yaml logs at warn):
+// a daemon that starts in silence looks hung.
+func quietStart(w io.Writer, l config.Log, d *server) {
+	if l.SlogLevel() <= slog.LevelInfo {
+		return
+	}
+	http := "off"
+	if d.httpAddr != nil {
+		http = d.httpAddr.String()
+	}
+	fmt.Fprintf(w, "nowserving: serving, protocol %s, http %s (log.level %s: only warnings and errors follow)\n",
+		d.protocolAddr, http, l.Level)
+}
+
 // errNoConfig is serve's answer to a missing --config: a daemon without
 // sites serves nobody.
 var errNoConfig = errors.New("serve: give --config FILE, the sites, services, counters and devices to serve (`make run` starts the demo: serve --config testdata/hospital.yaml)")
+
+// newEngine builds the engine over st, and its notifier when the store
+// has one; both close before the store, the engine first.
+func (d *server) newEngine(cfg *config.Config, st queue.Store, log *slog.Logger) (*queue.Engine, error) {
+	eo := queue.Opts{Store: st, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers(cfg.Store), StoreTimeout: cfg.Store.Timeout,
+		Name: probeName(cfg), Logger: log}
+	if n := follow(cfg.Store, &eo); n != nil {
+		d.Closers = append([]daemon.Closer{{Name: "notifier", Close: func(context.Context) error { return n.Close() }}}, d.Closers...)
+	}
+	eng, err := queue.New(eo)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	// The engine closes before the notifier and the store: prepend.
+	d.Closers = append([]daemon.Closer{{Name: "engine", Close: eng.Close}}, d.Closers...)
+	return eng, nil
+}
 
 // newDaemon starts opening the store, starts the engine and listens; run
 // serves. A store that is unavailable (the database is down or does not
@@ -105,16 +139,13 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	eo := queue.Opts{Store: mst, Sites: sites(cfg), Batch: cfg.Store.Batch, Committers: committers(cfg.Store), StoreTimeout: cfg.Store.Timeout, Logger: log}
-	if n := follow(cfg.Store, &eo); n != nil {
-		d.Closers = append([]daemon.Closer{{Name: "notifier", Close: func(context.Context) error { return n.Close() }}}, d.Closers...)
-	}
-	eng, err := queue.New(eo)
-	if err != nil {
+	if err := metrics.RegisterFailovers(reg, func() (uint64, uint64) { h := ps.Health(); return h.ReadOnly, h.NotAnswering }); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	// The engine closes before the notifier and the store: prepend.
-	d.Closers = append([]daemon.Closer{{Name: "engine", Close: eng.Close}}, d.Closers...)
+	eng, err := d.newEngine(cfg, mst, log)
+	if err != nil {
+		return nil, err
+	}
 
 	first, err := buildDevices(cfg, eng, log)
 	if err != nil {
@@ -150,6 +181,10 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	}()
 	if err := d.listenHTTP(ctx, cfg, eng, reg, ps, log); err != nil {
 		return nil, err
+	}
+	if cfg.Store.Driver != config.DriverSQLite {
+		// One daemon per SQLite file: its devices have nowhere else to go.
+		d.Parts = append(d.Parts, daemon.NewReleaser(ps.Health, d.live.proto, cfg.Store.ReleaseAfter, log))
 	}
 	d.Parts = append(d.Parts, daemon.NewSweeper(eng, sweepEvery, log), qm, nw, dev) // dev last: boards blank after the rest drained
 	d.live.cfg, d.live.eng, d.live.dev, d.live.log = cfg, eng, dev, log

@@ -150,3 +150,39 @@ func TestServeBadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestListenErrorSuggestsFlag: a port another process holds (the demo's
+// 7400 under bank.yaml) is refused with the flag that picks another.
+func TestListenErrorSuggestsFlag(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, err = net.Listen("tcp", ln.Addr().String())
+	if err == nil {
+		t.Fatal("second listen on one port succeeded")
+	}
+	got := listenError(ln.Addr().String(), "listen.protocol", err).Error()
+	for _, want := range []string{"--listen-protocol HOST:PORT", "NOWSERVING_LISTEN_PROTOCOL", "port 0"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("error %q does not say %q", got, want)
+		}
+	}
+}
+
+// TestQuietStart: at log level warn (rush.yaml) serve still says once that
+// it serves and where; at info the "listening" lines do.
+func TestQuietStart(t *testing.T) {
+	d := &server{protocolAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7401}}
+	var b strings.Builder
+	quietStart(&b, config.Log{Level: "warn"}, d)
+	if want := "nowserving: serving, protocol 127.0.0.1:7401, http off (log.level warn: only warnings and errors follow)\n"; b.String() != want {
+		t.Errorf("at warn: %q, want %q", b.String(), want)
+	}
+	b.Reset()
+	quietStart(&b, config.Log{Level: "info"}, d)
+	if b.Len() != 0 {
+		t.Errorf("at info: %q, want nothing", b.String())
+	}
+}

@@ -16,9 +16,11 @@ import (
 
 // openStore opens the configured store; migrate says whether to apply the
 // embedded migrations on open; outbox routes the events to notify (the
-// daemon's store only).
+// daemon's store only). Each host gets a connect time-out of a third of
+// store.timeout, at most 1 s, unless the DSN sets its own.
 func openStore(ctx context.Context, c config.Store, log *slog.Logger, migrate bool, outbox ...sqlstore.OutboxRoute) (*sqlstore.Store, error) {
-	return store.Open(ctx, string(c.Driver), c.DSN, sqlstore.Opts{Logger: log, NoMigrate: !migrate, Outbox: outbox, MaxConns: c.Pool})
+	return store.Open(ctx, string(c.Driver), c.DSN, sqlstore.Opts{Logger: log, NoMigrate: !migrate, Outbox: outbox, MaxConns: c.Pool,
+		ConnectTimeout: sqlstore.ConnectTimeoutFor(c.Timeout)})
 }
 
 // startWait is how long newDaemon waits for the first attempt to open the

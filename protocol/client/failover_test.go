@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
@@ -106,5 +107,35 @@ func TestFailoverTime(t *testing.T) {
 	t.Logf("ticket on B %s after A died", took)
 	if took > 2*time.Second {
 		t.Errorf("failover took %s, want under 2s", took)
+	}
+}
+
+// TestReleasedMovesOn: a daemon that releases its sessions (its store has
+// been unreachable too long: protocol.Server.Release with StoreDown, ERROR
+// 0x41 with request id 0) sends the kiosk to the next daemon of its list
+// at once, even though it still accepts connections; the kiosk's next
+// ticket comes from there.
+func TestReleasedMovesOn(t *testing.T) {
+	a := protocoltest.New(t, site(), devices())
+	a.Start()
+	t.Cleanup(a.Stop)
+	b := protocoltest.New(t, site(), devices())
+	b.DB = a.DB
+	b.Start()
+	t.Cleanup(b.Stop)
+	k := dial(t, a.Addr+","+b.Addr, "kiosk-1", wire.RoleKiosk)
+	ctx := context.Background()
+	if _, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{}); err != nil || k.Addr() != a.Addr {
+		t.Fatalf("first ticket: %v on %s, want it from A", err, k.Addr())
+	}
+	if n := a.Server.Release(protocol.StoreDown, "test"); n != 1 {
+		t.Fatalf("Release closed %d sessions, want 1", n)
+	}
+	tk, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{})
+	if err != nil || tk.Number != "A002" {
+		t.Fatalf("ticket after A let go = %v, %v; want A002", tk, err)
+	}
+	if k.Addr() != b.Addr {
+		t.Errorf("kiosk on %s after A let go, want B %s", k.Addr(), b.Addr)
 	}
 }

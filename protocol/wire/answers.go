@@ -103,6 +103,8 @@ type Snapshot struct {
 	Devices []DeviceInfo
 	// Resources: the bookable resources and their appointments of ServiceDay, one page of at most ResourcePageBytes (repeated).
 	Resources []ResourceInfo
+	// Recent: to a console, the last events of the day up to Version, oldest first, which the snapshot already counts (repeated).
+	Recent []Event
 	// ResourceTotal: bookable resources the device's filter selects, listed here or not.
 	ResourceTotal uint32
 	// ResourceNext: the last resource of this page when more follow: STATUS ResourceAfter asks for the next page; empty: the list is complete.
@@ -118,6 +120,7 @@ var _ = declare[Snapshot](TypeSnapshot, "SNAPSHOT", fields{
 	6:  "Counters",
 	7:  "Devices",
 	8:  "Resources",
+	9:  "Recent",
 	10: "ResourceTotal",
 	11: "ResourceNext",
 })
@@ -170,6 +173,8 @@ type Event struct {
 	BookingID uint64
 	// SlotMS: slot start of a booking event, Unix milliseconds.
 	SlotMS int64
+	// ToCounter: on TRANSFERRED to one counter, the counter the ticket now waits for (Counter transferred it); 0: none.
+	ToCounter uint32
 }
 
 var _ = declare[Event](TypeEvent, "EVENT", fields{
@@ -196,6 +201,7 @@ var _ = declare[Event](TypeEvent, "EVENT", fields{
 	21: "Resource",
 	22: "BookingID",
 	23: "SlotMS",
+	24: "ToCounter",
 })
 
 // ServiceInfo is one service in a SNAPSHOT.

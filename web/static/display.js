@@ -2,15 +2,25 @@
 // with a full "state"; "call" events chime and highlight the newest
 // number; "ping" events say the connection is alive in a quiet hall.
 //
-// The layout comes from the viewport (style.css): nothing scrolls; the
-// lists keep only the rows that fit, and the big number shrinks until it
-// fits its box. Without the daemon for OFFLINE_MS the whole screen says
-// "not connected" and the numbers are cleared, so a stale call is never
-// shown as current.
+// The layout comes from the viewport (style.css): nothing scrolls. The
+// last calls keep the rows that fit. The waiting list never hides a
+// service with people waiting (layoutWaiting): services nobody waits for
+// give their place first; the list takes the height it needs from the
+// last calls (which keep three rows); then its letters shrink and it
+// uses more columns, and when even that is not
+// enough it shows the services page by page, a page every PAGE_MS, its
+// title saying which ("2/3"). A name too long for its place shrinks, then
+// scrolls to and fro (fitText): it is never cut. The big number shrinks
+// until it fits its box. A service its hours close says so, and when it
+// opens, in the language on screen; when every service is closed the
+// board says it instead of a number. Without the daemon for OFFLINE_MS
+// the whole screen says "not connected" and the numbers are cleared, so a
+// stale call is never shown as current.
 //
 // Query parameters: ?lang=xx keeps one language (default: the site's
 // languages in turn), ?rotate=S seconds per language (default 10, 0 keeps
-// the main one).
+// the main one), ?page=S seconds per page of the waiting list (default
+// 8). The right arrow key (a TV remote's) turns the page at once.
 (function () {
   "use strict";
   var OFFLINE_MS = 3000;
@@ -19,6 +29,12 @@
   var fixedLang = params.has("lang");
   var langs = nowServingLangs();
   var rotate = params.has("rotate") ? +params.get("rotate") : 10;
+  var PAGE_MS = (params.has("page") ? +params.get("page") : 8) * 1000 || 8000;
+  var SCALES = [1, 0.85, 0.72, 0.6]; // of the waiting rows' letters, largest first
+  var COL_EM = 6; // a column of the waiting list is at least this many letters wide
+  var MAX_COLS = 4;
+  var ONE_COL = 0.72; // the smallest letters tried in one column before two
+  var page = 0; // the page of the waiting list on screen
   var shown = 0; // index into langs of the language on screen
   var state = null;
   var offset = 0; // server clock minus browser clock, ms
@@ -78,20 +94,185 @@
     try { $("clock").textContent = now.toLocaleTimeString(langs[0], opts); }
     catch (e) { $("clock").textContent = now.toLocaleTimeString(langs[0]); }
     document.body.classList.toggle("flash", Date.now() < highlightUntil);
+    if (state && openSig() !== shownOpen) render(); // a service's hours opened or closed it
   }
 
-  // fitList drops rows from the end of list until it no longer overflows
-  // its box, first those of class idle (services nobody waits for), and
-  // returns how many are left.
+  var shownOpen = ""; // openSig at the last render
+  function openSig() { return ((state && state.services) || []).map(isOpen).join(); }
+
+  // fitList drops rows from the end of the last calls until the list no
+  // longer overflows its box, and returns how many are left.
   function fitList(list) {
-    var idle = list.querySelectorAll(".idle");
-    for (var i = idle.length - 1; i >= 0 && list.scrollHeight > list.clientHeight + 1; i--) {
-      list.removeChild(idle[i]);
-    }
     while (list.lastElementChild && list.scrollHeight > list.clientHeight + 1) {
       list.removeChild(list.lastElementChild);
     }
     return list.children.length;
+  }
+
+  function overflows(e) { return e.scrollWidth > e.clientWidth + 1; }
+
+  // fitText makes the text of e (a name: its one child span holds the
+  // text) fit its width: it shrinks it down to 70 %, and a name still too
+  // long scrolls to and fro (class scroll) rather than being cut.
+  function fitText(e) {
+    e.classList.remove("scroll");
+    e.style.fontSize = "";
+    if (!overflows(e)) return;
+    var size = parseFloat(getComputedStyle(e).fontSize), min = size * 0.7;
+    while (overflows(e) && size > min) {
+      size *= 0.93;
+      e.style.fontSize = size + "px";
+    }
+    if (!overflows(e)) return;
+    e.classList.add("scroll"); // pads the text clear of the faded edges: measure after
+    var over = e.firstChild.getBoundingClientRect().width - e.clientWidth;
+    e.style.setProperty("--shift", -Math.ceil(over + 2) + "px");
+    e.style.setProperty("--dur", Math.max(6, over / 30).toFixed(1) + "s");
+  }
+
+  // named is <span class=cls><span>text</span></span>, for fitText.
+  function named(cls, text) {
+    var e = el("span", cls);
+    e.appendChild(el("span", "", text));
+    return e;
+  }
+
+  function siteNow() { return Date.now() + offset; }
+
+  // isOpen tells whether service s takes tickets now, from its open,
+  // closes and opens times (so it closes on time without an event).
+  function isOpen(s) {
+    var now = siteNow(), closes = s.closes ? Date.parse(s.closes) : Infinity, opens = s.opens ? Date.parse(s.opens) : Infinity;
+    if (s.open === false) return now >= opens;
+    return now < closes || now >= opens;
+  }
+
+  // whenText is instant iso as the site says it in l: "10:00" today,
+  // "Mon 10:00" later this week, with the date beyond.
+  function whenText(iso, l) {
+    var at = new Date(iso), tz = state && state.tz, o = { hour: "2-digit", minute: "2-digit" };
+    var day = function (d) {
+      try { return d.toLocaleDateString("en-CA", tz ? { timeZone: tz } : {}); } catch (e) { return d.toDateString(); }
+    };
+    if (tz) o.timeZone = tz;
+    if (day(at) !== day(new Date(siteNow()))) o.weekday = "short";
+    if (at - siteNow() > 6 * 86400000) { o.day = "numeric"; o.month = "short"; }
+    try { return at.toLocaleString(l, o); } catch (e) { return at.toLocaleString(); }
+  }
+
+  // closedText says, in l, when closed service s opens ("opens Mon
+  // 10:00": closed until then), or that it is closed; when the whole
+  // board says it (siteClosed), only the latter.
+  function closedText(s, l) {
+    if (!siteClosed && s.opens && Date.parse(s.opens) > siteNow()) return nowServingT(l, "opensAt", { t: whenText(s.opens, l) });
+    return nowServingT(l, "closed");
+  }
+  var siteClosed = false; // every service closed and nobody called
+
+  function serviceRow(list, s, l) {
+    var open = isOpen(s);
+    var li = el("li", "service" + (s.waiting ? "" : " idle") + (open ? "" : " closed"));
+    li.dataset.code = s.code;
+    li.appendChild(named("name", nowServingName(s.names, l, s.name || s.code)));
+    if (!open) li.appendChild(el("span", "note", closedText(s, l)));
+    li.appendChild(el("span", "count", String(s.waiting)));
+    list.appendChild(li);
+  }
+
+  // capacity is how many rows and columns of services fit the waiting
+  // list, avail pixels high, at letter size scale; row is a row's height.
+  function capacity(w, avail, scale, sample, l) {
+    w.style.setProperty("--ws", String(scale));
+    w.style.gridTemplateColumns = "";
+    w.style.gridTemplateRows = "";
+    w.textContent = "";
+    serviceRow(w, sample, l);
+    var li = w.firstChild, h = li.getBoundingClientRect().height, font = parseFloat(getComputedStyle(li).fontSize);
+    var rows = Math.max(1, Math.floor((avail + 0.5) / h));
+    var cols = Math.max(1, Math.min(MAX_COLS, Math.floor(w.clientWidth / (COL_EM * font))));
+    return { rows: rows, cols: cols, row: h };
+  }
+
+  // keep is all with services nobody waits for left out from the end
+  // until at most n remain.
+  function keep(all, n) {
+    var out = all.slice();
+    for (var i = out.length - 1; i >= 0 && out.length > n; i--) if (!out[i].waiting) out.splice(i, 1);
+    return out;
+  }
+
+  // plan chooses how the services are shown in avail pixels: one column
+  // with letters down to ONE_COL (names stay whole), then more columns
+  // from the largest letters down, the first at which every service with
+  // people waiting fits; else pages of them at the smallest letters.
+  function plan(w, avail, all, l) {
+    var busy = all.filter(function (s) { return s.waiting > 0; });
+    var cap;
+    for (var pass = 0; pass < 2; pass++) {
+      for (var i = 0; i < SCALES.length; i++) {
+        if (pass === 0 && SCALES[i] < ONE_COL) break;
+        cap = capacity(w, avail, SCALES[i], all[0], l);
+        for (var c = pass + 1; c <= (pass ? cap.cols : 1); c++) {
+          var n = cap.rows * c;
+          if (busy.length <= n) return { scale: SCALES[i], cols: c, rows: cap.rows, row: cap.row, pages: [keep(all, n)] };
+        }
+      }
+    }
+    // As few pages as fit, evenly filled (11 in pages of 10 are 6 and 5).
+    var n = Math.ceil(busy.length / (cap.rows * cap.cols)), per = Math.ceil(busy.length / n), pages = [];
+    for (var j = 0; j < busy.length; j += per) pages.push(busy.slice(j, j + per));
+    return { scale: SCALES[SCALES.length - 1], cols: cap.cols, rows: cap.rows, row: cap.row, pages: pages };
+  }
+
+  // waitingRoom is the height the waiting list may take: the side less
+  // the last calls' title and three of their rows, and its own title.
+  function waitingRoom(l) {
+    var side = $("side"), calls = $("calls"), w = $("waiting");
+    calls.textContent = "";
+    callRow(calls, { number: "A000", counter: "0" }, l);
+    var callRowH = calls.firstChild.getBoundingClientRect().height;
+    calls.textContent = "";
+    var gap = parseFloat(getComputedStyle(side).rowGap) || 0;
+    var callsTitle = calls.getBoundingClientRect().top - calls.parentElement.getBoundingClientRect().top;
+    var waitTitle = w.getBoundingClientRect().top - w.parentElement.getBoundingClientRect().top;
+    return Math.max(0, side.clientHeight - gap - callsTitle - 3 * callRowH - waitTitle - 1);
+  }
+
+  // layoutWaiting fills the waiting list (see the top of the file) and
+  // returns how many services it shows.
+  function layoutWaiting(l) {
+    var w = $("waiting"), all = (state && state.services) || [];
+    var pg = $("waiting-page");
+    w.textContent = "";
+    pg.textContent = "";
+    w.style.height = "0px";
+    if (!all.length) return 0;
+    var avail = waitingRoom(l);
+    var p = plan(w, avail, all, l);
+    page = page % p.pages.length;
+    var shown = p.pages[page], rows = Math.min(p.rows, Math.ceil(shown.length / p.cols));
+    if (p.pages.length > 1) rows = p.rows; // every page as high as the fullest
+    w.style.setProperty("--ws", String(p.scale));
+    w.style.gridTemplateColumns = "repeat(" + p.cols + ", minmax(0, 1fr))";
+    w.style.gridTemplateRows = "repeat(" + rows + ", auto)";
+    w.style.height = Math.ceil(rows * p.row) + "px";
+    w.textContent = "";
+    shown.forEach(function (s) { serviceRow(w, s, l); });
+    if (p.pages.length > 1) pg.textContent = (page + 1) + "/" + p.pages.length;
+    w.querySelectorAll(".name").forEach(fitText);
+    document.body.dataset.waitingPages = String(p.pages.length);
+    document.body.dataset.waitingPage = String(page);
+    document.body.dataset.waitingCols = String(p.cols);
+    document.body.dataset.waitingScale = String(p.scale);
+    return shown.length;
+  }
+
+  // turnPage shows the next page of the waiting list, if it has several.
+  function turnPage() {
+    if (+document.body.dataset.waitingPages > 1) {
+      page++;
+      render();
+    }
   }
 
   // shrink lowers the font size of e until its text fits its width.
@@ -108,11 +289,11 @@
     return nowServingName(c.counter_names, l, c.counter_name || c.counter);
   }
 
-  // row appends <li class=cls><span class=ac>a</span><span class=bc>b</span>.
-  function row(list, cls, ac, a, bc, b) {
-    var li = el("li", cls);
-    li.appendChild(el("span", ac, a));
-    li.appendChild(el("span", bc, b));
+  // callRow appends the last call c to list.
+  function callRow(list, c, l) {
+    var li = el("li", "call" + (c.calling ? " calling" : ""));
+    li.appendChild(el("span", "number", c.number));
+    li.appendChild(named("counter", "\u2192 " + counterText(c, l)));
     list.appendChild(li);
   }
 
@@ -124,25 +305,34 @@
     var cur = null;
     for (var i = 0; i < calls.length && !cur; i++) if (calls[i].calling) cur = calls[i];
     var name = state ? nowServingName(state.names, l, state.name || state.site) : "";
-    $("site").textContent = name;
+    $("site").firstChild.textContent = name;
     document.title = nowServingT(l, "title") + (name ? " - " + name : "");
-    $("current-number").textContent = cur ? cur.number : "\u2014";
-    $("current-counter").textContent = cur ? "\u2192 " + counterText(cur, l) : "";
+    // Every service closed by its hours and nobody called: the board says
+    // so, and when the first one opens.
+    var services = (state && state.services) || [];
+    var closed = siteClosed = !cur && services.length > 0 && services.every(function (s) { return !isOpen(s); });
+    document.body.classList.toggle("closed", closed);
+    if (closed) {
+      var first = services.map(function (s) { return s.opens; }).filter(Boolean).sort()[0];
+      $("current-number").textContent = nowServingT(l, "closed");
+      $("current-counter").textContent = first ? nowServingT(l, "opensAt", { t: whenText(first, l) }) : "";
+    } else {
+      $("current-number").textContent = cur ? cur.number : "\u2014";
+      $("current-counter").textContent = cur ? "\u2192 " + counterText(cur, l) : "";
+    }
+    // The waiting list first: it may take room from the last calls.
+    document.body.dataset.waitingShown = String(layoutWaiting(l));
+    shownOpen = openSig();
     var list = $("calls");
     list.textContent = "";
-    calls.forEach(function (c) {
-      if (c !== cur) row(list, "call" + (c.calling ? " calling" : ""), "number", c.number, "counter", "\u2192 " + counterText(c, l));
-    });
-    var w = $("waiting");
-    w.textContent = "";
-    ((state && state.services) || []).forEach(function (s) {
-      row(w, s.waiting ? "service" : "service idle", "name", nowServingName(s.names, l, s.name || s.code), "count", String(s.waiting));
-    });
+    calls.forEach(function (c) { if (c !== cur) callRow(list, c, l); });
     document.body.dataset.callsShown = String(fitList(list));
-    document.body.dataset.waitingShown = String(fitList(w));
+    list.querySelectorAll(".counter").forEach(fitText);
+    fitText($("site"));
     shrink($("current-number"));
     shrink($("current-counter"));
     if (state) document.body.dataset.version = String(state.version);
+    document.body.dataset.size = innerWidth + "x" + innerHeight; // laid out for this viewport
   }
 
   // setLive shows the board (true) or the full-screen "not connected"
@@ -215,7 +405,9 @@
     render();
   }
 
-  window.addEventListener("resize", render);
+  window.addEventListener("resize", function () { page = 0; render(); });
+  document.addEventListener("keydown", function (e) { if (e.key === "ArrowRight") turnPage(); });
+  setInterval(turnPage, PAGE_MS);
   connect();
   render();
   setInterval(tick, 1000);

@@ -1,7 +1,12 @@
 package mysql_test
 
 import (
+	"context"
+	"database/sql"
+	"strings"
 	"testing"
+
+	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/mysql"
@@ -47,6 +52,57 @@ func TestGalera(t *testing.T) {
 		storetest.RunCounterRace(t, []func(*testing.T) queue.Store{openOn(d1), openOn(d2)}, 100)
 	})
 	t.Run("follow", func(t *testing.T) { storetest.RunFollow(t, galeraShared(g)) })
+	t.Run("several nodes", func(t *testing.T) { severalNodes(t, g) })
+}
+
+// severalNodes: a store given both nodes connects to the first; once that
+// node is no longer Synced (wsrep_desync, as during a state transfer it
+// donates), a new connection skips it for the second.
+func severalNodes(t *testing.T, g *storetest.Galera) {
+	d1, _ := g.DSNs(t)
+	cfg, err := gomysql.ParseDSN(d1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	s, err := mysql.Open(ctx, strings.Replace(d1, cfg.Addr, g.Nodes[0]+","+g.Nodes[1], 1), mysql.Opts{MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	node := func() string {
+		var port string
+		if err := s.DB().QueryRowContext(ctx, "SELECT @@port").Scan(&port); err != nil {
+			t.Fatal(err)
+		}
+		return "127.0.0.1:" + port
+	}
+	if got := node(); got != g.Nodes[0] {
+		t.Fatalf("connected to %s, want the first node %s", got, g.Nodes[0])
+	}
+	n1, err := sql.Open("mysql", d1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n1.Close()
+	if _, err := n1.ExecContext(ctx, "SET GLOBAL wsrep_desync = ON"); err != nil {
+		t.Fatal(err)
+	}
+	defer n1.ExecContext(context.Background(), "SET GLOBAL wsrep_desync = OFF")
+	var name, state string
+	if err := n1.QueryRowContext(ctx, "SHOW STATUS LIKE 'wsrep_local_state_comment'").Scan(&name, &state); err != nil || state == "Synced" {
+		t.Fatalf("node 1 after wsrep_desync: %s %v", state, err)
+	}
+	// What the store does after a connection met a lost node: the idle
+	// ones go, the next transaction dials.
+	s.DB().SetMaxIdleConns(-1)
+	s.DB().SetMaxIdleConns(4)
+	if err := s.Probe(ctx, "several nodes"); err != nil {
+		t.Fatal(err)
+	}
+	if got := node(); got != g.Nodes[1] {
+		t.Errorf("connected to %s with node 1 %s, want the second node %s", got, state, g.Nodes[1])
+	}
 }
 
 // galeraShared is a fresh database of the cluster, daemon i on node i+1.

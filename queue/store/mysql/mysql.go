@@ -9,11 +9,13 @@
 package mysql
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -72,8 +74,24 @@ func Dialect() *sqlstore.Dialect {
 // one node could answer "ticket not found" for a ticket another node has
 // just issued, or run again a request another node has just committed
 // when a device resends it there.
+//
+// The address may list several servers or Galera nodes,
+// user:password@tcp(h1:3306,h2:3306,h3:3306)/db (see SplitHosts). Each new
+// connection tries them in turn from the one that answered last, and keeps
+// the first whose read_only is off and, on Galera, whose
+// wsrep_local_state_comment is Synced in the Primary component. A
+// connection that meets a read-only server, a node outside the cluster or
+// a lost server is closed with the pool's idle ones (see sqlstore.Drops),
+// so the next transaction moves to another node. Unless the DSN sets
+// timeout=, each node gets opts.ConnectTimeout (sqlstore.DefaultConnectTimeout
+// when zero) to connect and answer those checks, so a hung node is
+// skipped within the store deadline.
 func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
-	cfg, err := mysql.ParseDSN(dsn)
+	first, addrs, err := SplitHosts(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := mysql.ParseDSN(first)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: open: %w", Dialect().Err(err))
 	}
@@ -83,7 +101,9 @@ func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	cfg.ClientFoundRows = true
 	cfg.InterpolateParams = true
 	cfg.ParseTime = false
-	isolation, galera, err := probe(ctx, cfg)
+	connect := cmp.Or(cfg.Timeout, opts.ConnectTimeout, sqlstore.DefaultConnectTimeout)
+	cfg.Timeout = connect
+	isolation, galera, err := probe(ctx, cfg, addrs, connect)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: connect: %w", Dialect().Err(err))
 	}
@@ -92,12 +112,11 @@ func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 		cfg.Params["wsrep_sync_wait"] = "1"
 	}
 	cfg.Params = withParam(cfg.Params, "innodb_lock_wait_timeout", fmt.Sprint(LockWaitTimeout))
-	conn, err := mysql.NewConnector(cfg)
+	conn, err := newHosts(cfg, addrs, galera, connect)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: open: %w", Dialect().Err(err))
 	}
-	db := sql.OpenDB(conn)
-	s, err := sqlstore.Connect(ctx, Dialect(), db, opts)
+	s, err := sqlstore.Connect(ctx, Dialect(), sql.OpenDB(conn), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -114,9 +133,10 @@ func withParam(p map[string]string, k, v string) map[string]string {
 
 // probe names the session variable of the isolation level
 // (transaction_isolation on MySQL 8 and MariaDB 11.1+, tx_isolation
-// before) and tells whether the server is a Galera node with wsrep on.
-func probe(ctx context.Context, cfg *mysql.Config) (isolation string, galera bool, err error) {
-	conn, err := mysql.NewConnector(cfg.Clone())
+// before) and tells whether the server is a Galera node with wsrep on,
+// asking the first writable one of addrs.
+func probe(ctx context.Context, cfg *mysql.Config, addrs []string, connect time.Duration) (isolation string, galera bool, err error) {
+	conn, err := newHosts(cfg, addrs, false, connect)
 	if err != nil {
 		return "", false, err
 	}
@@ -160,29 +180,34 @@ const migrationLock = "LEFT(CONCAT('nowserving migrate ', DATABASE()), 64)"
 //     is rolled back unless innodb_rollback_on_timeout, but the request
 //     cannot go on without it); 1317 query interrupted (KILL QUERY, a
 //     Galera brute-force abort); 1180 and 1181 errors during COMMIT and
-//     ROLLBACK; 1047 Galera's "WSREP has not yet prepared node for
-//     application use" and 1614/1402 transaction branches rolled back;
-//     3101 (MySQL group replication rolled the transaction back);
-//   - unavailable: too many connections, shutdown, lost or killed
-//     connections, a read-only server and a full disk;
+//     ROLLBACK; 1614/1402 transaction branches rolled back; 3101 (MySQL
+//     group replication rolled the transaction back);
+//   - read-only (queue.ErrReadOnly; the store drops the connection): 1290
+//     (--read-only, super_read_only), 1836 (read-only mode) and 1792 (a
+//     READ ONLY transaction, as a server in read_only mode may answer);
+//   - not answering (queue.ErrNotAnswering; the store drops the
+//     connection): shutdown, lost or killed connections, an idle session
+//     the server closed, a connection the driver found broken or out of
+//     sync, and 1047, Galera's "WSREP has not yet prepared node for
+//     application use" (a node outside the primary component, or not
+//     synced: another node can serve);
+//   - unavailable: too many connections, a full disk or table;
 //   - duplicate: 1062.
 func classify(err error) error {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		return codes.Of(me.Number)
 	}
-	if errors.Is(err, mysql.ErrInvalidConn) {
-		return queue.ErrUnavailable
+	if errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, mysql.ErrPktSync) || errors.Is(err, mysql.ErrPktSyncMul) {
+		return queue.ErrNotAnswering
 	}
 	return nil
 }
 
 var codes = sqlstore.Codes[uint16]{
-	Aborted:   []uint16{1213, 1205, 1317, 1180, 1181, 1047, 1614, 1402, 3101},
-	Duplicate: []uint16{1062},
-	Unavailable: []uint16{
-		1040, 1053, 1077, 1152, 1158, 1159, 1160, 1161, 1927, 4031, // connections
-		1290, 1836, // read-only (--read-only, a read-only Galera node)
-		1021, 1114, // disk full, table full
-	},
+	Aborted:      []uint16{1213, 1205, 1317, 1180, 1181, 1614, 1402, 3101},
+	Duplicate:    []uint16{1062},
+	ReadOnly:     []uint16{1290, 1836, 1792},
+	NotAnswering: []uint16{1053, 1077, 1152, 1158, 1159, 1160, 1161, 1927, 4031, 1047},
+	Unavailable:  []uint16{1040, 1021, 1114}, // too many connections, disk full, table full
 }

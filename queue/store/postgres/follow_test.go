@@ -9,8 +9,11 @@ import (
 )
 
 // shared is a fresh schema two daemons share, woken by LISTEN/NOTIFY.
-func shared(tb testing.TB) storetest.Shared {
-	dsn := storetest.PostgresDSN(tb)
+func shared(tb testing.TB) storetest.Shared { return sharedOn(storetest.PostgresDSN(tb)) }
+
+// sharedOn is the database at dsn, each daemon with a pool of 20 and its
+// LISTEN/NOTIFY notifier, as the daemon opens them.
+func sharedOn(dsn string) storetest.Shared {
 	return storetest.Shared{
 		Open: func(tb testing.TB, _ int) queue.Store {
 			s, err := postgres.Open(tb.Context(), dsn, postgres.Opts{MaxConns: 20})

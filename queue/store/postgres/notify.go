@@ -4,14 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
 // Notifier wakes the other daemons of one database with LISTEN/NOTIFY. It
@@ -37,7 +40,8 @@ type Notifier struct {
 var _ queue.Notifier = (*Notifier)(nil)
 
 // NewNotifier returns a notifier for the database at dsn (as Open takes
-// it). It connects on first use.
+// it, with the default connect time-out unless dsn sets one). It connects
+// on first use.
 func NewNotifier(dsn string) *Notifier {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
@@ -46,7 +50,11 @@ func NewNotifier(dsn string) *Notifier {
 
 // connect opens a connection and names the channel of its schema.
 func (n *Notifier) connect(ctx context.Context) (*pgx.Conn, string, error) {
-	c, err := pgx.Connect(ctx, n.dsn)
+	cfg, err := ParseConfig(n.dsn, 0)
+	if err != nil {
+		return nil, "", fmt.Errorf("postgres: notifier: %w", err)
+	}
+	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, "", fmt.Errorf("postgres: notifier: connect: %w", Dialect().Err(err))
 	}
@@ -99,7 +107,16 @@ func (n *Notifier) Notify(ctx context.Context, versions map[string]int64) error 
 	return nil
 }
 
-// Listen listens on a connection of its own until ctx ends or it fails.
+// listenCheck is how long Listen waits for a notification before it
+// makes sure the server still answers (a ping within
+// sqlstore.DefaultConnectTimeout): a server that hangs (a frozen primary)
+// sends nothing and closes nothing, and without the check the listener
+// would wait on it for ever while the daemon's store has moved to
+// another host. A variable so tests can shorten it.
+var listenCheck = 5 * time.Second
+
+// Listen listens on a connection of its own until ctx ends or it fails; a
+// server that does not answer the ping after a quiet listenCheck fails it.
 func (n *Notifier) Listen(ctx context.Context, ready func(), fn func(site string, version int64)) error {
 	c, ch, err := n.connect(ctx)
 	if err != nil {
@@ -111,7 +128,20 @@ func (n *Notifier) Listen(ctx context.Context, ready func(), fn func(site string
 	}
 	ready()
 	for {
-		m, err := c.WaitForNotification(ctx)
+		wctx, cancel := context.WithTimeout(ctx, listenCheck)
+		m, err := c.WaitForNotification(wctx)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !c.IsClosed() {
+			// Quiet for listenCheck (pgx keeps the connection after a
+			// time-out): is the server still there?
+			pctx, cancel := context.WithTimeout(ctx, sqlstore.DefaultConnectTimeout)
+			err = c.Ping(pctx)
+			cancel()
+			if err == nil {
+				continue
+			}
+			return fmt.Errorf("postgres: listen: no answer to a ping after %s without notifications: %w", listenCheck, Dialect().Err(err))
+		}
 		if err != nil {
 			return fmt.Errorf("postgres: wait for notification: %w", Dialect().Err(err))
 		}

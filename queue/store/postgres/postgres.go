@@ -8,15 +8,18 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
@@ -59,16 +62,38 @@ func Dialect() *sqlstore.Dialect {
 // Open connects to the database at dsn (a postgres:// URL or key=value
 // string as pgx accepts it; search_path may name the schema) and applies
 // the migrations unless opts.NoMigrate.
+//
+// The DSN may list several hosts (postgres://u@h1,h2/db?target_session_attrs=read-write):
+// every new connection tries them in turn and keeps the first writable
+// one. A connection that meets a read-only server (a demoted primary) or
+// loses its server is closed with the pool's idle ones, so the next
+// transaction dials again and finds the host that was promoted. Unless the
+// DSN sets connect_timeout (or PGCONNECT_TIMEOUT is set), each host gets
+// opts.ConnectTimeout (sqlstore.DefaultConnectTimeout when zero), so a
+// first host that hangs is skipped within the store deadline.
 func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
-	db, err := sql.Open("pgx", dsn)
+	cfg, err := ParseConfig(dsn, opts.ConnectTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", Dialect().Err(err))
+		return nil, err
 	}
-	s, err := sqlstore.Connect(ctx, Dialect(), db, opts)
+	s, err := sqlstore.Connect(ctx, Dialect(), stdlib.OpenDB(*cfg), opts)
 	if err != nil {
 		return nil, err
 	}
 	return &Store{s}, nil
+}
+
+// ParseConfig parses dsn as Open does, with connect (0: the default) as
+// the connect time-out of each host unless the DSN sets one.
+func ParseConfig(dsn string, connect time.Duration) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", Dialect().Err(err))
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = cmp.Or(connect, sqlstore.DefaultConnectTimeout)
+	}
+	return cfg, nil
 }
 
 // migrationLock is a session advisory lock named after the schema, so
@@ -78,20 +103,33 @@ const migrationLock = "hashtext('nowserving migrate ' || current_schema())"
 // classify maps SQLSTATEs, the one place that decides which errors end a
 // transaction on PostgreSQL: serialization failure, deadlock, lock not
 // available and a cancelled query abort it (retried whole); unique
-// violation is a duplicate; connection exceptions, a terminated backend
-// (pg_terminate_backend), shutdowns, too many connections, a read-only
-// standby and a full disk make the store unavailable (and end it too).
+// violation is a duplicate. A read-only transaction (a standby, or a
+// primary a failover tool demoted to one) is queue.ErrReadOnly; connection
+// exceptions, a terminated backend (pg_terminate_backend), a server
+// shutting down, starting up or in recovery, a connection pgx closed
+// ("conn closed") or that timed out, and a connect that reached no host
+// are queue.ErrNotAnswering: the store drops the connection, so a
+// multi-host DSN finds the writable host on the next dial. A connect that
+// reached only read-only hosts (target_session_attrs=read-write) is
+// queue.ErrReadOnly. Too many connections and a full disk are plain
+// queue.ErrUnavailable.
 func classify(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		if strings.HasPrefix(pe.Code, "08") { // connection exceptions
-			return queue.ErrUnavailable
+			return queue.ErrNotAnswering
 		}
 		return codes.Of(pe.Code)
 	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
-		return queue.ErrUnavailable
+		if errors.Is(err, pgconn.ErrReadOnlyConnection) {
+			return queue.ErrReadOnly
+		}
+		return queue.ErrNotAnswering
+	}
+	if errors.Is(err, pgconn.ErrConnClosed) || pgconn.Timeout(err) {
+		return queue.ErrNotAnswering
 	}
 	return nil
 }
@@ -101,8 +139,11 @@ var codes = sqlstore.Codes[string]{
 	// a statement in a failed transaction, statement completion unknown.
 	Aborted:   []string{"40001", "40P01", "55P03", "57014", "25P02", "40003"},
 	Duplicate: []string{"23505"},
-	Unavailable: []string{
-		"57P01", "57P02", "57P03", "53300", "53400", // terminated, shut down, too many connections
-		"25006", "53100", // read-only transaction (a standby), disk full
-	},
+	// A read-only transaction: a hot standby, default_transaction_read_only.
+	ReadOnly: []string{"25006"},
+	// Terminated, shut down (admin, crash), cannot connect now (starting
+	// up, shutting down, in recovery), a database dropped under us.
+	NotAnswering: []string{"57P01", "57P02", "57P03", "57P04", "57P05"},
+	// Too many connections, out of memory, disk full.
+	Unavailable: []string{"53300", "53400", "53200", "53100"},
 }

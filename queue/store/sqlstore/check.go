@@ -27,8 +27,16 @@ type CheckOpts struct {
 	// HeldSince returns the oldest service day whose tickets a counter may
 	// still hold (queue.Site.HeldSinceDay of now): a called or serving
 	// ticket of that day or later is being finished after the rollover,
-	// not left open. When nil, or when it returns "", no day is exempt.
+	// not left open. When it returns "", no day is exempt. When nil (no
+	// configuration), the daemon's rule is applied with the default grace
+	// (queue.DefaultHeldGrace) and the rollover read from the tickets: a
+	// called or serving ticket of the day before today is held while Now
+	// is less than the grace after today's first ticket (which was issued
+	// at or after the rollover, so a ticket the daemon still holds is
+	// never reported).
 	HeldSince func(site string) string
+	// Now is the clock of that default rule; nil means time.Now.
+	Now func() time.Time
 	// MaxViolations caps the violations listed per invariant (0: 20).
 	MaxViolations int
 }
@@ -39,6 +47,10 @@ type Report struct {
 	Tickets    int      // tickets in the database
 	Events     int      // events in the database
 	Violations []string // one line per broken invariant instance; empty when all hold
+	// Losses are the repairs of lost work daemons made (a database that
+	// lost acknowledged work): no violation, but what an operator must
+	// know, printed with the report.
+	Losses []queue.LossRecord
 	// Outbox is the state of the notifications (nil on a schema without
 	// an outbox). Its messages are no invariant: a dead one is reported,
 	// not counted as a violation.
@@ -58,6 +70,12 @@ func (r Report) String() string {
 		fmt.Fprintf(&b, "%d violations", len(r.Violations))
 		for _, v := range r.Violations {
 			b.WriteString("\n  " + v)
+		}
+	}
+	if len(r.Losses) > 0 {
+		fmt.Fprintf(&b, "\nthe database lost acknowledged work %d times; daemons repaired it:", len(r.Losses))
+		for _, l := range r.Losses {
+			b.WriteString("\n  " + l.String())
 		}
 	}
 	if o := r.Outbox; o != nil && o.Pending+o.Dead > 0 {
@@ -126,8 +144,10 @@ var checks = []check{
 	},
 	{
 		name: "event versions start at 1 without gaps",
+		// A gap that a repair of lost work skipped is recorded, not broken.
 		query: "SELECT e.site, e.version FROM events e WHERE e.version > 1 AND NOT EXISTS " +
-			"(SELECT 1 FROM events p WHERE p.site = e.site AND p.version = e.version - 1) ORDER BY e.site, e.version",
+			"(SELECT 1 FROM events p WHERE p.site = e.site AND p.version = e.version - 1) AND NOT EXISTS " +
+			"(SELECT 1 FROM lost_work l WHERE l.site = e.site AND l.gap_to = e.version - 1) ORDER BY e.site, e.version",
 		cols:   2,
 		format: "invariant 4: site %s: event version %s follows a gap",
 	},
@@ -141,7 +161,8 @@ var checks = []check{
 		name: "site version is the newest event",
 		query: "SELECT s.site, s.version, COALESCE(m.v, 0) FROM site_versions s " +
 			"LEFT JOIN (SELECT site, MAX(version) AS v FROM events GROUP BY site) m ON m.site = s.site " +
-			"WHERE s.version <> COALESCE(m.v, 0) ORDER BY s.site",
+			"WHERE s.version <> COALESCE(m.v, 0) AND NOT EXISTS (SELECT 1 FROM lost_work l WHERE l.site = s.site " +
+			"AND l.gap_to = s.version AND l.gap_from <= COALESCE(m.v, 0) + 1) ORDER BY s.site",
 		cols:   3,
 		format: "invariant 4: site %s: site_versions says %s, newest event is %s",
 	},
@@ -413,6 +434,10 @@ func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 		if err := t.checkOrphanNumbers(ctx, opts, limit, &r); err != nil {
 			return err
 		}
+		var err error
+		if r.Losses, err = t.Losses(ctx, "", -1); err != nil {
+			return err
+		}
 		return t.checkDays(ctx, opts, limit, &r)
 	})
 	if err != nil {
@@ -534,6 +559,8 @@ func (t *tx) checkDays(ctx context.Context, opts CheckOpts, limit int, r *Report
 		held := ""
 		if opts.HeldSince != nil {
 			held = opts.HeldSince(site)
+		} else if held, err = t.heldByDefault(ctx, site, today, opts.Now); err != nil {
+			return t.wrap("check: held tickets", err)
 		}
 		for _, v := range lines {
 			if held != "" && v[1] >= held && (v[3] == string(queue.StatusCalled) || v[3] == string(queue.StatusServing)) {
@@ -544,6 +571,28 @@ func (t *tx) checkDays(ctx context.Context, opts CheckOpts, limit int, r *Report
 		}
 	}
 	return nil
+}
+
+// heldByDefault is CheckOpts.HeldSince without a configuration: the day
+// before today while now is within queue.DefaultHeldGrace of today's first
+// ticket, else "".
+func (t *tx) heldByDefault(ctx context.Context, site, today string, now func() time.Time) (string, error) {
+	if now == nil {
+		now = time.Now
+	}
+	first, err := t.rowsAsText(ctx, t.s.d.Rebind("SELECT MIN(issued_at) FROM tickets WHERE site = ? AND day = ?"), 1, 0, []any{site, today})
+	if err != nil || len(first) == 0 {
+		return "", err
+	}
+	at, err := strconv.ParseInt(first[0][0], 10, 64)
+	if err != nil || !now().Add(-queue.DefaultHeldGrace).Before(time.UnixMilli(at)) {
+		return "", nil // no ticket today (MIN is NULL), or past the grace
+	}
+	prev, err := t.rowsAsText(ctx, t.s.d.Rebind("SELECT MAX(day) FROM tickets WHERE site = ? AND day < ?"), 1, 0, []any{site, today})
+	if err != nil || len(prev) == 0 {
+		return "", err
+	}
+	return prev[0][0], nil
 }
 
 // rowsAsText runs q and returns up to limit rows (0: all) of cols columns

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -16,7 +17,15 @@ type Codes[K comparable] struct {
 	Aborted []K
 	// Duplicate: a unique key refused the row.
 	Duplicate []K
-	// Unavailable: the server cannot be reached or refuses writes.
+	// ReadOnly: the server refuses writes (a standby, a read-only node);
+	// the store drops the connection (queue.ErrReadOnly).
+	ReadOnly []K
+	// NotAnswering: the server is gone or going (shut down, the session
+	// killed or lost); the store drops the connection
+	// (queue.ErrNotAnswering).
+	NotAnswering []K
+	// Unavailable: the server cannot serve now, but another connection to
+	// it would fare no better (too many connections, a full disk).
 	Unavailable []K
 }
 
@@ -27,10 +36,26 @@ func (c *Codes[K]) Of(code K) error {
 		return queue.ErrAborted
 	case slices.Contains(c.Duplicate, code):
 		return queue.ErrDuplicate
+	case slices.Contains(c.ReadOnly, code):
+		return queue.ErrReadOnly
+	case slices.Contains(c.NotAnswering, code):
+		return queue.ErrNotAnswering
 	case slices.Contains(c.Unavailable, code):
 		return queue.ErrUnavailable
 	}
 	return nil
+}
+
+// Drops reports whether err (a classified error, or a context's) means
+// the connection that met it is of no further use: the server refuses
+// writes (queue.ErrReadOnly), is gone (queue.ErrNotAnswering), or did not
+// answer within the deadline. The store closes such a connection instead
+// of returning it to the pool, and lets go of the idle ones too, which
+// point at the same server: the next transaction dials afresh, and a
+// multi-host DSN or a list of nodes reaches another host.
+func Drops(err error) bool {
+	return errors.Is(err, queue.ErrReadOnly) || errors.Is(err, queue.ErrNotAnswering) ||
+		errors.Is(err, context.DeadlineExceeded)
 }
 
 // SessionLock is a Dialect.LockMigrations over a lock the server holds

@@ -17,17 +17,20 @@ import (
 // On SQLite the probe shares the one writer connection with the engine:
 // give ctx a short deadline (the store timeout) so a slow probe cannot hold
 // the writer, and do not probe more often than readiness needs.
-func (s *Store) Probe(ctx context.Context, daemon string) error {
-	stx, err := s.writer.BeginTx(ctx, nil)
+func (s *Store) Probe(ctx context.Context, daemon string) (err error) {
+	l, stx, err := s.begin(ctx, true, nil)
 	if err != nil {
 		return s.wrap("probe: begin", err)
 	}
+	defer func() {
+		_ = stx.Rollback() // no-op after Commit
+		l.release(err)
+	}()
 	q := s.d.upsert("health", []string{"daemon"}, []string{"probed_ms"})
-	if _, err := stx.ExecContext(ctx, q, daemon, time.Now().UnixMilli()); err != nil {
-		_ = stx.Rollback()
+	if _, err = stx.ExecContext(ctx, q, daemon, time.Now().UnixMilli()); err != nil {
 		return s.wrap("probe: write health row", err)
 	}
-	if err := stx.Commit(); err != nil {
+	if err = stx.Commit(); err != nil {
 		return s.wrap("probe: commit", err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/nowserving/nowserving/backoff"
@@ -32,6 +33,11 @@ type Opts struct {
 	// MaxConns caps the open connections of the pool (the reader pool on
 	// SQLite); 0 leaves the store's default.
 	MaxConns int
+	// ConnectTimeout bounds the dial of one host of a server database
+	// when its DSN sets none (PostgreSQL's connect_timeout, the MySQL
+	// driver's timeout): 0 means DefaultConnectTimeout. Keep it well under
+	// the store deadline, so a hung first host is skipped in time.
+	ConnectTimeout time.Duration
 	// NoMigrate skips applying migrations at Open (for `check` on a
 	// database another version of the daemon owns).
 	NoMigrate bool
@@ -53,6 +59,8 @@ type Store struct {
 	// wstmts and rstmts cache prepared statements of the writer and the
 	// reader pool when the dialect asks for it.
 	wstmts, rstmts *stmtCache
+	// health follows the outcomes of the transactions (see Health).
+	health health
 }
 
 var _ queue.Store = (*Store)(nil)
@@ -167,7 +175,7 @@ func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queu
 	if s.d.WriteIsolation != sql.LevelDefault {
 		opts = &sql.TxOptions{Isolation: s.d.WriteIsolation}
 	}
-	stx, err := s.writer.BeginTx(ctx, opts)
+	l, stx, err := s.begin(ctx, true, opts)
 	if err != nil {
 		return false, s.wrap("begin", err)
 	}
@@ -175,11 +183,20 @@ func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queu
 	defer func() {
 		if !done {
 			_ = stx.Rollback() // fn panicked: free the connection, then re-panic
+			_ = l.conn.Close()
 		}
 	}()
 	t := &tx{s: s, tx: stx, write: true, cache: s.wstmts}
 	err = fn(ctx, t)
 	done = true
+	committing, err = s.end(stx, t, err)
+	l.release(err)
+	return committing, err
+}
+
+// end ends the read-write transaction stx after fn returned err, on t:
+// rolled back when the database ended it or fn failed, else committed.
+func (s *Store) end(stx *sql.Tx, t *tx, err error) (committing bool, _ error) {
 	if t.dead != nil {
 		// The database ended the transaction: whatever fn made of that
 		// (a refusal, a retry that found nothing, nil), nothing of it
@@ -206,19 +223,22 @@ func (s *Store) View(ctx context.Context, fn func(ctx context.Context, tx queue.
 	return s.view(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, t *tx) error { return fn(ctx, t) })
 }
 
-func (s *Store) view(ctx context.Context, opts *sql.TxOptions, fn func(ctx context.Context, t *tx) error) error {
+func (s *Store) view(ctx context.Context, opts *sql.TxOptions, fn func(ctx context.Context, t *tx) error) (err error) {
 	if s.rstmts != nil {
 		defer s.rstmts.prepare(ctx)
 	}
-	stx, err := s.reader.BeginTx(ctx, opts)
+	l, stx, err := s.begin(ctx, false, opts)
 	if err != nil {
 		return s.wrap("begin read", err)
 	}
-	defer func() { _ = stx.Rollback() }() // no-op after Commit
-	if err := fn(ctx, &tx{s: s, tx: stx, cache: s.rstmts}); err != nil {
+	defer func() {
+		_ = stx.Rollback() // no-op after Commit
+		l.release(err)
+	}()
+	if err = fn(ctx, &tx{s: s, tx: stx, cache: s.rstmts}); err != nil {
 		return err
 	}
-	if err := stx.Commit(); err != nil {
+	if err = stx.Commit(); err != nil {
 		return s.wrap("end read", err)
 	}
 	return nil
@@ -259,11 +279,22 @@ func (d *Dialect) classify(err error) error {
 			return c
 		}
 	}
-	var ne net.Error
-	switch {
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
-		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.As(err, &ne):
-		return queue.ErrUnavailable
+	if lostConn(err) {
+		return queue.ErrNotAnswering
 	}
 	return nil
+}
+
+// lostConn reports whether err is a connection that broke under the
+// driver, whatever the driver: closed, reset, cut short or timed out.
+func lostConn(err error) bool {
+	var ne net.Error
+	for _, e := range []error{driver.ErrBadConn, sql.ErrConnDone, io.ErrUnexpectedEOF, io.EOF,
+		net.ErrClosed, syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED, syscall.EPIPE,
+		syscall.ETIMEDOUT, syscall.EHOSTUNREACH, syscall.ENETUNREACH} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return errors.As(err, &ne)
 }

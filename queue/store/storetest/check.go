@@ -327,6 +327,26 @@ func checkCorruptS1(c *checker, ids []int64) {
 			t.Errorf("HeldSince %q: serving A003 of 2026-03-01 reported %v, want %v:\n%s", c.held, got, c.want, r)
 		}
 	}
+	// Without a configuration (HeldSince nil) the daemon's default grace
+	// counts from today's first ticket, issued at or after the rollover:
+	// check agrees with the sweep that keeps the ticket, then expires it.
+	var first int64
+	if err := ss.DB().QueryRowContext(ctx, ss.Dialect().Rebind("SELECT MIN(issued_at) FROM tickets WHERE site = 's1' AND day = ?"), txDay).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		after time.Duration
+		want  bool
+	}{{time.Hour, false}, {queue.DefaultHeldGrace - time.Minute, false}, {queue.DefaultHeldGrace + time.Minute, true}} {
+		now := time.UnixMilli(first).Add(tc.after)
+		r, err := ss.Check(ctx, sqlstore.CheckOpts{Now: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(strings.Join(r.Violations, "\n"), "ticket A003 is still SERVING"); got != tc.want {
+			t.Errorf("no configuration, %v after today's first ticket: serving A003 of 2026-03-01 reported %v, want %v:\n%s", tc.after, got, tc.want, r)
+		}
+	}
 	c.exec("UPDATE tickets SET status = 'WAITING' WHERE id = ?", ids[2])
 
 }

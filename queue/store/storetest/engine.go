@@ -220,6 +220,8 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"AbortAtEveryStatement", testAbortEveryStatement},
 		{"CancelDuringCommit", testCancelDuringCommit},
 		{"HungStore", testHungStore},
+		{"LostWork", testLostWork},
+		{"LostWorkTwoDaemons", testLostWorkTwoDaemons},
 		{"Booking", RunBooking},
 	})
 }

@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,59 +24,78 @@ import (
 // GaleraProvider is the wsrep provider of Debian's galera-4 package.
 const GaleraProvider = "/usr/lib/galera/libgalera_smm.so"
 
-// Galera is a two-node MariaDB Galera cluster on loopback, started by
-// StartGalera for one test and stopped when it ends.
+// Galera is a MariaDB Galera cluster on loopback, started by StartGalera
+// or StartGaleraOpts for one test and stopped when it ends.
 type Galera struct {
 	// Nodes are the nodes' addresses (host:port of their SQL ports).
-	Nodes [2]string
+	Nodes []string
+	nodes []*galeraNode
+}
+
+// GaleraOpts shapes a cluster.
+type GaleraOpts struct {
+	// Nodes is the number of nodes; 0 means 2.
+	Nodes int
+	// SuspectTimeout is how long the nodes go without hearing from one
+	// before they suspect it is gone (evs.suspect_timeout; evs.inactive
+	// and install timeouts are twice it): how long the cluster stops
+	// committing when a node dies. 0 means 30 s, so that a node starved
+	// of CPU on a loaded test machine is not dropped from a cluster of
+	// two, leaving both nodes non-primary (1047). Galera's own default is
+	// 5 s.
+	SuspectTimeout time.Duration
 }
 
 // galeraNode is one mariadbd of the cluster.
 type galeraNode struct {
-	name string
-	dir  string
-	cnf  string
-	sql  int // client port
-	cmd  *exec.Cmd
-	done chan error // the process's exit
+	serverProc
+	dir string
+	cnf string
+	sql int // client port
 }
 
-// StartGalera starts a two-node Galera cluster under t's temporary
-// directory: data directories initialised by mariadb-install-db, node 1
-// bootstrapping the cluster (--wsrep-new-cluster), node 2 joining it by
+// StartGalera starts a two-node cluster; see StartGaleraOpts.
+func StartGalera(t testing.TB) *Galera { return StartGaleraOpts(t, GaleraOpts{}) }
+
+// StartGaleraOpts starts a Galera cluster under t's temporary directory:
+// data directories initialised by mariadb-install-db, node 1 bootstrapping
+// the cluster (--wsrep-new-cluster), the others joining it one by one by
 // rsync state transfer, each with its own SQL, group, IST and SST ports.
-// It returns once both nodes report wsrep_ready=ON and a cluster of two,
-// and stops both when the test ends, printing their error logs if the test
-// failed. It fails the test when mariadbd, mariadb-install-db, rsync or the
-// galera-4 provider is missing, or skips it with NOWSERVING_SKIP_DB=1.
-func StartGalera(t testing.TB) *Galera {
+// It returns once every node reports wsrep_ready=ON in a cluster of all
+// of them, and stops them when the test ends, printing their error logs
+// if the test failed. It fails the test when mariadbd, mariadb-install-db,
+// rsync or the galera-4 provider is missing, or skips it with
+// NOWSERVING_SKIP_DB=1.
+func StartGaleraOpts(t testing.TB, o GaleraOpts) *Galera {
 	t.Helper()
-	mariadbd := galeraTools(t)
-	dir := t.TempDir()
-	runAs := ""
-	if os.Geteuid() == 0 {
-		// mariadbd refuses to run as root, and the SST script runs as the
-		// server's user: it must reach and own the data directories.
-		runAs = "mysql"
-		// t.TempDir is a numbered directory in a per-test one, both 0700.
-		for _, d := range []string{dir, filepath.Dir(dir)} {
-			if err := os.Chmod(d, 0o755); err != nil {
-				t.Fatalf("galera: open %s to the mysql user: %v", d, err)
-			}
-		}
+	if o.Nodes == 0 {
+		o.Nodes = 2
 	}
-	ports := freePorts(t, 8)
-	gcomm := fmt.Sprintf("gcomm://127.0.0.1:%d,127.0.0.1:%d", ports[1], ports[5])
+	if o.SuspectTimeout == 0 {
+		o.SuspectTimeout = 30 * time.Second
+	}
+	mariadbd := galeraTools(t)
+	began := time.Now()
+	dir := t.TempDir()
+	// mariadbd refuses to run as root, and the SST script runs as the
+	// server's user: it must reach and own the data directories. mariadbd
+	// switches to it itself (user= in its options).
+	runAs, _ := serverUser(t, dir, "mysql")
+	ports := freePorts(t, 4*o.Nodes)
+	var peers []string
+	for i := range o.Nodes {
+		peers = append(peers, fmt.Sprintf("127.0.0.1:%d", ports[4*i+1]))
+	}
+	gcomm := "gcomm://" + strings.Join(peers, ",")
 	g := &Galera{}
-	var nodes [2]*galeraNode
-	for i := range nodes {
+	for i := range o.Nodes {
 		p := ports[4*i : 4*i+4]
-		n := &galeraNode{name: fmt.Sprintf("node%d", i+1), dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), sql: p[0]}
+		n := &galeraNode{serverProc: serverProc{name: fmt.Sprintf("node%d", i+1)}, dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), sql: p[0]}
 		n.cnf = filepath.Join(n.dir, "my.cnf")
 		if err := os.MkdirAll(filepath.Join(n.dir, "data"), 0o755); err != nil {
 			t.Fatalf("galera: %v", err)
 		}
-		if err := os.WriteFile(n.cnf, []byte(galeraConfig(n, runAs, gcomm, p)), 0o644); err != nil {
+		if err := os.WriteFile(n.cnf, []byte(galeraConfig(n, runAs, gcomm, p, o.SuspectTimeout)), 0o644); err != nil {
 			t.Fatalf("galera: %v", err)
 		}
 		if runAs != "" {
@@ -88,43 +106,53 @@ func StartGalera(t testing.TB) *Galera {
 		if out, err := install.CombinedOutput(); err != nil {
 			t.Fatalf("galera: mariadb-install-db for %s: %v\n%s", n.name, err, out)
 		}
-		nodes[i] = n
-		g.Nodes[i] = fmt.Sprintf("127.0.0.1:%d", n.sql)
+		g.nodes = append(g.nodes, n)
+		g.Nodes = append(g.Nodes, fmt.Sprintf("127.0.0.1:%d", n.sql))
 	}
 	t.Cleanup(func() {
-		for i := len(nodes) - 1; i >= 0; i-- {
-			if nodes[i] != nil {
-				nodes[i].stop(t)
-			}
+		for i := len(g.nodes) - 1; i >= 0; i-- {
+			g.nodes[i].stop(t, syscall.SIGTERM, 30*time.Second)
 		}
 		if t.Failed() {
-			for _, n := range nodes {
+			for _, n := range g.nodes {
 				n.printLog(t)
 			}
 		}
 	})
-	// Node 1 forms the cluster; node 2 joins it once node 1 is primary.
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	// Node 1 forms the cluster; each other node joins it once the ones
+	// before are synced.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second*time.Duration(o.Nodes)/2)
 	defer cancel()
-	for i, n := range nodes {
+	for i, n := range g.nodes {
 		args := []string{"--defaults-file=" + n.cnf}
 		if i == 0 {
 			args = append(args, "--wsrep-new-cluster")
 		}
-		n.start(t, mariadbd, args)
+		n.start(t, mariadbd, args, filepath.Join(n.dir, "stdout.log"), nil)
 		if err := n.waitReady(ctx, i+1); err != nil {
 			t.Fatalf("galera: %s: %v", n.name, err)
 		}
 	}
-	if err := nodes[0].waitReady(ctx, 2); err != nil {
-		t.Fatalf("galera: %s: %v", nodes[0].name, err)
+	for _, n := range g.nodes {
+		if err := n.waitReady(ctx, o.Nodes); err != nil {
+			t.Fatalf("galera: %s: %v", n.name, err)
+		}
 	}
+	t.Logf("galera: a cluster of %d nodes ready in %.1fs", o.Nodes, time.Since(began).Seconds())
 	return g
 }
 
 // DSNs creates a fresh database on the cluster, dropped when the test ends,
-// and returns one DSN per node naming it (user root, no password).
+// and returns the DSNs of nodes 1 and 2 naming it (user root, no password).
 func (g *Galera) DSNs(t testing.TB) (dsn1, dsn2 string) {
+	t.Helper()
+	dsns := g.NodeDSNs(t)
+	return dsns[0], dsns[1]
+}
+
+// NodeDSNs creates a fresh database on the cluster, dropped when the test
+// ends, and returns one DSN per node naming it (user root, no password).
+func (g *Galera) NodeDSNs(t testing.TB) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -133,8 +161,16 @@ func (g *Galera) DSNs(t testing.TB) (dsn1, dsn2 string) {
 		t.Fatalf("galera: %v", err)
 	}
 	name := freshMySQLDatabase(ctx, t, db)
-	return g.dsn(0, name), g.dsn(1, name)
+	dsns := make([]string, len(g.Nodes))
+	for i := range dsns {
+		dsns[i] = g.dsn(i, name)
+	}
+	return dsns
 }
+
+// Kill9 kills node i (0-based) and every process it forked at once, as a
+// crash of its host would: no shutdown, no goodbye to the other nodes.
+func (g *Galera) Kill9(i int) { g.nodes[i].kill9() }
 
 func (g *Galera) dsn(node int, db string) string {
 	cfg := mysql.NewConfig()
@@ -175,7 +211,7 @@ func galeraTools(t testing.TB) string {
 // galeraConfig is a node's option file; p holds its SQL, group, IST and
 // SST ports. The InnoDB flush and buffer settings only make the tests
 // faster: durability comes from the other node.
-func galeraConfig(n *galeraNode, runAs, gcomm string, p []int) string {
+func galeraConfig(n *galeraNode, runAs, gcomm string, p []int, suspect time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[mysqld]\n")
 	if runAs != "" {
@@ -197,11 +233,9 @@ wsrep_on=ON
 	fmt.Fprintf(&b, "wsrep_provider=%s\n", GaleraProvider)
 	fmt.Fprintf(&b, "wsrep_cluster_name=nowserving_test\nwsrep_cluster_address=%s\n", gcomm)
 	fmt.Fprintf(&b, "wsrep_node_name=%s\nwsrep_node_address=127.0.0.1:%d\n", n.name, p[1])
-	// The suspect and inactive timeouts (5 s and 15 s by default) are
-	// raised so that a node starved of CPU on a loaded test machine is not
-	// dropped from the cluster, leaving both nodes non-primary (1047).
 	fmt.Fprintf(&b, "wsrep_provider_options=\"base_port=%d;ist.recv_addr=127.0.0.1:%d;gcache.size=64M;"+
-		"evs.suspect_timeout=PT30S;evs.inactive_timeout=PT60S;evs.install_timeout=PT60S\"\n", p[1], p[2])
+		"evs.suspect_timeout=%s;evs.inactive_timeout=%s;evs.install_timeout=%s\"\n",
+		p[1], p[2], isoSeconds(suspect), isoSeconds(2*suspect), isoSeconds(2*suspect))
 	fmt.Fprintf(&b, "wsrep_sst_receive_address=127.0.0.1:%d\nwsrep_sst_method=rsync\n", p[3])
 	return b.String()
 }
@@ -227,42 +261,9 @@ func freePorts(t testing.TB, n int) []int {
 	return ports
 }
 
-func chownTree(t testing.TB, dir, name string) {
-	t.Helper()
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatalf("galera: user %s: %v", name, err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	err = filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, uid, gid)
-	})
-	if err != nil {
-		t.Fatalf("galera: chown %s: %v", dir, err)
-	}
-}
-
-// start runs mariadbd in its own process group, so stop can end the SST
-// helpers it forks along with it.
-func (n *galeraNode) start(t testing.TB, mariadbd string, args []string) {
-	t.Helper()
-	out, err := os.Create(filepath.Join(n.dir, "stdout.log"))
-	if err != nil {
-		t.Fatalf("galera: %v", err)
-	}
-	n.cmd = exec.Command(mariadbd, args...)
-	n.cmd.Stdout, n.cmd.Stderr = out, out
-	n.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := n.cmd.Start(); err != nil {
-		out.Close()
-		t.Fatalf("galera: start %s: %v", n.name, err)
-	}
-	n.done = make(chan error, 1)
-	go func() { n.done <- n.cmd.Wait(); out.Close() }()
+// isoSeconds writes d as the ISO 8601 duration Galera's options take.
+func isoSeconds(d time.Duration) string {
+	return "PT" + strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "S"
 }
 
 // waitReady polls the node until it is synced in a cluster of size nodes.
@@ -289,29 +290,13 @@ func (n *galeraNode) waitReady(ctx context.Context, size int) error {
 			last = fmt.Errorf("wsrep_ready=%s, wsrep_cluster_size=%s", ready, got)
 		}
 		select {
-		case err := <-n.done:
+		case err := <-n.exited():
 			n.done <- err
 			return fmt.Errorf("mariadbd exited: %v", err)
 		case <-ctx.Done():
 			return fmt.Errorf("not ready in time (want a cluster of %d): %v", size, last)
 		case <-time.After(200 * time.Millisecond):
 		}
-	}
-}
-
-// stop asks the node to shut down and kills its process group if it has
-// not within 30 s.
-func (n *galeraNode) stop(t testing.TB) {
-	if n.cmd == nil || n.cmd.Process == nil {
-		return
-	}
-	_ = n.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-n.done:
-	case <-time.After(30 * time.Second):
-		t.Errorf("galera: %s did not stop within 30 s: killed", n.name)
-		_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
-		<-n.done
 	}
 }
 

@@ -1,0 +1,309 @@
+package mysql_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/nowserving/nowserving/need"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/mysql"
+)
+
+// TestFailover: a store given two independent MariaDB servers in one DSN
+// writes on the first; when the first turns read-only (SET GLOBAL
+// read_only, as a failover tool demotes a server) the write that meets it
+// (1290, queue.ErrReadOnly) is retried on a new connection, which skips
+// the read-only server for the second one: the write succeeds, well within
+// 2 s; when the second then freezes (SIGSTOP), a write times out and the
+// next one reaches the first again, writable by then, without waiting on
+// the frozen one longer than the connect time-out. Health counts both
+// failovers. The servers are the test's own, on free loopback
+// ports: the shared server's settings are never touched.
+func TestFailover(t *testing.T) {
+	servers := startMariaDB(t, "a", "b")
+	a, b := servers[0], servers[1]
+	ctx := t.Context()
+	// Both servers need the schema: migrate b alone first.
+	sb, err := mysql.Open(ctx, b.dsn(b.addr), mysql.Opts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Close()
+	const connect = 300 * time.Millisecond
+	s, err := mysql.Open(ctx, a.dsn(a.addr+","+b.addr), mysql.Opts{MaxConns: 4, ConnectTimeout: connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// write takes the next number of a day counter, as a kiosk's ticket
+	// does, within the deadline d.
+	write := func(d time.Duration) error {
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return s.Update(ctx, func(ctx context.Context, tx queue.Tx) error {
+			_, err := tx.NextSeq(ctx, queue.DayKey{Site: "s", Service: "A", Day: "2026-12-01"}, 1)
+			return err
+		})
+	}
+	port := func() int {
+		var p int
+		if err := s.DB().QueryRowContext(ctx, "SELECT @@port").Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// Fill the pool with connections to a.
+	for range 8 {
+		if err := write(time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := port(); got != a.port {
+		t.Fatalf("writing on port %d, want a's %d", got, a.port)
+	}
+
+	a.root(t, "SET GLOBAL read_only = 1")
+	// The write that meets the read-only server is retried on a new
+	// connection, which finds the writable one: the caller sees nothing.
+	start := time.Now()
+	if err := write(time.Second); err != nil {
+		t.Fatalf("first write after a turned read-only: %v", err)
+	}
+	took := time.Since(start)
+	t.Logf("a read-only: the next write landed on b after %s", took)
+	if took > 2*time.Second {
+		t.Errorf("reached the writable server after %s, want under 2 s", took)
+	}
+	if got := port(); got != b.port {
+		t.Errorf("writing on port %d, want b's %d", got, b.port)
+	}
+	if h := s.Health(); h.ReadOnly != 1 || !h.Down.IsZero() {
+		t.Errorf("health %+v, want one read-only failover and the store up", h)
+	}
+
+	// b freezes; a is writable again.
+	a.root(t, "SET GLOBAL read_only = 0")
+	b.freeze(t)
+	const deadline = time.Second
+	start = time.Now()
+	var failed []error
+	for {
+		err := write(deadline)
+		if err == nil {
+			break
+		}
+		failed = append(failed, err)
+		if len(failed) > 3 {
+			t.Fatalf("still failing after %d writes: %v", len(failed), failed)
+		}
+	}
+	took = time.Since(start)
+	t.Logf("b frozen: writable again on a after %s (failed writes: %v)", took, failed)
+	if limit := deadline + 2*connect + time.Second; took > limit {
+		t.Errorf("reached the writable server after %s, want under %s", took, limit)
+	}
+	if got := port(); got != a.port {
+		t.Errorf("writing on port %d, want a's %d", got, a.port)
+	}
+	if h := s.Health(); h.NotAnswering != 1 {
+		t.Errorf("health %+v, want one not-answering failover", h)
+	}
+}
+
+// mariaDB is a mariadbd of the test's own.
+type mariaDB struct {
+	dir  string
+	port int
+	addr string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// startMariaDB starts a MariaDB server per name under the test's
+// temporary directory, each on a free loopback port, with a database test
+// and a user ns that may use it (and, unlike root, is held to read_only),
+// and stops them when the test ends. It runs mariadb-install-db once and
+// copies the data directory for the others.
+func startMariaDB(t *testing.T, names ...string) []*mariaDB {
+	t.Helper()
+	mariadbd := "/usr/sbin/mariadbd"
+	if p, err := exec.LookPath("mariadbd"); err == nil {
+		mariadbd = p
+	} else if _, err := os.Stat(mariadbd); err != nil {
+		need.DB(t, "mariadbd not installed (apt-get install mariadb-server)")
+	}
+	install := need.Program(t, "mariadb-server", "mariadb-install-db")
+	base := t.TempDir()
+	runAs := ""
+	if os.Geteuid() == 0 {
+		runAs = "mysql" // mariadbd refuses to run as root
+		for _, d := range []string{base, filepath.Dir(base)} {
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var out []*mariaDB
+	var cnfs []string
+	for i, name := range names {
+		dir := filepath.Join(base, name)
+		m := &mariaDB{dir: dir, port: freePort(t), done: make(chan struct{})}
+		m.addr = fmt.Sprintf("127.0.0.1:%d", m.port)
+		cnf := filepath.Join(dir, "my.cnf")
+		conf := fmt.Sprintf("[mysqld]\ndatadir=%s\nsocket=%s\npid-file=%s\nlog-error=%s\nport=%d\n"+
+			"bind-address=127.0.0.1\nskip-name-resolve\ninnodb_buffer_pool_size=16M\ninnodb_log_file_size=8M\n"+
+			"innodb_flush_log_at_trx_commit=2\nperformance_schema=OFF\nskip-log-bin\n",
+			filepath.Join(dir, "data"), filepath.Join(dir, "sock"), filepath.Join(dir, "pid"), filepath.Join(dir, "error.log"), m.port)
+		if runAs != "" {
+			conf += "user=" + runAs + "\n"
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cnf, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if runAs != "" {
+				chown(t, dir, runAs)
+			}
+			if b, err := exec.Command(install, "--defaults-file="+cnf, "--auth-root-authentication-method=normal",
+				"--skip-test-db").CombinedOutput(); err != nil {
+				t.Fatalf("mariadb-install-db: %v\n%s", err, b)
+			}
+		} else if b, err := exec.Command("cp", "-a", filepath.Join(out[0].dir, "data"), dir).CombinedOutput(); err != nil {
+			t.Fatalf("copy the data directory: %v\n%s", err, b)
+		} else if runAs != "" {
+			chown(t, dir, runAs)
+		}
+		out, cnfs = append(out, m), append(cnfs, cnf)
+	}
+	for i, m := range out {
+		m.run(t, names[i], mariadbd, cnfs[i])
+	}
+	return out
+}
+
+// run starts the server of m.dir on its option file cnf, stopped when the
+// test ends, and waits until it is ready.
+func (m *mariaDB) run(t *testing.T, name, mariadbd, cnf string) {
+	t.Helper()
+	dir := m.dir
+	m.cmd = exec.Command(mariadbd, "--defaults-file="+cnf)
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = m.cmd.Wait(); close(m.done) }()
+	t.Cleanup(func() {
+		_ = m.cmd.Process.Signal(syscall.SIGCONT)
+		_ = m.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-m.done:
+		case <-time.After(20 * time.Second):
+			_ = m.cmd.Process.Kill()
+			<-m.done
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Logf("%s error log:\n%s", name, b)
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := m.exec("CREATE DATABASE IF NOT EXISTS test", "DROP USER IF EXISTS ''@'localhost'",
+			"CREATE USER IF NOT EXISTS ns@'%'", "GRANT ALL ON test.* TO ns@'%'")
+		if err == nil {
+			return
+		}
+		select {
+		case <-m.done:
+			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("mariadbd %s exited:\n%s", name, b)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mariadbd %s not ready: %v", name, err)
+		}
+	}
+}
+
+// dsn is the DSN of user ns on database test at addrs.
+func (m *mariaDB) dsn(addrs string) string { return "ns@tcp(" + addrs + ")/test" }
+
+// exec runs statements as root.
+func (m *mariaDB) exec(stmts ...string) error {
+	cfg := gomysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr, cfg.Timeout = "root", "tcp", m.addr, time.Second
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// root runs statements as root or fails the test.
+func (m *mariaDB) root(t *testing.T, stmts ...string) {
+	t.Helper()
+	if err := m.exec(stmts...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// freeze stops the server's process (SIGSTOP): it keeps its sockets and
+// answers nothing. Cleanup lets it go on before stopping it.
+func (m *mariaDB) freeze(t *testing.T) {
+	t.Helper()
+	if err := m.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func chown(t *testing.T, dir, name string) {
+	t.Helper()
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	err = filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

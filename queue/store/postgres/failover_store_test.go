@@ -1,0 +1,380 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/need"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/postgres"
+)
+
+// TestFailover: a store on a two-host DSN with
+// target_session_attrs=read-write, both hosts PostgreSQL clusters of the
+// test's own, writes on the first; when the first turns read-only (as a
+// primary demoted to a standby answers: SQLSTATE 25006) the write that
+// meets it (queue.ErrReadOnly) is retried on a new connection, which pgx
+// takes to the second host: the write succeeds, well within 2 s; when the
+// second then freezes (SIGSTOP, every process of it), a write times out
+// and the next reaches the first again, writable by then, without waiting
+// on the frozen host longer than the connect time-out. Health counts both
+// failovers. The shared server's settings are never touched.
+func TestFailover(t *testing.T) {
+	servers := startPostgres(t, "a", "b")
+	a, b := servers[0], servers[1]
+	ctx := t.Context()
+	sb, err := postgres.Open(ctx, b.dsn(b.addr), postgres.Opts{}) // the schema on b too
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Close()
+	const connect = 300 * time.Millisecond
+	s, err := postgres.Open(ctx, a.dsn(a.addr+","+b.addr), postgres.Opts{MaxConns: 4, ConnectTimeout: connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// write takes the next number of a day counter, as a kiosk's ticket
+	// does, within the deadline d.
+	write := func(d time.Duration) error {
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return s.Update(ctx, func(ctx context.Context, tx queue.Tx) error {
+			_, err := tx.NextSeq(ctx, queue.DayKey{Site: "s", Service: "A", Day: "2026-12-01"}, 1)
+			return err
+		})
+	}
+	port := func() int {
+		var p int
+		if err := s.DB().QueryRowContext(ctx, "SELECT inet_server_port()").Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for range 8 {
+		if err := write(time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := port(); got != a.port {
+		t.Fatalf("writing on port %d, want a's %d", got, a.port)
+	}
+
+	a.exec(t, "ALTER SYSTEM SET default_transaction_read_only = on", "SELECT pg_reload_conf()")
+	a.waitReadOnly(t, "on")
+	// The write that meets the read-only server is retried on a new
+	// connection, which finds the writable one: the caller sees nothing.
+	start := time.Now()
+	if err := write(time.Second); err != nil {
+		t.Fatalf("first write after a turned read-only: %v", err)
+	}
+	took := time.Since(start)
+	t.Logf("a read-only: the next write landed on b after %s", took)
+	if took > 2*time.Second {
+		t.Errorf("reached the writable server after %s, want under 2 s", took)
+	}
+	if got := port(); got != b.port {
+		t.Errorf("writing on port %d, want b's %d", got, b.port)
+	}
+	if h := s.Health(); h.ReadOnly != 1 || !h.Down.IsZero() {
+		t.Errorf("health %+v, want one read-only failover and the store up", h)
+	}
+
+	a.exec(t, "ALTER SYSTEM RESET default_transaction_read_only", "SELECT pg_reload_conf()")
+	a.waitReadOnly(t, "off")
+	listened := listenOn(t, b)
+	b.freeze(t)
+	const deadline = time.Second
+	start = time.Now()
+	var failed []error
+	for {
+		err := write(deadline)
+		if err == nil {
+			break
+		}
+		failed = append(failed, err)
+		if len(failed) > 3 {
+			t.Fatalf("still failing after %d writes: %v", len(failed), failed)
+		}
+	}
+	took = time.Since(start)
+	t.Logf("b frozen: writable again on a after %s (failed writes: %v)", took, failed)
+	if limit := deadline + 2*connect + time.Second; took > limit {
+		t.Errorf("reached the writable host after %s, want under %s", took, limit)
+	}
+	if got := port(); got != a.port {
+		t.Errorf("writing on port %d, want a's %d", got, a.port)
+	}
+	if h := s.Health(); h.NotAnswering != 1 {
+		t.Errorf("health %+v, want one not-answering failover", h)
+	}
+	// The notifier's listener, quiet on the frozen host, finds it out at
+	// its next check and returns, so the daemon listens again elsewhere.
+	select {
+	case err := <-listened:
+		t.Logf("listener on the frozen host: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Error("the listener still waits on the frozen host 5 s after the freeze")
+	}
+	b.signalAll(t, syscall.SIGCONT) // before Close says goodbye to it
+}
+
+// listenOn starts a notifier's Listen on p alone, with a short check of
+// quiet connections, and makes sure it survives several checks and still
+// receives another notifier's notifications; the channel gets what Listen
+// returns.
+func listenOn(t *testing.T, p *pgServer) <-chan error {
+	t.Helper()
+	old := postgres.SetListenCheck(100 * time.Millisecond)
+	t.Cleanup(func() { postgres.SetListenCheck(old) })
+	dsn := "postgres://postgres@" + p.addr + "/postgres?sslmode=disable"
+	listener, sender := postgres.NewNotifier(dsn), postgres.NewNotifier(dsn)
+	t.Cleanup(func() { sender.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ready, got := make(chan struct{}), make(chan int64, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- listener.Listen(ctx, func() { close(ready) }, func(site string, v int64) { got <- v })
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("listen: %v", err)
+	}
+	time.Sleep(350 * time.Millisecond) // three quiet checks
+	if err := sender.Notify(ctx, map[string]int64{"s": 7}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case v := <-got:
+		if v != 7 {
+			t.Errorf("notified version %d, want 7", v)
+		}
+	case err := <-done:
+		t.Fatalf("listen ended after quiet checks: %v", err)
+	case <-time.After(2 * time.Second):
+		t.Fatal("no notification 2 s after NOTIFY")
+	}
+	return done
+}
+
+// pgServer is a PostgreSQL cluster of the test's own.
+type pgServer struct {
+	port int
+	addr string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// startPostgres starts one PostgreSQL cluster per name under the test's
+// temporary directory, each on a free loopback port, and stops them when
+// the test ends. It runs initdb once (as user postgres when the test runs
+// as root: initdb refuses root) and copies its data directory for each.
+func startPostgres(t *testing.T, names ...string) []*pgServer {
+	t.Helper()
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(bins) == 0 {
+		need.DB(t, "PostgreSQL server binaries not installed (apt-get install postgresql)")
+	}
+	bin := filepath.Dir(bins[len(bins)-1])
+	base := t.TempDir()
+	var cred *syscall.Credential
+	own := func(string) {}
+	if os.Geteuid() == 0 {
+		for _, d := range []string{base, filepath.Dir(base)} {
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		own = func(dir string) {
+			if err := os.Chown(dir, uid, gid); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// command runs as postgres, in a process group of its own.
+	command := func(name string, args ...string) *exec.Cmd {
+		c := exec.Command(filepath.Join(bin, name), args...)
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+		return c
+	}
+	mkdir := func(dir string) {
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		own(dir)
+	}
+	template := filepath.Join(base, "template")
+	mkdir(template)
+	if out, err := command("initdb", "-D", filepath.Join(template, "data"), "-A", "trust", "-U", "postgres", "--no-sync").CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	var out []*pgServer
+	for _, name := range names {
+		dir := filepath.Join(base, name)
+		mkdir(dir)
+		if b, err := exec.Command("cp", "-a", filepath.Join(template, "data"), dir).CombinedOutput(); err != nil {
+			t.Fatalf("copy the data directory: %v\n%s", err, b)
+		}
+		out = append(out, runPostgres(t, name, dir, command))
+	}
+	return out
+}
+
+// runPostgres starts the cluster of dir/data, stopped when the test ends,
+// and waits until it answers.
+func runPostgres(t *testing.T, name, dir string, command func(name string, args ...string) *exec.Cmd) *pgServer {
+	t.Helper()
+	data := filepath.Join(dir, "data")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pgServer{port: l.Addr().(*net.TCPAddr).Port, done: make(chan struct{})}
+	l.Close()
+	p.addr = fmt.Sprintf("127.0.0.1:%d", p.port)
+	logf, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd = command("postgres", "-D", data, "-p", strconv.Itoa(p.port), "-k", dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "shared_buffers=16MB")
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = p.cmd.Wait(); logf.Close(); close(p.done) }()
+	t.Cleanup(func() {
+		p.signalAll(t, syscall.SIGCONT)
+		_ = p.cmd.Process.Signal(syscall.SIGINT) // fast shutdown
+		select {
+		case <-p.done:
+		case <-time.After(15 * time.Second):
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "log"))
+			t.Logf("%s log:\n%s", name, b)
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		db, err := sql.Open("pgx", p.dsn(p.addr))
+		if err == nil {
+			err = db.Ping()
+			db.Close()
+		}
+		if err == nil {
+			return p
+		}
+		select {
+		case <-p.done:
+			b, _ := os.ReadFile(filepath.Join(dir, "log"))
+			t.Fatalf("postgres %s exited:\n%s", name, b)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("postgres %s not ready: %v", name, err)
+		}
+	}
+}
+
+// dsn is the DSN of database postgres at hosts, writable ones only.
+func (p *pgServer) dsn(hosts string) string {
+	return "postgres://postgres@" + hosts + "/postgres?sslmode=disable&target_session_attrs=read-write"
+}
+
+// exec runs statements on the server alone.
+func (p *pgServer) exec(t *testing.T, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("pgx", "postgres://postgres@"+p.addr+"/postgres?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// waitReadOnly waits until a new session sees default_transaction_read_only
+// as want (a reload reaches the backends asynchronously).
+func (p *pgServer) waitReadOnly(t *testing.T, want string) {
+	t.Helper()
+	db, err := sql.Open("pgx", "postgres://postgres@"+p.addr+"/postgres?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxIdleConns(0)
+	for range 100 {
+		var got string
+		if err := db.QueryRow("SHOW default_transaction_read_only").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got == want {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("default_transaction_read_only not %s after 2 s", want)
+}
+
+// freeze stops every process of the server with SIGSTOP: the postmaster
+// and its children (each in a session of its own, so a signal to the
+// postmaster's group would miss them). Its sockets stay open and nothing
+// answers; cleanup lets them go on.
+func (p *pgServer) freeze(t *testing.T) {
+	t.Helper()
+	p.signalAll(t, syscall.SIGSTOP)
+}
+
+// signalAll sends sig to the postmaster and to every process whose parent
+// it is.
+func (p *pgServer) signalAll(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	pid := p.cmd.Process.Pid
+	pids := []int{pid}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, not ")".
+		rest := b[bytes.LastIndexByte(b, ')')+1:]
+		var state string
+		var ppid int
+		if _, err := fmt.Sscan(string(rest), &state, &ppid); err == nil && ppid == pid {
+			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			pids = append(pids, child)
+		}
+	}
+	for _, c := range pids {
+		if err := syscall.Kill(c, sig); err != nil && c == pid {
+			t.Fatalf("signal the postmaster: %v", err)
+		}
+	}
+}
