@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"syscall"
 	"time"
 
 	"github.com/nowserving/nowserving/protocol/client"
@@ -89,9 +90,14 @@ func (e *Env) dialWaiting(ctx context.Context, d Device, wait bool, errw io.Writ
 		}
 	}
 	c, err := e.Dial(ctx, d, o)
-	for attempt := 0; wait && errors.Is(err, client.ErrUnreachable); attempt++ {
+	for attempt := 0; wait && (errors.Is(err, client.ErrUnreachable) || cutShort(err)); attempt++ {
 		if attempt == 0 {
 			fmt.Fprintf(errw, "waiting for the daemon at %s...\n", e.Addr)
+		}
+		if cutShort(err) && attempt < 3 {
+			// A daemon dying or starting as we dialled; a daemon that
+			// keeps closing the handshake (TLS expected?) is named.
+			fmt.Fprintf(errw, "the daemon closed the handshake (%s), trying again...\n", e.Reason(err, d))
 		}
 		select {
 		case <-ctx.Done():
@@ -101,4 +107,11 @@ func (e *Env) dialWaiting(ctx context.Context, d Device, wait bool, errw io.Writ
 		c, err = e.Dial(ctx, d, o)
 	}
 	return c, err
+}
+
+// cutShort reports a handshake the connection ended under (reset, or
+// closed before the answer): the daemon was killed or restarted meanwhile.
+func cutShort(err error) bool {
+	return errors.Is(err, client.ErrHandshake) &&
+		(errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, wire.ErrTruncated))
 }
