@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,10 +186,10 @@ func (b *browser) waitFor(t testing.TB, session, expr, want string, timeout time
 	var got string
 	for {
 		v, err := b.eval(session, expr)
-		if err != nil {
+		if err != nil && !navigating(err) {
 			t.Fatal(err)
 		}
-		if v == want {
+		if err == nil && v == want {
 			return time.Now()
 		}
 		got = v
@@ -198,6 +199,15 @@ func (b *browser) waitFor(t testing.TB, session, expr, want string, timeout time
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// navigating reports an evaluation the page's navigation cut short: the
+// page the expression ran in is gone, the next one will answer.
+func navigating(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Inspected target navigated or closed") ||
+		strings.Contains(msg, "Cannot find context with specified id") ||
+		strings.Contains(msg, "Execution context was destroyed")
 }
 
 func (b *browser) screenshot(t testing.TB, session string) []byte {
