@@ -1,9 +1,11 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,7 +67,7 @@ type LossRecord struct {
 func (r LossRecord) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "site %s at %s: store at version %d, daemon %s knew %d (%s)", r.Site, r.At.UTC().Format(time.RFC3339),
-		r.StoreVersion, cmpOr(r.Daemon, "?"), r.KnownVersion, r.Reason)
+		r.StoreVersion, cmp.Or(r.Daemon, "?"), r.KnownVersion, r.Reason)
 	if r.GapFrom <= r.GapTo && r.GapTo > 0 {
 		fmt.Fprintf(&b, "; versions %d-%d skipped", r.GapFrom, r.GapTo)
 	}
@@ -77,13 +79,6 @@ func (r LossRecord) String() string {
 		fmt.Fprintf(&b, "; NOT restored: %s", strings.Join(r.Lost, ", "))
 	}
 	return b.String()
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // LossTx is what a store offers to repair lost work, inside a transaction.
@@ -110,9 +105,9 @@ var ErrLostWork = fmt.Errorf("%w: the database lost work it had acknowledged; re
 
 // lostError is what a batch that finds the store behind fails with.
 type lostError struct {
-	site         string
-	store, known int64
-	reason       string
+	site   string
+	known  int64
+	reason string
 	// gapFrom..gapTo, when set, are versions another daemon skipped: this
 	// one applies its own requests of them again.
 	gapFrom, gapTo int64
@@ -267,7 +262,7 @@ func (f *feed) checkVersions(jobs []*job) error {
 			continue
 		}
 		if v := j.events[0].Version; v <= sf.last {
-			return &lostError{site: j.events[0].Site, store: v - 1, known: sf.last,
+			return &lostError{site: j.events[0].Site, known: sf.last,
 				reason: fmt.Sprintf("it gave version %d, this daemon has seen %d", v, sf.last)}
 		}
 	}
@@ -283,7 +278,7 @@ func (f *feed) checkNumber(k DayKey, seq int) error {
 	if sf == nil || seq > sf.high[k] {
 		return nil
 	}
-	return &lostError{site: k.Site, store: -1, known: sf.last,
+	return &lostError{site: k.Site, known: sf.last,
 		reason: fmt.Sprintf("it gave number %d of %s on %s, this daemon knows %d was given", seq, k.Service, k.Day, sf.high[k])}
 }
 
@@ -376,15 +371,7 @@ func (f *feed) planRestore(le *lostError) restorePlan {
 	if sf == nil {
 		return restorePlan{known: le.known}
 	}
-	return restorePlan{known: max(sf.last, le.known), maxTicket: f.maxTicket, held: slices.Clone(sf.held), high: maps(sf.high)}
-}
-
-func maps[K comparable, V any](m map[K]V) map[K]V {
-	out := make(map[K]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+	return restorePlan{known: max(sf.last, le.known), maxTicket: f.maxTicket, held: slices.Clone(sf.held), high: maps.Clone(sf.high)}
 }
 
 // restore repairs a site whose store is behind, in the batch's transaction,
@@ -621,7 +608,7 @@ func (e *Engine) restoreSoon(site string) {
 func (f *feed) behind(before, vs map[string]int64) {
 	for id, last := range before {
 		if v := vs[id]; v < last {
-			f.markLost(&lostError{site: id, store: v, known: last,
+			f.markLost(&lostError{site: id, known: last,
 				reason: fmt.Sprintf("the store's version %d is below the %d this daemon saw", v, last)})
 			f.e.restoreSoon(id)
 		}
@@ -700,7 +687,7 @@ func (f *feed) ahead(site string, after int64) {
 	last := sf.last
 	f.mu.Unlock()
 	if ahead {
-		f.markLost(&lostError{site: site, store: last, known: after,
+		f.markLost(&lostError{site: site, known: after,
 			reason: fmt.Sprintf("a subscriber had seen version %d, the store has %d", after, last)})
 		f.e.restoreSoon(site)
 	}
