@@ -165,7 +165,10 @@ func (c *bookClient) pick(ctx context.Context) (string, []apiSlot, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		l = slices.DeleteFunc(l, func(s apiSlot) bool { return s.Booked > 0 })
+		// A slot that starts before the rush is over would refuse its
+		// last requests as started, not full.
+		soon := time.Now().Add(c.o.Duration + time.Minute)
+		l = slices.DeleteFunc(l, func(s apiSlot) bool { return s.Booked > 0 || s.Start.Before(soon) })
 		if len(l) >= c.o.Slots {
 			return d, l[:c.o.Slots], nil
 		}
