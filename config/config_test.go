@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/nowserving/nowserving/golden"
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 )
 
 // env returns a LookupEnv over a fixed map, so tests never see the real

@@ -7,7 +7,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/nowserving/nowserving/part"
+	"github.com/nowserving/nowserving/internal/part"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/queue"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/need"
+	"github.com/nowserving/nowserving/internal/testkit/need"
 )
 
 // browser drives a headless Chromium over the DevTools protocol on a pipe

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/nowserving/nowserving/config"
-	"github.com/nowserving/nowserving/parttest"
+	"github.com/nowserving/nowserving/internal/testkit/parttest"
 )
 
 // testConfig writes yaml to site.yaml in a new temporary folder and loads

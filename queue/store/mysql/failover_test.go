@@ -16,7 +16,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"github.com/nowserving/nowserving/need"
+	"github.com/nowserving/nowserving/internal/testkit/need"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/mysql"
 )

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/need"
+	"github.com/nowserving/nowserving/internal/testkit/need"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 )
