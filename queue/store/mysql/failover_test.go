@@ -16,8 +16,8 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/nowserving/nowserving/internal/testkit/need"
-	"github.com/nowserving/nowserving/queue/store/storetest"
 	"github.com/nowserving/nowserving/queue/store/mysql"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 // TestFailover: storetest.RunHostFailover on a store given two

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/internal/testkit/need"
-	"github.com/nowserving/nowserving/queue/store/storetest"
 	"github.com/nowserving/nowserving/queue/store/postgres"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 // TestFailover: storetest.RunHostFailover on a store on a two-host DSN
