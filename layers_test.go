@@ -112,4 +112,3 @@ func checkImport(t *testing.T, path, pkg, name string, from int, ip string) {
 		t.Errorf("%s: %s (layer %d) imports %s (layer %d), further out", path, pkg, from, to, l)
 	}
 }
-

@@ -53,6 +53,8 @@ type Config struct {
 	Notify Notify `mapstructure:"notify"`
 	// Retention says how long stored rows are kept (retention.go).
 	Retention Retention `mapstructure:"retention"`
+	// Reports are the reports sent on a schedule (reports.go).
+	Reports Reports `mapstructure:"reports"`
 }
 
 // Driver names a database engine.
@@ -544,5 +546,6 @@ func applyDefaults(c *Config, isSet func(key string) bool) {
 	}
 	applyHardwareDefaults(c, isSet)
 	applyNotifyDefaults(c, isSet)
+	applyReportDefaults(c)
 	applyRetentionDefaults(c, isSet)
 }

@@ -385,6 +385,20 @@ func TestBadFileMessages(t *testing.T) {
 		{"notify", "notify.attempts: must be 1..100, got 0"},
 		{"notify", `notify.commands[0].name: duplicate receiver name "his" (also notify.webhooks[0].name)`},
 		{"notify", `notify.webhooks[0].secret: must be at least 16 characters, got 5 (or use secret_env)`},
+		{"reports", `notify.emails[0].smtp: must be host:port, got "mail.example.org"`},
+		{"reports", `notify.emails[0].from: must be an e-mail address, got "not an address"`},
+		{"reports", "notify.emails[0].to: required: at least one address"},
+		{"reports", "notify.emails[0].username: required with a password"},
+		{"reports", `notify.emails[0].start_tls: must be auto, always or never, got "sometimes"`},
+		{"reports", `notify.emails[1].to[1]: must be an e-mail address, got "@@"`},
+		{"reports", `reports.schedules[1].name: duplicate schedule name "daily"`},
+		{"reports", `reports.schedules[1].site: unknown site "x"`},
+		{"reports", `reports.schedules[1].every: must be day or week, got "month"`},
+		{"reports", `reports.schedules[1].at: must be a time of day HH:MM, got "7am"`},
+		{"reports", `reports.schedules[1].format: must be one of csv, json, table, got "pdf"`},
+		{"reports", `reports.schedules[1].to[0]: no receiver "nobody" in notify.webhooks, notify.commands or notify.emails`},
+		{"reports", `reports.schedules[2].name: must be 1 to 32 lower-case letters, digits or dashes, got "Weekly"`},
+		{"reports", "reports.schedules[2].to: required: the receivers of the notify section to send it to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file+"/"+tt.want, func(t *testing.T) {
