@@ -9,7 +9,9 @@ import (
 	"mime/multipart"
 	"net"
 	"net/mail"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,4 +148,40 @@ func TestEmailEvent(t *testing.T) {
 	if len(parts) != 1 || !strings.Contains(parts[0].text, `"type": "BOOKING_BOOKED"`) {
 		t.Errorf("parts %+v", parts)
 	}
+}
+
+// TestEnqueueOnce: two daemons enqueueing one scheduled report at once,
+// and again afterwards, write it once per receiver, on each database.
+func TestEnqueueOnce(t *testing.T) {
+	each(t, func(t *testing.T, open func(o sqlstore.Opts) *sqlstore.Store) {
+		a, b := open(sqlstore.Opts{}), open(sqlstore.Opts{})
+		at := time.Date(2026, 12, 2, 7, 0, 0, 0, time.UTC)
+		entries := []sqlstore.OutboxEntry{
+			{EventID: "report:daily:2026-12-01", Receiver: "mail", Site: "hq", Version: -42, Type: notify.TypeReport, Body: []byte(`{}`), At: at},
+			{EventID: "report:daily:2026-12-01", Receiver: "hook", Site: "hq", Version: -42, Type: notify.TypeReport, Body: []byte(`{}`), At: at},
+		}
+		var wg sync.WaitGroup
+		did := make([]bool, 4)
+		for i, s := range []*sqlstore.Store{a, b, a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var err error
+				if did[i], err = s.EnqueueOnce(t.Context(), "report:daily:2026-12-01", at.AddDate(1, 0, 0), entries); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if n := slices.Index(did, true); n < 0 || slices.Index(did[n+1:], true) >= 0 {
+			t.Errorf("enqueued by %v, want exactly one", did)
+		}
+		if again, err := b.EnqueueOnce(t.Context(), "report:daily:2026-12-01", at.AddDate(1, 0, 0), entries); err != nil || again {
+			t.Errorf("again: %v, %v; want false", again, err)
+		}
+		st, err := a.OutboxStatus(t.Context(), 0)
+		if err != nil || st.Pending != 2 {
+			t.Errorf("outbox %+v, %v; want 2 pending", st, err)
+		}
+	})
 }
