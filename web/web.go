@@ -189,6 +189,7 @@ func New(o Opts) (*Server, error) {
 	all := s.routes()
 	if o.Staff != nil {
 		all = append(all, s.staffRoutes()...)
+		all = append(all, s.dashboardRoutes()...)
 	}
 	if len(o.Kiosks) > 0 {
 		all = append(all, s.kioskRoutes()...)
@@ -432,18 +433,21 @@ func (s *Server) page(name string) http.HandlerFunc {
 	}
 }
 
-func (s *Server) static(w http.ResponseWriter, r *http.Request) {
+func (s *Server) static(w http.ResponseWriter, r *http.Request) { s.serveFile(w, r, "static/") }
+
+// serveFile answers with the embedded file dir+{file} of the path.
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, dir string) {
 	name := r.PathValue("file")
 	if !fs.ValidPath(name) || name == "." {
 		http.NotFound(w, r)
 		return
 	}
-	b, err := fs.ReadFile(files, "static/"+name)
+	b, err := fs.ReadFile(files, dir+name)
 	if err != nil {
 		http.NotFound(w, r)
 		return
 	}
-	if name == "i18n.js" {
+	if dir+name == "static/i18n.js" {
 		b = wordsScript(b)
 	}
 	switch {
