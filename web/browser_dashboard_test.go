@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -52,10 +55,10 @@ func TestBrowserDashboard(t *testing.T) {
 	}
 	day := &busyDay{t: t, e: se.env}
 	bks := day.bookings()
-	day.run(time.Hour, 6) // 09:00 to 10:00, six tickets each five minutes
-	day.checkIn(bks[0])   // 10:00 at Dr Li
-	day.checkIn(bks[4])   // 10:00 at vaccination
-	day.run(time.Hour, 6) // to 11:00
+	day.run(time.Hour, 5*time.Minute, 6) // 09:00 to 10:00, six tickets each five minutes
+	day.checkIn(bks[0])                  // 10:00 at Dr Li
+	day.checkIn(bks[4])                  // 10:00 at vaccination
+	day.run(time.Hour, 5*time.Minute, 6) // to 11:00
 	s := b.window(t, se.http.URL+"/login", 1920, 1080)
 	b.loginByKeys(t, s, "wang", "secret-pass")
 	b.waitFor(t, s, "location.pathname", "/counter", 10*time.Second)
@@ -81,15 +84,49 @@ func TestBrowserDashboard(t *testing.T) {
 		}
 	}
 	t.Run("flat", func(t *testing.T) { testDashFlat(t, b, s, day) })
+	t.Run("reports", func(t *testing.T) { testReports(t, b, se) })
 }
 
-// testDashFlat runs the rest of the day (11:00 to 21:00: 10 hours, 120
-// steps of five minutes) with the dashboard open, and compares its heap,
+// testReports opens the day's report (after the busy day of flat) at
+// 1920×1080 in zh and 1366×768 in pt, and prints it: one A4 page.
+func testReports(t *testing.T, b *browser, se *staffEnv) {
+	dir := artifacts(t)
+	for _, v := range []struct {
+		lang string
+		w, h int
+	}{{"zh", 1920, 1080}, {"pt", 1366, 768}} {
+		p := b.window(t, se.http.URL+"/login", v.w, v.h)
+		b.loginByKeys(t, p, "wang", "secret-pass")
+		b.waitFor(t, p, "location.pathname", "/counter", 10*time.Second)
+		b.navigate(t, p, se.http.URL+"/reports/main?period=day&day=2026-03-02&lang="+v.lang)
+		b.waitFor(t, p, "document.body.dataset.ready", "1", 15*time.Second)
+		if got := b.awaitEval(t, p, "document.querySelectorAll('.card').length + ' ' + document.querySelectorAll('.card canvas').length"); got != "8 7" {
+			t.Errorf("%s: cards and charts %s, want 8 7", v.lang, got)
+		}
+		b.shot(t, p, dir, fmt.Sprintf("report-%dx%d-%s.png", v.w, v.h, v.lang))
+		var pdf struct {
+			Data []byte `json:"data"`
+		}
+		if err := b.call(p, "Page.printToPDF", map[string]any{"preferCSSPageSize": true, "printBackground": true}, &pdf); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(regexp.MustCompile(`/Type\s*/Page[^s]`).FindAll(pdf.Data, -1)); n != 1 {
+			t.Errorf("%s: the printed report has %d pages, want 1 A4 page", v.lang, n)
+		}
+		name := filepath.Join(dir, "report-print-"+v.lang+".pdf")
+		if err := os.WriteFile(name, pdf.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// testDashFlat runs the rest of the day (11:00 to 21:00: 10 hours, 60
+// steps of ten minutes) with the dashboard open, and compares its heap,
 // DOM nodes and event listeners after a garbage collection before and
 // after.
 func testDashFlat(t *testing.T, b *browser, s string, day *busyDay) {
 	before := b.heap(t, s)
-	day.run(10*time.Hour, 3)
+	day.run(10*time.Hour, 10*time.Minute, 3)
 	v := strconv.FormatInt(day.last, 10)
 	b.waitFor(t, s, "document.body.dataset.version >= "+v, "true", 20*time.Second)
 	after := b.heap(t, s)
@@ -104,7 +141,7 @@ func testDashFlat(t *testing.T, b *browser, s string, day *busyDay) {
 			t.Errorf("%s grew from %.0f to %.0f", m, before[m], after[m])
 		}
 	}
-	pts := b.awaitEval(t, s, "nowservingDash.points() <= nowservingDash.max() && nowservingDash.points() > 100")
+	pts := b.awaitEval(t, s, "nowservingDash.points() <= nowservingDash.max() && nowservingDash.points() > 60")
 	if pts != "true" {
 		t.Errorf("waiting line: %s points, max %s", b.awaitEval(t, s, "nowservingDash.points()"), b.awaitEval(t, s, "nowservingDash.max()"))
 	}
@@ -159,13 +196,13 @@ func queueEmpty(err error) bool {
 	return errors.Is(err, queue.ErrNoneWaiting) || errors.Is(err, queue.ErrCounterIdle)
 }
 
-// run advances the clock by span in five-minute steps, issuing perStep
+// run advances the clock by span in steps of step, issuing perStep
 // tickets (A mostly, some F and E) and, at each counter, completing the
 // ticket in hand and calling the next.
-func (d *busyDay) run(span time.Duration, perStep int) {
+func (d *busyDay) run(span, step time.Duration, perStep int) {
 	ctx := context.Background()
-	for range int(span / (5 * time.Minute)) {
-		d.e.clock.Add(5 * time.Minute)
+	for range int(span / step) {
+		d.e.clock.Add(step)
 		for i := range perStep {
 			d.n++
 			svc := []string{"A", "A", "F", "A", "E", "F"}[i%6]
@@ -173,13 +210,7 @@ func (d *busyDay) run(span time.Duration, perStep int) {
 			d.op("issue", tk, err)
 		}
 		for _, c := range []string{"1", "2", "3", "5"} {
-			cr := queue.CounterRequest{Request: queue.Request{Site: "main", Device: "keypad-" + c}, Counter: c}
-			tk, err := d.e.eng.Start(ctx, cr)
-			d.op("start", tk, err)
-			tk, err = d.e.eng.Complete(ctx, cr)
-			d.op("done", tk, err)
-			tk, err = d.e.eng.CallNext(ctx, cr)
-			d.op("next", tk, err)
+			d.counter(c)
 		}
 	}
 	v, err := d.e.eng.LastVersion(ctx, "main")
@@ -187,6 +218,35 @@ func (d *busyDay) run(span time.Duration, perStep int) {
 		d.t.Fatal(err)
 	}
 	d.last = v
+}
+
+// counter completes the ticket its counter started a step before, calls
+// the next and starts it; now and then the one called is a no-show (at
+// counter 2) or sent to service A (at counter 3). Counter 1 is a person,
+// li.na, the others keypads.
+func (d *busyDay) counter(c string) {
+	ctx := context.Background()
+	dev := "keypad-" + c
+	if c == "1" {
+		dev = "user:li.na@counter-1"
+	}
+	cr := queue.CounterRequest{Request: queue.Request{Site: "main", Device: dev}, Counter: c}
+	tk, err := d.e.eng.Complete(ctx, cr)
+	d.op("done", tk, err)
+	tk, err = d.e.eng.CallNext(ctx, cr)
+	d.op("next", tk, err)
+	if err != nil {
+		return
+	}
+	switch {
+	case c == "2" && d.n%7 == 0:
+		tk, err = d.e.eng.NoShow(ctx, cr)
+	case c == "3" && d.n%5 == 0:
+		tk, err = d.e.eng.Transfer(ctx, queue.TransferRequest{Request: cr.Request, Counter: c, ToService: "A"})
+	default:
+		tk, err = d.e.eng.Start(ctx, cr)
+	}
+	d.op("act", tk, err)
 }
 
 // bookings books four of today's places at each resource (10:00 and

@@ -36,6 +36,8 @@ func (s *Server) dashboardRoutes() []route {
 		{"GET", "/dashboard/{site}", s.supervisorPage("static/dashboard.html")},
 		{"GET", "/dashboard/{site}/events", s.staffSession(s.dashboardEvents)},
 		{"GET", "/static/vendor/{file}", s.vendor},
+		{"GET", "/reports/{site}", s.reportsPage},
+		{"GET", "/reports/{site}/csv", s.staffSession(s.reportsCSV)},
 	}
 }
 
@@ -282,23 +284,33 @@ func (s *Server) dash(d *dashDay, line bool) Dash {
 }
 
 // supervisorPage serves the embedded page name to a supervisor or admin
-// of the path's site; a person not logged in is sent to /login, anyone
-// else refused.
+// of the path's site (supervisor).
 func (s *Server) supervisorPage(name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ss, err := s.session(w, r)
-		switch {
-		case err != nil:
-			writeError(w, s.log, err)
-		case ss == nil:
-			http.Redirect(w, r, "/login", http.StatusSeeOther)
-		case s.pathSite(w, r) != nil && s.maySupervise(w, r, ss):
-			b, _ := files.ReadFile(name) // embedded: TestDashboardAccess reads each
-			pageHeaders(w)
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			w.Write(b)
+		if !s.supervisor(w, r) {
+			return
 		}
+		b, _ := files.ReadFile(name) // embedded: TestDashboardAccess reads each
+		pageHeaders(w)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(b)
 	}
+}
+
+// supervisor lets a page through for a supervisor or admin of the path's
+// site; otherwise it answers: a person not logged in is sent to /login,
+// anyone else refused.
+func (s *Server) supervisor(w http.ResponseWriter, r *http.Request) bool {
+	ss, err := s.session(w, r)
+	switch {
+	case err != nil:
+		writeError(w, s.log, err)
+	case ss == nil:
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+	default:
+		return s.pathSite(w, r) != nil && s.maySupervise(w, r, ss)
+	}
+	return false
 }
 
 // maySupervise answers 403 unless ss is a supervisor's or an admin's
