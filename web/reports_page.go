@@ -27,7 +27,7 @@ var reportTemplate = template.Must(template.New("report").Parse(`<!doctype html>
 <label>{{.W.from}} <input type="date" name="from" value="{{.Period.From}}" required></label>
 <label>{{.W.to}} <input type="date" name="to" value="{{.Period.To}}" required></label>
 <button type="submit">{{.W.show}}</button></form>
-<button type="button" id="print">{{.W.print}}</button></nav>{{end}}
+<button type="button" id="print">{{.W.print}}</button> <a href="/dashboard/{{.Site}}">{{.W.dashboard}}</a></nav>{{end}}
 </header>
 <main>{{range .Cards}}
 <section class="card" id="card-{{.ID}}"><h2>{{.Title}} <a class="csv noprint" href="{{call $.CSV .ID}}" download="{{$.Site}}-{{.ID}}-{{$.Period.From}}.csv">CSV</a></h2>

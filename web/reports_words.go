@@ -4,7 +4,7 @@ package web
 // speak; a report in another language uses English words (names come
 // from the configuration).
 var reportWordsByLang = map[string]map[string]string{
-	"en": {"title": "Report", "days": "days", "oneDay": "day", "from": "From", "to": "to", "show": "Show", "print": "Print",
+	"en": {"title": "Report", "dashboard": "Live dashboard", "days": "days", "oneDay": "day", "from": "From", "to": "to", "show": "Show", "print": "Print",
 		"day": "Day", "week": "Week", "month": "Month", "none": "None.",
 		"issued": "Issued", "served": "Served", "avgWait": "Mean wait", "p50": "Median wait (min)", "p90": "90th percentile (min)", "p90short": "90th percentile wait", "min": "min",
 		"byHour": "Arrivals by hour", "byWeekday": "Arrivals by weekday", "hour": "Hour", "weekday": "Weekday", "tickets": "Tickets",
@@ -15,7 +15,7 @@ var reportWordsByLang = map[string]map[string]string{
 		"countersTitle": "Per counter", "counter": "Counter", "avgService": "Mean service (min)", "idle": "Idle share",
 		"peopleTitle": "Per person", "person": "Person",
 		"bookingsTitle": "Appointments", "resource": "Resource", "booked": "Booked", "checkedIn": "Checked in", "missed": "Missed"},
-	"zh": {"title": "报表", "days": "天", "oneDay": "天", "from": "从", "to": "到", "show": "查看", "print": "打印",
+	"zh": {"title": "报表", "dashboard": "实时看板", "days": "天", "oneDay": "天", "from": "从", "to": "到", "show": "查看", "print": "打印",
 		"day": "日", "week": "周", "month": "月", "none": "无。",
 		"issued": "取号", "served": "已服务", "avgWait": "平均等候", "p50": "等候中位数（分钟）", "p90": "90% 分位（分钟）", "p90short": "90% 分位等候", "min": "分钟",
 		"byHour": "每小时取号", "byWeekday": "每周各日取号", "hour": "小时", "weekday": "星期", "tickets": "号数",
@@ -26,7 +26,7 @@ var reportWordsByLang = map[string]map[string]string{
 		"countersTitle": "各窗口", "counter": "窗口", "avgService": "平均办理（分钟）", "idle": "空闲比例",
 		"peopleTitle": "各员工", "person": "员工",
 		"bookingsTitle": "预约", "resource": "资源", "booked": "已预约", "checkedIn": "已签到", "missed": "未到"},
-	"pt": {"title": "Relatório", "days": "dias", "oneDay": "dia", "from": "De", "to": "a", "show": "Ver", "print": "Imprimir",
+	"pt": {"title": "Relatório", "dashboard": "Painel ao vivo", "days": "dias", "oneDay": "dia", "from": "De", "to": "a", "show": "Ver", "print": "Imprimir",
 		"day": "Dia", "week": "Semana", "month": "Mês", "none": "Nenhum.",
 		"issued": "Emitidas", "served": "Atendidas", "avgWait": "Espera média", "p50": "Espera mediana (min)", "p90": "Percentil 90 (min)", "p90short": "Espera no percentil 90", "min": "min",
 		"byHour": "Chegadas por hora", "byWeekday": "Chegadas por dia da semana", "hour": "Hora", "weekday": "Dia", "tickets": "Senhas",

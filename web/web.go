@@ -256,7 +256,8 @@ var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 <title>nowserving</title><link rel="stylesheet" href="/static/style.css"></head>
 <body class="index"><main><h1>nowserving</h1>
 <h2>Hall displays</h2><ul>{{range .Sites}}<li><a href="/display/{{.ID}}">{{.Name}}</a></li>{{end}}</ul>
-{{if .Staff}}<h2>Staff</h2><ul><li><a href="/counter">Counter page</a> (log in with a staff account)</li></ul>{{end}}
+{{if .Staff}}<h2>Staff</h2><ul><li><a href="/counter">Counter page</a> (log in with a staff account)</li>
+{{range .Sites}}<li>{{.Name}}: <a href="/dashboard/{{.ID}}">dashboard</a>, <a href="/reports/{{.ID}}">reports</a> (supervisors)</li>{{end}}</ul>{{end}}
 <h2>Operations</h2><ul><li><a href="/metrics">/metrics</a></li><li><a href="/healthz">/healthz</a></li>
 <li><a href="/readyz">/readyz</a></li><li><a href="/openapi.yaml">HTTP API (OpenAPI)</a></li></ul>
 </main></body></html>

@@ -14,7 +14,7 @@
       target: "target {t}", noTarget: "no target", overTarget: "OVER TARGET", waiting: "{n} waiting", nobody: "nobody waiting",
       open: "Open", paused: "Paused", closed: "Closed", idle: "idle {d}", pausedFor: "paused {d}", called: "calling {n} · {d}",
       serving: "serving {n} · {d}", served: "{n} served", withinShare: "{p}% within target", within: "within target",
-      over: "over target", tickets: "tickets", min: "min" },
+      over: "over target", tickets: "tickets", min: "min", reports: "Reports" },
     zh: { servedToday: "今日已服务", waitingToday: "今日各业务等候人数", waitVsTarget: "当前最长等候与目标",
       counters: "窗口", arrivals: "每小时取号", waitsToday: "今日等候时间（分钟）", bookings: "今日预约",
       resource: "资源", booked: "已预约", checkedIn: "已签到", missed: "未到", noBookings: "没有可预约的资源。",
@@ -22,7 +22,7 @@
       target: "目标 {t}", noTarget: "无目标", overTarget: "超过目标", waiting: "{n} 人等候", nobody: "无人等候",
       open: "开放", paused: "暂停", closed: "关闭", idle: "空闲 {d}", pausedFor: "暂停 {d}", called: "呼叫 {n} · {d}",
       serving: "办理 {n} · {d}", served: "已服务 {n}", withinShare: "{p}% 在目标内", within: "目标内",
-      over: "超过目标", tickets: "号", min: "分钟" },
+      over: "超过目标", tickets: "号", min: "分钟", reports: "报表" },
     pt: { servedToday: "Atendidos hoje", waitingToday: "Em espera por serviço hoje", waitVsTarget: "Maior espera agora, face à meta",
       counters: "Balcões", arrivals: "Chegadas por hora", waitsToday: "Esperas de hoje (minutos)", bookings: "Marcações de hoje",
       resource: "Recurso", booked: "Marcadas", checkedIn: "Presentes", missed: "Faltas", noBookings: "Sem recursos para marcação.",
@@ -313,6 +313,7 @@
     }, 200);
   });
   // For tests and the curious: how much the page holds.
+  el("reports").href = "/reports/" + encodeURIComponent(site) + location.search;
   window.nowservingDash = { points: function () { return xs.length; }, max: function () { return max; } };
   setInterval(tick, 1000);
   connect();
