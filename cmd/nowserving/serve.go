@@ -149,6 +149,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	d.Parts = append(d.Parts, conn) // stop connecting first
 
 	reg := metrics.NewRegistry()
+	d.reg = reg
 	mst, err := storeMetrics(ps, reg)
 	if err != nil {
 		return nil, err
