@@ -29,7 +29,7 @@ const (
 	kindDay      = "day"
 	kindService  = "service"
 	kindCounter  = "counter"
-	kindResource = "resource"
+	kindBooking  = "booking"
 )
 
 // readDaily reads the daily figures of site's days from..to: a day is
@@ -57,8 +57,8 @@ func readDaily(ctx context.Context, ds DailyStore, site, from, to string) (map[s
 			d.services[r.ID] = &f
 		case kindCounter:
 			d.counters[r.ID] = &f
-		case kindResource:
-			d.resources[r.ID] = &f
+		case kindBooking:
+			d.bookings[r.ID] = &f
 		}
 	}
 	return days, nil
@@ -83,7 +83,7 @@ func dailyRows(days map[string]*dayFigures, list []string) ([]sqlstore.DailyRow,
 		for _, m := range []struct {
 			kind string
 			rows map[string]*Figures
-		}{{kindService, d.services}, {kindCounter, d.counters}, {kindResource, d.resources}} {
+		}{{kindService, d.services}, {kindCounter, d.counters}, {kindBooking, d.bookings}} {
 			for id, f := range m.rows {
 				if err := add(day, m.kind, id, f); err != nil {
 					return nil, err
@@ -95,13 +95,14 @@ func dailyRows(days map[string]*dayFigures, list []string) ([]sqlstore.DailyRow,
 }
 
 // CloseDelay is how long after a service day's rollover its figures are
-// summed: bookings of its last slots are marked missed, and its held
-// tickets finished, by then.
-const CloseDelay = 6 * time.Hour
+// summed at the earliest: its last events (stamped before the rollover,
+// committed after it) are in by then.
+const CloseDelay = 10 * time.Minute
 
 // SumDays sums, into st's daily figures, the finished days of site not
 // summed yet, oldest first, at most maxDays of them (one read of their
-// events): the first time, every day the event log holds (a backfill, a
+// events: a booking event counts on the day it happened, by the day of
+// its slot): the first time, every day the event log holds (a backfill, a
 // chunk a call, logged as it goes). A day is finished once it is before
 // the day a counter may still hold tickets of (queue.Site.HeldSinceDay) and
 // CloseDelay past its rollover. It returns the first day not summed (the

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
@@ -187,21 +188,25 @@ func Build(ctx context.Context, eng *queue.Engine, site, from, to string) (Repor
 	if err != nil {
 		return Report{}, err
 	}
+	// Bookings count on the day of their slot: those of the range were
+	// made up to lookBack days before it, and marked missed up to a day
+	// after it.
+	wf, wt := f.AddDate(0, 0, -lookBack(s)), t.AddDate(0, 0, 1)
 	days := map[string]*dayFigures{}
 	if ds, ok := eng.Store().(DailyStore); ok {
-		if days, err = readDaily(ctx, ds, s.ID, from, to); err != nil {
+		if days, err = readDaily(ctx, ds, s.ID, wf.Format(time.DateOnly), wt.Format(time.DateOnly)); err != nil {
 			return Report{}, err
 		}
 	}
 	// The days not summed, a run of consecutive days at a time, from the
 	// event log.
-	for d := f; !d.After(t); {
+	for d := wf; !d.After(wt); {
 		if days[d.Format(time.DateOnly)] != nil {
 			d = d.AddDate(0, 0, 1)
 			continue
 		}
 		e := d
-		for e.Before(t) && days[e.AddDate(0, 0, 1).Format(time.DateOnly)] == nil {
+		for e.Before(wt) && days[e.AddDate(0, 0, 1).Format(time.DateOnly)] == nil {
 			e = e.AddDate(0, 0, 1)
 		}
 		run, err := sumEvents(ctx, eng, s, d, e)
@@ -230,27 +235,24 @@ func parseRange(from, to string) (time.Time, time.Time, error) {
 	return f, t, nil
 }
 
-// sumEvents reads the events of site's service days from..to (and those
-// before that bring their bookings, and the day after, which brings late
-// booking events) and returns the figures of every day of the range.
+// sumEvents reads the events of site's service days from..to (by their
+// time) and returns the figures of every day of the range.
 func sumEvents(ctx context.Context, eng *queue.Engine, s *queue.Site, f, t time.Time) (map[string]*dayFigures, error) {
 	from, to := f.Format(time.DateOnly), t.Format(time.DateOnly)
-	b := newBuilder(s, from, to)
-	after, err := versionBefore(ctx, eng, s, f.AddDate(0, 0, -lookBack(s)).Format(time.DateOnly))
+	b := newBuilder(s)
+	after, err := versionBefore(ctx, eng, s, from)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	past := t.AddDate(0, 0, 1).Format(time.DateOnly)
 read:
 	for evs, err := range eng.EventPages(ctx, s.ID, after, pageSize) {
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
 		for i := range evs {
-			if queue.ServiceDay(evs[i].At.Add(-eventSkew), s.Location, s.Rollover) > past {
+			if queue.ServiceDay(evs[i].At.Add(-eventSkew), s.Location, s.Rollover) > to {
 				break read
 			}
-			b.addBooking(&evs[i])
 			if day := queue.ServiceDay(evs[i].At, s.Location, s.Rollover); day >= from && day <= to {
 				b.add(day, &evs[i])
 			}
@@ -303,14 +305,16 @@ func versionBefore(ctx context.Context, eng *queue.Engine, s *queue.Site, day st
 	return lo - 1, nil
 }
 
-// dayFigures are the figures of one service day of a site, per row.
+// dayFigures are the figures of one service day of a site, per row:
+// bookings has the booking events of the day (made, cancelled, checked
+// in, missed) by the day of their slot and resource, "YYYY-MM-DD resource".
 type dayFigures struct {
-	total                         Figures
-	services, counters, resources map[string]*Figures
+	total                        Figures
+	services, counters, bookings map[string]*Figures
 }
 
 func newDayFigures() *dayFigures {
-	return &dayFigures{services: map[string]*Figures{}, counters: map[string]*Figures{}, resources: map[string]*Figures{}}
+	return &dayFigures{services: map[string]*Figures{}, counters: map[string]*Figures{}, bookings: map[string]*Figures{}}
 }
 
 // row is the figures of id in m, made when missing.
@@ -331,9 +335,8 @@ type staffing struct {
 
 // builder adds a site's events up into the figures of its days.
 type builder struct {
-	s        *queue.Site
-	from, to string
-	v        *view.Site // the day being read
+	s    *queue.Site
+	v    *view.Site // the day being read
 	days     map[string]*dayFigures
 	// appointment holds the tickets issued with class appointment (a
 	// check-in on time), whose BOOKING_CHECKED_IN follows.
@@ -342,8 +345,8 @@ type builder struct {
 	targets     map[string]time.Duration
 }
 
-func newBuilder(s *queue.Site, from, to string) *builder {
-	b := &builder{s: s, from: from, to: to, v: view.New(*s, view.Opts{}), days: map[string]*dayFigures{},
+func newBuilder(s *queue.Site) *builder {
+	b := &builder{s: s, v: view.New(*s, view.Opts{}), days: map[string]*dayFigures{},
 		appointment: map[int64]bool{}, staff: map[string]*staffing{}, targets: map[string]time.Duration{}}
 	for _, sv := range s.Services {
 		b.targets[sv.Code] = sv.WaitTarget
@@ -360,16 +363,16 @@ func (b *builder) day(day string) *dayFigures {
 	return d
 }
 
-// addBooking counts a booking event on its slot's day, when that is in
-// the range; it remembers the appointment tickets a check-in names.
-func (b *builder) addBooking(ev *queue.Event) {
+// addBooking counts a booking event of day d by its slot's day and
+// resource; it remembers the appointment tickets a check-in names.
+func (b *builder) addBooking(d *dayFigures, ev *queue.Event) {
 	if ev.Type == queue.EventIssued && ev.Class == queue.ClassAppointment {
 		b.appointment[ev.TicketID] = true
 	}
-	if !ev.Type.IsBooking() || ev.Day < b.from || ev.Day > b.to {
+	if !ev.Type.IsBooking() {
 		return
 	}
-	r := row(b.day(ev.Day).resources, ev.Resource)
+	r := row(d.bookings, ev.Day+" "+ev.Resource)
 	switch ev.Type {
 	case queue.EventBookingBooked:
 		r.Booked++
@@ -394,6 +397,7 @@ func (b *builder) add(day string, ev *queue.Event) {
 	}
 	b.v.Apply(ev)
 	d := b.day(day)
+	b.addBooking(d, ev)
 	hour := ev.At.In(b.s.Location).Hour()
 	if ev.Type == queue.EventIssued {
 		row(d.services, view.Issuer(ev)).Hours[hour]++
@@ -475,15 +479,11 @@ func (b *builder) endDay() {
 	b.v = view.New(*b.s, view.Opts{})
 }
 
-// assemble adds the days from..to up into a report.
+// assemble adds the days from..to up into a report, and the bookings of
+// their slots from every day of days.
 func assemble(s *queue.Site, f, t time.Time, days map[string]*dayFigures) Report {
 	r := Report{Site: s.ID, From: f.Format(time.DateOnly), To: t.Format(time.DateOnly)}
 	sum := newDayFigures()
-	var resources []string
-	for _, res := range s.Resources {
-		resources = append(resources, res.ID)
-	}
-	var extra []BookingRow
 	for d := f; !d.After(t); d = d.AddDate(0, 0, 1) {
 		day := d.Format(time.DateOnly)
 		df := days[day]
@@ -497,20 +497,16 @@ func assemble(s *queue.Site, f, t time.Time, days map[string]*dayFigures) Report
 				row(m[0], id).Add(x)
 			}
 		}
-		for _, id := range resources {
-			r.Bookings = append(r.Bookings, bookingRow(day, id, df.resources[id]))
-		}
-		for _, id := range slices.Sorted(maps.Keys(df.resources)) {
-			if !slices.Contains(resources, id) {
-				extra = append(extra, bookingRow(day, id, df.resources[id]))
+	}
+	for _, df := range days {
+		for k, x := range df.bookings {
+			if day, _, _ := strings.Cut(k, " "); day >= r.From && day <= r.To {
+				row(sum.bookings, k).Add(x)
 			}
 		}
 	}
+	r.Bookings = bookingRows(s, f, t, sum.bookings)
 	r.Total = sum.total.Stats()
-	slices.SortStableFunc(extra, func(x, y BookingRow) int {
-		return cmp.Or(cmp.Compare(x.Day, y.Day), cmp.Compare(x.Resource, y.Resource))
-	})
-	r.Bookings = append(r.Bookings, extra...)
 	var codes, ids []string
 	for _, sv := range s.Services {
 		codes = append(codes, sv.Code)
@@ -521,6 +517,25 @@ func assemble(s *queue.Site, f, t time.Time, days map[string]*dayFigures) Report
 	r.Services = rows(codes, sum.services)
 	r.Counters = rows(ids, sum.counters)
 	return r
+}
+
+// bookingRows lists the booking figures of the slot days f..t (m, by
+// "day resource"): every configured resource on every day, then those
+// seen only in events, by day and resource.
+func bookingRows(s *queue.Site, f, t time.Time, m map[string]*Figures) []BookingRow {
+	var out []BookingRow
+	for d := f; !d.After(t); d = d.AddDate(0, 0, 1) {
+		day := d.Format(time.DateOnly)
+		for _, res := range s.Resources {
+			out = append(out, bookingRow(day, res.ID, m[day+" "+res.ID]))
+			delete(m, day+" "+res.ID)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		day, res, _ := strings.Cut(k, " ")
+		out = append(out, bookingRow(day, res, m[k]))
+	}
+	return out
 }
 
 // rows lists the configured ids in order, then the others seen, sorted

@@ -11,7 +11,7 @@ const DailyMigration = 11
 
 // DailyRow is one row of the daily figures of a site (see the migration
 // 0011_daily_figures.sql): Kind "day" (the site's total, the row that
-// marks a day summed; ID empty), "service", "counter" or "resource";
+// marks a day summed; ID empty), "service", "counter" or "booking";
 // Figures is its figures as JSON, which package report reads and writes.
 type DailyRow struct {
 	Day     string
