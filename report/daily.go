@@ -26,10 +26,10 @@ type DailyWriter interface {
 
 // The kinds of daily rows.
 const (
-	kindDay      = "day"
-	kindService  = "service"
-	kindCounter  = "counter"
-	kindBooking  = "booking"
+	kindDay     = "day"
+	kindService = "service"
+	kindCounter = "counter"
+	kindBooking = "booking"
 )
 
 // readDaily reads the daily figures of site's days from..to: a day is

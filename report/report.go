@@ -337,7 +337,7 @@ type staffing struct {
 type builder struct {
 	s    *queue.Site
 	v    *view.Site // the day being read
-	days     map[string]*dayFigures
+	days map[string]*dayFigures
 	// appointment holds the tickets issued with class appointment (a
 	// check-in on time), whose BOOKING_CHECKED_IN follows.
 	appointment map[int64]bool
