@@ -77,3 +77,21 @@ func (s *Store) LastDailyDay(ctx context.Context, site string) (string, error) {
 	})
 	return day.String, err
 }
+
+// Size is the size of the database in bytes, as the server counts it
+// (SQLite: its pages; PostgreSQL: pg_database_size; MySQL: the data and
+// indexes of its tables).
+func (s *Store) Size(ctx context.Context) (int64, error) {
+	q := "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE()"
+	switch s.d.Name {
+	case "sqlite":
+		q = "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
+	case "postgres":
+		q = "SELECT pg_database_size(current_database())"
+	}
+	var n int64
+	if err := s.reader.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return 0, s.wrap("database size", err)
+	}
+	return n, nil
+}
