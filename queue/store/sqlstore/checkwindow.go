@@ -199,3 +199,13 @@ func (d *Dialect) checkQuery(q string) string {
 	}
 	return q
 }
+
+// CheckQueries are the queries of d's checks of every day as Check sends
+// them on a schema with purge floors, by check name, for the plan tests.
+func (d *Dialect) CheckQueries() []NamedStmt {
+	var out []NamedStmt
+	for _, c := range floored(slices.Concat(checks, eventChecks, bookingChecks)) {
+		out = append(out, NamedStmt{Name: c.name, Stmt: Stmt{SQL: d.checkQuery(c.query)}})
+	}
+	return out
+}
