@@ -1,10 +1,13 @@
 package postgres_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nowserving/nowserving/queue/store/postgres"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
@@ -45,5 +48,28 @@ func TestCheckPlans(t *testing.T) {
 				t.Errorf("work_mem %s: %s is no anti-join:\n%s", wm, q.Name, text)
 			}
 		}
+	}
+}
+
+// TestCancelOnServer: with Opts.CancelOnServer, a statement whose context
+// ends has stopped on the server by the time the call returns (a cancel
+// request, answered): a command that exits right after being stopped, as
+// check does on Ctrl-C, leaves nothing running. (pgx's default drops the
+// connection and sends the cancel from a goroutine of its close; the
+// handler makes the cancel part of the call itself.)
+func TestCancelOnServer(t *testing.T) {
+	st := storetest.Postgres(t, sqlstore.Opts{CancelOnServer: true})
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	const marker = "SELECT pg_sleep(60) /* cancel on server */"
+	if _, err := st.DB().ExecContext(ctx, marker); err == nil {
+		t.Fatal("a 60 s sleep ended within its 300 ms context")
+	}
+	var n int
+	if err := st.DB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM pg_stat_activity WHERE query = $1 AND state = 'active'", marker).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("the statement still runs on the server after its call returned")
 	}
 }
