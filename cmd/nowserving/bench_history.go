@@ -59,7 +59,7 @@ peak memory side by side with the databases' sizes.
 	fl.IntVar(&f.perDay, "per-day", 10000, "tickets a day")
 	fl.BoolVar(&f.purge, "purge", false, "purge past the configuration's retention windows after filling")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the history")
-	fl.BoolVar(&f.measureOnly, "measure-only", false, "measure databases filled before (by the same flags), writing nothing")
+	fl.BoolVar(&f.measureOnly, "measure-only", false, "measure databases filled before (by the same flags): sum what is left to sum, write no history")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return f.run(cmd) }
 	return cmd
 }
@@ -139,10 +139,6 @@ func (f *historyFlags) fill(ctx context.Context, w io.Writer, cfg *config.Config
 		return col, fmt.Errorf("bench history: %w", err)
 	}
 	defer st.Close()
-	if f.measureOnly {
-		col.size, err = st.Size(ctx)
-		return col, err
-	}
 	// Summing a year reads pages of events on a loaded machine: a store
 	// time-out of its own, well above a device's.
 	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Committers: 1, Logger: log, StoreTimeout: time.Minute})
@@ -150,24 +146,12 @@ func (f *historyFlags) fill(ctx context.Context, w io.Writer, cfg *config.Config
 		return col, fmt.Errorf("bench history: %w", err)
 	}
 	defer eng.Close(context.WithoutCancel(ctx))
-	if v, err := eng.LastVersion(ctx, site.ID); err != nil || v != 0 {
-		return col, fmt.Errorf("bench history: %s must be a new database (site %s has %d events; %v)", dsn, site.ID, v, err)
+	if !f.measureOnly {
+		if err := f.write(ctx, w, st, eng, site, &col, now); err != nil {
+			return col, err
+		}
 	}
 	start := time.Now()
-	res, err := load.History(ctx, st, site, load.HistoryOpts{Days: days, PerDay: f.perDay, Today: true, Now: now, Seed: f.seed,
-		Progress: func(day string, n int) {
-			if strings.HasSuffix(day, "-01") {
-				fmt.Fprintf(w, "  %s: %s written (%s)\n", col.name, day, time.Since(start).Round(time.Second))
-			}
-		}})
-	if err != nil {
-		return col, err
-	}
-	fmt.Fprintf(w, "%s: %d days, %d tickets, %d events written in %s\n", col.name, res.Days, res.Tickets, res.Events, time.Since(start).Round(time.Millisecond))
-	if err := analyze(ctx, st, drv); err != nil {
-		return col, err
-	}
-	start = time.Now()
 	for more := true; more; {
 		if _, more, err = report.SumDays(ctx, eng, st, site.ID, now, sumChunk, nil); err != nil {
 			return col, err
@@ -181,6 +165,29 @@ func (f *historyFlags) fill(ctx context.Context, w io.Writer, cfg *config.Config
 	}
 	col.size, err = st.Size(ctx)
 	return col, err
+}
+
+// write writes col's days of history and today into the new database.
+func (f *historyFlags) write(ctx context.Context, w io.Writer, st *sqlstore.Store, eng *queue.Engine, site queue.Site,
+	col *historyColumn, now time.Time) error {
+	if v, err := eng.LastVersion(ctx, site.ID); err != nil || v != 0 {
+		return fmt.Errorf("bench history: %s must be a new database (site %s has %d events; %v)", col.store.DSN, site.ID, v, err)
+	}
+	start := time.Now()
+	res, err := load.History(ctx, st, site, load.HistoryOpts{Days: col.days, PerDay: f.perDay, Today: true, Now: now, Seed: f.seed,
+		Progress: func(day string, n int) {
+			if strings.HasSuffix(day, "-01") {
+				fmt.Fprintf(w, "  %s: %s written (%s)\n", col.name, day, time.Since(start).Round(time.Second))
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: %d days, %d tickets, %d events written in %s\n", col.name, res.Days, res.Tickets, res.Events, time.Since(start).Round(time.Millisecond))
+	if err := analyze(ctx, st, col.store.Driver); err != nil {
+		return err
+	}
+	return nil
 }
 
 // analyze has a server database gather the statistics of the tables
