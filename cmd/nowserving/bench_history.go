@@ -8,8 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -266,7 +266,8 @@ func (f *historyFlags) measure(ctx context.Context, col *historyColumn, site que
 }
 
 // runMeasured runs this binary with args and returns its wall time and
-// peak RSS.
+// peak RSS (VmHWM of /proc/PID/status, read as it runs: the rusage of a
+// child counts the parent's memory from before its exec).
 func runMeasured(ctx context.Context, name string, args []string) historyResult {
 	exe, err := os.Executable()
 	if err != nil {
@@ -276,17 +277,49 @@ func runMeasured(ctx context.Context, name string, args []string) historyResult 
 	var out strings.Builder
 	c.Stdout, c.Stderr = &out, &out
 	start := time.Now()
-	err = c.Run()
-	r := historyResult{op: name, d: time.Since(start)}
-	if c.ProcessState != nil {
-		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			r.rss = ru.Maxrss
-		}
+	if err := c.Start(); err != nil {
+		return historyResult{op: name, err: err}
 	}
+	done := make(chan struct{})
+	peak := make(chan int64)
+	go func() {
+		var kib int64
+		tk := time.NewTicker(10 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			kib = max(kib, vmHWM(c.Process.Pid))
+			select {
+			case <-done:
+				peak <- kib
+				return
+			case <-tk.C:
+			}
+		}
+	}()
+	err = c.Wait()
+	r := historyResult{op: name, d: time.Since(start)}
+	close(done)
+	r.rss = <-peak
 	if err != nil {
 		r.err = fmt.Errorf("%s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(out.String()))
 	}
 	return r
+}
+
+// vmHWM is the peak resident memory of process pid in KiB, 0 when it
+// cannot be read (the process ended).
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // printHistory prints the columns side by side, with the ratio of the

@@ -32,9 +32,10 @@ type windowFrom struct {
 // tickets is a look-up by id and stays.
 var windowTable = regexp.MustCompile(`\b(FROM tickets|FROM events|JOIN events)\b( [a-z]\b)?`)
 
-// edit makes q read the window: the tables become the window's rows (a
-// site without a window is read whole) and purge_floors the window's
-// floors.
+// edit makes q read the window: the tables become the window's rows and
+// purge_floors the window's floors. The sites are those with events
+// (site_versions): tickets of a site without any are checked by a check
+// of every day only.
 func (w *checkWindow) edit(q string) string {
 	sites := slices.Sorted(func(yield func(string) bool) {
 		for s := range w.sites {
@@ -49,14 +50,6 @@ func (w *checkWindow) edit(q string) string {
 		tk = append(tk, fmt.Sprintf("(site = %s AND day >= '%s')", quote(s), f.ticketDay))
 		ev = append(ev, fmt.Sprintf("(site = %s AND version >= %d)", quote(s), f.version))
 		fl = append(fl, fmt.Sprintf("SELECT %s AS site, %d AS version, '%s' AS day", quote(s), f.version, f.floor))
-	}
-	others := ""
-	if len(sites) > 0 {
-		q := make([]string, len(sites))
-		for i, s := range sites {
-			q[i] = quote(s)
-		}
-		others = " OR site NOT IN (" + strings.Join(q, ", ") + ")"
 	}
 	if len(fl) > 0 {
 		q = strings.ReplaceAll(q, "purge_floors f", "("+strings.Join(fl, " UNION ALL ")+") f")
@@ -75,7 +68,7 @@ func (w *checkWindow) edit(q string) string {
 		if cond == "" {
 			return m
 		}
-		return fmt.Sprintf("%s (SELECT * FROM %s WHERE %s%s) %s", kw, table, cond, others, alias)
+		return fmt.Sprintf("%s (SELECT * FROM %s WHERE %s) %s", kw, table, cond, alias)
 	})
 }
 
