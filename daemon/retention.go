@@ -106,8 +106,14 @@ type PurgerOpts struct {
 	// Pause is the rest between two batches of a pass, so the devices'
 	// transactions (and /readyz's probe, on SQLite's one writer) go
 	// between them; 0: none.
-	Pause   time.Duration
-	Now     func() time.Time
+	Pause time.Duration
+	Now   func() time.Time
+	// Sum, when set, sums a chunk of a site's finished days into the
+	// daily figures (report.SumDays) and returns the first day not summed
+	// and whether finished days are left: each pass first sums what is
+	// due, under the lease, and the purge of a site's events and tickets
+	// never reaches a day not summed.
+	Sum     func(ctx context.Context, site string, now time.Time) (string, bool, error)
 	Metrics *metrics.Retention // nil: not counted
 	Logger  *slog.Logger
 }
@@ -120,6 +126,9 @@ const maxBatches = 200
 type Purger struct {
 	o    PurgerOpts
 	stop *part.Stop
+	// summed is, per site, the first day not summed into the daily
+	// figures by the pass running (the pass's goroutine only).
+	summed map[string]string
 }
 
 // NewPurger returns a purger of o.
@@ -127,7 +136,7 @@ func NewPurger(o PurgerOpts) *Purger {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Purger{o: o, stop: part.NewStop()}
+	return &Purger{o: o, stop: part.NewStop(), summed: map[string]string{}}
 }
 
 // Name names the part.
@@ -158,7 +167,11 @@ func (p *Purger) byTime(table string, window time.Duration, f func(ctx context.C
 // older than window.
 func (p *Purger) byDay(table string, site *queue.Site, window time.Duration, f func(ctx context.Context, d sqlstore.DayPurge) (int, error)) purgeStep {
 	return purgeStep{window, func(ctx context.Context, now time.Time) (map[string]int, int, error) {
-		n, err := f(ctx, sqlstore.DayPurgeOf(site, now, window, p.o.Batch))
+		d := sqlstore.DayPurgeOf(site, now, window, p.o.Batch)
+		if next, ok := p.summed[site.ID]; ok && next < d.Day {
+			d.Day = next // the detail of days not summed yet stays
+		}
+		n, err := f(ctx, d)
 		return map[string]int{table: n}, n, err
 	}}
 }
@@ -204,6 +217,9 @@ func (p *Purger) Pass(ctx context.Context) (map[string]int, bool, error) {
 
 func (p *Purger) pass(ctx context.Context) (map[string]int, bool, error) {
 	out := map[string]int{}
+	if held, err := p.sum(ctx); err != nil || !held {
+		return out, held, err
+	}
 	batches := 0
 	for _, step := range p.steps() {
 		if step.window <= 0 {
@@ -243,6 +259,36 @@ func (p *Purger) pass(ctx context.Context) (map[string]int, bool, error) {
 		}
 	}
 	return out, true, nil
+}
+
+// sum sums the sites' finished days into the daily figures (o.Sum), a
+// chunk a call, renewing the lease before each, and notes per site the
+// first day not summed. It reports whether it held the lease.
+func (p *Purger) sum(ctx context.Context) (bool, error) {
+	clear(p.summed)
+	if p.o.Sum == nil || p.o.Sites == nil {
+		return true, nil
+	}
+	for _, s := range p.o.Sites() {
+		for more := true; more; {
+			now := p.o.Now()
+			held, err := withinTimeout(ctx, p.o.Timeout, func(ctx context.Context) (bool, error) {
+				return p.o.Store.TakeLease(ctx, sqlstore.Lease{Name: PurgeLease, Holder: p.o.Holder, Now: now, For: p.leaseFor()})
+			})
+			if err != nil || !held {
+				return held, err
+			}
+			// Summing reads days of events: no store time-out, the
+			// lease bounds it.
+			next, m, err := p.o.Sum(ctx, s.ID, now)
+			if err != nil {
+				p.summed[s.ID] = "" // keep every day of a site that failed
+				return true, err
+			}
+			p.summed[s.ID], more = next, m
+		}
+	}
+	return true, nil
 }
 
 // withinTimeout runs f within timeout (0: none) or until ctx ends, then
@@ -305,4 +351,20 @@ func (p *Purger) Run(ctx context.Context) error {
 // Shutdown stops the purge, waiting for a batch in flight within ctx.
 func (p *Purger) Shutdown(ctx context.Context) error {
 	return p.stop.Shutdown(ctx, "purger: stop")
+}
+
+// DailyRows reads daily figures on the store.
+func (p *PendingStore) DailyRows(ctx context.Context, site, from, to string) ([]sqlstore.DailyRow, error) {
+	return onStore(p, func(st *sqlstore.Store) ([]sqlstore.DailyRow, error) { return st.DailyRows(ctx, site, from, to) })
+}
+
+// LastDailyDay reads the newest summed day on the store.
+func (p *PendingStore) LastDailyDay(ctx context.Context, site string) (string, error) {
+	return onStore(p, func(st *sqlstore.Store) (string, error) { return st.LastDailyDay(ctx, site) })
+}
+
+// PutDaily writes daily figures on the store.
+func (p *PendingStore) PutDaily(ctx context.Context, site string, days []string, rows []sqlstore.DailyRow, now time.Time) error {
+	_, err := onStore(p, func(st *sqlstore.Store) (struct{}, error) { return struct{}{}, st.PutDaily(ctx, site, days, rows, now) })
+	return err
 }

@@ -15,8 +15,10 @@ import (
 	"github.com/nowserving/nowserving/daemon"
 	"github.com/nowserving/nowserving/metrics"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
+	"github.com/nowserving/nowserving/report"
 )
 
 // TestPurgerPass: a pass deletes the request results past the window in
@@ -80,28 +82,9 @@ nowserving_retention_deleted_rows_total{table="tickets"} 0
 // events before tickets, and leaves the database as check wants it; the
 // day being served keeps its ticket.
 func TestPurgerDays(t *testing.T) {
-	st := storetest.SQLite(t)
-	site := storetest.TestSite()
-	clock := storetest.NewClock(time.Date(2026, 11, 2, 9, 0, 0, 0, site.Location))
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close(context.Background()) })
-	req := func(i int) queue.Request {
-		return queue.Request{Site: site.ID, Device: "kiosk-1", Key: fmt.Sprint("k", i)}
-	}
-	for i := range 3 {
-		if _, err := eng.Issue(t.Context(), queue.IssueRequest{Request: req(i), Service: "A"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	clock.Fix(time.Date(2026, 11, 9, 9, 0, 0, 0, site.Location)) // a week later
-	if _, err := eng.Sweep(t.Context()); err != nil {            // the old day's tickets expire
-		t.Fatal(err)
-	}
+	st, site, clock, eng := oldDay(t)
 	clock.Fix(clock.Now().Add(10 * time.Minute)) // past the margin of event times
-	today, err := eng.Issue(t.Context(), queue.IssueRequest{Request: req(9), Service: "A"})
+	today, err := eng.Issue(t.Context(), queue.IssueRequest{Request: queue.Request{Site: site.ID, Device: "kiosk-1", Key: "k9"}, Service: "A"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +103,30 @@ func TestPurgerDays(t *testing.T) {
 	if err != nil || got.Ticket.ID != today.ID {
 		t.Errorf("today's ticket after the pass: %+v, %v", got, err)
 	}
+}
+
+// oldDay issues 3 tickets on 2026-11-02 and sweeps them a week later at
+// 09:00 (they expire).
+func oldDay(t *testing.T) (*sqlite.Store, queue.Site, *storetest.Clock, *queue.Engine) {
+	st := storetest.SQLite(t)
+	site := storetest.TestSite()
+	clock := storetest.NewClock(time.Date(2026, 11, 2, 9, 0, 0, 0, site.Location))
+	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close(context.Background()) })
+	for i := range 3 {
+		r := queue.Request{Site: site.ID, Device: "kiosk-1", Key: fmt.Sprint("k", i)}
+		if _, err := eng.Issue(t.Context(), queue.IssueRequest{Request: r, Service: "A"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Fix(time.Date(2026, 11, 9, 9, 0, 0, 0, site.Location))
+	if _, err := eng.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return st, site, clock, eng
 }
 
 // hungPurgeStore is a database that never answers: every call waits for
@@ -147,4 +154,31 @@ func TestPurgerHungStore(t *testing.T) {
 			t.Errorf("pass on a hung store took %s, want the 2s timeout", took)
 		}
 	})
+}
+
+// TestPurgerSumsFirst: a pass sums the finished days into the daily
+// figures before it purges, never purges a day not summed, and the report
+// of a purged day still has its figures.
+func TestPurgerSumsFirst(t *testing.T) {
+	st, site, clock, eng := oldDay(t)
+	clock.Fix(clock.Now().Add(time.Hour))
+	opts := daemon.PurgerOpts{Store: st, Holder: "a", Sites: eng.Sites, Events: 48 * time.Hour, Tickets: 48 * time.Hour,
+		Batch: 100, Every: time.Minute, Now: clock.Now,
+		Sum: func(context.Context, string, time.Time) (string, bool, error) { return "2026-11-01", false, nil }}
+	if n, _, err := daemon.NewPurger(opts).Pass(t.Context()); err != nil || n["events"]+n["tickets"] != 0 {
+		t.Errorf("pass with nothing summed = %v, %v; want nothing purged", n, err)
+	}
+	opts.Sum = func(ctx context.Context, s string, now time.Time) (string, bool, error) {
+		return report.SumDays(ctx, eng, st, s, now, 2, nil)
+	}
+	if n, _, err := daemon.NewPurger(opts).Pass(t.Context()); err != nil || n["events"] != 6 {
+		t.Errorf("pass = %v, %v; want the old day's 6 events", n, err)
+	}
+	if last, err := st.LastDailyDay(t.Context(), site.ID); err != nil || last != "2026-11-08" {
+		t.Errorf("last summed day %q, %v; want 2026-11-08", last, err)
+	}
+	r, err := report.Build(t.Context(), eng, site.ID, "2026-11-02", "")
+	if err != nil || r.Total.Issued != 3 {
+		t.Errorf("report of the purged day: %+v, %v; want 3 issued", r.Total, err)
+	}
 }

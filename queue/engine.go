@@ -264,6 +264,11 @@ func (e *Engine) Sites() []Site {
 	return out
 }
 
+// Store is the store the engine runs on (Opts.Store), for readers that
+// use what a store offers beyond queue.Store (the daily figures of
+// package report).
+func (e *Engine) Store() Store { return e.store }
+
 // Site returns one site's definition. The definition returned is never
 // changed: SetSites publishes new ones.
 func (e *Engine) Site(id string) (*Site, error) {

@@ -14,15 +14,25 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
 )
 
-// Stats are the figures of one service, one counter or the whole site.
+// Stats are the figures of one service, one counter or the whole site
+// over a report's days (Figures.Stats). For the browser pages (issue 25)
+// the figures a page shows come from here:
+//   - arrivals by hour: ByHour (tickets issued by local hour; for a
+//     counter, its first calls);
+//   - waits per service against its target: AvgWait, P50Wait, P90Wait and
+//     queue.Service.WaitTarget; the share within target: TargetShare;
+//   - no-show and transfer rates: NoShowRate, TransferRate;
+//   - per counter: Served, AvgService, IdleShare (of Staffed);
+//   - appointments: Report.Bookings (booked, checked in on time or late,
+//     missed, per resource and day).
 type Stats struct {
 	// Issued counts the tickets a service issued (0 for counters: tickets
 	// are not issued at a counter).
@@ -38,17 +48,60 @@ type Stats struct {
 	Served    int
 	NoShows   int
 	Cancelled int
-	// AvgWait and P90Wait are over the tickets first called, from their
-	// ISSUED event to their first CALLED event.
+	// Transferred counts the transfers out of a service's queue, or made
+	// at a counter.
+	Transferred int
+	// AvgWait, P50Wait and P90Wait are over the tickets first called,
+	// from their ISSUED event to their first CALLED event; the
+	// percentiles are nearest-rank, to the bound of their WaitBuckets
+	// bucket (30 s under two hours), so they add up from daily figures.
 	AvgWait time.Duration
+	P50Wait time.Duration
 	P90Wait time.Duration
-	// AvgService is over the tickets done after being started.
-	AvgService time.Duration
-	// BusiestHour is the local hour (0-23) with the most tickets issued
-	// (for a counter: the most first calls), the earliest on a tie; -1 when
-	// there were none. BusiestCount is how many.
+	// Targeted counts the waits of tickets whose issuing service has a
+	// wait target, WithinTarget those called within it.
+	Targeted     int
+	WithinTarget int
+	// AvgService is over the tickets done after being started;
+	// ServiceTime is their sum.
+	AvgService  time.Duration
+	ServiceTime time.Duration
+	// Staffed is a counter's time open over the days (see
+	// Figures.StaffedMs); 0 for services.
+	Staffed time.Duration
+	// ByHour counts by local hour the tickets issued (for a counter: its
+	// first calls). BusiestHour is the hour (0-23) with the most, the
+	// earliest on a tie; -1 when there were none. BusiestCount is how many.
+	ByHour       [24]int
 	BusiestHour  int
 	BusiestCount int
+}
+
+// TargetShare is the share (0..1) of the targeted waits that were within
+// their service's target; 0 when none was targeted.
+func (s Stats) TargetShare() float64 { return share(s.WithinTarget, s.Targeted) }
+
+// NoShowRate is the share of first calls that ended as no-shows.
+func (s Stats) NoShowRate() float64 { return share(s.NoShows, s.Called) }
+
+// TransferRate is the share of first calls transferred (a service:
+// out of its queue; a counter: by it).
+func (s Stats) TransferRate() float64 { return share(s.Transferred, s.Called) }
+
+// IdleShare is the share of a counter's staffed time it was not serving
+// (start to done), 0..1; 0 when its staffed time is unknown.
+func (s Stats) IdleShare() float64 {
+	if s.Staffed <= 0 {
+		return 0
+	}
+	return max(0, 1-float64(s.ServiceTime)/float64(s.Staffed))
+}
+
+func share(n, of int) float64 {
+	if of == 0 {
+		return 0
+	}
+	return float64(n) / float64(of)
 }
 
 // Row is the figures of one service or counter.
@@ -76,6 +129,12 @@ type BookingRow struct {
 	Missed    int
 }
 
+// DayStats is the site's total of one service day of a report.
+type DayStats struct {
+	Day string // YYYY-MM-DD
+	Stats
+}
+
 // Report is a site's statistics over the service days From..To inclusive.
 type Report struct {
 	Site     string
@@ -83,6 +142,8 @@ type Report struct {
 	Services []Row  // in configuration order
 	Counters []Row  // in configuration order
 	Total    Stats  // every service together
+	// Days has the total of each day of the range, in order.
+	Days []DayStats
 	// Bookings has a row per day and configured resource (in configuration
 	// order, then resources seen only in events, sorted); none for a site
 	// without resources.
@@ -101,57 +162,13 @@ func parseDay(s string) (time.Time, error) {
 	return t, nil
 }
 
-// acc accumulates one row.
-type acc struct {
-	Stats
-	waits    []time.Duration
-	services []time.Duration
-	hours    [24]int
-	// serviceSum is the services' time of a row added up from days (its
-	// services list stays empty): its mean is over Served.
-	serviceSum time.Duration
-}
-
-func (a *acc) finish() Stats {
-	s := a.Stats
-	s.AvgWait, s.P90Wait = mean(a.waits), p90(a.waits)
-	s.AvgService = mean(a.services)
-	if a.serviceSum > 0 && s.Served > 0 {
-		s.AvgService = a.serviceSum / time.Duration(s.Served)
-	}
-	s.BusiestHour = -1
-	for h, n := range a.hours {
-		if n > s.BusiestCount {
-			s.BusiestHour, s.BusiestCount = h, n
-		}
-	}
-	return s
-}
-
-func mean(d []time.Duration) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	var sum time.Duration
-	for _, x := range d {
-		sum += x
-	}
-	return sum / time.Duration(len(d))
-}
-
-// p90 is the nearest-rank 90th percentile.
-func p90(d []time.Duration) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[int(math.Ceil(0.9*float64(len(s))))-1]
-}
-
-// Build reads every event of site and computes the report of the service
-// days from..to (inclusive; to empty means from). The service day of an
-// event is queue.ServiceDay of its time at the site.
+// Build computes the report of site for the service days from..to
+// (inclusive; to empty means from). Days the store's daily figures hold
+// (see SumDays; the store is eng's, when it offers DailyStore) are read
+// from there, one row per service, counter and resource a day; the others
+// (today, and days not summed yet) from the event log of those days only
+// (the service day of an event is queue.ServiceDay of its time at the
+// site). Either way a day's figures are the same.
 //
 // A service's figures are those of package view at the end of each day,
 // added up: issued, called and waits by the service that issued the
@@ -167,42 +184,85 @@ func Build(ctx context.Context, eng *queue.Engine, site, from, to string) (Repor
 	if to == "" {
 		to = from
 	}
-	f, err := parseDay(from)
+	f, t, err := parseRange(from, to)
 	if err != nil {
 		return Report{}, err
+	}
+	// Bookings count on the day of their slot: those of the range were
+	// made up to lookBack days before it, and marked missed up to a day
+	// after it.
+	wf, wt := f.AddDate(0, 0, -lookBack(s)), t.AddDate(0, 0, 1)
+	days := map[string]*dayFigures{}
+	if ds, ok := eng.Store().(DailyStore); ok {
+		if days, err = readDaily(ctx, ds, s.ID, wf.Format(time.DateOnly), wt.Format(time.DateOnly)); err != nil {
+			return Report{}, err
+		}
+	}
+	// The days not summed, a run of consecutive days at a time, from the
+	// event log.
+	for d := wf; !d.After(wt); {
+		if days[d.Format(time.DateOnly)] != nil {
+			d = d.AddDate(0, 0, 1)
+			continue
+		}
+		e := d
+		for e.Before(wt) && days[e.AddDate(0, 0, 1).Format(time.DateOnly)] == nil {
+			e = e.AddDate(0, 0, 1)
+		}
+		run, err := sumEvents(ctx, eng, s, d, e)
+		if err != nil {
+			return Report{}, err
+		}
+		maps.Copy(days, run)
+		d = e.AddDate(0, 0, 1)
+	}
+	return assemble(s, f, t, days), nil
+}
+
+// parseRange checks the service days from..to.
+func parseRange(from, to string) (time.Time, time.Time, error) {
+	f, err := parseDay(from)
+	if err != nil {
+		return f, f, err
 	}
 	t, err := parseDay(to)
 	if err != nil {
-		return Report{}, err
+		return f, t, err
 	}
 	if t.Before(f) {
-		return Report{}, fmt.Errorf("report: %w: range %s..%s ends before it starts", queue.ErrBadRequest, from, to)
+		return f, t, fmt.Errorf("report: %w: range %s..%s ends before it starts", queue.ErrBadRequest, from, to)
 	}
+	return f, t, nil
+}
+
+// sumEvents reads the events of site's service days from..to (by their
+// time) and returns the figures of every day of the range.
+func sumEvents(ctx context.Context, eng *queue.Engine, s *queue.Site, f, t time.Time) (map[string]*dayFigures, error) {
+	from, to := f.Format(time.DateOnly), t.Format(time.DateOnly)
 	b := newBuilder(s)
-	b.from, b.to = f, t
-	after, err := versionBefore(ctx, eng, s, f.AddDate(0, 0, -lookBack(s)).Format(time.DateOnly))
+	after, err := versionBefore(ctx, eng, s, from)
 	if err != nil {
-		return Report{}, fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("report: %w", err)
 	}
-	// The day after the range still brings its late booking events
-	// (bookings marked missed after the last slots of the range).
-	past := t.AddDate(0, 0, 1).Format(time.DateOnly)
 read:
 	for evs, err := range eng.EventPages(ctx, s.ID, after, pageSize) {
 		if err != nil {
-			return Report{}, fmt.Errorf("report: %w", err)
+			return nil, fmt.Errorf("report: %w", err)
 		}
 		for i := range evs {
-			if queue.ServiceDay(evs[i].At.Add(-eventSkew), s.Location, s.Rollover) > past {
+			if queue.ServiceDay(evs[i].At.Add(-eventSkew), s.Location, s.Rollover) > to {
 				break read
 			}
-			b.addBooking(from, to, &evs[i])
 			if day := queue.ServiceDay(evs[i].At, s.Location, s.Rollover); day >= from && day <= to {
 				b.add(day, &evs[i])
 			}
 		}
 	}
-	return b.report(from, to), nil
+	b.endDay()
+	for d := f; !d.After(t); d = d.AddDate(0, 0, 1) {
+		b.day(d.Format(time.DateOnly))
+	}
+	return b.days, nil
 }
 
 // eventSkew bounds how far out of version order events' times may run
@@ -245,45 +305,79 @@ func versionBefore(ctx context.Context, eng *queue.Engine, s *queue.Site, day st
 	return lo - 1, nil
 }
 
-// builder adds a site's events up into a report.
+// dayFigures are the figures of one service day of a site, per row:
+// bookings has the booking events of the day (made, cancelled, checked
+// in, missed) by the day of their slot and resource, "YYYY-MM-DD resource".
+type dayFigures struct {
+	total                        Figures
+	services, counters, bookings map[string]*Figures
+}
+
+func newDayFigures() *dayFigures {
+	return &dayFigures{services: map[string]*Figures{}, counters: map[string]*Figures{}, bookings: map[string]*Figures{}}
+}
+
+// row is the figures of id in m, made when missing.
+func row(m map[string]*Figures, id string) *Figures {
+	f := m[id]
+	if f == nil {
+		f = &Figures{}
+		m[id] = f
+	}
+	return f
+}
+
+// staffing is a counter's open time on the day being read.
+type staffing struct {
+	open        bool
+	since, last time.Time
+}
+
+// builder adds a site's events up into the figures of its days.
 type builder struct {
-	s        *queue.Site
-	v        *view.Site // the day being read
-	svc, ctr map[string]*acc
-	total    *acc
-	// from, to are the range's days; bookings its booking figures by day
-	// and resource; appointment the tickets issued with class appointment
-	// (a check-in on time), whose BOOKING_CHECKED_IN follows.
-	from, to    time.Time
-	bookings    map[[2]string]*BookingRow
+	s    *queue.Site
+	v    *view.Site // the day being read
+	days map[string]*dayFigures
+	// appointment holds the tickets issued with class appointment (a
+	// check-in on time), whose BOOKING_CHECKED_IN follows.
 	appointment map[int64]bool
+	staff       map[string]*staffing
+	targets     map[string]time.Duration
 }
 
 func newBuilder(s *queue.Site) *builder {
-	return &builder{s: s, v: view.New(*s, view.Opts{}), svc: map[string]*acc{}, ctr: map[string]*acc{}, total: &acc{},
-		bookings: map[[2]string]*BookingRow{}, appointment: map[int64]bool{}}
+	b := &builder{s: s, v: view.New(*s, view.Opts{}), days: map[string]*dayFigures{},
+		appointment: map[int64]bool{}, staff: map[string]*staffing{}, targets: map[string]time.Duration{}}
+	for _, sv := range s.Services {
+		b.targets[sv.Code] = sv.WaitTarget
+	}
+	return b
 }
 
-// addBooking counts a booking event on its slot's day, when that is in
-// from..to; it remembers the appointment tickets a check-in names.
-func (b *builder) addBooking(from, to string, ev *queue.Event) {
+func (b *builder) day(day string) *dayFigures {
+	d := b.days[day]
+	if d == nil {
+		d = newDayFigures()
+		b.days[day] = d
+	}
+	return d
+}
+
+// addBooking counts a booking event of day d by its slot's day and
+// resource; it remembers the appointment tickets a check-in names.
+func (b *builder) addBooking(d *dayFigures, ev *queue.Event) {
 	if ev.Type == queue.EventIssued && ev.Class == queue.ClassAppointment {
 		b.appointment[ev.TicketID] = true
 	}
-	if !ev.Type.IsBooking() || ev.Day < from || ev.Day > to {
+	if !ev.Type.IsBooking() {
 		return
 	}
-	k := [2]string{ev.Day, ev.Resource}
-	r := b.bookings[k]
-	if r == nil {
-		r = &BookingRow{Day: ev.Day, Resource: ev.Resource}
-		b.bookings[k] = r
-	}
+	r := row(d.bookings, ev.Day+" "+ev.Resource)
 	switch ev.Type {
 	case queue.EventBookingBooked:
 		r.Booked++
 	case queue.EventBookingCancelled:
-		r.Cancelled++
+		r.BookCancelled++
 	case queue.EventBookingCheckedIn:
 		if b.appointment[ev.TicketID] {
 			r.OnTime++
@@ -296,107 +390,173 @@ func (b *builder) addBooking(from, to string, ev *queue.Event) {
 	}
 }
 
-// bookingRows lists the booking figures: every configured resource on
-// every day of the range, then those seen only in events.
-func (b *builder) bookingRows() []BookingRow {
-	var out []BookingRow
-	for d := b.from; !d.After(b.to); d = d.AddDate(0, 0, 1) {
-		day := d.Format(time.DateOnly)
-		for _, res := range b.s.Resources {
-			k := [2]string{day, res.ID}
-			r := BookingRow{Day: day, Resource: res.ID}
-			if c := b.bookings[k]; c != nil {
-				r = *c
-				delete(b.bookings, k)
-			}
-			out = append(out, r)
-		}
-	}
-	rest := slices.SortedFunc(maps.Values(b.bookings), func(x, y *BookingRow) int {
-		return cmp.Or(cmp.Compare(x.Day, y.Day), cmp.Compare(x.Resource, y.Resource))
-	})
-	for _, r := range rest {
-		out = append(out, *r)
-	}
-	return out
-}
-
-func (b *builder) get(m map[string]*acc, id string) *acc {
-	a := m[id]
-	if a == nil {
-		a = &acc{}
-		m[id] = a
-	}
-	return a
-}
-
 // add reads one event of service day day.
 func (b *builder) add(day string, ev *queue.Event) {
 	if b.v.Day != "" && day != b.v.Day {
 		b.endDay()
 	}
 	b.v.Apply(ev)
+	d := b.day(day)
+	b.addBooking(d, ev)
 	hour := ev.At.In(b.s.Location).Hour()
 	if ev.Type == queue.EventIssued {
-		b.get(b.svc, view.Issuer(ev)).hours[hour]++
-		b.total.hours[hour]++
+		row(d.services, view.Issuer(ev)).Hours[hour]++
+		d.total.Hours[hour]++
 	}
 	if w, ok := view.FirstCall(ev); ok {
-		c := b.get(b.ctr, ev.Counter)
-		c.hours[hour]++
+		c := row(d.counters, ev.Counter)
+		c.Hours[hour]++
 		c.Called++
-		for _, a := range []*acc{b.get(b.svc, view.Issuer(ev)), c, b.total} {
-			a.waits = append(a.waits, w)
+		target := b.targets[view.Issuer(ev)]
+		for _, f := range []*Figures{row(d.services, view.Issuer(ev)), c, &d.total} {
+			f.addWait(w, target)
 		}
 	}
-	if d, ok := view.Completed(ev); ok {
-		c := b.get(b.ctr, ev.Counter)
+	if dur, ok := view.Completed(ev); ok {
+		c := row(d.counters, ev.Counter)
 		c.Served++
-		c.services = append(c.services, d)
+		c.ServiceMs += dur.Milliseconds()
 	}
 	switch {
 	case ev.Type == queue.EventNoShow && ev.Counter != "":
-		b.get(b.ctr, ev.Counter).NoShows++
+		row(d.counters, ev.Counter).NoShows++
 	case ev.Type == queue.EventCancelled && ev.Counter != "":
-		b.get(b.ctr, ev.Counter).Cancelled++
-	}
-}
-
-// endDay adds the figures of the day read to the services and the total.
-func (b *builder) endDay() {
-	for _, sv := range b.v.Services {
-		for _, a := range []*acc{b.get(b.svc, sv.Code), b.total} {
-			a.Issued += sv.Issued
-			a.Called += sv.Called
-			a.Served += sv.Served
-			a.NoShows += sv.NoShows
-			a.Cancelled += sv.Cancelled
-			a.serviceSum += sv.ServiceSum
+		row(d.counters, ev.Counter).Cancelled++
+	case ev.Type == queue.EventTransferred:
+		row(d.services, cmp.Or(ev.FromQueue, ev.Service)).Transferred++
+		d.total.Transferred++
+		if c := cmp.Or(ev.FromCounter, ev.Counter); c != "" {
+			row(d.counters, c).Transferred++
 		}
 	}
+	b.staffed(d, ev)
+}
+
+// staffed follows the open time of the event's counter.
+func (b *builder) staffed(d *dayFigures, ev *queue.Event) {
+	if ev.Counter == "" {
+		return
+	}
+	st := b.staff[ev.Counter]
+	if st == nil {
+		st = &staffing{}
+		b.staff[ev.Counter] = st
+	}
+	switch {
+	case ev.Type == queue.EventCounterPaused:
+		if st.open {
+			row(d.counters, ev.Counter).StaffedMs += ev.At.Sub(st.since).Milliseconds()
+		}
+		st.open = false
+	case !st.open:
+		st.open, st.since = true, ev.At
+	}
+	st.last = ev.At
+}
+
+// endDay adds the figures of the day read to its services and total.
+func (b *builder) endDay() {
+	if b.v.Day == "" {
+		return
+	}
+	d := b.day(b.v.Day)
+	for _, sv := range b.v.Services {
+		for _, f := range []*Figures{row(d.services, sv.Code), &d.total} {
+			f.Issued += sv.Issued
+			f.Called += sv.Called
+			f.Served += sv.Served
+			f.NoShows += sv.NoShows
+			f.Cancelled += sv.Cancelled
+			f.ServiceMs += sv.ServiceSum.Milliseconds()
+		}
+	}
+	for id, st := range b.staff {
+		if st.open {
+			row(d.counters, id).StaffedMs += st.last.Sub(st.since).Milliseconds()
+		}
+	}
+	clear(b.staff)
 	b.v = view.New(*b.s, view.Opts{})
 }
 
-func (b *builder) report(from, to string) Report {
-	b.endDay()
-	r := Report{Site: b.s.ID, From: from, To: to, Total: b.total.finish(), Bookings: b.bookingRows()}
-	for _, sv := range b.s.Services {
-		r.Services = append(r.Services, Row{ID: sv.Code, Stats: b.get(b.svc, sv.Code).finish()})
-		delete(b.svc, sv.Code)
-	}
-	for _, c := range b.s.Counters {
-		r.Counters = append(r.Counters, Row{ID: c.ID, Stats: b.get(b.ctr, c.ID).finish()})
-		delete(b.ctr, c.ID)
-	}
-	// Services or counters no longer configured still appear, sorted.
-	for _, id := range slices.Sorted(maps.Keys(b.svc)) {
-		r.Services = append(r.Services, Row{ID: id, Stats: b.svc[id].finish()})
-	}
-	for _, id := range slices.Sorted(maps.Keys(b.ctr)) {
-		if id == "" {
-			continue
+// assemble adds the days from..to up into a report, and the bookings of
+// their slots from every day of days.
+func assemble(s *queue.Site, f, t time.Time, days map[string]*dayFigures) Report {
+	r := Report{Site: s.ID, From: f.Format(time.DateOnly), To: t.Format(time.DateOnly)}
+	sum := newDayFigures()
+	for d := f; !d.After(t); d = d.AddDate(0, 0, 1) {
+		day := d.Format(time.DateOnly)
+		df := days[day]
+		if df == nil {
+			df = newDayFigures()
 		}
-		r.Counters = append(r.Counters, Row{ID: id, Stats: b.ctr[id].finish()})
+		sum.total.Add(&df.total)
+		r.Days = append(r.Days, DayStats{Day: day, Stats: df.total.Stats()})
+		for _, m := range [][2]map[string]*Figures{{sum.services, df.services}, {sum.counters, df.counters}} {
+			for id, x := range m[1] {
+				row(m[0], id).Add(x)
+			}
+		}
+	}
+	for _, df := range days {
+		for k, x := range df.bookings {
+			if day, _, _ := strings.Cut(k, " "); day >= r.From && day <= r.To {
+				row(sum.bookings, k).Add(x)
+			}
+		}
+	}
+	r.Bookings = bookingRows(s, f, t, sum.bookings)
+	r.Total = sum.total.Stats()
+	var codes, ids []string
+	for _, sv := range s.Services {
+		codes = append(codes, sv.Code)
+	}
+	for _, c := range s.Counters {
+		ids = append(ids, c.ID)
+	}
+	r.Services = rows(codes, sum.services)
+	r.Counters = rows(ids, sum.counters)
+	return r
+}
+
+// bookingRows lists the booking figures of the slot days f..t (m, by
+// "day resource"): every configured resource on every day, then those
+// seen only in events, by day and resource.
+func bookingRows(s *queue.Site, f, t time.Time, m map[string]*Figures) []BookingRow {
+	var out []BookingRow
+	for d := f; !d.After(t); d = d.AddDate(0, 0, 1) {
+		day := d.Format(time.DateOnly)
+		for _, res := range s.Resources {
+			out = append(out, bookingRow(day, res.ID, m[day+" "+res.ID]))
+			delete(m, day+" "+res.ID)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		day, res, _ := strings.Cut(k, " ")
+		out = append(out, bookingRow(day, res, m[k]))
+	}
+	return out
+}
+
+// rows lists the configured ids in order, then the others seen, sorted
+// (a service or counter no longer configured still appears).
+func rows(configured []string, m map[string]*Figures) []Row {
+	var out []Row
+	for _, id := range configured {
+		out = append(out, Row{ID: id, Stats: row(m, id).Stats()})
+	}
+	for _, id := range slices.Sorted(maps.Keys(m)) {
+		if id != "" && !slices.Contains(configured, id) {
+			out = append(out, Row{ID: id, Stats: m[id].Stats()})
+		}
+	}
+	return out
+}
+
+func bookingRow(day, id string, f *Figures) BookingRow {
+	r := BookingRow{Day: day, Resource: id}
+	if f != nil {
+		r.Booked, r.Cancelled, r.OnTime, r.Late, r.Missed = f.Booked, f.BookCancelled, f.OnTime, f.Late, f.Missed
 	}
 	return r
 }

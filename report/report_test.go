@@ -136,8 +136,9 @@ func TestBuildFigures(t *testing.T) {
 	}
 	a := r.Services[0]
 	want := Stats{Issued: 4, Called: 3, Served: 2, NoShows: 1, Cancelled: 1,
-		AvgWait: 17 * time.Minute, P90Wait: 21 * time.Minute, AvgService: 9*time.Minute + 30*time.Second,
-		BusiestHour: 8, BusiestCount: 3}
+		AvgWait: 17 * time.Minute, P50Wait: 20 * time.Minute, P90Wait: 21 * time.Minute, AvgService: 9*time.Minute + 30*time.Second,
+		ServiceTime: 19 * time.Minute, BusiestHour: 8, BusiestCount: 3}
+	want.ByHour[3], want.ByHour[8] = 1, 3
 	if a.ID != "A" || a.Stats != want {
 		t.Errorf("service A:\n got %+v\nwant %+v", a.Stats, want)
 	}
@@ -173,26 +174,33 @@ func TestBuildErrors(t *testing.T) {
 	}
 }
 
-func TestP90(t *testing.T) {
-	ds := func(n ...int) []time.Duration {
-		var out []time.Duration
+func TestPercentile(t *testing.T) {
+	ds := func(n ...int) *Figures {
+		f := &Figures{}
 		for _, x := range n {
-			out = append(out, time.Duration(x)*time.Second)
+			f.addWait(time.Duration(x)*time.Second, 0)
 		}
-		return out
+		return f
 	}
 	for _, tc := range []struct {
-		in   []time.Duration
-		want time.Duration
+		in       *Figures
+		p50, p90 time.Duration
 	}{
-		{nil, 0},
-		{ds(5), 5 * time.Second},
-		{ds(10, 1, 9, 2, 8, 3, 7, 4, 6, 5), 9 * time.Second},
-		{ds(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), 10 * time.Second},
+		{ds(), 0, 0},
+		{ds(30), 30 * time.Second, 30 * time.Second},
+		{ds(5), 30 * time.Second, 30 * time.Second},                                                 // to its bucket's bound
+		{ds(600, 60, 540, 120, 480, 180, 420, 240, 360, 300), 300 * time.Second, 540 * time.Second}, // whole minutes: exact
+		{ds(7200, 7201, 50000), 7500 * time.Second, 50000 * time.Second},                            // 5 min steps past 2 h; past 12 h: the longest
 	} {
-		if got := p90(tc.in); got != tc.want {
-			t.Errorf("p90(%v) = %v, want %v", tc.in, got, tc.want)
+		if got := tc.in.Percentile(0.5); got != tc.p50 {
+			t.Errorf("p50 of %v = %v, want %v", tc.in.Waits, got, tc.p50)
 		}
+		if got := tc.in.Percentile(0.9); got != tc.p90 {
+			t.Errorf("p90 of %v = %v, want %v", tc.in.Waits, got, tc.p90)
+		}
+	}
+	if b := bucketOf(2*time.Hour + time.Second); WaitBuckets[b] != 2*time.Hour+5*time.Minute {
+		t.Errorf("2h1s falls in the bucket of %v", WaitBuckets[b])
 	}
 }
 

@@ -45,13 +45,27 @@ slot; every checked-in booking has its ticket; booking events count as
 events of no ticket, but a check-in's, which names its ticket). With --config, the sites' time zones and
 rollover place each event on its service day; without, an event whose ticket
 is gone is placed on the day of the ticket issued before it. It prints what
-it found and exits 1 when an invariant is broken.`,
+it found and exits 1 when an invariant is broken.
+
+By default it checks the last --days service days of each site (today and
+yesterday), so it costs what those days cost however long the history;
+--all checks every day the database holds. Stopping it (Ctrl-C) cancels its
+query on a PostgreSQL server too.`,
 		Args: cobra.NoArgs,
 	}
 	target := addDBFlags(cmd)
+	days := cmd.Flags().Int("days", defaultCheckDays, "check the last N service days of each site (today's included)")
+	all := cmd.Flags().Bool("all", false, "check every day the database holds")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return target.on(cmd, "check", false, func(s *sqlstore.Store, st config.Store, cfg *config.Config) error {
-			rep, err := s.Check(cmd.Context(), checkOpts(cfg))
+		if *days < 1 {
+			return fmt.Errorf("check: --days must be 1 or more, got %d", *days)
+		}
+		return target.onCancelling(cmd, "check", func(s *sqlstore.Store, st config.Store, cfg *config.Config) error {
+			opts := checkOpts(cfg)
+			if !*all {
+				opts.Days = *days
+			}
+			rep, err := s.Check(cmd.Context(), opts)
 			if err != nil {
 				return fmt.Errorf("check %s database (a nowserving database? `nowserving migrate` creates the schema): %w", st.Driver, err)
 			}
@@ -64,6 +78,10 @@ it found and exits 1 when an invariant is broken.`,
 	}
 	return cmd
 }
+
+// defaultCheckDays is check's window: today and yesterday, whose tickets
+// a counter may still hold.
+const defaultCheckDays = 2
 
 // checkOpts places events on the service days of cfg's sites; without a
 // configuration (cfg nil) check guesses the days from the tickets.

@@ -72,3 +72,19 @@ func (d dbTarget) on(cmd *cobra.Command, what string, migrate bool, f func(*sqls
 	defer s.Close()
 	return f(s, st, cfg)
 }
+
+// onCancelling is on for a long read a person may stop: the store cancels
+// a statement on the server when the command's context ends.
+func (d dbTarget) onCancelling(cmd *cobra.Command, what string, f func(*sqlstore.Store, config.Store, *config.Config) error) error {
+	st, cfg, err := d.resolve(cmd)
+	if err != nil {
+		return err
+	}
+	s, err := store.Open(cmd.Context(), string(st.Driver), st.DSN, sqlstore.Opts{NoMigrate: true, MaxConns: st.Pool,
+		ConnectTimeout: sqlstore.ConnectTimeoutFor(st.Timeout), CancelOnServer: true})
+	if err != nil {
+		return fmt.Errorf("%s %s database: %w", what, st.Driver, err)
+	}
+	defer s.Close()
+	return f(s, st, cfg)
+}

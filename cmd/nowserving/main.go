@@ -64,7 +64,7 @@ func newRoot() *cobra.Command {
 		newNotifyCmd(),
 		newUserCmd(),
 		with(&cobra.Command{Use: "bench", Short: "Measure a running daemon: connections held, ticket throughput and latency"},
-			newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd(), newBenchDayCmd()),
+			newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd(), newBenchDayCmd(), newBenchHistoryCmd()),
 		with(&cobra.Command{Use: "conform", Short: "Check a device, or a daemon, against the device protocol (PROTOCOL.md)", Long: conformLong},
 			newConformDeviceCmd(wire.RoleKiosk), newConformDeviceCmd(wire.RoleKeypad), newConformDeviceCmd(wire.RoleDisplay), newConformDaemonCmd(), newConformAPICmd()),
 	)

@@ -19,12 +19,14 @@ func newReportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Print a site's statistics for a service day or a range of days",
-		Long: `report computes, from the event log of the configured store, per service and
-per counter: tickets issued, called, served, no-shows and cancelled, average
-and 90th-percentile wait (issue to first call), average service time (start
-to done) and the busiest local hour, for the service day --day or the days
---day..--to. --site may be left out when the configuration has one site;
---day defaults to the site's current service day.
+		Long: `report computes, per service and per counter: tickets issued, called, served,
+no-shows and cancelled, average and 90th-percentile wait (issue to first
+call), average service time (start to done) and the busiest local hour, for
+the service day --day or the days --day..--to. Finished days come from the
+daily figures a daemon sums as each day closes (they outlive the purge of
+the detail); today and days not summed yet from the event log of those days
+only. --site may be left out when the configuration has one site; --day
+defaults to the site's current service day.
 
   nowserving report --config hospital.yaml --site main --day 2026-03-02 --format csv`,
 		Args: cobra.NoArgs,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/nowserving/nowserving/daemon"
 	"github.com/nowserving/nowserving/metrics"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/report"
 )
 
 // purgePause is the rest between two batches of the retention purge.
@@ -26,5 +28,12 @@ func newPurger(cfg *config.Config, ps *daemon.PendingStore, eng *queue.Engine, r
 	rt := cfg.Retention
 	return daemon.NewPurger(daemon.PurgerOpts{Store: ps, Holder: probeName(cfg), Sites: eng.Sites,
 		Requests: rt.Requests, Events: rt.Events, Tickets: rt.Tickets, Bookings: rt.Bookings, Outbox: rt.Outbox, Personal: rt.Personal,
-		Batch: rt.Batch, Every: rt.Every, Timeout: cfg.Store.Timeout, Pause: purgePause, Now: time.Now, Metrics: m, Logger: log}), nil
+		Batch: rt.Batch, Every: rt.Every, Timeout: cfg.Store.Timeout, Pause: purgePause, Now: time.Now, Metrics: m, Logger: log,
+		Sum: func(ctx context.Context, site string, now time.Time) (string, bool, error) {
+			return report.SumDays(ctx, eng, ps, site, now, sumChunk, log)
+		}}), nil
 }
+
+// sumChunk is how many days one read of the event log sums into the
+// daily figures (a backfill of a year is a dozen).
+const sumChunk = 31

@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/nowserving/nowserving/queue"
@@ -75,6 +76,11 @@ func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	cfg, err := ParseConfig(dsn, opts.ConnectTimeout)
 	if err != nil {
 		return nil, err
+	}
+	if opts.CancelOnServer {
+		cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+			return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
+		}
 	}
 	s, err := sqlstore.Connect(ctx, Dialect(), stdlib.OpenDB(*cfg), opts)
 	if err != nil {

@@ -100,9 +100,12 @@ func open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	// closed per transaction, a third of the daemon's CPU per ticket. The
 	// statement journal only serves ROLLBACK TO inside an open transaction;
 	// what survives a crash is the WAL, synced at each commit as before.
-	common.Add("_pragma", "temp_store(MEMORY)")
-	writerDSN := dsn + sep + common.Encode() + "&_txlock=immediate"
-	readerDSN := dsn + sep + common.Encode() + "&_query_only=1"
+	// Readers write no journal: their temporary files are the sorts and
+	// automatic indexes of long reads (check, report), which go to disk
+	// past the page cache instead of growing the process with the
+	// history they read.
+	writerDSN := dsn + sep + common.Encode() + "&_pragma=temp_store(MEMORY)&_txlock=immediate"
+	readerDSN := dsn + sep + common.Encode() + "&_pragma=temp_store(FILE)&_query_only=1"
 
 	writer, err := sql.Open("sqlite", writerDSN)
 	if err != nil {

@@ -33,6 +33,7 @@ var shipped = map[string][]struct{ name, digest string }{
 		{"0008_retention.sql", "3ac4d00f1a155aecb38775385b4fc67d384e7c21568298a35d742dc2bc6d148b"},
 		{"0009_lost_work.sql", "e15015032888119eaba4165b481880e941c268448b610881bef6404ea2108c9c"},
 		{"0010_accounts.sql", "c31b96a67decd4887ce77859e170ec7a507058516926ca0769b1494259a0d377"},
+		{"0011_daily_figures.sql", "3689d886372f57f328db72101f8fd373b46e39b2244c867374e7422b46340d30"},
 	},
 	"postgres": {
 		{"0001_init.sql", "71cba4df2195650f45bbe208275f9c51019b504ac808df1658a15206752276ca"},
@@ -45,6 +46,7 @@ var shipped = map[string][]struct{ name, digest string }{
 		{"0008_retention.sql", "1789e13b05e83d034cc454ca7b5352efe7d7cd2bdbf1b0bbfd4b6961f42cf939"},
 		{"0009_lost_work.sql", "0fe8641dbe72a085995eaa901dd2a82bc552c687ca18375179449e823b371873"},
 		{"0010_accounts.sql", "a1350768fc53b50a1df5647046a828cf545db414014dcd8f4ca12291c3549efd"},
+		{"0011_daily_figures.sql", "5e8080f41a7b83c7aec20f2d9eba642e48536981fa7ea1ea7bd575c27f59c7d8"},
 	},
 	"mysql": {
 		{"0001_init.sql", "617c01655fa7d8fe661a96ede255555921e5d512c1c067d575bb8bba643c14e2"},
@@ -57,6 +59,7 @@ var shipped = map[string][]struct{ name, digest string }{
 		{"0008_retention.sql", "543b7d76218addcefac90091ae2558f35fcf233e0880b86a16dab3355d40bd1d"},
 		{"0009_lost_work.sql", "93f2c6d3bf89122ced73c9c699577336cc0f2747f3bfd8a752445e6eb326c508"},
 		{"0010_accounts.sql", "d8def209d55ee429fc3e217a52ec44d43dc72caa3bb28ea21f45907f21f50cf5"},
+		{"0011_daily_figures.sql", "14c3d2434c1edaac4dda5a3d281ef1a4a402c9a682106ad2fa7bb4ad4040b115"},
 	},
 }
 

@@ -102,7 +102,7 @@ func TestWithPortable(t *testing.T) {
 	for _, m := range ms {
 		got = append(got, m.Name)
 	}
-	want := []string{"0001_init.sql", "0002_event_call_count.sql", "0003_target_index.sql", "0004_health.sql", "0005_event_context.sql", "0006_appointments.sql", "0008_retention.sql", "0009_lost_work.sql", "0010_accounts.sql"}
+	want := []string{"0001_init.sql", "0002_event_call_count.sql", "0003_target_index.sql", "0004_health.sql", "0005_event_context.sql", "0006_appointments.sql", "0008_retention.sql", "0009_lost_work.sql", "0010_accounts.sql", "0011_daily_figures.sql"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("names = %q, want %q", got, want)
 	}

@@ -26,6 +26,12 @@ const DefaultMaxRetries = 8
 type Opts struct {
 	// Logger receives retry and migration messages; nil discards them.
 	Logger *slog.Logger
+	// CancelOnServer makes a statement whose context ends be cancelled on
+	// the server (PostgreSQL: a cancel request, the connection dropped
+	// after a second if that did not end it), for long reads a person
+	// stops, like check; without it the connection is dropped at once and
+	// the server may run the statement to its end.
+	CancelOnServer bool
 	// MaxRetries bounds how many times Update runs fn again after a
 	// serialization failure or deadlock: 0 means DefaultMaxRetries, a
 	// negative value means never.

@@ -23,6 +23,9 @@ type tx struct {
 	// autocommit, where a later SAVEPOINT succeeds silently and every later
 	// statement commits on its own; so after it nothing but ROLLBACK runs.
 	dead error
+	// edit, when set, rewrites the queries of a check (rowsAsText) to
+	// read its window of recent days.
+	edit func(string) string
 }
 
 var _ queue.Tx = (*tx)(nil)

@@ -1,0 +1,75 @@
+package postgres_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/queue/store/postgres"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
+	"github.com/nowserving/nowserving/queue/store/storetest"
+)
+
+// TestCheckPlans: no query of check is planned as a subplan run per row
+// (a NOT IN over a subquery becomes one once the subquery outgrows
+// work_mem: quadratic), whatever work_mem is; "every ticket was issued"
+// is an anti-join.
+func TestCheckPlans(t *testing.T) {
+	st := storetest.Postgres(t)
+	db, err := st.DB().Conn(t.Context()) // one session: SET holds for it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, wm := range []string{"64kB", "128MB"} {
+		if _, err := db.ExecContext(t.Context(), "SET work_mem = '"+wm+"'"); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range postgres.Dialect().CheckQueries() {
+			rows, err := db.QueryContext(t.Context(), "EXPLAIN "+q.SQL)
+			if err != nil {
+				t.Fatalf("%s: %v", q.Name, err)
+			}
+			var plan []string
+			for rows.Next() {
+				var line string
+				if err := rows.Scan(&line); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, line)
+			}
+			rows.Close()
+			text := strings.Join(plan, "\n")
+			if strings.Contains(text, "SubPlan") {
+				t.Errorf("work_mem %s: %s runs a subplan per row:\n%s", wm, q.Name, text)
+			}
+			if q.Name == "every ticket was issued" && !strings.Contains(text, "Anti Join") {
+				t.Errorf("work_mem %s: %s is no anti-join:\n%s", wm, q.Name, text)
+			}
+		}
+	}
+}
+
+// TestCancelOnServer: with Opts.CancelOnServer, a statement whose context
+// ends has stopped on the server by the time the call returns (a cancel
+// request, answered): a command that exits right after being stopped, as
+// check does on Ctrl-C, leaves nothing running. (pgx's default drops the
+// connection and sends the cancel from a goroutine of its close; the
+// handler makes the cancel part of the call itself.)
+func TestCancelOnServer(t *testing.T) {
+	st := storetest.Postgres(t, sqlstore.Opts{CancelOnServer: true})
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	const marker = "SELECT pg_sleep(60) /* cancel on server */"
+	if _, err := st.DB().ExecContext(ctx, marker); err == nil {
+		t.Fatal("a 60 s sleep ended within its 300 ms context")
+	}
+	var n int
+	if err := st.DB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM pg_stat_activity WHERE query = $1 AND state = 'active'", marker).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("the statement still runs on the server after its call returned")
+	}
+}
