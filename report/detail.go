@@ -71,13 +71,6 @@ func (w WorkRow) IdleShare() float64 {
 	return math.Max(0, 1-w.Busy.Seconds()/w.Span.Seconds())
 }
 
-func share(n, of int) float64 {
-	if of == 0 {
-		return 0
-	}
-	return float64(n) / float64(of)
-}
-
 // BuildDetail reads site's events of the service days from..to (to empty
 // means from) and computes their Detail.
 func BuildDetail(ctx context.Context, eng *queue.Engine, site, from, to string) (Detail, error) {
