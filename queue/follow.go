@@ -310,9 +310,11 @@ func (w *follower) catchUp(id string, v int64) {
 	if _, ok := f.e.defs.Load().byID[id]; !ok {
 		return
 	}
-	f.mu.Lock()
-	sf, err := f.site(id)
-	behind := err == nil && v > sf.last
+	sf, err := f.lockSite(id)
+	if err != nil {
+		return
+	}
+	behind := v > sf.last
 	f.mu.Unlock()
 	if !behind {
 		return
