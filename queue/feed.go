@@ -178,7 +178,7 @@ func (f *feed) load(id string) (*siteFeed, error) {
 // retry. f.mu is held (or sf is not shared yet).
 func (f *feed) setOrder(sf *siteFeed, ord *order, err error) {
 	if err != nil {
-		ord, sf.ordRetry = nil, time.Now().Add(time.Second)
+		ord, sf.ordRetry = nil, f.e.clock.mono().Add(time.Second)
 	}
 	sf.ord = ord
 }
@@ -198,9 +198,9 @@ func (f *feed) order(id string, sf *siteFeed, atLeast int64) *order {
 	if sf.last < atLeast {
 		return nil
 	}
-	sf.used = time.Now()
+	sf.used = f.e.clock.mono()
 	s, ok := f.e.defs.Load().byID[id]
-	if sf.ord == nil && !sf.building && ok && time.Now().After(sf.ordRetry) {
+	if sf.ord == nil && !sf.building && ok && f.e.clock.mono().After(sf.ordRetry) {
 		f.rebuild(id, sf, s)
 	}
 	return sf.ord
@@ -296,7 +296,7 @@ func (f *feed) following(sf *siteFeed) (bool, int) {
 	if sf.ord == nil && !sf.building {
 		return false, sf.ordGen
 	}
-	if !sf.building && time.Since(sf.used) > orderKeep {
+	if !sf.building && f.e.clock.since(sf.used) > orderKeep {
 		sf.dropOrder() // built again on next use
 		return false, sf.ordGen
 	}
@@ -467,7 +467,7 @@ func (f *feed) publishSite(id string, evs []Event, ws []write, h *heldJob) {
 		return
 	}
 	defer f.mu.Unlock()
-	sf.used = time.Now()
+	sf.used = f.e.clock.mono()
 	if evs[0].Version > sf.last+1 {
 		// Another daemon committed in between: read what we missed.
 		f.mu.Unlock()
