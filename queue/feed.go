@@ -61,10 +61,13 @@ type siteFeed struct {
 	// building says a goroutine builds the order from the store, without
 	// f.mu: the runs appended meanwhile wait in ordWork, in version order,
 	// applied once it is built, and positions come from the store until
-	// then. ordGen counts the drops of the order: a build or a read begun
-	// before one is not applied.
+	// then. ordBuilt is the store's version the last build read with the
+	// tickets: the order reflects every version up to it. ordGen counts
+	// the drops of the order: what was read for the order before one is
+	// not applied.
 	building bool
 	ordWork  []orderWork
+	ordBuilt int64
 	ordGen   int
 	// used is when this daemon last wrote to the site or asked its order
 	// (a position): a site it has not used for orderKeep does not follow
@@ -169,7 +172,7 @@ func (f *feed) load(id string) (*siteFeed, error) {
 		return nil, fmt.Errorf("queue: event feed of %s: %w", id, err)
 	}
 	f.orderFailed(id, oerr)
-	sf := &siteFeed{last: v, wake: make(chan struct{})}
+	sf := &siteFeed{last: v, wake: make(chan struct{}), ordBuilt: v}
 	f.setOrder(sf, ord, oerr)
 	return sf, nil
 }
@@ -207,16 +210,20 @@ func (f *feed) order(id string, sf *siteFeed, atLeast int64) *order {
 }
 
 // rebuild builds a dropped waiting order again from the store without
-// f.mu, then applies the runs the feed appended meanwhile. The store is
-// read after the feed's last version was appended, so the order reflects
-// at least it. f.mu is held on entry and on return.
+// f.mu, then has it follow the runs the feed appended meanwhile. The
+// store's version is read with the tickets: the order reflects every
+// version up to it. f.mu is held on entry and on return.
 func (f *feed) rebuild(id string, sf *siteFeed, s *Site) {
 	sf.building, sf.ordWork = true, nil
 	gen := sf.ordGen
 	f.mu.Unlock()
 	var ord *order
+	var v int64
 	err := f.e.view(f.ctx, func(ctx context.Context, tx Tx) error {
 		var err error
+		if v, err = tx.LastVersion(ctx, id); err != nil {
+			return err
+		}
 		ord, err = buildOrder(ctx, tx, s)
 		return err
 	})
@@ -228,11 +235,12 @@ func (f *feed) rebuild(id string, sf *siteFeed, s *Site) {
 		return // dropped meanwhile (new site definitions): built on next use
 	}
 	f.setOrder(sf, ord, err)
-	if ord == nil {
-		return
-	}
+	sf.ordBuilt = v
 	for _, w := range work {
-		w.apply(ord)
+		if sf.ord == nil {
+			return
+		}
+		sf.follow(w)
 	}
 }
 
@@ -280,11 +288,18 @@ type orderWork struct {
 	rd    *remoteRead
 }
 
-func (w orderWork) apply(o *order) {
-	if w.local {
-		o.local(w.evs, w.ws)
-	} else {
-		o.remote(w.evs, *w.rd)
+// follow applies w to the order. A run the last build read already is in
+// it; a remote one nothing was read for (the order was not following when
+// catchUp began) drops it, built again on its next use. f.mu is held.
+func (sf *siteFeed) follow(w orderWork) {
+	switch {
+	case w.evs[len(w.evs)-1].Version <= sf.ordBuilt:
+	case w.local:
+		sf.ord.local(w.evs, w.ws)
+	case w.rd != nil:
+		sf.ord.remote(w.evs, *w.rd)
+	default:
+		sf.dropOrder()
 	}
 }
 
@@ -305,23 +320,23 @@ func (f *feed) following(sf *siteFeed) (bool, int) {
 
 // followOrder has the waiting order follow a run the feed just appended,
 // in the same hold of f.mu, with no I/O: w carries the tickets the request
-// wrote, or what catchUp read from the store before it appended. gen is
-// the order's generation when that was read. An order that cannot follow
-// (the read failed, the order was dropped since, or nothing was read
-// because it was not following when the read began) is dropped, built
-// again on its next use. f.mu is held.
+// wrote, or what catchUp read from the store before it appended; gen is
+// the order's generation when that was read, and a read for an order
+// dropped since is not used. During a build the run waits for it. An
+// order whose read failed is dropped until a retry. f.mu is held.
 func (f *feed) followOrder(sf *siteFeed, w orderWork, gen int) {
+	if !w.local && sf.ordGen != gen {
+		w.rd = nil
+	}
 	switch {
 	case sf.ord == nil && !sf.building:
-	case !w.local && w.rd != nil && w.rd.err != nil:
+	case w.rd != nil && w.rd.err != nil:
 		sf.dropOrder()
 		f.setOrder(sf, nil, w.rd.err)
-	case sf.ordGen != gen || (!w.local && w.rd == nil):
-		sf.dropOrder()
 	case sf.building:
 		sf.ordWork = append(sf.ordWork, w)
 	default:
-		w.apply(sf.ord)
+		sf.follow(w)
 	}
 }
 

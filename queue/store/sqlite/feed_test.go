@@ -74,6 +74,7 @@ func TestFeedHoldsNoLockAcrossReads(t *testing.T) {
 		return call == "Find" && ok && len(f.IDs) > 0
 	})
 	t.Cleanup(release)
+	go inUse(ctx, b, first, waiting)
 	fromA := got("a's ticket", issue(a))
 	wait(ctx, t, waiting, "b's follower reading a's ticket")
 	mine := got("b's ticket while its follower's read waits", issue(b))
@@ -116,6 +117,24 @@ func TestFeedHoldsNoLockAcrossReads(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("the replay did not end once released")
+	}
+}
+
+// inUse asks e where tk stands until done is closed: a daemon drops the
+// waiting order of a site it has not used for 10 s, and stops reading for
+// it, however slow the machine.
+func inUse(ctx context.Context, e *queue.Engine, tk queue.Ticket, done <-chan struct{}) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		e.OrderPosition(tk)
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
 }
 
