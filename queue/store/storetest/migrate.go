@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -134,7 +133,7 @@ func MigrateChecksums(t *testing.T, driver, dsn string) {
 // each replaced by the one of over with its version, or added.
 func migrateWith(ctx context.Context, s *sqlstore.Store, ms []sqlstore.Migration, over ...sqlstore.Migration) error {
 	files := fstest.MapFS{}
-	for _, m := range append(slices.Clone(ms), over...) {
+	for _, m := range append(ms[:len(ms):len(ms)], over...) {
 		for name := range files {
 			if strings.HasPrefix(name, fmt.Sprintf("%04d_", m.Version)) {
 				delete(files, name)
