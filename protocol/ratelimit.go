@@ -1,43 +1,41 @@
 package protocol
 
 import (
-	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
-// bucket is a token bucket: rate tokens per second, at most burst stored.
-// A device's sessions share one bucket, so reconnecting does not refill it.
+// bucket is a device's token bucket (golang.org/x/time/rate): rate tokens
+// per second, at most burst stored, full at first. A device's sessions
+// share one bucket, so reconnecting does not refill it.
 type bucket struct {
-	mu     sync.Mutex
-	rate   float64
-	burst  float64
-	tokens float64
-	last   time.Time
+	lim *rate.Limiter
 }
 
-func newBucket(rate float64, burst int, now time.Time) *bucket {
-	return &bucket{rate: rate, burst: float64(burst), tokens: float64(burst), last: now}
+// newBucket makes a bucket of r tokens per second (r < 0: no limit; 0: the
+// burst, then nothing) holding at most burst.
+func newBucket(r float64, burst int) *bucket {
+	l := rate.Limit(r)
+	if r < 0 {
+		l = rate.Inf
+	}
+	return &bucket{lim: rate.NewLimiter(l, burst)}
 }
 
 // take removes one token at time now. When none is left it returns false
-// and how long until one is back.
+// and how long until one is back (a second at a zero rate, when none will
+// be).
 func (b *bucket) take(now time.Time) (bool, time.Duration) {
-	if b.rate < 0 {
+	r := b.lim.ReserveN(now, 1)
+	d := r.DelayFrom(now)
+	if d == 0 {
 		return true, 0
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if el := now.Sub(b.last); el > 0 {
-		b.tokens = min(b.burst, b.tokens+el.Seconds()*b.rate)
-		b.last = now
-	}
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
-	}
-	if b.rate == 0 {
+	// Refused, not delayed: the token goes back.
+	r.CancelAt(now)
+	if b.lim.Limit() == 0 || !r.OK() {
 		return false, time.Second
 	}
-	wait := time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
-	return false, max(wait, time.Millisecond)
+	return false, max(d, time.Millisecond)
 }

@@ -301,7 +301,7 @@ func (s *Server) addDevice(devs map[string]*device, dv Device) error {
 	} else if dv.Role != wire.RoleConsole {
 		return errors.New("no site")
 	}
-	x := &device{Device: dv, allowed: allowed, bucket: newBucket(s.o.RateLimit, s.o.RateBurst, s.o.Clock())}
+	x := &device{Device: dv, allowed: allowed, bucket: newBucket(s.o.RateLimit, s.o.RateBurst)}
 	if dv.Role == wire.RoleKeypad {
 		n := queue.CounterNumber(dv.Counter)
 		if n == 0 {

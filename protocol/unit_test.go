@@ -29,7 +29,7 @@ func TestBucket(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBucket(tt.rate, tt.burst, t0)
+			b := newBucket(tt.rate, tt.burst)
 			for i, d := range tt.at {
 				ok, wait := b.take(t0.Add(d))
 				if ok != tt.want[i] {
@@ -41,7 +41,7 @@ func TestBucket(t *testing.T) {
 			}
 		})
 	}
-	b := newBucket(4, 1, t0)
+	b := newBucket(4, 1)
 	b.take(t0)
 	if _, wait := b.take(t0); wait != 250*time.Millisecond {
 		t.Errorf("wait %v, want 250ms", wait)

@@ -4,7 +4,9 @@
 // operation through a Store in one durable transaction.
 //
 // The package imports only the standard library. Time is injected through
-// Opts.Clock; nothing here calls time.Now.
+// Opts.Clock; only the clock type (clock.go) reads the machine's clock,
+// for the engine's own pacing (polls, retries, request deadlines), never
+// for what it records.
 //
 // Stores (queue/store/...) implement the small transactional primitives of
 // Tx; the Engine holds all the rules once, so every store behaves the same and

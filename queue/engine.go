@@ -17,8 +17,9 @@ import (
 type Opts struct {
 	Store Store
 	Sites []Site
-	// Clock returns the current time; the Engine never reads the wall clock
-	// itself.
+	// Clock returns the current time: everything the Engine stamps and
+	// every domain time-out is by it. The Engine reads the machine's clock
+	// itself only to pace its own work (polls, retries; clock.go).
 	Clock func() time.Time
 	// Batch is the most requests applied in one group-commit transaction.
 	Batch int
@@ -66,7 +67,7 @@ const DefaultStoreTimeout = 3 * time.Second
 // DefaultOpts returns the defaults for everything but Store and Sites.
 func DefaultOpts() Opts {
 	return Opts{
-		Clock:        time.Now,
+		Clock:        wallClock,
 		Batch:        64,
 		Committers:   1,
 		FeedSize:     4096,
@@ -82,7 +83,7 @@ func DefaultOpts() Opts {
 type Engine struct {
 	store   Store
 	defs    atomic.Pointer[siteDefs] // replaced whole by SetSites, never changed in place
-	clock   func() time.Time
+	clock   clock
 	batch   int
 	timeout time.Duration
 	log     *slog.Logger
@@ -549,7 +550,7 @@ type restoration struct {
 // deadlines: past it no caller waits for the answer. It returns the sites
 // it restored first, if any.
 func (e *Engine) apply(jobs []*job) ([]restoration, error) {
-	deadline := time.Now().Add(e.timeout)
+	deadline := e.clock.mono().Add(e.timeout)
 	if d, ok := jobs[0].ctx.Deadline(); ok {
 		deadline = d
 		for _, j := range jobs[1:] {

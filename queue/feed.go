@@ -20,6 +20,11 @@ type feed struct {
 	size      int
 	maxReplay int
 
+	// mu guards what follows and each site's feed. It is never held
+	// across I/O (a store read, a log line): what a read brings is
+	// applied under it afterwards, so a slow store stalls neither the
+	// committers' publications nor the subscribers (lockSite, catchUp,
+	// rebuild; TestFeedHoldsNoLockAcrossReads in queue/store/sqlite).
 	mu    sync.Mutex
 	sites map[string]*siteFeed
 
@@ -53,6 +58,17 @@ type siteFeed struct {
 	// ordRetry).
 	ord      *order
 	ordRetry time.Time
+	// building says a goroutine builds the order from the store, without
+	// f.mu: the runs appended meanwhile wait in ordWork, in version order,
+	// applied once it is built, and positions come from the store until
+	// then. ordBuilt is the store's version the last build read with the
+	// tickets: the order reflects every version up to it. ordGen counts
+	// the drops of the order: what was read for the order before one is
+	// not applied.
+	building bool
+	ordWork  []orderWork
+	ordBuilt int64
+	ordGen   int
 	// used is when this daemon last wrote to the site or asked its order
 	// (a position): a site it has not used for orderKeep does not follow
 	// other daemons' events in its order, which it drops instead.
@@ -102,21 +118,40 @@ func (f *feed) close() {
 // so that no request pays for it; a site whose read fails is tried again
 // on first use.
 func (f *feed) warm(sites []string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	for _, id := range sites {
-		if _, err := f.site(id); err != nil {
+		if _, err := f.lockSite(id); err != nil {
 			f.e.log.Warn("event feed: first read failed, trying again on first use", "site", id, "err", err)
+			continue
 		}
+		f.mu.Unlock()
 	}
 }
 
-// site returns the feed of a site, reading its last version on first use.
-// f.mu is held.
-func (f *feed) site(id string) (*siteFeed, error) {
+// lockSite locks the feed and returns the feed of a site. On first use it
+// reads the site's last version and waiting order from the store first,
+// without the lock; when two goroutines read it at once, the first to
+// lock keeps its own. On success f.mu is held, on error it is not.
+func (f *feed) lockSite(id string) (*siteFeed, error) {
+	f.mu.Lock()
 	if sf, ok := f.sites[id]; ok {
 		return sf, nil
 	}
+	f.mu.Unlock()
+	sf, err := f.load(id)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	if cur, ok := f.sites[id]; ok {
+		return cur, nil
+	}
+	f.sites[id] = sf
+	return sf, nil
+}
+
+// load reads the feed of a site: its last version, and its waiting order
+// read after it, in one transaction. f.mu is not held.
+func (f *feed) load(id string) (*siteFeed, error) {
 	ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
 	defer cancel()
 	var v int64
@@ -136,50 +171,88 @@ func (f *feed) site(id string) (*siteFeed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queue: event feed of %s: %w", id, err)
 	}
-	sf := &siteFeed{last: v, wake: make(chan struct{})}
-	f.setOrder(id, sf, ord, oerr)
-	f.sites[id] = sf
+	f.orderFailed(id, oerr)
+	sf := &siteFeed{last: v, wake: make(chan struct{}), ordBuilt: v}
+	f.setOrder(sf, ord, oerr)
 	return sf, nil
 }
 
-// setOrder installs a site's order, or drops it after err (logged) until
-// a later retry. f.mu is held.
-func (f *feed) setOrder(id string, sf *siteFeed, ord *order, err error) {
+// setOrder installs a site's order, or drops it after err until a later
+// retry. f.mu is held (or sf is not shared yet).
+func (f *feed) setOrder(sf *siteFeed, ord *order, err error) {
 	if err != nil {
-		f.e.log.Warn("waiting order dropped: positions come from the store", "site", id, "err", err)
-		ord, sf.ordRetry = nil, time.Now().Add(time.Second)
+		ord, sf.ordRetry = nil, f.e.clock.mono().Add(time.Second)
 	}
 	sf.ord = ord
 }
 
+// orderFailed logs that a read for a site's waiting order failed, before
+// the order is dropped. f.mu is not held: logging is I/O too.
+func (f *feed) orderFailed(id string, err error) {
+	if err != nil {
+		f.e.log.Warn("waiting order dropped: positions come from the store", "site", id, "err", err)
+	}
+}
+
 // order returns the site's waiting order once the feed has appended
-// version atLeast, building it again if it was dropped; nil when it is
-// not available. f.mu is held.
-func (f *feed) order(id string, atLeast int64) *order {
-	sf, err := f.site(id)
-	if err != nil || sf.last < atLeast {
+// version atLeast, building it again if it was dropped; nil when it is not
+// available. f.mu is held (released across a build).
+func (f *feed) order(id string, sf *siteFeed, atLeast int64) *order {
+	if sf.last < atLeast {
 		return nil
 	}
-	sf.used = time.Now()
+	sf.used = f.e.clock.mono()
 	s, ok := f.e.defs.Load().byID[id]
-	if sf.ord == nil && ok && time.Now().After(sf.ordRetry) {
-		var ord *order
-		err := f.e.view(f.ctx, func(ctx context.Context, tx Tx) error {
-			var err error
-			ord, err = buildOrder(ctx, tx, s)
-			return err
-		})
-		f.setOrder(id, sf, ord, err)
+	if sf.ord == nil && !sf.building && ok && f.e.clock.mono().After(sf.ordRetry) {
+		f.rebuild(id, sf, s)
 	}
 	return sf.ord
+}
+
+// rebuild builds a dropped waiting order again from the store without
+// f.mu, then has it follow the runs the feed appended meanwhile. The
+// store's version is read with the tickets: the order reflects every
+// version up to it. f.mu is held on entry and on return.
+func (f *feed) rebuild(id string, sf *siteFeed, s *Site) {
+	sf.building, sf.ordWork = true, nil
+	gen := sf.ordGen
+	f.mu.Unlock()
+	var ord *order
+	var v int64
+	err := f.e.view(f.ctx, func(ctx context.Context, tx Tx) error {
+		var err error
+		if v, err = tx.LastVersion(ctx, id); err != nil {
+			return err
+		}
+		ord, err = buildOrder(ctx, tx, s)
+		return err
+	})
+	f.orderFailed(id, err)
+	f.mu.Lock()
+	work := sf.ordWork
+	sf.building, sf.ordWork = false, nil
+	if sf.ordGen != gen {
+		return // dropped meanwhile (new site definitions): built on next use
+	}
+	f.setOrder(sf, ord, err)
+	sf.ordBuilt = v
+	for _, w := range work {
+		if sf.ord == nil {
+			return
+		}
+		sf.follow(w)
+	}
 }
 
 // position is where t stands, from the waiting order once the feed has
 // appended version atLeast; false when the order is not available.
 func (f *feed) position(site string, t *Ticket, atLeast int64) (Position, bool) {
-	f.mu.Lock()
+	sf, err := f.lockSite(site)
+	if err != nil {
+		return Position{}, false
+	}
 	defer f.mu.Unlock()
-	o := f.order(site, atLeast)
+	o := f.order(site, sf, atLeast)
 	if o == nil {
 		return Position{}, false
 	}
@@ -193,24 +266,77 @@ func (f *feed) dropOrders() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, sf := range f.sites {
-		sf.ord, sf.ordRetry = nil, time.Time{}
+		sf.dropOrder()
 	}
 }
 
-// follow brings the site's order up to events appended from the store:
-// another daemon committed them (or this one, read back before it
-// published them). f.mu is held.
-func (f *feed) follow(ctx context.Context, id string, sf *siteFeed, evs []Event) {
-	if sf.ord == nil || len(evs) == 0 {
-		return
+// dropOrder forgets the site's waiting order, with a build in flight and
+// what waits for it: it is built again on its next use. f.mu is held.
+func (sf *siteFeed) dropOrder() {
+	sf.ord, sf.ordRetry, sf.ordWork = nil, time.Time{}, nil
+	sf.ordGen++
+}
+
+// orderWork is a run of appended events the waiting order follows: with
+// the tickets the request of this engine that made them wrote (local), or
+// with what readRemote read for them (another daemon committed them; nil
+// when nothing was read).
+type orderWork struct {
+	evs   []Event
+	local bool
+	ws    []write
+	rd    *remoteRead
+}
+
+// follow applies w to the order. A run the last build read already is in
+// it; a remote one nothing was read for (the order was not following when
+// catchUp began) drops it, built again on its next use. f.mu is held.
+func (sf *siteFeed) follow(w orderWork) {
+	switch {
+	case w.evs[len(w.evs)-1].Version <= sf.ordBuilt:
+	case w.local:
+		sf.ord.local(w.evs, w.ws)
+	case w.rd != nil:
+		sf.ord.remote(w.evs, *w.rd)
+	default:
+		sf.dropOrder()
 	}
-	if time.Since(sf.used) > orderKeep {
-		sf.ord, sf.ordRetry = nil, time.Time{} // built again on next use
-		return
+}
+
+// following says whether the site's waiting order follows the feed (it
+// is built, or being built), so that catchUp reads what the order needs
+// with the events, and returns the order's generation then; an order this
+// daemon has not used for orderKeep is dropped instead. f.mu is held.
+func (f *feed) following(sf *siteFeed) (bool, int) {
+	if sf.ord == nil && !sf.building {
+		return false, sf.ordGen
 	}
-	err := f.e.view(ctx, func(ctx context.Context, tx Tx) error { return sf.ord.remote(ctx, tx, evs) })
-	if err != nil {
-		f.setOrder(id, sf, nil, err)
+	if !sf.building && f.e.clock.since(sf.used) > orderKeep {
+		sf.dropOrder() // built again on next use
+		return false, sf.ordGen
+	}
+	return true, sf.ordGen
+}
+
+// followOrder has the waiting order follow a run the feed just appended,
+// in the same hold of f.mu, with no I/O: w carries the tickets the request
+// wrote, or what catchUp read from the store before it appended; gen is
+// the order's generation when that was read, and a read for an order
+// dropped since is not used. During a build the run waits for it. An
+// order whose read failed is dropped until a retry. f.mu is held.
+func (f *feed) followOrder(sf *siteFeed, w orderWork, gen int) {
+	if !w.local && sf.ordGen != gen {
+		w.rd = nil
+	}
+	switch {
+	case sf.ord == nil && !sf.building:
+	case w.rd != nil && w.rd.err != nil:
+		sf.dropOrder()
+		f.setOrder(sf, nil, w.rd.err)
+	case sf.building:
+		sf.ordWork = append(sf.ordWork, w)
+	default:
+		sf.follow(w)
 	}
 }
 
@@ -218,18 +344,18 @@ func (f *feed) follow(ctx context.Context, id string, sf *siteFeed, evs []Event)
 // the store and appends them: the one place where events this daemon did
 // not publish (other daemons committed them) enter the feed; the waiting
 // order follows them and the OnFollow hooks see them here. It holds f.mu
-// only to look and to append, not across the read of the events, so a
-// slow store stalls neither the committers' publications nor the
-// subscribers. before, when not 0, stops it short of that version (the
-// first of events this daemon is publishing). f.mu is not held.
+// only to look and to append, not across the reads of the events and of
+// their tickets (followOrder), so a slow store stalls neither the
+// committers' publications nor the subscribers. before, when not 0, stops
+// it short of that version (the first of events this daemon is
+// publishing). f.mu is not held.
 func (f *feed) catchUp(id string, before int64) error {
-	f.mu.Lock()
-	sf, err := f.site(id)
+	sf, err := f.lockSite(id)
 	if err != nil {
-		f.mu.Unlock()
 		return err
 	}
 	from := sf.last
+	follow, gen := f.following(sf)
 	f.mu.Unlock()
 	ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
 	defer cancel()
@@ -240,7 +366,7 @@ func (f *feed) catchUp(id string, before int64) error {
 				return nil
 			}
 		}
-		evs, err := f.e.Events(ctx, id, from, limit)
+		evs, rd, err := f.read(ctx, id, from, limit, follow)
 		if err != nil {
 			return err
 		}
@@ -259,17 +385,44 @@ func (f *feed) catchUp(id string, before int64) error {
 		}
 		if added := f.append(sf, evs); len(added) > 0 {
 			f.noteNumbers(id, sf, added, nil)
-			f.follow(ctx, id, sf, added)
+			f.followOrder(sf, orderWork{evs: added, rd: rd}, gen)
 			for _, h := range f.hooks {
 				h(id, added)
 			}
 		}
+		follow, gen = f.following(sf)
 		f.mu.Unlock()
 		if len(evs) < limit {
 			return nil
 		}
 		from = evs[len(evs)-1].Version
 	}
+}
+
+// read reads up to limit events of a site after version from and, when
+// the waiting order follows the feed, what the order needs to follow them.
+// f.mu is not held.
+func (f *feed) read(ctx context.Context, id string, from int64, limit int, follow bool) ([]Event, *remoteRead, error) {
+	evs, err := f.e.Events(ctx, id, from, limit)
+	if err != nil || !follow || len(evs) == 0 {
+		return evs, nil, err
+	}
+	s, ok := f.e.defs.Load().byID[id]
+	if !ok {
+		return evs, nil, nil
+	}
+	var rd remoteRead
+	err = f.e.view(ctx, func(ctx context.Context, tx Tx) error {
+		var err error
+		rd, err = readRemote(ctx, tx, s, evs)
+		return err
+	})
+	if err != nil {
+		// The events go on to the feed; the order is dropped.
+		f.orderFailed(id, err)
+		rd = remoteRead{err: err}
+	}
+	return evs, &rd, nil
 }
 
 // append adds contiguous events and wakes subscribers; it returns those
@@ -323,22 +476,20 @@ func (f *feed) publish(evs []Event, ws []write, h *heldJob) {
 // publishSite appends a site's committed events, with h, the work of the
 // request that made them (nil: none to keep).
 func (f *feed) publishSite(id string, evs []Event, ws []write, h *heldJob) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	sf, err := f.site(id)
+	sf, err := f.lockSite(id)
 	if err != nil {
 		f.e.log.Warn("event feed: publish failed", "site", id, "err", err)
 		return
 	}
-	sf.used = time.Now()
+	defer f.mu.Unlock()
+	sf.used = f.e.clock.mono()
 	if evs[0].Version > sf.last+1 {
 		// Another daemon committed in between: read what we missed.
 		f.mu.Unlock()
-		err := f.catchUp(id, evs[0].Version)
-		f.mu.Lock()
-		if err != nil {
+		if err := f.catchUp(id, evs[0].Version); err != nil {
 			f.e.log.Warn("event feed: catch up failed", "site", id, "err", err)
 		}
+		f.mu.Lock()
 	}
 	added := f.append(sf, evs)
 	if h != nil {
@@ -348,19 +499,14 @@ func (f *feed) publishSite(id string, evs []Event, ws []write, h *heldJob) {
 		f.noteNumbers(id, sf, nil, h.tickets)
 	}
 	f.noteNumbers(id, sf, added, nil)
-	switch {
-	case sf.ord == nil || len(added) == 0:
-	case len(added) == len(evs):
-		sf.ord.local(added, ws)
-	default:
-		// Some were read back from the store first, and followed
-		// from there: so are the rest.
-		ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
-		f.follow(ctx, id, sf, added)
-		cancel()
-	}
 	if f.follower != nil {
 		f.follower.notify(id, sf.last)
+	}
+	if len(added) > 0 {
+		// When a poll overtook part of the publication (the store's
+		// events came in pages), the writes do not tell the rest apart:
+		// the order is dropped and built again.
+		f.followOrder(sf, orderWork{evs: added, ws: ws, local: len(added) == len(evs)}, sf.ordGen)
 	}
 }
 
@@ -445,10 +591,8 @@ func (s *Subscription) Poll(ctx context.Context) ([]Event, error) {
 // the channel closed when some arrive, or nil when it should be asked again.
 func (s *Subscription) poll(ctx context.Context) ([]Event, <-chan struct{}, error) {
 	f := s.f
-	f.mu.Lock()
-	sf, err := f.site(s.site)
+	sf, err := f.lockSite(s.site)
 	if err != nil {
-		f.mu.Unlock()
 		return nil, nil, err
 	}
 	if s.after >= sf.last {

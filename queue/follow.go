@@ -172,7 +172,7 @@ func (w *follower) listening(site string, d int) {
 	kick := false
 	switch {
 	case d < 0 && n == 0:
-		w.left[site] = time.Now()
+		w.left[site] = w.f.e.clock.mono()
 	case d > 0 && n == 1:
 		if v, ok := w.missed[site]; ok {
 			delete(w.missed, site)
@@ -182,7 +182,7 @@ func (w *follower) listening(site string, d int) {
 			// (the kick brings it forward, never later); a read now
 			// only if it may not have run for this site meanwhile.
 			kick = true
-			if time.Since(w.left[site]) > w.fast {
+			if w.f.e.clock.since(w.left[site]) > w.fast {
 				w.notified[site] = math.MaxInt64
 			}
 		}
@@ -213,8 +213,8 @@ func (w *follower) run() {
 	// due is the next poll: a wake-up may bring it forward (a subscriber
 	// that starts waiting wants the fast one), never put it off, however
 	// often it comes.
-	due := time.Now().Add(w.interval())
-	t := time.NewTimer(time.Until(due))
+	due := w.f.e.clock.mono().Add(w.interval())
+	t := time.NewTimer(w.f.e.clock.until(due))
 	defer t.Stop()
 	for {
 		select {
@@ -222,7 +222,7 @@ func (w *follower) run() {
 			return
 		case <-t.C:
 			w.poll()
-			due = time.Now().Add(w.interval())
+			due = w.f.e.clock.mono().Add(w.interval())
 		case <-w.wake:
 			w.mu.Lock()
 			sites, full := w.notified, w.full
@@ -230,7 +230,7 @@ func (w *follower) run() {
 			w.mu.Unlock()
 			if full {
 				w.poll()
-				due = time.Now().Add(w.interval())
+				due = w.f.e.clock.mono().Add(w.interval())
 			}
 			for id, v := range sites {
 				// Looked at and recorded under one lock: a first waiter
@@ -245,11 +245,11 @@ func (w *follower) run() {
 					w.catchUp(id, v)
 				}
 			}
-			if d := time.Now().Add(w.interval()); d.Before(due) {
+			if d := w.f.e.clock.mono().Add(w.interval()); d.Before(due) {
 				due = d
 			}
 		}
-		t.Reset(time.Until(due))
+		t.Reset(w.f.e.clock.until(due))
 	}
 }
 
@@ -261,7 +261,7 @@ func (w *follower) poll() {
 	ctx, cancel := context.WithTimeout(f.ctx, f.e.timeout)
 	defer cancel()
 	before := f.lasts()
-	sweep := time.Since(w.swept) >= w.idle
+	sweep := f.e.clock.since(w.swept) >= w.idle
 	var vs map[string]int64
 	var losses []LossRecord
 	err := f.e.store.View(ctx, func(ctx context.Context, tx Tx) error {
@@ -282,7 +282,7 @@ func (w *follower) poll() {
 	}
 	f.behind(before, vs)
 	f.othersLost(losses)
-	now := time.Now()
+	now := f.e.clock.mono()
 	for _, id := range f.e.defs.Load().order {
 		if sweep || w.waitedOn(id) {
 			w.catchUp(id, vs[id])
@@ -310,9 +310,11 @@ func (w *follower) catchUp(id string, v int64) {
 	if _, ok := f.e.defs.Load().byID[id]; !ok {
 		return
 	}
-	f.mu.Lock()
-	sf, err := f.site(id)
-	behind := err == nil && v > sf.last
+	sf, err := f.lockSite(id)
+	if err != nil {
+		return
+	}
+	behind := v > sf.last
 	f.mu.Unlock()
 	if !behind {
 		return

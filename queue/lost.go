@@ -341,7 +341,7 @@ func (f *feed) publishRestored(rs restoration) {
 	for _, h := range sf.held {
 		sf.heldEvents += len(h.events)
 	}
-	sf.ord, sf.ordRetry = nil, time.Time{} // rebuilt from the store on its next use
+	sf.dropOrder() // rebuilt from the store on its next use
 	f.mu.Unlock()
 	for _, h := range rs.again {
 		f.publishSite(r.Site, h.events, nil, h)
@@ -671,9 +671,11 @@ func (f *feed) ahead(site string, after int64) {
 	if after <= 0 {
 		return
 	}
-	f.mu.Lock()
-	sf, err := f.site(site)
-	if err != nil || after <= sf.last {
+	sf, err := f.lockSite(site)
+	if err != nil {
+		return
+	}
+	if after <= sf.last {
 		f.mu.Unlock()
 		return
 	}

@@ -11,8 +11,8 @@ import (
 // estimated wait) is made of, answered in O(log n) instead of a COUNT over
 // the waiting rows.
 //
-// It follows the site's event feed, version by version (the feed's lock
-// guards it): the tickets a request of this engine wrote come with its
+// It follows the site's event feed, version by version, in order (the
+// feed's lock guards it; the reads from the store run without it): the tickets a request of this engine wrote come with its
 // events (write); for events another daemon committed, the tickets they
 // name are read again from the store, and the band a placement renumbers
 // (a revisit issued, a re-entry, a transfer to a service) is read whole.
@@ -41,9 +41,10 @@ type write struct {
 	id, key int64
 }
 
-// buildOrder reads the waiting tickets and counter modes of a site. The
-// feed's lock is held, so no event is appended meanwhile: the order then
-// reflects at least every version the feed has.
+// buildOrder reads the waiting tickets and counter modes of a site. It
+// runs without the feed's lock, after the feed appended its last version,
+// so the order reflects at least every version the feed had; the feed
+// applies what it appended meanwhile after it (feed.rebuild).
 func buildOrder(ctx context.Context, tx Tx, s *Site) (*order, error) {
 	ws, err := tx.Find(ctx, Filter{Site: s.ID, Statuses: []Status{StatusWaiting}})
 	if err != nil {
@@ -169,25 +170,63 @@ func placed(ev *Event) bool {
 	return false
 }
 
-// remote applies events another daemon committed: it reads the tickets
-// they name as they are now, and the bands a placement may have
-// renumbered. Applied in version order, each ticket ends as its last
-// event left it.
-func (o *order) remote(ctx context.Context, tx Tx, evs []Event) error {
-	type bandKey struct {
-		qd   queueDay
-		rank int
-	}
-	cur, err := o.tickets(ctx, tx, evs)
+// remoteRead is what the order reads from the store to follow events
+// another daemon committed: the tickets they name as they are now (nil:
+// not found), and the bands a placement may have renumbered; err, when
+// the read failed.
+type remoteRead struct {
+	tickets map[int64]*Ticket
+	bands   []bandRead
+	err     error
+}
+
+type bandKey struct {
+	qd   queueDay
+	rank int
+}
+
+type bandRead struct {
+	k  bandKey
+	ws []Ticket
+}
+
+// readRemote reads what following evs, events of site s, takes. It needs
+// no order: the feed reads it without its lock, before it appends evs.
+func readRemote(ctx context.Context, tx Tx, s *Site, evs []Event) (remoteRead, error) {
+	cur, err := tickets(ctx, tx, s.ID, evs)
 	if err != nil {
-		return err
+		return remoteRead{}, err
 	}
-	done := make(map[int64]bool, len(cur))
-	bands := map[bandKey]bool{}
-	var bandOrder []bandKey
+	rd := remoteRead{tickets: cur}
+	seen := map[bandKey]bool{}
 	for i := range evs {
 		ev := &evs[i]
-		switch t, read := cur[ev.TicketID]; {
+		if !placed(ev) {
+			continue
+		}
+		k := bandKey{queueDay{ev.Day, ev.Service}, s.rank(ev.Class)}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		ws, err := tx.Waiting(ctx, WaitingQuery{Site: s.ID, Day: k.qd.day, Service: k.qd.queue, Rank: k.rank})
+		if err != nil {
+			return remoteRead{}, fmt.Errorf("queue: follow a placement in %s: %w", k.qd.queue, err)
+		}
+		rd.bands = append(rd.bands, bandRead{k, ws})
+	}
+	return rd, nil
+}
+
+// remote applies events another daemon committed, with what readRemote
+// read for them: each ticket as it was read, and the bands a placement may
+// have renumbered. Applied in version order, each ticket ends as its last
+// event left it.
+func (o *order) remote(evs []Event, rd remoteRead) {
+	done := make(map[int64]bool, len(rd.tickets))
+	for i := range evs {
+		ev := &evs[i]
+		switch t, read := rd.tickets[ev.TicketID]; {
 		case ev.TicketID == 0 || done[ev.TicketID]:
 		case read:
 			// As it is now: once, at its first event.
@@ -202,30 +241,18 @@ func (o *order) remote(ctx context.Context, tx Tx, evs []Event) error {
 			// event of the batch puts it back (it would be read).
 			o.remove(ev.TicketID)
 		}
-		if placed(ev) {
-			k := bandKey{queueDay{ev.Day, ev.Service}, o.site.rank(ev.Class)}
-			if !bands[k] {
-				bands[k] = true
-				bandOrder = append(bandOrder, k)
-			}
-		}
 	}
-	for _, k := range bandOrder {
-		ws, err := tx.Waiting(ctx, WaitingQuery{Site: o.site.ID, Day: k.qd.day, Service: k.qd.queue, Rank: k.rank})
-		if err != nil {
-			return fmt.Errorf("queue: follow a placement in %s: %w", k.qd.queue, err)
-		}
-		o.band(k.qd, k.rank, ws)
+	for _, b := range rd.bands {
+		o.band(b.k.qd, b.k.rank, b.ws)
 	}
 	o.counterModes(evs)
-	return nil
 }
 
 // tickets reads, in one query, the tickets of evs that an event leaves
 // waiting (or whose status it does not tell): by ID, nil for one not
 // found. A ticket whose every event here leaves it out of the waiting
 // order (called, served, cancelled...) needs no read.
-func (o *order) tickets(ctx context.Context, tx Tx, evs []Event) (map[int64]*Ticket, error) {
+func tickets(ctx context.Context, tx Tx, site string, evs []Event) (map[int64]*Ticket, error) {
 	var ids []int64
 	want := map[int64]bool{}
 	for i := range evs {
@@ -239,7 +266,7 @@ func (o *order) tickets(ctx context.Context, tx Tx, evs []Event) (map[int64]*Tic
 	out := make(map[int64]*Ticket, len(ids))
 	for len(ids) > 0 {
 		n := min(len(ids), 500) // bounded statements
-		ts, err := tx.Find(ctx, Filter{Site: o.site.ID, IDs: ids[:n]})
+		ts, err := tx.Find(ctx, Filter{Site: site, IDs: ids[:n]})
 		if err != nil {
 			return nil, fmt.Errorf("queue: follow %d tickets in the waiting order: %w", n, err)
 		}

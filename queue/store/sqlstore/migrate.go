@@ -2,7 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -123,10 +126,34 @@ func Statements(src string) []string {
 	return out
 }
 
+// ErrMigrationEdited is what Migrate refuses with when a migration it
+// ships runs other statements than the ones a database recorded when it
+// applied it: the file was edited after it was released (or another
+// migration took its version). The database's schema is not the one the
+// file now describes, so nothing is migrated.
+var ErrMigrationEdited = errors.New("sqlstore: a migration was edited after it was applied")
+
+// Checksum is what schema_migrations records of a migration: the SHA-256
+// of the statements it runs (Statements, one a line, white space folded),
+// in hex. Comments and layout may change; a statement may not.
+func Checksum(src string) string {
+	h := sha256.New()
+	for _, stmt := range Statements(src) {
+		fmt.Fprintln(h, strings.Join(strings.Fields(stmt), " "))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // Migrate applies the migrations not yet recorded in schema_migrations,
 // each in its own transaction (MySQL commits DDL implicitly: its migrations
 // are written to be re-runnable). The dialect's migration lock keeps two
 // daemons starting together from applying the same migration twice.
+//
+// Each applied migration is recorded with its Checksum. Before it applies
+// anything, Migrate compares the recorded checksums with those of the
+// migrations it ships and refuses, with ErrMigrationEdited, when one
+// differs; a row from before checksums were recorded gets the checksum of
+// the migration shipped under its version.
 func (s *Store) Migrate(ctx context.Context) error {
 	ms, err := s.d.Schema()
 	if err != nil {
@@ -144,9 +171,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 		}
 		defer unlock()
 	}
-	if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS schema_migrations ("+
-		"version BIGINT NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at BIGINT NOT NULL)"); err != nil {
-		return s.wrap("migrate: create schema_migrations", err)
+	if err := s.migrationsTable(ctx, conn); err != nil {
+		return err
+	}
+	if err := s.checkApplied(ctx, conn, ms); err != nil {
+		return err
 	}
 	for _, m := range ms {
 		applied, err := s.apply(ctx, conn, m)
@@ -158,6 +187,91 @@ func (s *Store) Migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// migrationsTable creates schema_migrations, or adds its checksum column
+// to one made before checksums were recorded.
+func (s *Store) migrationsTable(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS schema_migrations ("+
+		"version BIGINT NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL, applied_at BIGINT NOT NULL, checksum VARCHAR(64))"); err != nil {
+		return s.wrap("migrate: create schema_migrations", err)
+	}
+	if s.hasChecksum(ctx, conn) {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, "ALTER TABLE schema_migrations ADD COLUMN checksum VARCHAR(64)"); err != nil {
+		// SQLite has no migration lock: another process may have just
+		// added it.
+		if s.hasChecksum(ctx, conn) {
+			return nil
+		}
+		return s.wrap("migrate: add schema_migrations.checksum", err)
+	}
+	return nil
+}
+
+// hasChecksum reports whether schema_migrations has its checksum column:
+// whether a query of it runs, the same on every dialect. (Any failure
+// reads as "no": adding the column then fails with the real cause.)
+func (s *Store) hasChecksum(ctx context.Context, conn *sql.Conn) bool {
+	rows, err := conn.QueryContext(ctx, "SELECT checksum FROM schema_migrations WHERE 1 = 0")
+	if err != nil {
+		return false
+	}
+	return rows.Close() == nil
+}
+
+// checkApplied compares the checksum recorded of each applied migration
+// with that of the one shipped under its version (ErrMigrationEdited when
+// they differ), then records it where none was. Versions this build does
+// not ship (a newer build applied them) are left alone.
+func (s *Store) checkApplied(ctx context.Context, conn *sql.Conn, ms []Migration) error {
+	missing, err := s.unrecorded(ctx, conn, ms)
+	if err != nil {
+		return err
+	}
+	for _, m := range missing {
+		if _, err := conn.ExecContext(ctx, s.d.Rebind("UPDATE schema_migrations SET checksum = ? WHERE version = ? AND checksum IS NULL"),
+			Checksum(m.SQL), m.Version); err != nil {
+			return s.wrap("migrate: record the checksum of "+m.Name, err)
+		}
+	}
+	if len(missing) > 0 {
+		s.log.InfoContext(ctx, "recorded the checksums of migrations applied before they were kept", "store", s.d.Name, "migrations", len(missing))
+	}
+	return nil
+}
+
+// unrecorded reads the checksums of the applied migrations and returns
+// those of ms applied without one; an edited one fails it.
+func (s *Store) unrecorded(ctx context.Context, conn *sql.Conn, ms []Migration) ([]Migration, error) {
+	shipped := make(map[int]Migration, len(ms))
+	for _, m := range ms {
+		shipped[m.Version] = m
+	}
+	rows, err := conn.QueryContext(ctx, "SELECT version, checksum FROM schema_migrations ORDER BY version")
+	if err != nil {
+		return nil, s.wrap("migrate: read schema_migrations", err)
+	}
+	defer rows.Close()
+	var missing []Migration
+	for rows.Next() {
+		var v int
+		var sum sql.NullString
+		if err := rows.Scan(&v, &sum); err != nil {
+			return nil, s.wrap("migrate: read schema_migrations", err)
+		}
+		m, ok := shipped[v]
+		switch want := Checksum(m.SQL); {
+		case !ok:
+		case !sum.Valid:
+			missing = append(missing, m)
+		case sum.String != want:
+			return nil, fmt.Errorf("%s: migrate: %w: %s (version %d) was applied with checksum %s, this build ships checksum %s: "+
+				"restore the file as it was released and make the change in a new migration", s.d.Name, ErrMigrationEdited, m.Name, v, sum.String, want)
+		}
+	}
+	return missing, s.wrap("migrate: read schema_migrations", rows.Err())
 }
 
 func (s *Store) apply(ctx context.Context, conn *sql.Conn, m Migration) (applied bool, err error) {
@@ -182,8 +296,8 @@ func (s *Store) apply(ctx context.Context, conn *sql.Conn, m Migration) (applied
 			return false, s.wrap("migrate: "+m.Name, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, s.d.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
-		m.Version, m.Name, time.Now().UnixMilli()); err != nil {
+	if _, err := tx.ExecContext(ctx, s.d.Rebind("INSERT INTO schema_migrations (version, name, applied_at, checksum) VALUES (?, ?, ?, ?)"),
+		m.Version, m.Name, time.Now().UnixMilli(), Checksum(m.SQL)); err != nil {
 		return false, s.wrap("migrate: record "+m.Name, err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -1,10 +1,6 @@
 package sqlstore_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/nowserving/nowserving/queue/store/mysql"
@@ -15,12 +11,13 @@ import (
 
 // shipped is, per dialect and version, the name a migration is recorded
 // under in schema_migrations and the digest of the statements it runs
-// (white space folded), as the releases that applied them on sites ran
-// them. Migrate skips a version it finds recorded, by number, and never
-// looks at the text again: a site migrated by an older release keeps the
-// schema these statements made, so a new database must get the very same.
-// Moving a migration to the portable ones, or filling it from Words, must
-// leave its row here as it is; a new migration adds a row.
+// (sqlstore.Checksum: white space folded), as the releases that applied
+// them on sites ran them. Migrate skips a version it finds recorded, by
+// number, and compares the checksum recorded with it to this digest,
+// refusing to run when they differ: a site migrated by an older release
+// keeps the schema these statements made, so a new database must get the
+// very same. Moving a migration to the portable ones, or filling it from
+// Words, must leave its row here as it is; a new migration adds a row.
 var shipped = map[string][]struct{ name, digest string }{
 	"sqlite": {
 		{"0001_init.sql", "3e09224ebad6de67ee1d5bd57aacf5890f5665444e9a60f92246722f091a59da"},
@@ -80,18 +77,9 @@ func TestShippedMigrations(t *testing.T) {
 			if m.Version != i+1 || m.Name != w.name {
 				t.Errorf("%s: migration %d is %d %s, shipped as %d %s", d.Name, i, m.Version, m.Name, i+1, w.name)
 			}
-			if got := digest(sqlstore.Statements(m.SQL)); got != w.digest {
+			if got := sqlstore.Checksum(m.SQL); got != w.digest {
 				t.Errorf("%s: %s runs other statements than it shipped with: digest %s, want %s", d.Name, m.Name, got, w.digest)
 			}
 		}
 	}
-}
-
-// digest is the SHA-256 of stmts, one a line, white space folded.
-func digest(stmts []string) string {
-	h := sha256.New()
-	for _, s := range stmts {
-		fmt.Fprintln(h, strings.Join(strings.Fields(s), " "))
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }

@@ -20,8 +20,9 @@ var dialects = map[string]struct {
 
 // RunDialect runs, as subtests, what the store of driver ("sqlite",
 // "postgres", "mysql") must pass: the Store/Tx conformance suite
-// (Conformance), the engine's days on it (Engine) and four daemons
-// migrating one empty database at once (Migrate).
+// (Conformance), the engine's days on it (Engine), four daemons
+// migrating one empty database at once (Migrate) and the checksums of the
+// applied migrations (MigrateChecksums).
 func RunDialect(t *testing.T, driver string) {
 	d, ok := dialects[driver]
 	if !ok {
@@ -30,6 +31,7 @@ func RunDialect(t *testing.T, driver string) {
 	t.Run("Conformance", func(t *testing.T) { Run(t, d.open) })
 	t.Run("Engine", func(t *testing.T) { RunEngine(t, d.open) })
 	t.Run("Migrate", func(t *testing.T) { MigrateConcurrently(t, driver, d.dsn(t)) })
+	t.Run("MigrateChecksums", func(t *testing.T) { MigrateChecksums(t, driver, d.dsn(t)) })
 }
 
 // openFunc gives each test of a suite its own new, empty store.
