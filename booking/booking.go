@@ -35,6 +35,13 @@ type Opts struct {
 	// Clock is the rate limit's clock (default the engine's).
 	Clock  func() time.Time
 	Logger *slog.Logger
+	// CacheSlots bounds the slots the cached lists hold (default
+	// DefaultCacheSlots); past it the least recently read lists go.
+	CacheSlots int
+	// MaxReads, MaxBookings and BookingQueue bound what the front sends
+	// the store at a time (see ErrOverloaded; defaults DefaultMaxReads,
+	// DefaultMaxBookings, DefaultBookingQueue).
+	MaxReads, MaxBookings, BookingQueue int
 }
 
 // Front serves slot lists and bookings for the HTTP API. It is safe for
@@ -46,10 +53,12 @@ type Front struct {
 	log   *slog.Logger
 	limit *limiter
 	group singleflight.Group
+	reads *share // slot lists and holders read from the store
+	books *share // bookings at the engine
 
 	mu        sync.Mutex
 	following bool
-	lists     map[listKey]*list  // cached slot lists
+	cache     *slotCache         // cached slot lists
 	gens      map[listKey]uint64 // bumped by each invalidation
 	full      map[int64]bool     // slots known full
 	holders   map[int64]holders  // who has a booking in a slot known full, read once
@@ -84,11 +93,6 @@ type holders struct {
 	keys     map[queue.RequestKey]bool // the idempotency keys that booked them
 }
 
-type list struct {
-	slots []queue.Slot
-	runs  uint64 // the engine's SlotRuns before the list was read
-}
-
 // RateError refuses a patient's request past the site's rate; it matches
 // queue.ErrRateLimited.
 type RateError struct{ RetryAfter time.Duration }
@@ -109,9 +113,21 @@ func New(o Opts) *Front {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	f := &Front{eng: o.Engine, clock: o.Clock, log: o.Logger, lists: map[listKey]*list{}, gens: map[listKey]uint64{},
+	if o.CacheSlots <= 0 {
+		o.CacheSlots = DefaultCacheSlots
+	}
+	if o.MaxReads <= 0 {
+		o.MaxReads = DefaultMaxReads
+	}
+	if o.MaxBookings <= 0 {
+		o.MaxBookings = DefaultMaxBookings
+	}
+	if o.BookingQueue <= 0 {
+		o.BookingQueue = DefaultBookingQueue
+	}
+	f := &Front{eng: o.Engine, clock: o.Clock, log: o.Logger, cache: newSlotCache(o.CacheSlots, newCacheMetrics()), gens: map[listKey]uint64{},
 		full: map[int64]bool{}, holders: map[int64]holders{}, releases: map[int64]uint64{}, capacity: map[int64]int{},
-		gates: map[int64]*gate{}}
+		gates: map[int64]*gate{}, reads: newShare("slot reads", o.MaxReads, 0), books: newShare("bookings", o.MaxBookings, o.BookingQueue)}
 	limits := map[string]rate{}
 	for _, s := range o.Engine.Sites() {
 		limits[s.ID] = rate{n: s.Appointments.PatientRate, per: s.Appointments.PatientWindow}
@@ -131,7 +147,8 @@ func (f *Front) Follow(ctx context.Context) error {
 	defer func() {
 		f.mu.Lock()
 		f.following = false
-		f.lists, f.full, f.holders = map[listKey]*list{}, map[int64]bool{}, map[int64]holders{}
+		f.cache = newSlotCache(f.cache.max, f.cache.metrics)
+		f.full, f.holders = map[int64]bool{}, map[int64]holders{}
 		f.mu.Unlock()
 	}()
 	for _, s := range f.eng.Sites() {
@@ -179,9 +196,9 @@ func (f *Front) follow(ctx context.Context, s queue.Site) error {
 func (f *Front) forget(site string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for k := range f.lists {
+	for k := range f.cache.at {
 		if k.site == site {
-			delete(f.lists, k)
+			f.cache.drop(k)
 			f.gens[k]++
 		}
 	}
@@ -195,7 +212,7 @@ func (f *Front) observe(s *queue.Site, e *queue.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, k := range []listKey{{s.ID, e.Resource, date}, {s.ID, "", date}} {
-		delete(f.lists, k)
+		f.cache.drop(k)
 		f.gens[k]++
 	}
 	if e.Type == queue.EventBookingCancelled || e.Type == queue.EventBookingExpired {
@@ -208,40 +225,88 @@ func (f *Front) observe(s *queue.Site, e *queue.Event) {
 // Slots lists the slots of a site on a local date, of one resource or of
 // all of them, from memory when it can.
 func (f *Front) Slots(ctx context.Context, site, resource, date string) ([]queue.Slot, error) {
-	k := listKey{site, resource, date}
+	slots, _, err := f.SlotPage(ctx, SlotQuery{Site: site, Resource: resource, Date: date, Limit: math.MaxInt})
+	return slots, err
+}
+
+// SlotQuery selects a page of a slot list: Limit slots (at least one)
+// from Offset.
+type SlotQuery struct {
+	Site, Resource, Date string
+	Offset, Limit        int
+}
+
+// SlotPage is Slots' page q selects, and how many slots the whole list
+// has. A list in memory is unpacked for the page alone.
+func (f *Front) SlotPage(ctx context.Context, q SlotQuery) ([]queue.Slot, int, error) {
+	k := listKey{q.Site, q.Resource, q.Date}
+	page := func(n int) (int, int) {
+		from := min(max(q.Offset, 0), n)
+		return from, from + min(n-from, max(q.Limit, 1))
+	}
 	f.mu.Lock()
 	runs := f.eng.SlotRuns()
-	if l, ok := f.lists[k]; ok && l.runs == runs {
-		f.mu.Unlock()
-		return l.slots, nil
+	if f.following {
+		if p, ok := f.cache.get(k, runs); ok {
+			from, to := page(len(p.slots))
+			out := p.unpack(from, to)
+			f.mu.Unlock()
+			return out, len(p.slots), nil
+		}
 	}
 	following, gen := f.following, f.gens[k]
 	f.mu.Unlock()
+	var slots []queue.Slot
 	if !following {
-		return f.eng.Slots(ctx, site, resource, date)
-	}
-	v, err, _ := f.group.Do(site+"\x00"+resource+"\x00"+date+"\x00"+strconv.FormatUint(gen, 10)+"\x00"+strconv.FormatUint(runs, 10), func() (any, error) {
-		slots, err := f.eng.Slots(ctx, site, resource, date)
-		if err != nil {
-			return nil, err
+		var err error
+		if slots, err = f.readSlots(ctx, q); err != nil {
+			return nil, 0, err
 		}
-		f.mu.Lock()
-		if f.following && f.gens[k] == gen {
-			f.lists[k] = &list{slots: slots, runs: runs}
-			for _, sl := range slots {
-				if sl.Booked >= sl.Capacity {
-					f.full[sl.ID] = true
-				}
-				f.capacity[sl.ID] = sl.Capacity
+	} else {
+		v, err, _ := f.group.Do(q.Site+"\x00"+q.Resource+"\x00"+q.Date+"\x00"+strconv.FormatUint(gen, 10)+"\x00"+strconv.FormatUint(runs, 10), func() (any, error) {
+			slots, err := f.readSlots(ctx, q)
+			if err != nil {
+				return nil, err
 			}
+			f.mu.Lock()
+			if f.following && f.gens[k] == gen {
+				// What is known of the slots of an evicted list goes
+				// with it: both only save round trips.
+				for _, ps := range f.cache.put(k, runs, slots) {
+					delete(f.capacity, ps.id)
+					delete(f.full, ps.id)
+					delete(f.holders, ps.id)
+				}
+				for _, sl := range slots {
+					if sl.Booked >= sl.Capacity {
+						f.full[sl.ID] = true
+					}
+					if sl.Capacity > 1 { // the gate's default is 1
+						f.capacity[sl.ID] = sl.Capacity
+					}
+				}
+			}
+			f.mu.Unlock()
+			return slots, nil
+		})
+		if err != nil {
+			return nil, 0, err
 		}
-		f.mu.Unlock()
-		return slots, nil
-	})
+		slots = v.([]queue.Slot)
+	}
+	from, to := page(len(slots))
+	return slots[from:to:to], len(slots), nil
+}
+
+// readSlots reads the list of q from the store, unless MaxReads are
+// being read (ErrOverloaded).
+func (f *Front) readSlots(ctx context.Context, q SlotQuery) ([]queue.Slot, error) {
+	leave, err := f.reads.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return v.([]queue.Slot), nil
+	defer leave()
+	return f.eng.Slots(ctx, q.Site, q.Resource, q.Date)
 }
 
 // Book applies a booking request: the patient's rate first, then a slot
@@ -291,7 +356,12 @@ func (f *Front) bookFull(ctx context.Context, r queue.BookRequest, rel uint64) (
 
 // book sends r to the engine and remembers a slot it finds full.
 func (f *Front) book(ctx context.Context, r queue.BookRequest, rel uint64) (queue.Booking, bool, error) {
+	leave, err := f.books.enter(ctx)
+	if err != nil {
+		return queue.Booking{}, false, err
+	}
 	b, replayed, err := f.eng.Book(ctx, r)
+	leave()
 	if errors.Is(err, queue.ErrSlotFull) {
 		f.mu.Lock()
 		if f.following && f.releases[r.Slot] == rel {
@@ -351,6 +421,11 @@ func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (boo
 	if !ok || h.site != r.Site {
 		key := "holders\x00" + r.Site + "\x00" + strconv.FormatInt(r.Slot, 10) + "\x00" + strconv.FormatUint(rel, 10)
 		v, err, _ := f.group.Do(key, func() (any, error) {
+			leave, err := f.reads.enter(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer leave()
 			bs, err := f.eng.Bookings(ctx, queue.BookingFilter{Site: r.Site, Slot: r.Slot})
 			if err != nil {
 				return nil, fmt.Errorf("booking: read the bookings of slot %d: %w", r.Slot, err)

@@ -76,9 +76,31 @@ type Snapshot struct {
 	Resources []ResourceDay
 }
 
+// ResourceScope says which booking figures a snapshot counts: reading them
+// costs a row per booking of the days it covers.
+type ResourceScope int
+
+const (
+	// ResourcesFromDay counts the bookings of every day from the service
+	// day on (what a view restored from the snapshot needs to carry on
+	// past midnight).
+	ResourcesFromDay ResourceScope = iota
+	// ResourcesOfDay counts the bookings of the service day alone (what a
+	// device's SNAPSHOT lists).
+	ResourcesOfDay
+	// ResourcesNone reads no booking (the HTTP snapshot shows none).
+	ResourcesNone
+)
+
 // Snapshot reads a consistent picture of a site: every service and counter
-// and the event version it reflects.
+// and the event version it reflects, and the booking figures from its day
+// on.
 func (e *Engine) Snapshot(ctx context.Context, site string) (Snapshot, error) {
+	return e.SnapshotOf(ctx, site, ResourcesFromDay)
+}
+
+// SnapshotOf is Snapshot with the booking figures of scope only.
+func (e *Engine) SnapshotOf(ctx context.Context, site string, scope ResourceScope) (Snapshot, error) {
 	s, err := e.Site(site)
 	if err != nil {
 		return Snapshot{}, err
@@ -126,7 +148,10 @@ func (e *Engine) Snapshot(ctx context.Context, site string) (Snapshot, error) {
 			}
 			snap.Counters = append(snap.Counters, st)
 		}
-		snap.Resources, err = resourceDays(ctx, tx, s, snap.Day)
+		if scope == ResourcesNone {
+			return nil
+		}
+		snap.Resources, err = resourceDays(ctx, tx, s, snap.Day, scope == ResourcesOfDay)
 		return err
 	})
 	if err != nil {
@@ -136,8 +161,8 @@ func (e *Engine) Snapshot(ctx context.Context, site string) (Snapshot, error) {
 }
 
 // resourceDays counts the bookings of site s by resource and slot day,
-// from day on.
-func resourceDays(ctx context.Context, tx Tx, s *Site, day string) ([]ResourceDay, error) {
+// from day on (of day alone when only).
+func resourceDays(ctx context.Context, tx Tx, s *Site, day string, only bool) ([]ResourceDay, error) {
 	if len(s.Resources) == 0 {
 		return nil, nil
 	}
@@ -147,8 +172,14 @@ func resourceDays(ctx context.Context, tx Tx, s *Site, day string) ([]ResourceDa
 	}
 	// Every slot of the day ends after its start, which is after this
 	// (a day later than local midnight by the rollover, less a DST hour).
-	bs, err := tx.FindBookings(ctx, BookingFilter{Site: s.ID, EndAfter: d.Add(s.Rollover - time.Hour),
-		Statuses: []BookingStatus{BookingHeld, BookingBooked, BookingCancelled, BookingCheckedIn, BookingMissed, BookingExpired}})
+	f := BookingFilter{Site: s.ID, EndAfter: d.Add(s.Rollover - time.Hour),
+		Statuses: []BookingStatus{BookingHeld, BookingBooked, BookingCancelled, BookingCheckedIn, BookingMissed, BookingExpired}}
+	if only {
+		// Every slot of a later day starts after this (its local
+		// midnight by the rollover, plus a DST hour at most).
+		f.StartBefore = d.AddDate(0, 0, 1).Add(s.Rollover + time.Hour)
+	}
+	bs, err := tx.FindBookings(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +191,7 @@ func resourceDays(ctx context.Context, tx Tx, s *Site, day string) ([]ResourceDa
 	var out []*ResourceDay
 	for _, b := range bs {
 		bd := s.Day(b.Start)
-		if bd < day {
+		if bd < day || (only && bd != day) {
 			continue
 		}
 		k := [2]string{bd, b.Resource}

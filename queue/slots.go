@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -64,12 +65,23 @@ func (e *Engine) GenerateSlots(ctx context.Context) (int, error) {
 // (package booking) compares this number instead.
 func (e *Engine) SlotRuns() uint64 { return e.slotRuns.Load() }
 
+// SlotBatch is the most slots one transaction of a slot generation
+// creates or changes: a resource's 14 days of short slots are several
+// transactions, each well within the store timeout.
+const SlotBatch = 1000
+
 // generate runs GenerateSlots for every resource or, onlyDue set, for
 // those whose horizon moved since the last run (at the opening time of
-// day, and at the first run).
+// day, and at the first run). A sweep's run (onlyDue) under a ctx with a
+// deadline stops before the next resource would outrun it, and returns
+// what it did without an error: the resources left are still due, and
+// the next sweep goes on with them. A run that did anything logs its
+// progress.
 func (e *Engine) generate(ctx context.Context, onlyDue bool) (int, error) {
 	total := 0
 	defs := e.defs.Load()
+	var p genProgress
+	defer func() { p.log(e, total) }()
 	for _, id := range defs.order {
 		s := defs.byID[id]
 		for i := range s.Resources {
@@ -83,11 +95,25 @@ func (e *Engine) generate(ctx context.Context, onlyDue bool) (int, error) {
 			if !due {
 				continue
 			}
+			p.due++
+			if onlyDue && (p.paused || p.outOfTime(ctx)) {
+				p.paused = true
+				continue // counted as left for the next run
+			}
+			start := time.Now()
 			n, err := e.generateResource(ctx, s, r, now, last)
+			total += n
 			if err != nil {
+				if ctx.Err() != nil && onlyDue && errors.Is(err, ctx.Err()) {
+					// The sweep's own deadline, not the store's: the
+					// batches done stay done, the next run resumes.
+					p.paused = true
+					continue
+				}
 				return total, err
 			}
-			total += n
+			p.done++
+			p.longest = max(p.longest, time.Since(start))
 			e.genMu.Lock()
 			e.generated[key] = last
 			e.genMu.Unlock()
@@ -97,12 +123,64 @@ func (e *Engine) generate(ctx context.Context, onlyDue bool) (int, error) {
 	return total, nil
 }
 
+// genProgress is what one generate run did, for its log line.
+type genProgress struct {
+	due, done int           // resources due, and done
+	longest   time.Duration // the longest resource so far
+	paused    bool          // stopped before ctx's deadline
+}
+
+// outOfTime reports whether ctx's deadline leaves less than twice the
+// longest resource so far (one store timeout before the first).
+func (p *genProgress) outOfTime(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return false
+	}
+	need := 2 * p.longest
+	if p.done == 0 {
+		need = 0 // the first resource always runs: each run does some
+	}
+	return time.Until(dl) < need
+}
+
+func (p *genProgress) log(e *Engine, slots int) {
+	switch {
+	case p.paused:
+		e.log.Info("slot generation: resuming at the next sweep", "resources_done", p.done, "resources_left", p.due-p.done, "slots", slots)
+	case p.done > 0 && slots > 0:
+		e.log.Info("slot generation: done", "resources", p.done, "slots", slots)
+	}
+}
+
+// generateResource brings the slots of r from now to last in line with
+// its schedule, SlotBatch slots a transaction.
 func (e *Engine) generateResource(ctx context.Context, s *Site, r *Resource, now, last time.Time) (int, error) {
 	want := r.SlotsBetween(s.ID, now, last, s.Location)
-	end := last.AddDate(0, 0, 1)
+	from, end := now.Add(time.Millisecond), last.AddDate(0, 0, 1)
+	total := 0
+	for i := 0; ; i += SlotBatch {
+		to, chunk := end, want[min(i, len(want)):]
+		if len(chunk) > SlotBatch {
+			chunk, to = chunk[:SlotBatch], chunk[SlotBatch].Start
+		}
+		n, err := e.generateRange(ctx, s, r, chunk, from, to)
+		total += n
+		if err != nil || to.Equal(end) {
+			return total, err
+		}
+		from = to
+	}
+}
+
+// generateRange is generateResource's transaction for the slots of r
+// starting in [from, to): it creates those of want missing, closes those
+// want lacks and reopens or resizes the others.
+func (e *Engine) generateRange(ctx context.Context, s *Site, r *Resource, want []Slot, from, to time.Time) (int, error) {
 	n := 0
 	err := e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
-		have, err := tx.Slots(ctx, SlotQuery{Site: s.ID, Resource: r.ID, From: now.Add(time.Millisecond), To: end})
+		n = 0
+		have, err := tx.Slots(ctx, SlotQuery{Site: s.ID, Resource: r.ID, From: from, To: to})
 		if err != nil {
 			return fmt.Errorf("queue: read slots of %s: %w", r.ID, err)
 		}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,32 @@ func RunBooking(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"DoubleCancel", testDoubleCancel},
 		{"Check", testBookingCheck},
 		{"CheckBookingDay", testCheckBookingDay},
+		{"SnapshotScopes", testSnapshotScopes},
+		{"SweepBatches", testSweepBatches},
 	})
+}
+
+// testSnapshotScopes: Snapshot counts the bookings of every day from today
+// on, SnapshotOf with ResourcesOfDay today's alone (what a device's
+// SNAPSHOT lists), with ResourcesNone none (the HTTP snapshot).
+func testSnapshotScopes(t *testing.T, open func(t *testing.T) queue.Store) {
+	en := newBookingEnv(t, open)
+	en.mustBook(en.slot("dr-li", monday9, 10, 0).ID, "p1")
+	en.mustBook(en.slot("dr-wu", tuesday, 10, 0).ID, "p2")
+	today, tomorrow := monday9.Format(time.DateOnly), tuesday.Format(time.DateOnly)
+	for _, c := range []struct {
+		scope queue.ResourceScope
+		want  []queue.ResourceDay
+	}{
+		{queue.ResourcesFromDay, []queue.ResourceDay{{Resource: "dr-li", Day: today, Booked: 1}, {Resource: "dr-wu", Day: tomorrow, Booked: 1}}},
+		{queue.ResourcesOfDay, []queue.ResourceDay{{Resource: "dr-li", Day: today, Booked: 1}}},
+		{queue.ResourcesNone, nil},
+	} {
+		snap, err := en.e.SnapshotOf(en.ctx, "hq", c.scope)
+		if err != nil || !slices.Equal(snap.Resources, c.want) {
+			t.Errorf("scope %d: %+v, %v; want %+v", c.scope, snap.Resources, err, c.want)
+		}
+	}
 }
 
 func newBookingEnv(t *testing.T, open func(t *testing.T) queue.Store, sites ...queue.Site) *env {

@@ -1,0 +1,131 @@
+package protocol_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/protocol/protocoltest"
+	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/queue"
+)
+
+// TestSnapshotOfManyResources: a site of 5,000 resources, each with a
+// booking today, is far more than one frame holds. A display's SUBSCRIBE
+// gets a first page that fits its frame, with ResourceTotal and
+// ResourceNext; a display that names two resources gets those two and
+// only their booking events; a console walks the pages with STATUS
+// ResourceAfter and gets every resource once, in order, with its figure
+// (PROTOCOL.md section 7, "Resources").
+func TestSnapshotOfManyResources(t *testing.T) {
+	const n = 5000
+	site := testSite()
+	for i := range n {
+		site.Resources = append(site.Resources, queue.Resource{ID: fmt.Sprintf("dr-%04d", i),
+			Names: map[string]string{"en": fmt.Sprintf("Dr %04d", i)}, Service: "A",
+			Schedule: queue.Schedule{Open: 11 * time.Hour, Close: 11*time.Hour + 15*time.Minute, Slot: 15 * time.Minute, Capacity: 2, DaysAhead: 1}})
+	}
+	d := protocoltest.New(t, site, testDevices())
+	d.Clock = engineClock.Now
+	en := &env{Daemon: d, t: t}
+	en.Start()
+	t.Cleanup(en.Stop)
+	ctx := t.Context()
+	if _, err := d.Engine.GenerateSlots(ctx); err != nil {
+		t.Fatal(err)
+	}
+	slots, err := d.Engine.Slots(ctx, "hq", "", "2026-11-30")
+	if err != nil || len(slots) != n {
+		t.Fatalf("%d slots, %v; want %d", len(slots), err, n)
+	}
+	slotOf := map[string]queue.Slot{}
+	var wg sync.WaitGroup
+	work := make(chan queue.Slot)
+	for range 8 {
+		wg.Go(func() {
+			for s := range work {
+				if _, _, err := d.Engine.Book(ctx, queue.BookRequest{Request: queue.Request{Site: "hq", Device: "api:test"}, Slot: s.ID, Patient: "p-" + s.Resource}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	for _, s := range slots {
+		slotOf[s.Resource] = s
+		work <- s
+	}
+	close(work)
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	disp, _ := en.login("display-1", 1)
+	id := disp.next
+	disp.next++
+	disp.write(id, 0, &wire.Subscribe{Snapshot: true})
+	f, m, err := disp.read()
+	if err != nil {
+		t.Fatalf("display subscribe: %v (a SNAPSHOT too large for its frame?)", err)
+	}
+	first, ok := m.(*wire.Snapshot)
+	if !ok || f.RequestID != id {
+		t.Fatalf("display subscribe answered %T %+v", m, m)
+	}
+	if len(f.Payload) > wire.MaxPayload || first.ResourceTotal != n || first.ResourceNext == "" ||
+		len(first.Resources) == 0 || len(first.Resources) >= n || first.ResourceNext != first.Resources[len(first.Resources)-1].ID {
+		t.Fatalf("first page: %d B, %d resources, total %d, next %q", len(f.Payload), len(first.Resources), first.ResourceTotal, first.ResourceNext)
+	}
+
+	door, _ := en.login("display-2", 1)
+	only, ok := door.do(&wire.Subscribe{Snapshot: true, Resources: []string{"dr-4999", "dr-0007"}}).(*wire.Snapshot)
+	if !ok {
+		t.Fatal("filtered subscribe: no SNAPSHOT")
+	}
+	want := []wire.ResourceInfo{
+		{ID: "dr-0007", Name: "Dr 0007", Service: "A", Booked: 1},
+		{ID: "dr-4999", Name: "Dr 4999", Service: "A", Booked: 1},
+	}
+	if len(only.Resources) != 2 || only.Resources[0] != want[0] || only.Resources[1] != want[1] || only.ResourceTotal != 2 || only.ResourceNext != "" {
+		t.Errorf("filtered snapshot %+v total %d next %q, want %+v", only.Resources, only.ResourceTotal, only.ResourceNext, want)
+	}
+
+	con, _ := en.login("console-1", 1)
+	var all []wire.ResourceInfo
+	pages := 0
+	for next := ""; ; pages++ {
+		page, ok := con.do(&wire.Status{ResourceAfter: next}).(*wire.Snapshot)
+		if !ok || page.ResourceTotal != n {
+			t.Fatalf("page %d after %q: %+v", pages, next, page)
+		}
+		b, err := page.AppendBinary(nil)
+		if err != nil || len(b) > wire.MaxPayload {
+			t.Fatalf("page %d: %d B, %v", pages, len(b), err)
+		}
+		all = append(all, page.Resources...)
+		if next = page.ResourceNext; next == "" {
+			break
+		}
+	}
+	if len(all) != n || pages < 2 {
+		t.Fatalf("console got %d resources in %d pages, want %d in several", len(all), pages+1, n)
+	}
+	for i, r := range all {
+		if id := fmt.Sprintf("dr-%04d", i); r.ID != id || r.Booked != 1 {
+			t.Fatalf("resource %d: %+v, want %s booked 1", i, r, id)
+		}
+	}
+	con.wantError(&wire.Status{ResourceAfter: "no-such"}, wire.ErrBadPayload.Code)
+
+	// The door display hears of its own resources only.
+	for _, r := range []string{"dr-0100", "dr-0007"} {
+		if _, _, err := d.Engine.Book(ctx, queue.BookRequest{Request: queue.Request{Site: "hq", Device: "api:test"}, Slot: slotOf[r].ID, Patient: "q-" + r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs := door.eventsUntil(only.Version + 2)
+	if len(evs) != 1 || evs[0].Resource != "dr-0007" {
+		t.Errorf("door display events %+v, want dr-0007's booking only", evs)
+	}
+}
