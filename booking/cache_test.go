@@ -36,7 +36,7 @@ func TestCacheBound(t *testing.T) {
 	if err := f.Register(reg); err != nil {
 		t.Fatal(err)
 	}
-	f.following = true
+	f.live["hq"] = true
 	const tue, wed = "2026-12-01", "2026-12-02"
 	steps := []struct {
 		resource, date string
