@@ -408,7 +408,7 @@ func (ss *session) status(ctx context.Context, m *wire.Status) (wire.Message, er
 	if m.Counter != 0 && !def.HasCounter(counter) {
 		return nil, wire.ErrUnknownCounter.WithMsg("unknown counter: " + counter)
 	}
-	snap, err := ss.srv.eng.SnapshotOf(ctx, def.ID, queue.ResourcesOfDay)
+	snap, err := ss.srv.eng.SnapshotOf(ctx, def.ID, queue.ResourcesOfDay, m.Resources...)
 	if err != nil {
 		return nil, err
 	}
@@ -607,7 +607,7 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 	fl.resources = idSet(m.Resources)
 	ss.unsubscribe()
 	ss.resources.Store(&fl.resources)
-	snap, err := s.eng.SnapshotOf(ctx, def.ID, queue.ResourcesOfDay)
+	snap, err := s.eng.SnapshotOf(ctx, def.ID, queue.ResourcesOfDay, m.Resources...)
 	if err != nil {
 		return nil, err
 	}

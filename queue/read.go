@@ -99,8 +99,17 @@ func (e *Engine) Snapshot(ctx context.Context, site string) (Snapshot, error) {
 	return e.SnapshotOf(ctx, site, ResourcesFromDay)
 }
 
-// SnapshotOf is Snapshot with the booking figures of scope only.
-func (e *Engine) SnapshotOf(ctx context.Context, site string, scope ResourceScope) (Snapshot, error) {
+// MaxSnapshotResources is the most resources a snapshot reads the
+// bookings of one by one (SnapshotOf's only); more, and it reads those of
+// every resource.
+const MaxSnapshotResources = 32
+
+// SnapshotOf is Snapshot with the booking figures of scope only, and of
+// the resources only names when it names any: a display at the door of
+// two rooms costs a read of their bookings, not of the whole site's
+// (only longer than MaxSnapshotResources costs the site's; Resources
+// holds those named all the same).
+func (e *Engine) SnapshotOf(ctx context.Context, site string, scope ResourceScope, only ...string) (Snapshot, error) {
 	s, err := e.Site(site)
 	if err != nil {
 		return Snapshot{}, err
@@ -151,7 +160,7 @@ func (e *Engine) SnapshotOf(ctx context.Context, site string, scope ResourceScop
 		if scope == ResourcesNone {
 			return nil
 		}
-		snap.Resources, err = resourceDays(ctx, tx, s, snap.Day, scope == ResourcesOfDay)
+		snap.Resources, err = resourceDays(ctx, tx, s, snap.Day, scope == ResourcesOfDay, only)
 		return err
 	})
 	if err != nil {
@@ -161,8 +170,9 @@ func (e *Engine) SnapshotOf(ctx context.Context, site string, scope ResourceScop
 }
 
 // resourceDays counts the bookings of site s by resource and slot day,
-// from day on (of day alone when only).
-func resourceDays(ctx context.Context, tx Tx, s *Site, day string, only bool) ([]ResourceDay, error) {
+// from day on (of day alone when only), of the resources of ids (none:
+// all).
+func resourceDays(ctx context.Context, tx Tx, s *Site, day string, only bool, ids []string) ([]ResourceDay, error) {
 	if len(s.Resources) == 0 {
 		return nil, nil
 	}
@@ -179,7 +189,7 @@ func resourceDays(ctx context.Context, tx Tx, s *Site, day string, only bool) ([
 		// midnight by the rollover, plus a DST hour at most).
 		f.StartBefore = d.AddDate(0, 0, 1).Add(s.Rollover + time.Hour)
 	}
-	bs, err := tx.FindBookings(ctx, f)
+	bs, err := findResourceBookings(ctx, tx, f, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -234,6 +244,38 @@ func resourceDays(ctx context.Context, tx Tx, s *Site, day string, only bool) ([
 		days[i] = *r
 	}
 	return days, nil
+}
+
+// findResourceBookings is FindBookings of f for the resources of ids (all
+// of them when none): one read per resource when they are few, else one
+// of all, filtered.
+func findResourceBookings(ctx context.Context, tx Tx, f BookingFilter, ids []string) ([]Booking, error) {
+	if len(ids) == 0 {
+		return tx.FindBookings(ctx, f)
+	}
+	if len(ids) > MaxSnapshotResources {
+		bs, err := tx.FindBookings(ctx, f)
+		keep := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			keep[id] = true
+		}
+		return slices.DeleteFunc(bs, func(b Booking) bool { return !keep[b.Resource] }), err
+	}
+	var out []Booking
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		f.Resource = id
+		bs, err := tx.FindBookings(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bs...)
+	}
+	return out, nil
 }
 
 func serviceStatus(s *Site, rows []StatRow, now time.Time) []ServiceStatus {
