@@ -160,7 +160,7 @@ func (e *Engine) SnapshotOf(ctx context.Context, site string, scope ResourceScop
 		if scope == ResourcesNone {
 			return nil
 		}
-		snap.Resources, err = resourceDays(ctx, tx, s, snap.Day, scope == ResourcesOfDay, only)
+		snap.Resources, err = e.figures(ctx, tx, s, &snap, scope, only)
 		return err
 	})
 	if err != nil {
@@ -246,6 +246,72 @@ func resourceDays(ctx context.Context, tx Tx, s *Site, day string, only bool, id
 	return days, nil
 }
 
+// figures are the booking figures of a snapshot of site s at snap's day
+// and version: those of the last snapshot of the site taken with all of
+// them at the same day, scope and version when there is one (a booking
+// changes only with an event, which moves the version), else read; a
+// snapshot that names few resources reads theirs alone. The consoles
+// walking the pages of a site of thousands of resources, or the
+// displays subscribing after a restart, cost one read of the day's
+// bookings, not one each.
+func (e *Engine) figures(ctx context.Context, tx Tx, s *Site, snap *Snapshot, scope ResourceScope, only []string) ([]ResourceDay, error) {
+	key := figuresKey{site: s.ID, day: snap.Day, scope: scope, version: snap.Version,
+		losses: e.losses.found.Load() + e.losses.restored.Load()}
+	e.figMu.Lock()
+	days, ok := e.figs[key]
+	e.figMu.Unlock()
+	if ok {
+		return keepResources(days, only), nil
+	}
+	if len(only) > 0 && len(only) <= MaxSnapshotResources {
+		return resourceDays(ctx, tx, s, snap.Day, scope == ResourcesOfDay, only)
+	}
+	days, err := resourceDays(ctx, tx, s, snap.Day, scope == ResourcesOfDay, nil)
+	if err != nil {
+		return nil, err
+	}
+	e.figMu.Lock()
+	if e.figs == nil {
+		e.figs = map[figuresKey][]ResourceDay{}
+	}
+	for k := range e.figs {
+		if k.site == key.site && k.scope == key.scope {
+			delete(e.figs, k) // one per site and scope: the latest
+		}
+	}
+	e.figs[key] = days
+	e.figMu.Unlock()
+	return keepResources(days, only), nil
+}
+
+// figuresKey says what a snapshot's booking figures are of: a lost-work
+// repair (which may give versions again) starts afresh.
+type figuresKey struct {
+	site, day string
+	scope     ResourceScope
+	version   int64
+	losses    int64
+}
+
+// keepResources is a copy of the figures of days of the resources of
+// only (all of them when none).
+func keepResources(days []ResourceDay, only []string) []ResourceDay {
+	if len(only) == 0 {
+		return slices.Clone(days)
+	}
+	keep := make(map[string]bool, len(only))
+	for _, id := range only {
+		keep[id] = true
+	}
+	var out []ResourceDay
+	for _, d := range days {
+		if keep[d.Resource] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // findResourceBookings is FindBookings of f for the resources of ids (all
 // of them when none): one read per resource when they are few, else one
 // of all, filtered.
@@ -254,12 +320,7 @@ func findResourceBookings(ctx context.Context, tx Tx, f BookingFilter, ids []str
 		return tx.FindBookings(ctx, f)
 	}
 	if len(ids) > MaxSnapshotResources {
-		bs, err := tx.FindBookings(ctx, f)
-		keep := make(map[string]bool, len(ids))
-		for _, id := range ids {
-			keep[id] = true
-		}
-		return slices.DeleteFunc(bs, func(b Booking) bool { return !keep[b.Resource] }), err
+		return nil, fmt.Errorf("queue: bookings of %d resources: read those of all", len(ids))
 	}
 	var out []Booking
 	seen := map[string]bool{}

@@ -68,7 +68,7 @@ func RunBooking(t *testing.T, open func(t *testing.T) queue.Store) {
 // on, SnapshotOf with ResourcesOfDay today's alone (what a device's
 // SNAPSHOT lists), with ResourcesNone none (the HTTP snapshot); with
 // resources named, those alone (read one by one, or all and filtered
-// past queue.MaxSnapshotResources).
+// past queue.MaxSnapshotResources); a booking shows in the next one.
 func testSnapshotScopes(t *testing.T, open func(t *testing.T) queue.Store) {
 	en := newBookingEnv(t, open)
 	en.mustBook(en.slot("dr-li", monday9, 10, 0).ID, "p1")
@@ -95,6 +95,13 @@ func testSnapshotScopes(t *testing.T, open func(t *testing.T) queue.Store) {
 		if err != nil || !slices.Equal(snap.Resources, c.want) {
 			t.Errorf("scope %d of %d resources: %+v, %v; want %+v", c.scope, len(c.only), snap.Resources, err, c.want)
 		}
+	}
+	// The figures of the last snapshot serve the next at its version
+	// only: a booking moves the version, and the next reads it.
+	en.mustBook(en.slot("dr-li", monday9, 11, 0).ID, "p3")
+	snap, err := en.e.SnapshotOf(en.ctx, "hq", queue.ResourcesOfDay)
+	if want := []queue.ResourceDay{{Resource: "dr-li", Day: today, Booked: 2}}; err != nil || !slices.Equal(snap.Resources, want) {
+		t.Errorf("after another booking: %+v, %v; want %+v", snap.Resources, err, want)
 	}
 }
 
