@@ -46,6 +46,9 @@ func TestSnapshotOfManyResources(t *testing.T) {
 	disp.next++
 	disp.write(id, 0, &wire.Subscribe{Snapshot: true})
 	f, m, err := disp.read()
+	for _, beat := m.(*wire.Heartbeat); beat && err == nil; _, beat = m.(*wire.Heartbeat) {
+		f, m, err = disp.read() // the server's, while a loaded machine reads the answer
+	}
 	if err != nil {
 		t.Fatalf("display subscribe: %v (a SNAPSHOT too large for its frame?)", err)
 	}

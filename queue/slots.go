@@ -74,12 +74,18 @@ const SlotBatch = 1000
 // generation takes together (each costs statements of its own).
 const SlotGroup = 16
 
+// groupSlots is the most slots such a transaction creates: a resource of
+// more than a quarter of it goes alone (in SlotBatch batches), as each
+// did before, so that no transaction grows on a loaded machine.
+const groupSlots = 256
+
 // generate runs GenerateSlots for every resource or, onlyDue set, for
 // those whose horizon moved since the last run (at the opening time of
 // day, and at the first run). Resources of few slots go together, up to
-// SlotGroup of them and SlotBatch slots a transaction (a site of thousands of rooms with a slot
-// or two each is not thousands of transactions); one of more slots goes
-// alone, SlotBatch slots a transaction. A sweep's run (onlyDue) under a
+// SlotGroup of them and groupSlots slots a transaction (a site of
+// thousands of rooms with a slot or two each is not thousands of
+// transactions); one of more slots goes alone, SlotBatch slots a
+// transaction. A sweep's run (onlyDue) under a
 // ctx with a deadline stops before the next transaction would outrun it,
 // and returns what it did without an error: the resources left are still
 // due, and the next sweep goes on with them. A run that did anything logs
@@ -103,7 +109,7 @@ func (e *Engine) generate(ctx context.Context, onlyDue bool) (int, error) {
 			}
 			g.p.due++
 			part := genPart{s: s, r: r, key: key, now: now, last: last, want: r.SlotsBetween(s.ID, now, last, s.Location)}
-			if g.slots+len(part.want) > SlotBatch || len(part.want) > SlotBatch/2 || len(g.group) == SlotGroup ||
+			if g.slots+len(part.want) > groupSlots || len(part.want) > groupSlots/4 || len(g.group) == SlotGroup ||
 				(len(g.group) > 0 && g.group[0].s != s) {
 				if err := g.flush(ctx); err != nil {
 					return g.total, err
