@@ -168,7 +168,13 @@ func TestKnownFull(t *testing.T) {
 	if _, err := e.eng.CancelBooking(t.Context(), queue.BookingRequest{Request: queue.Request{Site: "hq"}, ID: bs[0].ID}); err != nil {
 		t.Fatal(err)
 	}
-	poll.Until(t, "the slot reopens on the cancel event", func() bool { return e.book(sl, "p4") == nil })
+	// A patient per try: one patient's tries would meet its rate limit
+	// (3 in 10 s) while a loaded machine delivers the event.
+	tries := 0
+	poll.Until(t, "the slot reopens on the cancel event", func() bool {
+		tries++
+		return e.book(sl, fmt.Sprintf("p4-%d", tries)) == nil
+	})
 	// Through the front, at once.
 	b, err := e.eng.Bookings(t.Context(), queue.BookingFilter{Site: "hq", Slot: sl, Statuses: []queue.BookingStatus{queue.BookingBooked}})
 	if err != nil || len(b) != 1 {
