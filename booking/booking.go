@@ -35,6 +35,13 @@ type Opts struct {
 	// Clock is the rate limit's clock (default the engine's).
 	Clock  func() time.Time
 	Logger *slog.Logger
+	// CacheSlots bounds the slots the cached lists hold (default
+	// DefaultCacheSlots); past it the least recently read lists go.
+	CacheSlots int
+	// MaxReads, MaxBookings and BookingQueue bound what the front sends
+	// the store at a time (see ErrOverloaded; defaults DefaultMaxReads,
+	// DefaultMaxBookings, DefaultBookingQueue).
+	MaxReads, MaxBookings, BookingQueue int
 }
 
 // Front serves slot lists and bookings for the HTTP API. It is safe for
@@ -46,16 +53,25 @@ type Front struct {
 	log   *slog.Logger
 	limit *limiter
 	group singleflight.Group
+	reads *share // slot lists and holders read from the store
+	books *share // bookings at the engine
 
-	mu        sync.Mutex
-	following bool
-	lists     map[listKey]*list  // cached slot lists
-	gens      map[listKey]uint64 // bumped by each invalidation
-	full      map[int64]bool     // slots known full
-	holders   map[int64]holders  // who has a booking in a slot known full, read once
-	releases  map[int64]uint64   // places given back per slot, seen in events
-	capacity  map[int64]int      // places per slot, from the lists read
-	gates     map[int64]*gate    // the slots with requests at the engine
+	mu sync.Mutex
+	// live are the sites whose follower applied its first snapshot: only
+	// from then on is every booking event seen, and the caches of the
+	// site used. Before it an event may be missed, and the snapshot
+	// drops whatever was learnt (a known-full mark too, which would let
+	// another request through to the engine).
+	live     map[string]bool
+	epochs   map[string]uint64  // per site, bumped by each fresh snapshot
+	cache    *slotCache         // cached slot lists
+	gens     map[listKey]uint64 // bumped by each invalidation
+	full     map[string]*marks  // per site, the slots known full
+	maxMarks int                // a generation of a site's marks
+	holders  map[int64]holders  // who has a booking in a slot known full, read once
+	releases map[int64]uint64   // places given back per slot, seen in events
+	capacity map[int64]int      // places per slot, from the lists read
+	gates    map[int64]*gate    // the slots with requests at the engine
 }
 
 // gate lets at most as many booking requests of one slot go to the
@@ -84,11 +100,6 @@ type holders struct {
 	keys     map[queue.RequestKey]bool // the idempotency keys that booked them
 }
 
-type list struct {
-	slots []queue.Slot
-	runs  uint64 // the engine's SlotRuns before the list was read
-}
-
 // RateError refuses a patient's request past the site's rate; it matches
 // queue.ErrRateLimited.
 type RateError struct{ RetryAfter time.Duration }
@@ -109,9 +120,22 @@ func New(o Opts) *Front {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	f := &Front{eng: o.Engine, clock: o.Clock, log: o.Logger, lists: map[listKey]*list{}, gens: map[listKey]uint64{},
-		full: map[int64]bool{}, holders: map[int64]holders{}, releases: map[int64]uint64{}, capacity: map[int64]int{},
-		gates: map[int64]*gate{}}
+	if o.CacheSlots <= 0 {
+		o.CacheSlots = DefaultCacheSlots
+	}
+	if o.MaxReads <= 0 {
+		o.MaxReads = DefaultMaxReads
+	}
+	if o.MaxBookings <= 0 {
+		o.MaxBookings = DefaultMaxBookings
+	}
+	if o.BookingQueue <= 0 {
+		o.BookingQueue = DefaultBookingQueue
+	}
+	f := &Front{eng: o.Engine, clock: o.Clock, log: o.Logger, cache: newSlotCache(o.CacheSlots, newCacheMetrics()), gens: map[listKey]uint64{},
+		live: map[string]bool{}, epochs: map[string]uint64{}, full: map[string]*marks{}, maxMarks: o.CacheSlots,
+		holders: map[int64]holders{}, releases: map[int64]uint64{}, capacity: map[int64]int{},
+		gates: map[int64]*gate{}, reads: newShare("slot reads", o.MaxReads, 0), books: newShare("bookings", o.MaxBookings, o.BookingQueue)}
 	limits := map[string]rate{}
 	for _, s := range o.Engine.Sites() {
 		limits[s.ID] = rate{n: s.Appointments.PatientRate, per: s.Appointments.PatientWindow}
@@ -121,17 +145,16 @@ func New(o Opts) *Front {
 }
 
 // Follow keeps the caches in step with the booking events of every site
-// with resources until ctx ends; while it runs the caches are used.
+// with resources until ctx ends; while it runs the caches of a site are
+// used once its first snapshot is in.
 func (f *Front) Follow(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errc := make(chan error, len(f.eng.Sites()))
-	f.mu.Lock()
-	f.following = true
-	f.mu.Unlock()
 	defer func() {
 		f.mu.Lock()
-		f.following = false
-		f.lists, f.full, f.holders = map[listKey]*list{}, map[int64]bool{}, map[int64]holders{}
+		f.live = map[string]bool{}
+		f.cache = newSlotCache(f.cache.max, f.cache.metrics)
+		f.full, f.holders = map[string]*marks{}, map[int64]holders{}
 		f.mu.Unlock()
 	}()
 	for _, s := range f.eng.Sites() {
@@ -165,7 +188,7 @@ func (f *Front) follow(ctx context.Context, s queue.Site) error {
 			return err
 		}
 		if u.Snapshot != nil {
-			f.forget(s.ID)
+			f.fresh(s.ID)
 		}
 		for i := range u.Events {
 			if u.Events[i].Type.IsBooking() {
@@ -175,17 +198,37 @@ func (f *Front) follow(ctx context.Context, s queue.Site) error {
 	}
 }
 
-// forget drops every cached list of a site and the known-full slots.
-func (f *Front) forget(site string) {
+// fresh applies a snapshot of a site: every cached list of the site and
+// what is known of its slots may have missed an event, and go; from now
+// on every event is seen, and the site's caches are used. A list being
+// read meanwhile is not cached (the epoch moved).
+func (f *Front) fresh(site string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for k := range f.lists {
+	for k := range f.cache.at {
 		if k.site == site {
-			delete(f.lists, k)
+			f.cache.drop(k)
 			f.gens[k]++
 		}
 	}
-	f.full, f.holders = map[int64]bool{}, map[int64]holders{}
+	f.epochs[site]++
+	delete(f.full, site)
+	for slot, h := range f.holders {
+		if h.site == site {
+			delete(f.holders, slot)
+		}
+	}
+	f.live[site] = true
+}
+
+// marksOf is the set of the slots of site known full. f.mu is held.
+func (f *Front) marksOf(site string) *marks {
+	m := f.full[site]
+	if m == nil {
+		m = newMarks(f.maxMarks)
+		f.full[site] = m
+	}
+	return m
 }
 
 // observe applies a booking event: the lists showing its slot are stale;
@@ -195,12 +238,12 @@ func (f *Front) observe(s *queue.Site, e *queue.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, k := range []listKey{{s.ID, e.Resource, date}, {s.ID, "", date}} {
-		delete(f.lists, k)
+		f.cache.drop(k)
 		f.gens[k]++
 	}
 	if e.Type == queue.EventBookingCancelled || e.Type == queue.EventBookingExpired {
 		f.releases[e.Slot]++
-		delete(f.full, e.Slot)
+		f.marksOf(s.ID).del(e.Slot)
 		delete(f.holders, e.Slot)
 	}
 }
@@ -208,40 +251,91 @@ func (f *Front) observe(s *queue.Site, e *queue.Event) {
 // Slots lists the slots of a site on a local date, of one resource or of
 // all of them, from memory when it can.
 func (f *Front) Slots(ctx context.Context, site, resource, date string) ([]queue.Slot, error) {
-	k := listKey{site, resource, date}
+	slots, _, err := f.SlotPage(ctx, SlotQuery{Site: site, Resource: resource, Date: date, Limit: math.MaxInt})
+	return slots, err
+}
+
+// SlotQuery selects a page of a slot list: Limit slots (at least one)
+// from Offset.
+type SlotQuery struct {
+	Site, Resource, Date string
+	Offset, Limit        int
+}
+
+// SlotPage is Slots' page q selects, and how many slots the whole list
+// has. A list in memory is unpacked for the page alone.
+func (f *Front) SlotPage(ctx context.Context, q SlotQuery) ([]queue.Slot, int, error) {
+	k := listKey{q.Site, q.Resource, q.Date}
+	page := func(n int) (int, int) {
+		from := min(max(q.Offset, 0), n)
+		return from, from + min(n-from, max(q.Limit, 1))
+	}
 	f.mu.Lock()
 	runs := f.eng.SlotRuns()
-	if l, ok := f.lists[k]; ok && l.runs == runs {
-		f.mu.Unlock()
-		return l.slots, nil
+	if f.live[q.Site] {
+		if p, ok := f.cache.get(k, runs); ok {
+			from, to := page(len(p.slots))
+			out := p.unpack(from, to)
+			f.mu.Unlock()
+			return out, len(p.slots), nil
+		}
 	}
-	following, gen := f.following, f.gens[k]
+	following, gen, epoch := f.live[q.Site], f.gens[k], f.epochs[q.Site]
 	f.mu.Unlock()
+	var slots []queue.Slot
 	if !following {
-		return f.eng.Slots(ctx, site, resource, date)
-	}
-	v, err, _ := f.group.Do(site+"\x00"+resource+"\x00"+date+"\x00"+strconv.FormatUint(gen, 10)+"\x00"+strconv.FormatUint(runs, 10), func() (any, error) {
-		slots, err := f.eng.Slots(ctx, site, resource, date)
-		if err != nil {
-			return nil, err
+		var err error
+		if slots, err = f.readSlots(ctx, q); err != nil {
+			return nil, 0, err
 		}
-		f.mu.Lock()
-		if f.following && f.gens[k] == gen {
-			f.lists[k] = &list{slots: slots, runs: runs}
-			for _, sl := range slots {
-				if sl.Booked >= sl.Capacity {
-					f.full[sl.ID] = true
-				}
-				f.capacity[sl.ID] = sl.Capacity
+	} else {
+		v, err, _ := f.group.Do(q.Site+"\x00"+q.Resource+"\x00"+q.Date+"\x00"+strconv.FormatUint(gen, 10)+"\x00"+strconv.FormatUint(runs, 10), func() (any, error) {
+			slots, err := f.readSlots(ctx, q)
+			if err != nil {
+				return nil, err
 			}
+			f.mu.Lock()
+			if f.live[q.Site] && f.gens[k] == gen && f.epochs[q.Site] == epoch {
+				// The capacities and holders of an evicted list's
+				// slots go with it (a gate then lets one request in at
+				// a time; holders are read again); their known-full
+				// marks stay (marks has its own bound): learnt again,
+				// each would let a request through to the engine.
+				for _, ps := range f.cache.put(k, runs, slots) {
+					delete(f.capacity, ps.id)
+					delete(f.holders, ps.id)
+				}
+				m := f.marksOf(q.Site)
+				for _, sl := range slots {
+					if sl.Booked >= sl.Capacity {
+						m.add(sl.ID)
+					}
+					if sl.Capacity > 1 { // the gate's default is 1
+						f.capacity[sl.ID] = sl.Capacity
+					}
+				}
+			}
+			f.mu.Unlock()
+			return slots, nil
+		})
+		if err != nil {
+			return nil, 0, err
 		}
-		f.mu.Unlock()
-		return slots, nil
-	})
+		slots = v.([]queue.Slot)
+	}
+	from, to := page(len(slots))
+	return slots[from:to:to], len(slots), nil
+}
+
+// readSlots reads the list of q from the store, unless MaxReads are
+// being read (ErrOverloaded).
+func (f *Front) readSlots(ctx context.Context, q SlotQuery) ([]queue.Slot, error) {
+	leave, err := f.reads.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return v.([]queue.Slot), nil
+	defer leave()
+	return f.eng.Slots(ctx, q.Site, q.Resource, q.Date)
 }
 
 // Book applies a booking request: the patient's rate first, then a slot
@@ -252,27 +346,27 @@ func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, b
 	if wait, ok := f.limit.allow(r.Site, r.Patient, f.clock()); !ok {
 		return queue.Booking{}, false, &RateError{RetryAfter: wait}
 	}
-	if full, rel := f.known(r.Slot); full {
+	if full, rel := f.known(r.Site, r.Slot); full {
 		return f.bookFull(ctx, r, rel)
 	}
-	leave, err := f.enter(ctx, r.Slot)
+	leave, err := f.enter(ctx, r.Site, r.Slot)
 	if err != nil {
 		return queue.Booking{}, false, err
 	}
 	defer leave()
-	full, rel := f.known(r.Slot)
+	full, rel := f.known(r.Site, r.Slot)
 	if full { // learnt while waiting at the gate
 		return f.bookFull(ctx, r, rel)
 	}
 	return f.book(ctx, r, rel)
 }
 
-// known reports whether a slot is known full, and how many places were
-// given back in it so far.
-func (f *Front) known(slot int64) (bool, uint64) {
+// known reports whether a slot of site is known full, and how many
+// places were given back in it so far.
+func (f *Front) known(site string, slot int64) (bool, uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.following && f.full[slot], f.releases[slot]
+	return f.live[site] && f.marksOf(site).has(slot), f.releases[slot]
 }
 
 // bookFull answers a request for a slot known full: refused, unless the
@@ -291,11 +385,16 @@ func (f *Front) bookFull(ctx context.Context, r queue.BookRequest, rel uint64) (
 
 // book sends r to the engine and remembers a slot it finds full.
 func (f *Front) book(ctx context.Context, r queue.BookRequest, rel uint64) (queue.Booking, bool, error) {
+	leave, err := f.books.enter(ctx)
+	if err != nil {
+		return queue.Booking{}, false, err
+	}
 	b, replayed, err := f.eng.Book(ctx, r)
+	leave()
 	if errors.Is(err, queue.ErrSlotFull) {
 		f.mu.Lock()
-		if f.following && f.releases[r.Slot] == rel {
-			f.full[r.Slot] = true
+		if f.live[r.Site] && f.releases[r.Slot] == rel {
+			f.marksOf(r.Site).add(r.Slot)
 		}
 		f.mu.Unlock()
 	}
@@ -305,9 +404,9 @@ func (f *Front) book(ctx context.Context, r queue.BookRequest, rel uint64) (queu
 // enter waits for a permit of the slot's gate (while the caches are in
 // use; without them nothing is known full, and the gate would only queue)
 // and returns the function that gives it back.
-func (f *Front) enter(ctx context.Context, slot int64) (func(), error) {
+func (f *Front) enter(ctx context.Context, site string, slot int64) (func(), error) {
 	f.mu.Lock()
-	if !f.following {
+	if !f.live[site] {
 		f.mu.Unlock()
 		return func() {}, nil
 	}
@@ -351,6 +450,11 @@ func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (boo
 	if !ok || h.site != r.Site {
 		key := "holders\x00" + r.Site + "\x00" + strconv.FormatInt(r.Slot, 10) + "\x00" + strconv.FormatUint(rel, 10)
 		v, err, _ := f.group.Do(key, func() (any, error) {
+			leave, err := f.reads.enter(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer leave()
 			bs, err := f.eng.Bookings(ctx, queue.BookingFilter{Site: r.Site, Slot: r.Slot})
 			if err != nil {
 				return nil, fmt.Errorf("booking: read the bookings of slot %d: %w", r.Slot, err)
@@ -363,7 +467,7 @@ func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (boo
 				}
 			}
 			f.mu.Lock()
-			if f.full[r.Slot] && f.releases[r.Slot] == rel {
+			if f.live[r.Site] && f.marksOf(r.Site).has(r.Slot) && f.releases[r.Slot] == rel {
 				f.holders[r.Slot] = h
 			}
 			f.mu.Unlock()
@@ -384,7 +488,7 @@ func (f *Front) Cancel(ctx context.Context, r queue.BookingRequest) (queue.Booki
 	if err == nil {
 		f.mu.Lock()
 		f.releases[b.Slot]++
-		delete(f.full, b.Slot)
+		f.marksOf(b.Site).del(b.Slot)
 		delete(f.holders, b.Slot)
 		f.mu.Unlock()
 	}

@@ -56,7 +56,10 @@ type env struct {
 	n     atomic.Int64
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, booking.Opts{}) }
+
+// newEnvWith is newEnv with the front's options o (its Engine set here).
+func newEnvWith(t *testing.T, o booking.Opts) *env {
 	st := &counting{Store: storetest.SQLite(t)}
 	site := storetest.BookingSite()
 	site.Appointments.PatientRate, site.Appointments.PatientWindow = 3, 10*time.Second
@@ -69,7 +72,8 @@ func newEnv(t *testing.T) *env {
 	if _, err := eng.GenerateSlots(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	f := booking.New(booking.Opts{Engine: eng})
+	o.Engine = eng
+	f := booking.New(o)
 	parttest.Until(t, context.Background(), f.Follow)
 	e := &env{t: t, st: st, eng: eng, front: f, clock: clock}
 	// Follow subscribes on its own goroutine: until then reads go to the
@@ -164,7 +168,13 @@ func TestKnownFull(t *testing.T) {
 	if _, err := e.eng.CancelBooking(t.Context(), queue.BookingRequest{Request: queue.Request{Site: "hq"}, ID: bs[0].ID}); err != nil {
 		t.Fatal(err)
 	}
-	poll.Until(t, "the slot reopens on the cancel event", func() bool { return e.book(sl, "p4") == nil })
+	// A patient per try: one patient's tries would meet its rate limit
+	// (3 in 10 s) while a loaded machine delivers the event.
+	tries := 0
+	poll.Until(t, "the slot reopens on the cancel event", func() bool {
+		tries++
+		return e.book(sl, fmt.Sprintf("p4-%d", tries)) == nil
+	})
 	// Through the front, at once.
 	b, err := e.eng.Bookings(t.Context(), queue.BookingFilter{Site: "hq", Slot: sl, Statuses: []queue.BookingStatus{queue.BookingBooked}})
 	if err != nil || len(b) != 1 {
@@ -237,6 +247,36 @@ func TestGate(t *testing.T) {
 	}
 	if n := e.st.slotReads.Load() - reads; n != 2 {
 		t.Errorf("the engine applied %d booking requests, want 2", n)
+	}
+}
+
+// TestFullAfterEviction: a slot known full stays known full when the list
+// that showed it is evicted from the cache: the rush on it after the
+// eviction costs the engine nothing, as before.
+func TestFullAfterEviction(t *testing.T) {
+	e := newEnvWith(t, booking.Opts{CacheSlots: 12}) // one day of dr-li
+	sl := e.slots[7].ID
+	for i, want := range []error{nil, queue.ErrSlotFull} {
+		if err := e.book(sl, fmt.Sprintf("first-%d", i)); !errors.Is(err, want) {
+			t.Fatalf("request %d: %v, want %v", i, err, want)
+		}
+	}
+	// Wednesday's list of dr-li takes the whole cache: Tuesday's goes.
+	if l, err := e.front.Slots(t.Context(), "hq", "dr-li", "2026-12-02"); err != nil || len(l) != 12 {
+		t.Fatalf("Wednesday: %d slots, %v", len(l), err)
+	}
+	reads := e.st.slotReads.Load()
+	for i := range 20 {
+		if err := e.book(sl, fmt.Sprintf("late-%d", i)); !errors.Is(err, queue.ErrSlotFull) {
+			t.Fatalf("late patient %d: %v, want slot full", i, err)
+		}
+	}
+	if n := e.st.slotReads.Load() - reads; n != 0 {
+		t.Errorf("after the eviction the engine applied %d booking requests of the full slot, want 0", n)
+	}
+	// Tuesday's list, read again, is the store's.
+	if l := e.list(); l[7].Booked != 1 {
+		t.Errorf("slot 7 after the eviction: %+v", l[7])
 	}
 }
 

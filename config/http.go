@@ -18,7 +18,29 @@ type HTTP struct {
 	// Staff configures the people's pages: logins, sessions, single
 	// sign-on and demo accounts (staff.go).
 	Staff Staff `mapstructure:"staff"`
+	// SlotCache bounds the slots the free-slot lists of the appointments
+	// API keep in memory, 32 bytes each; 0: booking.DefaultCacheSlots
+	// (2,500,000, about 80 MB: every slot of 1.1 M twice, by resource
+	// and by day). Past it the lists read least recently are dropped and
+	// read again from the store when asked for.
+	SlotCache int `mapstructure:"slot_cache" usage:"slots the appointments API keeps in memory for its slot lists, 32 bytes each (0: 2500000)"`
+	// MaxSlotReads, MaxBookings and BookingQueue bound what the
+	// appointments API sends the store at a time, so that kiosks and
+	// counters keep it: slot lists read from the store at once (the next
+	// is 429 overloaded), bookings at the store at once and bookings
+	// waiting for them (the next is 429 overloaded). 0: the defaults of
+	// package booking (8, 16 and 64).
+	MaxSlotReads int `mapstructure:"max_slot_reads" usage:"slot lists read from the store at once; the next is 429 overloaded (0: 8)"`
+	MaxBookings  int `mapstructure:"max_bookings" usage:"bookings at the store at once (0: 16)"`
+	BookingQueue int `mapstructure:"booking_queue" usage:"bookings waiting for the store; the next is 429 overloaded (0: 64)"`
 }
+
+// The bounds of http.slot_cache other than 0: at least a day of a large
+// resource.
+const (
+	MinSlotCache = 1000
+	MaxSlotCache = 100_000_000
+)
 
 // Token is one API client's bearer token.
 type Token struct {
@@ -44,6 +66,17 @@ func (c *Config) resolveTokens(lookup func(string) (string, bool), ps *problems)
 
 func (c *Config) validateHTTP(ps *problems) {
 	c.validateStaff(ps)
+	if n := c.HTTP.SlotCache; n != 0 && (n < MinSlotCache || n > MaxSlotCache) {
+		ps.add("http.slot_cache", "must be 0 (the default) or %d to %d slots, got %d", MinSlotCache, MaxSlotCache, n)
+	}
+	for _, k := range []struct {
+		key string
+		n   int
+	}{{"http.max_slot_reads", c.HTTP.MaxSlotReads}, {"http.max_bookings", c.HTTP.MaxBookings}, {"http.booking_queue", c.HTTP.BookingQueue}} {
+		if k.n < 0 || k.n > 10000 {
+			ps.add(k.key, "must be 0 (the default) to 10000, got %d", k.n)
+		}
+	}
 	if u := c.HTTP.PublicURL; u != "" {
 		p, err := url.Parse(u)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -277,6 +278,54 @@ func waitingFor(site *queue.Site, v *view.Site, counter string) int {
 	for _, sv := range v.Services {
 		if serves(site, counter, sv.Code) {
 			n += sv.Waiting
+		}
+	}
+	return n
+}
+
+// pageResources keeps, of a SNAPSHOT's resources, those of only (nil: all)
+// after the resource after (""; from the first), as many whole records
+// as fit in wire.ResourcePageBytes: ResourceTotal counts what only selects,
+// ResourceNext names the last one listed when more follow. An after that
+// only does not select is ERROR 0x04.
+func pageResources(m *wire.Snapshot, only map[string]bool, after string) error {
+	rs := m.Resources
+	if only != nil {
+		rs = slices.DeleteFunc(rs, func(r wire.ResourceInfo) bool { return !only[r.ID] })
+	}
+	m.ResourceTotal, m.ResourceNext = uint32(len(rs)), ""
+	if after != "" {
+		i := slices.IndexFunc(rs, func(r wire.ResourceInfo) bool { return r.ID == after })
+		if i < 0 {
+			return wire.ErrBadPayload.WithMsg("unknown resource: " + after)
+		}
+		rs = rs[i+1:]
+	}
+	size := 0
+	for i := range rs {
+		size += resourceSize(&rs[i])
+		if size > wire.ResourcePageBytes && i > 0 {
+			rs, m.ResourceNext = rs[:i], rs[i-1].ID
+			break
+		}
+	}
+	m.Resources = rs
+	return nil
+}
+
+// resourceSize is the bytes r takes in a SNAPSHOT: its record's field
+// header and its fields, each a header and its value (a u32 in 4 bytes),
+// those left empty not sent.
+func resourceSize(r *wire.ResourceInfo) int {
+	n := wire.FieldHeaderSize
+	for _, s := range [...]string{r.ID, r.Name, r.Service} {
+		if s != "" {
+			n += wire.FieldHeaderSize + len(s)
+		}
+	}
+	for _, v := range [...]uint32{r.Booked, r.CheckedIn, r.Missed, r.Cancelled} {
+		if v != 0 {
+			n += wire.FieldHeaderSize + 4
 		}
 	}
 	return n

@@ -408,12 +408,15 @@ func (ss *session) status(ctx context.Context, m *wire.Status) (wire.Message, er
 	if m.Counter != 0 && !def.HasCounter(counter) {
 		return nil, wire.ErrUnknownCounter.WithMsg("unknown counter: " + counter)
 	}
-	snap, err := ss.srv.eng.Snapshot(ctx, def.ID)
+	snap, err := ss.srv.eng.SnapshotOf(ctx, def.ID, queue.ResourcesOfDay, m.Resources...)
 	if err != nil {
 		return nil, err
 	}
 	out := ss.srv.snapshotMsg(def, &snap)
 	narrow(def, out, counter, m.Service)
+	if err := pageResources(out, idSet(m.Resources), m.ResourceAfter); err != nil {
+		return nil, err
+	}
 	if counter == "" && m.Service == "" {
 		out = withRecent(ss, def, out, ss.srv.recent(ctx, ss, def, &snap), filter{})
 	}
@@ -527,6 +530,21 @@ type filter struct {
 	// counter), which is what a keypad needs to count what waits for it.
 	served   map[string]bool
 	services map[string]bool // nil: every service
+	// resources keeps the booking events of these resources and their
+	// figures in a SNAPSHOT; nil: every resource.
+	resources map[string]bool
+}
+
+// idSet is the set of ids, nil for none.
+func idSet(ids []string) map[string]bool {
+	if len(ids) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
 }
 
 // serving fills fl.served from the site's definition of fl.counters.
@@ -549,6 +567,9 @@ func (fl filter) match(ev *queue.Event) bool {
 		return false
 	}
 	if fl.services != nil && !fl.services[ev.Service] {
+		return false
+	}
+	if ev.Type.IsBooking() && fl.resources != nil && !fl.resources[ev.Resource] {
 		return false
 	}
 	return true
@@ -583,8 +604,10 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 			fl.services[sv] = true
 		}
 	}
+	fl.resources = idSet(m.Resources)
 	ss.unsubscribe()
-	snap, err := s.eng.Snapshot(ctx, def.ID)
+	ss.resources.Store(&fl.resources)
+	snap, err := s.eng.SnapshotOf(ctx, def.ID, queue.ResourcesOfDay, m.Resources...)
 	if err != nil {
 		return nil, err
 	}
@@ -592,7 +615,11 @@ func (ss *session) subscribe(ctx context.Context, f wire.Frame, m *wire.Subscrib
 	v := snap.Version
 	var answer wire.Message = &wire.OK{Version: uint64(v)}
 	if m.FromVersion == 0 || m.Snapshot || from > v || v-from > int64(s.o.MaxReplay) {
-		answer, from = withRecent(ss, def, s.snapshotMsg(def, &snap), s.recent(ctx, ss, def, &snap), fl), v
+		sm := s.snapshotMsg(def, &snap)
+		if err := pageResources(sm, fl.resources, ""); err != nil {
+			return nil, err
+		}
+		answer, from = withRecent(ss, def, sm, s.recent(ctx, ss, def, &snap), fl), v
 	}
 	// The answer goes into the queue before any event of the hub.
 	if !ss.send(f.RequestID, answer) {

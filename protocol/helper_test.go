@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -115,6 +116,8 @@ type client struct {
 	next  uint32
 	evs   []*wire.Event // events read while waiting for an answer
 	other []wire.Message
+	// patience is how long read waits for a frame; 0: 10 s.
+	patience time.Duration
 }
 
 func (en *env) dial() *client {
@@ -222,9 +225,9 @@ func (cl *client) readUntilError() (frames []wire.Frame, codes []uint16) {
 	}
 }
 
-// read reads one frame (10 s at most) and decodes it.
+// read reads one frame (10 s at most, or cl.patience) and decodes it.
 func (cl *client) read() (wire.Frame, wire.Message, error) {
-	return cl.readWithin(10 * time.Second)
+	return cl.readWithin(cmp.Or(cl.patience, 10*time.Second))
 }
 
 func (cl *client) readWithin(d time.Duration) (wire.Frame, wire.Message, error) {

@@ -88,6 +88,9 @@ type session struct {
 	parked bool       // in the poller: no goroutine reads
 
 	sub *member // the subscription; the read side's owner's
+	// resources is the resource filter of the last SUBSCRIBE, for the
+	// SNAPSHOT the hub sends unasked (nil map: every resource).
+	resources atomic.Pointer[map[string]bool]
 }
 
 // newSession returns the session of a connection just accepted.

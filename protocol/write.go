@@ -153,6 +153,15 @@ func (ss *session) send(reqID uint32, m wire.Message) bool {
 	fl := wire.FlagResponse
 	if reqID == 0 {
 		fl = 0
+		// An unasked SNAPSHOT (after a gap) comes whole from the hub: it
+		// gets the page the device's SUBSCRIBE selects, as the answer did.
+		if sm, ok := m.(*wire.Snapshot); ok {
+			var only map[string]bool
+			if p := ss.resources.Load(); p != nil {
+				only = *p
+			}
+			_ = pageResources(sm, only, "") // no after: no error
+		}
 	}
 	b, err := wire.EncodeMessage(nil, reqID, fl, m)
 	if err != nil {

@@ -92,6 +92,10 @@ type Engine struct {
 
 	// losses counts the lost work found and repaired (lost.go).
 	losses struct{ found, restored, tickets, unrestored atomic.Int64 }
+	// figs are the booking figures of the last full snapshot of each
+	// site and scope (read.go, figures).
+	figMu sync.Mutex
+	figs  map[figuresKey][]ResourceDay
 
 	// genMu guards generated: the horizon each resource's slots were
 	// last generated to ("site/resource").

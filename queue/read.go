@@ -76,9 +76,40 @@ type Snapshot struct {
 	Resources []ResourceDay
 }
 
+// ResourceScope says which booking figures a snapshot counts: reading them
+// costs a row per booking of the days it covers.
+type ResourceScope int
+
+const (
+	// ResourcesFromDay counts the bookings of every day from the service
+	// day on (what a view restored from the snapshot needs to carry on
+	// past midnight).
+	ResourcesFromDay ResourceScope = iota
+	// ResourcesOfDay counts the bookings of the service day alone (what a
+	// device's SNAPSHOT lists).
+	ResourcesOfDay
+	// ResourcesNone reads no booking (the HTTP snapshot shows none).
+	ResourcesNone
+)
+
 // Snapshot reads a consistent picture of a site: every service and counter
-// and the event version it reflects.
+// and the event version it reflects, and the booking figures from its day
+// on.
 func (e *Engine) Snapshot(ctx context.Context, site string) (Snapshot, error) {
+	return e.SnapshotOf(ctx, site, ResourcesFromDay)
+}
+
+// MaxSnapshotResources is the most resources a snapshot reads the
+// bookings of one by one (SnapshotOf's only); more, and it reads those of
+// every resource.
+const MaxSnapshotResources = 32
+
+// SnapshotOf is Snapshot with the booking figures of scope only, and of
+// the resources only names when it names any: a display at the door of
+// two rooms costs a read of their bookings, not of the whole site's
+// (only longer than MaxSnapshotResources costs the site's; Resources
+// holds those named all the same).
+func (e *Engine) SnapshotOf(ctx context.Context, site string, scope ResourceScope, only ...string) (Snapshot, error) {
 	s, err := e.Site(site)
 	if err != nil {
 		return Snapshot{}, err
@@ -126,7 +157,10 @@ func (e *Engine) Snapshot(ctx context.Context, site string) (Snapshot, error) {
 			}
 			snap.Counters = append(snap.Counters, st)
 		}
-		snap.Resources, err = resourceDays(ctx, tx, s, snap.Day)
+		if scope == ResourcesNone {
+			return nil
+		}
+		snap.Resources, err = e.figures(ctx, tx, s, &snap, scope, only)
 		return err
 	})
 	if err != nil {
@@ -136,8 +170,9 @@ func (e *Engine) Snapshot(ctx context.Context, site string) (Snapshot, error) {
 }
 
 // resourceDays counts the bookings of site s by resource and slot day,
-// from day on.
-func resourceDays(ctx context.Context, tx Tx, s *Site, day string) ([]ResourceDay, error) {
+// from day on (of day alone when only), of the resources of ids (none:
+// all).
+func resourceDays(ctx context.Context, tx Tx, s *Site, day string, only bool, ids []string) ([]ResourceDay, error) {
 	if len(s.Resources) == 0 {
 		return nil, nil
 	}
@@ -147,8 +182,14 @@ func resourceDays(ctx context.Context, tx Tx, s *Site, day string) ([]ResourceDa
 	}
 	// Every slot of the day ends after its start, which is after this
 	// (a day later than local midnight by the rollover, less a DST hour).
-	bs, err := tx.FindBookings(ctx, BookingFilter{Site: s.ID, EndAfter: d.Add(s.Rollover - time.Hour),
-		Statuses: []BookingStatus{BookingHeld, BookingBooked, BookingCancelled, BookingCheckedIn, BookingMissed, BookingExpired}})
+	f := BookingFilter{Site: s.ID, EndAfter: d.Add(s.Rollover - time.Hour),
+		Statuses: []BookingStatus{BookingHeld, BookingBooked, BookingCancelled, BookingCheckedIn, BookingMissed, BookingExpired}}
+	if only {
+		// Every slot of a later day starts after this (its local
+		// midnight by the rollover, plus a DST hour at most).
+		f.StartBefore = d.AddDate(0, 0, 1).Add(s.Rollover + time.Hour)
+	}
+	bs, err := findResourceBookings(ctx, tx, f, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +201,7 @@ func resourceDays(ctx context.Context, tx Tx, s *Site, day string) ([]ResourceDa
 	var out []*ResourceDay
 	for _, b := range bs {
 		bd := s.Day(b.Start)
-		if bd < day {
+		if bd < day || (only && bd != day) {
 			continue
 		}
 		k := [2]string{bd, b.Resource}
@@ -203,6 +244,99 @@ func resourceDays(ctx context.Context, tx Tx, s *Site, day string) ([]ResourceDa
 		days[i] = *r
 	}
 	return days, nil
+}
+
+// figures are the booking figures of a snapshot of site s at snap's day
+// and version: those of the last snapshot of the site taken with all of
+// them at the same day, scope and version when there is one (a booking
+// changes only with an event, which moves the version), else read; a
+// snapshot that names few resources reads theirs alone. The consoles
+// walking the pages of a site of thousands of resources, or the
+// displays subscribing after a restart, cost one read of the day's
+// bookings, not one each.
+func (e *Engine) figures(ctx context.Context, tx Tx, s *Site, snap *Snapshot, scope ResourceScope, only []string) ([]ResourceDay, error) {
+	key := figuresKey{site: s.ID, day: snap.Day, scope: scope, version: snap.Version,
+		losses: e.losses.found.Load() + e.losses.restored.Load()}
+	e.figMu.Lock()
+	days, ok := e.figs[key]
+	e.figMu.Unlock()
+	if ok {
+		return keepResources(days, only), nil
+	}
+	if len(only) > 0 && len(only) <= MaxSnapshotResources {
+		return resourceDays(ctx, tx, s, snap.Day, scope == ResourcesOfDay, only)
+	}
+	days, err := resourceDays(ctx, tx, s, snap.Day, scope == ResourcesOfDay, nil)
+	if err != nil {
+		return nil, err
+	}
+	e.figMu.Lock()
+	if e.figs == nil {
+		e.figs = map[figuresKey][]ResourceDay{}
+	}
+	for k := range e.figs {
+		if k.site == key.site && k.scope == key.scope {
+			delete(e.figs, k) // one per site and scope: the latest
+		}
+	}
+	e.figs[key] = days
+	e.figMu.Unlock()
+	return keepResources(days, only), nil
+}
+
+// figuresKey says what a snapshot's booking figures are of: a lost-work
+// repair (which may give versions again) starts afresh.
+type figuresKey struct {
+	site, day string
+	scope     ResourceScope
+	version   int64
+	losses    int64
+}
+
+// keepResources is a copy of the figures of days of the resources of
+// only (all of them when none).
+func keepResources(days []ResourceDay, only []string) []ResourceDay {
+	if len(only) == 0 {
+		return slices.Clone(days)
+	}
+	keep := make(map[string]bool, len(only))
+	for _, id := range only {
+		keep[id] = true
+	}
+	var out []ResourceDay
+	for _, d := range days {
+		if keep[d.Resource] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// findResourceBookings is FindBookings of f for the resources of ids (all
+// of them when none): one read per resource when they are few, else one
+// of all, filtered.
+func findResourceBookings(ctx context.Context, tx Tx, f BookingFilter, ids []string) ([]Booking, error) {
+	if len(ids) == 0 {
+		return tx.FindBookings(ctx, f)
+	}
+	if len(ids) > MaxSnapshotResources {
+		return nil, fmt.Errorf("queue: bookings of %d resources: read those of all", len(ids))
+	}
+	var out []Booking
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		f.Resource = id
+		bs, err := tx.FindBookings(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bs...)
+	}
+	return out, nil
 }
 
 func serviceStatus(s *Site, rows []StatRow, now time.Time) []ServiceStatus {

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -64,11 +65,34 @@ func (e *Engine) GenerateSlots(ctx context.Context) (int, error) {
 // (package booking) compares this number instead.
 func (e *Engine) SlotRuns() uint64 { return e.slotRuns.Load() }
 
+// SlotBatch is the most slots one transaction of a slot generation
+// creates or changes: a resource's 14 days of short slots are several
+// transactions, each well within the store timeout.
+const SlotBatch = 1000
+
+// SlotGroup is the most resources of few slots a transaction of a slot
+// generation takes together (each costs statements of its own).
+const SlotGroup = 16
+
+// groupSlots is the most slots such a transaction creates: a resource of
+// more than a quarter of it goes alone (in SlotBatch batches), as each
+// did before, so that no transaction grows on a loaded machine.
+const groupSlots = 256
+
 // generate runs GenerateSlots for every resource or, onlyDue set, for
 // those whose horizon moved since the last run (at the opening time of
-// day, and at the first run).
+// day, and at the first run). Resources of few slots go together, up to
+// SlotGroup of them and groupSlots slots a transaction (a site of
+// thousands of rooms with a slot or two each is not thousands of
+// transactions); one of more slots goes alone, SlotBatch slots a
+// transaction. A sweep's run (onlyDue) under a
+// ctx with a deadline stops before the next transaction would outrun it,
+// and returns what it did without an error: the resources left are still
+// due, and the next sweep goes on with them. A run that did anything logs
+// its progress.
 func (e *Engine) generate(ctx context.Context, onlyDue bool) (int, error) {
-	total := 0
+	g := genRun{e: e, onlyDue: onlyDue}
+	defer func() { g.p.log(e, g.total) }()
 	defs := e.defs.Load()
 	for _, id := range defs.order {
 		s := defs.byID[id]
@@ -83,77 +107,220 @@ func (e *Engine) generate(ctx context.Context, onlyDue bool) (int, error) {
 			if !due {
 				continue
 			}
-			n, err := e.generateResource(ctx, s, r, now, last)
-			if err != nil {
-				return total, err
+			g.p.due++
+			part := genPart{s: s, r: r, key: key, now: now, last: last, want: r.SlotsBetween(s.ID, now, last, s.Location)}
+			if g.slots+len(part.want) > groupSlots || len(part.want) > groupSlots/4 || len(g.group) == SlotGroup ||
+				(len(g.group) > 0 && g.group[0].s != s) {
+				if err := g.flush(ctx); err != nil {
+					return g.total, err
+				}
 			}
-			total += n
-			e.genMu.Lock()
-			e.generated[key] = last
-			e.genMu.Unlock()
-			e.slotRuns.Add(1)
+			g.group = append(g.group, part)
+			g.slots += len(part.want)
 		}
 	}
-	return total, nil
+	return g.total, g.flush(ctx)
 }
 
-func (e *Engine) generateResource(ctx context.Context, s *Site, r *Resource, now, last time.Time) (int, error) {
-	want := r.SlotsBetween(s.ID, now, last, s.Location)
-	end := last.AddDate(0, 0, 1)
+// genRun is one run of generate: the resources waiting to go together
+// (of one site, slots wanted in all), and what the run did.
+type genRun struct {
+	e       *Engine
+	onlyDue bool
+	group   []genPart
+	slots   int
+	total   int
+	p       genProgress
+}
+
+// genPart is a resource due: its slots wanted from now to last.
+type genPart struct {
+	s         *Site
+	r         *Resource
+	key       string
+	now, last time.Time
+	want      []Slot
+}
+
+// flush generates the resources of the group: several in one
+// transaction, or one of many slots in its batches.
+func (g *genRun) flush(ctx context.Context) error {
+	group := g.group
+	g.group, g.slots = nil, 0
+	if len(group) == 0 {
+		return nil
+	}
+	if g.onlyDue && (g.p.paused || g.p.outOfTime(ctx)) {
+		g.p.paused = true // counted as left for the next run
+		return nil
+	}
+	e := g.e
+	start := time.Now()
+	var n int
+	var err error
+	if len(group) == 1 {
+		pt := &group[0]
+		n, err = e.generateResource(ctx, pt.s, pt.r, pt.now, pt.last, pt.want)
+	} else {
+		n, err = e.generateParts(ctx, group)
+	}
+	g.total += n
+	if err != nil {
+		if ctx.Err() != nil && g.onlyDue && errors.Is(err, ctx.Err()) {
+			// The sweep's own deadline, not the store's: the
+			// batches done stay done, the next run resumes.
+			g.p.paused = true
+			return nil
+		}
+		return err
+	}
+	g.p.done += len(group)
+	g.p.longest = max(g.p.longest, time.Since(start))
+	e.genMu.Lock()
+	for _, pt := range group {
+		e.generated[pt.key] = pt.last
+	}
+	e.genMu.Unlock()
+	e.slotRuns.Add(1)
+	return nil
+}
+
+// genProgress is what one generate run did, for its log line.
+type genProgress struct {
+	due, done int           // resources due, and done
+	longest   time.Duration // the longest transaction (or resource) so far
+	paused    bool          // stopped before ctx's deadline
+}
+
+// outOfTime reports whether ctx's deadline leaves less than twice the
+// longest transaction so far (one store timeout before the first).
+func (p *genProgress) outOfTime(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return false
+	}
+	need := 2 * p.longest
+	if p.done == 0 {
+		need = 0 // the first resource always runs: each run does some
+	}
+	return time.Until(dl) < need
+}
+
+func (p *genProgress) log(e *Engine, slots int) {
+	switch {
+	case p.paused:
+		e.log.Info("slot generation: resuming at the next sweep", "resources_done", p.done, "resources_left", p.due-p.done, "slots", slots)
+	case p.done > 0 && slots > 0:
+		e.log.Info("slot generation: done", "resources", p.done, "slots", slots)
+	}
+}
+
+// generateResource brings the slots of r from now to last in line with
+// its schedule (want), SlotBatch slots a transaction.
+func (e *Engine) generateResource(ctx context.Context, s *Site, r *Resource, now, last time.Time, want []Slot) (int, error) {
+	from, end := now.Add(time.Millisecond), last.AddDate(0, 0, 1)
+	total := 0
+	for i := 0; ; i += SlotBatch {
+		to, chunk := end, want[min(i, len(want)):]
+		if len(chunk) > SlotBatch {
+			chunk, to = chunk[:SlotBatch], chunk[SlotBatch].Start
+		}
+		n, err := e.generateRange(ctx, s, r, chunk, from, to)
+		total += n
+		if err != nil || to.Equal(end) {
+			return total, err
+		}
+		from = to
+	}
+}
+
+// generateRange is generateResource's transaction for the slots of r
+// starting in [from, to).
+func (e *Engine) generateRange(ctx context.Context, s *Site, r *Resource, want []Slot, from, to time.Time) (int, error) {
 	n := 0
 	err := e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
-		have, err := tx.Slots(ctx, SlotQuery{Site: s.ID, Resource: r.ID, From: now.Add(time.Millisecond), To: end})
-		if err != nil {
-			return fmt.Errorf("queue: read slots of %s: %w", r.ID, err)
-		}
-		wanted := make(map[int64]Slot, len(want))
-		for _, w := range want {
-			wanted[w.Start.UnixMilli()] = w
-		}
-		exists := make(map[int64]bool, len(have))
-		for _, h := range have {
-			exists[h.Start.UnixMilli()] = true
-		}
-		// Only the missing ones are sent (the store still skips a slot
-		// another daemon created meanwhile).
-		var missing []Slot
-		for _, w := range want {
-			if !exists[w.Start.UnixMilli()] {
-				missing = append(missing, w)
-			}
-		}
-		n, err = tx.InsertSlots(ctx, missing)
-		if err != nil {
-			return fmt.Errorf("queue: create slots of %s: %w", r.ID, err)
-		}
-		for _, h := range have {
-			w, ok := wanted[h.Start.UnixMilli()]
-			next := h
-			if ok {
-				next.Capacity, next.Closed, next.End = w.Capacity, false, w.End
-			} else {
-				next.Closed = true
-			}
-			if next.Capacity == h.Capacity && next.Closed == h.Closed && next.End.Equal(h.End) {
-				continue
-			}
-			changed, err := tx.ReshapeSlot(ctx, next)
-			if err != nil {
-				return fmt.Errorf("queue: reshape slot %d of %s: %w", h.ID, r.ID, err)
-			}
-			if changed {
-				n++
-			} else {
-				e.log.Warn("slot keeps its capacity: more bookings than the new schedule allows",
-					"site", s.ID, "resource", r.ID, "slot", h.ID, "booked", h.Booked, "capacity", next.Capacity)
-			}
-		}
-		return nil
+		var err error
+		n, err = e.reshapeRange(ctx, tx, s, r, want, from, to)
+		return err
 	})
 	if err != nil {
 		// n is the committer's: it may still be running the job
 		// when submit gave up on the context.
 		return 0, err
+	}
+	return n, nil
+}
+
+// generateParts generates the resources of parts, of one site and few
+// slots each, in one transaction.
+func (e *Engine) generateParts(ctx context.Context, parts []genPart) (int, error) {
+	n := 0
+	err := e.submit(ctx, laneBulk, parts[0].s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
+		n = 0
+		for _, pt := range parts {
+			m, err := e.reshapeRange(ctx, tx, pt.s, pt.r, pt.want, pt.now.Add(time.Millisecond), pt.last.AddDate(0, 0, 1))
+			if err != nil {
+				return err
+			}
+			n += m
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// reshapeRange brings the slots of r starting in [from, to) in line with
+// want, in tx: it creates those of want missing, closes those want lacks
+// and reopens or resizes the others. It returns how many it changed.
+func (e *Engine) reshapeRange(ctx context.Context, tx Tx, s *Site, r *Resource, want []Slot, from, to time.Time) (int, error) {
+	have, err := tx.Slots(ctx, SlotQuery{Site: s.ID, Resource: r.ID, From: from, To: to})
+	if err != nil {
+		return 0, fmt.Errorf("queue: read slots of %s: %w", r.ID, err)
+	}
+	wanted := make(map[int64]Slot, len(want))
+	for _, w := range want {
+		wanted[w.Start.UnixMilli()] = w
+	}
+	exists := make(map[int64]bool, len(have))
+	for _, h := range have {
+		exists[h.Start.UnixMilli()] = true
+	}
+	// Only the missing ones are sent (the store still skips a slot
+	// another daemon created meanwhile).
+	var missing []Slot
+	for _, w := range want {
+		if !exists[w.Start.UnixMilli()] {
+			missing = append(missing, w)
+		}
+	}
+	n, err := tx.InsertSlots(ctx, missing)
+	if err != nil {
+		return 0, fmt.Errorf("queue: create slots of %s: %w", r.ID, err)
+	}
+	for _, h := range have {
+		w, ok := wanted[h.Start.UnixMilli()]
+		next := h
+		if ok {
+			next.Capacity, next.Closed, next.End = w.Capacity, false, w.End
+		} else {
+			next.Closed = true
+		}
+		if next.Capacity == h.Capacity && next.Closed == h.Closed && next.End.Equal(h.End) {
+			continue
+		}
+		changed, err := tx.ReshapeSlot(ctx, next)
+		if err != nil {
+			return 0, fmt.Errorf("queue: reshape slot %d of %s: %w", h.ID, r.ID, err)
+		}
+		if changed {
+			n++
+		} else {
+			e.log.Warn("slot keeps its capacity: more bookings than the new schedule allows",
+				"site", s.ID, "resource", r.ID, "slot", h.ID, "booked", h.Booked, "capacity", next.Capacity)
+		}
 	}
 	return n, nil
 }

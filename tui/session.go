@@ -85,11 +85,9 @@ func RunSite(ctx context.Context, o SiteSession) error {
 	// Recent), then only the events after it: a console that starts late
 	// in a busy day never asks for the day one event at a time.
 	var from uint64
-	if ans, err := c.Do(ctx, &wire.Status{Site: code}); err == nil {
-		if snap, ok := ans.(*wire.Snapshot); ok {
-			o.Send(SnapshotMsg{Site: o.Index, Snapshot: snap})
-			from = snap.Version
-		}
+	if snap, err := wholeSnapshot(ctx, c, code); err == nil {
+		o.Send(SnapshotMsg{Site: o.Index, Snapshot: snap})
+		from = snap.Version
 	}
 	sub, err := c.Subscribe(ctx, client.Filter{FromVersion: from, Site: code})
 	if err != nil {
@@ -99,7 +97,15 @@ func RunSite(ctx context.Context, o SiteSession) error {
 	for u := range sub.Updates() {
 		switch {
 		case u.Snapshot != nil:
-			o.Send(SnapshotMsg{Site: o.Index, Snapshot: u.Snapshot})
+			snap := u.Snapshot
+			if snap.ResourceNext != "" {
+				// A gap's SNAPSHOT is a first page: the console counts
+				// every resource.
+				if whole, err := wholeSnapshot(ctx, c, code); err == nil && whole.Version >= snap.Version {
+					snap = whole
+				}
+			}
+			o.Send(SnapshotMsg{Site: o.Index, Snapshot: snap})
 		case u.Event != nil:
 			o.Send(EventMsg{Site: o.Index, Event: u.Event})
 		}
@@ -160,4 +166,42 @@ func (r *relay) run(ctx context.Context) {
 			r.send(msg)
 		}
 	}
+}
+
+// wholeSnapshot asks for the SNAPSHOT of site with every resource: the
+// first page and the pages after it (PROTOCOL.md section 7). A page at
+// another version than the first starts the walk over, three times at
+// most; then the pages are taken as they are.
+func wholeSnapshot(ctx context.Context, c *client.Client, site string) (*wire.Snapshot, error) {
+	var snap *wire.Snapshot
+	for try := 0; try < 3; try++ {
+		ans, err := c.Do(ctx, &wire.Status{Site: site})
+		if err != nil {
+			return nil, err
+		}
+		first, ok := ans.(*wire.Snapshot)
+		if !ok {
+			return nil, fmt.Errorf("tui: STATUS of %s answered %s", site, ans.Type())
+		}
+		snap = first
+		same := true
+		for next := first.ResourceNext; next != ""; {
+			ans, err := c.Do(ctx, &wire.Status{Site: site, ResourceAfter: next})
+			if err != nil {
+				return nil, err
+			}
+			page, ok := ans.(*wire.Snapshot)
+			if !ok {
+				return nil, fmt.Errorf("tui: STATUS of %s answered %s", site, ans.Type())
+			}
+			same = same && page.Version == first.Version
+			snap.Resources = append(snap.Resources, page.Resources...)
+			next = page.ResourceNext
+		}
+		snap.ResourceNext = ""
+		if same {
+			break
+		}
+	}
+	return snap, nil
 }

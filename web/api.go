@@ -179,7 +179,7 @@ func toSnapshot(sn queue.Snapshot) Snapshot {
 }
 
 func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
-	sn, err := s.o.Engine.Snapshot(r.Context(), r.PathValue("site"))
+	sn, err := s.o.Engine.SnapshotOf(r.Context(), r.PathValue("site"), queue.ResourcesNone)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -260,7 +260,7 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		break
 	}
 	if from < 0 {
-		sn, err := s.o.Engine.Snapshot(r.Context(), site)
+		sn, err := s.o.Engine.SnapshotOf(r.Context(), site, queue.ResourcesNone)
 		if err != nil {
 			writeError(w, s.log, err)
 			return

@@ -81,11 +81,44 @@ func (s *Server) siteOf(w http.ResponseWriter, r *http.Request) (*queue.Site, bo
 // Slots is the answer of GET .../slots. A date with no slot listed says
 // why: Past (before today), or Opening: the resources whose slots of the
 // date have not opened yet (beyond their days_ahead), with when they open.
+//
+// A list is a page of at most MaxSlotPage slots (limit, default and at
+// most MaxSlotPage) from offset: Total counts the day's slots of the
+// query, NextOffset is the offset of the next page when more follow.
 type Slots struct {
-	Date    string               `json:"date"`
-	Slots   []Slot               `json:"slots"`
-	Past    bool                 `json:"past,omitempty"`
-	Opening map[string]time.Time `json:"opening,omitempty"`
+	Date       string               `json:"date"`
+	Slots      []Slot               `json:"slots"`
+	Total      int                  `json:"total"`
+	NextOffset int                  `json:"next_offset,omitempty"`
+	Past       bool                 `json:"past,omitempty"`
+	Opening    map[string]time.Time `json:"opening,omitempty"`
+}
+
+// MaxSlotPage bounds a slot list's page: a day of every resource of a
+// large site is tens of thousands of slots.
+const MaxSlotPage = 1000
+
+// pageParams reads the limit (1 to most, default most) and offset (from
+// 0) of a list, or false once the problem is answered.
+func pageParams(w http.ResponseWriter, r *http.Request, most int) (limit, offset int, ok bool) {
+	limit = most
+	for _, p := range []struct {
+		name   string
+		v      *int
+		lo, hi int
+	}{{"limit", &limit, 1, most}, {"offset", &offset, 0, math.MaxInt32}} {
+		q := r.URL.Query().Get(p.name)
+		if q == "" {
+			continue
+		}
+		n, err := strconv.Atoi(q)
+		if err != nil || n < p.lo || n > p.hi {
+			badRequest(w, fmt.Sprintf("%s %q: want an integer from %d to %d", p.name, q, p.lo, p.hi))
+			return 0, 0, false
+		}
+		*p.v = n
+	}
+	return limit, offset, true
 }
 
 func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
@@ -99,12 +132,20 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 	if date == "" {
 		date = now.In(loc).Format(time.DateOnly)
 	}
-	list, err := s.front.Slots(r.Context(), site.ID, resource, date)
+	limit, offset, ok := pageParams(w, r, MaxSlotPage)
+	if !ok {
+		return
+	}
+	list, total, err := s.front.SlotPage(r.Context(), booking.SlotQuery{Site: site.ID, Resource: resource, Date: date, Offset: offset, Limit: limit})
 	if err != nil {
 		writeError(w, s.log, err)
 		return
 	}
-	out := Slots{Date: date, Slots: make([]Slot, 0, len(list))}
+	out := Slots{Date: date, Total: total}
+	if offset+len(list) < total {
+		out.NextOffset = offset + len(list)
+	}
+	out.Slots = make([]Slot, 0, len(list))
 	for _, sl := range list {
 		out.Slots = append(out.Slots, Slot{ID: sl.ID, Resource: sl.Resource, Start: sl.Start.In(loc), End: sl.End.In(loc),
 			Capacity: sl.Capacity, Booked: sl.Booked, Free: sl.Free(), Closed: sl.Closed})
@@ -236,11 +277,17 @@ func (s *Server) checkIn(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, toPosition(ci.Position, s.o.Clock()))
 }
 
-// retryAfter sets Retry-After for a rate-limited request, in whole
-// seconds rounded up.
+// retryAfter sets Retry-After for a rate-limited or shed request, in
+// whole seconds rounded up.
 func retryAfter(w http.ResponseWriter, err error) {
 	var re *booking.RateError
-	if errors.As(err, &re) {
+	var oe *booking.OverloadError
+	switch {
+	case errors.As(err, &re):
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(re.RetryAfter.Seconds()))))
+	case errors.As(err, &oe):
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(oe.RetryAfter.Seconds()))))
+	default:
+		w.Header().Set("Retry-After", "1")
 	}
 }

@@ -167,6 +167,50 @@ func TestSlotsPastAndNotOpen(t *testing.T) {
 	}
 }
 
+// TestSlotsPaged: a slot list is a page: limit and offset walk the day's
+// 12 slots in order with total and next_offset; a bad limit or offset is
+// 400; without limit a page is at most MaxSlotPage.
+func TestSlotsPaged(t *testing.T) {
+	e := bookingEnv(t)
+	type page struct {
+		Slots      []Slot `json:"slots"`
+		Total      int    `json:"total"`
+		NextOffset int    `json:"next_offset"`
+	}
+	whole := decode[page](t, e.do("GET", "/api/v1/sites/main/slots?date=2026-03-02", "", ""), http.StatusOK)
+	if len(whole.Slots) != 12 || whole.Total != 12 || whole.NextOffset != 0 {
+		t.Fatalf("the whole day: %d slots, total %d, next %d", len(whole.Slots), whole.Total, whole.NextOffset)
+	}
+	var walked []Slot
+	for off, pages := 0, 0; ; pages++ {
+		p := decode[page](t, e.do("GET", fmt.Sprintf("/api/v1/sites/main/slots?date=2026-03-02&limit=5&offset=%d", off), "", ""), http.StatusOK)
+		if p.Total != 12 || len(p.Slots) > 5 || pages > 3 {
+			t.Fatalf("page at %d: %+v", off, p)
+		}
+		walked = append(walked, p.Slots...)
+		if p.NextOffset == 0 {
+			break
+		}
+		off = p.NextOffset
+	}
+	if len(walked) != 12 {
+		t.Fatalf("walked %d slots, want 12", len(walked))
+	}
+	for i := range walked {
+		if walked[i].ID != whole.Slots[i].ID {
+			t.Errorf("slot %d: %d, want %d", i, walked[i].ID, whole.Slots[i].ID)
+		}
+	}
+	for _, q := range []string{"limit=0", "limit=1001", "limit=x", "offset=-1"} {
+		if p := decode[Problem](t, e.do("GET", "/api/v1/sites/main/slots?date=2026-03-02&"+q, "", ""), http.StatusBadRequest); p.Code != "bad_request" {
+			t.Errorf("%s: %+v", q, p)
+		}
+	}
+	if MaxSlotPage != 1000 {
+		t.Errorf("MaxSlotPage %d: openapi.yaml says 1000", MaxSlotPage)
+	}
+}
+
 // TestRequiredKey: where appointments.require_idempotency_key is on, a
 // booking without Idempotency-Key is 400 bad_request; with one it books.
 func TestRequiredKey(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/nowserving/nowserving/booking"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -70,6 +71,7 @@ var problems = []struct {
 	{queue.ErrBookingState, http.StatusConflict, "appointment_state", "not allowed in the appointment's state"},
 	{queue.ErrCheckInEarly, http.StatusConflict, "check_in_early", "too early to check in"},
 	{queue.ErrCheckInLate, http.StatusConflict, "check_in_late", "too late to check in"},
+	{booking.ErrOverloaded, http.StatusTooManyRequests, "overloaded", "too many appointment requests at once"},
 	{queue.ErrRateLimited, http.StatusTooManyRequests, "rate_limited", "too many requests for this patient"},
 	{queue.ErrKeyReused, http.StatusUnprocessableEntity, "idempotency_key_reused", "idempotency key used for another operation"},
 	{queue.ErrClosed, http.StatusServiceUnavailable, "shutting_down", "shutting down"},

@@ -65,6 +65,12 @@ type Opts struct {
 	Tokens []TokenInfo
 	// Logger receives request errors; nil discards them.
 	Logger *slog.Logger
+	// SlotCache bounds the slots the free-slot lists keep in memory
+	// (http.slot_cache; default booking.DefaultCacheSlots).
+	SlotCache int
+	// MaxSlotReads, MaxBookings and BookingQueue are booking.Opts'
+	// MaxReads, MaxBookings and BookingQueue (http.max_slot_reads, ...).
+	MaxSlotReads, MaxBookings, BookingQueue int
 	// Clock is the time shown by the pages; default time.Now.
 	Clock func() time.Time
 	// Heartbeat is the interval of SSE keep-alive comments (default 15s).
@@ -177,11 +183,15 @@ func New(o Opts) (*Server, error) {
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
-	s := &Server{o: o, log: o.Logger, mux: http.NewServeMux(), front: booking.New(booking.Opts{Engine: o.Engine, Logger: o.Logger})}
+	s := &Server{o: o, log: o.Logger, mux: http.NewServeMux(), front: booking.New(booking.Opts{Engine: o.Engine, Logger: o.Logger,
+		CacheSlots: o.SlotCache, MaxReads: o.MaxSlotReads, MaxBookings: o.MaxBookings, BookingQueue: o.BookingQueue})}
 	if err := s.SetTokens(o.Tokens); err != nil {
 		return nil, err
 	}
 	if err := s.register(o.Registry); err != nil {
+		return nil, err
+	}
+	if err := s.front.Register(o.Registry); err != nil {
 		return nil, err
 	}
 	s.warnLanguages()

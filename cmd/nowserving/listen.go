@@ -118,7 +118,8 @@ func (d *server) listenHTTP(ctx context.Context, cfg *config.Config, eng *queue.
 	seedDemoAccounts(ctx, sc, ps, log)
 	ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: ready.Ready, Tokens: webTokens(cfg), Logger: log,
 		Staff: people, TrustedHeader: sc.TrustedHeader.Header, TrustedProxies: sc.TrustedHeader.ProxyPrefixes(),
-		Kiosks: kioskDevices(cfg), PublicURL: cfg.HTTP.PublicURL, Print: d.printKiosk})
+		Kiosks: kioskDevices(cfg), PublicURL: cfg.HTTP.PublicURL, Print: d.printKiosk,
+		SlotCache: cfg.HTTP.SlotCache, MaxSlotReads: cfg.HTTP.MaxSlotReads, MaxBookings: cfg.HTTP.MaxBookings, BookingQueue: cfg.HTTP.BookingQueue})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

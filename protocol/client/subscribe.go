@@ -28,6 +28,9 @@ type Filter struct {
 	Site string
 	// Snapshot asks for a SNAPSHOT before the events even when resuming.
 	Snapshot bool
+	// Resources limits the SNAPSHOT's resources and the booking events to
+	// these resources; none: all (the SNAPSHOT lists a page of them).
+	Resources []string
 }
 
 // Update is one item of a subscription: an event, or a snapshot of the
@@ -112,7 +115,7 @@ func (c *Client) sendSubscribe(ctx context.Context, s *Subscription, snapshot bo
 	s.reqID.Store(id)
 	m := &wire.Subscribe{
 		Counters: s.f.Counters, Services: s.f.Services, Site: s.f.Site,
-		FromVersion: s.resumeFrom(), Snapshot: snapshot,
+		FromVersion: s.resumeFrom(), Snapshot: snapshot, Resources: s.f.Resources,
 	}
 	_, err := c.roundTrip(ctx, id, m, c.opts.Retries+1)
 	return err

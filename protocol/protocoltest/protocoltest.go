@@ -41,6 +41,10 @@ type Daemon struct {
 	Clock func() time.Time
 	// Batch is the engine's batch size; 0: 64.
 	Batch int
+	// StoreTimeout is the engine's store timeout; 0: the engine's
+	// default. A test whose transactions read thousands of rows sets
+	// more, so that a loaded machine does not fail it.
+	StoreTimeout time.Duration
 	// ServerOpts, when set, adjusts the server's options.
 	ServerOpts func(*protocol.Opts)
 	// Wrap, when set, wraps the listener the server serves.
@@ -97,7 +101,7 @@ func (d *Daemon) Start() {
 		batch = 64
 	}
 	d.Engine, err = queue.New(queue.Opts{Store: st, Sites: []queue.Site{d.Site}, Clock: clock, Batch: batch, Committers: 1,
-		Follow: d.Follow, PollInterval: 10 * time.Millisecond})
+		Follow: d.Follow, PollInterval: 10 * time.Millisecond, StoreTimeout: d.StoreTimeout})
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
 	}

@@ -80,6 +80,11 @@ var _ = declare[Ticket](TypeTicket, "TICKET", fields{
 	19: "AppointmentMS",
 })
 
+// ResourcePageBytes bounds the encoded ResourceInfo records of one SNAPSHOT,
+// so that a SNAPSHOT of a site of any number of resources fits its frame
+// (MaxPayload) beside its services, counters and devices.
+const ResourcePageBytes = 32 << 10
+
 // Snapshot is the state of a site: its services, counters and bookable resources. Wire type SNAPSHOT (0x22).
 type Snapshot struct {
 	// Version: event version the snapshot reflects.
@@ -96,22 +101,28 @@ type Snapshot struct {
 	Counters []CounterInfo
 	// Devices: health of the site's devices (repeated).
 	Devices []DeviceInfo
-	// Resources: the bookable resources and their appointments of ServiceDay (repeated).
+	// Resources: the bookable resources and their appointments of ServiceDay, one page of at most ResourcePageBytes (repeated).
 	Resources []ResourceInfo
 	// Recent: to a console, the last events of the day up to Version, oldest first, which the snapshot already counts (repeated).
 	Recent []Event
+	// ResourceTotal: bookable resources the device's filter selects, listed here or not.
+	ResourceTotal uint32
+	// ResourceNext: the last resource of this page when more follow: STATUS ResourceAfter asks for the next page; empty: the list is complete.
+	ResourceNext string
 }
 
 var _ = declare[Snapshot](TypeSnapshot, "SNAPSHOT", fields{
-	1: "Version",
-	2: "Site",
-	3: "ServiceDay",
-	4: "TimeMS",
-	5: "Services",
-	6: "Counters",
-	7: "Devices",
-	8: "Resources",
-	9: "Recent",
+	1:  "Version",
+	2:  "Site",
+	3:  "ServiceDay",
+	4:  "TimeMS",
+	5:  "Services",
+	6:  "Counters",
+	7:  "Devices",
+	8:  "Resources",
+	9:  "Recent",
+	10: "ResourceTotal",
+	11: "ResourceNext",
 })
 
 // Event is one committed state change, pushed to subscribers in version order. Wire type EVENT (0x23).

@@ -189,6 +189,10 @@ type Status struct {
 	Service string
 	// Site: site code; empty: the device's site.
 	Site string
+	// Resources: only these bookable resources in the SNAPSHOT (repeated); none: a page of every resource.
+	Resources []string
+	// ResourceAfter: the SNAPSHOT's resource page starts after this resource (a SNAPSHOT's ResourceNext); empty: the first page.
+	ResourceAfter string
 }
 
 var _ = declare[Status](TypeStatus, "STATUS", fields{
@@ -196,6 +200,8 @@ var _ = declare[Status](TypeStatus, "STATUS", fields{
 	3:  "Number id",
 	4:  "Service id",
 	10: "Site id",
+	16: "Resources id",
+	17: "ResourceAfter id",
 })
 
 // Subscribe asks for the site's events, starting after a version. Wire type SUBSCRIBE (0x1D).
@@ -210,6 +216,8 @@ type Subscribe struct {
 	FromVersion uint64
 	// Snapshot: true: always send a SNAPSHOT before the events.
 	Snapshot bool
+	// Resources: only these bookable resources in a SNAPSHOT and only their booking events (repeated); none: all.
+	Resources []string
 }
 
 var _ = declare[Subscribe](TypeSubscribe, "SUBSCRIBE", fields{
@@ -218,6 +226,7 @@ var _ = declare[Subscribe](TypeSubscribe, "SUBSCRIBE", fields{
 	10: "Site id",
 	11: "FromVersion",
 	13: "Snapshot",
+	16: "Resources id",
 })
 
 // Reprint prints a ticket of today again on a network printer (console only). It changes no state, so it carries no idempotency key: a retried REPRINT prints again. Wire type REPRINT (0x1E).

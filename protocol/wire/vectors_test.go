@@ -134,6 +134,12 @@ var vectors = []vector{
 		msg: &Subscribe{Counters: []uint32{5}, Snapshot: true}},
 	{name: "subscribe_site", note: "A console follows service B at site north from the start, snapshot first.", id: 40,
 		msg: &Subscribe{Services: []string{"B"}, Site: "north", Snapshot: true}},
+	{name: "subscribe_resources", note: "A doctor's door display follows two resources only, snapshot first.", id: 44,
+		msg: &Subscribe{Resources: []string{"dr-li", "dr-wu"}, Snapshot: true}},
+	{name: "status_resources", note: "A console asks for the figures of dr-li alone.", id: 45,
+		msg: &Status{Resources: []string{"dr-li"}}},
+	{name: "status_resource_page", note: "A console asks for the next page of resources, after vacc.", id: 46,
+		msg: &Status{ResourceAfter: "vacc"}},
 	{name: "reprint", note: "Console reprints A023 on printer hall-1 (no idempotency key: a reprint changes no state).", id: 19,
 		msg: &Reprint{Number: "A023", Printer: "hall-1"}},
 	{name: "reprint_site", note: "A console reprints B007 at site north on the printer of the kiosk that issued it.", id: 41,
@@ -218,6 +224,12 @@ var vectors = []vector{
 				{ID: "dr-li", Name: "Dr Li", Service: "A", Booked: 14, CheckedIn: 3, Missed: 1, Cancelled: 2},
 				{ID: "vacc", Name: "Vaccination", Service: "V", Booked: 40, CheckedIn: 12},
 			}}},
+	{name: "snapshot_resource_page", note: "The first page of a site of 2,000 resources: more follow after vacc.", id: 44, flags: FlagResponse,
+		msg: &Snapshot{Version: 60, Site: "main", ServiceDay: "2026-11-30", TimeMS: 1796001000000,
+			Resources: []ResourceInfo{
+				{ID: "dr-li", Name: "Dr Li", Service: "A", Booked: 14},
+				{ID: "vacc", Name: "Vaccination", Service: "V", Booked: 40},
+			}, ResourceTotal: 2000, ResourceNext: "vacc"}},
 }
 
 // hexDump renders b as lower-case hex, 16 bytes a line, bytes separated by

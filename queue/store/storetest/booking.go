@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,50 @@ func RunBooking(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"DoubleCancel", testDoubleCancel},
 		{"Check", testBookingCheck},
 		{"CheckBookingDay", testCheckBookingDay},
+		{"SnapshotScopes", testSnapshotScopes},
+		{"SweepBatches", testSweepBatches},
 	})
+}
+
+// testSnapshotScopes: Snapshot counts the bookings of every day from today
+// on, SnapshotOf with ResourcesOfDay today's alone (what a device's
+// SNAPSHOT lists), with ResourcesNone none (the HTTP snapshot); with
+// resources named, those alone (read one by one, or all and filtered
+// past queue.MaxSnapshotResources); a booking shows in the next one.
+func testSnapshotScopes(t *testing.T, open func(t *testing.T) queue.Store) {
+	en := newBookingEnv(t, open)
+	en.mustBook(en.slot("dr-li", monday9, 10, 0).ID, "p1")
+	en.mustBook(en.slot("dr-wu", tuesday, 10, 0).ID, "p2")
+	today, tomorrow := monday9.Format(time.DateOnly), tuesday.Format(time.DateOnly)
+	many := []string{"vacc"}
+	for i := range queue.MaxSnapshotResources {
+		many = append(many, fmt.Sprintf("gone-%d", i))
+	}
+	many = append(many, "dr-wu")
+	for _, c := range []struct {
+		scope queue.ResourceScope
+		only  []string
+		want  []queue.ResourceDay
+	}{
+		{queue.ResourcesFromDay, nil, []queue.ResourceDay{{Resource: "dr-li", Day: today, Booked: 1}, {Resource: "dr-wu", Day: tomorrow, Booked: 1}}},
+		{queue.ResourcesOfDay, nil, []queue.ResourceDay{{Resource: "dr-li", Day: today, Booked: 1}}},
+		{queue.ResourcesNone, nil, nil},
+		{queue.ResourcesFromDay, []string{"dr-wu", "vacc", "dr-wu"}, []queue.ResourceDay{{Resource: "dr-wu", Day: tomorrow, Booked: 1}}},
+		{queue.ResourcesOfDay, []string{"dr-wu"}, nil},
+		{queue.ResourcesFromDay, many, []queue.ResourceDay{{Resource: "dr-wu", Day: tomorrow, Booked: 1}}},
+	} {
+		snap, err := en.e.SnapshotOf(en.ctx, "hq", c.scope, c.only...)
+		if err != nil || !slices.Equal(snap.Resources, c.want) {
+			t.Errorf("scope %d of %d resources: %+v, %v; want %+v", c.scope, len(c.only), snap.Resources, err, c.want)
+		}
+	}
+	// The figures of the last snapshot serve the next at its version
+	// only: a booking moves the version, and the next reads it.
+	en.mustBook(en.slot("dr-li", monday9, 11, 0).ID, "p3")
+	snap, err := en.e.SnapshotOf(en.ctx, "hq", queue.ResourcesOfDay)
+	if want := []queue.ResourceDay{{Resource: "dr-li", Day: today, Booked: 2}}; err != nil || !slices.Equal(snap.Resources, want) {
+		t.Errorf("after another booking: %+v, %v; want %+v", snap.Resources, err, want)
+	}
 }
 
 func newBookingEnv(t *testing.T, open func(t *testing.T) queue.Store, sites ...queue.Site) *env {
