@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
 // TestShare: a share lets its permits through, queues that many more

@@ -155,7 +155,7 @@ func (g *genRun) flush(ctx context.Context) error {
 		return nil
 	}
 	e := g.e
-	start := time.Now()
+	start := e.clock.mono()
 	var n int
 	var err error
 	if len(group) == 1 {
@@ -175,7 +175,7 @@ func (g *genRun) flush(ctx context.Context) error {
 		return err
 	}
 	g.p.done += len(group)
-	g.p.longest = max(g.p.longest, time.Since(start))
+	g.p.longest = max(g.p.longest, e.clock.since(start))
 	e.genMu.Lock()
 	for _, pt := range group {
 		e.generated[pt.key] = pt.last
@@ -203,7 +203,7 @@ func (p *genProgress) outOfTime(ctx context.Context) bool {
 	if p.done == 0 {
 		need = 0 // the first resource always runs: each run does some
 	}
-	return time.Until(dl) < need
+	return clock(nil).until(dl) < need // the deadline is the machine's
 }
 
 func (p *genProgress) log(e *Engine, slots int) {
