@@ -129,9 +129,14 @@ func checkDayOutput(t *testing.T, out string, tickets int) {
 	// The daemon runs in this process, with the bench and the test: its
 	// goroutines count all, yet stay far below one per event (the day
 	// makes ~80,000).
-	if m := regexp.MustCompile(`at most ([0-9]+) goroutines`).FindStringSubmatch(out); m != nil {
+	// Its memory stays bounded too (the race detector's shadow memory
+	// included): a day's events are in the database, not in the daemon.
+	if m := regexp.MustCompile(`at most ([0-9]+) goroutines and ([0-9]+) MiB RSS`).FindStringSubmatch(out); m != nil {
 		if n, _ := strconv.Atoi(m[1]); n > 1500 {
 			t.Errorf("%d goroutines during the day: they grow with the events", n)
+		}
+		if mib, _ := strconv.Atoi(m[2]); mib > 1024 {
+			t.Errorf("%d MiB RSS during the day", mib)
 		}
 	}
 }
