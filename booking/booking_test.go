@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/booking"
-	"github.com/nowserving/nowserving/parttest"
-	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/internal/testkit/parttest"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )

@@ -53,6 +53,8 @@ type Config struct {
 	Notify Notify `mapstructure:"notify"`
 	// Retention says how long stored rows are kept (retention.go).
 	Retention Retention `mapstructure:"retention"`
+	// Reports are the reports sent on a schedule (reports.go).
+	Reports Reports `mapstructure:"reports"`
 }
 
 // Driver names a database engine.
@@ -277,22 +279,12 @@ func (s *Site) Location() *time.Location {
 
 // Service returns the service with the given code.
 func (s *Site) Service(code string) (*Service, bool) {
-	for i := range s.Services {
-		if s.Services[i].Code == code {
-			return &s.Services[i], true
-		}
-	}
-	return nil, false
+	return find(s.Services, func(x *Service) bool { return x.Code == code })
 }
 
 // Counter returns the counter with the given id.
 func (s *Site) Counter(id string) (*Counter, bool) {
-	for i := range s.Counters {
-		if s.Counters[i].ID == id {
-			return &s.Counters[i], true
-		}
-	}
-	return nil, false
+	return find(s.Counters, func(x *Counter) bool { return x.ID == id })
 }
 
 // Rank returns the rank of a ticket class.
@@ -437,24 +429,24 @@ type Device struct {
 	Lang string `mapstructure:"lang"`
 }
 
-// Site returns the site with the given id.
-func (c *Config) Site(id string) (*Site, bool) {
-	for i := range c.Sites {
-		if c.Sites[i].ID == id {
-			return &c.Sites[i], true
+// find returns the first element of xs that match takes.
+func find[T any](xs []T, match func(*T) bool) (*T, bool) {
+	for i := range xs {
+		if match(&xs[i]) {
+			return &xs[i], true
 		}
 	}
 	return nil, false
 }
 
+// Site returns the site with the given id.
+func (c *Config) Site(id string) (*Site, bool) {
+	return find(c.Sites, func(x *Site) bool { return x.ID == id })
+}
+
 // Device returns the device with the given id.
 func (c *Config) Device(id string) (*Device, bool) {
-	for i := range c.Devices {
-		if c.Devices[i].ID == id {
-			return &c.Devices[i], true
-		}
-	}
-	return nil, false
+	return find(c.Devices, func(x *Device) bool { return x.ID == id })
 }
 
 // DefaultClasses returns the default class ranks.
@@ -544,5 +536,6 @@ func applyDefaults(c *Config, isSet func(key string) bool) {
 	}
 	applyHardwareDefaults(c, isSet)
 	applyNotifyDefaults(c, isSet)
+	applyReportDefaults(c)
 	applyRetentionDefaults(c, isSet)
 }

@@ -14,12 +14,20 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/nowserving/nowserving/golden"
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 )
 
 // env returns a LookupEnv over a fixed map, so tests never see the real
 // environment.
-func env(kv map[string]string) func(string) (string, bool) {
+// env sets the NOWSERVING_* variables of kv in the process environment
+// for the test (viper reads them there) and returns a lookup of kv for the
+// variables that *_env keys name.
+func env(t *testing.T, kv map[string]string) func(string) (string, bool) {
+	for k, v := range kv {
+		if strings.HasPrefix(k, EnvPrefix) {
+			t.Setenv(k, v)
+		}
+	}
 	return func(k string) (string, bool) {
 		v, ok := kv[k]
 		return v, ok
@@ -205,7 +213,7 @@ func TestOverridePrecedence(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := parseFlags(t, tt.args)
-			c := mustLoad(t, Opts{File: file, Flags: fs, LookupEnv: env(tt.env)})
+			c := mustLoad(t, Opts{File: file, Flags: fs, LookupEnv: env(t, tt.env)})
 			if c.Store.DSN != tt.wantDSN || c.Store.Batch != tt.wantBatch ||
 				c.Listen.Heartbeat != tt.wantHB || c.Log.Level != tt.wantLevel {
 				t.Errorf("got dsn %q batch %d heartbeat %s level %q, want %q %d %s %q",
@@ -228,7 +236,7 @@ func parseFlags(t *testing.T, args []string) *pflag.FlagSet {
 }
 
 func TestEnvOverridesKeyAbsentFromFile(t *testing.T) {
-	c, err := load([]byte(minimal), Opts{LookupEnv: env(map[string]string{
+	c, err := load([]byte(minimal), Opts{LookupEnv: env(t, map[string]string{
 		"NOWSERVING_LISTEN_TLS_CERT": "c.pem", "NOWSERVING_LISTEN_TLS_KEY": "k.pem",
 	})})
 	if err != nil {
@@ -237,7 +245,7 @@ func TestEnvOverridesKeyAbsentFromFile(t *testing.T) {
 	if !c.Listen.TLS.Enabled() || c.Listen.TLS.Cert != "c.pem" {
 		t.Errorf("tls = %+v", c.Listen.TLS)
 	}
-	c, err = load([]byte(minimal), Opts{LookupEnv: env(map[string]string{"NOWSERVING_STORE_COMMITTERS": "2"})})
+	c, err = load([]byte(minimal), Opts{LookupEnv: env(t, map[string]string{"NOWSERVING_STORE_COMMITTERS": "2"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +274,7 @@ func TestConnectionLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := parseFlags(t, tt.args)
-			c, err := load([]byte(file), Opts{Flags: fs, LookupEnv: env(tt.env)})
+			c, err := load([]byte(file), Opts{Flags: fs, LookupEnv: env(t, tt.env)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,7 +287,7 @@ func TestConnectionLimits(t *testing.T) {
 }
 
 func TestBadEnvNamesKey(t *testing.T) {
-	_, err := load([]byte(minimal), Opts{LookupEnv: env(map[string]string{
+	_, err := load([]byte(minimal), Opts{LookupEnv: env(t, map[string]string{
 		"NOWSERVING_LISTEN_HEARTBEAT": "often",
 		"NOWSERVING_STORE_DRIVER":     "oracle",
 	})})
@@ -297,7 +305,7 @@ func TestSecretEnv(t *testing.T) {
 devices:
   - { id: k, role: kiosk, site: s, secret_env: KIOSK_SECRET }
 `
-	c, err := load([]byte(y), Opts{LookupEnv: env(map[string]string{"KIOSK_SECRET": "a-long-enough-secret"})})
+	c, err := load([]byte(y), Opts{LookupEnv: env(t, map[string]string{"KIOSK_SECRET": "a-long-enough-secret"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +343,7 @@ func badFiles(t testing.TB) []string {
 func TestBadFiles(t *testing.T) {
 	for _, f := range badFiles(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			_, err := Load(Opts{File: f, LookupEnv: env(map[string]string{
+			_, err := Load(Opts{File: f, LookupEnv: env(t, map[string]string{
 				"SHORT_SECRET": "tiny", "K3_SECRET": "0123456789abcdef",
 			})})
 			var ce *Error
@@ -385,6 +393,20 @@ func TestBadFileMessages(t *testing.T) {
 		{"notify", "notify.attempts: must be 1..100, got 0"},
 		{"notify", `notify.commands[0].name: duplicate receiver name "his" (also notify.webhooks[0].name)`},
 		{"notify", `notify.webhooks[0].secret: must be at least 16 characters, got 5 (or use secret_env)`},
+		{"reports", `notify.emails[0].smtp: must be host:port, got "mail.example.org"`},
+		{"reports", `notify.emails[0].from: must be an e-mail address, got "not an address"`},
+		{"reports", "notify.emails[0].to: required: at least one address"},
+		{"reports", "notify.emails[0].username: required with a password"},
+		{"reports", `notify.emails[0].start_tls: must be auto, always or never, got "sometimes"`},
+		{"reports", `notify.emails[1].to[1]: must be an e-mail address, got "@@"`},
+		{"reports", `reports.schedules[1].name: duplicate schedule name "daily"`},
+		{"reports", `reports.schedules[1].site: unknown site "x"`},
+		{"reports", `reports.schedules[1].every: must be day or week, got "month"`},
+		{"reports", `reports.schedules[1].at: must be a time of day HH:MM, got "7am"`},
+		{"reports", `reports.schedules[1].format: must be one of csv, json, table, got "pdf"`},
+		{"reports", `reports.schedules[1].to[0]: no receiver "nobody" in notify.webhooks, notify.commands or notify.emails`},
+		{"reports", `reports.schedules[2].name: must be 1 to 32 lower-case letters, digits or dashes, got "Weekly"`},
+		{"reports", "reports.schedules[2].to: required: the receivers of the notify section to send it to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file+"/"+tt.want, func(t *testing.T) {
@@ -487,8 +509,8 @@ func TestEveryScalarKeyOverrides(t *testing.T) {
 				opts Opts
 				want string
 			}{
-				{"env", Opts{LookupEnv: env(map[string]string{o.Env: envVal})}, envVal},
-				{"flag over env", Opts{Flags: fs, LookupEnv: env(map[string]string{o.Env: envVal})}, want},
+				{"env", Opts{LookupEnv: env(t, map[string]string{o.Env: envVal})}, envVal},
+				{"flag over env", Opts{Flags: fs, LookupEnv: env(t, map[string]string{o.Env: envVal})}, want},
 			} {
 				tc.opts.Only = []string{"-"} // no validation: the values need not make a working daemon
 				c, err := load([]byte(minimal), tc.opts)
@@ -600,13 +622,14 @@ func TestBindFlagsUnder(t *testing.T) {
 // TestLoadOnly: Only validates the sections named, so a command needing
 // the store loads it from the environment without a file of sites.
 func TestLoadOnly(t *testing.T) {
-	env := map[string]string{"NOWSERVING_STORE_DRIVER": "postgres", "NOWSERVING_STORE_DSN": "postgres://x@h/db"}
-	c, err := Load(Opts{Only: []string{"store"}, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	t.Setenv("NOWSERVING_STORE_DRIVER", "postgres")
+	t.Setenv("NOWSERVING_STORE_DSN", "postgres://x@h/db")
+	c, err := Load(Opts{Only: []string{"store"}, LookupEnv: noEnv})
 	if err != nil || c.Store.Driver != DriverPostgres || c.Store.DSN != "postgres://x@h/db" {
 		t.Fatalf("Load(Only store) = %+v, %v", c, err)
 	}
-	env["NOWSERVING_STORE_DRIVER"] = "oracle"
-	if _, err := Load(Opts{Only: []string{"store"}, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}); err == nil || !strings.Contains(err.Error(), "store.driver: must be sqlite, postgres or mysql") {
+	t.Setenv("NOWSERVING_STORE_DRIVER", "oracle")
+	if _, err := Load(Opts{Only: []string{"store"}, LookupEnv: noEnv}); err == nil || !strings.Contains(err.Error(), "store.driver: must be sqlite, postgres or mysql") {
 		t.Errorf("Load(Only store) with a bad driver: %v", err)
 	}
 }

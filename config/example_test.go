@@ -9,7 +9,8 @@ import (
 func Example() {
 	cfg, err := config.Load(config.Opts{
 		File: "../testdata/hospital.yaml",
-		// Pin the environment so the example prints the same everywhere.
+		// Pin the variables *_env keys name, so the example prints the same
+		// everywhere (NOWSERVING_* overrides come from the process environment).
 		LookupEnv: func(string) (string, bool) { return "", false },
 	})
 	if err != nil {

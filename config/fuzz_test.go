@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/nowserving/nowserving/golden"
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 )
 
 // FuzzLoad feeds arbitrary documents to the loader: it must never panic,

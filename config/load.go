@@ -29,8 +29,10 @@ type Opts struct {
 	// Flags is a flag set on which BindFlags was called; only flags the
 	// user changed override the file. Nil means no flags.
 	Flags *pflag.FlagSet
-	// LookupEnv reads the environment (NOWSERVING_* overrides and
-	// devices[].secret_env); nil means os.LookupEnv.
+	// LookupEnv reads the variables that *_env keys name
+	// (devices[].secret_env, http.tokens[].token_env, ...); nil means
+	// os.LookupEnv. The NOWSERVING_* overrides are read by viper from the
+	// process environment.
 	LookupEnv func(key string) (string, bool)
 	// Only, when set, limits validation to these sections (e.g. "store"):
 	// a command that needs only the database loads its settings from the
@@ -161,7 +163,7 @@ func load(data []byte, opts Opts) (*Config, error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	v, err := readViper(data, opts, lookup)
+	v, err := readViper(data, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -201,9 +203,9 @@ func load(data []byte, opts Opts) (*Config, error) {
 	return cfg, nil
 }
 
-// readViper reads the file, then merges the environment and the changed
+// readViper reads the file, then binds the environment and the changed
 // flags over it.
-func readViper(data []byte, opts Opts, lookup func(string) (string, bool)) (*viper.Viper, error) {
+func readViper(data []byte, opts Opts) (*viper.Viper, error) {
 	v := viper.New()
 	v.SetConfigType("yaml")
 	if len(bytes.TrimSpace(data)) > 0 {
@@ -216,19 +218,13 @@ func readViper(data []byte, opts Opts, lookup func(string) (string, bool)) (*vip
 		}
 	}
 
-	// Environment: merged over the file as if it had been written there.
-	// viper's AutomaticEnv reads the process environment directly; merging
-	// ourselves keeps LookupEnv injectable and avoids viper's blind spot
-	// for keys absent from the file.
-	env := map[string]any{}
+	// Environment: viper reads NOWSERVING_<KEY> for every key that may be
+	// overridden (BindEnv, so a key absent from the file is found too).
+	v.SetEnvPrefix(strings.TrimSuffix(EnvPrefix, "_"))
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	for _, o := range Overrides() {
-		if val, ok := lookup(o.Env); ok {
-			setPath(env, o.Key, val)
-		}
-	}
-	if len(env) > 0 {
-		if err := v.MergeConfigMap(env); err != nil {
-			return nil, fmt.Errorf("config: merge environment: %w", err)
+		if err := v.BindEnv(o.Key); err != nil {
+			return nil, fmt.Errorf("config: bind environment: %w", err)
 		}
 	}
 
@@ -257,15 +253,26 @@ func readViper(data []byte, opts Opts, lookup func(string) (string, bool)) (*vip
 func decode(v *viper.Viper) (*Config, problems) {
 	cfg := DefaultConfig()
 	var md mapstructure.Metadata
-	err := v.UnmarshalExact(&cfg, func(dc *mapstructure.DecoderConfig) {
+	err := v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.DecodeHook = decodeHook()
 		dc.Metadata = &md
 	})
 	var decoded problems
 	if err != nil {
 		decodeProblems(err, &decoded)
-		sort.SliceStable(decoded, func(i, j int) bool { return keyLess(decoded[i].Key, decoded[j].Key) })
 	}
+	for _, k := range md.Unused { // keys no field takes: "sites[0].services[0].colour"
+		parent, name := "", k
+		if i := strings.LastIndex(k, "."); i >= 0 {
+			parent, name = k[:i], k[i+1:]
+		}
+		if hint := suggest(parent, name); hint != "" {
+			decoded.add(k, "%s (did you mean %s?)", msgUnknownKey, hint)
+		} else {
+			decoded.add(k, msgUnknownKey)
+		}
+	}
+	sort.SliceStable(decoded, func(i, j int) bool { return keyLess(decoded[i].Key, decoded[j].Key) })
 	set := make(map[string]bool, len(md.Keys))
 	for _, k := range md.Keys {
 		set[k] = true
@@ -301,20 +308,6 @@ func fromEnv(lookup func(string) (string, bool), k, field, env string, val *stri
 	*val = v
 }
 
-// setPath sets m[a][b][c] = val for key "a.b.c".
-func setPath(m map[string]any, key string, val any) {
-	parts := strings.Split(key, ".")
-	for _, p := range parts[:len(parts)-1] {
-		next, ok := m[p].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[p] = next
-		}
-		m = next
-	}
-	m[parts[len(parts)-1]] = val
-}
-
 // under reports whether key is one of prefixes or inside one of them.
 func under(key string, prefixes []string) bool {
 	for _, p := range prefixes {
@@ -332,18 +325,7 @@ const msgUnknownKey = "unknown key"
 func decodeProblems(err error, ps *problems) {
 	switch e := err.(type) {
 	case *mapstructure.DecodeError:
-		name, msg := e.Name(), e.Unwrap().Error()
-		if rest, ok := strings.CutPrefix(msg, "has invalid keys: "); ok {
-			for _, k := range strings.Split(rest, ", ") {
-				if hint := suggest(name, k); hint != "" {
-					ps.add(joinKey(name, k), "%s (did you mean %s?)", msgUnknownKey, hint)
-				} else {
-					ps.add(joinKey(name, k), msgUnknownKey)
-				}
-			}
-			return
-		}
-		ps.add(name, "%s", msg)
+		ps.add(e.Name(), "%s", e.Unwrap().Error())
 	case interface{ Unwrap() []error }:
 		for _, inner := range e.Unwrap() {
 			decodeProblems(inner, ps)

@@ -36,6 +36,8 @@ type Notify struct {
 	Webhooks []Webhook `mapstructure:"webhooks"`
 	// Commands get each message on the standard input of a command.
 	Commands []NotifyCommand `mapstructure:"commands"`
+	// Emails send each message as an e-mail over SMTP (reports.go).
+	Emails []NotifyEmail `mapstructure:"emails"`
 }
 
 // Webhook receives each message as a signed JSON POST.
@@ -82,6 +84,9 @@ var EventTypes = []string{
 	"ISSUED", "CALLED", "RECALLED", "NO_SHOW", "REENTERED", "TRANSFERRED", "SERVING", "DONE", "CANCELLED",
 	"EXPIRED", "COUNTER_OPENED", "COUNTER_PAUSED", "PRINT_FAILED",
 	"BOOKING_BOOKED", "BOOKING_CANCELLED", "BOOKING_CHECKED_IN", "BOOKING_MISSED", "BOOKING_HELD", "BOOKING_EXPIRED",
+	// REPORT is no event: a receiver that lists only it takes no events,
+	// only the scheduled reports that name it (reports.go).
+	"REPORT",
 }
 
 var (
@@ -119,11 +124,16 @@ func applyNotifyDefaults(c *Config, isSet func(key string) bool) {
 	}
 }
 
-// resolveNotify reads the webhooks' secret_env values into Secret.
+// resolveNotify reads the webhooks' secret_env values into Secret, and
+// the e-mail receivers' password_env into Password.
 func (c *Config) resolveNotify(lookup func(string) (string, bool), ps *problems) {
 	for i := range c.Notify.Webhooks {
 		h := &c.Notify.Webhooks[i]
 		fromEnv(lookup, keyf("notify.webhooks[%d]", i), "secret", h.SecretEnv, &h.Secret, ps)
+	}
+	for i := range c.Notify.Emails {
+		e := &c.Notify.Emails[i]
+		fromEnv(lookup, keyf("notify.emails[%d]", i), "password", e.PasswordEnv, &e.Password, ps)
 	}
 }
 
@@ -180,6 +190,11 @@ func (c *Config) validateNotify(ps *problems) {
 			ps.add(k+".run", "required")
 		}
 		checkPatterns(k+".events", cmd.Events, ps)
+	}
+	for i, e := range n.Emails {
+		k := keyf("notify.emails[%d]", i)
+		name(k+".name", e.Name)
+		validateEmail(k, e, ps)
 	}
 }
 

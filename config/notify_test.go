@@ -8,7 +8,7 @@ import (
 )
 
 func TestLoadNotify(t *testing.T) {
-	c := mustLoad(t, Opts{File: "testdata/good/notify.yaml", LookupEnv: env(map[string]string{"HIS_HOOK_SECRET": "his-secret-from-env-0123"})})
+	c := mustLoad(t, Opts{File: "testdata/good/notify.yaml", LookupEnv: env(t, map[string]string{"HIS_HOOK_SECRET": "his-secret-from-env-0123"})})
 	n := c.Notify
 	want := Notify{
 		Events: []string{"BOOKING_*", "CALLED"}, Attempts: 5, Backoff: NotifyBackoff{Min: 500 * time.Millisecond, Max: time.Minute},

@@ -65,6 +65,7 @@ func (c *Config) validate() problems {
 	c.validateHardware(&ps)
 	c.validateHTTP(&ps)
 	c.validateNotify(&ps)
+	c.validateReports(&ps)
 	c.validateRetention(&ps)
 	return ps
 }

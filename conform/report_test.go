@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nowserving/nowserving/golden"
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 )
 
 // The sections the checks are filed under are headings of PROTOCOL.md.

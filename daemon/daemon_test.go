@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
 // fakePart records the order of shutdowns.

@@ -7,7 +7,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/nowserving/nowserving/part"
+	"github.com/nowserving/nowserving/internal/part"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/queue"
 )
@@ -69,12 +69,8 @@ func (s *Sweeper) Run(ctx context.Context) error {
 		case n > 0:
 			s.log.Info("swept tickets, bookings and slots", "moved", n)
 		}
-		select {
-		case <-s.stop.Requested():
-			return nil // Shutdown; a sweep in flight has finished
-		case <-ctx.Done():
-			return nil
-		case <-tk.C:
+		if !s.stop.Next(ctx, tk.C) {
+			return nil // Shutdown (a pass in flight has finished) or ctx ended
 		}
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/logtest"
-	"github.com/nowserving/nowserving/parttest"
-	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/internal/testkit/logtest"
+	"github.com/nowserving/nowserving/internal/testkit/parttest"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/nowserving/nowserving/part"
+	"github.com/nowserving/nowserving/internal/part"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nowserving/nowserving/backoff"
+	"github.com/nowserving/nowserving/internal/backoff"
+	"github.com/nowserving/nowserving/internal/part"
 	"github.com/nowserving/nowserving/metrics"
-	"github.com/nowserving/nowserving/part"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
@@ -296,12 +296,8 @@ func (p *Purger) Run(ctx context.Context) error {
 				"patients_blanked", n["bookings.patient"], "patient_locks", n["patient_locks"], "bookings", n["bookings"],
 				"slots", n["slots"], "events", n["events"], "tickets", n["tickets"])
 		}
-		select {
-		case <-p.stop.Requested():
-			return nil
-		case <-ctx.Done():
-			return nil
-		case <-tk.C:
+		if !p.stop.Next(ctx, tk.C) {
+			return nil // Shutdown (a pass in flight has finished) or ctx ended
 		}
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nowserving/nowserving/backoff"
-	"github.com/nowserving/nowserving/part"
+	"github.com/nowserving/nowserving/internal/backoff"
+	"github.com/nowserving/nowserving/internal/part"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/devices/led"
-	"github.com/nowserving/nowserving/parttest"
+	"github.com/nowserving/nowserving/internal/testkit/parttest"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )

@@ -17,7 +17,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/nowserving/nowserving/backoff"
+	"github.com/nowserving/nowserving/internal/backoff"
 	"github.com/nowserving/nowserving/queue"
 )
 

@@ -57,8 +57,11 @@ type Receiver struct {
 	Name string
 	// Events are the event types it takes, as patterns (see Match).
 	Events []string
-	// Deliverer is a *Webhook or a *Command.
+	// Deliverer is a *Webhook, a *Command or an *Email.
 	Deliverer Deliverer
+	// NoEvents: it takes no events (whatever Events says), only the
+	// scheduled reports that name it.
+	NoEvents bool
 }
 
 // Opts configures a Worker; zero values take the defaults.
@@ -145,7 +148,9 @@ func defaults(o *Opts) {
 func Routes(rs []Receiver) []sqlstore.OutboxRoute {
 	out := make([]sqlstore.OutboxRoute, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, sqlstore.OutboxRoute{Receiver: r.Name, Match: Matcher(r.Events)})
+		if !r.NoEvents {
+			out = append(out, sqlstore.OutboxRoute{Receiver: r.Name, Match: Matcher(r.Events)})
+		}
 	}
 	return out
 }

@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/logtest"
+	"github.com/nowserving/nowserving/internal/testkit/logtest"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/notify"
-	"github.com/nowserving/nowserving/poll"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"

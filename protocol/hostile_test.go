@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/logtest"
+	"github.com/nowserving/nowserving/internal/testkit/logtest"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/wire"
 )

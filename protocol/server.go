@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nowserving/nowserving/positive"
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
 )

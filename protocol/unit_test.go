@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/logtest"
+	"github.com/nowserving/nowserving/internal/testkit/logtest"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"

@@ -163,7 +163,7 @@ func (e *Engine) issue(ctx context.Context, tx Tx, j *job, s *Site, r IssueReque
 	if err := tx.InsertTicket(ctx, &t); err != nil {
 		return Ticket{}, fmt.Errorf("queue: issue ticket for %s: %w", sv.Code, err)
 	}
-	j.emit(ticketEvent(EventIssued, nil, &t, "", r.Device, "", now))
+	j.emit(ticketEvent(ticketChange{Event: EventIssued, Actor: r.Device, At: now}, nil, &t))
 	return t, nil
 }
 
@@ -232,11 +232,22 @@ func place(ctx context.Context, tx Tx, t *Ticket, n int) error {
 	return nil
 }
 
-// ticketEvent is the event of a change of ticket t, which was before before
-// the change (nil for a new ticket).
-func ticketEvent(typ EventType, before, t *Ticket, counter, actor, detail string, at time.Time) Event {
+// ticketChange says who changed a ticket, where and when: the event's own
+// fields beside the ticket's.
+type ticketChange struct {
+	Event   EventType
+	Counter string // the counter it happened at, if any
+	Actor   string // the device, person or sweep that made it
+	Detail  string // a reason or a note
+	At      time.Time
+}
+
+// ticketEvent is the event of change c of ticket t, which was before
+// before the change (nil for a new ticket).
+func ticketEvent(c ticketChange, before, t *Ticket) Event {
+	typ, at := c.Event, c.At
 	ev := Event{Site: t.Site, Type: typ, TicketID: t.ID, Number: t.Number, Service: t.Queue, Issuer: t.Service, Day: t.Day,
-		Class: t.Class, Status: t.Status, Counter: counter, Actor: actor, Detail: detail, At: at, CallCount: t.CallCount,
+		Class: t.Class, Status: t.Status, Counter: c.Counter, Actor: c.Actor, Detail: c.Detail, At: at, CallCount: t.CallCount,
 		Waited: at.Sub(t.IssuedAt)}
 	if before != nil {
 		ev.From, ev.FromQueue, ev.FromCounter = before.Status, before.Queue, before.Counter
@@ -247,9 +258,10 @@ func ticketEvent(typ EventType, before, t *Ticket, counter, actor, detail string
 	return ev
 }
 
-// move applies action a to t, writes it with a compare-and-set on its old
-// status and appends the event.
-func move(ctx context.Context, tx Tx, j *job, t *Ticket, a Action, typ EventType, counter, actor, detail string, now time.Time, change func(*Ticket)) error {
+// move applies action a to t (edit sets the fields the action changes
+// besides the status; nil: none), writes it with a compare-and-set on its
+// old status and appends the event of c.
+func move(ctx context.Context, tx Tx, j *job, t *Ticket, a Action, c ticketChange, edit func(*Ticket)) error {
 	to, err := Next(t.Number, t.Status, a)
 	if err != nil {
 		return err
@@ -257,13 +269,13 @@ func move(ctx context.Context, tx Tx, j *job, t *Ticket, a Action, typ EventType
 	before := *t
 	from := t.Status
 	t.Status = to
-	if change != nil {
-		change(t)
+	if edit != nil {
+		edit(t)
 	}
 	if err := tx.UpdateTicket(ctx, t, from); err != nil {
 		return fmt.Errorf("queue: %s %s: %w", a, t.Number, err)
 	}
-	j.emit(ticketEvent(typ, &before, t, counter, actor, detail, now))
+	j.emit(ticketEvent(c, &before, t))
 	return nil
 }
 
@@ -317,13 +329,13 @@ func readyToCall(ctx context.Context, tx Tx, j *job, c *Counter, cs CounterState
 	if cur.Status == StatusCalled {
 		return fmt.Errorf("%w: counter %s is calling %s: start, recall or mark it no-show first", ErrCounterBusy, c.ID, cur.Number)
 	}
-	return move(ctx, tx, j, cur, ActComplete, EventDone, c.ID, actor, "", now, func(t *Ticket) { t.FinishedAt = now })
+	return move(ctx, tx, j, cur, ActComplete, ticketChange{Event: EventDone, Counter: c.ID, Actor: actor, At: now}, func(t *Ticket) { t.FinishedAt = now })
 }
 
 // claim calls waiting ticket t to counter c; it returns ErrConflict when
 // another transaction took it first.
 func claim(ctx context.Context, tx Tx, j *job, t *Ticket, c *Counter, cs CounterState, actor string, now time.Time) error {
-	err := move(ctx, tx, j, t, ActCall, EventCalled, c.ID, actor, "", now, func(t *Ticket) {
+	err := move(ctx, tx, j, t, ActCall, ticketChange{Event: EventCalled, Counter: c.ID, Actor: actor, At: now}, func(t *Ticket) {
 		t.Counter, t.TargetCounter = c.ID, ""
 		t.CallCount++
 		t.CalledAt = now
@@ -553,7 +565,7 @@ func (e *Engine) currentOp(ctx context.Context, r CounterRequest, op string, a A
 			return Ticket{}, fmt.Errorf("%w: counter %s has no ticket to %s", ErrCounterIdle, c.ID, a)
 		}
 		now := e.clock()
-		if err := move(ctx, tx, j, cur, a, typ, c.ID, r.Device, "", now, func(t *Ticket) { change(t, now) }); err != nil {
+		if err := move(ctx, tx, j, cur, a, ticketChange{Event: typ, Counter: c.ID, Actor: r.Device, At: now}, func(t *Ticket) { change(t, now) }); err != nil {
 			return Ticket{}, err
 		}
 		if free {
@@ -607,7 +619,7 @@ func (e *Engine) Reenter(ctx context.Context, r NumberRequest) (Ticket, error) {
 		if err := place(ctx, tx, t, sv.ReentryAfter); err != nil {
 			return Ticket{}, err
 		}
-		err = move(ctx, tx, j, t, ActReenter, EventReentered, "", r.Device, "", now, func(t *Ticket) {
+		err = move(ctx, tx, j, t, ActReenter, ticketChange{Event: EventReentered, Actor: r.Device, At: now}, func(t *Ticket) {
 			t.Class = ClassReentered
 			t.Counter, t.TargetCounter = "", ""
 			t.WaitingSince, t.FinishedAt = now, time.Time{}
@@ -659,7 +671,7 @@ func (e *Engine) Transfer(ctx context.Context, r TransferRequest) (Ticket, error
 				return Ticket{}, err
 			}
 		}
-		err = move(ctx, tx, j, cur, ActTransfer, EventTransferred, c.ID, r.Device, detail, now, func(t *Ticket) {
+		err = move(ctx, tx, j, cur, ActTransfer, ticketChange{Event: EventTransferred, Counter: c.ID, Actor: r.Device, Detail: detail, At: now}, func(t *Ticket) {
 			t.Queue, t.TargetCounter, t.SortKey = moved.Queue, moved.TargetCounter, moved.SortKey
 			t.Counter = ""
 			t.WaitingSince = now
@@ -680,7 +692,7 @@ func (e *Engine) Cancel(ctx context.Context, r NumberRequest) (Ticket, error) {
 			return Ticket{}, err
 		}
 		counter := t.Counter
-		if err := move(ctx, tx, j, t, ActCancel, EventCancelled, counter, r.Device, "", now, func(t *Ticket) { t.FinishedAt = now }); err != nil {
+		if err := move(ctx, tx, j, t, ActCancel, ticketChange{Event: EventCancelled, Counter: counter, Actor: r.Device, At: now}, func(t *Ticket) { t.FinishedAt = now }); err != nil {
 			return Ticket{}, err
 		}
 		return *t, freeCounterOf(ctx, tx, s.ID, counter, t.ID, now)
@@ -743,7 +755,7 @@ func (e *Engine) MarkPrintFailed(ctx context.Context, site string, ticketID int6
 		if err != nil {
 			return fmt.Errorf("queue: mark print failed: %w", err)
 		}
-		j.emit(ticketEvent(EventPrintFailed, t, t, "", actor, reason, e.clock()))
+		j.emit(ticketEvent(ticketChange{Event: EventPrintFailed, Actor: actor, Detail: reason, At: e.clock()}, t, t))
 		return nil
 	})
 }
@@ -777,7 +789,7 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 			for i := range old {
 				t := &old[i]
 				counter := t.Counter
-				if err := move(ctx, tx, j, t, ActExpire, EventExpired, counter, "rollover", "", now, func(t *Ticket) { t.FinishedAt = now }); err != nil {
+				if err := move(ctx, tx, j, t, ActExpire, ticketChange{Event: EventExpired, Counter: counter, Actor: "rollover", At: now}, func(t *Ticket) { t.FinishedAt = now }); err != nil {
 					return err
 				}
 				if err := freeCounterOf(ctx, tx, s.ID, counter, t.ID, now); err != nil {
@@ -800,7 +812,7 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 					if sv.TimeoutAction == TimeoutRequeue {
 						a, typ, change = ActTimeoutRequeue, EventReentered, func(t *Ticket) { t.Counter = ""; t.WaitingSince = now }
 					}
-					if err := move(ctx, tx, j, t, a, typ, counter, "timeout", "call timeout", now, change); err != nil {
+					if err := move(ctx, tx, j, t, a, ticketChange{Event: typ, Counter: counter, Actor: "timeout", Detail: "call timeout", At: now}, change); err != nil {
 						return err
 					}
 					if err := freeCounterOf(ctx, tx, s.ID, counter, t.ID, now); err != nil {

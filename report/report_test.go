@@ -10,7 +10,7 @@ import (
 	"time"
 	_ "time/tzdata" // Europe/Berlin on machines without zoneinfo
 
-	"github.com/nowserving/nowserving/golden"
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )

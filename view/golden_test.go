@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/golden"
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 	"github.com/nowserving/nowserving/view"

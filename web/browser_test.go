@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/cdptest"
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/web/cdptest"
 )
 
 func artifacts(t *testing.T) string { t.Helper(); return cdptest.Artifacts(t) }

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/web/cdptest"
+	"github.com/nowserving/nowserving/internal/testkit/cdptest"
 )
 
 // browser is the headless Chromium of package cdptest, with the lower-case

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/parttest"
+	"github.com/nowserving/nowserving/internal/testkit/parttest"
 	"github.com/nowserving/nowserving/queue"
 )
 

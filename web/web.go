@@ -189,6 +189,7 @@ func New(o Opts) (*Server, error) {
 	all := s.routes()
 	if o.Staff != nil {
 		all = append(all, s.staffRoutes()...)
+		all = append(all, s.dashboardRoutes()...)
 	}
 	if len(o.Kiosks) > 0 {
 		all = append(all, s.kioskRoutes()...)
@@ -255,7 +256,8 @@ var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 <title>nowserving</title><link rel="stylesheet" href="/static/style.css"></head>
 <body class="index"><main><h1>nowserving</h1>
 <h2>Hall displays</h2><ul>{{range .Sites}}<li><a href="/display/{{.ID}}">{{.Name}}</a></li>{{end}}</ul>
-{{if .Staff}}<h2>Staff</h2><ul><li><a href="/counter">Counter page</a> (log in with a staff account)</li></ul>{{end}}
+{{if .Staff}}<h2>Staff</h2><ul><li><a href="/counter">Counter page</a> (log in with a staff account)</li>
+{{range .Sites}}<li>{{.Name}}: <a href="/dashboard/{{.ID}}">dashboard</a>, <a href="/reports/{{.ID}}">reports</a> (supervisors)</li>{{end}}</ul>{{end}}
 <h2>Operations</h2><ul><li><a href="/metrics">/metrics</a></li><li><a href="/healthz">/healthz</a></li>
 <li><a href="/readyz">/readyz</a></li><li><a href="/openapi.yaml">HTTP API (OpenAPI)</a></li></ul>
 </main></body></html>
@@ -432,18 +434,21 @@ func (s *Server) page(name string) http.HandlerFunc {
 	}
 }
 
-func (s *Server) static(w http.ResponseWriter, r *http.Request) {
+func (s *Server) static(w http.ResponseWriter, r *http.Request) { s.serveFile(w, r, "static/") }
+
+// serveFile answers with the embedded file dir+{file} of the path.
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, dir string) {
 	name := r.PathValue("file")
 	if !fs.ValidPath(name) || name == "." {
 		http.NotFound(w, r)
 		return
 	}
-	b, err := fs.ReadFile(files, "static/"+name)
+	b, err := fs.ReadFile(files, dir+name)
 	if err != nil {
 		http.NotFound(w, r)
 		return
 	}
-	if name == "i18n.js" {
+	if dir+name == "static/i18n.js" {
 		b = wordsScript(b)
 	}
 	switch {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/daemon"
-	"github.com/nowserving/nowserving/logtest"
+	"github.com/nowserving/nowserving/internal/testkit/logtest"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )

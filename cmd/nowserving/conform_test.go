@@ -16,7 +16,7 @@ import (
 
 	"github.com/nowserving/nowserving/conform"
 	"github.com/nowserving/nowserving/conform/conformtest"
-	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
 // TestConformDaemon runs `conform daemon` against a daemon on loopback:

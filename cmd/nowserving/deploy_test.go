@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nowserving/nowserving/golden"
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 )
 
 // TestSystemdUnit checks that every command deploy/nowserving.service runs

@@ -13,7 +13,7 @@ import (
 	"github.com/nowserving/nowserving/daemon"
 	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/devices/voice"
-	"github.com/nowserving/nowserving/parttest"
+	"github.com/nowserving/nowserving/internal/testkit/parttest"
 	"github.com/nowserving/nowserving/queue"
 )
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -31,34 +32,13 @@ func TestReleaseDevices(t *testing.T) {
 	}
 
 	proxy.close() // A's database is gone
-	start := time.Now()
-	codes := map[uint16]int{}
-	for {
-		tk, se := take(t, k)
-		if se == nil {
-			if tk.Number != "A002" {
-				t.Errorf("ticket after the loss %s, want A002", tk.Number)
-			}
-			break
-		}
-		codes[se.Code]++
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("no ticket 10 s after A's database went away (errors %v)", codes)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	took := time.Since(start)
+	took, codes := nextTicket(t, k, "A002", 10*time.Second, 100*time.Millisecond)
 	t.Logf("A's database gone: ticket from %s after %s; errors before it: %v", k.Addr(), took.Round(time.Millisecond), codes)
 	if k.Addr() != b.protocol {
 		t.Errorf("kiosk on %s, want B %s", k.Addr(), b.protocol)
 	}
 	if took > 5*time.Second {
 		t.Errorf("ticket from B %s after the loss, want within 5 s", took)
-	}
-	for code := range codes {
-		if code != wire.ErrStoreUnavailable.Code {
-			t.Errorf("kiosk saw ERROR 0x%02x, want only 0x41", code)
-		}
 	}
 }
 
@@ -102,29 +82,38 @@ func hungFirstHost(t *testing.T, proxy *dbProxy, driver, dsn string) {
 		t.Fatalf("before the freeze: %v %v, want A001", tk, se)
 	}
 	proxy.freeze()
+	took, codes := nextTicket(t, k, "A002", 15*time.Second, 0)
+	t.Logf("first host frozen: next ticket after %s; errors before it: %v", took.Round(time.Millisecond), codes)
+	if took > 5*time.Second {
+		t.Errorf("ticket %s after the freeze, want within 5 s", took)
+	}
+}
+
+// nextTicket takes tickets at k, pausing between refusals, until one is
+// given (it must be number want) or limit passes; it returns how long that
+// took and the refusals' codes, which must all be 0x41 (store unavailable).
+func nextTicket(t *testing.T, k *client.Client, want string, limit, pause time.Duration) (time.Duration, map[uint16]int) {
+	t.Helper()
 	start := time.Now()
 	codes := map[uint16]int{}
 	for {
 		tk, se := take(t, k)
 		if se == nil {
-			if tk.Number != "A002" {
-				t.Errorf("ticket after the freeze %s, want A002", tk.Number)
+			if tk.Number != want {
+				t.Errorf("ticket %s, want %s", tk.Number, want)
 			}
 			break
 		}
 		codes[se.Code]++
-		if time.Since(start) > 15*time.Second {
-			t.Fatalf("no ticket 15 s after the first host froze (errors %v)", codes)
+		if time.Since(start) > limit {
+			t.Fatalf("no ticket %s after the failure (errors %v)", limit, codes)
 		}
-	}
-	took := time.Since(start)
-	t.Logf("first host frozen: next ticket after %s; errors before it: %v", took.Round(time.Millisecond), codes)
-	if took > 5*time.Second {
-		t.Errorf("ticket %s after the freeze, want within 5 s", took)
+		time.Sleep(pause)
 	}
 	for code := range codes {
 		if code != wire.ErrStoreUnavailable.Code {
 			t.Errorf("kiosk saw ERROR 0x%02x, want only 0x41", code)
 		}
 	}
+	return time.Since(start), codes
 }

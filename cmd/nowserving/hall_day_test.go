@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/devices/led/ledtest"
+	"github.com/nowserving/nowserving/internal/testkit/cdptest"
+	"github.com/nowserving/nowserving/internal/testkit/need"
 	"github.com/nowserving/nowserving/load"
-	"github.com/nowserving/nowserving/need"
 	"github.com/nowserving/nowserving/sim"
-	"github.com/nowserving/nowserving/web/cdptest"
 )
 
 // hallDevicesYAML is what the busy day adds to testdata/busyday.yaml: the

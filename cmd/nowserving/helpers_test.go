@@ -6,10 +6,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nowserving/nowserving/config"
-	"github.com/nowserving/nowserving/parttest"
+	"github.com/nowserving/nowserving/internal/testkit/parttest"
 )
 
 // testConfig writes yaml to site.yaml in a new temporary folder and loads
@@ -60,10 +61,16 @@ func migratedBranch(t *testing.T, zone, service, name string) (string, *config.C
 	return file, loadTestConfig(t, file, nil)
 }
 
-// loadTestConfig loads the configuration file, the environment holding only
-// env (nil: nothing).
+// loadTestConfig loads the configuration file with env: its NOWSERVING_*
+// overrides set in the process environment for the test (viper reads them
+// there), the variables *_env keys name read from env alone.
 func loadTestConfig(t *testing.T, file string, env map[string]string) *config.Config {
 	t.Helper()
+	for k, v := range env {
+		if strings.HasPrefix(k, config.EnvPrefix) {
+			t.Setenv(k, v)
+		}
+	}
 	cfg, err := config.Load(config.Opts{File: file, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
 		t.Fatalf("load config: %v", err)

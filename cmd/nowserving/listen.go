@@ -34,6 +34,8 @@ type server struct {
 	tls bool
 	// live is what a reload changes (reload.go).
 	live live
+	// reg is the registry /metrics serves.
+	reg *prometheus.Registry
 }
 
 func (d *server) run(ctx context.Context) error   { return d.Run(ctx) }

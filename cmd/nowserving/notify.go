@@ -12,6 +12,7 @@ import (
 	"github.com/nowserving/nowserving/daemon"
 	"github.com/nowserving/nowserving/metrics"
 	"github.com/nowserving/nowserving/notify"
+	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
@@ -31,7 +32,23 @@ func notifyReceivers(n config.Notify) []notify.Receiver {
 	for _, c := range n.Commands {
 		rs = append(rs, notify.Receiver{Name: c.Name, Events: events(c.Events), Deliverer: &notify.Command{Run: c.Run}})
 	}
+	for _, e := range n.Emails {
+		rs = append(rs, notify.Receiver{Name: e.Name, Events: e.Events, NoEvents: len(e.Events) == 0, Deliverer: &notify.Email{
+			Addr: e.SMTP, From: e.From, To: e.To, Username: e.Username, Password: e.Password, StartTLS: e.StartTLS}})
+	}
 	return rs
+}
+
+// newReports is the daemon's part that sends the scheduled reports of
+// cfg through the outbox.
+func newReports(cfg *config.Config, eng *queue.Engine, ps *daemon.PendingStore, log *slog.Logger) *daemon.Reports {
+	var ss []daemon.ReportSchedule
+	for _, s := range cfg.Reports.Schedules {
+		at, _ := time.Parse("15:04", s.At) // validated
+		ss = append(ss, daemon.ReportSchedule{Name: s.Name, Site: s.Site, Weekly: s.Every == "week",
+			At: time.Duration(at.Hour())*time.Hour + time.Duration(at.Minute())*time.Minute, Format: s.Format, To: s.To})
+	}
+	return daemon.NewReports(daemon.ReportsOpts{Engine: eng, Store: ps, Schedules: ss, Timeout: time.Minute, Logger: log})
 }
 
 // newNotifier builds the delivery worker of the notify section over the

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/notify"
-	"github.com/nowserving/nowserving/poll"
 )
 
 // notifyYAML is serveYAML with receivers of ISSUED: a webhook (its URL

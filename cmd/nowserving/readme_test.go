@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/golden"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -42,34 +44,7 @@ notify:
 // daemon's /metrics (after a ticket, so the request metrics have values); a
 // name ending in * is a prefix some metric has.
 func TestReadmeMetrics(t *testing.T) {
-	dir := t.TempDir()
-	cfg := testConfig(t, serveYAML+metricsHardwareYAML, map[string]string{"NOWSERVING_LISTEN_HTTP": "127.0.0.1:0"}, dir+"/led.bin", dir+"/voice")
-	d := runDaemon(t, cfg)
-	takeTicket(t, d.protocolAddr.String(), 1)
-	if _, err := d.live.eng.CallNext(context.Background(), queue.CounterRequest{Request: queue.Request{Site: "clinic", Device: "test"}, Counter: "1"}); err != nil {
-		t.Fatal(err) // a wait observed
-	}
-	names := map[string]bool{}
-	var body string
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		resp, err := http.Get("http://" + d.httpAddr.String() + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		body = string(b)
-		if strings.Contains(body, "nowserving_led_board_online{") && strings.Contains(body, "nowserving_http_requests_total{") ||
-			time.Now().After(deadline) {
-			break
-		}
-	}
-	sc := bufio.NewScanner(strings.NewReader(body))
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) > 2 && f[0] == "#" && f[1] == "HELP" {
-			names[f[2]] = true
-		}
-	}
+	names, _ := daemonRegistry(t)
 	mentioned := regexp.MustCompile("nowserving_[a-z_]+\\*?").FindAllString(readme(t), -1)
 	if len(mentioned) < 10 {
 		t.Fatalf("README mentions %d metrics", len(mentioned))
@@ -100,6 +75,43 @@ func TestReadmeMetrics(t *testing.T) {
 			t.Errorf("README mentions nowserving_queue_tickets%s, which /metrics does not have", suffix[1])
 		}
 	}
+}
+
+// daemonRegistry runs a daemon with a printer, an LED board, a voice zone
+// and a receiver, takes and calls a ticket (so the request metrics and a
+// wait have values) and returns the metric names of its /metrics and its
+// registry.
+func daemonRegistry(t *testing.T) (map[string]bool, *prometheus.Registry) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := testConfig(t, serveYAML+metricsHardwareYAML, map[string]string{"NOWSERVING_LISTEN_HTTP": "127.0.0.1:0"}, dir+"/led.bin", dir+"/voice")
+	d := runDaemon(t, cfg)
+	takeTicket(t, d.protocolAddr.String(), 1)
+	if _, err := d.live.eng.CallNext(context.Background(), queue.CounterRequest{Request: queue.Request{Site: "clinic", Device: "test"}, Counter: "1"}); err != nil {
+		t.Fatal(err) // a wait observed
+	}
+	names := map[string]bool{}
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get("http://" + d.httpAddr.String() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		if strings.Contains(body, "nowserving_led_board_online{") && strings.Contains(body, "nowserving_http_requests_total{") ||
+			time.Now().After(deadline) {
+			break
+		}
+	}
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) > 2 && f[0] == "#" && f[1] == "HELP" {
+			names[f[2]] = true
+		}
+	}
+	return names, d.reg
 }
 
 // TestReadmeConsole: the console screen in the README is the golden screen

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/report"
+	"github.com/nowserving/nowserving/web"
 )
 
 func newReportCmd() *cobra.Command {
@@ -32,9 +33,10 @@ to done) and the busiest local hour, for the service day --day or the days
 	cmd.Flags().StringVar(&site, "site", "", "site id (default: the only site)")
 	cmd.Flags().StringVar(&day, "day", "", "service day YYYY-MM-DD (default: today at the site)")
 	cmd.Flags().StringVar(&to, "to", "", "last service day of a range YYYY-MM-DD (default: --day)")
-	cmd.Flags().StringVar(&format, "format", "table", "output format: "+strings.Join(report.Formats, ", "))
+	cmd.Flags().StringVar(&format, "format", "table", "output format: "+strings.Join(report.Formats, ", ")+
+		", or html (the report page with its charts, one file)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if !slices.Contains(report.Formats, format) {
+		if format != "html" && !slices.Contains(report.Formats, format) {
 			return fmt.Errorf("%w: %q", report.ErrFormat, format)
 		}
 		cfg, err := loadConfig(cmd, *file)
@@ -69,6 +71,9 @@ to done) and the busiest local hour, for the service day --day or the days
 				return fmt.Errorf("report: %w", err)
 			}
 			day = s.Day(eng.Now())
+		}
+		if format == "html" {
+			return web.WriteReport(ctx, cmd.OutOrStdout(), eng, site, day, to, "")
 		}
 		r, err := report.Build(ctx, eng, site, day, to)
 		if err != nil {

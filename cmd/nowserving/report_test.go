@@ -45,6 +45,10 @@ func TestReportCmd(t *testing.T) {
 	if want := "branch,2026-03-02,2026-03-02,service,A,1,1,1,0,0,360,360,360,10,1,,,,,\n"; !strings.Contains(out, want) {
 		t.Errorf("report csv:\n%s\nwant a line %q", out, want)
 	}
+	out, err = runCmd(t, "report", "--config", cfgFile, "--day", "2026-03-02", "--format", "html")
+	if err != nil || !strings.HasPrefix(out, "<!doctype html>") || !strings.Contains(out, "var uPlot=") || !strings.Contains(out, `id="card-waits"`) {
+		t.Errorf("report --format html: %v\n%.300s", err, out)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string

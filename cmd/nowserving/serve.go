@@ -149,6 +149,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 	d.Parts = append(d.Parts, conn) // stop connecting first
 
 	reg := metrics.NewRegistry()
+	d.reg = reg
 	mst, err := storeMetrics(ps, reg)
 	if err != nil {
 		return nil, err
@@ -202,7 +203,7 @@ func newDaemon(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ *se
 		// One daemon per SQLite file: its devices have nowhere else to go.
 		d.Parts = append(d.Parts, daemon.NewReleaser(ps.Health, d.live.proto, cfg.Store.ReleaseAfter, log))
 	}
-	d.Parts = append(d.Parts, daemon.NewSweeper(eng, sweepEvery, log), qm, nw, dev) // dev last: boards blank after the rest drained
+	d.Parts = append(d.Parts, daemon.NewSweeper(eng, sweepEvery, log), newReports(cfg, eng, ps, log), qm, nw, dev) // dev last: boards blank after the rest drained
 	d.live.cfg, d.live.eng, d.live.dev, d.live.log = cfg, eng, dev, log
 	daemon.LogClosedServices(log, eng)
 	log.Info("listening", "protocol", ln.Addr().String(), "tls", d.tls, "devices", len(devs))

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/config"
-	"github.com/nowserving/nowserving/logtest"
+	"github.com/nowserving/nowserving/internal/testkit/logtest"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 

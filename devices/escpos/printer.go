@@ -8,7 +8,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/nowserving/nowserving/positive"
+	"github.com/nowserving/nowserving/internal/positive"
 )
 
 // Status request numbers for DLE EOT n (Epson: "Transmit real-time status").

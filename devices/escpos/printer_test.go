@@ -15,7 +15,7 @@ import (
 
 	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/devices/escpos/escpostest"
-	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
 func newFake(t *testing.T) *escpostest.Printer {

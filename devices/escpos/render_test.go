@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/golden"
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 )
 
 // cst is UTC+8 without tzdata, so the tests run on minimal systems.

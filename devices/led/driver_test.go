@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nowserving/nowserving/golden"
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 )
 
 // hexDump renders frames one per line as spaced hex, the golden format.

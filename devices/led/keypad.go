@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nowserving/nowserving/backoff"
+	"github.com/nowserving/nowserving/internal/backoff"
 )
 
 // Wired keypad protocol ("QSystem style").

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nowserving/nowserving/devices/led"
 	"github.com/nowserving/nowserving/devices/led/ledtest"
-	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
 func TestKeypadBusOverPTY(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nowserving/nowserving/backoff"
-	"github.com/nowserving/nowserving/positive"
+	"github.com/nowserving/nowserving/internal/backoff"
+	"github.com/nowserving/nowserving/internal/positive"
 )
 
 // PortOpts configures one serial line and the boards on it. Zero fields

@@ -11,7 +11,7 @@ import (
 
 	"github.com/nowserving/nowserving/devices/led"
 	"github.com/nowserving/nowserving/devices/led/ledtest"
-	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
 func waitFrame(t *testing.T, rec *ledtest.Recorder, want []byte) {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/conntest"
 	"github.com/nowserving/nowserving/devices/led"
-	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
 // deviceServer is a loopback stand-in for a serial device server: it

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nowserving/nowserving/need"
+	"github.com/nowserving/nowserving/internal/testkit/need"
 )
 
 // soxMeasure writes wav to a file and asks sox for its duration in seconds

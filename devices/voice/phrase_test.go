@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nowserving/nowserving/golden"
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 )
 
 func TestPhrasesGolden(t *testing.T) {

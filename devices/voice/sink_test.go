@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/need"
+	"github.com/nowserving/nowserving/internal/testkit/need"
 )
 
 func TestDirSink(t *testing.T) {

@@ -3,7 +3,7 @@ package client
 import (
 	"time"
 
-	"github.com/nowserving/nowserving/backoff"
+	"github.com/nowserving/nowserving/internal/backoff"
 )
 
 // Backoff returns the pause before retry number attempt (0 for the first

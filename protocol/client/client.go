@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nowserving/nowserving/backoff"
+	"github.com/nowserving/nowserving/internal/backoff"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 

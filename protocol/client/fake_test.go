@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nowserving/nowserving/conntest"
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 

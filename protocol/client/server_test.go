@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/conntest"
-	"github.com/nowserving/nowserving/logtest"
-	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
+	"github.com/nowserving/nowserving/internal/testkit/logtest"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/protocoltest"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nowserving/nowserving/golden"
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 )
 
 // vector is one canonical frame: the message, the header fields and a note

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
 // TestStatusReplies talks to the fake over a plain TCP connection and checks

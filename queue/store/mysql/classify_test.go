@@ -11,7 +11,7 @@ import (
 
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/mysql"
-	"github.com/nowserving/nowserving/queue/store/sqlstore"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 // TestClassify: read-only servers and nodes, lost and killed connections
@@ -19,47 +19,29 @@ import (
 // and the ones that leave the connection useless drop it.
 func TestClassify(t *testing.T) {
 	my := func(n uint16) error { return &gomysql.MySQLError{Number: n, Message: "m"} }
-	for _, c := range []struct {
-		name  string
-		err   error
-		want  error
-		drops bool
-	}{
-		{"--read-only", my(1290), queue.ErrReadOnly, true},
-		{"read-only mode", my(1836), queue.ErrReadOnly, true},
-		{"READ ONLY transaction", my(1792), queue.ErrReadOnly, true},
-		{"Galera node not prepared", my(1047), queue.ErrNotAnswering, true},
-		{"server shutdown", my(1053), queue.ErrNotAnswering, true},
-		{"connection killed", my(1927), queue.ErrNotAnswering, true},
-		{"idle session closed by the server", my(4031), queue.ErrNotAnswering, true},
-		{"invalid connection", fmt.Errorf("exec: %w", gomysql.ErrInvalidConn), queue.ErrNotAnswering, true},
-		{"bad connection", driver.ErrBadConn, queue.ErrNotAnswering, true},
-		{"commands out of sync", gomysql.ErrPktSync, queue.ErrNotAnswering, true},
-		{"unexpected EOF", io.ErrUnexpectedEOF, queue.ErrNotAnswering, true},
-		{"too many connections", my(1040), queue.ErrUnavailable, false},
-		{"disk full", my(1021), queue.ErrUnavailable, false},
-		{"deadlock or certification conflict", my(1213), queue.ErrAborted, false},
-		{"lock wait timeout", my(1205), queue.ErrAborted, false},
-		{"duplicate", my(1062), queue.ErrDuplicate, false},
-		{"syntax error", my(1064), nil, false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			got := mysql.Dialect().Err(c.err)
-			if c.want != nil && !errors.Is(got, c.want) {
-				t.Errorf("Err(%v) = %v, want it to match %v", c.err, got, c.want)
-			}
-			if c.want == nil && (errors.Is(got, queue.ErrUnavailable) || errors.Is(got, queue.ErrAborted)) {
-				t.Errorf("Err(%v) = %v, want no store sentinel", c.err, got)
-			}
-			if d := sqlstore.Drops(got); d != c.drops {
-				t.Errorf("Drops(%v) = %v, want %v", got, d, c.drops)
-			}
-			var me *gomysql.MySQLError
-			if errors.As(got, &me) {
-				t.Errorf("Err(%v) still wraps a *mysql.MySQLError", c.err)
-			}
-		})
-	}
+	class := storetest.Class
+	storetest.RunClassify(t, mysql.Dialect(), []storetest.Classified{
+		class("--read-only", my(1290), queue.ErrReadOnly, true),
+		class("read-only mode", my(1836), queue.ErrReadOnly, true),
+		class("READ ONLY transaction", my(1792), queue.ErrReadOnly, true),
+		class("Galera node not prepared", my(1047), queue.ErrNotAnswering, true),
+		class("server shutdown", my(1053), queue.ErrNotAnswering, true),
+		class("connection killed", my(1927), queue.ErrNotAnswering, true),
+		class("idle session closed by the server", my(4031), queue.ErrNotAnswering, true),
+		class("invalid connection", fmt.Errorf("exec: %w", gomysql.ErrInvalidConn), queue.ErrNotAnswering, true),
+		class("bad connection", driver.ErrBadConn, queue.ErrNotAnswering, true),
+		class("commands out of sync", gomysql.ErrPktSync, queue.ErrNotAnswering, true),
+		class("unexpected EOF", io.ErrUnexpectedEOF, queue.ErrNotAnswering, true),
+		class("too many connections", my(1040), queue.ErrUnavailable, false),
+		class("disk full", my(1021), queue.ErrUnavailable, false),
+		class("deadlock or certification conflict", my(1213), queue.ErrAborted, false),
+		class("lock wait timeout", my(1205), queue.ErrAborted, false),
+		class("duplicate", my(1062), queue.ErrDuplicate, false),
+		class("syntax error", my(1064), nil, false),
+	}, func(err error) bool {
+		var me *gomysql.MySQLError
+		return errors.As(err, &me)
+	})
 }
 
 // TestSplitHosts: a node list in tcp(...) is taken out of the DSN, the

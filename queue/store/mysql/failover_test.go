@@ -1,7 +1,6 @@
 package mysql_test
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"net"
@@ -16,21 +15,15 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"github.com/nowserving/nowserving/need"
-	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/internal/testkit/need"
 	"github.com/nowserving/nowserving/queue/store/mysql"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-// TestFailover: a store given two independent MariaDB servers in one DSN
-// writes on the first; when the first turns read-only (SET GLOBAL
-// read_only, as a failover tool demotes a server) the write that meets it
-// (1290, queue.ErrReadOnly) is retried on a new connection, which skips
-// the read-only server for the second one: the write succeeds, well within
-// 2 s; when the second then freezes (SIGSTOP), a write times out and the
-// next one reaches the first again, writable by then, without waiting on
-// the frozen one longer than the connect time-out. Health counts both
-// failovers. The servers are the test's own, on free loopback
-// ports: the shared server's settings are never touched.
+// TestFailover: storetest.RunHostFailover on a store given two
+// independent MariaDB servers in one DSN; a turns read-only by SET GLOBAL
+// read_only (1290), b freezes by SIGSTOP. The servers are the test's own,
+// on free loopback ports: the shared server's settings are never touched.
 func TestFailover(t *testing.T) {
 	servers := startMariaDB(t, "a", "b")
 	a, b := servers[0], servers[1]
@@ -47,79 +40,17 @@ func TestFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	// write takes the next number of a day counter, as a kiosk's ticket
-	// does, within the deadline d.
-	write := func(d time.Duration) error {
-		ctx, cancel := context.WithTimeout(ctx, d)
-		defer cancel()
-		return s.Update(ctx, func(ctx context.Context, tx queue.Tx) error {
-			_, err := tx.NextSeq(ctx, queue.DayKey{Site: "s", Service: "A", Day: "2026-12-01"}, 1)
-			return err
-		})
-	}
-	port := func() int {
-		var p int
-		if err := s.DB().QueryRowContext(ctx, "SELECT @@port").Scan(&p); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	// Fill the pool with connections to a.
-	for range 8 {
-		if err := write(time.Second); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := port(); got != a.port {
-		t.Fatalf("writing on port %d, want a's %d", got, a.port)
-	}
-
-	a.root(t, "SET GLOBAL read_only = 1")
-	// The write that meets the read-only server is retried on a new
-	// connection, which finds the writable one: the caller sees nothing.
-	start := time.Now()
-	if err := write(time.Second); err != nil {
-		t.Fatalf("first write after a turned read-only: %v", err)
-	}
-	took := time.Since(start)
-	t.Logf("a read-only: the next write landed on b after %s", took)
-	if took > 2*time.Second {
-		t.Errorf("reached the writable server after %s, want under 2 s", took)
-	}
-	if got := port(); got != b.port {
-		t.Errorf("writing on port %d, want b's %d", got, b.port)
-	}
-	if h := s.Health(); h.ReadOnly != 1 || !h.Down.IsZero() {
-		t.Errorf("health %+v, want one read-only failover and the store up", h)
-	}
-
-	// b freezes; a is writable again.
-	a.root(t, "SET GLOBAL read_only = 0")
-	b.freeze(t)
-	const deadline = time.Second
-	start = time.Now()
-	var failed []error
-	for {
-		err := write(deadline)
-		if err == nil {
-			break
-		}
-		failed = append(failed, err)
-		if len(failed) > 3 {
-			t.Fatalf("still failing after %d writes: %v", len(failed), failed)
-		}
-	}
-	took = time.Since(start)
-	t.Logf("b frozen: writable again on a after %s (failed writes: %v)", took, failed)
-	if limit := deadline + 2*connect + time.Second; took > limit {
-		t.Errorf("reached the writable server after %s, want under %s", took, limit)
-	}
-	if got := port(); got != a.port {
-		t.Errorf("writing on port %d, want a's %d", got, a.port)
-	}
-	if h := s.Health(); h.NotAnswering != 1 {
-		t.Errorf("health %+v, want one not-answering failover", h)
-	}
+	storetest.RunHostFailover(t, storetest.HostFailover{
+		Store: s.Store, APort: a.port, BPort: b.port, Connect: connect, FreezeB: b.freeze,
+		Port: func(t *testing.T) int {
+			var p int
+			if err := s.DB().QueryRowContext(ctx, "SELECT @@port").Scan(&p); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		},
+		ReadOnlyA: func(t *testing.T, on bool) { a.root(t, fmt.Sprintf("SET GLOBAL read_only = %t", on)) },
+	})
 }
 
 // mariaDB is a mariadbd of the test's own.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/postgres"
-	"github.com/nowserving/nowserving/queue/store/sqlstore"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 // TestClassify: the errors of a failover are store unavailability of the
@@ -23,47 +23,29 @@ import (
 func TestClassify(t *testing.T) {
 	pg := func(code string) error { return &pgconn.PgError{Severity: "ERROR", Code: code, Message: "m"} }
 	reset := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
-	for _, c := range []struct {
-		name  string
-		err   error
-		want  error // the sentinel errors.Is must find; nil: none of the store's
-		drops bool
-	}{
-		{"read-only transaction (a standby)", pg("25006"), queue.ErrReadOnly, true},
-		{"terminated by administrator", pg("57P01"), queue.ErrNotAnswering, true},
-		{"crash shutdown", pg("57P02"), queue.ErrNotAnswering, true},
-		{"cannot connect now (recovery mode)", pg("57P03"), queue.ErrNotAnswering, true},
-		{"connection failure", pg("08006"), queue.ErrNotAnswering, true},
-		{"admin shutdown in a wrapped error", fmt.Errorf("exec: %w", pg("57P01")), queue.ErrNotAnswering, true},
-		{"conn closed", fmt.Errorf("begin: %w", pgconn.ErrConnClosed), queue.ErrNotAnswering, true},
-		{"EOF", io.EOF, queue.ErrNotAnswering, true},
-		{"unexpected EOF", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), queue.ErrNotAnswering, true},
-		{"connection reset", reset, queue.ErrNotAnswering, true},
-		{"broken pipe", fmt.Errorf("write: %w", syscall.EPIPE), queue.ErrNotAnswering, true},
-		{"closed network connection", fmt.Errorf("read: %w", net.ErrClosed), queue.ErrNotAnswering, true},
-		{"too many connections", pg("53300"), queue.ErrUnavailable, false},
-		{"disk full", pg("53100"), queue.ErrUnavailable, false},
-		{"serialization failure", pg("40001"), queue.ErrAborted, false},
-		{"deadlock", pg("40P01"), queue.ErrAborted, false},
-		{"unique violation", pg("23505"), queue.ErrDuplicate, false},
-		{"deadline", fmt.Errorf("query: %w", context.DeadlineExceeded), context.DeadlineExceeded, true},
-		{"syntax error", pg("42601"), nil, false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			got := postgres.Dialect().Err(c.err)
-			if c.want != nil && !errors.Is(got, c.want) {
-				t.Errorf("Err(%v) = %v, want it to match %v", c.err, got, c.want)
-			}
-			if c.want == nil && (errors.Is(got, queue.ErrUnavailable) || errors.Is(got, queue.ErrAborted)) {
-				t.Errorf("Err(%v) = %v, want no store sentinel", c.err, got)
-			}
-			if d := sqlstore.Drops(got); d != c.drops {
-				t.Errorf("Drops(%v) = %v, want %v", got, d, c.drops)
-			}
-			var pe *pgconn.PgError
-			if errors.As(got, &pe) {
-				t.Errorf("Err(%v) still wraps a *pgconn.PgError", c.err)
-			}
-		})
-	}
+	class := storetest.Class
+	storetest.RunClassify(t, postgres.Dialect(), []storetest.Classified{
+		class("read-only transaction (a standby)", pg("25006"), queue.ErrReadOnly, true),
+		class("terminated by administrator", pg("57P01"), queue.ErrNotAnswering, true),
+		class("crash shutdown", pg("57P02"), queue.ErrNotAnswering, true),
+		class("cannot connect now (recovery mode)", pg("57P03"), queue.ErrNotAnswering, true),
+		class("connection failure", pg("08006"), queue.ErrNotAnswering, true),
+		class("admin shutdown in a wrapped error", fmt.Errorf("exec: %w", pg("57P01")), queue.ErrNotAnswering, true),
+		class("conn closed", fmt.Errorf("begin: %w", pgconn.ErrConnClosed), queue.ErrNotAnswering, true),
+		class("EOF", io.EOF, queue.ErrNotAnswering, true),
+		class("unexpected EOF", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), queue.ErrNotAnswering, true),
+		class("connection reset", reset, queue.ErrNotAnswering, true),
+		class("broken pipe", fmt.Errorf("write: %w", syscall.EPIPE), queue.ErrNotAnswering, true),
+		class("closed network connection", fmt.Errorf("read: %w", net.ErrClosed), queue.ErrNotAnswering, true),
+		class("too many connections", pg("53300"), queue.ErrUnavailable, false),
+		class("disk full", pg("53100"), queue.ErrUnavailable, false),
+		class("serialization failure", pg("40001"), queue.ErrAborted, false),
+		class("deadlock", pg("40P01"), queue.ErrAborted, false),
+		class("unique violation", pg("23505"), queue.ErrDuplicate, false),
+		class("deadline", fmt.Errorf("query: %w", context.DeadlineExceeded), context.DeadlineExceeded, true),
+		class("syntax error", pg("42601"), nil, false),
+	}, func(err error) bool {
+		var pe *pgconn.PgError
+		return errors.As(err, &pe)
+	})
 }

@@ -15,21 +15,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/need"
-	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/internal/testkit/need"
 	"github.com/nowserving/nowserving/queue/store/postgres"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-// TestFailover: a store on a two-host DSN with
-// target_session_attrs=read-write, both hosts PostgreSQL clusters of the
-// test's own, writes on the first; when the first turns read-only (as a
-// primary demoted to a standby answers: SQLSTATE 25006) the write that
-// meets it (queue.ErrReadOnly) is retried on a new connection, which pgx
-// takes to the second host: the write succeeds, well within 2 s; when the
-// second then freezes (SIGSTOP, every process of it), a write times out
-// and the next reaches the first again, writable by then, without waiting
-// on the frozen host longer than the connect time-out. Health counts both
-// failovers. The shared server's settings are never touched.
+// TestFailover: storetest.RunHostFailover on a store on a two-host DSN
+// with target_session_attrs=read-write, both hosts PostgreSQL clusters of
+// the test's own; a turns read-only as a primary demoted to a standby
+// answers (SQLSTATE 25006), b freezes by SIGSTOP of every process of it,
+// and the notifier's listener on b finds that out. The shared server's
+// settings are never touched.
 func TestFailover(t *testing.T) {
 	servers := startPostgres(t, "a", "b")
 	a, b := servers[0], servers[1]
@@ -45,80 +41,27 @@ func TestFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	// write takes the next number of a day counter, as a kiosk's ticket
-	// does, within the deadline d.
-	write := func(d time.Duration) error {
-		ctx, cancel := context.WithTimeout(ctx, d)
-		defer cancel()
-		return s.Update(ctx, func(ctx context.Context, tx queue.Tx) error {
-			_, err := tx.NextSeq(ctx, queue.DayKey{Site: "s", Service: "A", Day: "2026-12-01"}, 1)
-			return err
-		})
-	}
-	port := func() int {
-		var p int
-		if err := s.DB().QueryRowContext(ctx, "SELECT inet_server_port()").Scan(&p); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	for range 8 {
-		if err := write(time.Second); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := port(); got != a.port {
-		t.Fatalf("writing on port %d, want a's %d", got, a.port)
-	}
-
-	a.exec(t, "ALTER SYSTEM SET default_transaction_read_only = on", "SELECT pg_reload_conf()")
-	a.waitReadOnly(t, "on")
-	// The write that meets the read-only server is retried on a new
-	// connection, which finds the writable one: the caller sees nothing.
-	start := time.Now()
-	if err := write(time.Second); err != nil {
-		t.Fatalf("first write after a turned read-only: %v", err)
-	}
-	took := time.Since(start)
-	t.Logf("a read-only: the next write landed on b after %s", took)
-	if took > 2*time.Second {
-		t.Errorf("reached the writable server after %s, want under 2 s", took)
-	}
-	if got := port(); got != b.port {
-		t.Errorf("writing on port %d, want b's %d", got, b.port)
-	}
-	if h := s.Health(); h.ReadOnly != 1 || !h.Down.IsZero() {
-		t.Errorf("health %+v, want one read-only failover and the store up", h)
-	}
-
-	a.exec(t, "ALTER SYSTEM RESET default_transaction_read_only", "SELECT pg_reload_conf()")
-	a.waitReadOnly(t, "off")
-	listened := listenOn(t, b)
-	b.freeze(t)
-	const deadline = time.Second
-	start = time.Now()
-	var failed []error
-	for {
-		err := write(deadline)
-		if err == nil {
-			break
-		}
-		failed = append(failed, err)
-		if len(failed) > 3 {
-			t.Fatalf("still failing after %d writes: %v", len(failed), failed)
-		}
-	}
-	took = time.Since(start)
-	t.Logf("b frozen: writable again on a after %s (failed writes: %v)", took, failed)
-	if limit := deadline + 2*connect + time.Second; took > limit {
-		t.Errorf("reached the writable host after %s, want under %s", took, limit)
-	}
-	if got := port(); got != a.port {
-		t.Errorf("writing on port %d, want a's %d", got, a.port)
-	}
-	if h := s.Health(); h.NotAnswering != 1 {
-		t.Errorf("health %+v, want one not-answering failover", h)
-	}
+	var listened <-chan error
+	storetest.RunHostFailover(t, storetest.HostFailover{
+		Store: s.Store, APort: a.port, BPort: b.port, Connect: connect,
+		Port: func(t *testing.T) int {
+			var p int
+			if err := s.DB().QueryRowContext(ctx, "SELECT inet_server_port()").Scan(&p); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		},
+		ReadOnlyA: func(t *testing.T, on bool) {
+			if on {
+				a.exec(t, "ALTER SYSTEM SET default_transaction_read_only = on", "SELECT pg_reload_conf()")
+				a.waitReadOnly(t, "on")
+				return
+			}
+			a.exec(t, "ALTER SYSTEM RESET default_transaction_read_only", "SELECT pg_reload_conf()")
+			a.waitReadOnly(t, "off")
+		},
+		FreezeB: func(t *testing.T) { listened = listenOn(t, b); b.freeze(t) },
+	})
 	// The notifier's listener, quiet on the frozen host, finds it out at
 	// its next check and returns, so the daemon listens again elsewhere.
 	select {

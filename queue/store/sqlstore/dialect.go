@@ -149,13 +149,17 @@ func (d *Dialect) upsert(table string, keys, cols []string) string {
 }
 
 // insertIfMissing returns the statement inserting cols into table unless
-// a row with the same key exists (noop names a column the MySQL form sets
-// to itself).
-func (d *Dialect) insertIfMissing(table string, cols []string, noop string) string {
+// a row with the same key exists. MySQL's form is a plain INSERT, whose
+// duplicate-key error (which ends the statement, not the transaction) the
+// caller passes through missingOK: the no-op ON DUPLICATE KEY UPDATE it
+// replaces once left two Galera nodes with different rows (node 1 could
+// not apply node 2's insert of a counter row it already held, and left the
+// cluster), and INSERT IGNORE hides every other error as a warning.
+func (d *Dialect) insertIfMissing(table string, cols []string) string {
 	q := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES (" +
 		strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
 	if d.Upsert == OnDuplicateKey {
-		return q + " ON DUPLICATE KEY UPDATE " + noop + " = " + noop
+		return q
 	}
 	return d.Rebind(q + " ON CONFLICT DO NOTHING")
 }

@@ -99,7 +99,7 @@ func newQueries(d *Dialect) *queries {
 	counterQ := "SELECT mode, ticket_id, since FROM counters WHERE site = ? AND id = ?"
 	t.counter, t.counterLock = r(counterQ), r(counterQ+" FOR UPDATE")
 	t.putCounter = d.upsert("counters", []string{"site", "id"}, []string{"mode", "ticket_id", "since"})
-	t.ensureCounter = d.insertIfMissing("counters", []string{"site", "id", "mode", "ticket_id", "since"}, "mode")
+	t.ensureCounter = d.insertIfMissing("counters", []string{"site", "id", "mode", "ticket_id", "since"})
 	t.counters = r("SELECT site, id, mode, ticket_id, since FROM counters WHERE site = ? ORDER BY id")
 	t.streak = r("SELECT n FROM service_streaks WHERE site = ? AND service = ?")
 	t.setStreak = d.upsert("service_streaks", []string{"site", "service"}, []string{"n"})

@@ -28,9 +28,11 @@ type Lease struct {
 func (s *Store) TakeLease(ctx context.Context, l Lease) (bool, error) {
 	var got bool
 	err := s.write(ctx, func(ctx context.Context, t *tx) error {
-		if _, err := t.exec(ctx, Stmt{s.d.insertIfMissing("leases", []string{"name", "holder", "until_ms"}, "until_ms"),
+		if _, err := t.exec(ctx, Stmt{s.d.insertIfMissing("leases", []string{"name", "holder", "until_ms"}),
 			[]any{l.Name, "", int64(0)}}); err != nil {
-			return t.wrap("take lease "+l.Name, err)
+			if err := missingOK(t.wrap("take lease "+l.Name, err)); err != nil {
+				return err
+			}
 		}
 		var err error
 		got, err = t.changed(ctx, "take lease "+l.Name, Stmt{s.d.Rebind("UPDATE leases SET holder = ?, until_ms = ? " +

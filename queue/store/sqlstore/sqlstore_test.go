@@ -39,10 +39,10 @@ func TestUpsertStatements(t *testing.T) {
 			"INSERT INTO day_counters (site, service, day, last) VALUES ($1, $2, $3, $4) ON CONFLICT (site, service, day) DO UPDATE SET last = day_counters.last + $5 RETURNING last"},
 		{"mysql increment", my.increment("site_versions", []string{"site"}, "version"),
 			"INSERT INTO site_versions (site, version) VALUES (?, LAST_INSERT_ID(?)) ON DUPLICATE KEY UPDATE version = LAST_INSERT_ID(version + ?)"},
-		{"pg insert if missing", pg.insertIfMissing("c", []string{"a", "b"}, "b"),
+		{"pg insert if missing", pg.insertIfMissing("c", []string{"a", "b"}),
 			"INSERT INTO c (a, b) VALUES ($1, $2) ON CONFLICT DO NOTHING"},
-		{"mysql insert if missing", my.insertIfMissing("c", []string{"a", "b"}, "b"),
-			"INSERT INTO c (a, b) VALUES (?, ?) ON DUPLICATE KEY UPDATE b = b"},
+		{"mysql insert if missing", my.insertIfMissing("c", []string{"a", "b"}),
+			"INSERT INTO c (a, b) VALUES (?, ?)"},
 	}
 	for _, c := range cases {
 		if c.got != c.want {

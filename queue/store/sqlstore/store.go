@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nowserving/nowserving/backoff"
+	"github.com/nowserving/nowserving/internal/backoff"
 	"github.com/nowserving/nowserving/queue"
 )
 

@@ -383,10 +383,21 @@ func (t *tx) Counter(ctx context.Context, k queue.CounterKey) (queue.CounterStat
 		return c, err
 	}
 	if _, err := t.exec(ctx, t.s.q.ensureCounter(k)); err != nil {
-		return c, t.wrap("create counter "+k.ID, err)
+		if err := missingOK(t.wrap("create counter "+k.ID, err)); err != nil {
+			return c, err
+		}
 	}
 	c, _, err = t.readCounter(ctx, k, true)
 	return c, err
+}
+
+// missingOK is the error of an insertIfMissing statement: nil when it
+// found the row there (MySQL's duplicate key).
+func missingOK(err error) error {
+	if errors.Is(err, queue.ErrDuplicate) {
+		return nil
+	}
+	return err
 }
 
 func (t *tx) readCounter(ctx context.Context, k queue.CounterKey, lock bool) (queue.CounterState, bool, error) {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nowserving/nowserving/backoff"
+	"github.com/nowserving/nowserving/internal/backoff"
 	"github.com/nowserving/nowserving/queue"
 )
 

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/need"
+	"github.com/nowserving/nowserving/internal/testkit/need"
 )
 
 // PGPair is a PostgreSQL primary and a streaming standby made from it with

@@ -826,4 +826,4 @@ INSERT INTO counters (site, id, mode, ticket_id, since) VALUES ($1, $2, $3, $4, 
 
 -- Counter: in Update, create the missing row [mysql]
 -- args: "s1", "c1", "open", 0, 0
-INSERT INTO counters (site, id, mode, ticket_id, since) VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE mode = mode;
+INSERT INTO counters (site, id, mode, ticket_id, since) VALUES (?, ?, ?, ?, ?);

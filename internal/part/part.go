@@ -8,6 +8,7 @@ package part
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Stop is a part's stop request and the record of its loop having
@@ -34,6 +35,19 @@ func (s *Stop) Context(ctx context.Context) (context.Context, context.CancelFunc
 
 // Requested is closed once Request has been called.
 func (s *Stop) Requested() <-chan struct{} { return s.ctx.Done() }
+
+// Next waits for the next tick of a loop that runs every so often: it
+// reports false, at once, when the stop is requested or ctx ends first.
+func (s *Stop) Next(ctx context.Context, tick <-chan time.Time) bool {
+	select {
+	case <-s.ctx.Done():
+		return false
+	case <-ctx.Done():
+		return false
+	case <-tick:
+		return true
+	}
+}
 
 // Request asks the loop to stop without waiting; it may be called more
 // than once.

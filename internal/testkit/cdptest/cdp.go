@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/need"
+	"github.com/nowserving/nowserving/internal/testkit/need"
 )
 
 // Browser drives a headless Chromium over the DevTools protocol on a pipe

@@ -5,7 +5,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/nowserving/nowserving/poll"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
 // A Server hands each connection to its handler, counts it, and CutAll
