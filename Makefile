@@ -4,6 +4,7 @@ BIN      := bin/nowserving
 CONFIG   ?= testdata/hospital.yaml
 PKGS     := ./...
 FUZZTIME ?= 20s
+SOAK_TICKETS ?= 20000
 
 .PHONY: help build run test check fmt vet lint fuzz bench soak clean
 
@@ -40,5 +41,9 @@ fuzz: ## run every fuzz target for FUZZTIME each
 bench: ## benchmarks of stores, protocol and codecs
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
+soak: ## the busy-day test (TestBenchDay) at full size: SOAK_TICKETS tickets (20,000), no race detector, screenshots in out/soak
+	NOWSERVING_HALL_DAY_TICKETS=$(SOAK_TICKETS) NOWSERVING_ARTIFACTS=$${NOWSERVING_ARTIFACTS:-$(CURDIR)/out/soak} \
+	  $(GO) test -count=1 -timeout 60m -run '^TestBenchDay$$' -v ./cmd/nowserving
+
 clean: ## remove build output, the demo databases and the demo's out/ folder
-	rm -rf bin out nowserving-demo.db nowserving-demo.db-* nowserving-bank.db nowserving-bank.db-* nowserving-rush.db nowserving-rush.db-*
+	rm -rf bin out nowserving-demo.db nowserving-demo.db-* nowserving-bank.db nowserving-bank.db-* nowserving-rush.db nowserving-rush.db-* nowserving-busyday.db nowserving-busyday.db-*

@@ -38,6 +38,14 @@ type DayOpts struct {
 	// Hall, when set, is the daemon's HTTP address: the hall display's
 	// stream is followed the whole day, as an open TV page does.
 	Hall string
+	// Checkpoints are counts of tickets issued at which the day pauses:
+	// kiosks and counters stop once the operation they have in flight
+	// ends, the consoles and the display catch up with the daemon and are
+	// compared with it, a line is written, and AtCheckpoint (when set)
+	// runs before the day goes on. An error of AtCheckpoint ends the day.
+	// AtCheckpoint runs once more at the end of the day (Checkpoint.End).
+	Checkpoints  []int
+	AtCheckpoint func(context.Context, *Checkpoint) error
 }
 
 // DefaultDayOpts is a day of 20,000 tickets at 10 counters.
@@ -121,15 +129,14 @@ func Day(ctx context.Context, e *sim.Env, o DayOpts, out io.Writer) (DayResult, 
 	if o.Hall != "" {
 		d.hall = watchHall(hctx, o.Hall, d.keypads[0].Site)
 	}
-	first, err := d.attach(ctx)
+	_, err = d.attach(ctx)
 	if err != nil {
 		return DayResult{}, err
 	}
-	second, err := d.play(ctx, kc, pc, first, out)
-	if err != nil {
+	if err := d.play(ctx, kc, pc, out); err != nil {
 		return DayResult{}, err
 	}
-	r, err := d.finish(ctx, first, second)
+	r, err := d.finish(ctx)
 	if err != nil {
 		return r, err
 	}
@@ -149,11 +156,12 @@ func Day(ctx context.Context, e *sim.Env, o DayOpts, out io.Writer) (DayResult, 
 
 // play runs kiosks kc and keypads pc until every ticket is issued and
 // handled, writing progress to out; the second console joins once half the
-// tickets are issued (at the end, for a day shorter than a progress
-// interval). It returns the second console.
-func (d *day) play(ctx context.Context, kc, pc []*client.Client, first *watcher, out io.Writer) (*watcher, error) {
+// tickets are issued (at a progress line or a checkpoint, whichever comes
+// first; at the end, for a day shorter than a progress interval).
+func (d *day) play(ctx context.Context, kc, pc []*client.Client, out io.Writer) error {
 	dctx, stop := context.WithCancel(ctx)
 	defer stop()
+	d.stopDay, d.out = stop, out
 	var wg sync.WaitGroup
 	for _, c := range kc {
 		wg.Go(func() { d.kiosk(dctx, c) })
@@ -165,35 +173,49 @@ func (d *day) play(ctx context.Context, kc, pc []*client.Client, first *watcher,
 	go func() { wg.Wait(); close(done) }()
 	progress := time.NewTicker(d.o.Every)
 	defer progress.Stop()
-	var second *watcher
-	var err error
 	for {
 		select {
 		case <-done:
-			if second == nil {
-				return d.attach(ctx)
+			if d.cpErr != nil {
+				return d.cpErr
 			}
-			return second, nil
+			return d.joinSecond(ctx, true)
 		case <-ctx.Done():
 			stop()
 			<-done
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-progress.C:
-			if second == nil && d.st.issued.Load() >= int64(d.o.Tickets/2) {
-				if second, err = d.attach(ctx); err != nil {
-					stop()
-					<-done
-					return nil, err
-				}
+			if err := d.joinSecond(ctx, false); err != nil {
+				stop()
+				<-done
+				return err
 			}
 			if d.o.Metrics != "" {
 				if f, err := scrape(ctx, d.o.Metrics); err == nil {
 					d.sample(f)
 				}
 			}
-			fmt.Fprintln(out, d.line(first, second))
+			d.mu.Lock()
+			ws := slices.Clone(d.watchers)
+			d.mu.Unlock()
+			d.say("%s", d.line(ws...))
 		}
 	}
+}
+
+// joinSecond attaches the second console once half the tickets are issued
+// (or now, when anyway), unless it is there already.
+func (d *day) joinSecond(ctx context.Context, anyway bool) error {
+	d.join.Lock()
+	defer d.join.Unlock()
+	d.mu.Lock()
+	n := len(d.watchers)
+	d.mu.Unlock()
+	if n >= 2 || !anyway && d.st.issued.Load() < int64(d.o.Tickets/2) {
+		return nil
+	}
+	_, err := d.attach(ctx)
+	return err
 }
 
 // sample keeps the most goroutines and RSS of f and the figures before.
@@ -222,12 +244,21 @@ type day struct {
 	at0  daemonFigures // /metrics before the day
 	peak daemonFigures // the most goroutines and RSS seen
 
+	// gate pauses the day at a checkpoint: each kiosk's take and each
+	// counter's call and handling hold it shared, a checkpoint holds it.
+	gate    sync.RWMutex
+	out     io.Writer          // progress and checkpoint lines, through say
+	outMu   sync.Mutex         // held by say
+	stopDay context.CancelFunc // ends play, after an error at a checkpoint
+	cpErr   error              // the first error at a checkpoint
+
+	join     sync.Mutex // held while the second console joins
 	mu       sync.Mutex
 	watchers []*watcher
 }
 
 func newDay(e *sim.Env, o DayOpts) (*day, error) {
-	d := &day{e: e, o: o, serves: map[string][]string{}}
+	d := &day{e: e, o: o, serves: map[string][]string{}, stopDay: func() {}}
 	d.issuing.Store(true)
 	var err error
 	if d.kiosks, err = benchDevices(e, wire.RoleKiosk); err != nil {
@@ -289,10 +320,17 @@ func counterList(kps []sim.Device) string {
 func (d *day) kiosk(ctx context.Context, c *client.Client) {
 	for ctx.Err() == nil && d.taken.Add(1) <= int64(d.o.Tickets) {
 		svc := d.services[rand.IntN(len(d.services))]
-		if _, err := c.TakeTicket(ctx, svc, wire.ClassNormal, client.TicketOpts{}); err == nil {
-			d.st.issued.Add(1)
+		d.gate.RLock()
+		_, err := c.TakeTicket(ctx, svc, wire.ClassNormal, client.TicketOpts{})
+		n := int64(0)
+		if err == nil {
+			n = d.st.issued.Add(1)
 		} else if ctx.Err() == nil {
 			d.st.errs.Add(1)
+		}
+		d.gate.RUnlock()
+		if n > 0 && slices.Contains(d.o.Checkpoints, int(n)) {
+			d.pause(ctx, n)
 		}
 	}
 	if d.st.issued.Load()+d.st.errs.Load() >= int64(d.o.Tickets) {
@@ -304,33 +342,51 @@ func (d *day) kiosk(ctx context.Context, c *client.Client) {
 // waits for it.
 func (d *day) counter(ctx context.Context, c *client.Client, kp sim.Device) {
 	for ctx.Err() == nil {
-		issuing := d.issuing.Load()
-		tk, err := c.CallNext(ctx, 0)
-		switch {
-		case err == nil:
-			d.st.called.Add(1)
-		case ctx.Err() != nil:
+		if !d.turn(ctx, c, kp) {
 			return
-		case errors.Is(err, wire.ErrNoTicketWaiting):
-			if !issuing {
-				return
-			}
-			sleep(ctx, 20*time.Millisecond)
-			continue
-		case errors.Is(err, wire.ErrInvalidTransition):
-			// A ticket held from before the day: finish it first.
-			if _, err := c.Complete(ctx, 0, ""); err != nil {
-				_, _ = c.Start(ctx, 0, "")
-				_, _ = c.Complete(ctx, 0, "")
-			}
-			continue
-		default:
-			d.st.errs.Add(1)
-			sleep(ctx, 100*time.Millisecond)
-			continue
 		}
-		d.handle(ctx, c, kp, tk)
 	}
+}
+
+// turn is one call at a counter and its handling, holding the gate (but
+// not for the nap when nothing waits); false when the counter's day is
+// over.
+func (d *day) turn(ctx context.Context, c *client.Client, kp sim.Device) bool {
+	d.gate.RLock()
+	more, nap := d.call(ctx, c, kp)
+	d.gate.RUnlock()
+	if nap {
+		sleep(ctx, 20*time.Millisecond)
+	}
+	return more
+}
+
+// call calls the next ticket at a counter and handles it. It reports
+// whether the counter's day goes on, and whether it found nothing to call.
+func (d *day) call(ctx context.Context, c *client.Client, kp sim.Device) (more, nap bool) {
+	issuing := d.issuing.Load()
+	tk, err := c.CallNext(ctx, 0)
+	switch {
+	case err == nil:
+		d.st.called.Add(1)
+	case ctx.Err() != nil:
+		return false, false
+	case errors.Is(err, wire.ErrNoTicketWaiting):
+		return issuing, issuing
+	case errors.Is(err, wire.ErrInvalidTransition):
+		// A ticket held from before the day: finish it first.
+		if _, err := c.Complete(ctx, 0, ""); err != nil {
+			_, _ = c.Start(ctx, 0, "")
+			_, _ = c.Complete(ctx, 0, "")
+		}
+		return true, false
+	default:
+		d.st.errs.Add(1)
+		sleep(ctx, 100*time.Millisecond)
+		return true, false
+	}
+	d.handle(ctx, c, kp, tk)
+	return true, false
 }
 
 // handle serves, marks no-show or transfers the ticket just called.
@@ -395,15 +451,16 @@ type watcher struct {
 	lost    atomic.Int64
 	version atomic.Uint64
 
-	mu       sync.Mutex
-	v        *view.Site
-	lastCall string // "number counter" of the last CALLED or RECALLED event read
+	mu     sync.Mutex
+	v      *view.Site
+	calls  []string                // "number counter" of each CALLED or RECALLED event read, in order
+	status map[string]queue.Status // each ticket's status after the last event read, by number
 }
 
 // attach starts a console: dial, its first SNAPSHOT (STATUS) and the
 // subscription after it, as the console does.
 func (d *day) attach(ctx context.Context) (*watcher, error) {
-	w := &watcher{joined: time.Since(d.start)}
+	w := &watcher{joined: time.Since(d.start), status: map[string]queue.Status{}}
 	t0 := time.Now()
 	o := d.e.ClientOpts(d.console)
 	o.OnState = func(s client.State, _ error) {
@@ -450,10 +507,13 @@ func (w *watcher) read() {
 		case u.Event != nil:
 			w.events.Add(1)
 			if k := u.Event.Kind; k == wire.EventCalled || k == wire.EventRecalled {
-				w.lastCall = fmt.Sprintf("%s %d", u.Event.Number, u.Event.Counter)
+				w.calls = append(w.calls, fmt.Sprintf("%s %d", u.Event.Number, u.Event.Counter))
 			}
 			if qe, ok := protocol.QueueEvent(u.Event); ok {
 				w.v.Apply(&qe)
+				if qe.Number != "" && qe.Status != "" {
+					w.status[qe.Number] = qe.Status
+				}
 			}
 		}
 		w.mu.Unlock()
@@ -461,44 +521,24 @@ func (w *watcher) read() {
 	}
 }
 
-// finish waits for both consoles to reach the daemon's last version and
-// compares their figures with its snapshot.
-func (d *day) finish(ctx context.Context, ws ...*watcher) (DayResult, error) {
+// finish waits for the consoles (and the display) to reach the daemon's
+// last version and compares their figures with its snapshot.
+func (d *day) finish(ctx context.Context) (DayResult, error) {
 	r := DayResult{Issued: d.st.issued.Load(), Called: d.st.called.Load(), Served: d.st.served.Load(),
 		NoShows: d.st.noShows.Load(), Transfers: d.moved.Load(), Errors: d.st.errs.Load(), Elapsed: time.Since(d.start)}
-	ans, err := ws[0].c.Do(ctx, &wire.Status{Site: d.keypads[0].Site})
+	cp, err := d.compare(ctx)
 	if err != nil {
-		return r, fmt.Errorf("bench: day: last STATUS: %w", err)
+		return r, err
 	}
-	snap, ok := ans.(*wire.Snapshot)
-	if !ok {
-		return r, fmt.Errorf("bench: day: last STATUS answered %s", ans.Type())
-	}
-	want := view.FromSnapshot(queue.Site{ID: snap.Site}, view.Opts{}, protocol.QueueSnapshot(snap))
-	for _, s := range want.Services {
+	for _, s := range cp.Site.Services {
 		r.Waiting += s.Waiting
 	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for _, w := range ws {
-		for w.version.Load() < snap.Version && wctx.Err() == nil {
-			sleep(wctx, 10*time.Millisecond)
+	r.Consoles, r.Hall = cp.Consoles, cp.Hall
+	if d.o.AtCheckpoint != nil {
+		cp.Issued, cp.End = r.Issued, true
+		if err := d.o.AtCheckpoint(ctx, cp); err != nil {
+			return r, fmt.Errorf("bench: day: at the end: %w", err)
 		}
-		w.mu.Lock()
-		diff := figuresDiff(w.v, want)
-		w.mu.Unlock()
-		r.Consoles = append(r.Consoles, ConsoleResult{Joined: w.joined, Ready: w.ready, Recent: w.recent,
-			Events: w.events.Load(), Lost: w.lost.Load(), Matches: diff == "", Diff: diff})
-	}
-	if d.hall != nil {
-		st, err := d.hall.at(wctx, int64(snap.Version))
-		if err != nil {
-			return r, err
-		}
-		ws[0].mu.Lock()
-		diff := hallDiff(st, want, ws[0].lastCall)
-		ws[0].mu.Unlock()
-		r.Hall = &HallResult{States: d.hall.states.Load(), Lost: d.hall.lost.Load(), Matches: diff == "", Diff: diff}
 	}
 	return r, nil
 }

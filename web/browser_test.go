@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,22 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/cdptest"
 	"github.com/nowserving/nowserving/queue"
 )
 
-// artifacts is where screenshots go: $NOWSERVING_ARTIFACTS, else a
-// temporary directory.
-func artifacts(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("NOWSERVING_ARTIFACTS")
-	if dir == "" {
-		return t.TempDir()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+func artifacts(t *testing.T) string { t.Helper(); return cdptest.Artifacts(t) }
 
 // TestBrowser opens the hall display and a ticket page in headless
 // Chromium: the display shows a call within a second of a keypad pressing
@@ -65,17 +53,9 @@ func testZone(t *testing.T, b *browser) {
 	}
 }
 
-// shot writes a screenshot of a page to dir/name.
 func (b *browser) shot(t *testing.T, session, dir, name string) {
 	t.Helper()
-	png := b.screenshot(t, session)
-	if !bytes.HasPrefix(png, []byte("\x89PNG")) {
-		t.Fatalf("%s: not a PNG", name)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot %s", filepath.Join(dir, name))
+	b.Shot(t, session, dir, name)
 }
 
 // shotScaled writes a screenshot of a page's w×h viewport, scaled by

@@ -31,11 +31,16 @@ daemon's /metrics URL) it also reports the sessions the daemon closed as slow
 consumers during the day; with --display (its HTTP address) it follows the
 hall display's stream all day, as an open TV page does, and checks at the
 end that it shows the daemon's waiting counts and the log's last call.
+With --checkpoints N the day pauses N times, evenly spaced: kiosks and
+counters wait while the consoles and the display catch up and are compared
+with the daemon, and a checkpoint line says whether they equal it.
 testdata/busyday.yaml is the demo hospital with 10
 counters and no caps, made for it.`,
 		Args: cobra.NoArgs,
 	}
+	checkpoints := 0
 	benchRun(cmd, func(ctx context.Context, e *sim.Env, w io.Writer) error {
+		o.Checkpoints = load.EvenCheckpoints(o.Tickets, checkpoints)
 		_, err := load.Day(ctx, e, o, w)
 		return err
 	})
@@ -46,6 +51,7 @@ counters and no caps, made for it.`,
 	fl.Float64Var(&o.Transfer, "transfer", o.Transfer, "share of called tickets transferred")
 	fl.Float64Var(&o.NoShow, "no-show", o.NoShow, "share of called tickets marked no-show")
 	fl.DurationVar(&o.Every, "every", o.Every, "progress interval")
+	fl.IntVar(&checkpoints, "checkpoints", 0, "pause the day this many times, evenly spaced, to compare the consoles and the display with the daemon")
 	fl.StringVar(&o.Metrics, "metrics", "", "the daemon's /metrics URL, to count the slow consumers it dropped")
 	fl.StringVar(&o.Hall, "display", "", "the daemon's HTTP address (http://host:port): follow the hall display's stream all day and check it at the end")
 	return cmd

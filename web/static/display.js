@@ -356,6 +356,27 @@
     live = false;
   }
 
+  // renderSoon lays the board out once for all the events that arrived
+  // since the last frame: on a busy day states come faster than a TV's
+  // browser lays a page out, and rendering each one would leave the board
+  // further and further behind. A page that gets no frames (hidden) is
+  // laid out within 100 ms anyway.
+  var soon = null, called = false;
+  function renderSoon(call) {
+    called = called || call;
+    if (soon) return;
+    soon = function () {
+      if (!soon) return;
+      soon = null;
+      render();
+      if (called) document.body.dataset.shownAt = String(Date.now()); // for tests and monitoring
+      called = false;
+      if (state) document.body.dataset.ready = "1";
+    };
+    requestAnimationFrame(soon);
+    setTimeout(soon, 100);
+  }
+
   function connect() {
     es = new EventSource("/display/" + encodeURIComponent(site) + "/events");
     es.addEventListener("state", function (e) {
@@ -365,9 +386,8 @@
       if (!fixedLang && state.langs && state.langs.length) langs = state.langs;
       live = true;
       setLive(true);
-      render();
+      renderSoon(false);
       tick(); // the site's zone and language now, not at the next second
-      document.body.dataset.ready = "1";
     });
     es.addEventListener("call", function (e) {
       heard();
@@ -377,8 +397,7 @@
         state.version = c.version;
       }
       highlightUntil = Date.now() + 8000;
-      render();
-      document.body.dataset.shownAt = String(Date.now()); // for tests and monitoring
+      renderSoon(true);
       tick();
       chime();
     });
