@@ -327,16 +327,28 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 // counterPage serves the counter page to a logged-in person, else sends
 // them to /login.
 func (s *Server) counterPage(w http.ResponseWriter, r *http.Request) {
+	if s.pagePerson(w, r) != nil {
+		s.staffPage(w, "static/counter.html")
+	}
+}
+
+// pagePerson is the session of a request for a people's page; without one
+// it sends the browser to /login (or answers the error) and returns nil.
+func (s *Server) pagePerson(w http.ResponseWriter, r *http.Request) *staff.Session {
 	ss, err := s.session(w, r)
 	if err != nil {
 		writeError(w, s.log, err)
-		return
+		return nil
 	}
 	if ss == nil {
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
-		return
 	}
-	b, err := files.ReadFile("static/counter.html")
+	return ss
+}
+
+// staffPage serves an embedded people's page with pageHeaders.
+func (s *Server) staffPage(w http.ResponseWriter, name string) {
+	b, err := files.ReadFile(name)
 	if err != nil {
 		writeError(w, s.log, err)
 		return

@@ -189,6 +189,7 @@ func New(o Opts) (*Server, error) {
 	all := s.routes()
 	if o.Staff != nil {
 		all = append(all, s.staffRoutes()...)
+		all = append(all, s.adminRoutes()...)
 	}
 	if len(o.Kiosks) > 0 {
 		all = append(all, s.kioskRoutes()...)
@@ -255,7 +256,8 @@ var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 <title>nowserving</title><link rel="stylesheet" href="/static/style.css"></head>
 <body class="index"><main><h1>nowserving</h1>
 <h2>Hall displays</h2><ul>{{range .Sites}}<li><a href="/display/{{.ID}}">{{.Name}}</a></li>{{end}}</ul>
-{{if .Staff}}<h2>Staff</h2><ul><li><a href="/counter">Counter page</a> (log in with a staff account)</li></ul>{{end}}
+{{if .Staff}}<h2>Staff</h2><ul><li><a href="/counter">Counter page</a> (log in with a staff account)</li>
+<li><a href="/admin">Staff accounts</a> (admins)</li></ul>{{end}}
 <h2>Operations</h2><ul><li><a href="/metrics">/metrics</a></li><li><a href="/healthz">/healthz</a></li>
 <li><a href="/readyz">/readyz</a></li><li><a href="/openapi.yaml">HTTP API (OpenAPI)</a></li></ul>
 </main></body></html>
