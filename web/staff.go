@@ -630,7 +630,7 @@ func (s *Server) staffAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ss := sessionOf(r)
-	req := queue.Request{Site: site.ID, Device: "user:" + ss.Name + "@counter-" + c.ID, Key: b.Key}
+	req := queue.Request{Site: site.ID, Device: queue.StaffActor(ss.Name, c.ID), Key: b.Key}
 	cr := queue.CounterRequest{Request: req, Counter: c.ID}
 	e := s.o.Engine
 	ctx := r.Context()

@@ -15,6 +15,7 @@ import (
 
 func newReportCmd() *cobra.Command {
 	var site, day, to, format string
+	var people bool
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Print a site's statistics for a service day or a range of days",
@@ -23,7 +24,10 @@ per counter: tickets issued, called, served, no-shows and cancelled, average
 and 90th-percentile wait (issue to first call), average service time (start
 to done) and the busiest local hour, for the service day --day or the days
 --day..--to. --site may be left out when the configuration has one site;
---day defaults to the site's current service day.
+--day defaults to the site's current service day. --people reports by person
+instead: what each person did at the browser counter page (the events' actors
+user:NAME@counter-ID), at which counters, with calls, recalls, tickets served,
+no-shows, transfers, pauses and average service time.
 
   nowserving report --config hospital.yaml --site main --day 2026-03-02 --format csv`,
 		Args: cobra.NoArgs,
@@ -33,6 +37,7 @@ to done) and the busiest local hour, for the service day --day or the days
 	cmd.Flags().StringVar(&day, "day", "", "service day YYYY-MM-DD (default: today at the site)")
 	cmd.Flags().StringVar(&to, "to", "", "last service day of a range YYYY-MM-DD (default: --day)")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: "+strings.Join(report.Formats, ", "))
+	cmd.Flags().BoolVar(&people, "people", false, "report by person (who did what at the counter pages) instead of by service and counter")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if !slices.Contains(report.Formats, format) {
 			return fmt.Errorf("%w: %q", report.ErrFormat, format)
@@ -69,6 +74,13 @@ to done) and the busiest local hour, for the service day --day or the days
 				return fmt.Errorf("report: %w", err)
 			}
 			day = s.Day(eng.Now())
+		}
+		if people {
+			ps, err := report.People(ctx, eng, site, day, to)
+			if err != nil {
+				return err
+			}
+			return report.WritePeople(cmd.OutOrStdout(), site, day, to, ps, format)
 		}
 		r, err := report.Build(ctx, eng, site, day, to)
 		if err != nil {
