@@ -502,7 +502,11 @@ func (s *Server) counterBoard(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) board(ctx context.Context, site *queue.Site, c *queue.Counter) (CounterBoard, error) {
-	sn, err := s.o.Engine.Snapshot(ctx, site.ID)
+	var services []string
+	for _, sv := range c.Services {
+		services = append(services, sv.Service)
+	}
+	sn, lists, err := s.boards.read(ctx, s.o.Engine, site, services)
 	if err != nil {
 		return CounterBoard{}, err
 	}
@@ -525,11 +529,7 @@ func (s *Server) board(ctx context.Context, site *queue.Site, c *queue.Counter) 
 				q.Waiting = st.Waiting
 			}
 		}
-		ts, err := s.o.Engine.WaitingList(ctx, site.ID, sv.Service, boardTickets)
-		if err != nil {
-			return CounterBoard{}, err
-		}
-		for _, t := range ts {
+		for _, t := range lists[sv.Service] {
 			if t.TargetCounter != "" && t.TargetCounter != c.ID {
 				continue
 			}

@@ -113,6 +113,8 @@ type Server struct {
 	// front serves the appointments: slot lists from memory, known-full
 	// slots and the per-patient rate (package booking).
 	front *booking.Front
+	// boards are the counter pages' shared reads (board.go).
+	boards boards
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
