@@ -2,6 +2,7 @@ package web
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,22 +30,31 @@ import (
 // on an idle daemon, then b.N more while kiosks take BackgroundRate
 // tickets a second and a keypad calls them (sim load's default rate, in
 // process); it reports p50 and p99 of both side by side and the ratio of
-// the p99s:
+// the p99s, and the CPU time per call:
 //
 //	go test -run '^$' -bench CounterCall -benchtime 100x ./web
 func BenchmarkCounterCall(b *testing.B) {
 	const counters, rate = 8, 4.0 // calls per second, over the counters
 	cb := newCounterBench(b, counters)
 	cb.pages(b, counters)
+	c0 := cpuTime()
 	idle := cb.run(b, b.N, rate)
+	c1 := cpuTime()
 	stop := cb.background(BackgroundRate)
+	c2 := cpuTime()
 	loaded := cb.run(b, b.N, rate)
+	c3 := cpuTime()
 	stop()
+	// CPU time (client and daemon, one process) per call: what a loaded
+	// machine's latency is made of, and steadier than the latency itself.
+	b.ReportMetric(ms(c1-c0)/float64(b.N), "cpu-ms/call-idle")
+	b.ReportMetric(ms(c3-c2)/float64(b.N), "cpu-ms/call-loaded")
 	b.ReportMetric(ms(pct(idle, 50)), "p50-idle-ms")
 	b.ReportMetric(ms(pct(idle, 99)), "p99-idle-ms")
 	b.ReportMetric(ms(pct(loaded, 50)), "p50-loaded-ms")
 	b.ReportMetric(ms(pct(loaded, 99)), "p99-loaded-ms")
 	b.ReportMetric(ms(pct(loaded, 99))/max(ms(pct(idle, 99)), 0.001), "p99-loaded/idle")
+	b.ReportMetric(float64(cb.missed), "missed")
 	b.ReportMetric(0, "ns/op") // the time per call is the pacing's, not a cost
 }
 
@@ -66,6 +77,7 @@ type counterBench struct {
 	se       *staffEnv
 	p        *person
 	counters []string
+	missed   int
 	mu       sync.Mutex
 	seen     map[string]chan time.Time // number → when the display saw its call
 }
@@ -169,10 +181,17 @@ func (cb *counterBench) run(b *testing.B, n int, rate float64) []time.Duration {
 	}
 	wg.Wait()
 	close(errs)
+	// A call refused or not seen (a loaded machine) is counted, not fatal:
+	// its latency is not among the others.
+	var first error
 	for err := range errs {
-		b.Fatal(err)
+		cb.missed++
+		first = cmp.Or(first, err)
 	}
-	return out
+	if first != nil {
+		b.Logf("%d calls missed, the first: %v", cb.missed, first)
+	}
+	return slices.DeleteFunc(out, func(d time.Duration) bool { return d == 0 })
 }
 
 var keys struct {
@@ -301,4 +320,13 @@ func (cb *counterBench) pages(b *testing.B, n int) {
 			}
 		}()
 	}
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
