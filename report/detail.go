@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
@@ -167,14 +166,10 @@ func getWork(m map[string]*work, id string) *work {
 	return m[id]
 }
 
-// Person is the person an event's actor names ("user:li.na@counter-3":
+// personOf is the person an event's actor names ("user:li.na@counter-3":
 // li.na), or "" for a device.
-func Person(actor string) string {
-	name, ok := strings.CutPrefix(actor, "user:")
-	if !ok {
-		return ""
-	}
-	name, _, _ = strings.Cut(name, "@")
+func personOf(actor string) string {
+	name, _, _ := queue.ParseStaffActor(actor)
 	return name
 }
 
@@ -201,7 +196,7 @@ func (b *detailer) add(day string, e *queue.Event) {
 	if e.Counter != "" {
 		rows = append(rows, getWork(b.ctr, e.Counter))
 	}
-	if p := Person(e.Actor); p != "" {
+	if p := personOf(e.Actor); p != "" {
 		rows = append(rows, getWork(b.people, p))
 	}
 	for _, w := range rows {

@@ -152,7 +152,7 @@ func referenceDetail(t *testing.T, eng *queue.Engine, site *queue.Site) Detail {
 		case e.Type == queue.EventTransferred:
 			transfers[e.FromQueue]++
 		}
-		for _, who := range []string{"c:" + e.Counter, "p:" + Person(e.Actor)} {
+		for _, who := range []string{"c:" + e.Counter, "p:" + personOf(e.Actor)} {
 			if who == "c:" || who == "p:" {
 				continue
 			}

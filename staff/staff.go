@@ -41,6 +41,10 @@ func CheckName(name string) error {
 	return nil
 }
 
+// MaxList bounds an account's sites and its counters (the store keeps
+// each list in 2,000 characters).
+const MaxList = 50
+
 // CheckAccount validates an account's fields other than its hash.
 func CheckAccount(a queue.Account) error {
 	if err := CheckName(a.Name); err != nil {
@@ -55,6 +59,9 @@ func CheckAccount(a queue.Account) error {
 				return fmt.Errorf("staff: site or counter %.70q: want 1 to 32 of A-Z a-z 0-9 _ -", v)
 			}
 		}
+	}
+	if len(a.Sites) > MaxList || len(a.Counters) > MaxList {
+		return fmt.Errorf("staff: at most %d sites and %d counters", MaxList, MaxList)
 	}
 	if a.Role == queue.RoleCounter && len(a.Counters) == 0 {
 		return errors.New("staff: a counter account needs at least one counter")

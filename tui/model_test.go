@@ -933,3 +933,34 @@ func TestPromptsSayWhat(t *testing.T) {
 		t.Errorf("sent %v, want nothing", conn.sent)
 	}
 }
+
+// TestPersonAtCounter: an action from the browser counter page (actor
+// user:NAME@counter-ID) shows the person on the counter's row and in the
+// event stream; the counter's keypad acting after it takes the name off.
+func TestPersonAtCounter(t *testing.T) {
+	m := newTestModel(t, &recConn{}, 0)
+	feed(m, tea.WindowSizeMsg{Width: 120, Height: 30}, SnapshotMsg{Snapshot: snapshot()},
+		EventMsg{Event: ev(11, wire.EventIssued, "A010", "A", 0, wire.StatusWaiting, t0.Add(time.Minute), "kiosk-1")},
+		EventMsg{Event: from(ev(12, wire.EventCalled, "A010", "A", 2, wire.StatusCalled, t0.Add(2*time.Minute), "user:li.na@counter-2"),
+			wire.StatusWaiting, "A", 0)},
+		TickMsg(t0.Add(3*time.Minute)))
+	row := func() string {
+		for _, l := range strings.Split(m.View(), "\n") {
+			if strings.HasPrefix(strings.TrimLeft(l, " >"), "2  ") {
+				return l
+			}
+		}
+		return ""
+	}
+	if r := row(); !strings.Contains(r, "· li.na") {
+		t.Errorf("counter 2's row %q does not name li.na", r)
+	}
+	if v := m.View(); !strings.Contains(v, "user:li.na@counter-2") {
+		t.Errorf("the event stream does not name the person and place:\n%s", v)
+	}
+	feed(m, EventMsg{Event: from(ev(13, wire.EventNoShow, "A010", "A", 2, wire.StatusNoShow, t0.Add(4*time.Minute), "keypad-2"),
+		wire.StatusCalled, "A", 2)}, TickMsg(t0.Add(5*time.Minute)))
+	if r := row(); strings.Contains(r, "li.na") {
+		t.Errorf("counter 2's row %q still names li.na after its keypad acted", r)
+	}
+}

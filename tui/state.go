@@ -54,6 +54,9 @@ type counter struct {
 	serves []string  // service codes it serves (configuration)
 	keypad string    // id of its keypad device (configuration); empty: none
 	seen   time.Time // last event whose actor is its keypad
+	// person is who last acted at it from the browser counter page (an
+	// event's actor user:NAME@counter-ID); its keypad acting clears it.
+	person string
 	// health of its keypad and LED board from the last snapshot:
 	// "connected", "offline", or "" when the daemon reported none.
 	keypadHealth, boardHealth string
@@ -340,6 +343,12 @@ func (s *site) remember(e *wire.Event, at time.Time) {
 	for _, c := range s.counters {
 		if c.keypad != "" && c.keypad == e.Actor {
 			c.seen = at
+			c.person = ""
+		}
+	}
+	if name, _, ok := queue.ParseStaffActor(e.Actor); ok {
+		if c := s.counter(e.Counter); c != nil {
+			c.person = name
 		}
 	}
 	if e.Kind == wire.EventPrintFailed {

@@ -421,7 +421,11 @@ func (m *Model) counterLines(s *site, w, n int) []string {
 			num = "~" + num
 		}
 		cells := []string{m.t(string(h.Mode)), num, st, since, count(h.Served), m.keypadCell(c)}
-		line := mark + fit(fmt.Sprintf("%d  %s", c.id, c.name), nw)
+		label := fmt.Sprintf("%d  %s", c.id, c.name)
+		if c.person != "" {
+			label += " · " + c.person // who is at it, from the counter page
+		}
+		line := mark + fit(label, nw)
 		for j, col := range cols {
 			line += " " + fit(cells[j], col.w)
 		}

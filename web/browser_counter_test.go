@@ -460,19 +460,26 @@ func testCounterShots(t *testing.T, b *browser) {
 			if got, _ := b.eval(p, "document.documentElement.lang"); got != lang {
 				t.Errorf("%s: page language %q", lang, got)
 			}
-			if got, _ := b.eval(p, contrastJS); got != "ok" {
-				t.Errorf("%dx%d %s: contrast below AA: %s", size[0], size[1], lang, got)
-			}
-			if size[0] < 800 {
-				if got, _ := b.eval(p, fitJS); got != "ok" {
-					t.Errorf("%dx%d %s: %s", size[0], size[1], lang, got)
-				}
-			}
-			name := fmt.Sprintf("counter-%dx%d-%s.png", size[0], size[1], lang)
-			if err := os.WriteFile(filepath.Join(dir, name), b.fullShot(t, p), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			b.checkShot(t, p, filepath.Join(dir, fmt.Sprintf("counter-%dx%d-%s.png", size[0], size[1], lang)), size[0])
 		}
+	}
+}
+
+// checkShot checks a people's page for WCAG AA contrast and, narrower
+// than 800 px (a phone), for nothing wider than the screen and buttons
+// large enough to touch, then writes its full screenshot to path.
+func (b *browser) checkShot(t *testing.T, p, path string, width int) {
+	t.Helper()
+	if got, _ := b.eval(p, contrastJS); got != "ok" {
+		t.Errorf("%s: contrast below AA: %s", filepath.Base(path), got)
+	}
+	if width < 800 {
+		if got, _ := b.eval(p, fitJS); got != "ok" {
+			t.Errorf("%s: %s", filepath.Base(path), got)
+		}
+	}
+	if err := os.WriteFile(path, b.fullShot(t, p), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

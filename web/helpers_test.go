@@ -119,7 +119,7 @@ func (e *env) do(method, path, token, body string, hdr ...string) *http.Response
 }
 
 // decode reads a JSON body into v and checks the status.
-func decode[T any](t *testing.T, resp *http.Response, status int) T {
+func decode[T any](t testing.TB, resp *http.Response, status int) T {
 	t.Helper()
 	var v T
 	b, _ := io.ReadAll(resp.Body)

@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 
 	qrcode "github.com/skip2/go-qrcode"
@@ -37,6 +39,7 @@ func (s *Server) kioskRoutes() []route {
 		{"POST", "/kiosk/{site}/api/provision", s.kioskProvision},
 		{"GET", "/kiosk/{site}/api/state", s.kiosk(s.kioskState)},
 		{"POST", "/kiosk/{site}/api/tickets", s.kiosk(s.kioskIssue)},
+		{"POST", "/kiosk/{site}/api/check-in", s.kiosk(s.kioskCheckIn)},
 		{"GET", "/kiosk/{site}/qr", s.kioskQR},
 	}
 }
@@ -151,6 +154,9 @@ type KioskState struct {
 	Langs    []string          `json:"langs"`
 	Device   string            `json:"device"`
 	Services []KioskService    `json:"services"`
+	// CheckIn is whether the site has bookable resources: the page then
+	// offers check-in by booking code.
+	CheckIn bool `json:"check_in"`
 }
 
 func (s *Server) kioskState(w http.ResponseWriter, r *http.Request) {
@@ -168,7 +174,8 @@ func (s *Server) kioskState(w http.ResponseWriter, r *http.Request) {
 	for _, c := range sn.Counters {
 		open[c.ID] = c.Mode == queue.CounterOpen
 	}
-	st := KioskState{Site: site.ID, Names: perLang(site, site.Name), Langs: siteLangs(site), Device: k.ID, Services: []KioskService{}}
+	st := KioskState{Site: site.ID, Names: perLang(site, site.Name), Langs: siteLangs(site), Device: k.ID, Services: []KioskService{},
+		CheckIn: len(site.Resources) > 0}
 	for _, sv := range site.Services {
 		ks := KioskService{Code: sv.Code, Names: perLang(site, func(l string) string { return site.PickName(sv.Names, l, sv.Code) })}
 		for _, ss := range sn.Services {
@@ -222,9 +229,15 @@ func (s *Server) kioskIssue(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
+	writeJSON(w, http.StatusCreated, s.kioskTicket(r.Context(), k, p))
+}
+
+// kioskTicket prints a ticket the kiosk page took on the device's printer
+// (when it has one) and says where it stands.
+func (s *Server) kioskTicket(ctx context.Context, k KioskDevice, p queue.Position) KioskTicket {
 	out := KioskTicket{Position: toPosition(p, s.o.Clock())}
 	if s.o.Print != nil {
-		printed, err := s.o.Print(r.Context(), k.ID, p.Ticket, p)
+		printed, err := s.o.Print(ctx, k.ID, p.Ticket, p)
 		out.Printed = printed && err == nil
 		if err != nil {
 			s.log.Warn("web: kiosk ticket not printed; shown on screen", "device", k.ID, "ticket", p.Ticket.Number, "err", err)
@@ -234,7 +247,59 @@ func (s *Server) kioskIssue(w http.ResponseWriter, r *http.Request) {
 	if s.o.PublicURL != "" {
 		out.StatusURL = TicketURL(s.o.PublicURL, k.Site, p.Ticket.Number, p.Ticket.Day)
 	}
-	writeJSON(w, http.StatusCreated, out)
+	return out
+}
+
+// reBookingCode is a booking code as a person types it: its letters and
+// digits, with dashes or spaces between groups (queue.NormalizeCode).
+var reBookingCode = regexp.MustCompile(`^[A-Za-z0-9 -]{1,24}$`)
+
+// KioskCheckIn answers a check-in at the kiosk page: the ticket, and the
+// appointment's time in the site's zone (HH:MM) and whether it was on time
+// (an appointment ticket) or late (a normal one).
+type KioskCheckIn struct {
+	KioskTicket
+	Appointment string `json:"appointment"`
+	OnTime      bool   `json:"on_time"`
+}
+
+// kioskCheckIn turns a booking, named by its code, into a ticket as the
+// kiosk device (the engine's check-in: the same rules and events as a
+// kiosk's CHECK_IN), printed or shown as a ticket the kiosk took. A check-in
+// too early answers check_in_early with the time to come back (HH:MM, or
+// the date too) as its detail, for the page to say in its language.
+func (s *Server) kioskCheckIn(w http.ResponseWriter, r *http.Request) {
+	k := r.Context().Value(kioskKey{}).(KioskDevice)
+	var b struct {
+		Code string `json:"code"`
+		Key  string `json:"key"`
+	}
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		badRequest(w, "body: want {\"code\": BOOKING-CODE, \"key\": KEY}: "+err.Error())
+		return
+	}
+	if !reBookingCode.MatchString(b.Code) || len(queue.NormalizeCode(b.Code)) != queue.CodeLen || !reKey.MatchString(b.Key) {
+		badRequest(w, fmt.Sprintf("code: a booking code of %d letters and digits; key: 8 to 128 of A-Z a-z 0-9 _ . : -", queue.CodeLen))
+		return
+	}
+	site := s.pathSite(w, r)
+	if site == nil {
+		return
+	}
+	ci, err := s.o.Engine.CheckIn(r.Context(), queue.BookingRequest{Request: queue.Request{Site: k.Site, Device: k.ID, Key: b.Key}, Code: b.Code})
+	var early *queue.CheckInEarlyError
+	switch {
+	case errors.As(err, &early):
+		writeProblem(w, http.StatusConflict, "check_in_early", "too early to check in", early.ComeBack())
+		return
+	case err != nil:
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, KioskCheckIn{KioskTicket: s.kioskTicket(r.Context(), k, ci.Position),
+		Appointment: ci.Booking.Start.In(site.Location).Format("15:04"), OnTime: ci.OnTime})
 }
 
 // kioskQR is the QR code (PNG) of a ticket's status page, for the screen

@@ -327,16 +327,28 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 // counterPage serves the counter page to a logged-in person, else sends
 // them to /login.
 func (s *Server) counterPage(w http.ResponseWriter, r *http.Request) {
+	if s.pagePerson(w, r) != nil {
+		s.staffPage(w, "static/counter.html")
+	}
+}
+
+// pagePerson is the session of a request for a people's page; without one
+// it sends the browser to /login (or answers the error) and returns nil.
+func (s *Server) pagePerson(w http.ResponseWriter, r *http.Request) *staff.Session {
 	ss, err := s.session(w, r)
 	if err != nil {
 		writeError(w, s.log, err)
-		return
+		return nil
 	}
 	if ss == nil {
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
-		return
 	}
-	b, err := files.ReadFile("static/counter.html")
+	return ss
+}
+
+// staffPage serves an embedded people's page with pageHeaders.
+func (s *Server) staffPage(w http.ResponseWriter, name string) {
+	b, err := files.ReadFile(name)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -490,7 +502,11 @@ func (s *Server) counterBoard(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) board(ctx context.Context, site *queue.Site, c *queue.Counter) (CounterBoard, error) {
-	sn, err := s.o.Engine.Snapshot(ctx, site.ID)
+	var services []string
+	for _, sv := range c.Services {
+		services = append(services, sv.Service)
+	}
+	sn, lists, err := s.boards.read(ctx, s.o.Engine, site, services)
 	if err != nil {
 		return CounterBoard{}, err
 	}
@@ -513,11 +529,7 @@ func (s *Server) board(ctx context.Context, site *queue.Site, c *queue.Counter) 
 				q.Waiting = st.Waiting
 			}
 		}
-		ts, err := s.o.Engine.WaitingList(ctx, site.ID, sv.Service, boardTickets)
-		if err != nil {
-			return CounterBoard{}, err
-		}
-		for _, t := range ts {
+		for _, t := range lists[sv.Service] {
 			if t.TargetCounter != "" && t.TargetCounter != c.ID {
 				continue
 			}
@@ -618,7 +630,7 @@ func (s *Server) staffAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ss := sessionOf(r)
-	req := queue.Request{Site: site.ID, Device: "user:" + ss.Name + "@counter-" + c.ID, Key: b.Key}
+	req := queue.Request{Site: site.ID, Device: queue.StaffActor(ss.Name, c.ID), Key: b.Key}
 	cr := queue.CounterRequest{Request: req, Counter: c.ID}
 	e := s.o.Engine
 	ctx := r.Context()

@@ -33,7 +33,7 @@ type staffEnv struct {
 	log    *logtest.Buffer
 }
 
-func newStaffEnv(t *testing.T, mod func(*queue.Opts, *Opts)) *staffEnv {
+func newStaffEnv(t testing.TB, mod func(*queue.Opts, *Opts)) *staffEnv {
 	t.Helper()
 	se := &staffEnv{clock: storetest.FixedClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)), log: &logtest.Buffer{}}
 	se.env = newEnv(t, func(qo *queue.Opts, wo *Opts) {
@@ -66,13 +66,13 @@ func newStaffEnv(t *testing.T, mod func(*queue.Opts, *Opts)) *staffEnv {
 
 // person is one browser: a cookie jar that does not follow redirects.
 type person struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 	c    *http.Client
 	csrf string
 }
 
-func (se *staffEnv) person(t *testing.T) *person {
+func (se *staffEnv) person(t testing.TB) *person {
 	jar, _ := cookiejar.New(nil)
 	return &person{t: t, base: se.http.URL, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse

@@ -119,6 +119,8 @@ type Server struct {
 	// front serves the appointments: slot lists from memory, known-full
 	// slots and the per-patient rate (package booking).
 	front *booking.Front
+	// boards are the counter pages' shared reads (board.go).
+	boards boards
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -200,6 +202,7 @@ func New(o Opts) (*Server, error) {
 	if o.Staff != nil {
 		all = append(all, s.staffRoutes()...)
 		all = append(all, s.dashboardRoutes()...)
+		all = append(all, s.adminRoutes()...)
 	}
 	if len(o.Kiosks) > 0 {
 		all = append(all, s.kioskRoutes()...)
@@ -267,7 +270,8 @@ var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
 <body class="index"><main><h1>nowserving</h1>
 <h2>Hall displays</h2><ul>{{range .Sites}}<li><a href="/display/{{.ID}}">{{.Name}}</a></li>{{end}}</ul>
 {{if .Staff}}<h2>Staff</h2><ul><li><a href="/counter">Counter page</a> (log in with a staff account)</li>
-{{range .Sites}}<li>{{.Name}}: <a href="/dashboard/{{.ID}}">dashboard</a>, <a href="/reports/{{.ID}}">reports</a> (supervisors)</li>{{end}}</ul>{{end}}
+{{range .Sites}}<li>{{.Name}}: <a href="/dashboard/{{.ID}}">dashboard</a>, <a href="/reports/{{.ID}}">reports</a> (supervisors)</li>{{end}}
+<li><a href="/admin">Staff accounts</a> (admins)</li></ul>{{end}}
 <h2>Operations</h2><ul><li><a href="/metrics">/metrics</a></li><li><a href="/healthz">/healthz</a></li>
 <li><a href="/readyz">/readyz</a></li><li><a href="/openapi.yaml">HTTP API (OpenAPI)</a></li></ul>
 </main></body></html>

@@ -14,22 +14,29 @@ import (
 	"github.com/nowserving/nowserving/web"
 )
 
-func newReportCmd() *cobra.Command {
-	var site, day, to, format string
-	cmd := &cobra.Command{
-		Use:   "report",
-		Short: "Print a site's statistics for a service day or a range of days",
-		Long: `report computes, per service and per counter: tickets issued, called, served,
+// reportLong is report's help.
+const reportLong = `report computes, per service and per counter: tickets issued, called, served,
 no-shows and cancelled, average and 90th-percentile wait (issue to first
 call), average service time (start to done) and the busiest local hour, for
 the service day --day or the days --day..--to. Finished days come from the
 daily figures a daemon sums as each day closes (they outlive the purge of
 the detail); today and days not summed yet from the event log of those days
 only. --site may be left out when the configuration has one site; --day
-defaults to the site's current service day.
+defaults to the site's current service day. --people reports by person
+instead: what each person did at the browser counter page (the events' actors
+user:NAME@counter-ID), at which counters, with calls, recalls, tickets served,
+no-shows, transfers, pauses and average service time.
 
-  nowserving report --config hospital.yaml --site main --day 2026-03-02 --format csv`,
-		Args: cobra.NoArgs,
+  nowserving report --config hospital.yaml --site main --day 2026-03-02 --format csv`
+
+func newReportCmd() *cobra.Command {
+	var site, day, to, format string
+	var people bool
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Print a site's statistics for a service day or a range of days",
+		Long:  reportLong,
+		Args:  cobra.NoArgs,
 	}
 	file := configFlags(cmd, "store")
 	cmd.Flags().StringVar(&site, "site", "", "site id (default: the only site)")
@@ -37,6 +44,7 @@ defaults to the site's current service day.
 	cmd.Flags().StringVar(&to, "to", "", "last service day of a range YYYY-MM-DD (default: --day)")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: "+strings.Join(report.Formats, ", ")+
 		", or html (the report page with its charts, one file)")
+	cmd.Flags().BoolVar(&people, "people", false, "report by person (who did what at the counter pages) instead of by service and counter")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if format != "html" && !slices.Contains(report.Formats, format) {
 			return fmt.Errorf("%w: %q", report.ErrFormat, format)
@@ -73,6 +81,13 @@ defaults to the site's current service day.
 				return fmt.Errorf("report: %w", err)
 			}
 			day = s.Day(eng.Now())
+		}
+		if people {
+			ps, err := report.People(ctx, eng, site, day, to)
+			if err != nil {
+				return err
+			}
+			return report.WritePeople(cmd.OutOrStdout(), site, day, to, ps, format)
 		}
 		if format == "html" {
 			return web.WriteReport(ctx, cmd.OutOrStdout(), eng, site, day, to, "")

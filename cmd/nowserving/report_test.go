@@ -31,7 +31,8 @@ func TestReportCmd(t *testing.T) {
 	}
 	for _, op := range []func(context.Context, queue.CounterRequest) (queue.Ticket, error){eng.CallNext, eng.Start, eng.Complete} {
 		now = now.Add(6 * time.Minute)
-		if _, err := op(ctx, queue.CounterRequest{Request: req, Counter: "1"}); err != nil {
+		at := queue.Request{Site: "branch", Device: "user:li.na@counter-1"} // a person at the counter page
+		if _, err := op(ctx, queue.CounterRequest{Request: at, Counter: "1"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,6 +49,10 @@ func TestReportCmd(t *testing.T) {
 	out, err = runCmd(t, "report", "--config", cfgFile, "--day", "2026-03-02", "--format", "html")
 	if err != nil || !strings.HasPrefix(out, "<!doctype html>") || !strings.Contains(out, "var uPlot=") || !strings.Contains(out, `id="card-waits"`) {
 		t.Errorf("report --format html: %v\n%.300s", err, out)
+	}
+	out, err = runCmd(t, "report", "--config", cfgFile, "--day", "2026-03-02", "--people", "--format", "csv")
+	if want := "branch,2026-03-02,2026-03-02,li.na,1,1,0,1,0,0,0,360\n"; err != nil || !strings.Contains(out, want) {
+		t.Errorf("report --people: %v\n%s\nwant a line %q", err, out, want)
 	}
 	for _, tc := range []struct {
 		args []string

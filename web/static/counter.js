@@ -24,7 +24,7 @@
       ok_next: "Called {n}.", ok_recall: "Called {n} again.", ok_start: "Serving {n}.", ok_done: "{n} done.",
       ok_noshow: "{n} marked no-show.", ok_transfer: "{n} transferred.", ok_call: "Called {n}.",
       ok_pause: "Counter paused.", ok_resume: "Counter open again.",
-      notConnected: "not connected", connected: "connected", noCounters: "You have no counter to act at.",
+      notConnected: "not connected", connected: "connected", noCounters: "You have no counter to act at.", adminLink: "Accounts",
       sending: "Sending…", retrying: "Connection lost; trying again…",
       e_none_waiting: "Nobody is waiting for this counter.", e_counter_busy: "Finish the ticket in hand first (done, no-show or transfer).",
       e_counter_idle: "There is no ticket in hand.", e_counter_paused: "The counter is paused: resume it first.",
@@ -50,7 +50,7 @@
       ok_next: "已呼叫 {n}。", ok_recall: "已重呼 {n}。", ok_start: "正在办理 {n}。", ok_done: "{n} 已办结。",
       ok_noshow: "{n} 已过号。", ok_transfer: "{n} 已转移。", ok_call: "已呼叫 {n}。",
       ok_pause: "窗口已暂停。", ok_resume: "窗口已恢复。",
-      notConnected: "未连接", connected: "已连接", noCounters: "您没有可操作的窗口。",
+      notConnected: "未连接", connected: "已连接", noCounters: "您没有可操作的窗口。", adminLink: "账户",
       sending: "发送中…", retrying: "连接中断，正在重试…",
       e_none_waiting: "本窗口无人等候。", e_counter_busy: "请先处理当前号码（办结、过号或转移）。",
       e_counter_idle: "当前没有号码。", e_counter_paused: "窗口已暂停，请先恢复。",
@@ -76,7 +76,7 @@
       ok_next: "{n} chamada.", ok_recall: "{n} chamada de novo.", ok_start: "A atender {n}.", ok_done: "{n} concluída.",
       ok_noshow: "{n} marcada como não compareceu.", ok_transfer: "{n} transferida.", ok_call: "{n} chamada.",
       ok_pause: "Balcão em pausa.", ok_resume: "Balcão aberto de novo.",
-      notConnected: "sem ligação", connected: "ligado", noCounters: "Não tem nenhum balcão atribuído.",
+      notConnected: "sem ligação", connected: "ligado", noCounters: "Não tem nenhum balcão atribuído.", adminLink: "Contas",
       sending: "A enviar…", retrying: "Ligação perdida; a tentar de novo…",
       e_none_waiting: "Ninguém espera por este balcão.", e_counter_busy: "Termine primeiro a senha em atendimento.",
       e_counter_idle: "Não há senha em atendimento.", e_counter_paused: "O balcão está em pausa: retome-o primeiro.",
@@ -344,6 +344,7 @@
       me = r.body;
       $("user").textContent = me.name;
       $("logout-csrf").value = me.csrf;
+      $("admin-link").hidden = me.role !== "admin";
       if (!me.sites.length) { say(t("noCounters"), true); return; }
       var pick = $("pick");
       me.sites.forEach(function (s) {

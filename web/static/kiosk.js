@@ -11,17 +11,28 @@
       closed: "Closed now", full: "Full today", ahead: "People ahead: {n}", printed: "Please take your printed ticket.",
       scan: "Scan the code to follow your place in the queue.", provisionTitle: "Set up this kiosk", device: "Device id",
       secret: "Device secret", provision: "Set up", refused: "Not possible now. Please ask at the reception.",
-      badSecret: "Wrong device or secret." },
+      badSecret: "Wrong device or secret.",
+      checkIn: "I have an appointment: check in with my booking code", codeTitle: "Type your booking code",
+      del: "Delete", cancel: "Back", go: "Check in", appt: "Appointment at {t}", notFound: "No booking with this code. Please check it.",
+      early: "Too early to check in: please come back at {t}.", late: "Too late to check in. Please ask at the reception.",
+      apptState: "This booking is already checked in or cancelled.", badCode: "A booking code has 8 letters and digits." },
     zh: { choose: "请点击业务取号", yourNumber: "您的号码", back: "完成", oos: "暂停服务", oosHint: "请到服务台咨询。",
       waiting: "{n} 人等候", about: "约 {m} 分钟", noWait: "无需等候", closed: "当前未开放", full: "今日已满",
       ahead: "前面还有 {n} 人", printed: "请取走打印的号票。", scan: "扫码查看排队进度。", provisionTitle: "设置此取号机",
-      device: "设备编号", secret: "设备密钥", provision: "设置", refused: "暂时无法取号，请到服务台咨询。", badSecret: "设备或密钥错误。" },
+      device: "设备编号", secret: "设备密钥", provision: "设置", refused: "暂时无法取号，请到服务台咨询。", badSecret: "设备或密钥错误。",
+      checkIn: "我有预约：输入预约码签到", codeTitle: "请输入预约码", del: "删除", cancel: "返回", go: "签到",
+      appt: "预约时间 {t}", notFound: "没有此预约码，请核对。", early: "签到时间未到，请于 {t} 后再来。",
+      late: "已过签到时间，请到服务台咨询。", apptState: "此预约已签到或已取消。", badCode: "预约码为 8 位字母和数字。" },
     pt: { choose: "Toque num serviço para tirar senha", yourNumber: "A sua senha", back: "Concluído", oos: "Fora de serviço",
       oosHint: "Dirija-se à receção.", waiting: "{n} em espera", about: "cerca de {m} min", noWait: "sem espera",
       closed: "Fechado agora", full: "Esgotado hoje", ahead: "Pessoas à frente: {n}", printed: "Retire a sua senha impressa.",
       scan: "Leia o código para acompanhar a sua vez.", provisionTitle: "Configurar este quiosque", device: "Identificador",
       secret: "Segredo do dispositivo", provision: "Configurar", refused: "Não é possível agora. Dirija-se à receção.",
-      badSecret: "Dispositivo ou segredo errado." }
+      badSecret: "Dispositivo ou segredo errado.",
+      checkIn: "Tenho marcação: registar a chegada com o código", codeTitle: "Escreva o código da marcação",
+      del: "Apagar", cancel: "Voltar", go: "Registar", appt: "Marcação às {t}", notFound: "Não há marcação com este código. Verifique-o.",
+      early: "Ainda é cedo: volte às {t}.", late: "Já passou a hora de registar. Dirija-se à receção.",
+      apptState: "Esta marcação já foi registada ou cancelada.", badCode: "O código tem 8 letras e algarismos." }
   };
   var site = location.pathname.split("/")[2], params = new URLSearchParams(location.search);
   var device = params.get("device") || "", langs = (document.documentElement.getAttribute("data-langs") || "en").split(" ");
@@ -30,7 +41,7 @@
   function $(id) { return document.getElementById(id); }
   function t(k, a) { return (W[lang][k] || W.en[k]).replace(/\{(\w)\}/g, function (_, x) { return a ? a[x] : ""; }); }
   function name(m, f) { return (m && (m[lang] || m[langs[0]])) || f; }
-  function show(id) { ["provision", "choose", "ticket"].forEach(function (s) { $(s).hidden = s !== id; }); }
+  function show(id) { ["provision", "choose", "checkin", "ticket"].forEach(function (s) { $(s).hidden = s !== id; }); }
   function words() {
     document.querySelectorAll("[data-w]").forEach(function (e) { e.textContent = t(e.getAttribute("data-w")); });
     document.documentElement.lang = lang;
@@ -73,6 +84,7 @@
       b.onclick = function () { if (can) take(s); };
       box.appendChild(b);
     });
+    $("k-checkin").hidden = !state.check_in;
     document.body.dataset.ready = "1";
   }
   function key() {
@@ -88,23 +100,81 @@
     }
     send().then(function (r) {
       if (!r.ok) { $("k-message").textContent = t("refused"); return; }
-      var tk = r.body.ticket;
-      $("t-number").textContent = tk.number;
-      $("t-service").textContent = name(s.names, s.code);
-      $("t-ahead").textContent = t("ahead", { n: r.body.ahead });
-      $("t-print").textContent = r.body.printed ? t("printed") : (r.body.status_url ? t("scan") : "");
-      var img = $("t-qr");
-      img.hidden = r.body.printed || !r.body.status_url;
-      if (!img.hidden) img.src = "/kiosk/" + encodeURIComponent(site) + "/qr?number=" + encodeURIComponent(tk.number) + "&day=" + encodeURIComponent(tk.day);
-      $("k-message").textContent = "";
-      show("ticket");
-      back = setTimeout(home, 15000);
+      showTicket(r.body, s);
     }, function () { $("k-message").textContent = t("refused"); }).then(function () { busy = false; });
   }
+  function serviceOf(code) {
+    var found = null;
+    (state ? state.services : []).forEach(function (x) { if (x.code === code) found = x; });
+    return found || { code: code, names: {} };
+  }
+  // showTicket shows the ticket the daemon issued (never a number of the
+  // page's own), with its QR code when it did not print.
+  function showTicket(body, s) {
+    var tk = body.ticket;
+    $("t-number").textContent = tk.number;
+    $("t-service").textContent = name(s.names, s.code);
+    $("t-appt").hidden = !body.appointment;
+    $("t-appt").textContent = body.appointment ? t("appt", { t: body.appointment }) : "";
+    $("t-ahead").textContent = t("ahead", { n: body.ahead });
+    $("t-print").textContent = body.printed ? t("printed") : (body.status_url ? t("scan") : "");
+    var img = $("t-qr");
+    img.hidden = body.printed || !body.status_url;
+    if (!img.hidden) img.src = "/kiosk/" + encodeURIComponent(site) + "/qr?number=" + encodeURIComponent(tk.number) + "&day=" + encodeURIComponent(tk.day);
+    $("k-message").textContent = "";
+    show("ticket");
+    back = setTimeout(home, 15000);
+  }
+
+  // Check-in by booking code: on-screen keys of the code's alphabet (no
+  // 0, 1, I, L, O), a keyboard or a scanner typing it, then one request
+  // with its idempotency key (a retry checks in once).
+  var code = "", alphabet = "23456789ABCDEFGHJKMNPQRSTUVWXYZ";
+  function showCode() {
+    $("ci-code").textContent = code.length > 4 ? code.slice(0, 4) + "-" + code.slice(4) : code;
+    $("ci-go").setAttribute("aria-disabled", String(code.length !== 8));
+  }
+  function typeKey(c) {
+    c = c.toUpperCase();
+    if (alphabet.indexOf(c) < 0 || code.length >= 8) return;
+    code += c;
+    showCode();
+  }
+  function openCheckIn() { code = ""; showCode(); $("k-message").textContent = ""; show("checkin"); }
+  function checkIn() {
+    if (busy) return;
+    if (code.length !== 8) { $("k-message").textContent = t("badCode"); return; }
+    busy = true;
+    var body = { code: code, key: key() }, tries = 0;
+    function send() {
+      return api("/api/check-in" + q(), body).catch(function (e) { if (++tries > 2) throw e; return new Promise(function (r) { setTimeout(r, 400); }).then(send); });
+    }
+    send().then(function (r) {
+      if (r.ok) { code = ""; showTicket(r.body, serviceOf(r.body.ticket.queue)); return; }
+      var c = r.body.code;
+      $("k-message").textContent = c === "booking_not_found" ? t("notFound") : c === "check_in_early" ? t("early", { t: r.body.detail }) :
+        c === "check_in_late" ? t("late") : c === "appointment_state" ? t("apptState") : c === "bad_request" ? t("badCode") : t("refused");
+    }, function () { $("k-message").textContent = t("refused"); }).then(function () { busy = false; });
+  }
+  alphabet.split("").forEach(function (c) {
+    var b = document.createElement("button");
+    b.textContent = c;
+    b.dataset.key = c;
+    b.onclick = function () { typeKey(c); };
+    $("ci-keys").appendChild(b);
+  });
+  $("k-checkin").onclick = openCheckIn;
+  $("ci-del").onclick = function () { code = code.slice(0, -1); showCode(); };
+  $("ci-back").onclick = function () { $("k-message").textContent = ""; show("choose"); };
+  $("ci-go").onclick = checkIn;
+  document.addEventListener("keydown", function (e) {
+    if ($("checkin").hidden || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "Enter") { e.preventDefault(); checkIn(); } else if (e.key === "Backspace") { code = code.slice(0, -1); showCode(); } else if (e.key.length === 1) typeKey(e.key);
+  });
   function home() { clearTimeout(back); show("choose"); $("t-back").blur(); }
   function load() {
     return api("/api/state" + q()).then(function (r) {
-      if (r.ok) { state = r.body; render(); if ($("ticket").hidden) show("choose"); return; }
+      if (r.ok) { state = r.body; render(); if ($("ticket").hidden && $("checkin").hidden) show("choose"); return; }
       if (r.body.code === "kiosk_not_provisioned") { $("p-device").value = device; show("provision"); }
     });
   }
