@@ -78,6 +78,22 @@ func BuildDetail(ctx context.Context, eng *queue.Engine, site, from, to string) 
 	if err != nil {
 		return Detail{}, err
 	}
+	return detailOf(s, f, t, days), nil
+}
+
+// BuildAll is Build and BuildDetail of the same days from one reading of
+// their figures, as a report page draws them.
+func BuildAll(ctx context.Context, eng *queue.Engine, site, from, to string) (Report, Detail, error) {
+	s, f, t, days, err := figuresOf(ctx, eng, site, from, to)
+	if err != nil {
+		return Report{}, Detail{}, err
+	}
+	d := detailOf(s, f, t, days)
+	return assemble(s, f, t, days), d, nil
+}
+
+// detailOf adds the days f..t up into their Detail.
+func detailOf(s *queue.Site, f, t time.Time, days map[string]*dayFigures) Detail {
 	d := Detail{Site: s.ID, From: f.Format(time.DateOnly), To: t.Format(time.DateOnly)}
 	sum := newDayFigures()
 	for day := f; !day.After(t); day = day.AddDate(0, 0, 1) {
@@ -109,7 +125,7 @@ func BuildDetail(ctx context.Context, eng *queue.Engine, site, from, to string) 
 	for _, name := range slices.Sorted(maps.Keys(people)) {
 		d.People = append(d.People, workRow(name, people[name]))
 	}
-	return d, nil
+	return d
 }
 
 // ordered is the configured ids in order, then the others of m (but ""),

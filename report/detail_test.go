@@ -47,6 +47,13 @@ func TestBuildDetail(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkDetail(t, got, referenceDetail(t, eng, &site))
+	rep, err := Build(ctx, eng, "branch", "2026-03-06", "2026-03-09")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, d, err := BuildAll(ctx, eng, "branch", "2026-03-06", "2026-03-09"); err != nil || !reflect.DeepEqual(r, rep) || !reflect.DeepEqual(d, got) {
+		t.Errorf("BuildAll: %+v %+v %v; want Build's and BuildDetail's", r, d, err)
+	}
 	if _, err := BuildDetail(ctx, eng, "branch", "2026-03-09", "2026-03-06"); err == nil {
 		t.Error("a range that ends before it starts: no error")
 	}
@@ -59,7 +66,7 @@ func TestBuildDetailSummed(t *testing.T) {
 	site := detailSite(t)
 	eng, st := playDetail(t, site)
 	ctx := context.Background()
-	want, wantP := detailOf(t, eng)
+	want, wantP := pageOf(t, eng)
 	if len(wantP) != 1 || wantP[0].Served == 0 {
 		t.Fatalf("people %+v: want ana", wantP)
 	}
@@ -73,7 +80,7 @@ func TestBuildDetailSummed(t *testing.T) {
 	if evs, err := eng.Events(ctx, "branch", 0, 10); err != nil || len(evs) != 0 {
 		t.Fatalf("events after the purge: %d, %v; want none", len(evs), err)
 	}
-	got, gotP := detailOf(t, eng)
+	got, gotP := pageOf(t, eng)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("from the daily figures:\n got %+v\nwant %+v", got, want)
 	}
@@ -82,8 +89,8 @@ func TestBuildDetailSummed(t *testing.T) {
 	}
 }
 
-// detailOf is BuildDetail and People of playDetail's days.
-func detailOf(t *testing.T, eng *queue.Engine) (Detail, []Person) {
+// pageOf is BuildDetail and People of playDetail's days.
+func pageOf(t *testing.T, eng *queue.Engine) (Detail, []Person) {
 	t.Helper()
 	ctx := context.Background()
 	d, err := BuildDetail(ctx, eng, "branch", "2026-03-06", "2026-03-09")
@@ -267,7 +274,7 @@ func TestPeopleOfOlderSums(t *testing.T) {
 	site := detailSite(t)
 	eng, st := playDetail(t, site)
 	ctx := context.Background()
-	want, wantP := detailOf(t, eng)
+	want, wantP := pageOf(t, eng)
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, site.Location)
 	if _, _, err := SumDays(ctx, eng, st, "branch", now, 31, nil); err != nil {
 		t.Fatal(err)
@@ -294,7 +301,7 @@ func TestPeopleOfOlderSums(t *testing.T) {
 	if err := st.PutDaily(ctx, "branch", days, older, now); err != nil {
 		t.Fatal(err)
 	}
-	got, gotP := detailOf(t, eng)
+	got, gotP := pageOf(t, eng)
 	if !reflect.DeepEqual(got, want) || len(got.People) != 1 || !reflect.DeepEqual(gotP, wantP) {
 		t.Errorf("from older sums: %+v %+v; want %+v %+v", got, gotP, want, wantP)
 	}

@@ -464,7 +464,9 @@ func (b *builder) add(day string, ev *queue.Event) {
 	if ev.Counter != "" {
 		staffed(b.staff, row(d.counters, ev.Counter), ev.Counter, ev)
 	}
-	if name, at, ok := queue.ParseStaffActor(ev.Actor); ok && name != "" {
+	// A name longer than an account's (64) is no person's, and would not
+	// fit the id of a daily row.
+	if name, at, ok := queue.ParseStaffActor(ev.Actor); ok && len(name) <= 64 {
 		p := row(d.people, name)
 		addPerson(p, at, ev)
 		staffed(b.staffP, p, name, ev)
