@@ -30,6 +30,7 @@ const (
 	kindService = "service"
 	kindCounter = "counter"
 	kindBooking = "booking"
+	kindPerson  = "person"
 )
 
 // readDaily reads the daily figures of site's days from..to: a day is
@@ -59,6 +60,8 @@ func readDaily(ctx context.Context, ds DailyStore, site, from, to string) (map[s
 			d.counters[r.ID] = &f
 		case kindBooking:
 			d.bookings[r.ID] = &f
+		case kindPerson:
+			d.people[r.ID] = &f
 		}
 	}
 	return days, nil
@@ -83,7 +86,7 @@ func dailyRows(days map[string]*dayFigures, list []string) ([]sqlstore.DailyRow,
 		for _, m := range []struct {
 			kind string
 			rows map[string]*Figures
-		}{{kindService, d.services}, {kindCounter, d.counters}, {kindBooking, d.bookings}} {
+		}{{kindService, d.services}, {kindCounter, d.counters}, {kindBooking, d.bookings}, {kindPerson, d.people}} {
 			for id, f := range m.rows {
 				if err := add(day, m.kind, id, f); err != nil {
 					return nil, err

@@ -1,29 +1,28 @@
 package report
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/view"
 )
 
 // Detail is what a report page draws beside a Report, over the same
-// service days: arrivals by local hour and by weekday, the waits of each
-// service against its target (median, 90th percentile, share within),
-// transfers, and per counter and per person the services done and the
-// share of their working span spent idle.
+// service days and from the same figures (the daily figures of the days
+// summed, the event log of the others; see Build): arrivals by local hour
+// and by weekday, the waits of each service against its target (median,
+// 90th percentile, share within), transfers, and per counter and per
+// person the services done and the share of their working time spent
+// idle.
 //
-// The idle share of a counter (or person) on a day is one minus its
-// service time (start to done) over its working span, from its first to
-// its last event that day; over a range, the spans and service times are
-// added up. It says how much of the time a counter was in use it did not
-// serve, not how long it was open.
+// The working time of a counter (or person) on a day is its staffed time
+// (Figures.StaffedMs): from its first event that day to a pause or its
+// last event, and again from its next event after a pause; over a range,
+// the working times and service times are added up. The idle share says
+// how much of the time a counter was in use it did not serve.
 type Detail struct {
 	Site     string
 	From, To string
@@ -37,7 +36,9 @@ type Detail struct {
 }
 
 // ServiceDetail is one service's waits against its target, by the service
-// that issued the ticket (as Stats' waits are).
+// that issued the ticket (as Stats' waits are). The percentiles are those
+// of Figures.Percentile: nearest-rank, to the bound of their WaitBuckets
+// bucket (30 s under two hours).
 type ServiceDetail struct {
 	ID     string
 	Target time.Duration // 0: none
@@ -70,100 +71,100 @@ func (w WorkRow) IdleShare() float64 {
 	return math.Max(0, 1-w.Busy.Seconds()/w.Span.Seconds())
 }
 
-// BuildDetail reads site's events of the service days from..to (to empty
-// means from) and computes their Detail.
+// BuildDetail computes the Detail of site's service days from..to (to
+// empty means from), from the figures Build reads.
 func BuildDetail(ctx context.Context, eng *queue.Engine, site, from, to string) (Detail, error) {
-	s, err := eng.Site(site)
-	if err != nil {
-		return Detail{}, fmt.Errorf("report: %w", err)
-	}
-	to = cmp.Or(to, from)
-	f, err := parseDay(from)
+	s, f, t, days, err := figuresOf(ctx, eng, site, from, to)
 	if err != nil {
 		return Detail{}, err
 	}
-	t, err := parseDay(to)
+	return detailOf(s, f, t, days), nil
+}
+
+// BuildAll is Build and BuildDetail of the same days from one reading of
+// their figures, as a report page draws them.
+func BuildAll(ctx context.Context, eng *queue.Engine, site, from, to string) (Report, Detail, error) {
+	s, f, t, days, err := figuresOf(ctx, eng, site, from, to)
 	if err != nil {
-		return Detail{}, err
+		return Report{}, Detail{}, err
 	}
-	if t.Before(f) {
-		return Detail{}, fmt.Errorf("report: %w: range %s..%s ends before it starts", queue.ErrBadRequest, from, to)
-	}
-	after, err := versionBefore(ctx, eng, s, from)
-	if err != nil {
-		return Detail{}, fmt.Errorf("report: %w", err)
-	}
-	d := newDetailer(s)
-read:
-	for evs, err := range eng.EventPages(ctx, s.ID, after, pageSize) {
-		if err != nil {
-			return Detail{}, fmt.Errorf("report: %w", err)
+	d := detailOf(s, f, t, days)
+	return assemble(s, f, t, days), d, nil
+}
+
+// detailOf adds the days f..t up into their Detail.
+func detailOf(s *queue.Site, f, t time.Time, days map[string]*dayFigures) Detail {
+	d := Detail{Site: s.ID, From: f.Format(time.DateOnly), To: t.Format(time.DateOnly)}
+	sum := newDayFigures()
+	for day := f; !day.After(t); day = day.AddDate(0, 0, 1) {
+		df := days[day.Format(time.DateOnly)]
+		for h, n := range df.total.Hours {
+			d.Hours[h] += n
+			d.Weekdays[day.Weekday()] += n
 		}
-		for i := range evs {
-			day := queue.ServiceDay(evs[i].At, s.Location, s.Rollover)
-			if queue.ServiceDay(evs[i].At.Add(-eventSkew), s.Location, s.Rollover) > to {
-				break read
-			}
-			if day >= from && day <= to {
-				d.add(day, &evs[i])
+		for _, m := range [][2]map[string]*Figures{{sum.services, df.services}, {sum.counters, df.counters}} {
+			for id, x := range m[1] {
+				row(m[0], id).Add(x)
 			}
 		}
 	}
-	return d.detail(from, to), nil
-}
-
-// work accumulates one WorkRow: spans per day.
-type work struct {
-	WorkRow
-	day         string
-	first, last time.Time
-}
-
-func (w *work) seen(day string, at time.Time) {
-	if day != w.day {
-		w.close()
-		w.day, w.first = day, at
+	var codes, ids []string
+	for _, sv := range s.Services {
+		codes = append(codes, sv.Code)
 	}
-	w.last = at
-}
-
-func (w *work) close() {
-	if w.day != "" {
-		w.Span += w.last.Sub(w.first)
+	for _, c := range s.Counters {
+		ids = append(ids, c.ID)
 	}
+	for _, id := range ordered(codes, sum.services) {
+		d.Services = append(d.Services, serviceDetail(s, id, row(sum.services, id)))
+	}
+	for _, id := range ordered(ids, sum.counters) {
+		d.Counters = append(d.Counters, workRow(id, row(sum.counters, id)))
+	}
+	people := peopleOf(f, t, days)
+	for _, name := range slices.Sorted(maps.Keys(people)) {
+		d.People = append(d.People, workRow(name, people[name]))
+	}
+	return d
 }
 
-type detailer struct {
-	s      *queue.Site
-	d      Detail
-	waits  map[string][]time.Duration
-	svc    map[string]*ServiceDetail
-	ctr    map[string]*work
-	people map[string]*work
-}
-
-func newDetailer(s *queue.Site) *detailer {
-	return &detailer{s: s, d: Detail{Site: s.ID}, waits: map[string][]time.Duration{},
-		svc: map[string]*ServiceDetail{}, ctr: map[string]*work{}, people: map[string]*work{}}
-}
-
-func (b *detailer) service(id string) *ServiceDetail {
-	if b.svc[id] == nil {
-		b.svc[id] = &ServiceDetail{ID: id}
-		for _, sv := range b.s.Services {
-			if sv.Code == id {
-				b.svc[id].Target = sv.WaitTarget
-			}
+// ordered is the configured ids in order, then the others of m (but ""),
+// sorted.
+func ordered(configured []string, m map[string]*Figures) []string {
+	out := slices.Clone(configured)
+	for _, id := range slices.Sorted(maps.Keys(m)) {
+		if id != "" && !slices.Contains(out, id) {
+			out = append(out, id)
 		}
 	}
-	return b.svc[id]
+	return out
 }
 
-func getWork(m map[string]*work, id string) *work {
-	if m[id] == nil {
-		m[id] = &work{WorkRow: WorkRow{ID: id}}
+// serviceDetail is the ServiceDetail of service id, summed in x, against
+// its configured target.
+func serviceDetail(s *queue.Site, id string, x *Figures) ServiceDetail {
+	sd := ServiceDetail{ID: id, Called: x.waited(), P50Wait: x.Percentile(0.5), P90Wait: x.Percentile(0.9),
+		Transfers: x.Transferred}
+	for _, sv := range s.Services {
+		if sv.Code == id {
+			sd.Target = sv.WaitTarget
+		}
 	}
-	return m[id]
+	sd.Within = sd.Called
+	if sd.Target > 0 {
+		sd.Within = x.Within
+	}
+	return sd
+}
+
+// workRow is the WorkRow of counter or person id, summed in x.
+func workRow(id string, x *Figures) WorkRow {
+	w := WorkRow{ID: id, Served: x.Served, Busy: time.Duration(x.ServiceMs) * time.Millisecond,
+		Span: time.Duration(x.StaffedMs) * time.Millisecond}
+	if w.Served > 0 {
+		w.AvgService = w.Busy / time.Duration(w.Served)
+	}
+	return w
 }
 
 // personOf is the person an event's actor names ("user:li.na@counter-3":
@@ -171,110 +172,4 @@ func getWork(m map[string]*work, id string) *work {
 func personOf(actor string) string {
 	name, _, _ := queue.ParseStaffActor(actor)
 	return name
-}
-
-// add reads one event of service day day.
-func (b *detailer) add(day string, e *queue.Event) {
-	if e.Type == queue.EventIssued {
-		b.d.Hours[e.At.In(b.s.Location).Hour()]++
-		if t, err := parseDay(day); err == nil {
-			b.d.Weekdays[t.Weekday()]++
-		}
-	}
-	if w, ok := view.FirstCall(e); ok {
-		sd := b.service(view.Issuer(e))
-		sd.Called++
-		if sd.Target <= 0 || w <= sd.Target {
-			sd.Within++
-		}
-		b.waits[sd.ID] = append(b.waits[sd.ID], w)
-	}
-	if e.Type == queue.EventTransferred {
-		b.service(cmp.Or(e.FromQueue, e.Service)).Transfers++
-	}
-	rows := []*work{}
-	if e.Counter != "" {
-		rows = append(rows, getWork(b.ctr, e.Counter))
-	}
-	if p := personOf(e.Actor); p != "" {
-		rows = append(rows, getWork(b.people, p))
-	}
-	for _, w := range rows {
-		w.seen(day, e.At)
-		if d, ok := view.Completed(e); ok {
-			w.Served++
-			w.Busy += d
-		}
-	}
-}
-
-func (b *detailer) detail(from, to string) Detail {
-	d := b.d
-	d.From, d.To = from, to
-	for _, sv := range b.s.Services {
-		b.service(sv.Code)
-	}
-	for _, id := range serviceOrder(b.s, b.svc) {
-		sd := *b.svc[id]
-		sd.P50Wait, sd.P90Wait = percentile(b.waits[id], 0.5), percentile(b.waits[id], 0.9)
-		d.Services = append(d.Services, sd)
-	}
-	for _, c := range b.s.Counters {
-		getWork(b.ctr, c.ID)
-	}
-	d.Counters = workRows(b.ctr, func(id string) int {
-		return slices.IndexFunc(b.s.Counters, func(c queue.Counter) bool { return c.ID == id })
-	})
-	d.People = workRows(b.people, func(string) int { return 0 })
-	return d
-}
-
-// serviceOrder is the configured services in order, then any other seen,
-// sorted.
-func serviceOrder(s *queue.Site, m map[string]*ServiceDetail) []string {
-	var out []string
-	for _, sv := range s.Services {
-		out = append(out, sv.Code)
-	}
-	for _, id := range slices.Sorted(maps.Keys(m)) {
-		if !slices.Contains(out, id) {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-// workRows are m's rows by rank (configured order; -1, unconfigured,
-// last), then id.
-func workRows(m map[string]*work, rank func(string) int) []WorkRow {
-	out := make([]WorkRow, 0, len(m))
-	for _, w := range m {
-		w.close()
-		r := w.WorkRow
-		if r.Served > 0 {
-			r.AvgService = r.Busy / time.Duration(r.Served)
-		}
-		out = append(out, r)
-	}
-	slices.SortFunc(out, func(a, b WorkRow) int {
-		ra, rb := rank(a.ID), rank(b.ID)
-		if ra < 0 {
-			ra = math.MaxInt
-		}
-		if rb < 0 {
-			rb = math.MaxInt
-		}
-		return cmp.Or(cmp.Compare(ra, rb), cmp.Compare(a.ID, b.ID))
-	})
-	return out
-}
-
-// percentile is the nearest-rank percentile p (0 < p <= 1) of d.
-func percentile(d []time.Duration, p float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[max(0, int(math.Ceil(p*float64(len(s))))-1)]
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
@@ -37,8 +40,76 @@ func detailSite(t *testing.T) queue.Site {
 // by ticket and adds up the times itself.
 func TestBuildDetail(t *testing.T) {
 	site := detailSite(t)
+	eng, _ := playDetail(t, site)
+	ctx := context.Background()
+	got, err := BuildDetail(ctx, eng, "branch", "2026-03-06", "2026-03-09")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDetail(t, got, referenceDetail(t, eng, &site))
+	rep, err := Build(ctx, eng, "branch", "2026-03-06", "2026-03-09")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, d, err := BuildAll(ctx, eng, "branch", "2026-03-06", "2026-03-09"); err != nil || !reflect.DeepEqual(r, rep) || !reflect.DeepEqual(d, got) {
+		t.Errorf("BuildAll: %+v %+v %v; want Build's and BuildDetail's", r, d, err)
+	}
+	if _, err := BuildDetail(ctx, eng, "branch", "2026-03-09", "2026-03-06"); err == nil {
+		t.Error("a range that ends before it starts: no error")
+	}
+}
+
+// TestBuildDetailSummed: once the days are summed into the daily figures
+// and their events purged, BuildDetail and People read the same as from
+// the event log (so a summed day reads no event).
+func TestBuildDetailSummed(t *testing.T) {
+	site := detailSite(t)
+	eng, st := playDetail(t, site)
+	ctx := context.Background()
+	want, wantP := pageOf(t, eng)
+	if len(wantP) != 1 || wantP[0].Served == 0 {
+		t.Fatalf("people %+v: want ana", wantP)
+	}
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, site.Location)
+	if _, more, err := SumDays(ctx, eng, st, "branch", now, 31, nil); err != nil || more {
+		t.Fatalf("SumDays: more %v, %v", more, err)
+	}
+	if n, err := st.PurgeEvents(ctx, sqlstore.DayPurgeOf(&site, now, time.Hour, 100000)); err != nil || n == 0 {
+		t.Fatalf("purge: %d events, %v", n, err)
+	}
+	if evs, err := eng.Events(ctx, "branch", 0, 10); err != nil || len(evs) != 0 {
+		t.Fatalf("events after the purge: %d, %v; want none", len(evs), err)
+	}
+	got, gotP := pageOf(t, eng)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("from the daily figures:\n got %+v\nwant %+v", got, want)
+	}
+	if !reflect.DeepEqual(gotP, wantP) {
+		t.Errorf("people from the daily figures: %+v; want %+v", gotP, wantP)
+	}
+}
+
+// pageOf is BuildDetail and People of playDetail's days.
+func pageOf(t *testing.T, eng *queue.Engine) (Detail, []Person) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := BuildDetail(ctx, eng, "branch", "2026-03-06", "2026-03-09")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := People(ctx, eng, "branch", "2026-03-06", "2026-03-09")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, p
+}
+
+// playDetail plays TestBuildDetail's three days (a Friday, a Saturday and
+// a Monday) on a SQLite store, and returns the engine and the store.
+func playDetail(t *testing.T, site queue.Site) (*queue.Engine, *sqlstore.Store) {
 	c := storetest.FixedClock(time.Time{})
-	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site}, Clock: c.Now})
+	st := storetest.SQLite(t)
+	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,11 +155,12 @@ func TestBuildDetail(t *testing.T) {
 			}
 		}
 	}
-	got, err := BuildDetail(ctx, eng, "branch", "2026-03-06", "2026-03-09")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := referenceDetail(t, eng, &site)
+	return eng, st.Store
+}
+
+// checkDetail holds got against the reference want.
+func checkDetail(t *testing.T, got, want Detail) {
+	t.Helper()
 	if got.Hours != want.Hours || got.Weekdays != want.Weekdays {
 		t.Errorf("hours %v weekdays %v, want %v %v", got.Hours, got.Weekdays, want.Hours, want.Weekdays)
 	}
@@ -115,9 +187,6 @@ func TestBuildDetail(t *testing.T) {
 				t.Errorf("%s: %+v, want %+v", r.ID, r, w)
 			}
 		}
-	}
-	if _, err := BuildDetail(ctx, eng, "branch", "2026-03-09", "2026-03-06"); err == nil {
-		t.Error("a range that ends before it starts: no error")
 	}
 }
 
@@ -196,4 +265,44 @@ func referenceDetail(t *testing.T, eng *queue.Engine, site *queue.Site) Detail {
 	}
 	d.People = append(d.People, *work["p:ana"])
 	return d
+}
+
+// TestPeopleOfOlderSums: days summed before the daily figures kept person
+// rows (a day row without person_rows, no person rows) take their people
+// from the events while those are kept.
+func TestPeopleOfOlderSums(t *testing.T) {
+	site := detailSite(t)
+	eng, st := playDetail(t, site)
+	ctx := context.Background()
+	want, wantP := pageOf(t, eng)
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, site.Location)
+	if _, _, err := SumDays(ctx, eng, st, "branch", now, 31, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.DailyRows(ctx, "branch", "2026-03-06", "2026-03-09")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var older []sqlstore.DailyRow
+	marked := 0
+	for _, r := range rows {
+		if strings.Contains(string(r.Figures), `"person_rows":true`) {
+			marked++
+		}
+		if r.Kind != kindPerson {
+			r.Figures = []byte(strings.Replace(string(r.Figures), `"person_rows":true`, `"issued_by":0`, 1))
+			older = append(older, r)
+		}
+	}
+	days := []string{"2026-03-06", "2026-03-07", "2026-03-08", "2026-03-09"}
+	if marked != len(days) || len(older) == len(rows) {
+		t.Fatalf("%d day rows marked of %d days, %d rows of %d not of people", marked, len(days), len(older), len(rows))
+	}
+	if err := st.PutDaily(ctx, "branch", days, older, now); err != nil {
+		t.Fatal(err)
+	}
+	got, gotP := pageOf(t, eng)
+	if !reflect.DeepEqual(got, want) || len(got.People) != 1 || !reflect.DeepEqual(gotP, wantP) {
+		t.Errorf("from older sums: %+v %+v; want %+v %+v", got, gotP, want, wantP)
+	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"time"
 )
 
@@ -34,6 +35,19 @@ type Figures struct {
 	// StaffedMs is a counter's time open: from its first event of the day
 	// (or a COUNTER_OPENED) to a COUNTER_PAUSED or its last event.
 	StaffedMs int64 `json:"staffed_ms,omitempty"`
+	// A person's row (kind person) counts every call of theirs in Called
+	// (not first calls only), their Recalled calls and Paused pauses, the
+	// services they completed with a service time in Timed, and the
+	// counters they acted at in Counters (sorted); StaffedMs is, as for a
+	// counter, from their first event of the day to a pause or their last.
+	Recalled int      `json:"recalled,omitempty"`
+	Paused   int      `json:"paused,omitempty"`
+	Timed    int      `json:"timed,omitempty"`
+	Counters []string `json:"counters,omitempty"`
+	// PersonRows marks a day's total summed with its person rows (a day
+	// summed before they were kept has none: its people come from its
+	// events, as long as they are kept).
+	PersonRows bool `json:"person_rows,omitempty"`
 	// Bookings (a resource's row, on the day of its slots).
 	Booked        int `json:"booked,omitempty"`
 	BookCancelled int `json:"book_cancelled,omitempty"`
@@ -91,7 +105,7 @@ func (f *Figures) addWait(wait, target time.Duration) {
 // counts are f's counts, in one order, for Add.
 func (f *Figures) counts() []*int {
 	return []*int{&f.Issued, &f.Called, &f.Served, &f.NoShows, &f.Cancelled, &f.Transferred, &f.Targeted, &f.Within,
-		&f.Booked, &f.BookCancelled, &f.OnTime, &f.Late, &f.Missed}
+		&f.Booked, &f.BookCancelled, &f.OnTime, &f.Late, &f.Missed, &f.Recalled, &f.Paused, &f.Timed}
 }
 
 // Add adds o's figures to f.
@@ -112,6 +126,16 @@ func (f *Figures) Add(o *Figures) {
 	}
 	for h, n := range o.Hours {
 		f.Hours[h] += n
+	}
+	for _, c := range o.Counters {
+		f.atCounter(c)
+	}
+}
+
+// atCounter adds c to f.Counters, kept sorted.
+func (f *Figures) atCounter(c string) {
+	if i, found := slices.BinarySearch(f.Counters, c); !found {
+		f.Counters = slices.Insert(f.Counters, i, c)
 	}
 }
 

@@ -34,99 +34,40 @@ type Person struct {
 	AvgService time.Duration
 }
 
-// People reads the events of site's service days from..to (to empty means
-// from) and adds them up per person, by name. It is apart from Build so
-// that Build may read its figures elsewhere: who did what is in the
-// events' actors alone.
+// People adds up per person, by name, what site's staff did over the
+// service days from..to (to empty means from): their person rows of the
+// daily figures (see Figures), read as Build reads the rest, so the event
+// log is read only for the days not summed.
 func People(ctx context.Context, eng *queue.Engine, site, from, to string) ([]Person, error) {
-	s, err := eng.Site(site)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	if to == "" {
-		to = from
-	}
-	f, err := parseDay(from)
+	_, f, t, days, err := figuresOf(ctx, eng, site, from, to)
 	if err != nil {
 		return nil, err
 	}
-	t, err := parseDay(to)
-	if err != nil {
-		return nil, err
-	}
-	if t.Before(f) {
-		return nil, fmt.Errorf("report: %w: range %s..%s ends before it starts", queue.ErrBadRequest, from, to)
-	}
-	after, err := versionBefore(ctx, eng, s, from)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	acc := map[string]*personAcc{}
-read:
-	for evs, err := range eng.EventPages(ctx, s.ID, after, pageSize) {
-		if err != nil {
-			return nil, fmt.Errorf("report: %w", err)
-		}
-		for i := range evs {
-			ev := &evs[i]
-			day := queue.ServiceDay(ev.At, s.Location, s.Rollover)
-			if queue.ServiceDay(ev.At.Add(-eventSkew), s.Location, s.Rollover) > to {
-				break read
-			}
-			if day >= from && day <= to {
-				addPerson(acc, ev)
-			}
-		}
-	}
-	out := make([]Person, 0, len(acc))
-	for _, name := range slices.Sorted(maps.Keys(acc)) {
-		a := acc[name]
-		p := a.Person
-		p.Counters = slices.Sorted(maps.Keys(a.counters))
-		if a.timed > 0 {
-			p.AvgService = a.serviceSum / time.Duration(a.timed)
+	sum := peopleOf(f, t, days)
+	out := make([]Person, 0, len(sum))
+	for _, name := range slices.Sorted(maps.Keys(sum)) {
+		x := sum[name]
+		p := Person{Name: name, Counters: x.Counters, Called: x.Called, Recalled: x.Recalled, Served: x.Served,
+			NoShows: x.NoShows, Transferred: x.Transferred, Paused: x.Paused}
+		if x.Timed > 0 {
+			p.AvgService = time.Duration(x.ServiceMs/int64(x.Timed)) * time.Millisecond
 		}
 		out = append(out, p)
 	}
 	return out, nil
 }
 
-type personAcc struct {
-	Person
-	counters   map[string]bool
-	serviceSum time.Duration
-	timed      int
-}
-
-func addPerson(acc map[string]*personAcc, ev *queue.Event) {
-	name, counter, ok := queue.ParseStaffActor(ev.Actor)
-	if !ok {
-		return
-	}
-	a := acc[name]
-	if a == nil {
-		a = &personAcc{Person: Person{Name: name}, counters: map[string]bool{}}
-		acc[name] = a
-	}
-	a.counters[counter] = true
-	switch ev.Type {
-	case queue.EventCalled:
-		a.Called++
-	case queue.EventRecalled:
-		a.Recalled++
-	case queue.EventDone:
-		a.Served++
-		if ev.ServiceTime > 0 {
-			a.serviceSum += ev.ServiceTime
-			a.timed++
+// peopleOf adds up the person rows of the days f..t.
+func peopleOf(f, t time.Time, days map[string]*dayFigures) map[string]*Figures {
+	sum := map[string]*Figures{}
+	for d := f; !d.After(t); d = d.AddDate(0, 0, 1) {
+		if df := days[d.Format(time.DateOnly)]; df != nil {
+			for name, x := range df.people {
+				row(sum, name).Add(x)
+			}
 		}
-	case queue.EventNoShow:
-		a.NoShows++
-	case queue.EventTransferred:
-		a.Transferred++
-	case queue.EventCounterPaused:
-		a.Paused++
 	}
+	return sum
 }
 
 // PeopleHeader is the first line of the people CSV; avg_service_s is in

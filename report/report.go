@@ -1,6 +1,7 @@
 // Package report computes a site's statistics over a range of service days
-// from its event log alone (queue.Engine.Events), so a report reads the same
-// on every store: per service and per counter, tickets issued, called,
+// from its daily figures (SumDays) and, for the days not summed, its event
+// log (queue.Engine.Events), so a report reads the same on every store and
+// from either source: per service and per counter, tickets issued, called,
 // served, no-shows and cancelled, average and 90th-percentile wait (first
 // CALLED minus ISSUED of the same ticket), average service time (SERVING to
 // DONE) and the busiest local hour; per bookable resource and day of its
@@ -177,16 +178,25 @@ func parseDay(s string) (time.Time, error) {
 // counter's figures are what happened there: first calls and their waits,
 // services done, no-shows marked and cancels of the ticket it held.
 func Build(ctx context.Context, eng *queue.Engine, site, from, to string) (Report, error) {
-	s, err := eng.Site(site)
-	if err != nil {
-		return Report{}, fmt.Errorf("report: %w", err)
-	}
-	if to == "" {
-		to = from
-	}
-	f, t, err := parseRange(from, to)
+	s, f, t, days, err := figuresOf(ctx, eng, site, from, to)
 	if err != nil {
 		return Report{}, err
+	}
+	return assemble(s, f, t, days), nil
+}
+
+// figuresOf reads the figures of site's service days from..to (to empty
+// means from) as Build does: the daily figures of the days summed, the
+// event log of the others; with them the days before and after whose
+// booking events may count in the range (see lookBack).
+func figuresOf(ctx context.Context, eng *queue.Engine, site, from, to string) (*queue.Site, time.Time, time.Time, map[string]*dayFigures, error) {
+	s, err := eng.Site(site)
+	if err != nil {
+		return nil, time.Time{}, time.Time{}, nil, fmt.Errorf("report: %w", err)
+	}
+	f, t, err := parseRange(from, cmp.Or(to, from))
+	if err != nil {
+		return nil, f, t, nil, err
 	}
 	// Bookings count on the day of their slot: those of the range were
 	// made up to lookBack days before it, and marked missed up to a day
@@ -195,28 +205,46 @@ func Build(ctx context.Context, eng *queue.Engine, site, from, to string) (Repor
 	days := map[string]*dayFigures{}
 	if ds, ok := eng.Store().(DailyStore); ok {
 		if days, err = readDaily(ctx, ds, s.ID, wf.Format(time.DateOnly), wt.Format(time.DateOnly)); err != nil {
-			return Report{}, err
+			return nil, f, t, nil, err
 		}
 	}
 	// The days not summed, a run of consecutive days at a time, from the
-	// event log.
-	for d := wf; !d.After(wt); {
-		if days[d.Format(time.DateOnly)] != nil {
+	// event log; then the people of the days of the range summed without
+	// them.
+	if err := sumRuns(ctx, eng, s, wf, wt, days, func(d *dayFigures) bool { return d != nil }, maps.Copy); err != nil {
+		return nil, f, t, nil, err
+	}
+	err = sumRuns(ctx, eng, s, f, t, days, func(d *dayFigures) bool { return d.total.PersonRows },
+		func(days, run map[string]*dayFigures) {
+			for day, d := range run {
+				days[day].people, days[day].total.PersonRows = d.people, true
+			}
+		})
+	return s, f, t, days, err
+}
+
+// sumRuns reads from the event log, a run of consecutive days at a time,
+// the days f..t that are not done, and merges their figures into days.
+func sumRuns(ctx context.Context, eng *queue.Engine, s *queue.Site, f, t time.Time, days map[string]*dayFigures,
+	done func(*dayFigures) bool, merge func(days, run map[string]*dayFigures)) error {
+	ok := func(d time.Time) bool { return done(days[d.Format(time.DateOnly)]) }
+	for d := f; !d.After(t); {
+		if ok(d) {
 			d = d.AddDate(0, 0, 1)
 			continue
 		}
 		e := d
-		for e.Before(wt) && days[e.AddDate(0, 0, 1).Format(time.DateOnly)] == nil {
+		for e.Before(t) && !ok(e.AddDate(0, 0, 1)) {
 			e = e.AddDate(0, 0, 1)
 		}
 		run, err := sumEvents(ctx, eng, s, d, e)
 		if err != nil {
-			return Report{}, err
+			return err
 		}
-		maps.Copy(days, run)
+		merge(days, run)
 		d = e.AddDate(0, 0, 1)
 	}
-	return assemble(s, f, t, days), nil
+	return nil
 }
 
 // parseRange checks the service days from..to.
@@ -260,7 +288,7 @@ read:
 	}
 	b.endDay()
 	for d := f; !d.After(t); d = d.AddDate(0, 0, 1) {
-		b.day(d.Format(time.DateOnly))
+		b.day(d.Format(time.DateOnly)).total.PersonRows = true
 	}
 	return b.days, nil
 }
@@ -308,13 +336,15 @@ func versionBefore(ctx context.Context, eng *queue.Engine, s *queue.Site, day st
 // dayFigures are the figures of one service day of a site, per row:
 // bookings has the booking events of the day (made, cancelled, checked
 // in, missed) by the day of their slot and resource, "YYYY-MM-DD resource".
+// people has the figures of each person, by name (kind person).
 type dayFigures struct {
-	total                        Figures
-	services, counters, bookings map[string]*Figures
+	total                                Figures
+	services, counters, bookings, people map[string]*Figures
 }
 
 func newDayFigures() *dayFigures {
-	return &dayFigures{services: map[string]*Figures{}, counters: map[string]*Figures{}, bookings: map[string]*Figures{}}
+	return &dayFigures{services: map[string]*Figures{}, counters: map[string]*Figures{}, bookings: map[string]*Figures{},
+		people: map[string]*Figures{}}
 }
 
 // row is the figures of id in m, made when missing.
@@ -341,13 +371,15 @@ type builder struct {
 	// appointment holds the tickets issued with class appointment (a
 	// check-in on time), whose BOOKING_CHECKED_IN follows.
 	appointment map[int64]bool
-	staff       map[string]*staffing
-	targets     map[string]time.Duration
+	// staff and staffP follow the open time of counters and of people.
+	staff, staffP map[string]*staffing
+	targets       map[string]time.Duration
 }
 
 func newBuilder(s *queue.Site) *builder {
 	b := &builder{s: s, v: view.New(*s, view.Opts{}), days: map[string]*dayFigures{},
-		appointment: map[int64]bool{}, staff: map[string]*staffing{}, targets: map[string]time.Duration{}}
+		appointment: map[int64]bool{}, staff: map[string]*staffing{}, staffP: map[string]*staffing{},
+		targets: map[string]time.Duration{}}
 	for _, sv := range s.Services {
 		b.targets[sv.Code] = sv.WaitTarget
 	}
@@ -429,23 +461,54 @@ func (b *builder) add(day string, ev *queue.Event) {
 			row(d.counters, c).Transferred++
 		}
 	}
-	b.staffed(d, ev)
+	if ev.Counter != "" {
+		staffed(b.staff, row(d.counters, ev.Counter), ev.Counter, ev)
+	}
+	// A name longer than an account's (64) is no person's, and would not
+	// fit the id of a daily row.
+	if name, at, ok := queue.ParseStaffActor(ev.Actor); ok && len(name) <= 64 {
+		p := row(d.people, name)
+		addPerson(p, at, ev)
+		staffed(b.staffP, p, name, ev)
+	}
 }
 
-// staffed follows the open time of the event's counter.
-func (b *builder) staffed(d *dayFigures, ev *queue.Event) {
-	if ev.Counter == "" {
-		return
+// addPerson counts an event of the person whose row is p, acting at
+// counter at.
+func addPerson(p *Figures, at string, ev *queue.Event) {
+	p.atCounter(at)
+	switch ev.Type {
+	case queue.EventCalled:
+		p.Called++
+	case queue.EventRecalled:
+		p.Recalled++
+	case queue.EventDone:
+		p.Served++
+		if ev.ServiceTime > 0 {
+			p.ServiceMs += ev.ServiceTime.Milliseconds()
+			p.Timed++
+		}
+	case queue.EventNoShow:
+		p.NoShows++
+	case queue.EventTransferred:
+		p.Transferred++
+	case queue.EventCounterPaused:
+		p.Paused++
 	}
-	st := b.staff[ev.Counter]
+}
+
+// staffed follows the open time of the counter or person id (in m), whose
+// row is f.
+func staffed(m map[string]*staffing, f *Figures, id string, ev *queue.Event) {
+	st := m[id]
 	if st == nil {
 		st = &staffing{}
-		b.staff[ev.Counter] = st
+		m[id] = st
 	}
 	switch {
 	case ev.Type == queue.EventCounterPaused:
 		if st.open {
-			row(d.counters, ev.Counter).StaffedMs += ev.At.Sub(st.since).Milliseconds()
+			f.StaffedMs += ev.At.Sub(st.since).Milliseconds()
 		}
 		st.open = false
 	case !st.open:
@@ -470,12 +533,17 @@ func (b *builder) endDay() {
 			f.ServiceMs += sv.ServiceSum.Milliseconds()
 		}
 	}
-	for id, st := range b.staff {
-		if st.open {
-			row(d.counters, id).StaffedMs += st.last.Sub(st.since).Milliseconds()
+	for _, m := range []struct {
+		staff map[string]*staffing
+		rows  map[string]*Figures
+	}{{b.staff, d.counters}, {b.staffP, d.people}} {
+		for id, st := range m.staff {
+			if st.open {
+				row(m.rows, id).StaffedMs += st.last.Sub(st.since).Milliseconds()
+			}
 		}
+		clear(m.staff)
 	}
-	clear(b.staff)
 	b.v = view.New(*b.s, view.Opts{})
 }
 
@@ -542,13 +610,8 @@ func bookingRows(s *queue.Site, f, t time.Time, m map[string]*Figures) []Booking
 // (a service or counter no longer configured still appears).
 func rows(configured []string, m map[string]*Figures) []Row {
 	var out []Row
-	for _, id := range configured {
+	for _, id := range ordered(configured, m) {
 		out = append(out, Row{ID: id, Stats: row(m, id).Stats()})
-	}
-	for _, id := range slices.Sorted(maps.Keys(m)) {
-		if id != "" && !slices.Contains(configured, id) {
-			out = append(out, Row{ID: id, Stats: m[id].Stats()})
-		}
 	}
 	return out
 }

@@ -20,7 +20,7 @@ import (
 // a month or a range, as charts each with its table under it and a CSV
 // download of that table (/reports/{site}/csv?table=ID), and a print
 // stylesheet that puts a report on one A4 page. Every figure comes from
-// package report (Build and BuildDetail); this file only lays them out.
+// package report (BuildAll: Build and BuildDetail); this file only lays them out.
 // The same page is written to a file by WriteReport (nowserving report
 // --format html), with its scripts and styles inline.
 
@@ -134,11 +134,7 @@ func rate(n, of int) float64 {
 
 // buildReport reads the figures of site over p from package report.
 func buildReport(ctx context.Context, eng *queue.Engine, site *queue.Site, p ReportPeriod, lang string) (reportPage, error) {
-	r, err := report.Build(ctx, eng, site.ID, p.From, p.To)
-	if err != nil {
-		return reportPage{}, err
-	}
-	d, err := report.BuildDetail(ctx, eng, site.ID, p.From, p.To)
+	r, d, err := report.BuildAll(ctx, eng, site.ID, p.From, p.To)
 	if err != nil {
 		return reportPage{}, err
 	}

@@ -25,7 +25,8 @@ only. --site may be left out when the configuration has one site; --day
 defaults to the site's current service day. --people reports by person
 instead: what each person did at the browser counter page (the events' actors
 user:NAME@counter-ID), at which counters, with calls, recalls, tickets served,
-no-shows, transfers, pauses and average service time.
+no-shows, transfers, pauses and average service time (from the daily
+figures too).
 
   nowserving report --config hospital.yaml --site main --day 2026-03-02 --format csv`
 
