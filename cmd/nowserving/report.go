@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -44,10 +45,10 @@ func newReportCmd() *cobra.Command {
 	cmd.Flags().StringVar(&day, "day", "", "service day YYYY-MM-DD (default: today at the site)")
 	cmd.Flags().StringVar(&to, "to", "", "last service day of a range YYYY-MM-DD (default: --day)")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: "+strings.Join(report.Formats, ", ")+
-		", or html (the report page with its charts, one file)")
+		", html (the report page with its charts, one file) or pdf (that page printed by a headless Chromium)")
 	cmd.Flags().BoolVar(&people, "people", false, "report by person (who did what at the counter pages) instead of by service and counter")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if format != "html" && !slices.Contains(report.Formats, format) {
+		if format != "html" && format != "pdf" && !slices.Contains(report.Formats, format) {
 			return fmt.Errorf("%w: %q", report.ErrFormat, format)
 		}
 		cfg, err := loadConfig(cmd, *file)
@@ -90,8 +91,12 @@ func newReportCmd() *cobra.Command {
 			}
 			return report.WritePeople(cmd.OutOrStdout(), site, day, to, ps, format)
 		}
-		if format == "html" {
-			return web.WriteReport(ctx, cmd.OutOrStdout(), eng, site, day, to, "")
+		if format == "html" || format == "pdf" {
+			page := func(w io.Writer) error { return web.WriteReport(ctx, w, eng, site, day, to, "") }
+			if format == "pdf" {
+				return writePDF(ctx, cmd.OutOrStdout(), page)
+			}
+			return page(cmd.OutOrStdout())
 		}
 		r, err := report.Build(ctx, eng, site, day, to)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/need"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -49,6 +50,11 @@ func TestReportCmd(t *testing.T) {
 	out, err = runCmd(t, "report", "--config", cfgFile, "--day", "2026-03-02", "--format", "html")
 	if err != nil || !strings.HasPrefix(out, "<!doctype html>") || !strings.Contains(out, "var uPlot=") || !strings.Contains(out, `id="card-waits"`) {
 		t.Errorf("report --format html: %v\n%.300s", err, out)
+	}
+	need.Program(t, "chromium", chromiums...)
+	out, err = runCmd(t, "report", "--config", cfgFile, "--day", "2026-03-02", "--format", "pdf")
+	if err != nil || !strings.HasPrefix(out, "%PDF") || !strings.Contains(out, "/Type /Page") {
+		t.Errorf("report --format pdf: %v\n%.200q", err, out)
 	}
 	out, err = runCmd(t, "report", "--config", cfgFile, "--day", "2026-03-02", "--people", "--format", "csv")
 	if want := "branch,2026-03-02,2026-03-02,li.na,1,1,0,1,0,0,0,360\n"; err != nil || !strings.Contains(out, want) {
