@@ -106,11 +106,11 @@ func (e *BookingStateError) refuses() {}
 // replayed true.
 func (e *Engine) Book(ctx context.Context, r BookRequest) (Booking, bool, error) {
 	op := opName("book", strconv.FormatInt(r.Slot, 10), PatientHash(r.Patient), map[bool]string{true: "hold"}[r.Hold])
-	// replayed and now are written by the committer and read once doRedo
+	// replayed and now are written by the committer and read once runIdempotent
 	// returned, like its result.
 	var replayed bool
 	var now Booking
-	b, err := doRedo(ctx, e, laneBulk, r.Request, op, func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
+	b, err := runIdempotent(ctx, e, laneBulk, r.Request, op, func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
 		replayed = false
 		return e.book(ctx, tx, j, s, r)
 	}, func(ctx context.Context, tx Tx, s *Site, v Booking) error {
@@ -281,7 +281,7 @@ func setBooking(ctx context.Context, tx Tx, j *job, s *Site, b *Booking, to Book
 // back. The compare-and-set on its status makes a second cancel a refusal
 // (ErrBookingState) that releases nothing.
 func (e *Engine) CancelBooking(ctx context.Context, r BookingRequest) (Booking, error) {
-	return doRedo(ctx, e, laneBulk, r.Request, opName("cancel-booking", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
+	return runIdempotent(ctx, e, laneBulk, r.Request, opName("cancel-booking", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
 		b, err := findBooking(ctx, tx, s, r)
 		if err != nil {
 			return Booking{}, err
@@ -295,7 +295,7 @@ func (e *Engine) CancelBooking(ctx context.Context, r BookingRequest) (Booking, 
 
 // Confirm turns a HELD booking whose hold has not run out into BOOKED.
 func (e *Engine) Confirm(ctx context.Context, r BookingRequest) (Booking, error) {
-	return doRedo(ctx, e, laneBulk, r.Request, opName("confirm", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
+	return runIdempotent(ctx, e, laneBulk, r.Request, opName("confirm", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
 		b, err := findBooking(ctx, tx, s, r)
 		if err != nil {
 			return Booking{}, err
@@ -322,7 +322,7 @@ func (e *Engine) Confirm(ctx context.Context, r BookingRequest) (Booking, error)
 // is missed.
 func (e *Engine) CheckIn(ctx context.Context, r BookingRequest) (CheckIn, error) {
 	var pos Position
-	ci, err := doRedo(ctx, e, laneBulk, r.Request, opName("check-in", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (CheckIn, error) {
+	ci, err := runIdempotent(ctx, e, laneBulk, r.Request, opName("check-in", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (CheckIn, error) {
 		ci, err := e.checkIn(ctx, tx, j, s, r)
 		pos = ci.Position
 		return ci, err
@@ -403,7 +403,7 @@ func (e *Engine) readBooking(ctx context.Context, site string, r BookingRequest)
 		return Booking{}, err
 	}
 	var b *Booking
-	err = e.view(ctx, func(ctx context.Context, tx Tx) error {
+	err = e.read(ctx, func(ctx context.Context, tx Tx) error {
 		b, err = findBooking(ctx, tx, s, r)
 		return err
 	})
@@ -419,7 +419,7 @@ func (e *Engine) Bookings(ctx context.Context, f BookingFilter) ([]Booking, erro
 		return nil, err
 	}
 	var out []Booking
-	err := e.view(ctx, func(ctx context.Context, tx Tx) error {
+	err := e.read(ctx, func(ctx context.Context, tx Tx) error {
 		var err error
 		out, err = tx.FindBookings(ctx, f)
 		return err

@@ -169,7 +169,7 @@ type job struct {
 	// counters are the counter states it wrote.
 	counters []CounterState
 	e        *Engine
-	wrote    bool // it called a write of recTx in its last run
+	wrote    bool // it called a write of trackingTx in its last run
 	done     chan struct{}
 
 	// prior is the stored result of an earlier request with the same key,
@@ -674,7 +674,7 @@ func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
 // only ROLLBACK may run) fails the whole transaction.
 func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
 	if len(jobs) == 1 {
-		return jobs[0].fn(ctx, recTx{Tx: tx, e: jobs[0].e, j: jobs[0]}, jobs[0])
+		return jobs[0].fn(ctx, trackingTx{Tx: tx, e: jobs[0].e, j: jobs[0]}, jobs[0])
 	}
 	if !slices.ContainsFunc(jobs, func(j *job) bool { return j.lane == laneIssue }) {
 		_, err := runEach(ctx, tx, jobs, nil)
@@ -718,7 +718,7 @@ func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
 // a bare job was refused after it wrote.
 func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (redo bool, err error) {
 	for i, j := range jobs {
-		if nums != nil && !fresh(j) {
+		if nums != nil && !newKioskTicket(j) {
 			// It may read tickets, or insert one of its own.
 			if err := nums.flush(ctx, tx, true); err != nil {
 				return false, err
@@ -734,7 +734,7 @@ func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (redo bool,
 			}
 		}
 		j.wrote = false
-		err := j.fn(ctx, recTx{Tx: tx, e: j.e, j: j, nums: nums}, j)
+		err := j.fn(ctx, trackingTx{Tx: tx, e: j.e, j: j, nums: nums}, j)
 		if err == nil {
 			continue
 		}
@@ -755,11 +755,11 @@ func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (redo bool,
 	return false, nil
 }
 
-// recTx is the transaction a job runs in: it records the tickets the job
+// trackingTx is the transaction a job runs in: it records the tickets the job
 // writes, which the waiting order applies once they are committed, and
 // whether the job wrote at all (a bare job may write only through the
 // methods below).
-type recTx struct {
+type trackingTx struct {
 	Tx
 	e    *Engine
 	j    *job
@@ -768,7 +768,7 @@ type recTx struct {
 
 // NextSeq takes one number (n is 1 in every request: the spans are the
 // batch's, not a request's), from the batch's span when it has one.
-func (t recTx) NextSeq(ctx context.Context, k DayKey, n int) (int, error) {
+func (t trackingTx) NextSeq(ctx context.Context, k DayKey, n int) (int, error) {
 	t.j.wrote = true
 	var seq int
 	var err error
@@ -786,7 +786,7 @@ func (t recTx) NextSeq(ctx context.Context, k DayKey, n int) (int, error) {
 
 // PutCounter records the counter states the job writes, kept with its work
 // in case the store loses it (lost.go).
-func (t recTx) PutCounter(ctx context.Context, c CounterState) error {
+func (t trackingTx) PutCounter(ctx context.Context, c CounterState) error {
 	t.j.wrote = true
 	err := t.Tx.PutCounter(ctx, c)
 	if err == nil {
@@ -795,7 +795,7 @@ func (t recTx) PutCounter(ctx context.Context, c CounterState) error {
 	return err
 }
 
-func (t recTx) InsertTicket(ctx context.Context, tk *Ticket) error {
+func (t trackingTx) InsertTicket(ctx context.Context, tk *Ticket) error {
 	t.j.wrote = true
 	var err error
 	if t.nums != nil {
@@ -812,7 +812,7 @@ func (t recTx) InsertTicket(ctx context.Context, tk *Ticket) error {
 
 // Waiting reads the waiting tickets once the batch's own are stored (a
 // revisit ticket is placed among them).
-func (t recTx) Waiting(ctx context.Context, q WaitingQuery) ([]Ticket, error) {
+func (t trackingTx) Waiting(ctx context.Context, q WaitingQuery) ([]Ticket, error) {
 	if t.nums != nil {
 		if err := t.nums.flush(ctx, t.Tx, false); err != nil {
 			return nil, err
@@ -821,7 +821,7 @@ func (t recTx) Waiting(ctx context.Context, q WaitingQuery) ([]Ticket, error) {
 	return t.Tx.Waiting(ctx, q)
 }
 
-func (t recTx) UpdateTicket(ctx context.Context, tk *Ticket, from Status) error {
+func (t trackingTx) UpdateTicket(ctx context.Context, tk *Ticket, from Status) error {
 	t.j.wrote = true
 	err := t.Tx.UpdateTicket(ctx, tk, from)
 	if err == nil {
@@ -831,7 +831,7 @@ func (t recTx) UpdateTicket(ctx context.Context, tk *Ticket, from Status) error 
 	return err
 }
 
-func (t recTx) SetSortKey(ctx context.Context, id, key int64) error {
+func (t trackingTx) SetSortKey(ctx context.Context, id, key int64) error {
 	t.j.wrote = true
 	err := t.Tx.SetSortKey(ctx, id, key)
 	if err == nil {
@@ -889,12 +889,12 @@ type versioned interface{ setVersion(int64) }
 // result for (device, key) is returned as it was; otherwise fn runs and its
 // result is stored in the same transaction.
 func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error)) (T, error) {
-	return doRedo(ctx, e, laneCounter, r, op, fn, nil)
+	return runIdempotent(ctx, e, laneCounter, r, op, fn, nil)
 }
 
-// doRedo is do with redo, when not nil, run in the same transaction on a
+// runIdempotent is do with redo, when not nil, run in the same transaction on a
 // stored result returned again, e.g. to read what changed since.
-func doRedo[T any](ctx context.Context, e *Engine, l lane, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error),
+func runIdempotent[T any](ctx context.Context, e *Engine, l lane, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error),
 	redo func(ctx context.Context, tx Tx, s *Site, v T) error) (T, error) {
 	var zero T
 	s, err := e.Site(r.Site)
@@ -969,9 +969,9 @@ func ms(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-// view runs fn in a read transaction of the store, at most StoreTimeout:
+// read runs fn in a read transaction of the store, at most StoreTimeout:
 // a store that does not answer fails the read with ErrUnavailable.
-func (e *Engine) view(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
+func (e *Engine) read(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
 	vctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
 	defer cancel()
 	err := e.store.View(vctx, fn)

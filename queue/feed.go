@@ -219,7 +219,7 @@ func (f *feed) rebuild(id string, sf *siteFeed, s *Site) {
 	f.mu.Unlock()
 	var ord *order
 	var v int64
-	err := f.e.view(f.ctx, func(ctx context.Context, tx Tx) error {
+	err := f.e.read(f.ctx, func(ctx context.Context, tx Tx) error {
 		var err error
 		if v, err = tx.LastVersion(ctx, id); err != nil {
 			return err
@@ -412,7 +412,7 @@ func (f *feed) read(ctx context.Context, id string, from int64, limit int, follo
 		return evs, nil, nil
 	}
 	var rd remoteRead
-	err = f.e.view(ctx, func(ctx context.Context, tx Tx) error {
+	err = f.e.read(ctx, func(ctx context.Context, tx Tx) error {
 		var err error
 		rd, err = readRemote(ctx, tx, s, evs)
 		return err

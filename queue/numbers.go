@@ -55,19 +55,19 @@ func newNumbers(jobs []*job) *numbers {
 	return &numbers{jobs: jobs, spans: map[DayKey]*span{}}
 }
 
-// fresh reports whether j runs bare and has no stored result: a kiosk
+// newKioskTicket reports whether j runs bare and has no stored result: a kiosk
 // ticket to issue, which reads no ticket.
-func fresh(j *job) bool { return j.lane == laneIssue && j.prior == nil }
+func newKioskTicket(j *job) bool { return j.lane == laneIssue && j.prior == nil }
 
-// wants reports whether j runs bare and may take a number of k.
-func wants(j *job, k DayKey) bool {
-	return fresh(j) && j.site == k.Site && j.number == k.Service
+// takesNumber reports whether j runs bare and may take a number of k.
+func takesNumber(j *job, k DayKey) bool {
+	return newKioskTicket(j) && j.site == k.Site && j.number == k.Service
 }
 
 // insert stores tk, a ticket of j: later, with the batch's other kiosk
 // tickets, when j is a fresh kiosk request and the store can reserve ids.
 func (n *numbers) insert(ctx context.Context, tx Tx, j *job, tk *Ticket) error {
-	if n.noIDs || !fresh(j) || tk.Queue == "" {
+	if n.noIDs || !newKioskTicket(j) || tk.Queue == "" {
 		// Stored now, after those waiting, and the ids left dropped:
 		// the store gives this one an id of its own.
 		if err := n.flush(ctx, tx, true); err != nil {
@@ -78,7 +78,7 @@ func (n *numbers) insert(ctx context.Context, tx Tx, j *job, tk *Ticket) error {
 	if len(n.ids) == 0 {
 		want := 1 // j's own, then the fresh requests right after it
 		for _, o := range n.after(j) {
-			if !fresh(o) {
+			if !newKioskTicket(o) {
 				break
 			}
 			want++
@@ -129,7 +129,7 @@ func (n *numbers) take(ctx context.Context, tx Tx, j *job, k DayKey) (int, error
 	}
 	want := 1
 	for _, o := range n.after(j) {
-		if wants(o, k) {
+		if takesNumber(o, k) {
 			want++
 		}
 	}

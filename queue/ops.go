@@ -59,7 +59,7 @@ type TransferRequest struct {
 
 // Issue takes a new number for a service.
 func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
-	return doRedo(ctx, e, laneIssue, r.numbered(), issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return runIdempotent(ctx, e, laneIssue, r.numbered(), issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		return e.issue(ctx, tx, j, s, r)
 	}, nil)
 }
@@ -78,7 +78,7 @@ func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, e
 		pos    Position
 		redone bool
 	)
-	t, err := doRedo(ctx, e, laneIssue, r.numbered(), issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	t, err := runIdempotent(ctx, e, laneIssue, r.numbered(), issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		return e.issue(ctx, tx, j, s, r)
 	}, func(ctx context.Context, tx Tx, s *Site, t Ticket) error {
 		cur, err := tx.Ticket(ctx, t.ID)

@@ -116,7 +116,7 @@ func (e *Engine) SnapshotOf(ctx context.Context, site string, scope ResourceScop
 	}
 	now := e.clock()
 	snap := Snapshot{Site: s.ID, Day: s.Day(now), At: now}
-	err = e.view(ctx, func(ctx context.Context, tx Tx) error {
+	err = e.read(ctx, func(ctx context.Context, tx Tx) error {
 		v, err := tx.LastVersion(ctx, s.ID)
 		if err != nil {
 			return err
@@ -402,7 +402,7 @@ func (e *Engine) Position(ctx context.Context, site, number string) (Position, e
 		return Position{}, err
 	}
 	var p Position
-	err = e.view(ctx, func(ctx context.Context, tx Tx) error {
+	err = e.read(ctx, func(ctx context.Context, tx Tx) error {
 		t, err := e.byNumber(ctx, tx, s, number, e.clock())
 		if err != nil {
 			return err
@@ -432,7 +432,7 @@ func (e *Engine) TicketPosition(ctx context.Context, t Ticket) (Position, error)
 // storeTicketPosition reads t again and counts its position in the store.
 func (e *Engine) storeTicketPosition(ctx context.Context, s *Site, t Ticket) (Position, error) {
 	var p Position
-	err := e.view(ctx, func(ctx context.Context, tx Tx) error {
+	err := e.read(ctx, func(ctx context.Context, tx Tx) error {
 		cur, err := tx.Ticket(ctx, t.ID)
 		if err != nil {
 			return err
@@ -494,7 +494,7 @@ func (e *Engine) storePosition(ctx context.Context, tx Tx, s *Site, t *Ticket) (
 // Events lists up to limit committed events of a site after a version.
 func (e *Engine) Events(ctx context.Context, site string, after int64, limit int) ([]Event, error) {
 	var evs []Event
-	err := e.view(ctx, func(ctx context.Context, tx Tx) error {
+	err := e.read(ctx, func(ctx context.Context, tx Tx) error {
 		var err error
 		evs, err = tx.Events(ctx, EventsQuery{Site: site, After: after, Limit: limit})
 		return err
@@ -532,7 +532,7 @@ func (e *Engine) EventPages(ctx context.Context, site string, after int64, page 
 // LastVersion is the newest committed event version of a site.
 func (e *Engine) LastVersion(ctx context.Context, site string) (int64, error) {
 	var v int64
-	err := e.view(ctx, func(ctx context.Context, tx Tx) error {
+	err := e.read(ctx, func(ctx context.Context, tx Tx) error {
 		var err error
 		v, err = tx.LastVersion(ctx, site)
 		return err

@@ -30,7 +30,7 @@ func (e *Engine) WaitingList(ctx context.Context, site, service string, limit in
 	slices.Sort(bands)
 	day := s.Day(e.clock())
 	var out []Ticket
-	err = e.view(ctx, func(ctx context.Context, tx Tx) error {
+	err = e.read(ctx, func(ctx context.Context, tx Tx) error {
 		out = out[:0]
 		for _, r := range bands {
 			n := 0
