@@ -130,10 +130,15 @@ func (b *Browser) Call(session, method string, params any, out any) error {
 		return nil
 	case <-b.done:
 		return fmt.Errorf("cdp %s: browser exited", method)
-	case <-time.After(20 * time.Second):
-		return fmt.Errorf("cdp %s: no reply in 20 s", method)
+	case <-time.After(callTimeout):
+		return fmt.Errorf("cdp %s: no reply in %s", method, callTimeout)
 	}
 }
+
+// callTimeout bounds one DevTools call: generous, for a browser starting
+// or opening a page on a loaded 2-core machine (CI saw Target.createTarget
+// take over 20 s beside the busy day's daemon).
+const callTimeout = time.Minute
 
 // Open opens url in a new page and returns the page's session. The page
 // is closed when t ends: a page keeps its event stream open, and Chromium
