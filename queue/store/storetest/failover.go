@@ -96,8 +96,16 @@ type FailoverResult struct {
 	// Errors counts the errors devices were answered, by the code the
 	// protocol sends for them (see WireCode), kiosks and keypads apart.
 	Errors map[string]int
-	// Samples is the first text of each error code.
+	// Samples is the first text of each error code; Spans when the first
+	// and the last of them were answered, since Fail: how long devices saw
+	// it.
 	Samples map[string]string
+	Spans   map[string][2]time.Duration
+	// KeypadsBack is the time from Fail by which every keypad had an
+	// answer (a success or a refusal by the rules) to a press it made
+	// after Fail; 0 with KeypadsStalled set, the keypads that had none.
+	KeypadsBack    time.Duration
+	KeypadsStalled []string
 	// DaemonErrors is how many lines the daemons logged at ERROR.
 	DaemonErrors int
 	// Check is `check` on the surviving database.
@@ -132,8 +140,14 @@ func (r FailoverResult) Log(t testing.TB) {
 	default:
 		t.Logf("first ticket after the failure at +%.2fs, every kiosk had one by +%.2fs", r.FirstTicket.Seconds(), r.AllKiosks.Seconds())
 	}
+	if len(r.KeypadsStalled) > 0 {
+		t.Logf("%d of the keypads got no answer after the failure: %s", len(r.KeypadsStalled), strings.Join(r.KeypadsStalled, ", "))
+	} else {
+		t.Logf("every keypad had an answer again by +%.2fs", r.KeypadsBack.Seconds())
+	}
 	for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
-		t.Logf("errors %s: %d (first: %s)", k, r.Errors[k], r.Samples[k])
+		sp := r.Spans[k]
+		t.Logf("errors %s: %d, from %+.2fs to %+.2fs (first: %s)", k, r.Errors[k], sp[0].Seconds(), sp[1].Seconds(), r.Samples[k])
 	}
 	t.Logf("daemons logged %d lines at ERROR; check: %d violations", r.DaemonErrors, len(r.Check.Violations))
 	for i, l := range r.Lost {
@@ -204,6 +218,9 @@ type failoverRun struct {
 	ledger  []ledgerEntry
 	errs    map[string]int
 	samples map[string]sample
+	lastErr map[string]time.Time
+	// pressed is when each keypad's presses were sent and answered.
+	pressed map[string][][2]time.Time
 }
 
 // ledgerEntry is a LedgerEntry with its times as read.
@@ -232,6 +249,15 @@ func (r *failoverRun) fail(who string, err error) {
 	if _, ok := r.samples[code]; !ok {
 		r.samples[code] = sample{now, err}
 	}
+	r.lastErr[code] = now
+}
+
+// answered notes a keypad press sent at sent and answered now.
+func (r *failoverRun) answered(keypad string, sent time.Time) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pressed[keypad] = append(r.pressed[keypad], [2]time.Time{sent, now})
 }
 
 // RunFailover runs f: Kiosks issuing and Keypads calling on the daemons
@@ -261,7 +287,7 @@ func RunFailover(t *testing.T, f Failover) FailoverResult {
 		t.Cleanup(func() { _ = e.Close(context.Background()) })
 		engines[i] = e
 	}
-	r := &failoverRun{t: t, errs: map[string]int{}, samples: map[string]sample{}}
+	r := &failoverRun{t: t, errs: map[string]int{}, samples: map[string]sample{}, lastErr: map[string]time.Time{}, pressed: map[string][][2]time.Time{}}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for g := range f.Kiosks {
@@ -302,7 +328,9 @@ func RunFailover(t *testing.T, f Failover) FailoverResult {
 	res := r.check(f.Survivor(t), site)
 	for code, s := range r.samples {
 		res.Samples[code] = fmt.Sprintf("%+.2fs %v", s.at.Sub(start).Seconds(), s.err)
+		res.Spans[code] = [2]time.Duration{s.at.Sub(start), r.lastErr[code].Sub(start)}
 	}
+	res.setKeypads(r.pressed, start)
 	res.DaemonErrors = strings.Count(logs.String(), "level=ERROR")
 	res.setKiosks(f.Kiosks)
 	if f.Prelude != nil {
@@ -336,6 +364,22 @@ func (res *FailoverResult) setKiosks(n int) {
 	}
 	if len(res.Stalled) > 0 {
 		res.AllKiosks = 0
+	}
+}
+
+// setKeypads sets KeypadsBack and KeypadsStalled from each keypad's first
+// press sent after start that was answered.
+func (res *FailoverResult) setKeypads(pressed map[string][][2]time.Time, start time.Time) {
+	for _, k := range slices.Sorted(maps.Keys(pressed)) {
+		i := slices.IndexFunc(pressed[k], func(p [2]time.Time) bool { return !p[0].Before(start) })
+		if i < 0 {
+			res.KeypadsStalled = append(res.KeypadsStalled, k)
+			continue
+		}
+		res.KeypadsBack = max(res.KeypadsBack, pressed[k][i][1].Sub(start))
+	}
+	if len(res.KeypadsStalled) > 0 {
+		res.KeypadsBack = 0
 	}
 }
 
@@ -385,12 +429,15 @@ func (r *failoverRun) keypad(stop <-chan struct{}, e *queue.Engine, site, counte
 		n++
 		req := queue.CounterRequest{Request: queue.Request{Site: site, Device: "keypad-" + counter, Key: fmt.Sprint(n)}, Counter: counter}
 		for {
+			sent := time.Now()
 			_, err := op(context.Background(), req)
 			if err == nil || slices.ContainsFunc(quiet, func(q error) bool { return errors.Is(err, q) }) {
+				r.answered(req.Device, sent)
 				return pause(stop, keypadPause)
 			}
 			r.fail("keypad", err)
 			if queue.IsRefusal(err) {
+				r.answered(req.Device, sent)
 				return pause(stop, keypadPause)
 			}
 			if !pause(stop, retryPause) {
@@ -429,7 +476,7 @@ func (r *failoverRun) check(s *sqlstore.Store, site queue.Site) FailoverResult {
 	if err != nil {
 		t.Fatalf("read the surviving database: %v", err)
 	}
-	res := FailoverResult{Acked: len(r.ledger), InDB: len(tickets), Errors: r.errs, Samples: map[string]string{}}
+	res := FailoverResult{Acked: len(r.ledger), InDB: len(tickets), Errors: r.errs, Samples: map[string]string{}, Spans: map[string][2]time.Duration{}}
 	for _, l := range r.ledger {
 		res.Ledger = append(res.Ledger, l.LedgerEntry)
 	}
