@@ -91,6 +91,9 @@ type FailoverResult struct {
 	// after it; AllKiosks the time by which every kiosk had got one (0
 	// with Stalled set).
 	FirstTicket, AllKiosks time.Duration
+	// DaemonKiosks is, per daemon, the time by which every kiosk on it had
+	// got a ticket after Fail (0 while one of them has none).
+	DaemonKiosks []time.Duration
 	// Stalled are the kiosks that got no ticket after Fail.
 	Stalled []string
 	// Errors counts the errors devices were answered, by the code the
@@ -139,6 +142,11 @@ func (r FailoverResult) Log(t testing.TB) {
 		t.Logf("first ticket after the failure at +%.2fs; %d of the kiosks got none: %s", r.FirstTicket.Seconds(), len(r.Stalled), strings.Join(r.Stalled, ", "))
 	default:
 		t.Logf("first ticket after the failure at +%.2fs, every kiosk had one by +%.2fs", r.FirstTicket.Seconds(), r.AllKiosks.Seconds())
+	}
+	if len(r.DaemonKiosks) > 1 {
+		for i, d := range r.DaemonKiosks {
+			t.Logf("daemon %d: every kiosk on it had a ticket again by +%.2fs", i+1, d.Seconds())
+		}
 	}
 	if len(r.KeypadsStalled) > 0 {
 		t.Logf("%d of the keypads got no answer after the failure: %s", len(r.KeypadsStalled), strings.Join(r.KeypadsStalled, ", "))
@@ -332,7 +340,7 @@ func RunFailover(t *testing.T, f Failover) FailoverResult {
 	}
 	res.setKeypads(r.pressed, start)
 	res.DaemonErrors = strings.Count(logs.String(), "level=ERROR")
-	res.setKiosks(f.Kiosks)
+	res.setKiosks(f.Kiosks, f.Daemons)
 	if f.Prelude != nil {
 		res.PreludeAt = prelude.Sub(start)
 	}
@@ -342,7 +350,7 @@ func RunFailover(t *testing.T, f Failover) FailoverResult {
 // setKiosks sets FirstTicket, AllKiosks and Stalled from each kiosk's first
 // ticket asked for after the failure (an answer just after it to a request
 // sent before may have committed before it).
-func (res *FailoverResult) setKiosks(n int) {
+func (res *FailoverResult) setKiosks(n, daemons int) {
 	first := map[string]time.Duration{}
 	for _, l := range res.Ledger {
 		if _, ok := first[l.Kiosk]; !ok && l.Sent >= 0 {
@@ -350,13 +358,17 @@ func (res *FailoverResult) setKiosks(n int) {
 		}
 	}
 	res.FirstTicket = -1
+	res.DaemonKiosks = make([]time.Duration, daemons)
+	stalled := make([]bool, daemons)
 	for g := range n {
 		k := fmt.Sprintf("kiosk-%d", g)
 		d, ok := first[k]
 		if !ok {
 			res.Stalled = append(res.Stalled, k)
+			stalled[g%daemons] = true
 			continue
 		}
+		res.DaemonKiosks[g%daemons] = max(res.DaemonKiosks[g%daemons], d)
 		if res.FirstTicket < 0 || d < res.FirstTicket {
 			res.FirstTicket = d
 		}
@@ -364,6 +376,11 @@ func (res *FailoverResult) setKiosks(n int) {
 	}
 	if len(res.Stalled) > 0 {
 		res.AllKiosks = 0
+	}
+	for i, s := range stalled {
+		if s {
+			res.DaemonKiosks[i] = 0
+		}
 	}
 }
 
