@@ -1,10 +1,13 @@
 package postgres_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -136,4 +139,64 @@ func TestFailoverReadOnly(t *testing.T) {
 	r.NoneTwice(t)
 	r.NoneLost(t)
 	r.Flowing(t, 4*time.Second) // the default store deadline, 3 s, and a second
+}
+
+// TestFailoverStuckCommit: synchronous replication whose standby stopped
+// receiving, so that a COMMIT on the primary waits for an acknowledgement;
+// then the primary turns read-only and the standby is promoted, as a
+// failover tool demotes one and promotes the other. The COMMIT in flight
+// must end as read-only soon after (the store asks where the writable host
+// is once a COMMIT has waited sqlstore.StuckCommit), not at its deadline,
+// and the next write lands on the promoted standby.
+func TestFailoverStuckCommit(t *testing.T) {
+	p := storetest.StartPGPair(t, storetest.PGPairOpts{Synchronous: true})
+	s, err := postgres.Open(t.Context(), p.DSN(), postgres.Opts{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	write := func(d time.Duration) error {
+		ctx, cancel := context.WithTimeout(t.Context(), d)
+		defer cancel()
+		return s.Update(ctx, func(ctx context.Context, tx queue.Tx) error {
+			_, err := tx.NextSeq(ctx, queue.DayKey{Site: "s", Service: "A", Day: "2026-12-01"}, 1)
+			return err
+		})
+	}
+	if err := write(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	p.DetachStandby(t)
+	const deadline = 20 * time.Second
+	start := time.Now()
+	errc := make(chan error, 1)
+	go func() { errc <- write(deadline) }()
+	time.Sleep(2 * sqlstore.StuckCommit) // the COMMIT waits, the primary still the primary
+	select {
+	case err := <-errc:
+		t.Fatalf("the write on a primary without its synchronous standby returned: %v", err)
+	default:
+	}
+	p.ReadOnlyPrimary(t)
+	p.Promote(t)
+	promoted := time.Since(start)
+	err = <-errc
+	took := time.Since(start)
+	t.Logf("COMMIT stuck from +0s, standby promoted at +%.2fs, COMMIT ended at +%.2fs: %v", promoted.Seconds(), took.Seconds(), err)
+	if !errors.Is(err, queue.ErrReadOnly) {
+		t.Errorf("stuck COMMIT ended with %v, want queue.ErrReadOnly", err)
+	}
+	if took-promoted > 2*time.Second {
+		t.Errorf("stuck COMMIT ended %.2fs after the promotion, want within 2 s", (took - promoted).Seconds())
+	}
+	if err := write(5 * time.Second); err != nil {
+		t.Fatalf("write after the promotion: %v", err)
+	}
+	var port string
+	if err := s.DB().QueryRowContext(t.Context(), "SELECT inet_server_port()::text").Scan(&port); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(p.Standby, ":"+port) {
+		t.Errorf("writing on port %s, want the promoted standby %s", port, p.Standby)
+	}
 }

@@ -82,7 +82,9 @@ func Open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 			return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
 		}
 	}
-	s, err := sqlstore.Connect(ctx, Dialect(), stdlib.OpenDB(*cfg), opts)
+	d := Dialect()
+	d.Demoted = demoted(cfg)
+	s, err := sqlstore.Connect(ctx, d, stdlib.OpenDB(*cfg), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +102,35 @@ func ParseConfig(dsn string, connect time.Duration) (*pgx.ConnConfig, error) {
 		cfg.ConnectTimeout = cmp.Or(connect, sqlstore.DefaultConnectTimeout)
 	}
 	return cfg, nil
+}
+
+// demoted is Dialect.Demoted for connections made with cfg. The check
+// makes a connection as the store would (the DSN's hosts in turn, its
+// target_session_attrs): one that finds no writable host, lands on another
+// server than conn's, or finds conn's server in recovery or read-only says
+// that conn's server is no longer the writable primary.
+func demoted(cfg *pgx.ConnConfig) func(conn any) func(ctx context.Context) bool {
+	return func(conn any) func(ctx context.Context) bool {
+		c, ok := conn.(*stdlib.Conn)
+		if !ok {
+			return nil
+		}
+		pc := c.Conn().PgConn()
+		return func(ctx context.Context) bool {
+			addr := pc.Conn().RemoteAddr().String()
+			probe, err := pgx.ConnectConfig(ctx, cfg)
+			if err != nil {
+				return errors.Is(err, pgconn.ErrReadOnlyConnection)
+			}
+			defer probe.Close(context.Background())
+			if probe.PgConn().Conn().RemoteAddr().String() != addr {
+				return true
+			}
+			var ro bool
+			err = probe.QueryRow(ctx, "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'").Scan(&ro)
+			return err == nil && ro
+		}
+	}
 }
 
 // migrationLock is a session advisory lock named after the schema, so

@@ -83,6 +83,12 @@ type Dialect struct {
 	// decides which errors end a transaction; queue.ErrConflict is left to
 	// compare-and-set statements that matched no row.
 	Classify func(err error) error
+	// Demoted, when set, is asked about the raw driver connection of a
+	// transaction about to commit: it returns a check, run only when the
+	// COMMIT has waited StuckCommit, of whether that connection's server
+	// has stopped being the writable primary (demoted, turned read-only,
+	// another host now the writable one). nil, or a nil check: never asked.
+	Demoted func(conn any) func(ctx context.Context) bool
 	// Migrations holds NNNN_name.sql files at its root, applied in order.
 	Migrations fs.FS
 	// Words fills the {{word}} holes of the migrations (see Expand): the

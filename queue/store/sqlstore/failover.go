@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -27,6 +28,69 @@ func ConnectTimeoutFor(timeout time.Duration) time.Duration {
 		return timeout / 3
 	}
 	return DefaultConnectTimeout
+}
+
+// StuckCommit is how long a COMMIT waits before the store asks the
+// dialect whether its server is still the writable primary
+// (Dialect.Demoted).
+const StuckCommit = 500 * time.Millisecond
+
+// errDemoted is what a COMMIT stuck on a server that is no longer the
+// writable primary ends with.
+var errDemoted = fmt.Errorf("%w: the COMMIT waited on a server that is no longer the writable primary", queue.ErrReadOnly)
+
+// watchCommit watches the COMMIT about to run on conn, in the transaction
+// whose context cancel ends. When it has not returned after StuckCommit
+// and its server is no longer the writable primary (Dialect.Demoted,
+// asked again every StuckCommit while it waits), the
+// transaction is cancelled with errDemoted: a COMMIT that waits for the
+// acknowledgement of a synchronous standby that was promoted away would
+// otherwise wait until the store deadline, and hold its site's committer
+// that long. Its outcome is unknown, as at a deadline: nothing was
+// acknowledged, and a retry with the same idempotency key lands on the
+// new primary. stop ends the watch and returns errDemoted if the watch
+// cancelled the transaction.
+func (s *Store) watchCommit(ctx context.Context, conn *sql.Conn, cancel context.CancelCauseFunc) (stop func() error) {
+	none := func() error { return nil }
+	if s.d.Demoted == nil || conn == nil {
+		return none
+	}
+	var check func(context.Context) bool
+	_ = conn.Raw(func(c any) error { check = s.d.Demoted(c); return nil })
+	if check == nil {
+		return none
+	}
+	// The check runs again every StuckCommit while the COMMIT waits: a
+	// failover tool may demote the primary some time after the standby
+	// stopped acknowledging.
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	mu.Lock()
+	t = time.AfterFunc(StuckCommit, func() {
+		pctx, done := context.WithTimeout(context.Background(), DefaultConnectTimeout)
+		defer done()
+		if check(pctx) {
+			cancel(errDemoted)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			t.Reset(StuckCommit)
+		}
+	})
+	mu.Unlock()
+	return func() error {
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
+		if errors.Is(context.Cause(ctx), errDemoted) {
+			return errDemoted
+		}
+		return nil
+	}
 }
 
 // lease is a connection taken from one of the store's pools for one

@@ -181,7 +181,10 @@ func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queu
 	if s.d.WriteIsolation != sql.LevelDefault {
 		opts = &sql.TxOptions{Isolation: s.d.WriteIsolation}
 	}
-	l, stx, err := s.begin(ctx, true, opts)
+	// The transaction's own context, which watchCommit may end.
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	l, stx, err := s.begin(tctx, true, opts)
 	if err != nil {
 		return false, s.wrap("begin", err)
 	}
@@ -193,16 +196,17 @@ func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queu
 		}
 	}()
 	t := &tx{s: s, tx: stx, write: true, cache: s.wstmts}
-	err = fn(ctx, t)
+	err = fn(tctx, t)
 	done = true
-	committing, err = s.end(stx, t, err)
+	committing, err = s.end(stx, t, err, func() func() error { return s.watchCommit(tctx, l.conn, cancel) })
 	l.release(err)
 	return committing, err
 }
 
 // end ends the read-write transaction stx after fn returned err, on t:
-// rolled back when the database ended it or fn failed, else committed.
-func (s *Store) end(stx *sql.Tx, t *tx, err error) (committing bool, _ error) {
+// rolled back when the database ended it or fn failed, else committed,
+// with watch watching the COMMIT (see watchCommit).
+func (s *Store) end(stx *sql.Tx, t *tx, err error, watch func() (stop func() error)) (committing bool, _ error) {
 	if t.dead != nil {
 		// The database ended the transaction: whatever fn made of that
 		// (a refusal, a retry that found nothing, nil), nothing of it
@@ -217,7 +221,12 @@ func (s *Store) end(stx *sql.Tx, t *tx, err error) (committing bool, _ error) {
 		_ = stx.Rollback()
 		return false, err
 	}
-	if err := stx.Commit(); err != nil {
+	stop := watch()
+	err = stx.Commit()
+	if demoted := stop(); err != nil {
+		if demoted != nil {
+			return true, fmt.Errorf("%s: commit: %w (%v)", s.d.Name, demoted, err)
+		}
 		return true, s.wrap("commit", err)
 	}
 	return false, nil
