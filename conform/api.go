@@ -49,7 +49,7 @@ const (
 	opConfirm  = "POST /api/v1/sites/{site}/appointments/{id}/confirm"
 	opCheckIn  = "POST /api/v1/sites/{site}/appointments/{id}/check-in"
 	opTicket   = "GET /api/v1/sites/{site}/tickets/{number}"
-	opWebhook  = "webhook (notify.webhooks): POST of a booking event"
+	opWebhook  = "POST webhook event (notify.webhooks)" // openapi.yaml's webhooks: event
 	codeLetter = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 )
 
@@ -380,7 +380,7 @@ func (r *apiRun) receive(w http.ResponseWriter, req *http.Request) {
 
 // checkWebhook waits for the BOOKING_BOOKED of booking b.
 func (r *apiRun) checkWebhook(b apiBooking, ok bool) {
-	const name = "BOOKING_BOOKED of the booking arrives, signed, with its event id and booking_id"
+	const name = "BOOKING_BOOKED of the booking arrives, signed, with its event id and booking_id, no code or patient"
 	if r.o.Webhook == nil {
 		r.rep.SkipOp(opWebhook, name, "no webhook receiver asked for (--webhook-listen)")
 		return
@@ -401,7 +401,10 @@ func (r *apiRun) checkWebhook(b apiBooking, ok bool) {
 		n := len(r.hooks)
 		r.mu.Unlock()
 		if found != nil {
-			r.rep.CheckOp(opWebhook, name, found.signed && found.id != "" && found.body["type"] == "BOOKING_BOOKED" && found.body["site"] == r.o.Site,
+			_, code := found.body["code"]
+			_, patient := found.body["patient"]
+			r.rep.CheckOp(opWebhook, name, found.signed && found.id != "" && found.body["id"] == found.id && found.body["type"] == "BOOKING_BOOKED" &&
+				found.body["site"] == r.o.Site && !code && !patient,
 				fmt.Sprintf("signed %v, event id %q, body %v", found.signed, found.id, found.body))
 			return
 		}
