@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
@@ -15,16 +14,9 @@ import (
 // figures report what their events report, also once the events are
 // purged; today (not summed) still comes from the events.
 func TestDailyEqualsEvents(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		open func(t *testing.T) (queue.Store, *sqlstore.Store)
-	}{
-		{"sqlite", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := storetest.SQLite(t); return s, s.Store }},
-		{"postgres", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := storetest.Postgres(t); return s, s.Store }},
-		{"mysql", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := storetest.MySQL(t); return s, s.Store }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			qs, st := tc.open(t)
+	for _, e := range storetest.Engines {
+		t.Run(e.Name, func(t *testing.T) {
+			qs, st := e.Open(t)
 			eng := play(t, qs)
 			ctx := context.Background()
 			ranges := [][2]string{{"2026-03-02", ""}, {"2026-03-03", ""}, {"2026-03-01", "2026-03-04"}}

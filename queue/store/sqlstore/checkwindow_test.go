@@ -16,16 +16,9 @@ import (
 // its window and whole; a ticket of an old day left open is found by a
 // check of every day and not by the window, one of yesterday by both.
 func TestCheckWindow(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		open func(t *testing.T) (queue.Store, *sqlstore.Store)
-	}{
-		{"sqlite", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := storetest.SQLite(t); return s, s.Store }},
-		{"postgres", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := storetest.Postgres(t); return s, s.Store }},
-		{"mysql", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := storetest.MySQL(t); return s, s.Store }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			qs, st := tc.open(t)
+	for _, e := range storetest.Engines {
+		t.Run(e.Name, func(t *testing.T) {
+			qs, st := e.Open(t)
 			site := storetest.TestSite()
 			now := time.Date(2026, 11, 20, 15, 0, 0, 0, site.Location)
 			if _, err := load.History(t.Context(), qs, site, load.HistoryOpts{Days: 5, PerDay: 40, Today: true, Now: now, Seed: 3}); err != nil {
