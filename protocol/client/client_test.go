@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -279,18 +280,6 @@ func versions(us []Update) []uint64 {
 	return v
 }
 
-func equal(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func waitSubscribed(t *testing.T, d *fakeDaemon) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); d.subscribed() == 0; {
@@ -345,7 +334,7 @@ func TestSubscribeResume(t *testing.T) {
 	waitSubscribed(t, d)
 	d.emit(wire.Event{Kind: wire.EventIssued}) // 8 live
 	got = append(got, collect(t, s, 1)...)
-	if want := []uint64{2, 3, 4, 5, 6, 7, 8}; !equal(versions(got), want) {
+	if want := []uint64{2, 3, 4, 5, 6, 7, 8}; !slices.Equal(versions(got), want) {
 		t.Errorf("versions = %v, want %v", versions(got), want)
 	}
 	if s.Version() != 8 {
@@ -374,7 +363,7 @@ func TestSubscribeSnapshotOnGap(t *testing.T) {
 	waitSubscribed(t, d)
 	d.emit(wire.Event{Kind: wire.EventCalled})
 	got = append(got, collect(t, s, 1)...)
-	if want := []uint64{1000, 1, 1003, 4}; !equal(versions(got), want) {
+	if want := []uint64{1000, 1, 1003, 4}; !slices.Equal(versions(got), want) {
 		t.Errorf("versions = %v, want %v (1000+v marks a snapshot)", versions(got), want)
 	}
 	if _, err := c.Subscribe(context.Background(), Filter{}); !errors.Is(err, ErrSubscribed) {
