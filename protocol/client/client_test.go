@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -235,17 +236,15 @@ func TestHeartbeats(t *testing.T) {
 			break
 		}
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	var hb, dials int
+	if !poll.Within(5*time.Second, 5*time.Millisecond, func() bool {
 		d.mu.Lock()
-		hb := d.hbSeen
+		hb = d.hbSeen
 		d.mu.Unlock()
-		dials := d.Accepted()
-		if hb > 0 && dials >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("heartbeats seen %d, dials %d; want > 0 and >= 2", hb, dials)
-		}
+		dials = d.Accepted()
+		return hb > 0 && dials >= 2
+	}) {
+		t.Fatalf("heartbeats seen %d, dials %d; want > 0 and >= 2", hb, dials)
 	}
 	c.Close()
 }
@@ -390,10 +389,8 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
+	if !poll.Within(5*time.Second, 5*time.Millisecond, func() bool { return runtime.NumGoroutine() <= before }) {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 	}
 }
