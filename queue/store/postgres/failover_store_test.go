@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/internal/testkit/need"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
@@ -272,17 +273,15 @@ func (p *pgServer) waitReadOnly(t *testing.T, want string) {
 	}
 	defer db.Close()
 	db.SetMaxIdleConns(0)
-	for range 100 {
+	if !poll.Within(2*time.Second, 20*time.Millisecond, func() bool {
 		var got string
 		if err := db.QueryRow("SHOW default_transaction_read_only").Scan(&got); err != nil {
 			t.Fatal(err)
 		}
-		if got == want {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+		return got == want
+	}) {
+		t.Fatalf("default_transaction_read_only not %s after 2 s", want)
 	}
-	t.Fatalf("default_transaction_read_only not %s after 2 s", want)
 }
 
 // freeze stops every process of the server with SIGSTOP: the postmaster
