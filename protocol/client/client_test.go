@@ -207,9 +207,7 @@ func TestCloseFailsPending(t *testing.T) {
 		_, err := c.TakeTicket(context.Background(), "A", 0, TicketOpts{})
 		errc <- err
 	}()
-	for len(d.requests(wire.TypeTakeTicket)) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, "the TAKE_TICKET at the daemon", func() bool { return len(d.requests(wire.TypeTakeTicket)) > 0 })
 	c.Close()
 	if err := <-errc; !errors.Is(err, ErrClosed) {
 		t.Errorf("err = %v, want ErrClosed", err)
@@ -281,11 +279,8 @@ func versions(us []Update) []uint64 {
 
 func waitSubscribed(t *testing.T, d *fakeDaemon) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); d.subscribed() == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("never resubscribed")
-		}
-		time.Sleep(time.Millisecond)
+	if !poll.Within(5*time.Second, time.Millisecond, func() bool { return d.subscribed() > 0 }) {
+		t.Fatal("never resubscribed")
 	}
 }
 
