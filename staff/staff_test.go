@@ -46,14 +46,9 @@ func TestHash(t *testing.T) {
 // TestAccountStores: the accounts round-trip on every store; a name is
 // taken once; an unknown one is told apart.
 func TestAccountStores(t *testing.T) {
-	stores := map[string]func(t *testing.T) queue.AccountStore{
-		"sqlite":   func(t *testing.T) queue.AccountStore { return storetest.SQLite(t).Store },
-		"postgres": func(t *testing.T) queue.AccountStore { return storetest.Postgres(t).Store },
-		"mysql":    func(t *testing.T) queue.AccountStore { return storetest.MySQL(t).Store },
-	}
-	for name, open := range stores {
-		t.Run(name, func(t *testing.T) {
-			st := open(t)
+	for _, e := range storetest.Engines {
+		t.Run(e.Name, func(t *testing.T) {
+			_, st := e.Open(t)
 			ctx := t.Context()
 			now := time.UnixMilli(1_700_000_000_000).UTC()
 			a := queue.Account{Name: "li.na", Role: queue.RoleCounter, Sites: []string{"hospital"}, Counters: []string{"1", "3"}}
