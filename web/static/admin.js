@@ -68,9 +68,12 @@
   function split(s) {
     return s.split(",").map(function (x) { return x.trim(); }).filter(function (x) { return x; });
   }
-  function roleOptions(sel) {
+  // roleOptions offers the roles in sel; to the admin's own account only
+  // admin, since the server refuses to take it from them (as it refuses to
+  // disable them: no such button either).
+  function roleOptions(sel, self) {
     sel.textContent = "";
-    roles.forEach(function (r) { sel.appendChild(new Option(t(r), r)); });
+    roles.forEach(function (r) { if (!self || r === "admin") sel.appendChild(new Option(t(r), r)); });
   }
   function cell(tr, text, cls) {
     var td = document.createElement("td");
@@ -110,8 +113,8 @@
       td.appendChild(acts);
       acts.appendChild(button(t("setPassword"), "pw-" + a.name, function () { openPassword(a); }));
       acts.appendChild(button(t("editAccess"), "ac-" + a.name, function () { openAccess(a); }));
-      acts.appendChild(a.disabled ? button(t("enable"), "en-" + a.name, function () { change(a, "enable", {}); })
-        : button(t("disable"), "di-" + a.name, function () { change(a, "disable", {}); }, "danger"));
+      if (a.disabled) acts.appendChild(button(t("enable"), "en-" + a.name, function () { change(a, "enable", {}); }));
+      else if (a.name !== list.me) acts.appendChild(button(t("disable"), "di-" + a.name, function () { change(a, "disable", {}); }, "danger"));
       tr.appendChild(td);
       tb.appendChild(tr);
     });
@@ -153,6 +156,7 @@
   function openAccess(a) {
     current = a;
     $("da-title").textContent = t("accessOf", { n: a.name });
+    roleOptions($("access-role"), a.name === list.me);
     $("access-role").value = a.role;
     $("access-sites").value = a.sites.join(", ");
     $("access-counters").value = a.counters.join(", ");
@@ -187,6 +191,5 @@
   document.querySelectorAll("[data-w]").forEach(function (e) { e.textContent = t(e.getAttribute("data-w")); });
   document.documentElement.lang = lang;
   roleOptions($("add-role"));
-  roleOptions($("access-role"));
   load();
 })();
