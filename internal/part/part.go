@@ -49,6 +49,25 @@ func (s *Stop) Next(ctx context.Context, tick <-chan time.Time) bool {
 	}
 }
 
+// Every is a loop that runs every so often: it runs pass at once, then at
+// each interval, until the stop is requested, ctx ends or pass reports
+// false, and records the loop's end when it returns. pass runs on a copy
+// of ctx that the stop request also cancels; one that must finish its
+// work in flight uses ctx instead.
+func (s *Stop) Every(ctx context.Context, interval time.Duration, pass func(context.Context) bool) {
+	defer s.Ended()
+	tk := time.NewTicker(interval)
+	defer tk.Stop()
+	for {
+		pctx, cancel := s.Context(ctx)
+		more := pass(pctx)
+		cancel()
+		if !more || !s.Next(ctx, tk.C) {
+			return // pass ended it, Shutdown (a pass in flight has finished) or ctx ended
+		}
+	}
+}
+
 // Request asks the loop to stop without waiting; it may be called more
 // than once.
 func (s *Stop) Request() { s.cancel() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 // A loop on Stop's Context ends on Request; Shutdown then returns nil.
@@ -52,5 +53,35 @@ func TestStopContextFollowsParent(t *testing.T) {
 	case <-s.Requested():
 		t.Error("Requested closed by the parent's end")
 	default:
+	}
+}
+
+// Every runs its pass at once and again at each interval, ends when the
+// pass reports false, and marks the loop ended; a stop request ends it
+// too, and cancels the pass's context.
+func TestEvery(t *testing.T) {
+	s := NewStop()
+	passes := 0
+	s.Every(context.Background(), time.Millisecond, func(context.Context) bool {
+		passes++
+		return passes < 3
+	})
+	if passes != 3 {
+		t.Errorf("passes = %d, want 3", passes)
+	}
+	select {
+	case <-s.Done():
+	default:
+		t.Error("Done not closed after Every returned")
+	}
+
+	s = NewStop()
+	go s.Every(context.Background(), time.Hour, func(ctx context.Context) bool {
+		s.Request()
+		<-ctx.Done() // the request cancels the pass in flight
+		return true
+	})
+	if err := s.Shutdown(context.Background(), "test: shutdown"); err != nil {
+		t.Fatalf("Shutdown: %v", err)
 	}
 }

@@ -16,42 +16,32 @@ import (
 // its window and whole; a ticket of an old day left open is found by a
 // check of every day and not by the window, one of yesterday by both.
 func TestCheckWindow(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		open func(t *testing.T) (queue.Store, *sqlstore.Store)
-	}{
-		{"sqlite", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := storetest.SQLite(t); return s, s.Store }},
-		{"postgres", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := storetest.Postgres(t); return s, s.Store }},
-		{"mysql", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := storetest.MySQL(t); return s, s.Store }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			qs, st := tc.open(t)
-			site := storetest.TestSite()
-			now := time.Date(2026, 11, 20, 15, 0, 0, 0, site.Location)
-			if _, err := load.History(t.Context(), qs, site, load.HistoryOpts{Days: 5, PerDay: 40, Today: true, Now: now, Seed: 3}); err != nil {
-				t.Fatal(err)
+	storetest.EachKind(t, func(t *testing.T, qs queue.Store, st *sqlstore.Store) {
+		site := storetest.TestSite()
+		now := time.Date(2026, 11, 20, 15, 0, 0, 0, site.Location)
+		if _, err := load.History(t.Context(), qs, site, load.HistoryOpts{Days: 5, PerDay: 40, Today: true, Now: now, Seed: 3}); err != nil {
+			t.Fatal(err)
+		}
+		opts := sqlstore.CheckOpts{Today: func(string) string { return site.Day(now) }, Now: func() time.Time { return now }}
+		window := opts
+		window.Days = 2
+		for _, o := range []sqlstore.CheckOpts{opts, window} {
+			if r, err := st.Check(t.Context(), o); err != nil || !r.OK() {
+				t.Fatalf("check of the history (days %d): %v, %v", o.Days, r, err)
 			}
-			opts := sqlstore.CheckOpts{Today: func(string) string { return site.Day(now) }, Now: func() time.Time { return now }}
-			window := opts
-			window.Days = 2
-			for _, o := range []sqlstore.CheckOpts{opts, window} {
-				if r, err := st.Check(t.Context(), o); err != nil || !r.OK() {
-					t.Fatalf("check of the history (days %d): %v, %v", o.Days, r, err)
-				}
-			}
-			reopen(t, qs, site.ID, "2026-11-16")
-			if r, err := st.Check(t.Context(), window); err != nil || !r.OK() || !strings.HasPrefix(r.String(), "the last 2 service days: ") {
-				t.Errorf("window with an old day open: %v, %v; want clean", r, err)
-			}
-			if r, err := st.Check(t.Context(), opts); err != nil || r.OK() {
-				t.Errorf("every day with an old day open: %v, %v; want a violation", r, err)
-			}
-			reopen(t, qs, site.ID, "2026-11-19")
-			if r, err := st.Check(t.Context(), window); err != nil || len(r.Violations) != 1 || !strings.Contains(r.Violations[0], "2026-11-19") {
-				t.Errorf("window with yesterday open: %v, %v; want its violation", r, err)
-			}
-		})
-	}
+		}
+		reopen(t, qs, site.ID, "2026-11-16")
+		if r, err := st.Check(t.Context(), window); err != nil || !r.OK() || !strings.HasPrefix(r.String(), "the last 2 service days: ") {
+			t.Errorf("window with an old day open: %v, %v; want clean", r, err)
+		}
+		if r, err := st.Check(t.Context(), opts); err != nil || r.OK() {
+			t.Errorf("every day with an old day open: %v, %v; want a violation", r, err)
+		}
+		reopen(t, qs, site.ID, "2026-11-19")
+		if r, err := st.Check(t.Context(), window); err != nil || len(r.Violations) != 1 || !strings.Contains(r.Violations[0], "2026-11-19") {
+			t.Errorf("window with yesterday open: %v, %v; want its violation", r, err)
+		}
+	})
 }
 
 // reopen puts the first ticket of site's day back to WAITING.

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
@@ -35,6 +36,44 @@ func MySQL(t testing.TB, opts ...sqlstore.Opts) *mysql.Store {
 	t.Helper()
 	s, err := mysql.Open(t.Context(), MySQLDSN(t), pick(opts, 20))
 	return opened(t, s, err)
+}
+
+// Kind is one of the three stores a contract test runs on.
+type Kind struct {
+	Name string // sqlite, postgres or mysql
+	// Open opens a fresh store of the kind for t (see SQLite, Postgres and
+	// MySQL): the store as the engine takes it, and its SQL core.
+	Open func(t testing.TB, opts ...sqlstore.Opts) (queue.Store, *sqlstore.Store)
+}
+
+// Kinds are SQLite, PostgreSQL and MySQL/MariaDB, in that order.
+var Kinds = []Kind{
+	{"sqlite", func(t testing.TB, o ...sqlstore.Opts) (queue.Store, *sqlstore.Store) {
+		s := SQLite(t, o...)
+		return s, s.Store
+	}},
+	{"postgres", func(t testing.TB, o ...sqlstore.Opts) (queue.Store, *sqlstore.Store) {
+		s := Postgres(t, o...)
+		return s, s.Store
+	}},
+	{"mysql", func(t testing.TB, o ...sqlstore.Opts) (queue.Store, *sqlstore.Store) {
+		s := MySQL(t, o...)
+		return s, s.Store
+	}},
+}
+
+// EachKind runs f in a subtest, named after the kind, on a fresh store of
+// each of kinds (all of Kinds when none are given).
+func EachKind(t *testing.T, f func(t *testing.T, qs queue.Store, st *sqlstore.Store), kinds ...Kind) {
+	if len(kinds) == 0 {
+		kinds = Kinds
+	}
+	for _, k := range kinds {
+		t.Run(k.Name, func(t *testing.T) {
+			qs, st := k.Open(t)
+			f(t, qs, st)
+		})
+	}
 }
 
 // pick is the first of opts (the zero Opts when none), with MaxConns
