@@ -14,13 +14,13 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/nowserving/nowserving/internal/backoff"
+	"github.com/nowserving/nowserving/internal/part"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
@@ -166,28 +166,17 @@ func (s *Store) Close() error {
 }
 
 // checkpointer checkpoints the write-ahead log on a connection of readers
-// every interval until stop.
+// at once and then every interval, until stop.
 func checkpointer(readers *sql.DB, every time.Duration) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			// A failure (the file gone, say) shows on the next write; the
-			// next tick tries again.
-			var busy, frames, copied int
-			_ = readers.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
-		}
-	}()
-	var once sync.Once
-	return func() { once.Do(func() { cancel(); <-done }) }
+	st := part.NewStop()
+	go st.Every(context.Background(), every, func(ctx context.Context) bool {
+		// A failure (the file gone, say) shows on the next write; the next
+		// pass tries again.
+		var busy, frames, copied int
+		_ = readers.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+		return true
+	})
+	return func() { st.Request(); <-st.Done() }
 }
 
 // incrementalVacuum sets auto_vacuum=INCREMENTAL on a new, empty file,
