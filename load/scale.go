@@ -54,7 +54,8 @@ func ScaleResource(i int) (string, int) {
 // ScaleConfig writes the daemon's configuration for the scale mode: site
 // SITE of resources resources, 08:00-18:00 in 15-minute slots, days ahead,
 // each day opening at midnight, and site OTHER whose tickets are taken
-// meanwhile, served on http with API token token, on the given store. It
+// meanwhile, served on http with API token token, on the given store,
+// with a display and a console of SITE and a kiosk of OTHER. It
 // uses no key newer than the appointments themselves, so an older daemon
 // reads it too.
 func ScaleConfig(w io.Writer, site, other string, resources, days int, driver, dsn, http, protocol, token string) error {
@@ -93,7 +94,11 @@ sites:
       - { code: A, name: { en: "Counter service" } }
     counters:
       - { id: "1", services: [A] }
-`, other)
+devices:
+  - { id: display-1, role: display, site: %s, secret: "scale-bench-display-secret" }
+  - { id: console-1, role: console, site: %s, secret: "scale-bench-console-secret" }
+  - { id: kiosk-1, role: kiosk, site: %s, secret: "scale-bench-kiosk-secret-01" }
+`, other, site, site, other)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
