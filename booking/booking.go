@@ -280,7 +280,7 @@ func (f *Front) SlotPage(ctx context.Context, q SlotQuery) ([]queue.Slot, int, e
 		return from, from + min(n-from, max(q.Limit, 1))
 	}
 	f.mu.Lock()
-	runs := f.eng.SlotRuns()
+	runs := f.eng.SlotRuns(q.Site, q.Resource)
 	if f.live[q.Site] {
 		if p, ok := f.cache.get(k, runs); ok {
 			from, to := page(len(p.slots))

@@ -101,8 +101,10 @@ type Engine struct {
 	// last generated to ("site/resource").
 	genMu     sync.Mutex
 	generated map[string]time.Time
-	// slotRuns counts the generations whose horizon moved (SlotRuns).
-	slotRuns atomic.Uint64
+	// runsMu guards slotRuns: the generations that ran per resource
+	// ("site/resource") and per site ("site/"), see SlotRuns.
+	runsMu   sync.Mutex
+	slotRuns map[string]uint64
 
 	mu     sync.RWMutex
 	closed bool
@@ -231,7 +233,7 @@ func New(o Opts) (*Engine, error) {
 		o.Name, _ = os.Hostname()
 	}
 	e := &Engine{store: o.Store, clock: o.Clock, batch: o.Batch, timeout: o.StoreTimeout, log: o.Logger,
-		generated: map[string]time.Time{}, name: o.Name}
+		generated: map[string]time.Time{}, slotRuns: map[string]uint64{}, name: o.Name}
 	defs, err := newSiteDefs(o.Sites)
 	if err != nil {
 		return nil, err
