@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/nowserving/nowserving/queue"
+
 	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
@@ -58,4 +60,22 @@ func opened[S interface{ Close() error }](t testing.TB, s S, err error) S {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// EachStore runs f as a subtest on a new database of each store, sqlite,
+// postgres and mysql: qs as the engine sees it, st the SQL store under it.
+func EachStore(t *testing.T, f func(t *testing.T, qs queue.Store, st *sqlstore.Store)) {
+	for _, tc := range []struct {
+		name string
+		open func(t *testing.T) (queue.Store, *sqlstore.Store)
+	}{
+		{"sqlite", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := SQLite(t); return s, s.Store }},
+		{"postgres", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := Postgres(t); return s, s.Store }},
+		{"mysql", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := MySQL(t); return s, s.Store }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			qs, st := tc.open(t)
+			f(t, qs, st)
+		})
+	}
 }
