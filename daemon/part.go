@@ -54,11 +54,10 @@ func (s *Sweeper) Name() string { return "sweeper" }
 // opened while the daemon was stopped (a fresh database has none), and
 // bookings for them are refused until it has run.
 func (s *Sweeper) Run(ctx context.Context) error {
-	// A sweep in flight finishes when Shutdown asks: it runs on ctx.
-	s.stop.Every(ctx, s.every, func(context.Context) bool {
+	s.stop.Every(ctx, s.every, func() bool {
 		sctx, cancel := context.WithTimeout(ctx, s.every)
+		defer cancel()
 		n, err := s.eng.Sweep(sctx)
-		cancel()
 		switch {
 		case errors.Is(err, queue.ErrClosed) || errors.Is(err, context.Canceled):
 			return false

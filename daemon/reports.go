@@ -86,8 +86,10 @@ func (r *Reports) Name() string { return "reports" }
 // Run looks at the schedules at once, then every o.Every, until Shutdown
 // or ctx ends; a report that failed is tried again the next time.
 func (r *Reports) Run(ctx context.Context) error {
-	r.stop.Every(ctx, r.o.Every, func(ctx context.Context) bool {
-		r.Pass(ctx)
+	r.stop.Every(ctx, r.o.Every, func() bool {
+		pctx, cancel := r.stop.Context(ctx)
+		defer cancel()
+		r.Pass(pctx)
 		return true
 	})
 	return nil

@@ -323,8 +323,10 @@ func (p *Purger) count(out map[string]int, table string, n int) {
 // Run runs a pass at once, then every so often until Shutdown or ctx
 // ends; a failed pass is logged and tried again next time.
 func (p *Purger) Run(ctx context.Context) error {
-	p.stop.Every(ctx, p.o.Every, func(ctx context.Context) bool {
-		n, _, err := p.Pass(ctx)
+	p.stop.Every(ctx, p.o.Every, func() bool {
+		pctx, cancel := p.stop.Context(ctx)
+		defer cancel()
+		n, _, err := p.Pass(pctx)
 		switch {
 		case errors.Is(err, context.Canceled):
 			return false

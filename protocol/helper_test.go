@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
@@ -323,12 +324,8 @@ func isReset(err error) bool {
 // waitConns waits until the server counts n connections.
 func (en *env) waitConns(n int) {
 	en.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for en.Server.Stats().Conns != n {
-		if time.Now().After(deadline) {
-			en.t.Fatalf("server has %d connections, want %d", en.Server.Stats().Conns, n)
-		}
-		time.Sleep(2 * time.Millisecond)
+	if !poll.Within(5*time.Second, 2*time.Millisecond, func() bool { return en.Server.Stats().Conns == n }) {
+		en.t.Fatalf("server has %d connections, want %d", en.Server.Stats().Conns, n)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/nowserving/nowserving/internal/testkit/golden"
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
@@ -32,38 +31,41 @@ func playBookings(t *testing.T, st queue.Store) *queue.Engine {
 // by hand against storetest.BookingDayWant, and the three formats as
 // golden files (the same on every store).
 func TestBookings(t *testing.T) {
-	storetest.EachKind(t, func(t *testing.T, qs queue.Store, _ *sqlstore.Store) {
-		eng := playBookings(t, qs)
-		r, err := Build(context.Background(), eng, "hq", "2026-12-01", "2026-12-02")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want []BookingRow
-		for _, res := range []string{"dr-li", "dr-wu", "vacc"} {
-			w := storetest.BookingDayWant[res]
-			want = append(want, BookingRow{Day: "2026-12-01", Resource: res, Booked: w[0], Cancelled: w[1], OnTime: w[2], Late: w[3], Missed: w[4]})
-		}
-		want = append(want, BookingRow{Day: "2026-12-02", Resource: "dr-li", Booked: 1},
-			BookingRow{Day: "2026-12-02", Resource: "dr-wu"}, BookingRow{Day: "2026-12-02", Resource: "vacc"})
-		if !reflect.DeepEqual(r.Bookings, want) {
-			t.Errorf("bookings:\n got %+v\nwant %+v", r.Bookings, want)
-		}
-		for _, f := range Formats {
-			var b bytes.Buffer
-			if err := Write(&b, r, f); err != nil {
+	for _, e := range storetest.Engines {
+		t.Run(e.Name, func(t *testing.T) {
+			qs, _ := e.Open(t)
+			eng := playBookings(t, qs)
+			r, err := Build(context.Background(), eng, "hq", "2026-12-01", "2026-12-02")
+			if err != nil {
 				t.Fatal(err)
 			}
-			golden.Assert(t, filepath.Join("testdata", "bookings."+f), b.Bytes())
-		}
-		// A day without bookings lists the resources with zeros.
-		r, err = Build(context.Background(), eng, "hq", "2026-12-03", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Bookings) != 3 || r.Bookings[0] != (BookingRow{Day: "2026-12-03", Resource: "dr-li"}) {
-			t.Errorf("empty day: %+v", r.Bookings)
-		}
-	})
+			var want []BookingRow
+			for _, res := range []string{"dr-li", "dr-wu", "vacc"} {
+				w := storetest.BookingDayWant[res]
+				want = append(want, BookingRow{Day: "2026-12-01", Resource: res, Booked: w[0], Cancelled: w[1], OnTime: w[2], Late: w[3], Missed: w[4]})
+			}
+			want = append(want, BookingRow{Day: "2026-12-02", Resource: "dr-li", Booked: 1},
+				BookingRow{Day: "2026-12-02", Resource: "dr-wu"}, BookingRow{Day: "2026-12-02", Resource: "vacc"})
+			if !reflect.DeepEqual(r.Bookings, want) {
+				t.Errorf("bookings:\n got %+v\nwant %+v", r.Bookings, want)
+			}
+			for _, f := range Formats {
+				var b bytes.Buffer
+				if err := Write(&b, r, f); err != nil {
+					t.Fatal(err)
+				}
+				golden.Assert(t, filepath.Join("testdata", "bookings."+f), b.Bytes())
+			}
+			// A day without bookings lists the resources with zeros.
+			r, err = Build(context.Background(), eng, "hq", "2026-12-03", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Bookings) != 3 || r.Bookings[0] != (BookingRow{Day: "2026-12-03", Resource: "dr-li"}) {
+				t.Errorf("empty day: %+v", r.Bookings)
+			}
+		})
+	}
 }
 
 // TestBookingsFromDaily: once the days are summed, the booking figures

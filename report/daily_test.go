@@ -15,7 +15,7 @@ import (
 // figures report what their events report, also once the events are
 // purged; today (not summed) still comes from the events.
 func TestDailyEqualsEvents(t *testing.T) {
-	storetest.EachKind(t, func(t *testing.T, qs queue.Store, st *sqlstore.Store) {
+	storetest.EachStore(t, func(t *testing.T, qs queue.Store, st *sqlstore.Store) {
 		eng := play(t, qs)
 		ctx := context.Background()
 		ranges := [][2]string{{"2026-03-02", ""}, {"2026-03-03", ""}, {"2026-03-01", "2026-03-04"}}

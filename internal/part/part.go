@@ -49,22 +49,15 @@ func (s *Stop) Next(ctx context.Context, tick <-chan time.Time) bool {
 	}
 }
 
-// Every is a loop that runs every so often: it runs pass at once, then at
-// each interval, until the stop is requested, ctx ends or pass reports
-// false, and records the loop's end when it returns. pass runs on a copy
-// of ctx that the stop request also cancels; one that must finish its
-// work in flight uses ctx instead.
-func (s *Stop) Every(ctx context.Context, interval time.Duration, pass func(context.Context) bool) {
+// Every is the loop of a part that runs a pass every so often: pass at
+// once, then at every tick of d, until pass reports false, the stop is
+// requested or ctx ends (a pass in flight finishes first); then it records
+// the loop as Ended.
+func (s *Stop) Every(ctx context.Context, d time.Duration, pass func() bool) {
 	defer s.Ended()
-	tk := time.NewTicker(interval)
+	tk := time.NewTicker(d)
 	defer tk.Stop()
-	for {
-		pctx, cancel := s.Context(ctx)
-		more := pass(pctx)
-		cancel()
-		if !more || !s.Next(ctx, tk.C) {
-			return // pass ended it, Shutdown (a pass in flight has finished) or ctx ended
-		}
+	for pass() && s.Next(ctx, tk.C) {
 	}
 }
 

@@ -56,32 +56,25 @@ func TestStopContextFollowsParent(t *testing.T) {
 	}
 }
 
-// Every runs its pass at once and again at each interval, ends when the
-// pass reports false, and marks the loop ended; a stop request ends it
-// too, and cancels the pass's context.
+// Every runs a pass at once and goes on until a pass reports false, then
+// marks the loop ended; a stop requested between passes ends it too.
 func TestEvery(t *testing.T) {
 	s := NewStop()
-	passes := 0
-	s.Every(context.Background(), time.Millisecond, func(context.Context) bool {
-		passes++
-		return passes < 3
-	})
-	if passes != 3 {
-		t.Errorf("passes = %d, want 3", passes)
+	n := 0
+	s.Every(context.Background(), time.Millisecond, func() bool { n++; return n < 3 })
+	if n != 3 {
+		t.Errorf("%d passes, want 3 (the third reports false)", n)
 	}
 	select {
 	case <-s.Done():
 	default:
 		t.Error("Done not closed after Every returned")
 	}
-
 	s = NewStop()
-	go s.Every(context.Background(), time.Hour, func(ctx context.Context) bool {
-		s.Request()
-		<-ctx.Done() // the request cancels the pass in flight
-		return true
-	})
-	if err := s.Shutdown(context.Background(), "test: shutdown"); err != nil {
-		t.Fatalf("Shutdown: %v", err)
+	s.Request()
+	n = 0
+	s.Every(context.Background(), time.Hour, func() bool { n++; return true })
+	if n != 1 {
+		t.Errorf("%d passes with the stop requested, want the first alone", n)
 	}
 }

@@ -38,39 +38,29 @@ func MySQL(t testing.TB, opts ...sqlstore.Opts) *mysql.Store {
 	return opened(t, s, err)
 }
 
-// Kind is one of the three stores a contract test runs on.
-type Kind struct {
-	Name string // sqlite, postgres or mysql
-	// Open opens a fresh store of the kind for t (see SQLite, Postgres and
-	// MySQL): the store as the engine takes it, and its SQL core.
-	Open func(t testing.TB, opts ...sqlstore.Opts) (queue.Store, *sqlstore.Store)
+// An Engine is one of the three stores, by the name the configuration
+// gives its driver, with an opener of a fresh store of it (SQLite, Postgres
+// or MySQL) that gives the store both as a queue.Store and as its shared
+// SQL part.
+type Engine struct {
+	Name string
+	Open func(t testing.TB) (queue.Store, *sqlstore.Store)
 }
 
-// Kinds are SQLite, PostgreSQL and MySQL/MariaDB, in that order.
-var Kinds = []Kind{
-	{"sqlite", func(t testing.TB, o ...sqlstore.Opts) (queue.Store, *sqlstore.Store) {
-		s := SQLite(t, o...)
-		return s, s.Store
-	}},
-	{"postgres", func(t testing.TB, o ...sqlstore.Opts) (queue.Store, *sqlstore.Store) {
-		s := Postgres(t, o...)
-		return s, s.Store
-	}},
-	{"mysql", func(t testing.TB, o ...sqlstore.Opts) (queue.Store, *sqlstore.Store) {
-		s := MySQL(t, o...)
-		return s, s.Store
-	}},
+// Engines are the three stores, SQLite first: a test that runs on every
+// store ranges over them, a subtest per Name.
+var Engines = []Engine{
+	{"sqlite", func(t testing.TB) (queue.Store, *sqlstore.Store) { s := SQLite(t); return s, s.Store }},
+	{"postgres", func(t testing.TB) (queue.Store, *sqlstore.Store) { s := Postgres(t); return s, s.Store }},
+	{"mysql", func(t testing.TB) (queue.Store, *sqlstore.Store) { s := MySQL(t); return s, s.Store }},
 }
 
-// EachKind runs f in a subtest, named after the kind, on a fresh store of
-// each of kinds (all of Kinds when none are given).
-func EachKind(t *testing.T, f func(t *testing.T, qs queue.Store, st *sqlstore.Store), kinds ...Kind) {
-	if len(kinds) == 0 {
-		kinds = Kinds
-	}
-	for _, k := range kinds {
-		t.Run(k.Name, func(t *testing.T) {
-			qs, st := k.Open(t)
+// EachStore runs f as a subtest on a fresh store of each of Engines: qs as
+// the engine sees it, st the SQL store under it.
+func EachStore(t *testing.T, f func(t *testing.T, qs queue.Store, st *sqlstore.Store)) {
+	for _, e := range Engines {
+		t.Run(e.Name, func(t *testing.T) {
+			qs, st := e.Open(t)
 			f(t, qs, st)
 		})
 	}
