@@ -9,7 +9,7 @@ import (
 // notConfig are NOWSERVING_* variables that are no configuration key: the
 // test and CI switches, the browser report --format pdf prints with, and
 // what a notify command is given.
-var notConfig = []string{"NOWSERVING_TEST_", "NOWSERVING_SKIP_", "NOWSERVING_ARTIFACTS", "NOWSERVING_CHROMIUM",
+var notConfig = []string{"NOWSERVING_TEST_", "NOWSERVING_SKIP_", "NOWSERVING_ARTIFACTS", "NOWSERVING_HALL_DAY_", "NOWSERVING_CHROMIUM",
 	"NOWSERVING_EVENT_ID", "NOWSERVING_EVENT_TYPE", "NOWSERVING_SITE", "NOWSERVING_VERSION", "NOWSERVING_ATTEMPT"}
 
 // EnvWarnings names each NOWSERVING_* variable of environ ("KEY=value"

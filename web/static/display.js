@@ -91,8 +91,12 @@
     var now = new Date(Date.now() + offset);
     var opts = { hour: "2-digit", minute: "2-digit" };
     if (state && state.tz) opts.timeZone = state.tz;
-    try { $("clock").textContent = now.toLocaleTimeString(langs[0], opts); }
-    catch (e) { $("clock").textContent = now.toLocaleTimeString(langs[0]); }
+    var text;
+    try { text = now.toLocaleTimeString(langs[0], opts); }
+    catch (e) { text = now.toLocaleTimeString(langs[0]); }
+    // Only a new minute is written: tick runs at every state too, and a
+    // text written again is laid out and painted again.
+    if ($("clock").textContent !== text) $("clock").textContent = text;
     document.body.classList.toggle("flash", Date.now() < highlightUntil);
     if (state && openSig() !== shownOpen) render(); // a service's hours opened or closed it
   }
@@ -338,11 +342,14 @@
   // setLive shows the board (true) or the full-screen "not connected"
   // state with the numbers cleared (false).
   function setLive(ok) {
+    // At every state of a live stream: nothing is written again.
+    var d = document.body.dataset;
+    if (ok && d.connected === "1" && !document.body.classList.contains("connecting")) return;
     document.body.classList.remove("connecting");
     document.body.classList.toggle("offline", !ok);
     $("offline").hidden = ok;
     $("conn").className = ok ? "conn ok" : "conn down";
-    document.body.dataset.connected = ok ? "1" : "0";
+    d.connected = ok ? "1" : "0";
     if (!ok && state) {
       state = null;
       render();
@@ -357,24 +364,30 @@
   }
 
   // renderSoon lays the board out once for all the events that arrived
-  // since the last frame: on a busy day states come faster than a TV's
-  // browser lays a page out, and rendering each one would leave the board
-  // further and further behind. A page that gets no frames (hidden) is
-  // laid out within 100 ms anyway.
-  var soon = null, called = false;
+  // since it was last laid out, and at most every RENDER_MS: on a busy day
+  // states come faster than a TV's browser lays a page out (each layout
+  // measures every name), and rendering each one would leave the board
+  // further and further behind; nobody reads a board faster than that. It
+  // waits for the next frame after RENDER_MS; a page that gets no frames
+  // (hidden) is laid out within 100 ms of it anyway.
+  var RENDER_MS = 250;
+  var soon = null, called = false, renderedAt = 0;
   function renderSoon(call) {
     called = called || call;
     if (soon) return;
-    soon = function () {
-      if (!soon) return;
+    var f = soon = function () {
+      if (soon !== f) return; // done already, by the frame or the timer
       soon = null;
+      renderedAt = Date.now();
       render();
       if (called) document.body.dataset.shownAt = String(Date.now()); // for tests and monitoring
       called = false;
       if (state) document.body.dataset.ready = "1";
     };
-    requestAnimationFrame(soon);
-    setTimeout(soon, 100);
+    setTimeout(function () {
+      requestAnimationFrame(f);
+      setTimeout(f, 100);
+    }, Math.max(0, renderedAt + RENDER_MS - Date.now()));
   }
 
   function connect() {
