@@ -46,4 +46,4 @@ soak: ## the busy-day test (TestBenchDay) at full size: SOAK_TICKETS tickets (20
 	  $(GO) test -count=1 -timeout 60m -run '^TestBenchDay$$' -v ./cmd/nowserving
 
 clean: ## remove build output, the demo databases and the demo's out/ folder
-	rm -rf bin out nowserving-demo.db nowserving-demo.db-* nowserving-bank.db nowserving-bank.db-* nowserving-rush.db nowserving-rush.db-* nowserving-busyday.db nowserving-busyday.db-*
+	rm -rf bin out nowserving-demo.db nowserving-demo.db-* nowserving-bank.db nowserving-bank.db-* nowserving-rush.db nowserving-rush.db-* nowserving-scale.db nowserving-scale.db-* scale.yaml nowserving-busyday.db nowserving-busyday.db-*

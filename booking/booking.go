@@ -42,6 +42,10 @@ type Opts struct {
 	// the store at a time (see ErrOverloaded; defaults DefaultMaxReads,
 	// DefaultMaxBookings, DefaultBookingQueue).
 	MaxReads, MaxBookings, BookingQueue int
+	// ReadBudget is how long a store read of a slot list or of a slot's
+	// holders may take before it is given up and shed as ErrOverloaded
+	// (default DefaultReadBudget).
+	ReadBudget time.Duration
 }
 
 // Front serves slot lists and bookings for the HTTP API. It is safe for
@@ -54,7 +58,9 @@ type Front struct {
 	limit *limiter
 	group singleflight.Group
 	reads *share // slot lists and holders read from the store
-	books *share // bookings at the engine
+	// budget is Opts.ReadBudget.
+	budget time.Duration
+	books  *share // bookings at the engine
 
 	mu sync.Mutex
 	// live are the sites whose follower applied its first snapshot: only
@@ -132,10 +138,13 @@ func New(o Opts) *Front {
 	if o.BookingQueue <= 0 {
 		o.BookingQueue = DefaultBookingQueue
 	}
+	if o.ReadBudget <= 0 {
+		o.ReadBudget = DefaultReadBudget
+	}
 	f := &Front{eng: o.Engine, clock: o.Clock, log: o.Logger, cache: newSlotCache(o.CacheSlots, newCacheMetrics()), gens: map[listKey]uint64{},
 		live: map[string]bool{}, epochs: map[string]uint64{}, full: map[string]*marks{}, maxMarks: o.CacheSlots,
 		holders: map[int64]holders{}, releases: map[int64]uint64{}, capacity: map[int64]int{},
-		gates: map[int64]*gate{}, reads: newShare("slot reads", o.MaxReads, 0), books: newShare("bookings", o.MaxBookings, o.BookingQueue)}
+		gates: map[int64]*gate{}, reads: newShare("slot reads", o.MaxReads, 0), budget: o.ReadBudget, books: newShare("bookings", o.MaxBookings, o.BookingQueue)}
 	limits := map[string]rate{}
 	for _, s := range o.Engine.Sites() {
 		limits[s.ID] = rate{n: s.Appointments.PatientRate, per: s.Appointments.PatientWindow}
@@ -271,7 +280,7 @@ func (f *Front) SlotPage(ctx context.Context, q SlotQuery) ([]queue.Slot, int, e
 		return from, from + min(n-from, max(q.Limit, 1))
 	}
 	f.mu.Lock()
-	runs := f.eng.SlotRuns()
+	runs := f.eng.SlotRuns(q.Site, q.Resource)
 	if f.live[q.Site] {
 		if p, ok := f.cache.get(k, runs); ok {
 			from, to := page(len(p.slots))
@@ -327,15 +336,38 @@ func (f *Front) SlotPage(ctx context.Context, q SlotQuery) ([]queue.Slot, int, e
 	return slots[from:to:to], len(slots), nil
 }
 
-// readSlots reads the list of q from the store, unless MaxReads are
-// being read (ErrOverloaded).
-func (f *Front) readSlots(ctx context.Context, q SlotQuery) ([]queue.Slot, error) {
+// readSlots reads the list of q from the store (see read).
+func (f *Front) readSlots(ctx context.Context, q SlotQuery) (slots []queue.Slot, err error) {
+	err = f.read(ctx, func(ctx context.Context) error {
+		slots, err = f.eng.Slots(ctx, q.Site, q.Resource, q.Date)
+		return err
+	})
+	return slots, err
+}
+
+// errReadBudget is the cause of a store read's context ending at the
+// front's ReadBudget.
+var errReadBudget = errors.New("booking: read budget spent")
+
+// read runs fn, a store read, unless MaxReads are being read; one that
+// does not finish within the ReadBudget is given up. Both are shed as
+// ErrOverloaded (429): a store too busy to answer a slot list soon is
+// left to the kiosks and counters, and the read is not reported as the
+// store's failure (503).
+func (f *Front) read(ctx context.Context, fn func(ctx context.Context) error) error {
 	leave, err := f.reads.enter(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer leave()
-	return f.eng.Slots(ctx, q.Site, q.Resource, q.Date)
+	rctx, cancel := context.WithTimeoutCause(ctx, f.budget, errReadBudget)
+	defer cancel()
+	err = fn(rctx)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), errReadBudget) {
+		f.reads.shed.Add(1)
+		return &OverloadError{What: "slot reads", RetryAfter: shedRetry}
+	}
+	return err
 }
 
 // Book applies a booking request: the patient's rate first, then a slot
@@ -450,12 +482,11 @@ func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (boo
 	if !ok || h.site != r.Site {
 		key := "holders\x00" + r.Site + "\x00" + strconv.FormatInt(r.Slot, 10) + "\x00" + strconv.FormatUint(rel, 10)
 		v, err, _ := f.group.Do(key, func() (any, error) {
-			leave, err := f.reads.enter(ctx)
-			if err != nil {
-				return nil, err
-			}
-			defer leave()
-			bs, err := f.eng.Bookings(ctx, queue.BookingFilter{Site: r.Site, Slot: r.Slot})
+			var bs []queue.Booking
+			err := f.read(ctx, func(ctx context.Context) (err error) {
+				bs, err = f.eng.Bookings(ctx, queue.BookingFilter{Site: r.Site, Slot: r.Slot})
+				return err
+			})
 			if err != nil {
 				return nil, fmt.Errorf("booking: read the bookings of slot %d: %w", r.Slot, err)
 			}

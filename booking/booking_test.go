@@ -22,6 +22,7 @@ import (
 type counting struct {
 	queue.Store
 	updates, views, slotReads atomic.Int64
+	hang                      atomic.Bool // a read waits until its context ends
 }
 
 func (c *counting) Update(ctx context.Context, fn func(context.Context, queue.Tx) error) error {
@@ -43,6 +44,10 @@ func (t slotCounting) Slot(ctx context.Context, id int64) (*queue.Slot, error) {
 
 func (c *counting) View(ctx context.Context, fn func(context.Context, queue.Tx) error) error {
 	c.views.Add(1)
+	if c.hang.Load() {
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	return c.Store.View(ctx, fn)
 }
 
@@ -325,5 +330,26 @@ func TestReplayKnownFull(t *testing.T) {
 	other.Device = "api:other"
 	if _, _, err := e.front.Book(t.Context(), other); !errors.Is(err, queue.ErrSlotFull) {
 		t.Errorf("another device's key his-1 on the full slot: %v, want slot full", err)
+	}
+}
+
+// TestReadBudget: a slot list the store does not answer within the read
+// budget is shed as ErrOverloaded (429), well before the store timeout
+// (which would be ErrUnavailable, 503).
+func TestReadBudget(t *testing.T) {
+	e := newEnvWith(t, booking.Opts{ReadBudget: 100 * time.Millisecond})
+	e.st.hang.Store(true)
+	start := time.Now()
+	_, err := e.front.Slots(t.Context(), "hq", "dr-li", "2026-12-02")
+	var oe *booking.OverloadError
+	if !errors.As(err, &oe) || !errors.Is(err, booking.ErrOverloaded) || errors.Is(err, queue.ErrUnavailable) || oe.What != "slot reads" {
+		t.Fatalf("a read the store does not answer: %v, want ErrOverloaded of slot reads", err)
+	}
+	if d := time.Since(start); d >= queue.DefaultStoreTimeout {
+		t.Errorf("shed after %s, want within the read budget, before the store timeout", d)
+	}
+	e.st.hang.Store(false)
+	if l, err := e.front.Slots(t.Context(), "hq", "dr-li", "2026-12-02"); err != nil || len(l) == 0 {
+		t.Errorf("once the store answers: %d slots, %v", len(l), err)
 	}
 }

@@ -14,7 +14,8 @@ import (
 // not starve them. It is answered 429 with Retry-After (never 503: the
 // daemon is well, only busy with appointments). Reads are shed first: a
 // slot list the store must be read for is refused as soon as MaxReads are
-// being read; a booking waits for one of MaxBookings places at the engine
+// being read, and given up when the store has not answered it within the
+// ReadBudget; a booking waits for one of MaxBookings places at the engine
 // behind at most BookingQueue others, and only then is refused.
 var ErrOverloaded = errors.New("booking: too many appointment requests at once")
 
@@ -40,6 +41,9 @@ const (
 	DefaultMaxReads     = 8
 	DefaultMaxBookings  = 16
 	DefaultBookingQueue = 64
+	// DefaultReadBudget is a third of the default store timeout: a read
+	// is given up well before a kiosk's request would be.
+	DefaultReadBudget = time.Second
 )
 
 // shedRetry is the Retry-After of a shed request.

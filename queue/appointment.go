@@ -110,7 +110,7 @@ func (e *Engine) Book(ctx context.Context, r BookRequest) (Booking, bool, error)
 	// returned, like its result.
 	var replayed bool
 	var now Booking
-	b, err := runIdempotent(ctx, e, laneBulk, r.Request, op, func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
+	b, err := runIdempotent(ctx, e, laneBooking, r.Request, op, func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
 		replayed = false
 		return e.book(ctx, tx, j, s, r)
 	}, func(ctx context.Context, tx Tx, s *Site, v Booking) error {

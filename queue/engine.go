@@ -101,8 +101,10 @@ type Engine struct {
 	// last generated to ("site/resource").
 	genMu     sync.Mutex
 	generated map[string]time.Time
-	// slotRuns counts the generations whose horizon moved (SlotRuns).
-	slotRuns atomic.Uint64
+	// runsMu guards slotRuns: the generations that ran per resource
+	// ("site/resource") and per site ("site/"), see SlotRuns.
+	runsMu   sync.Mutex
+	slotRuns map[string]uint64
 
 	mu     sync.RWMutex
 	closed bool
@@ -121,28 +123,46 @@ type Engine struct {
 // the committer takes the counter requests waiting first, in a batch of
 // their own (every other batch at most, so kiosks still get through), so
 // one waits at most for the transaction in flight and one more, never
-// behind a flood of kiosks.
+// behind a flood of kiosks. Bookings wait in a queue of their own, of
+// which a batch takes at most bookingShare: a rush of bookings at one site
+// never holds more than that share of any transaction, and the kiosks of
+// every site sharing the committer never queue behind it.
 type lane int
 
 const (
 	laneCounter lane = iota // keypads and consoles: first
-	laneBulk                // the sweeps, bookings and check-ins
+	laneBulk                // the sweeps, cancels and check-ins
 	// laneIssue is the bulk lane for kiosks' tickets, whose requests run
 	// bare in a batch: without a savepoint of their own (see runJobs).
 	laneIssue
+	laneBooking // bookings: at most bookingShare of a batch
+)
+
+// Indexes of a shard's queues.
+const (
+	queueCounter = iota
+	queueBulk
+	queueBooking
 )
 
 // queue is the index of the lane's queue in a shard: laneIssue's requests
 // wait in the bulk queue.
 func (l lane) queue() int {
-	if l == laneCounter {
-		return 0
+	switch l {
+	case laneCounter:
+		return queueCounter
+	case laneBooking:
+		return queueBooking
 	}
-	return 1
+	return queueBulk
 }
 
-// shard is one committer's two lanes.
-type shard [2]chan *job
+// shard is one committer's queues (see lane).
+type shard [3]chan *job
+
+// bookingShare is the most bookings one batch of size batch takes: a
+// quarter, and at least one.
+func bookingShare(batch int) int { return max(batch/4, 1) }
 
 // Request carries who asks and the idempotency key of the request. A retry
 // with the same Device and Key returns the first result.
@@ -213,7 +233,7 @@ func New(o Opts) (*Engine, error) {
 		o.Name, _ = os.Hostname()
 	}
 	e := &Engine{store: o.Store, clock: o.Clock, batch: o.Batch, timeout: o.StoreTimeout, log: o.Logger,
-		generated: map[string]time.Time{}, name: o.Name}
+		generated: map[string]time.Time{}, slotRuns: map[string]uint64{}, name: o.Name}
 	defs, err := newSiteDefs(o.Sites)
 	if err != nil {
 		return nil, err
@@ -225,7 +245,7 @@ func New(o Opts) (*Engine, error) {
 		e.feed.startFollower(o.PollInterval, o.PollIdle, o.Notifier)
 	}
 	for i := 0; i < o.Committers; i++ {
-		sh := shard{make(chan *job, o.Batch*4), make(chan *job, o.Batch*4)}
+		sh := shard{make(chan *job, o.Batch*4), make(chan *job, o.Batch*4), make(chan *job, o.Batch*4)}
 		e.shards = append(e.shards, sh)
 		e.wg.Add(1)
 		go e.commitLoop(sh)
@@ -320,8 +340,9 @@ func (e *Engine) Close(ctx context.Context) error {
 	if !e.closed {
 		e.closed = true
 		for _, sh := range e.shards {
-			close(sh[laneCounter])
-			close(sh[laneBulk])
+			for _, ch := range sh {
+				close(ch)
+			}
 		}
 	}
 	e.mu.Unlock()
@@ -409,9 +430,9 @@ func (e *Engine) ctxErr(ctx context.Context) error {
 
 func (e *Engine) commitLoop(sh shard) {
 	defer e.wg.Done()
-	fast, bulk := sh[laneCounter], sh[laneBulk]
+	fast, bulk, books := sh[queueCounter], sh[queueBulk], sh[queueBooking]
 	alone := false // the last batch held only counter requests
-	for fast != nil || bulk != nil {
+	for fast != nil || bulk != nil || books != nil {
 		var j *job
 		var ok bool
 		select {
@@ -432,9 +453,14 @@ func (e *Engine) commitLoop(sh shard) {
 					bulk = nil
 					continue
 				}
+			case j, ok = <-books:
+				if !ok {
+					books = nil
+					continue
+				}
 			}
 		}
-		batch := e.drain(fast, []*job{j})
+		batch := e.drain(fast, []*job{j}, e.batch)
 		if j.lane == laneCounter && !alone {
 			// Counter requests go alone, without kiosks: their batch is
 			// short. The next batch takes kiosks too, so that counters
@@ -444,13 +470,29 @@ func (e *Engine) commitLoop(sh shard) {
 			continue
 		}
 		alone = false
-		e.runBatch(e.drain(bulk, batch))
+		e.runBatch(e.fill(batch, bulk, books))
 	}
 }
 
-// drain adds to batch the jobs waiting in ch, up to the batch size.
-func (e *Engine) drain(ch chan *job, batch []*job) []*job {
-	for ch != nil && len(batch) < e.batch {
+// fill adds to batch, which holds the job that starts it (and counter
+// requests), the bookings waiting up to bookingShare of the batch in all,
+// then the bulk requests waiting up to the batch size: a kiosk waits for
+// at most the bookings of the transaction in flight and of the next, never
+// behind a rush of them, and the bookings still get their share.
+func (e *Engine) fill(batch []*job, bulk, books chan *job) []*job {
+	taken := 0
+	for _, j := range batch {
+		if j.lane == laneBooking {
+			taken++
+		}
+	}
+	batch = e.drain(books, batch, min(e.batch, len(batch)+bookingShare(e.batch)-taken))
+	return e.drain(bulk, batch, e.batch)
+}
+
+// drain adds to batch the jobs waiting in ch, up to n jobs in the batch.
+func (e *Engine) drain(ch chan *job, batch []*job, n int) []*job {
+	for ch != nil && len(batch) < n {
 		select {
 		case j, ok := <-ch:
 			if !ok {

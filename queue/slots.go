@@ -59,11 +59,19 @@ func (e *Engine) GenerateSlots(ctx context.Context) (int, error) {
 }
 
 // SlotRuns counts the slot generations that ran (at the start, at each
-// day's opening time, on GenerateSlots), whether this daemon or another
+// day's opening time, on GenerateSlots) for a resource of site, or for
+// any resource of it when resource is "", whether this daemon or another
 // created the slots: a slot list read before the last of them may lack
 // the slots it opened. Slot rows carry no event, so a cache of slot lists
-// (package booking) compares this number instead.
-func (e *Engine) SlotRuns() uint64 { return e.slotRuns.Load() }
+// (package booking) compares this number instead. It is counted per
+// resource so that the opening of one resource's day, and the hundreds of
+// transactions of a large site's opening, leave the other resources'
+// lists in the cache.
+func (e *Engine) SlotRuns(site, resource string) uint64 {
+	e.runsMu.Lock()
+	defer e.runsMu.Unlock()
+	return e.slotRuns[site+"/"+resource]
+}
 
 // SlotBatch is the most slots one transaction of a slot generation
 // creates or changes: a resource's 14 days of short slots are several
@@ -181,7 +189,12 @@ func (g *genRun) flush(ctx context.Context) error {
 		e.generated[pt.key] = pt.last
 	}
 	e.genMu.Unlock()
-	e.slotRuns.Add(1)
+	e.runsMu.Lock()
+	for _, pt := range group {
+		e.slotRuns[pt.s.ID+"/"+pt.r.ID]++
+		e.slotRuns[pt.s.ID+"/"]++
+	}
+	e.runsMu.Unlock()
 	return nil
 }
 

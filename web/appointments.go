@@ -163,7 +163,7 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 		y, m, d := day.Date()
 		out.Opening[res.ID] = time.Date(y, m, d-sc.DaysAhead, 0, 0, 0, 0, loc).Add(sc.OpensAt)
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeSlots(w, &out)
 }
 
 func (s *Server) book(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,6 +13,8 @@ import (
 func newBenchBookCmd() *cobra.Command {
 	o := load.BookOpts{URL: "http://127.0.0.1:7480", Site: "hospital", Resource: "dr-li", Slots: 20, Patients: 2000,
 		Rate: 5000, Duration: 30 * time.Second, OtherService: "A", OtherRate: 20}
+	sc := scaleCmd{ScaleOpts: load.ScaleOpts{Days: 14, Warmers: 16, ReadRates: []float64{1000, 2000, 4000, 6000, 8000}, Step: 10 * time.Second,
+		BookRate: 1000, RushDoctors: 20, RushReads: 2000}, driver: "sqlite", dsn: "nowserving-scale.db", http: "127.0.0.1:7482", protocol: "127.0.0.1:7402"}
 	cmd := &cobra.Command{
 		Use:   "book",
 		Short: "The 07:00 rush: book slots over HTTP open loop at a rate; report statuses, latency and overbooking",
@@ -21,11 +25,29 @@ a random one of the first --slots unbooked slots of --resource (on --date, or
 the first day that has that many). Latency is measured from each request's
 planned send time. With --other-site it also takes --other-rate tickets per
 second there. It fails when a slot is overbooked or an answer other than 201,
-409 or 429 came back.`,
+409 or 429 came back.
+
+With --resources N it runs at scale instead (--days, 40 slots a resource a
+day: --resources 2000 --days 14 is 1.12 M slots). --write-config FILE first
+writes the daemon's configuration for it (site scale, nine in ten resources
+doctors of one place, the rest rooms of ten, and site branch) and exits;
+start the daemon on it, then run again with --pid of the daemon: it reads
+every list once and prints the daemon's RSS, climbs the read ladder
+(--read-rates, each for --step) to the highest rate with p99 under 50 ms,
+books distinct slots at --book-rate (bookings/s and daemon CPU per booking),
+then runs the rush (--rate for --duration) on one slot each of
+--rush-doctors doctors with --rush-reads lists read a second and --other-rate
+tickets at --other-site, and fails when a slot is overbooked.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return load.Book(cmd.Context(), o, cmd.OutOrStdout()) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if sc.Resources > 0 {
+				return runScale(cmd, &o, &sc)
+			}
+			return load.Book(cmd.Context(), o, cmd.OutOrStdout())
+		},
 	}
 	fl := cmd.Flags()
+	scaleFlags(cmd, &sc)
 	fl.StringVar(&o.URL, "url", o.URL, "the daemon's HTTP address")
 	fl.StringVar(&o.Token, "token", "demo-his-token-change-me", "API bearer token")
 	fl.StringVar(&o.Site, "site", o.Site, "site of the resource")
@@ -41,3 +63,63 @@ second there. It fails when a slot is overbooked or an answer other than 201,
 	fl.IntVar(&o.MaxInFlight, "max-in-flight", 4096, "requests outstanding at most (more are counted as dropped)")
 	return cmd
 }
+
+// scaleCmd is bench book's scale mode: load.ScaleOpts, and what
+// --write-config puts in the daemon's configuration.
+type scaleCmd struct {
+	load.ScaleOpts
+	config, driver, dsn, http, protocol string
+}
+
+func scaleFlags(cmd *cobra.Command, sc *scaleCmd) {
+	fl := cmd.Flags()
+	fl.IntVar(&sc.Resources, "resources", 0, "scale mode: resources of the site (40 slots each a day)")
+	fl.IntVar(&sc.Days, "days", sc.Days, "scale mode: days of slots ahead")
+	fl.IntVar(&sc.PID, "pid", 0, "scale mode: the daemon's process id, for its RSS and CPU time")
+	fl.IntVar(&sc.Warmers, "warmers", sc.Warmers, "scale mode: lists read at once while warming")
+	fl.Float64SliceVar(&sc.ReadRates, "read-rates", sc.ReadRates, "scale mode: the read ladder's rates, lists/s")
+	fl.DurationVar(&sc.Step, "step", sc.Step, "scale mode: how long each ladder step and the distinct bookings run")
+	fl.Float64Var(&sc.BookRate, "book-rate", sc.BookRate, "scale mode: distinct-slot bookings offered per second (0: none)")
+	fl.IntVar(&sc.RushDoctors, "rush-doctors", sc.RushDoctors, "scale mode: doctors whose first free slot of the last day the rush books")
+	fl.Float64Var(&sc.RushReads, "rush-reads", sc.RushReads, "scale mode: lists read per second during the rush")
+	fl.StringVar(&sc.config, "write-config", "", "scale mode: write the daemon's configuration to this file and exit")
+	fl.StringVar(&sc.driver, "config-store-driver", sc.driver, "scale mode: the store driver --write-config puts in")
+	fl.StringVar(&sc.dsn, "config-store-dsn", sc.dsn, "scale mode: the store DSN --write-config puts in")
+	fl.StringVar(&sc.http, "config-http", sc.http, "scale mode: the HTTP address --write-config puts in")
+	fl.StringVar(&sc.protocol, "config-protocol", sc.protocol, "scale mode: the protocol address --write-config puts in")
+}
+
+// runScale writes the scale configuration (--write-config) or runs the
+// scale mode against the daemon; --site and --other-site default to the
+// configuration's scale and branch.
+func runScale(cmd *cobra.Command, o *load.BookOpts, sc *scaleCmd) error {
+	if !cmd.Flags().Changed("site") {
+		o.Site = "scale"
+	}
+	if !cmd.Flags().Changed("other-site") {
+		o.OtherSite = "branch"
+	}
+	if !cmd.Flags().Changed("token") {
+		o.Token = scaleToken
+	}
+	if !cmd.Flags().Changed("url") {
+		o.URL = "http://" + sc.http
+	}
+	if sc.config != "" {
+		f, err := os.Create(sc.config)
+		if err != nil {
+			return fmt.Errorf("bench: book: %w", err)
+		}
+		if err := load.ScaleConfig(f, o.Site, o.OtherSite, sc.Resources, sc.Days, sc.driver, sc.dsn, sc.http, sc.protocol, o.Token); err != nil {
+			f.Close()
+			return fmt.Errorf("bench: book: write %s: %w", sc.config, err)
+		}
+		return f.Close()
+	}
+	sc.Book = *o
+	return load.Scale(cmd.Context(), sc.ScaleOpts, cmd.OutOrStdout())
+}
+
+// scaleToken is the API token of the scale configuration (published: a
+// bench's).
+const scaleToken = "scale-bench-token-0123"
