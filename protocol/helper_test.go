@@ -119,6 +119,9 @@ type client struct {
 	other []wire.Message
 	// patience is how long read waits for a frame; 0: 10 s.
 	patience time.Duration
+	// lastVersion is the HELLO's LastVersion: the last event the device
+	// says it has seen.
+	lastVersion uint64
 }
 
 func (en *env) dial() *client {
@@ -152,7 +155,7 @@ func (en *env) login(id string, boot uint64) (*client, *wire.Welcome) {
 func (cl *client) auth(id string, role wire.Role, boot uint64, secret []byte) (*wire.Welcome, error) {
 	cl.id, cl.boot = id, boot
 	cl.next = 2
-	cl.write(1, 0, &wire.Hello{DeviceID: id, Role: role, ProtocolVersion: 1, BootNonce: boot})
+	cl.write(1, 0, &wire.Hello{DeviceID: id, Role: role, ProtocolVersion: 1, BootNonce: boot, LastVersion: cl.lastVersion})
 	f, m, err := cl.read()
 	if err != nil {
 		return nil, err

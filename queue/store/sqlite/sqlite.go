@@ -169,7 +169,9 @@ func (s *Store) Close() error {
 // at once and then every interval, until stop.
 func checkpointer(readers *sql.DB, every time.Duration) (stop func()) {
 	st := part.NewStop()
-	go st.Every(context.Background(), every, func(ctx context.Context) bool {
+	go st.Every(context.Background(), every, func() bool {
+		ctx, cancel := st.Context(context.Background())
+		defer cancel()
 		// A failure (the file gone, say) shows on the next write; the next
 		// pass tries again.
 		var busy, frames, copied int

@@ -55,6 +55,17 @@ var Engines = []Engine{
 	{"mysql", func(t testing.TB) (queue.Store, *sqlstore.Store) { s := MySQL(t); return s, s.Store }},
 }
 
+// EachStore runs f as a subtest on a fresh store of each of Engines: qs as
+// the engine sees it, st the SQL store under it.
+func EachStore(t *testing.T, f func(t *testing.T, qs queue.Store, st *sqlstore.Store)) {
+	for _, e := range Engines {
+		t.Run(e.Name, func(t *testing.T) {
+			qs, st := e.Open(t)
+			f(t, qs, st)
+		})
+	}
+}
+
 // pick is the first of opts (the zero Opts when none), with MaxConns
 // conns when it sets none.
 func pick(opts []sqlstore.Opts, conns int) sqlstore.Opts {
