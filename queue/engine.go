@@ -819,7 +819,7 @@ func (t trackingTx) NextSeq(ctx context.Context, k DayKey, n int) (int, error) {
 	} else {
 		seq, err = t.nums.take(ctx, t.Tx, t.j, k)
 	}
-	if err == nil && n > 0 {
+	if err == nil {
 		// A number this daemon knows was given: the store lost work.
 		err = t.e.feed.checkNumber(k, seq)
 	}

@@ -163,7 +163,7 @@ func (n *numbers) giveBack(ctx context.Context, tx Tx) error {
 	})
 	for _, k := range keys {
 		sp := n.spans[k]
-		if _, err := tx.NextSeq(ctx, k, sp.next-sp.last-1); err != nil {
+		if err := tx.GiveBackSeq(ctx, k, sp.last-sp.next+1); err != nil {
 			return err
 		}
 	}

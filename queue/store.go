@@ -167,12 +167,14 @@ type Tx interface {
 	// statement; a (device, key) saved before fails with ErrDuplicate.
 	SaveRequests(ctx context.Context, reqs []SavedRequest) error
 
-	// NextSeq adds n to the last number of a service day (0 before its
-	// first) and returns the new last: n = 1 allocates the next number,
-	// n > 1 the n numbers up to the one returned at once (in one
-	// statement), and a negative n gives back the last numbers this
-	// transaction took and did not use.
+	// NextSeq adds n (1 or more) to the last number of a service day (0
+	// before its first) and returns the new last: n = 1 allocates the next
+	// number, n > 1 the n numbers up to the one returned at once (in one
+	// statement).
 	NextSeq(ctx context.Context, k DayKey, n int) (int, error)
+	// GiveBackSeq gives back the last n numbers of a service day, which
+	// this transaction took by NextSeq and did not use.
+	GiveBackSeq(ctx context.Context, k DayKey, n int) error
 
 	// InsertTicket stores a new ticket and sets t.ID. A duplicate
 	// (site, service, day, seq) fails with ErrDuplicate.

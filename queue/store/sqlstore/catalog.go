@@ -48,7 +48,7 @@ func (d *Dialect) Catalog() []NamedStmt {
 		{RequestKey: queue.RequestKey{Device: "k1", Key: "x1"}, Op: "issue A", Result: []byte("r1"), AtMs: before},
 		{RequestKey: queue.RequestKey{Device: "k2", Key: "x2"}, Op: "next c1", AtMs: before}}))
 	add("NextSeq", "", q.nextSeq(queue.DayKey{Site: site, Service: service, Day: day}, 1))
-	add("NextSeq: give back", "a batch's kiosks took more numbers than they used", q.nextSeq(queue.DayKey{Site: site, Service: service, Day: day}, -2))
+	add("GiveBackSeq", "a batch's kiosks took more numbers than they used", q.giveBackSeq(queue.DayKey{Site: site, Service: service, Day: day}, 2))
 	add("InsertTicket", "", q.insertTicket(tk))
 	if d.IDs != IDsOnInsert {
 		add("TicketIDs", "a batch's kiosks", q.ticketIDs(3))

@@ -188,10 +188,12 @@ func (q *queries) saveRequests(reqs []queue.SavedRequest) Stmt {
 // nextSeq adds n to a service day's number, inserting it at n, or (n < 0)
 // takes -n off it; see Dialect.increment for how the new value comes back.
 func (q *queries) nextSeq(k queue.DayKey, n int) Stmt {
-	if n < 0 {
-		return Stmt{q.text.giveBackSeq, []any{-n, k.Site, k.Service, k.Day}}
-	}
 	return Stmt{q.text.nextSeq, []any{k.Site, k.Service, k.Day, n, n}}
+}
+
+// giveBackSeq takes n from the last number of k.
+func (q *queries) giveBackSeq(k queue.DayKey, n int) Stmt {
+	return Stmt{q.text.giveBackSeq, []any{n, k.Site, k.Service, k.Day}}
 }
 
 // insertCols are the columns a new ticket is inserted with (but its id),

@@ -129,13 +129,29 @@ func (t *tx) increment(ctx context.Context, st Stmt) (int64, error) {
 	return n, err
 }
 
-// NextSeq adds n to the last number of a service day and returns it.
+// NextSeq adds n (1 or more) to the last number of a service day and
+// returns it.
 func (t *tx) NextSeq(ctx context.Context, k queue.DayKey, n int) (int, error) {
+	if n < 1 {
+		return 0, fmt.Errorf("next seq: %d numbers, want 1 or more", n)
+	}
 	last, err := t.increment(ctx, t.s.q.nextSeq(k, n))
 	if err != nil {
 		return 0, t.wrap("next seq", err)
 	}
 	return int(last), nil
+}
+
+// GiveBackSeq takes n from the last number of a service day: the numbers
+// this transaction took and did not use.
+func (t *tx) GiveBackSeq(ctx context.Context, k queue.DayKey, n int) error {
+	if n < 1 {
+		return fmt.Errorf("give back seq: %d numbers, want 1 or more", n)
+	}
+	if _, err := t.increment(ctx, t.s.q.giveBackSeq(k, n)); err != nil {
+		return t.wrap("give back seq", err)
+	}
+	return nil
 }
 
 // InsertTicket stores a new ticket and sets its ID (and its Queue to its

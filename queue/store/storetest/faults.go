@@ -237,6 +237,13 @@ func (t *faultTx) NextSeq(ctx context.Context, k queue.DayKey, n int) (int, erro
 	return t.Tx.NextSeq(ctx, k, n)
 }
 
+func (t *faultTx) GiveBackSeq(ctx context.Context, k queue.DayKey, n int) error {
+	if err := t.step("GiveBackSeq"); err != nil {
+		return err
+	}
+	return t.Tx.GiveBackSeq(ctx, k, n)
+}
+
 func (t *faultTx) InsertTicket(ctx context.Context, tk *queue.Ticket) error {
 	return tell(t, "InsertTicket", t.Tx.InsertTicket, ctx, tk)
 }

@@ -210,11 +210,10 @@ func txNextSeq(t *testing.T, s queue.Store) {
 		if last != 9 {
 			t.Errorf("NextSeq(4) after 5 = %d, want 9", last)
 		}
-		last, err = tx.NextSeq(ctx, k, -2)
-		if last != 7 {
-			t.Errorf("NextSeq(-2) after 9 = %d, want 7", last)
+		if _, err := tx.NextSeq(ctx, k, -2); err == nil {
+			t.Error("NextSeq(-2) took numbers; giving back is GiveBackSeq")
 		}
-		return err
+		return tx.GiveBackSeq(ctx, k, 2)
 	})
 	txUpdate(t, s, func(ctx context.Context, tx queue.Tx) error {
 		got, err := tx.NextSeq(ctx, k, 1)

@@ -39,17 +39,17 @@ INSERT INTO day_counters (site, service, day, last) VALUES ($1, $2, $3, $4) ON C
 -- args: "s1", "A", "2026-03-02", 1, 1
 INSERT INTO day_counters (site, service, day, last) VALUES (?, ?, ?, LAST_INSERT_ID(?)) ON DUPLICATE KEY UPDATE last = LAST_INSERT_ID(last + ?);
 
--- NextSeq: give back [sqlite]
+-- GiveBackSeq [sqlite]
 -- sent by: a batch's kiosks took more numbers than they used
 -- args: 2, "s1", "A", "2026-03-02"
 UPDATE day_counters SET last = last - ? WHERE site = ? AND service = ? AND day = ? RETURNING last;
 
--- NextSeq: give back [postgres]
+-- GiveBackSeq [postgres]
 -- sent by: a batch's kiosks took more numbers than they used
 -- args: 2, "s1", "A", "2026-03-02"
 UPDATE day_counters SET last = last - $1 WHERE site = $2 AND service = $3 AND day = $4 RETURNING last;
 
--- NextSeq: give back [mysql]
+-- GiveBackSeq [mysql]
 -- sent by: a batch's kiosks took more numbers than they used
 -- args: 2, "s1", "A", "2026-03-02"
 UPDATE day_counters SET last = LAST_INSERT_ID(last - ?) WHERE site = ? AND service = ? AND day = ?;
