@@ -2,6 +2,7 @@ package conform
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,7 +50,7 @@ const (
 	opConfirm  = "POST /api/v1/sites/{site}/appointments/{id}/confirm"
 	opCheckIn  = "POST /api/v1/sites/{site}/appointments/{id}/check-in"
 	opTicket   = "GET /api/v1/sites/{site}/tickets/{number}"
-	opWebhook  = "webhook (notify.webhooks): POST of a booking event"
+	opWebhook  = "POST webhook event (notify.webhooks)" // openapi.yaml's webhooks: event
 	codeLetter = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 )
 
@@ -197,33 +198,43 @@ func (a answer) decode(status int, v any) bool {
 }
 
 // checkSlots lists today's and tomorrow's slots of the resource and
-// returns the free ones that start later than a minute from now.
+// returns the free ones that start later than a minute from now. Today is
+// the site's, as the list without a date says: the kit's machine may be in
+// another time zone.
 func (r *apiRun) checkSlots() []apiSlot {
 	var free []apiSlot
-	now := time.Now()
-	for _, day := range []time.Time{now, now.AddDate(0, 0, 1)} {
-		date := day.Format(time.DateOnly)
+	now, today := time.Now(), time.Time{}
+	for day := range 2 { // today (no date), then tomorrow
 		var l struct {
 			Date  string    `json:"date"`
 			Slots []apiSlot `json:"slots"`
 		}
-		a := r.do("GET", r.base+"/slots?resource="+r.o.Resource+"&date="+date, nil, "")
-		ok := a.decode(http.StatusOK, &l) && l.Date == date && l.Slots != nil
+		date, q, name := "", "", "no date: 200 with today's date at the site and its slots of the resource"
+		if day == 1 {
+			date, name = today.AddDate(0, 0, 1).Format(time.DateOnly), "200 with the date and its slots of the resource"
+			q = "&date=" + date
+		}
+		a := r.do("GET", r.base+"/slots?resource="+r.o.Resource+q, nil, "")
+		ok := a.decode(http.StatusOK, &l) && l.Slots != nil && l.Date == cmp.Or(date, l.Date)
+		if day == 0 {
+			d, err := time.Parse(time.DateOnly, l.Date)
+			ok, today = ok && err == nil, cmp.Or(d, now)
+		}
 		for _, s := range l.Slots {
 			ok = ok && s.Resource == r.o.Resource && s.ID > 0 && s.Capacity > 0
 			if s.Free > 0 && s.Start.After(now.Add(time.Minute)) {
 				free = append(free, s)
 			}
 		}
-		r.rep.CheckOp(opSlots, "200 with the date and its slots of the resource", ok, a.String())
+		r.rep.CheckOp(opSlots, name, ok, a.String())
 	}
-	a := r.do("GET", r.base+"/slots?date="+now.AddDate(0, 0, -3).Format(time.DateOnly), nil, "")
+	a := r.do("GET", r.base+"/slots?date="+today.AddDate(0, 0, -3).Format(time.DateOnly), nil, "")
 	var past struct {
 		Slots []apiSlot `json:"slots"`
 		Past  bool      `json:"past"`
 	}
 	r.rep.CheckOp(opSlots, "a past date: 200, no slots, past true", a.decode(http.StatusOK, &past) && len(past.Slots) == 0 && past.Past, a.String())
-	a = r.do("GET", r.base+"/slots?date="+now.AddDate(1, 0, 0).Format(time.DateOnly)+"&resource="+r.o.Resource, nil, "")
+	a = r.do("GET", r.base+"/slots?date="+today.AddDate(1, 0, 0).Format(time.DateOnly)+"&resource="+r.o.Resource, nil, "")
 	var far struct {
 		Slots   []apiSlot            `json:"slots"`
 		Opening map[string]time.Time `json:"opening"`
@@ -380,7 +391,7 @@ func (r *apiRun) receive(w http.ResponseWriter, req *http.Request) {
 
 // checkWebhook waits for the BOOKING_BOOKED of booking b.
 func (r *apiRun) checkWebhook(b apiBooking, ok bool) {
-	const name = "BOOKING_BOOKED of the booking arrives, signed, with its event id and booking_id"
+	const name = "BOOKING_BOOKED of the booking arrives, signed, with its event id and booking_id, no code or patient"
 	if r.o.Webhook == nil {
 		r.rep.SkipOp(opWebhook, name, "no webhook receiver asked for (--webhook-listen)")
 		return
@@ -401,7 +412,10 @@ func (r *apiRun) checkWebhook(b apiBooking, ok bool) {
 		n := len(r.hooks)
 		r.mu.Unlock()
 		if found != nil {
-			r.rep.CheckOp(opWebhook, name, found.signed && found.id != "" && found.body["type"] == "BOOKING_BOOKED" && found.body["site"] == r.o.Site,
+			_, code := found.body["code"]
+			_, patient := found.body["patient"]
+			r.rep.CheckOp(opWebhook, name, found.signed && found.id != "" && found.body["id"] == found.id && found.body["type"] == "BOOKING_BOOKED" &&
+				found.body["site"] == r.o.Site && !code && !patient,
 				fmt.Sprintf("signed %v, event id %q, body %v", found.signed, found.id, found.body))
 			return
 		}

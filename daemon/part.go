@@ -54,25 +54,21 @@ func (s *Sweeper) Name() string { return "sweeper" }
 // opened while the daemon was stopped (a fresh database has none), and
 // bookings for them are refused until it has run.
 func (s *Sweeper) Run(ctx context.Context) error {
-	defer s.stop.Ended()
-	tk := time.NewTicker(s.every)
-	defer tk.Stop()
-	for {
+	s.stop.Every(ctx, s.every, func() bool {
 		sctx, cancel := context.WithTimeout(ctx, s.every)
+		defer cancel()
 		n, err := s.eng.Sweep(sctx)
-		cancel()
 		switch {
 		case errors.Is(err, queue.ErrClosed) || errors.Is(err, context.Canceled):
-			return nil
+			return false
 		case err != nil:
 			s.log.Warn("sweep failed", "err", err)
 		case n > 0:
 			s.log.Info("swept tickets, bookings and slots", "moved", n)
 		}
-		if !s.stop.Next(ctx, tk.C) {
-			return nil // Shutdown (a pass in flight has finished) or ctx ended
-		}
-	}
+		return true
+	})
+	return nil
 }
 
 // Shutdown stops the sweeps, waiting for one in flight within ctx.

@@ -19,8 +19,9 @@ import (
 // than the store deadline.
 type Readiness struct {
 	ps      *PendingStore
-	daemon  string        // the probe's row in the health table
-	timeout time.Duration // the store deadline
+	daemon  string           // the probe's row in the health table
+	timeout time.Duration    // the store deadline
+	now     func() time.Time // time.Now; a test gives its own clock
 
 	mu      sync.Mutex
 	at      time.Time // when the last probe ended
@@ -34,7 +35,7 @@ const readyTTL = time.Second
 // NewReadiness returns the readiness of the store ps will hold, probed as
 // daemon (its row of the health table) within timeout.
 func NewReadiness(ps *PendingStore, daemon string, timeout time.Duration) *Readiness {
-	return &Readiness{ps: ps, daemon: daemon, timeout: timeout}
+	return &Readiness{ps: ps, daemon: daemon, timeout: timeout, now: time.Now}
 }
 
 // Ready reports whether the daemon can serve; it returns when ctx ends
@@ -44,7 +45,7 @@ func (r *Readiness) Ready(ctx context.Context) error {
 		return err
 	}
 	r.mu.Lock()
-	if r.running == nil && (r.at.IsZero() || time.Since(r.at) >= readyTTL) {
+	if r.running == nil && (r.at.IsZero() || r.now().Sub(r.at) >= readyTTL) {
 		r.running = make(chan struct{})
 		go r.probe(r.running)
 	}
@@ -69,7 +70,7 @@ func (r *Readiness) probe(done chan struct{}) {
 	defer cancel()
 	err := r.check(ctx)
 	r.mu.Lock()
-	r.at, r.err, r.running = time.Now(), err, nil
+	r.at, r.err, r.running = r.now(), err, nil
 	r.mu.Unlock()
 	close(done)
 }

@@ -86,17 +86,13 @@ func (r *Reports) Name() string { return "reports" }
 // Run looks at the schedules at once, then every o.Every, until Shutdown
 // or ctx ends; a report that failed is tried again the next time.
 func (r *Reports) Run(ctx context.Context) error {
-	defer r.stop.Ended()
-	tk := time.NewTicker(r.o.Every)
-	defer tk.Stop()
-	for {
+	r.stop.Every(ctx, r.o.Every, func() bool {
 		pctx, cancel := r.stop.Context(ctx)
+		defer cancel()
 		r.Pass(pctx)
-		cancel()
-		if !r.stop.Next(ctx, tk.C) {
-			return nil // Shutdown (a pass in flight has finished) or ctx ended
-		}
-	}
+		return true
+	})
+	return nil
 }
 
 // Shutdown stops the schedule, waiting for a report in flight within ctx.

@@ -323,16 +323,13 @@ func (p *Purger) count(out map[string]int, table string, n int) {
 // Run runs a pass at once, then every so often until Shutdown or ctx
 // ends; a failed pass is logged and tried again next time.
 func (p *Purger) Run(ctx context.Context) error {
-	defer p.stop.Ended()
-	tk := time.NewTicker(p.o.Every)
-	defer tk.Stop()
-	for {
+	p.stop.Every(ctx, p.o.Every, func() bool {
 		pctx, cancel := p.stop.Context(ctx)
+		defer cancel()
 		n, _, err := p.Pass(pctx)
-		cancel()
 		switch {
 		case errors.Is(err, context.Canceled):
-			return nil
+			return false
 		case errors.Is(err, queue.ErrUnavailable):
 			p.o.Logger.Debug("purge: store unavailable", "err", err)
 		case err != nil:
@@ -342,10 +339,9 @@ func (p *Purger) Run(ctx context.Context) error {
 				"patients_blanked", n["bookings.patient"], "patient_locks", n["patient_locks"], "bookings", n["bookings"],
 				"slots", n["slots"], "events", n["events"], "tickets", n["tickets"])
 		}
-		if !p.stop.Next(ctx, tk.C) {
-			return nil // Shutdown (a pass in flight has finished) or ctx ended
-		}
-	}
+		return true
+	})
+	return nil
 }
 
 // Shutdown stops the purge, waiting for a batch in flight within ctx.

@@ -24,17 +24,24 @@ func TestReadinessRateLimited(t *testing.T) {
 	st := s.Store
 	ps := &PendingStore{}
 	r := NewReadiness(ps, "d", time.Second)
+	var mu sync.Mutex
+	now := time.UnixMilli(1_700_000_000_000)
+	r.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	wait := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	if err := r.Ready(t.Context()); err == nil || !strings.Contains(err.Error(), "store: connecting") {
 		t.Errorf("before the store opened: %v", err)
 	}
 	ps.opened(st)
 	defer ps.Close()
-	probed := func() int64 {
+	// The probe's row is written; when it ran is what the probe noted.
+	probed := func() time.Time {
 		var at int64
 		if err := st.DB().QueryRowContext(t.Context(), "SELECT probed_ms FROM health WHERE daemon = 'd'").Scan(&at); err != nil {
 			t.Fatal(err)
 		}
-		return at
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.at
 	}
 	var wg sync.WaitGroup
 	for range 20 {
@@ -46,16 +53,16 @@ func TestReadinessRateLimited(t *testing.T) {
 	}
 	wg.Wait()
 	first := probed()
-	time.Sleep(20 * time.Millisecond)
+	wait(readyTTL - time.Millisecond)
 	for range 20 {
 		if err := r.Ready(t.Context()); err != nil {
 			t.Fatalf("ready: %v", err)
 		}
 	}
 	if again := probed(); again != first {
-		t.Errorf("probed again within %s: at %d then %d", readyTTL, first, again)
+		t.Errorf("probed again within %s: at %s then %s", readyTTL, first, again)
 	}
-	time.Sleep(readyTTL + 50*time.Millisecond)
+	wait(time.Millisecond)
 	if err := r.Ready(t.Context()); err != nil {
 		t.Fatal(err)
 	}

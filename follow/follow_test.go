@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -72,18 +73,6 @@ func versions(evs []queue.Event) []int64 {
 	return out
 }
 
-func equal(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestFollow drives one reader through a whole day of trouble: its first
 // snapshot with the last events, live events, a slow reader that falls
 // past the feed (a gap: a snapshot, then the tail), a reader joining far
@@ -98,13 +87,13 @@ func TestFollow(t *testing.T) {
 	if u.Snapshot == nil || u.Snapshot.Version != 3 || waiting(u.Snapshot) != 3 {
 		t.Fatalf("first update: %+v, want a snapshot at 3 with 3 waiting", u)
 	}
-	if got := versions(u.Recent); !equal(got, []int64{2, 3}) {
+	if got := versions(u.Recent); !slices.Equal(got, []int64{2, 3}) {
 		t.Errorf("recent events with the snapshot: %v, want [2 3]", got)
 	}
 
 	// Live: the events, not a snapshot.
 	issue(t, eng, 1)
-	if u := next(t, f); u.Snapshot != nil || !equal(versions(u.Events), []int64{4}) {
+	if u := next(t, f); u.Snapshot != nil || !slices.Equal(versions(u.Events), []int64{4}) {
 		t.Errorf("live: %+v, want event 4", u)
 	}
 
@@ -115,11 +104,11 @@ func TestFollow(t *testing.T) {
 	if u.Snapshot == nil || u.Snapshot.Version != 10 || waiting(u.Snapshot) != 10 {
 		t.Fatalf("after a gap: %+v, want a snapshot at 10 with 10 waiting", u)
 	}
-	if got := versions(u.Recent); !equal(got, []int64{9, 10}) {
+	if got := versions(u.Recent); !slices.Equal(got, []int64{9, 10}) {
 		t.Errorf("recent events after a gap: %v, want [9 10]", got)
 	}
 	issue(t, eng, 1)
-	if u := next(t, f); u.Snapshot != nil || !equal(versions(u.Events), []int64{11}) {
+	if u := next(t, f); u.Snapshot != nil || !slices.Equal(versions(u.Events), []int64{11}) {
 		t.Errorf("tail after the gap: %+v, want event 11", u)
 	}
 
@@ -130,7 +119,7 @@ func TestFollow(t *testing.T) {
 		t.Errorf("3 behind with MaxBehind 2: %+v, want a snapshot at 11", u)
 	}
 	near := follow.New(eng, "hq", follow.Opts{Resume: true, After: 9, MaxBehind: 2})
-	if u := next(t, near); u.Snapshot != nil || !equal(versions(u.Events), []int64{10, 11}) {
+	if u := next(t, near); u.Snapshot != nil || !slices.Equal(versions(u.Events), []int64{10, 11}) {
 		t.Errorf("2 behind with MaxBehind 2: %+v, want events 10 and 11", u)
 	}
 
@@ -161,7 +150,7 @@ func TestFollow(t *testing.T) {
 	eng2, _ := daemon(t, path)
 	issue(t, eng2, 2)
 	again := follow.New(eng2, "hq", follow.Opts{Resume: true, After: 11})
-	if u := next(t, again); u.Snapshot != nil || !equal(versions(u.Events), []int64{12, 13}) {
+	if u := next(t, again); u.Snapshot != nil || !slices.Equal(versions(u.Events), []int64{12, 13}) {
 		t.Errorf("resumed after a restart: %+v, want events 12 and 13", u)
 	}
 	// Further behind than the new engine replays: a snapshot.

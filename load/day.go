@@ -326,7 +326,7 @@ func (d *day) kiosk(ctx context.Context, c *client.Client) {
 		if err == nil {
 			n = d.st.issued.Add(1)
 		} else if ctx.Err() == nil {
-			d.st.errs.Add(1)
+			d.fail("kiosk: take a ticket", err)
 		}
 		d.gate.RUnlock()
 		if n > 0 && slices.Contains(d.o.Checkpoints, int(n)) {
@@ -381,7 +381,7 @@ func (d *day) call(ctx context.Context, c *client.Client, kp sim.Device) (more, 
 		}
 		return true, false
 	default:
-		d.st.errs.Add(1)
+		d.fail("counter "+kp.Counter+": call", err)
 		sleep(ctx, 100*time.Millisecond)
 		return true, false
 	}
@@ -414,7 +414,17 @@ func (d *day) handle(ctx context.Context, c *client.Client, kp sim.Device, tk *w
 		}
 	}
 	if err != nil && ctx.Err() == nil {
-		d.st.errs.Add(1)
+		d.fail("counter "+kp.Counter+": "+tk.Number, err)
+	}
+}
+
+// fail counts a failed request and says the first of each kind, when
+// into the day, so that a summary's errors are explained.
+func (d *day) fail(what string, err error) {
+	d.st.errs.Add(1)
+	msg := d.e.Explain(err, sim.Device{}).Error()
+	if d.st.refuse(msg) {
+		d.say("%s  error: %s: %s", time.Since(d.start).Round(time.Second), what, msg)
 	}
 }
 

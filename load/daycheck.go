@@ -118,6 +118,9 @@ func (d *day) compare(ctx context.Context) (*Checkpoint, error) {
 		w.mu.Lock()
 		diff := figuresDiff(w.v, cp.Site)
 		w.mu.Unlock()
+		if v := w.version.Load(); v < snap.Version {
+			diff = strings.TrimSuffix(fmt.Sprintf("stayed at version %d of %d for 30 s; %s", v, snap.Version, diff), "; ")
+		}
 		cp.Consoles = append(cp.Consoles, ConsoleResult{Joined: w.joined, Ready: w.ready, Recent: w.recent,
 			Events: w.events.Load(), Lost: w.lost.Load(), Matches: diff == "", Diff: diff})
 	}

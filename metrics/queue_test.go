@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/nowserving/nowserving/follow"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"sync"
 	"testing"
 	"time"
@@ -162,15 +163,12 @@ func TestQueueStoreDown(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- q.Run(ctx) }()
-	for { // until Run has its snapshot, a second after the failed one
+	poll.Until(t, "Run's snapshot, a second after the failed one", func() bool {
 		q.mu.Lock()
+		defer q.mu.Unlock()
 		_, started := q.versions["main"]
-		q.mu.Unlock()
-		if started {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return started
+	})
 	if _, err := eng.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: "main", Device: "k"}, Service: "B"}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
@@ -118,6 +119,9 @@ type client struct {
 	other []wire.Message
 	// patience is how long read waits for a frame; 0: 10 s.
 	patience time.Duration
+	// lastVersion is the HELLO's LastVersion: the last event the device
+	// says it has seen.
+	lastVersion uint64
 }
 
 func (en *env) dial() *client {
@@ -151,7 +155,7 @@ func (en *env) login(id string, boot uint64) (*client, *wire.Welcome) {
 func (cl *client) auth(id string, role wire.Role, boot uint64, secret []byte) (*wire.Welcome, error) {
 	cl.id, cl.boot = id, boot
 	cl.next = 2
-	cl.write(1, 0, &wire.Hello{DeviceID: id, Role: role, ProtocolVersion: 1, BootNonce: boot})
+	cl.write(1, 0, &wire.Hello{DeviceID: id, Role: role, ProtocolVersion: 1, BootNonce: boot, LastVersion: cl.lastVersion})
 	f, m, err := cl.read()
 	if err != nil {
 		return nil, err
@@ -320,12 +324,8 @@ func isReset(err error) bool {
 // waitConns waits until the server counts n connections.
 func (en *env) waitConns(n int) {
 	en.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for en.Server.Stats().Conns != n {
-		if time.Now().After(deadline) {
-			en.t.Fatalf("server has %d connections, want %d", en.Server.Stats().Conns, n)
-		}
-		time.Sleep(2 * time.Millisecond)
+	if !poll.Within(5*time.Second, 2*time.Millisecond, func() bool { return en.Server.Stats().Conns == n }) {
+		en.t.Fatalf("server has %d connections, want %d", en.Server.Stats().Conns, n)
 	}
 }
 

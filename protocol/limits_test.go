@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
@@ -16,12 +17,9 @@ import (
 // waitStats waits until the server's counts satisfy ok.
 func (en *env) waitStats(what string, ok func(protocol.Stats) bool) {
 	en.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for st := en.Server.Stats(); !ok(st); st = en.Server.Stats() {
-		if time.Now().After(deadline) {
-			en.t.Fatalf("waiting for %s: stats %+v", what, st)
-		}
-		time.Sleep(2 * time.Millisecond)
+	var st protocol.Stats
+	if !poll.Within(5*time.Second, 2*time.Millisecond, func() bool { st = en.Server.Stats(); return ok(st) }) {
+		en.t.Fatalf("waiting for %s: stats %+v", what, st)
 	}
 }
 

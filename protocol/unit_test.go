@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/internal/testkit/logtest"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -144,12 +145,8 @@ func TestRefusalLog(t *testing.T) {
 	if got := strings.Count(buf.String(), "\n"); got != 1 {
 		t.Fatalf("%d lines before the interval ends, want 1:\n%s", got, buf.String())
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(buf.String(), "handshakes refused") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no summary:\n%s", buf.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !poll.Within(5*time.Second, 10*time.Millisecond, func() bool { return strings.Contains(buf.String(), "handshakes refused") }) {
+		t.Fatalf("no summary:\n%s", buf.String())
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	sum := lines[len(lines)-1]

@@ -31,16 +31,10 @@ func playBookings(t *testing.T, st queue.Store) *queue.Engine {
 // by hand against storetest.BookingDayWant, and the three formats as
 // golden files (the same on every store).
 func TestBookings(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		open func(t *testing.T) queue.Store
-	}{
-		{"sqlite", func(t *testing.T) queue.Store { return storetest.SQLite(t) }},
-		{"postgres", func(t *testing.T) queue.Store { return storetest.Postgres(t) }},
-		{"mysql", func(t *testing.T) queue.Store { return storetest.MySQL(t) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			eng := playBookings(t, tc.open(t))
+	for _, e := range storetest.Engines {
+		t.Run(e.Name, func(t *testing.T) {
+			qs, _ := e.Open(t)
+			eng := playBookings(t, qs)
 			r, err := Build(context.Background(), eng, "hq", "2026-12-01", "2026-12-02")
 			if err != nil {
 				t.Fatal(err)

@@ -208,15 +208,10 @@ func TestPercentile(t *testing.T) {
 // and expects the report built on SQLite: it is computed from events only.
 func TestSameOnEveryStore(t *testing.T) {
 	lite := play(t, storetest.SQLite(t))
-	for _, tc := range []struct {
-		name string
-		open func(t *testing.T) queue.Store
-	}{
-		{"postgres", func(t *testing.T) queue.Store { return storetest.Postgres(t) }},
-		{"mysql", func(t *testing.T) queue.Store { return storetest.MySQL(t) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			other := play(t, tc.open(t))
+	for _, e := range storetest.Engines[1:] {
+		t.Run(e.Name, func(t *testing.T) {
+			qs, _ := e.Open(t)
+			other := play(t, qs)
 			for _, days := range [][2]string{{"2026-03-02", ""}, {"2026-03-02", "2026-03-03"}} {
 				a, err := Build(context.Background(), lite, "clinic", days[0], days[1])
 				if err != nil {
@@ -227,7 +222,7 @@ func TestSameOnEveryStore(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !reflect.DeepEqual(a, b) {
-					t.Errorf("%v: SQLite and %s reports differ:\nsqlite %+v\n%s %+v", days, tc.name, a, tc.name, b)
+					t.Errorf("%v: SQLite and %s reports differ:\nsqlite %+v\n%s %+v", days, e.Name, a, e.Name, b)
 				}
 			}
 		})

@@ -41,6 +41,7 @@ func (sv *Service) ChangePassword(ctx context.Context, name, password string) er
 		return err
 	}
 	sv.endSessions(name)
+	sv.changed(name)
 	return nil
 }
 
@@ -50,7 +51,11 @@ func (sv *Service) ChangeAccess(ctx context.Context, by, name string, role queue
 	if by == name && role != queue.RoleAdmin {
 		return ErrSelf
 	}
-	return SetAccess(ctx, sv.o.Accounts, Access{Name: name, Role: role, Sites: sites, Counters: counters}, sv.o.Clock())
+	if err := SetAccess(ctx, sv.o.Accounts, Access{Name: name, Role: role, Sites: sites, Counters: counters}, sv.o.Clock()); err != nil {
+		return err
+	}
+	sv.changed(name)
+	return nil
 }
 
 // ChangeDisabled disables (ending its sessions) or enables name; by may
@@ -65,7 +70,21 @@ func (sv *Service) ChangeDisabled(ctx context.Context, by, name string, disabled
 	if disabled {
 		sv.endSessions(name)
 	}
+	sv.changed(name)
 	return nil
+}
+
+// changed makes the sessions of name read their account again at their
+// next request, however recent their copy.
+func (sv *Service) changed(name string) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	sv.gen++
+	for _, s := range sv.byID {
+		if s.Name == name {
+			s.read = time.Time{}
+		}
+	}
 }
 
 // endSessions ends every session of name.

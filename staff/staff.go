@@ -81,6 +81,11 @@ type Session struct {
 	Sites    []string
 	Counters []string
 	last     time.Time
+	// read is when the account was last read from the store (zero: it
+	// must be read again), hash its password hash then: a session whose
+	// account has another password since it opened ends.
+	read time.Time
+	hash string
 }
 
 // MaySite reports whether the session may act on site.
@@ -110,6 +115,14 @@ type Opts struct {
 	LoginWindow time.Duration
 	Params      Params           // zero: DefaultParams
 	Clock       func() time.Time // default time.Now
+	// Recheck is how long the account a session last read serves the
+	// reads a page makes by itself (Check without touch: a counter page
+	// reads its board after every event of the site, a hundred reads a
+	// second with a few pages open); default 1 s. Every action reads the
+	// account again, and a change through the Service (the admin page)
+	// takes effect at once on every request; a change that another process
+	// wrote (`nowserving user`) reaches those page reads within Recheck.
+	Recheck time.Duration
 }
 
 // Service logs people in and keeps their sessions (in memory: a restart
@@ -119,6 +132,9 @@ type Service struct {
 	mu    sync.Mutex
 	byID  map[string]*Session
 	fails map[string][]time.Time // "name:" or "addr:" key → failure times in the window
+	// gen counts the account changes made through the Service: an account
+	// read before one is not kept for a session (Check).
+	gen uint64
 	// dummy is a hash checked for unknown names, so that a login for a
 	// name that does not exist costs as long as one that does; made at
 	// the first such login, not at every start.
@@ -149,6 +165,9 @@ func New(o Opts) (*Service, error) {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.Recheck <= 0 {
+		o.Recheck = time.Second
 	}
 	return &Service{o: o, byID: map[string]*Session{}, fails: map[string][]time.Time{}}, nil
 }
@@ -254,7 +273,8 @@ func (sv *Service) Open(ctx context.Context, name string) (*Session, error) {
 }
 
 func (sv *Service) open(a queue.Account, now time.Time) *Session {
-	s := &Session{ID: NewToken(), CSRF: NewToken(), Name: a.Name, Role: a.Role, Sites: a.Sites, Counters: a.Counters, last: now}
+	s := &Session{ID: NewToken(), CSRF: NewToken(), Name: a.Name, Role: a.Role, Sites: a.Sites, Counters: a.Counters, last: now,
+		read: now, hash: a.Hash}
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	delete(sv.fails, "name:"+a.Name)
@@ -271,12 +291,14 @@ func (sv *Service) open(a queue.Account, now time.Time) *Session {
 	return s
 }
 
-// Check returns the session of id with the account read again (its role,
-// sites and counters as they are now); ErrNoSession when there is none, it
-// has been idle past the time-out, or the account is gone or disabled (the
-// session then ends). touch restarts the idle time: what the person does
-// touches it, what the page reads by itself (following the queue) does
-// not, so a page left open still times out.
+// Check returns the session of id with its account as it is now (its
+// role, sites and counters); ErrNoSession when there is none, it has been
+// idle past the time-out, or the account is gone, disabled or has another
+// password (the session then ends). touch restarts the idle time: what the
+// person does touches it, what the page reads by itself (following the
+// queue) does not, so a page left open still times out. A touch also reads
+// the account from the store again; a read without one takes the account
+// the session read within Opts.Recheck, if it did.
 func (sv *Service) Check(ctx context.Context, id string, touch bool) (*Session, error) {
 	now := sv.o.Clock()
 	sv.mu.Lock()
@@ -292,12 +314,16 @@ func (sv *Service) Check(ctx context.Context, id string, touch bool) (*Session, 
 		}
 		cp = *s
 	}
+	gen := sv.gen
 	sv.mu.Unlock()
 	if !ok {
 		return nil, ErrNoSession
 	}
+	if !touch && !cp.read.IsZero() && now.Sub(cp.read) < sv.o.Recheck {
+		return &cp, nil
+	}
 	a, err := sv.o.Accounts.Account(ctx, cp.Name)
-	if errors.Is(err, queue.ErrUnknownAccount) || (err == nil && a.Disabled) {
+	if errors.Is(err, queue.ErrUnknownAccount) || (err == nil && (a.Disabled || a.Hash != cp.hash)) {
 		sv.Logout(id)
 		return nil, ErrNoSession
 	}
@@ -305,6 +331,13 @@ func (sv *Service) Check(ctx context.Context, id string, touch bool) (*Session, 
 		return nil, err
 	}
 	cp.Role, cp.Sites, cp.Counters = a.Role, a.Sites, a.Counters
+	sv.mu.Lock()
+	if s, ok := sv.byID[id]; ok && sv.gen == gen {
+		// Kept unless a change through the Service came meanwhile: what
+		// was read may be from before it.
+		s.Role, s.Sites, s.Counters, s.read = a.Role, a.Sites, a.Counters, now
+	}
+	sv.mu.Unlock()
 	return &cp, nil
 }
 

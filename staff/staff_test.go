@@ -46,14 +46,9 @@ func TestHash(t *testing.T) {
 // TestAccountStores: the accounts round-trip on every store; a name is
 // taken once; an unknown one is told apart.
 func TestAccountStores(t *testing.T) {
-	stores := map[string]func(t *testing.T) queue.AccountStore{
-		"sqlite":   func(t *testing.T) queue.AccountStore { return storetest.SQLite(t).Store },
-		"postgres": func(t *testing.T) queue.AccountStore { return storetest.Postgres(t).Store },
-		"mysql":    func(t *testing.T) queue.AccountStore { return storetest.MySQL(t).Store },
-	}
-	for name, open := range stores {
-		t.Run(name, func(t *testing.T) {
-			st := open(t)
+	for _, e := range storetest.Engines {
+		t.Run(e.Name, func(t *testing.T) {
+			_, st := e.Open(t)
 			ctx := t.Context()
 			now := time.UnixMilli(1_700_000_000_000).UTC()
 			a := queue.Account{Name: "li.na", Role: queue.RoleCounter, Sites: []string{"hospital"}, Counters: []string{"1", "3"}}
@@ -238,5 +233,104 @@ func TestLoginRateLimit(t *testing.T) {
 	}
 	if _, err := sv.Login(ctx, "wang", "secret-pass", "10.9.9.8"); err != nil {
 		t.Fatalf("another address: %v", err)
+	}
+}
+
+// countingAccounts counts the account reads of a store.
+type countingAccounts struct {
+	queue.AccountStore
+	mu    sync.Mutex
+	reads int
+}
+
+func (c *countingAccounts) Account(ctx context.Context, name string) (queue.Account, error) {
+	c.mu.Lock()
+	c.reads++
+	c.mu.Unlock()
+	return c.AccountStore.Account(ctx, name)
+}
+
+func (c *countingAccounts) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads
+}
+
+// TestSessionAccount: a page's own reads (no touch) take the account the
+// session read within Recheck, without the store; every action reads it
+// again, so a disable or a new password written by another process (the
+// CLI) ends the session at its next action, and at its next page read
+// once Recheck has passed; a change through the Service applies at the
+// next request, whatever it is.
+func TestSessionAccount(t *testing.T) {
+	_, st, c := newService(t)
+	ca := &countingAccounts{AccountStore: st}
+	sv, err := New(Opts{Accounts: ca, Idle: 10 * time.Minute, Params: cheap, Clock: c.now, Recheck: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	check := func(s *Session, touch bool) (*Session, int) {
+		t.Helper()
+		n := ca.count()
+		got, err := sv.Check(ctx, s.ID, touch)
+		if err != nil {
+			t.Fatalf("check (touch %v): %v", touch, err)
+		}
+		return got, ca.count() - n
+	}
+	s, _ := sv.Login(ctx, "li.na", "secret-pass", "10.0.0.1")
+	for range 3 {
+		if _, n := check(s, false); n != 0 {
+			t.Fatalf("a page read within Recheck read the account %d times", n)
+		}
+	}
+	if _, n := check(s, true); n != 1 {
+		t.Fatalf("an action read the account %d times, want 1", n)
+	}
+	c.add(time.Second)
+	if _, n := check(s, false); n != 1 {
+		t.Fatalf("a page read after Recheck read the account %d times, want 1", n)
+	}
+
+	// Through the Service: the next page read has the new counters.
+	if err := sv.ChangeAccess(ctx, "boss", "li.na", queue.RoleCounter, nil, []string{"4"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := check(s, false); !got.MayCounter("hospital", "4") || got.MayCounter("hospital", "3") {
+		t.Fatalf("after ChangeAccess: counters %v", got.Counters)
+	}
+
+	// From another process: the next action ends the session; a page
+	// read, once Recheck has passed.
+	if err := SetDisabled(ctx, st, "li.na", true, c.now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, n := check(s, false); n != 0 {
+		t.Fatal("page read within Recheck went to the store")
+	}
+	if _, err := sv.Check(ctx, s.ID, true); !errors.Is(err, ErrNoSession) {
+		t.Fatalf("action after a disable: %v", err)
+	}
+	if err := SetDisabled(ctx, st, "li.na", false, c.now()); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = sv.Login(ctx, "li.na", "secret-pass", "10.0.0.1")
+	if err := SetDisabled(ctx, st, "li.na", true, c.now()); err != nil {
+		t.Fatal(err)
+	}
+	c.add(time.Second)
+	if _, err := sv.Check(ctx, s.ID, false); !errors.Is(err, ErrNoSession) {
+		t.Fatalf("page read after a disable and Recheck: %v", err)
+	}
+	if err := SetDisabled(ctx, st, "li.na", false, c.now()); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = sv.Login(ctx, "li.na", "secret-pass", "10.0.0.1")
+	if err := SetPassword(ctx, st, "li.na", "another-pass", cheap, c.now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sv.Check(ctx, s.ID, true); !errors.Is(err, ErrNoSession) {
+		t.Fatalf("action after a new password: %v", err)
 	}
 }

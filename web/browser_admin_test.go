@@ -10,7 +10,8 @@ import (
 // TestBrowserAdmin drives the admin page in headless Chromium: an admin
 // adds an account (a name already taken is refused in place), changes its
 // password, its counters and disables it, by the page's forms and
-// dialogs; a counter clerk is refused the page. Screenshots at 1920×1080
+// dialogs; their own account offers neither Disable nor another role; a
+// counter clerk is refused the page. Screenshots at 1920×1080
 // and 390×844 in en, zh and pt, checked for AA contrast and, on the
 // phone, for nothing wider than the screen.
 func TestBrowserAdmin(t *testing.T) {
@@ -70,9 +71,14 @@ func TestBrowserAdmin(t *testing.T) {
 	b.eval(p, "document.getElementById('di-zhou').click()")
 	b.waitFor(t, p, msg, "zhou disabled; their sessions ended.", 10*time.Second)
 	b.waitFor(t, p, "document.querySelector('tr[data-name=zhou] .st').textContent", "disabled", 5*time.Second)
-	// Their own account: refused, in place.
-	b.eval(p, "document.getElementById('di-root').click()")
-	b.waitFor(t, p, msg, "You cannot disable your own account or take the admin role from it.", 10*time.Second)
+	// Their own account: no Disable button, and its access dialog offers
+	// only the admin role (the server refuses both: TestStaffAdmin).
+	b.waitFor(t, p, "document.getElementById('di-root') === null && document.getElementById('pw-root') !== null", "true", time.Second)
+	b.eval(p, "document.getElementById('ac-root').click()")
+	b.waitFor(t, p, "Array.from(document.getElementById('access-role').options).map(function (o) { return o.value }).join()", "admin", 5*time.Second)
+	b.eval(p, "document.getElementById('d-access').close(); document.getElementById('ac-zhou').click()")
+	b.waitFor(t, p, "Array.from(document.getElementById('access-role').options).map(function (o) { return o.value }).join()", "counter,supervisor,admin", 5*time.Second)
+	b.eval(p, "document.getElementById('d-access').close()")
 
 	dir := artifacts(t)
 	for _, size := range [][2]int{{1920, 1080}, {390, 844}} {

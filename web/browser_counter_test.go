@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -241,19 +242,17 @@ func testCounterRace(t *testing.T, b *browser) {
 // waitNumber waits until the page shows a ticket in hand and returns it.
 func waitNumber(t *testing.T, b *browser, p string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		n, err := b.eval(p, numberJS)
-		if err != nil {
+	var n string
+	if !poll.Within(10*time.Second, 20*time.Millisecond, func() bool {
+		var err error
+		if n, err = b.eval(p, numberJS); err != nil {
 			t.Fatal(err)
 		}
-		if n != "—" && n != "" {
-			return n
-		}
-		time.Sleep(20 * time.Millisecond)
+		return n != "—" && n != ""
+	}) {
+		t.Fatal("no ticket in hand after 10 s")
 	}
-	t.Fatal("no ticket in hand after 10 s")
-	return ""
+	return n
 }
 
 func testCounterRefused(t *testing.T, b *browser) {

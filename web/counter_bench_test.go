@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/staff"
 )
 
 // BenchmarkCounterCall measures a counter page's call as the issue's
@@ -38,13 +41,15 @@ func BenchmarkCounterCall(b *testing.B) {
 	cb := newCounterBench(b, counters)
 	cb.pages(b, counters)
 	c0 := cpuTime()
-	idle := cb.run(b, b.N, rate)
+	idle, idleKeys := cb.run(b, b.N, rate)
 	c1 := cpuTime()
 	stop := cb.background(BackgroundRate)
 	c2 := cpuTime()
-	loaded := cb.run(b, b.N, rate)
+	loaded, loadedKeys := cb.run(b, b.N, rate)
 	c3 := cpuTime()
 	stop()
+	cb.st.report(b, "idle", idleKeys)
+	cb.st.report(b, "loaded", loadedKeys)
 	// CPU time (client and daemon, one process) per call: what a loaded
 	// machine's latency is made of, and steadier than the latency itself.
 	b.ReportMetric(ms(c1-c0)/float64(b.N), "cpu-ms/call-idle")
@@ -75,6 +80,7 @@ func quantile(d []time.Duration, p float64) time.Duration {
 
 type counterBench struct {
 	se       *staffEnv
+	st       *stages
 	p        *person
 	counters []string
 	missed   int
@@ -83,9 +89,15 @@ type counterBench struct {
 }
 
 func newCounterBench(b *testing.B, n int) *counterBench {
-	cb := &counterBench{seen: map[string]chan time.Time{}}
+	cb := &counterBench{seen: map[string]chan time.Time{}, st: newStages()}
 	se := newStaffEnv(b, func(qo *queue.Opts, wo *Opts) {
 		qo.Clock, wo.Clock = time.Now, time.Now // waits and service days as they are
+		qo.Store = &timedStore{Store: qo.Store.(*sqlite.Store), st: cb.st}
+		p, err := staff.New(staff.Opts{Accounts: accounts{qo.Store.(queue.AccountStore), cb.st}, Idle: 10 * time.Minute, Params: cheapHash})
+		if err != nil {
+			b.Fatal(err)
+		}
+		wo.Staff = p
 		s := &qo.Sites[0]
 		s.Services[0].DailyCap = 0
 		s.Counters = s.Counters[:1]
@@ -96,6 +108,10 @@ func newCounterBench(b *testing.B, n int) *counterBench {
 		}
 	})
 	cb.se = se
+	hs := httptest.NewServer(cb.st.handler(se.srv.Handler()))
+	b.Cleanup(func() { se.srv.stop(); hs.Close() })
+	se.http = hs
+	cb.st.subscribe(b, se.eng)
 	for range 2*b.N + 10 {
 		se.issue("A")
 	}
@@ -151,9 +167,10 @@ func (cb *counterBench) stamp(number string) chan time.Time {
 
 // run sends n calls at rate a second, open loop, and returns each one's
 // latency from its due time to the display's call.
-func (cb *counterBench) run(b *testing.B, n int, rate float64) []time.Duration {
+func (cb *counterBench) run(b *testing.B, n int, rate float64) ([]time.Duration, []string) {
 	b.Helper()
 	out := make([]time.Duration, n)
+	keys := make([]string, n)
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	gap := time.Duration(float64(time.Second) / rate)
@@ -171,7 +188,7 @@ func (cb *counterBench) run(b *testing.B, n int, rate float64) []time.Duration {
 		wg.Go(func() {
 			<-turn[c]
 			defer func() { turn[c] <- struct{}{} }()
-			lat, err := cb.call(c, due)
+			lat, err := cb.call(c, due, &keys[i])
 			if err != nil {
 				errs <- err
 				return
@@ -191,7 +208,7 @@ func (cb *counterBench) run(b *testing.B, n int, rate float64) []time.Duration {
 	if first != nil {
 		b.Logf("%d calls missed, the first: %v", cb.missed, first)
 	}
-	return slices.DeleteFunc(out, func(d time.Duration) bool { return d == 0 })
+	return slices.DeleteFunc(out, func(d time.Duration) bool { return d == 0 }), keys
 }
 
 var keys struct {
@@ -207,9 +224,13 @@ func nextKey() string {
 }
 
 // call is one "call next" at counter c, due at due, then its start.
-func (cb *counterBench) call(c string, due time.Time) (time.Duration, error) {
+func (cb *counterBench) call(c string, due time.Time, key *string) (time.Duration, error) {
 	var res StaffActionResult
-	if err := cb.post(c, "next", &res); err != nil {
+	*key = nextKey()
+	cs := cb.st.call(*key)
+	cs.due = due
+	cb.st.stamp(&cs.sent)
+	if err := cb.post(c, "next", *key, &res); err != nil {
 		return 0, err
 	}
 	if res.Ticket == nil {
@@ -221,14 +242,17 @@ func (cb *counterBench) call(c string, due time.Time) (time.Duration, error) {
 	case <-time.After(10 * time.Second):
 		return 0, fmt.Errorf("the display did not show %s within 10 s", res.Ticket.Number)
 	}
-	if err := cb.post(c, "start", nil); err != nil {
+	cb.st.mu.Lock()
+	cs.seen, cs.number = seen, res.Ticket.Number
+	cb.st.mu.Unlock()
+	if err := cb.post(c, "start", nextKey(), nil); err != nil {
 		return 0, err
 	}
 	return seen.Sub(due), nil
 }
 
-func (cb *counterBench) post(c, action string, out any) error {
-	req, err := http.NewRequest("POST", cb.p.base+"/counter/api/main/"+c+"/"+action, strings.NewReader(`{"key":"`+nextKey()+`"}`))
+func (cb *counterBench) post(c, action, key string, out any) error {
+	req, err := http.NewRequest("POST", cb.p.base+"/counter/api/main/"+c+"/"+action, strings.NewReader(`{"key":"`+key+`"}`))
 	if err != nil {
 		return err
 	}

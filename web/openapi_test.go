@@ -7,17 +7,24 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nowserving/nowserving/notify"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
 // TestOpenAPIMatchesRoutes: every route of the mux is documented in
@@ -264,5 +271,76 @@ func TestProblemTable(t *testing.T) {
 			t.Errorf("%v: Retry-After %q, detail %q; want one, and no cause", p.err, rec.Header().Get("Retry-After"), got.Detail)
 		}
 		answered.add(answer{status: rec.Code, code: got.Code})
+	}
+}
+
+// TestOpenAPIWebhooks: openapi.yaml's webhooks are what a webhook is
+// sent: the NotifyEvent schema has every key an event's body can carry
+// (sqlstore.EventBody of an event with every field set) and no other, the
+// Report schema every key of notify.ReportBody, and the headers are
+// notify's.
+func TestOpenAPIWebhooks(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]any `yaml:"properties"`
+			} `yaml:"schemas"`
+		} `yaml:"components"`
+		Webhooks map[string]map[string]struct {
+			Parameters []struct{ Name, In string } `yaml:"parameters"`
+		} `yaml:"webhooks"`
+	}
+	if err := yaml.Unmarshal(embedded(t, "openapi.yaml"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var e queue.Event
+	v := reflect.ValueOf(&e).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Interface().(type) {
+		case time.Time:
+			f.Set(reflect.ValueOf(time.Now()))
+		case time.Duration:
+			f.SetInt(int64(time.Second))
+		default:
+			switch f.Kind() {
+			case reflect.String:
+				f.SetString("x")
+			case reflect.Int, reflect.Int64:
+				f.SetInt(1)
+			default:
+				t.Fatalf("queue.Event.%s: a %s; teach this test to set it", v.Type().Field(i).Name, f.Kind())
+			}
+		}
+	}
+	body, err := sqlstore.EventBody("id", &e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent map[string]any
+	if err := json.Unmarshal(body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	var report []string
+	rt := reflect.TypeFor[notify.ReportBody]()
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		report = append(report, name)
+	}
+	for schema, keys := range map[string][]string{"NotifyEvent": slices.Collect(maps.Keys(sent)), "Report": report} {
+		documented := slices.Sorted(maps.Keys(doc.Components.Schemas[schema].Properties))
+		if slices.Sort(keys); !slices.Equal(documented, keys) {
+			t.Errorf("openapi.yaml's %s has %v; a webhook is sent %v", schema, documented, keys)
+		}
+	}
+	for _, hook := range []string{"event", "report"} {
+		var headers []string
+		for _, p := range doc.Webhooks[hook]["post"].Parameters {
+			if p.In == "header" {
+				headers = append(headers, p.Name)
+			}
+		}
+		if want := []string{notify.HeaderEventID, notify.HeaderEventType, notify.HeaderAttempt, notify.HeaderSignature}; !slices.Equal(headers, want) {
+			t.Errorf("openapi.yaml's webhook %s has headers %v, want %v", hook, headers, want)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/internal/testkit/need"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
 const consoleTestConfig = `
@@ -154,12 +155,13 @@ func TestConsoleTmux(t *testing.T) {
 		}
 	})
 	var addr string
-	for deadline := time.Now().Add(30 * time.Second); addr == ""; time.Sleep(50 * time.Millisecond) {
-		b, _ := os.ReadFile(logPath)
-		addr = listenAddr(string(b))
-		if time.Now().After(deadline) {
-			t.Fatalf("daemon did not listen; log:\n%s", b)
-		}
+	var log []byte
+	if !poll.Within(30*time.Second, 50*time.Millisecond, func() bool {
+		log, _ = os.ReadFile(logPath)
+		addr = listenAddr(string(log))
+		return addr != ""
+	}) {
+		t.Fatalf("daemon did not listen; log:\n%s", log)
 	}
 	sock := filepath.Join(dir, "tmux.sock")
 	tm := func(args ...string) string {
@@ -177,14 +179,10 @@ func TestConsoleTmux(t *testing.T) {
 	waitScreen := func(what string, ok func(string) bool) string {
 		t.Helper()
 		var s string
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			if s = screen(); ok(s) {
-				return s
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("waiting for %s; screen:\n%s", what, s)
-			}
+		if !poll.Within(20*time.Second, 100*time.Millisecond, func() bool { s = screen(); return ok(s) }) {
+			t.Fatalf("waiting for %s; screen:\n%s", what, s)
 		}
+		return s
 	}
 	waitScreen("the console's first screen", func(s string) bool {
 		return strings.Contains(s, "● connected") && strings.Contains(s, "A  General")
@@ -227,16 +225,12 @@ func TestConsoleTmux(t *testing.T) {
 		t.Fatalf("kiosk: %v\n%s", err, out)
 	}
 	keypad := func() string { return tm("capture-pane", "-p", "-t", "keypad") }
-	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(keypad(), "waiting for this counter: 1"); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("keypad screen:\n%s", keypad())
-		}
+	if !poll.Within(20*time.Second, 100*time.Millisecond, func() bool { return strings.Contains(keypad(), "waiting for this counter: 1") }) {
+		t.Fatalf("keypad screen:\n%s", keypad())
 	}
 	tm("send-keys", "-t", "keypad", "n")
-	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(keypad(), "A002 called"); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("keypad did not call A002:\n%s", keypad())
-		}
+	if !poll.Within(20*time.Second, 100*time.Millisecond, func() bool { return strings.Contains(keypad(), "A002 called") }) {
+		t.Fatalf("keypad did not call A002:\n%s", keypad())
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/devices/voice"
 	"github.com/nowserving/nowserving/internal/testkit/parttest"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -40,16 +41,9 @@ func TestBuildDevicesDemo(t *testing.T) {
 	}
 	waitFile := func(path string, want []byte) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			b, _ := os.ReadFile(path)
-			if bytes.Contains(b, want) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never held % x; got % x", path, want, b)
-			}
-			time.Sleep(10 * time.Millisecond)
+		var b []byte
+		if !poll.Within(10*time.Second, 10*time.Millisecond, func() bool { b, _ = os.ReadFile(path); return bytes.Contains(b, want) }) {
+			t.Fatalf("%s never held % x; got % x", path, want, b)
 		}
 	}
 	// 01 addr "A001" " 1" 07: the template board of counter 1.
@@ -57,13 +51,8 @@ func TestBuildDevicesDemo(t *testing.T) {
 	waitFile("out/led-hall.bin", []byte("A001 -> 1"))
 
 	var wavs []string
-	deadline := time.Now().Add(20 * time.Second)
-	for len(wavs) == 0 {
-		wavs, _ = filepath.Glob("out/voice/[0-9]*.wav")
-		if time.Now().After(deadline) {
-			t.Fatal("no announcement in out/voice")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !poll.Within(20*time.Second, 20*time.Millisecond, func() bool { wavs, _ = filepath.Glob("out/voice/[0-9]*.wav"); return len(wavs) > 0 }) {
+		t.Fatal("no announcement in out/voice")
 	}
 	b, err := os.ReadFile(wavs[0])
 	if err != nil {

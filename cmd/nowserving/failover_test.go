@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
@@ -96,19 +97,18 @@ func nextTicket(t *testing.T, k *client.Client, want string, limit, pause time.D
 	t.Helper()
 	start := time.Now()
 	codes := map[uint16]int{}
-	for {
+	if !poll.Within(limit, pause, func() bool {
 		tk, se := take(t, k)
-		if se == nil {
-			if tk.Number != want {
-				t.Errorf("ticket %s, want %s", tk.Number, want)
-			}
-			break
+		if se != nil {
+			codes[se.Code]++
+			return false
 		}
-		codes[se.Code]++
-		if time.Since(start) > limit {
-			t.Fatalf("no ticket %s after the failure (errors %v)", limit, codes)
+		if tk.Number != want {
+			t.Errorf("ticket %s, want %s", tk.Number, want)
 		}
-		time.Sleep(pause)
+		return true
+	}) {
+		t.Fatalf("no ticket %s after the failure (errors %v)", limit, codes)
 	}
 	for code := range codes {
 		if code != wire.ErrStoreUnavailable.Code {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nowserving/nowserving/internal/testkit/golden"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -92,7 +93,9 @@ func daemonRegistry(t *testing.T) (map[string]bool, *prometheus.Registry) {
 	}
 	names := map[string]bool{}
 	var body string
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	// Both families come once their first samples are in; the caller
+	// names any that are still missing after 10 s.
+	poll.Within(10*time.Second, 100*time.Millisecond, func() bool {
 		resp, err := http.Get("http://" + d.httpAddr.String() + "/metrics")
 		if err != nil {
 			t.Fatal(err)
@@ -100,11 +103,8 @@ func daemonRegistry(t *testing.T) (map[string]bool, *prometheus.Registry) {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		body = string(b)
-		if strings.Contains(body, "nowserving_led_board_online{") && strings.Contains(body, "nowserving_http_requests_total{") ||
-			time.Now().After(deadline) {
-			break
-		}
-	}
+		return strings.Contains(body, "nowserving_led_board_online{") && strings.Contains(body, "nowserving_http_requests_total{")
+	})
 	sc := bufio.NewScanner(strings.NewReader(body))
 	for sc.Scan() {
 		if f := strings.Fields(sc.Text()); len(f) > 2 && f[0] == "#" && f[1] == "HELP" {

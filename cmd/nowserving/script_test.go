@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
 // TestMain lets the test binary play the nowserving command inside the
@@ -79,19 +81,17 @@ func cmdWaitListen(ts *testscript.TestScript, neg bool, args []string) {
 		name = args[1]
 	}
 	file := ts.MkAbs(args[0])
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		b, _ := os.ReadFile(file)
-		if addr := listenAddr(string(b)); addr != "" {
-			ts.Setenv(name, addr)
-			ts.Logf("%s=%s", name, addr)
-			return
-		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("no listening address in %s after 30s; log:\n%s", args[0], b)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var b []byte
+	var addr string
+	if !poll.Within(30*time.Second, 20*time.Millisecond, func() bool {
+		b, _ = os.ReadFile(file)
+		addr = listenAddr(string(b))
+		return addr != ""
+	}) {
+		ts.Fatalf("no listening address in %s after 30s; log:\n%s", args[0], b)
 	}
+	ts.Setenv(name, addr)
+	ts.Logf("%s=%s", name, addr)
 }
 
 func TestListenAddr(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/nowserving/nowserving/internal/testkit/logtest"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -322,14 +323,10 @@ func hungDatabase(t *testing.T, proxy *dbProxy, driver, dsn string) {
 	// Ready before the hang: the probe's write answers within 1 s, which a
 	// loaded machine may miss once just after the start, so it is asked
 	// again for a while.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		code, body := d.get(t, "/readyz")
-		if code == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz before the hang: %d %s", code, body)
-		}
+	var code int
+	var body string
+	if !poll.Within(10*time.Second, 200*time.Millisecond, func() bool { code, body = d.get(t, "/readyz"); return code == 200 }) {
+		t.Fatalf("/readyz before the hang: %d %s", code, body)
 	}
 
 	proxy.freeze()
@@ -344,7 +341,7 @@ func hungDatabase(t *testing.T, proxy *dbProxy, driver, dsn string) {
 	}
 	time.Sleep(1100 * time.Millisecond) // past the cached probe result
 	start = time.Now()
-	code, body := d.get(t, "/readyz")
+	code, body = d.get(t, "/readyz")
 	ready := time.Since(start)
 	// Either the probe is still waiting on the hung server, or it has
 	// already given up on a fresh connection's connect time-out.
@@ -396,15 +393,8 @@ func TestStartWithDatabaseDown(t *testing.T) {
 
 	proxy.up()
 	start := time.Now()
-	for {
-		code, body = d.get(t, "/readyz")
-		if code == 200 {
-			break
-		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("not ready 10s after the database came up: %d %s", code, body)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !poll.Within(10*time.Second, 100*time.Millisecond, func() bool { code, body = d.get(t, "/readyz"); return code == 200 }) {
+		t.Fatalf("not ready 10s after the database came up: %d %s", code, body)
 	}
 	t.Logf("ready %s after the database came up", time.Since(start).Round(time.Millisecond))
 	if tk, se := take(t, k); se != nil || tk.Number != "A001" {

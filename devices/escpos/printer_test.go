@@ -170,9 +170,7 @@ func TestPrintContextCancel(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- p.Print(ctx, []byte("x")) }()
 	// Cancel once the printer has seen the first status request.
-	for len(f.Queries()) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, "the first status request", func() bool { return len(f.Queries()) > 0 })
 	cancel()
 	wantPrintErr(t, done, context.Canceled, "Print ignored the cancelled context")
 	// Cancelled before starting: nothing is dialled.

@@ -49,6 +49,18 @@ func (s *Stop) Next(ctx context.Context, tick <-chan time.Time) bool {
 	}
 }
 
+// Every is the loop of a part that runs a pass every so often: pass at
+// once, then at every tick of d, until pass reports false, the stop is
+// requested or ctx ends (a pass in flight finishes first); then it records
+// the loop as Ended.
+func (s *Stop) Every(ctx context.Context, d time.Duration, pass func() bool) {
+	defer s.Ended()
+	tk := time.NewTicker(d)
+	defer tk.Stop()
+	for pass() && s.Next(ctx, tk.C) {
+	}
+}
+
 // Request asks the loop to stop without waiting; it may be called more
 // than once.
 func (s *Stop) Request() { s.cancel() }

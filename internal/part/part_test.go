@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 // A loop on Stop's Context ends on Request; Shutdown then returns nil.
@@ -52,5 +53,28 @@ func TestStopContextFollowsParent(t *testing.T) {
 	case <-s.Requested():
 		t.Error("Requested closed by the parent's end")
 	default:
+	}
+}
+
+// Every runs a pass at once and goes on until a pass reports false, then
+// marks the loop ended; a stop requested between passes ends it too.
+func TestEvery(t *testing.T) {
+	s := NewStop()
+	n := 0
+	s.Every(context.Background(), time.Millisecond, func() bool { n++; return n < 3 })
+	if n != 3 {
+		t.Errorf("%d passes, want 3 (the third reports false)", n)
+	}
+	select {
+	case <-s.Done():
+	default:
+		t.Error("Done not closed after Every returned")
+	}
+	s = NewStop()
+	s.Request()
+	n = 0
+	s.Every(context.Background(), time.Hour, func() bool { n++; return true })
+	if n != 1 {
+		t.Errorf("%d passes with the stop requested, want the first alone", n)
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -205,9 +207,7 @@ func TestCloseFailsPending(t *testing.T) {
 		_, err := c.TakeTicket(context.Background(), "A", 0, TicketOpts{})
 		errc <- err
 	}()
-	for len(d.requests(wire.TypeTakeTicket)) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, "the TAKE_TICKET at the daemon", func() bool { return len(d.requests(wire.TypeTakeTicket)) > 0 })
 	c.Close()
 	if err := <-errc; !errors.Is(err, ErrClosed) {
 		t.Errorf("err = %v, want ErrClosed", err)
@@ -234,17 +234,15 @@ func TestHeartbeats(t *testing.T) {
 			break
 		}
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	var hb, dials int
+	if !poll.Within(5*time.Second, 5*time.Millisecond, func() bool {
 		d.mu.Lock()
-		hb := d.hbSeen
+		hb = d.hbSeen
 		d.mu.Unlock()
-		dials := d.Accepted()
-		if hb > 0 && dials >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("heartbeats seen %d, dials %d; want > 0 and >= 2", hb, dials)
-		}
+		dials = d.Accepted()
+		return hb > 0 && dials >= 2
+	}) {
+		t.Fatalf("heartbeats seen %d, dials %d; want > 0 and >= 2", hb, dials)
 	}
 	c.Close()
 }
@@ -279,25 +277,10 @@ func versions(us []Update) []uint64 {
 	return v
 }
 
-func equal(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func waitSubscribed(t *testing.T, d *fakeDaemon) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); d.subscribed() == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("never resubscribed")
-		}
-		time.Sleep(time.Millisecond)
+	if !poll.Within(5*time.Second, time.Millisecond, func() bool { return d.subscribed() > 0 }) {
+		t.Fatal("never resubscribed")
 	}
 }
 
@@ -345,7 +328,7 @@ func TestSubscribeResume(t *testing.T) {
 	waitSubscribed(t, d)
 	d.emit(wire.Event{Kind: wire.EventIssued}) // 8 live
 	got = append(got, collect(t, s, 1)...)
-	if want := []uint64{2, 3, 4, 5, 6, 7, 8}; !equal(versions(got), want) {
+	if want := []uint64{2, 3, 4, 5, 6, 7, 8}; !slices.Equal(versions(got), want) {
 		t.Errorf("versions = %v, want %v", versions(got), want)
 	}
 	if s.Version() != 8 {
@@ -374,7 +357,7 @@ func TestSubscribeSnapshotOnGap(t *testing.T) {
 	waitSubscribed(t, d)
 	d.emit(wire.Event{Kind: wire.EventCalled})
 	got = append(got, collect(t, s, 1)...)
-	if want := []uint64{1000, 1, 1003, 4}; !equal(versions(got), want) {
+	if want := []uint64{1000, 1, 1003, 4}; !slices.Equal(versions(got), want) {
 		t.Errorf("versions = %v, want %v (1000+v marks a snapshot)", versions(got), want)
 	}
 	if _, err := c.Subscribe(context.Background(), Filter{}); !errors.Is(err, ErrSubscribed) {
@@ -401,10 +384,8 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
+	if !poll.Within(5*time.Second, 5*time.Millisecond, func() bool { return runtime.NumGoroutine() <= before }) {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 	}
 }

@@ -18,14 +18,7 @@ import (
 // comes from B; the display resumes on B from the last version it saw,
 // missing nothing and seeing nothing twice.
 func TestFailover(t *testing.T) {
-	a := protocoltest.New(t, site(), devices())
-	a.Follow = true
-	a.Start()
-	t.Cleanup(a.Stop)
-	b := protocoltest.New(t, site(), devices())
-	b.DB, b.Follow = a.DB, true
-	b.Start()
-	t.Cleanup(b.Stop)
+	a, b := twoDaemons(t, true)
 	p := newProxy(t, a.Addr) // daemon A as devices reach it
 	both := p.Addr() + "," + b.Addr
 	ctx := context.Background()
@@ -83,13 +76,7 @@ func TestFailover(t *testing.T) {
 // TestFailoverTime: the kiosk's daemon dies between two presses; the next
 // press is answered by the other daemon within 2 s.
 func TestFailoverTime(t *testing.T) {
-	a := protocoltest.New(t, site(), devices())
-	a.Start()
-	t.Cleanup(a.Stop)
-	b := protocoltest.New(t, site(), devices())
-	b.DB = a.DB
-	b.Start()
-	t.Cleanup(b.Stop)
+	a, b := twoDaemons(t, false)
 	p := newProxy(t, a.Addr)
 	k := dial(t, p.Addr()+","+b.Addr, "kiosk-1", wire.RoleKiosk)
 	ctx := context.Background()
@@ -116,13 +103,7 @@ func TestFailoverTime(t *testing.T) {
 // at once, even though it still accepts connections; the kiosk's next
 // ticket comes from there.
 func TestReleasedMovesOn(t *testing.T) {
-	a := protocoltest.New(t, site(), devices())
-	a.Start()
-	t.Cleanup(a.Stop)
-	b := protocoltest.New(t, site(), devices())
-	b.DB = a.DB
-	b.Start()
-	t.Cleanup(b.Stop)
+	a, b := twoDaemons(t, false)
 	k := dial(t, a.Addr+","+b.Addr, "kiosk-1", wire.RoleKiosk)
 	ctx := context.Background()
 	if _, err := k.TakeTicket(ctx, "A", wire.ClassNormal, client.TicketOpts{}); err != nil || k.Addr() != a.Addr {
@@ -138,4 +119,19 @@ func TestReleasedMovesOn(t *testing.T) {
 	if k.Addr() != b.Addr {
 		t.Errorf("kiosk on %s after A let go, want B %s", k.Addr(), b.Addr)
 	}
+}
+
+// twoDaemons starts two daemons on one database, each following the other's
+// commits when follow is set, and stops them when the test ends.
+func twoDaemons(t *testing.T, follow bool) (a, b *protocoltest.Daemon) {
+	t.Helper()
+	a = protocoltest.New(t, site(), devices())
+	a.Follow = follow
+	a.Start()
+	t.Cleanup(a.Stop)
+	b = protocoltest.New(t, site(), devices())
+	b.DB, b.Follow = a.DB, follow
+	b.Start()
+	t.Cleanup(b.Stop)
+	return a, b
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/devices/escpos"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/protocoltest"
@@ -72,13 +73,11 @@ func TestRealReprint(t *testing.T) {
 	// The client reconnects and the next reprint goes through. (Sent before
 	// the client has noticed the cut, it would go out on the dead
 	// connection, and a REPRINT is never resent.)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if st, _ := con.State(); st == client.StateConnected && p.Accepted() > before {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the client did not reconnect within 5 s")
-		}
+	if !poll.Within(5*time.Second, 5*time.Millisecond, func() bool {
+		st, _ := con.State()
+		return st == client.StateConnected && p.Accepted() > before
+	}) {
+		t.Fatal("the client did not reconnect within 5 s")
 	}
 	if err := con.Reprint(ctx, tk.Number, "hall-3"); err != nil {
 		t.Errorf("Reprint after the reconnect: %v", err)

@@ -20,6 +20,7 @@
       e_account_exists: "An account of that name exists already.", e_unknown_account: "There is no such account.",
       e_self: "You cannot disable your own account or take the admin role from it.",
       e_forbidden_role: "Only admins may manage accounts.", e_csrf: "The page is out of date: reload it.",
+      e_login_required: "Your session ended.",
       e_other: "Refused: {d}", e_network: "No answer from the server: try again.", sending: "Sending…"
     },
     zh: {
@@ -36,7 +37,7 @@
       e_bad_request: "未接受：{d}", e_bad_password: "密码须为 8 至 256 个字符。",
       e_account_exists: "该用户名已存在。", e_unknown_account: "没有这个账户。",
       e_self: "不能停用自己的账户，也不能取消自己的管理员角色。",
-      e_forbidden_role: "只有管理员可以管理账户。", e_csrf: "页面已过期，请刷新。",
+      e_forbidden_role: "只有管理员可以管理账户。", e_csrf: "页面已过期，请刷新。", e_login_required: "会话已结束。",
       e_other: "被拒绝：{d}", e_network: "服务器无响应，请重试。", sending: "正在发送…"
     },
     pt: {
@@ -54,54 +55,25 @@
       e_account_exists: "Já existe uma conta com esse nome.", e_unknown_account: "Essa conta não existe.",
       e_self: "Não pode desativar a sua própria conta nem retirar-lhe a função de administrador.",
       e_forbidden_role: "Só administradores gerem contas.", e_csrf: "A página está desatualizada: recarregue-a.",
+      e_login_required: "A sua sessão terminou.",
       e_other: "Recusado: {d}", e_network: "Sem resposta do servidor: tente de novo.", sending: "A enviar…"
     }
   };
   var roles = ["counter", "supervisor", "admin"];
-  var params = new URLSearchParams(location.search);
-  var lang = (function () {
-    var want = [params.get("lang")].concat(navigator.languages || [navigator.language || "en"]);
-    for (var i = 0; i < want.length; i++) {
-      var b = (want[i] || "").toLowerCase().split("-")[0];
-      if (W[b]) return b;
-    }
-    return "en";
-  })();
+  var S = NowServingStaff, lang = S.pickLang(W), t = S.words(W, function () { return lang; }), say = S.say;
   var list = null, current = null, pending = false;
   function $(id) { return document.getElementById(id); }
-  function t(k, a) {
-    return (W[lang][k] || W.en[k] || k).replace(/\{(\w)\}/g, function (_, x) { return a && a[x] !== undefined ? String(a[x]) : ""; });
-  }
-  function say(text, bad) {
-    var m = $("message");
-    m.textContent = text;
-    m.className = "message" + (bad ? " refusal" : " ok");
-    m.setAttribute("role", bad ? "alert" : "status");
-  }
-  function refusal(p) {
-    var code = p && p.code;
-    if (code === "login_required") { location.href = "/login?ended=1"; return ""; }
-    if (code && W.en["e_" + code]) return t("e_" + code, { d: p.detail || p.title || "" });
-    return t("e_other", { d: (p && (p.detail || p.title)) || "?" });
-  }
-  function api(path, body) {
-    var o = { method: body ? "POST" : "GET", credentials: "same-origin", headers: {} };
-    if (body) {
-      o.headers["Content-Type"] = "application/json";
-      o.headers["X-CSRF-Token"] = list ? list.csrf : "";
-      o.body = JSON.stringify(body);
-    }
-    return fetch(path, o).then(function (r) {
-      return r.json().then(function (j) { return { ok: r.ok, body: j }; },
-        function () { return { ok: false, body: { code: "other", detail: "HTTP " + r.status } }; });
-    });
-  }
+  function refusal(p) { return S.refusal(t, W, p); }
+  function api(path, body) { return S.api(path, body, function () { return list ? list.csrf : ""; }); }
   function split(s) {
     return s.split(",").map(function (x) { return x.trim(); }).filter(function (x) { return x; });
   }
-  function roleOptions(sel) {
+  // roleOptions offers the roles in sel; to the admin's own account only
+  // admin, since the server refuses to take it from them (as it refuses to
+  // disable them: no such button either).
+  function roleOptions(sel, self) {
     sel.textContent = "";
-    roles.forEach(function (r) { sel.appendChild(new Option(t(r), r)); });
+    roles.forEach(function (r) { if (!self || r === "admin") sel.appendChild(new Option(t(r), r)); });
   }
   function cell(tr, text, cls) {
     var td = document.createElement("td");
@@ -141,8 +113,8 @@
       td.appendChild(acts);
       acts.appendChild(button(t("setPassword"), "pw-" + a.name, function () { openPassword(a); }));
       acts.appendChild(button(t("editAccess"), "ac-" + a.name, function () { openAccess(a); }));
-      acts.appendChild(a.disabled ? button(t("enable"), "en-" + a.name, function () { change(a, "enable", {}); })
-        : button(t("disable"), "di-" + a.name, function () { change(a, "disable", {}); }, "danger"));
+      if (a.disabled) acts.appendChild(button(t("enable"), "en-" + a.name, function () { change(a, "enable", {}); }));
+      else if (a.name !== list.me) acts.appendChild(button(t("disable"), "di-" + a.name, function () { change(a, "disable", {}); }, "danger"));
       tr.appendChild(td);
       tb.appendChild(tr);
     });
@@ -184,6 +156,7 @@
   function openAccess(a) {
     current = a;
     $("da-title").textContent = t("accessOf", { n: a.name });
+    roleOptions($("access-role"), a.name === list.me);
     $("access-role").value = a.role;
     $("access-sites").value = a.sites.join(", ");
     $("access-counters").value = a.counters.join(", ");
@@ -218,6 +191,5 @@
   document.querySelectorAll("[data-w]").forEach(function (e) { e.textContent = t(e.getAttribute("data-w")); });
   document.documentElement.lang = lang;
   roleOptions($("add-role"));
-  roleOptions($("access-role"));
   load();
 })();

@@ -91,21 +91,9 @@
   };
 
   var params = new URLSearchParams(location.search);
-  var lang = pickLang();
+  var S = NowServingStaff, lang = S.pickLang(W), t = S.words(W, function () { return lang; }), say = S.say;
   var me = null, site = null, counter = null, board = null, es = null, pending = false, reading = false, again = false;
 
-  function pickLang() {
-    var want = [params.get("lang")].concat(navigator.languages || [navigator.language || "en"]);
-    for (var i = 0; i < want.length; i++) {
-      var base = (want[i] || "").toLowerCase().split("-")[0];
-      if (W[base]) return base;
-    }
-    return "en";
-  }
-  function t(key, args) {
-    var s = W[lang][key] || W.en[key] || key;
-    return s.replace(/\{(\w)\}/g, function (_, k) { return args && args[k] !== undefined ? String(args[k]) : ""; });
-  }
   function $(id) { return document.getElementById(id); }
   function name(names, fallback) { return (names && (names[lang] || names[site.langs[0]])) || fallback; }
   function applyWords() {
@@ -113,20 +101,7 @@
     for (var i = 0; i < els.length; i++) els[i].textContent = t(els[i].getAttribute("data-w"));
     document.documentElement.lang = lang;
   }
-
-  function say(text, bad) {
-    var m = $("message");
-    m.textContent = text;
-    m.className = "message" + (bad ? " refusal" : " ok");
-    m.setAttribute("role", bad ? "alert" : "status");
-  }
-
-  function refusal(p) {
-    var code = p && p.code;
-    if (code === "login_required") { location.href = "/login?ended=1"; return t("e_login_required"); }
-    if (code && W.en["e_" + code]) return t("e_" + code, { d: p.detail || p.title || "" });
-    return t("e_other", { d: (p && (p.detail || p.title)) || "?" });
-  }
+  function refusal(p) { return S.refusal(t, W, p); }
 
   function key() {
     var b = new Uint8Array(16);
@@ -134,18 +109,7 @@
     return "web-" + Array.prototype.map.call(b, function (x) { return ("0" + x.toString(16)).slice(-2); }).join("");
   }
 
-  function api(path, body) {
-    var o = { method: body ? "POST" : "GET", credentials: "same-origin", headers: {} };
-    if (body) {
-      o.headers["Content-Type"] = "application/json";
-      o.headers["X-CSRF-Token"] = me.csrf;
-      o.body = JSON.stringify(body);
-    }
-    return fetch(path, o).then(function (r) {
-      return r.json().then(function (j) { return { ok: r.ok, status: r.status, body: j }; },
-        function () { return { ok: false, status: r.status, body: { code: "other", detail: "HTTP " + r.status } }; });
-    });
-  }
+  function api(path, body) { return S.api(path, body, function () { return me.csrf; }); }
 
   function base() { return "/counter/api/" + encodeURIComponent(site.id) + "/" + encodeURIComponent(counter.id); }
 

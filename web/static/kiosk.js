@@ -39,7 +39,7 @@
   var lang = W[params.get("lang")] ? params.get("lang") : (W[langs[0]] ? langs[0] : "en");
   var state = null, es = null, lost = null, busy = false, back = null;
   function $(id) { return document.getElementById(id); }
-  function t(k, a) { return (W[lang][k] || W.en[k]).replace(/\{(\w)\}/g, function (_, x) { return a ? a[x] : ""; }); }
+  var t = NowServingStaff.words(W, function () { return lang; });
   function name(m, f) { return (m && (m[lang] || m[langs[0]])) || f; }
   function show(id) { ["provision", "choose", "checkin", "ticket"].forEach(function (s) { $(s).hidden = s !== id; }); }
   function words() {

@@ -1,7 +1,8 @@
 // Package poll holds the helpers tests use to wait for something another
 // goroutine does: Until checks a condition every few milliseconds, Recv
 // takes a value from a channel, and both fail the test if what they wait
-// for does not come within ten seconds.
+// for does not come within ten seconds; Within checks a condition for as
+// long and as often as the test says and reports whether it came to hold.
 package poll
 
 import (
@@ -16,13 +17,24 @@ const Timeout = 10 * time.Second
 // waiting for <what>" if it does not within Timeout.
 func Until(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(Timeout)
+	if !Within(Timeout, 5*time.Millisecond, cond) {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// Within checks cond every interval until it holds, for at most d, and
+// reports whether it came to hold: for a test that waits with a time-out
+// or a failure message of its own, or on a condition too dear to check
+// every 5 ms (a query, a request).
+func Within(d, every time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			return false
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(every)
 	}
+	return true
 }
 
 // Recv receives from ch as <-ch does (ok false: ch is closed), failing t

@@ -6,16 +6,41 @@ import (
 	"time"
 )
 
-// Until returns once a condition another goroutine makes true holds.
+// Until returns once a condition another goroutine makes true holds: the
+// goroutine sets it only after Until has found it false.
 func TestUntilSeesConcurrentChange(t *testing.T) {
 	var done atomic.Bool
+	checked := make(chan struct{})
+	var once atomic.Bool
 	go func() {
-		time.Sleep(20 * time.Millisecond)
+		<-checked
 		done.Store(true)
 	}()
-	Until(t, "the flag", done.Load)
+	Until(t, "the flag", func() bool {
+		if once.CompareAndSwap(false, true) {
+			close(checked)
+		}
+		return done.Load()
+	})
 	if !done.Load() {
 		t.Fatal("Until returned before the condition held")
+	}
+}
+
+// Within reports false once its time is up on a condition that never
+// holds, having checked it more than once, and true at once on one that
+// holds.
+func TestWithin(t *testing.T) {
+	var n int
+	start := time.Now()
+	if Within(30*time.Millisecond, 5*time.Millisecond, func() bool { n++; return false }) {
+		t.Fatal("Within = true on a condition that never holds")
+	}
+	if took := time.Since(start); took < 30*time.Millisecond || n < 2 {
+		t.Errorf("Within gave up after %s and %d checks, want 30 ms and several", took, n)
+	}
+	if !Within(time.Hour, time.Hour, func() bool { return true }) {
+		t.Error("Within = false on a condition that holds")
 	}
 }
 
@@ -24,7 +49,6 @@ func TestUntilSeesConcurrentChange(t *testing.T) {
 func TestRecv(t *testing.T) {
 	ch := make(chan int)
 	go func() {
-		time.Sleep(20 * time.Millisecond)
 		ch <- 7
 		close(ch)
 	}()

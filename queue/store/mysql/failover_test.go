@@ -3,12 +3,9 @@ package mysql_test
 import (
 	"database/sql"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -58,8 +55,7 @@ type mariaDB struct {
 	dir  string
 	port int
 	addr string
-	cmd  *exec.Cmd
-	done chan struct{}
+	srv  *storetest.Server
 }
 
 // startMariaDB starts a MariaDB server per name under the test's
@@ -77,20 +73,13 @@ func startMariaDB(t *testing.T, names ...string) []*mariaDB {
 	}
 	install := need.Program(t, "mariadb-server", "mariadb-install-db")
 	base := t.TempDir()
-	runAs := ""
-	if os.Geteuid() == 0 {
-		runAs = "mysql" // mariadbd refuses to run as root
-		for _, d := range []string{base, filepath.Dir(base)} {
-			if err := os.Chmod(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	runAs, _ := storetest.ServerUser(t, base, "mysql") // mariadbd refuses to run as root
+	ports := storetest.FreePorts(t, len(names))
 	var out []*mariaDB
 	var cnfs []string
 	for i, name := range names {
 		dir := filepath.Join(base, name)
-		m := &mariaDB{dir: dir, port: freePort(t), done: make(chan struct{})}
+		m := &mariaDB{dir: dir, port: ports[i]}
 		m.addr = fmt.Sprintf("127.0.0.1:%d", m.port)
 		cnf := filepath.Join(dir, "my.cnf")
 		conf := fmt.Sprintf("[mysqld]\ndatadir=%s\nsocket=%s\npid-file=%s\nlog-error=%s\nport=%d\n"+
@@ -111,7 +100,7 @@ func startMariaDB(t *testing.T, names ...string) []*mariaDB {
 				t.Fatal(err)
 			}
 			if runAs != "" {
-				chown(t, dir, runAs)
+				storetest.ChownTree(t, dir, runAs)
 			}
 			if b, err := exec.Command(install, "--defaults-file="+cnf, "--auth-root-authentication-method=normal",
 				"--skip-test-db").CombinedOutput(); err != nil {
@@ -120,57 +109,21 @@ func startMariaDB(t *testing.T, names ...string) []*mariaDB {
 		} else if b, err := exec.Command("cp", "-a", filepath.Join(out[0].dir, "data"), dir).CombinedOutput(); err != nil {
 			t.Fatalf("copy the data directory: %v\n%s", err, b)
 		} else if runAs != "" {
-			chown(t, dir, runAs)
+			storetest.ChownTree(t, dir, runAs)
 		}
 		out, cnfs = append(out, m), append(cnfs, cnf)
 	}
 	for i, m := range out {
-		m.run(t, names[i], mariadbd, cnfs[i])
+		m.srv = storetest.StartServer(t, storetest.ServerOpts{
+			Name: "mariadbd " + names[i], Bin: mariadbd, Args: []string{"--defaults-file=" + cnfs[i]},
+			Output: filepath.Join(m.dir, "stdout.log"), Log: filepath.Join(m.dir, "error.log"), Stop: syscall.SIGTERM,
+			Ready: func() error {
+				return m.exec("CREATE DATABASE IF NOT EXISTS test", "DROP USER IF EXISTS ''@'localhost'",
+					"CREATE USER IF NOT EXISTS ns@'%'", "GRANT ALL ON test.* TO ns@'%'")
+			},
+		})
 	}
 	return out
-}
-
-// run starts the server of m.dir on its option file cnf, stopped when the
-// test ends, and waits until it is ready.
-func (m *mariaDB) run(t *testing.T, name, mariadbd, cnf string) {
-	t.Helper()
-	dir := m.dir
-	m.cmd = exec.Command(mariadbd, "--defaults-file="+cnf)
-	if err := m.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = m.cmd.Wait(); close(m.done) }()
-	t.Cleanup(func() {
-		_ = m.cmd.Process.Signal(syscall.SIGCONT)
-		_ = m.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-m.done:
-		case <-time.After(20 * time.Second):
-			_ = m.cmd.Process.Kill()
-			<-m.done
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Logf("%s error log:\n%s", name, b)
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := m.exec("CREATE DATABASE IF NOT EXISTS test", "DROP USER IF EXISTS ''@'localhost'",
-			"CREATE USER IF NOT EXISTS ns@'%'", "GRANT ALL ON test.* TO ns@'%'")
-		if err == nil {
-			return
-		}
-		select {
-		case <-m.done:
-			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("mariadbd %s exited:\n%s", name, b)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mariadbd %s not ready: %v", name, err)
-		}
-	}
 }
 
 // dsn is the DSN of user ns on database test at addrs.
@@ -205,36 +158,5 @@ func (m *mariaDB) root(t *testing.T, stmts ...string) {
 // answers nothing. Cleanup lets it go on before stopping it.
 func (m *mariaDB) freeze(t *testing.T) {
 	t.Helper()
-	if err := m.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func chown(t *testing.T, dir, name string) {
-	t.Helper()
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	err = filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, uid, gid)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m.srv.Signal(t, syscall.SIGSTOP)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
@@ -71,10 +72,8 @@ func TestAbortDeadlockInClaim(t *testing.T) {
 	before := deadlocks()
 	storetest.ClaimDeadlock(t, s)
 	// Backends report their statistics within about a second.
-	for deadline := time.Now().Add(5 * time.Second); deadlocks() <= before; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("pg_stat_database.deadlocks stayed at %d: no deadlock happened, the case proved nothing", before)
-		}
+	if !poll.Within(5*time.Second, 100*time.Millisecond, func() bool { return deadlocks() > before }) {
+		t.Fatalf("pg_stat_database.deadlocks stayed at %d: no deadlock happened, the case proved nothing", before)
 	}
 }
 

@@ -14,7 +14,8 @@ import (
 // TestCheckPlans: no query of check is planned as a subplan run per row
 // (a NOT IN over a subquery becomes one once the subquery outgrows
 // work_mem: quadratic), whatever work_mem is; "every ticket was issued"
-// is an anti-join.
+// is an anti-join. So are the queries of a chunk of days (the window of
+// check's default and a chunk of --all).
 func TestCheckPlans(t *testing.T) {
 	st := storetest.Postgres(t)
 	db, err := st.DB().Conn(t.Context()) // one session: SET holds for it
@@ -26,7 +27,7 @@ func TestCheckPlans(t *testing.T) {
 		if _, err := db.ExecContext(t.Context(), "SET work_mem = '"+wm+"'"); err != nil {
 			t.Fatal(err)
 		}
-		for _, q := range postgres.Dialect().CheckQueries() {
+		for _, q := range append(postgres.Dialect().CheckQueries(), postgres.Dialect().CheckWindowQueries()...) {
 			rows, err := db.QueryContext(t.Context(), "EXPLAIN "+q.SQL)
 			if err != nil {
 				t.Fatalf("%s: %v", q.Name, err)

@@ -1,14 +1,11 @@
 package postgres_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -16,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/internal/testkit/need"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
@@ -70,7 +68,7 @@ func TestFailover(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Error("the listener still waits on the frozen host 5 s after the freeze")
 	}
-	b.signalAll(t, syscall.SIGCONT) // before Close says goodbye to it
+	b.srv.Signal(t, syscall.SIGCONT) // before Close says goodbye to it
 }
 
 // listenOn starts a notifier's Listen on p alone, with a short check of
@@ -117,8 +115,7 @@ func listenOn(t *testing.T, p *pgServer) <-chan error {
 type pgServer struct {
 	port int
 	addr string
-	cmd  *exec.Cmd
-	done chan struct{}
+	srv  *storetest.Server
 }
 
 // startPostgres starts one PostgreSQL cluster per name under the test's
@@ -133,113 +130,48 @@ func startPostgres(t *testing.T, names ...string) []*pgServer {
 	}
 	bin := filepath.Dir(bins[len(bins)-1])
 	base := t.TempDir()
-	var cred *syscall.Credential
-	own := func(string) {}
-	if os.Geteuid() == 0 {
-		for _, d := range []string{base, filepath.Dir(base)} {
-			if err := os.Chmod(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			t.Fatal(err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		own = func(dir string) {
-			if err := os.Chown(dir, uid, gid); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	// command runs as postgres, in a process group of its own.
-	command := func(name string, args ...string) *exec.Cmd {
-		c := exec.Command(filepath.Join(bin, name), args...)
-		c.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
-		return c
-	}
+	owner, cred := storetest.ServerUser(t, base, "postgres")
 	mkdir := func(dir string) {
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		own(dir)
+		if owner != "" {
+			storetest.ChownTree(t, dir, owner)
+		}
 	}
 	template := filepath.Join(base, "template")
 	mkdir(template)
-	if out, err := command("initdb", "-D", filepath.Join(template, "data"), "-A", "trust", "-U", "postgres", "--no-sync").CombinedOutput(); err != nil {
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", filepath.Join(template, "data"), "-A", "trust", "-U", "postgres", "--no-sync")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
+	ports := storetest.FreePorts(t, len(names))
 	var out []*pgServer
-	for _, name := range names {
+	for i, name := range names {
 		dir := filepath.Join(base, name)
 		mkdir(dir)
 		if b, err := exec.Command("cp", "-a", filepath.Join(template, "data"), dir).CombinedOutput(); err != nil {
 			t.Fatalf("copy the data directory: %v\n%s", err, b)
 		}
-		out = append(out, runPostgres(t, name, dir, command))
+		p := &pgServer{port: ports[i], addr: fmt.Sprintf("127.0.0.1:%d", ports[i])}
+		p.srv = storetest.StartServer(t, storetest.ServerOpts{
+			Name: "postgres " + name, Bin: filepath.Join(bin, "postgres"), Cred: cred, Stop: syscall.SIGINT, // fast shutdown
+			Args: []string{"-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(p.port), "-k", dir,
+				"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "shared_buffers=16MB"},
+			Output: filepath.Join(dir, "log"),
+			Ready: func() error {
+				db, err := sql.Open("pgx", p.dsn(p.addr))
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				return db.Ping()
+			},
+		})
+		out = append(out, p)
 	}
 	return out
-}
-
-// runPostgres starts the cluster of dir/data, stopped when the test ends,
-// and waits until it answers.
-func runPostgres(t *testing.T, name, dir string, command func(name string, args ...string) *exec.Cmd) *pgServer {
-	t.Helper()
-	data := filepath.Join(dir, "data")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pgServer{port: l.Addr().(*net.TCPAddr).Port, done: make(chan struct{})}
-	l.Close()
-	p.addr = fmt.Sprintf("127.0.0.1:%d", p.port)
-	logf, err := os.Create(filepath.Join(dir, "log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd = command("postgres", "-D", data, "-p", strconv.Itoa(p.port), "-k", dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "shared_buffers=16MB")
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = p.cmd.Wait(); logf.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		p.signalAll(t, syscall.SIGCONT)
-		_ = p.cmd.Process.Signal(syscall.SIGINT) // fast shutdown
-		select {
-		case <-p.done:
-		case <-time.After(15 * time.Second):
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "log"))
-			t.Logf("%s log:\n%s", name, b)
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		db, err := sql.Open("pgx", p.dsn(p.addr))
-		if err == nil {
-			err = db.Ping()
-			db.Close()
-		}
-		if err == nil {
-			return p
-		}
-		select {
-		case <-p.done:
-			b, _ := os.ReadFile(filepath.Join(dir, "log"))
-			t.Fatalf("postgres %s exited:\n%s", name, b)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("postgres %s not ready: %v", name, err)
-		}
-	}
 }
 
 // dsn is the DSN of database postgres at hosts, writable ones only.
@@ -272,52 +204,21 @@ func (p *pgServer) waitReadOnly(t *testing.T, want string) {
 	}
 	defer db.Close()
 	db.SetMaxIdleConns(0)
-	for range 100 {
+	if !poll.Within(2*time.Second, 20*time.Millisecond, func() bool {
 		var got string
 		if err := db.QueryRow("SHOW default_transaction_read_only").Scan(&got); err != nil {
 			t.Fatal(err)
 		}
-		if got == want {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+		return got == want
+	}) {
+		t.Fatalf("default_transaction_read_only not %s after 2 s", want)
 	}
-	t.Fatalf("default_transaction_read_only not %s after 2 s", want)
 }
 
 // freeze stops every process of the server with SIGSTOP: the postmaster
-// and its children (each in a session of its own, so a signal to the
-// postmaster's group would miss them). Its sockets stay open and nothing
-// answers; cleanup lets them go on.
+// and its children. Its sockets stay open and nothing answers; cleanup
+// lets them go on.
 func (p *pgServer) freeze(t *testing.T) {
 	t.Helper()
-	p.signalAll(t, syscall.SIGSTOP)
-}
-
-// signalAll sends sig to the postmaster and to every process whose parent
-// it is.
-func (p *pgServer) signalAll(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	pid := p.cmd.Process.Pid
-	pids := []int{pid}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, f := range stats {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue // ended meanwhile
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, not ")".
-		rest := b[bytes.LastIndexByte(b, ')')+1:]
-		var state string
-		var ppid int
-		if _, err := fmt.Sscan(string(rest), &state, &ppid); err == nil && ppid == pid {
-			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
-			pids = append(pids, child)
-		}
-	}
-	for _, c := range pids {
-		if err := syscall.Kill(c, sig); err != nil && c == pid {
-			t.Fatalf("signal the postmaster: %v", err)
-		}
-	}
+	p.srv.Signal(t, syscall.SIGSTOP)
 }

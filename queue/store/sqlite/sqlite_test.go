@@ -1,9 +1,12 @@
 package sqlite_test
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	msqlite "modernc.org/sqlite"
 
@@ -28,13 +31,49 @@ func TestOpenRefusesMemory(t *testing.T) {
 
 func TestPragmas(t *testing.T) {
 	s := storetest.SQLite(t)
-	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000", "temp_store": "2", "auto_vacuum": "2"} {
+	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000", "temp_store": "2", "auto_vacuum": "2",
+		"wal_autocheckpoint": "0"} {
 		var got string
 		if err := s.DB().QueryRowContext(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
 		if got != want {
 			t.Errorf("PRAGMA %s = %s, want %s", pragma, got, want)
+		}
+	}
+}
+
+// TestCheckpointer: the writer does not checkpoint (wal_autocheckpoint 0,
+// TestPragmas); the store's checkpointer copies the log into the database
+// file while the store stays open (within 20 CheckpointEvery: a loaded
+// machine).
+func TestCheckpointer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ck.db")
+	s, err := sqlite.Open(t.Context(), path, sqlite.Opts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	if _, err := s.DB().ExecContext(ctx, "CREATE TABLE scratch (b BLOB)"); err != nil {
+		t.Fatal(err)
+	}
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	for range 50 {
+		if _, err := s.DB().ExecContext(ctx, "INSERT INTO scratch VALUES (randomblob(20000))"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for end := time.Now().Add(20 * sqlite.CheckpointEvery); size() < before+1_000_000; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("database file %d bytes, %d before 1 MB written: not checkpointed", size(), before)
 		}
 	}
 }

@@ -73,17 +73,41 @@ func scanAccount(r interface{ Scan(...any) error }) (queue.Account, error) {
 }
 
 // Account reads one account; queue.ErrUnknownAccount when there is none.
+// It reads on the reader pool, with the pool's prepared statement: every
+// request of a person's page checks its account (staff.Service.Check), and
+// on SQLite the writer connection is the engine's, held through each
+// batch's commit and its fsync, so a read there waited for the batch and
+// held the next one back (BenchmarkCounterCall's stages).
 func (s *Store) Account(ctx context.Context, name string) (queue.Account, error) {
-	a, err := scanAccount(s.writer.QueryRowContext(ctx, s.d.Rebind("SELECT "+accountCols+" FROM accounts WHERE name = ?"), name))
+	q := s.d.Rebind("SELECT " + accountCols + " FROM accounts WHERE name = ?")
+	var a queue.Account
+	err := s.readRow(ctx, q, []any{name}, func(r *sql.Row) (err error) {
+		a, err = scanAccount(r)
+		return err
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return a, fmt.Errorf("%w: %q", queue.ErrUnknownAccount, name)
 	}
 	return a, s.wrap("read account", err)
 }
 
+// readRow runs the one-row query q on the reader pool, through its cached
+// statement when the dialect caches them, and hands the row to scan.
+func (s *Store) readRow(ctx context.Context, q string, args []any, scan func(*sql.Row) error) error {
+	if s.rstmts == nil {
+		return scan(s.reader.QueryRowContext(ctx, q, args...))
+	}
+	if st := s.rstmts.get(q); st != nil {
+		return scan(st.QueryRowContext(ctx, args...))
+	}
+	err := scan(s.reader.QueryRowContext(ctx, q, args...))
+	s.rstmts.prepare(ctx) // once the row has given its connection back
+	return err
+}
+
 // Accounts lists every account by name.
 func (s *Store) Accounts(ctx context.Context) ([]queue.Account, error) {
-	rows, err := s.writer.QueryContext(ctx, "SELECT "+accountCols+" FROM accounts ORDER BY name")
+	rows, err := s.reader.QueryContext(ctx, "SELECT "+accountCols+" FROM accounts ORDER BY name")
 	if err != nil {
 		return nil, s.wrap("list accounts", err)
 	}

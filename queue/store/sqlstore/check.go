@@ -117,10 +117,14 @@ func (c *check) text(v []string) string {
 var checks = []check{
 	{
 		name: "unique numbers",
-		query: "SELECT site, service, day, seq, COUNT(*) FROM tickets " +
+		// The number, in no index of (site, service, day, seq), keeps
+		// SQLite from reading that unique index, covering but with no
+		// range of days, over the whole site: a window's days are a range
+		// of tickets_number.
+		query: "SELECT site, service, day, seq, COUNT(*), MAX(number) FROM tickets " +
 			"GROUP BY site, service, day, seq HAVING COUNT(*) > 1 ORDER BY site, service, day, seq",
-		cols:   5,
-		format: "invariant 1: site %s service %s day %s: seq %s issued %s times",
+		cols:   6,
+		format: "invariant 1: site %s service %s day %s: seq %s issued %s times (number %s)",
 	},
 	{
 		name: "one ticket per counter",
@@ -431,46 +435,34 @@ func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 	v, verr := s.Version(ctx)
 	floors := verr == nil && v >= RetentionMigration
 	err := s.view(ctx, &sql.TxOptions{ReadOnly: true, Isolation: s.d.Snapshot}, func(ctx context.Context, t *tx) error {
-		if opts.Days > 0 && floors {
-			w, err := t.checkWindowOf(ctx, opts, opts.Days)
-			if err != nil {
+		r = Report{}
+		passes := []*checkWindow{nil}
+		if floors {
+			var err error
+			if passes, err = t.checkPassesOf(ctx, opts); err != nil {
 				return err
 			}
-			t.edit = w.edit
+		}
+		if opts.Days > 0 && floors {
 			r.Window = fmt.Sprintf("the last %d service days", opts.Days)
+			t.edit = passes[0].edit
 		}
-		for _, c := range []struct {
-			q string
-			n *int
-		}{{"SELECT COUNT(*) FROM tickets", &r.Tickets}, {"SELECT COUNT(*) FROM events", &r.Events},
-			{"SELECT COUNT(*) FROM (SELECT site FROM tickets UNION SELECT site FROM events) x", &r.Sites}} {
-			rows, err := t.rowsAsText(ctx, c.q, 1, 1, nil)
-			if err != nil {
-				return t.wrap("check: count", err)
-			}
-			*c.n, _ = strconv.Atoi(cmpOr(rows, "0"))
-		}
-		all := slices.Concat(checks, eventChecks, bookingChecks)
-		if floors {
-			all = floored(all)
-		}
-		for _, c := range all {
-			lines, err := t.rowsAsText(ctx, s.d.checkQuery(c.query), c.cols, limit, nil)
-			if err != nil {
-				return t.wrap("check: "+c.name, err)
-			}
-			for _, v := range lines {
-				r.Violations = append(r.Violations, c.text(v))
-			}
-		}
-		if err := t.checkOrphanNumbers(ctx, opts, limit, &r); err != nil {
+		if err := t.countRows(ctx, &r); err != nil {
 			return err
+		}
+		c := violations{r: &r, limit: limit, seen: map[string]bool{}, per: map[string]int{}}
+		for i, w := range passes {
+			t.edit = nil
+			if w != nil {
+				t.edit = w.edit
+			}
+			if err := t.checkPass(ctx, opts, floors, i == len(passes)-1, &c); err != nil {
+				return err
+			}
 		}
 		var err error
-		if r.Losses, err = t.Losses(ctx, "", -1); err != nil {
-			return err
-		}
-		return t.checkDays(ctx, opts, limit, &r)
+		r.Losses, err = t.Losses(ctx, "", -1)
+		return err
 	})
 	if err != nil {
 		return Report{}, err
@@ -483,6 +475,97 @@ func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
 		r.Outbox = &st
 	}
 	return r, nil
+}
+
+// checkPassesOf are the passes of a check: one, of the window of its
+// days, or those of every day (checkPasses).
+func (t *tx) checkPassesOf(ctx context.Context, opts CheckOpts) ([]*checkWindow, error) {
+	if opts.Days <= 0 {
+		return t.checkPasses(ctx, opts)
+	}
+	w, err := t.checkWindowOf(ctx, opts, opts.Days)
+	return []*checkWindow{w}, err
+}
+
+// countRows counts the sites, tickets and events check reads (t.edit's
+// window of recent days, else all).
+func (t *tx) countRows(ctx context.Context, r *Report) error {
+	for _, c := range []struct {
+		q string
+		n *int
+	}{{"SELECT COUNT(*) FROM tickets", &r.Tickets}, {"SELECT COUNT(*) FROM events", &r.Events},
+		{"SELECT COUNT(*) FROM (SELECT site FROM tickets UNION SELECT site FROM events) x", &r.Sites}} {
+		rows, err := t.rowsAsText(ctx, c.q, 1, 1, nil)
+		if err != nil {
+			return t.wrap("check: count", err)
+		}
+		*c.n, _ = strconv.Atoi(cmpOr(rows, "0"))
+	}
+	return nil
+}
+
+// nowChecks are the checks of what holds now (the counters, the site's
+// version, the bookings, none of them by day): a check of every day in
+// chunks runs them in its last pass only.
+var nowChecks = map[string]bool{"one counter per ticket": true, "counter holds a live ticket": true,
+	"site version is the newest event": true, "counters agree with their events": true,
+	"counters the events leave holding exist": true}
+
+// checkPass runs the checks on t.edit's window (the last of the passes:
+// with the checks of what holds now).
+func (t *tx) checkPass(ctx context.Context, opts CheckOpts, floors, last bool, c *violations) error {
+	all := slices.Concat(checks, eventChecks)
+	if last {
+		all = append(all, bookingChecks...)
+	}
+	if floors {
+		all = floored(all)
+	}
+	for _, ch := range all {
+		if !last && nowChecks[ch.name] {
+			continue
+		}
+		lines, err := t.rowsAsText(ctx, t.s.d.checkQuery(ch.query), ch.cols, c.limit, nil)
+		if err != nil {
+			return t.wrap("check: "+ch.name, err)
+		}
+		for _, v := range lines {
+			c.add(ch.name, ch.text(v))
+		}
+	}
+	var r Report
+	if err := t.checkOrphanNumbers(ctx, opts, c.limit, &r); err != nil {
+		return err
+	}
+	for _, v := range r.Violations {
+		c.add("orphan numbers", v)
+	}
+	r.Violations = nil
+	if err := t.checkDays(ctx, opts, c.limit, &r); err != nil {
+		return err
+	}
+	for _, v := range r.Violations {
+		c.add("finished days", v)
+	}
+	return nil
+}
+
+// violations gathers the violations of the passes of a check into r: a
+// line once (chunks overlap by a day), at most limit of a check.
+type violations struct {
+	r     *Report
+	limit int
+	seen  map[string]bool
+	per   map[string]int
+}
+
+func (c *violations) add(check, line string) {
+	if c.seen[line] || c.per[check] >= c.limit {
+		return
+	}
+	c.seen[line] = true
+	c.per[check]++
+	c.r.Violations = append(c.r.Violations, line)
 }
 
 // maxOrphans caps the ISSUED events without a ticket that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,13 +19,23 @@ import (
 // rollover is read with the events of it the window holds. The checks'
 // floors (see floorEdits) are floor, the first day whose tickets keep all
 // their events in the window, and version.
+//
+// A check of every day reads a long history the same way, in chunks of
+// checkChunkDays days (checkPasses): a chunk ends at toDay, whose tickets
+// it reads, and before toVersion, the first event a margin after toDay's
+// first ticket, so every event it reads has its ticket and every ticket
+// before toDay its ISSUED; the next chunk starts a margin before toDay's
+// first ticket, so the two overlap and every event is compared with the
+// one before it.
 type checkWindow struct {
 	sites map[string]windowFrom
 }
 
 type windowFrom struct {
 	version          int64
-	ticketDay, floor string
+	ticketDay, floor string // ticketDay "": every day up to toDay
+	toDay            string // "": no end
+	toVersion        int64  // 0: no end
 }
 
 // windowTable finds a reference to the tickets or events table that a
@@ -32,27 +43,38 @@ type windowFrom struct {
 // tickets is a look-up by id and stays.
 var windowTable = regexp.MustCompile(`\b(FROM tickets|FROM events|JOIN events)\b( [a-z]\b)?`)
 
+// issuedFrom is the text of "every ticket was issued" (floored) that a
+// chunk's end edits: only the tickets of days before toDay are held to
+// have their ISSUED among the chunk's events.
+const issuedFrom = "WHERE t.day >= COALESCE(f.day, '')"
+
 // edit makes q read the window: the tables become the window's rows and
 // purge_floors the window's floors. The sites are those with events
 // (site_versions): tickets of a site without any are checked by a check
 // of every day only.
 func (w *checkWindow) edit(q string) string {
-	sites := slices.Sorted(func(yield func(string) bool) {
-		for s := range w.sites {
-			if !yield(s) {
-				return
-			}
-		}
-	})
-	var tk, ev, fl []string
+	sites := slices.Sorted(maps.Keys(w.sites))
+	var tk, ev, fl, ends []string
 	for _, s := range sites {
 		f := w.sites[s]
-		tk = append(tk, fmt.Sprintf("(site = %s AND day >= '%s')", quote(s), f.ticketDay))
-		ev = append(ev, fmt.Sprintf("(site = %s AND version >= %d)", quote(s), f.version))
+		t := "site = " + quote(s)
+		if f.ticketDay != "" {
+			t += fmt.Sprintf(" AND day >= '%s'", f.ticketDay)
+		}
+		e := fmt.Sprintf("site = %s AND version >= %d", quote(s), f.version)
+		if f.toDay != "" {
+			t += fmt.Sprintf(" AND day <= '%s'", f.toDay)
+			e += fmt.Sprintf(" AND version < %d", f.toVersion)
+			ends = append(ends, fmt.Sprintf("(t.site <> %s OR t.day < '%s')", quote(s), f.toDay))
+		}
+		tk, ev = append(tk, "("+t+")"), append(ev, "("+e+")")
 		fl = append(fl, fmt.Sprintf("SELECT %s AS site, %d AS version, '%s' AS day", quote(s), f.version, f.floor))
 	}
 	if len(fl) > 0 {
 		q = strings.ReplaceAll(q, "purge_floors f", "("+strings.Join(fl, " UNION ALL ")+") f")
+	}
+	if len(ends) > 0 {
+		q = strings.Replace(q, issuedFrom, issuedFrom+" AND "+strings.Join(ends, " AND "), 1)
 	}
 	return windowTable.ReplaceAllStringFunc(q, func(m string) string {
 		sub := windowTable.FindStringSubmatch(m)
@@ -103,19 +125,112 @@ func (t *tx) checkWindowOf(ctx context.Context, opts CheckOpts, days int) (*chec
 	return w, nil
 }
 
+// checkChunkDays is how many service days a chunk of a check of every
+// day reads (checkPasses): a week of a hospital's 10,000 tickets a day
+// is some 70,000 tickets and 280,000 events to group and sort.
+const checkChunkDays = 7
+
+// checkPasses are the windows a check of every day reads, one after the
+// other in its snapshot, so that its queries sort and group a chunk of
+// days at a time whatever the history: per site with events, its chunks
+// of checkChunkDays days (a pass each), then one pass of every site's
+// last days to today, where the checks of what is now (counters, the
+// site's version, bookings) run. A nil window is no edit: a history no
+// longer than a chunk, or one with a site that has tickets but no
+// events, is read whole, in one pass.
+func (t *tx) checkPasses(ctx context.Context, opts CheckOpts) ([]*checkWindow, error) {
+	sites, err := t.rowsAsText(ctx, "SELECT site FROM site_versions ORDER BY site", 1, 0, nil)
+	if err != nil {
+		return nil, t.wrap("check: sites", err)
+	}
+	orphan, err := t.rowsAsText(ctx, "SELECT site FROM tickets WHERE site NOT IN (SELECT site FROM site_versions) LIMIT 1", 1, 1, nil)
+	if err != nil || len(orphan) > 0 {
+		return []*checkWindow{nil}, t.wrap("check: sites", err)
+	}
+	var passes []*checkWindow
+	last := &checkWindow{sites: map[string]windowFrom{}}
+	for _, s := range sites {
+		chunks, err := t.siteChunks(ctx, opts, s[0])
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range chunks[:len(chunks)-1] {
+			passes = append(passes, &checkWindow{sites: map[string]windowFrom{s[0]: c}})
+		}
+		last.sites[s[0]] = chunks[len(chunks)-1]
+	}
+	if len(passes) == 0 {
+		return []*checkWindow{nil}, nil
+	}
+	return append(passes, last), nil
+}
+
+// siteChunks are the chunks of a check of every day of site: from its
+// first day with tickets, checkChunkDays days each, up to the last
+// chunk, which ends today, open; the first reads everything before it.
+func (t *tx) siteChunks(ctx context.Context, opts CheckOpts, site string) ([]windowFrom, error) {
+	today, err := t.todayOf(ctx, opts, site)
+	if err != nil {
+		return nil, err
+	}
+	purged, err := t.purgeFloor(ctx, site)
+	if err != nil {
+		return nil, err
+	}
+	first, err := t.rowsAsText(ctx, t.s.d.Rebind("SELECT MIN(day) FROM tickets WHERE site = ?"), 1, 0, []any{site})
+	if err != nil {
+		return nil, t.wrap("check: first day", err)
+	}
+	lastFloor, err := dayBefore(today, checkChunkDays-1)
+	if err != nil {
+		return nil, err
+	}
+	lo := max(purged.Version, 1)
+	from := windowFrom{version: lo, floor: purged.Day}
+	var out []windowFrom
+	for a := cmpOr(first, today); a < lastFloor; {
+		b, err := dayBefore(a, -checkChunkDays)
+		if err != nil {
+			return nil, err
+		}
+		b = min(b, lastFloor)
+		from.toDay = b
+		if from.toVersion, err = t.versionAtDay(ctx, site, b, lo, ticketMargin); err != nil {
+			return nil, err
+		}
+		out = append(out, from)
+		from = windowFrom{floor: b}
+		if from.ticketDay, err = dayBefore(b, 1); err != nil {
+			return nil, err
+		}
+		if from.version, err = t.versionAtDay(ctx, site, b, lo, -ticketMargin); err != nil {
+			return nil, err
+		}
+		a = b
+	}
+	return append(out, from), nil
+}
+
+// todayOf is site's today: CheckOpts.Today, else its newest day with
+// tickets, else the UTC date.
+func (t *tx) todayOf(ctx context.Context, opts CheckOpts, site string) (string, error) {
+	if opts.Today != nil {
+		if d := opts.Today(site); d != "" {
+			return d, nil
+		}
+	}
+	rows, err := t.rowsAsText(ctx, t.s.d.Rebind("SELECT MAX(day) FROM tickets WHERE site = ?"), 1, 0, []any{site})
+	if err != nil {
+		return "", t.wrap("check: newest day", err)
+	}
+	return cmpOr(rows, time.Now().UTC().Format(time.DateOnly)), nil
+}
+
 // siteWindow is the window of one site.
 func (t *tx) siteWindow(ctx context.Context, opts CheckOpts, site string, days int) (windowFrom, error) {
-	d := t.s.d
-	today := ""
-	if opts.Today != nil {
-		today = opts.Today(site)
-	}
-	if today == "" {
-		rows, err := t.rowsAsText(ctx, d.Rebind("SELECT MAX(day) FROM tickets WHERE site = ?"), 1, 0, []any{site})
-		if err != nil {
-			return windowFrom{}, t.wrap("check: newest day", err)
-		}
-		today = cmpOr(rows, time.Now().UTC().Format(time.DateOnly))
+	today, err := t.todayOf(ctx, opts, site)
+	if err != nil {
+		return windowFrom{}, err
 	}
 	floor, err := dayBefore(today, days-1)
 	if err != nil {
@@ -129,16 +244,31 @@ func (t *tx) siteWindow(ctx context.Context, opts CheckOpts, site string, days i
 	if f.ticketDay, err = dayBefore(f.floor, 1); err != nil {
 		return windowFrom{}, err
 	}
-	first, err := t.rowsAsText(ctx, d.Rebind("SELECT MIN(issued_at) FROM tickets WHERE site = ? AND day >= ?"), 1, 0, []any{site, f.floor})
-	if err != nil {
-		return windowFrom{}, t.wrap("check: first ticket of the window", err)
-	}
-	at, err := strconv.ParseInt(cmpOr(first, "0"), 10, 64)
-	if err != nil || at == 0 {
-		at = time.Now().UnixMilli() // no ticket in the window: no event of its tickets either
-	}
-	f.version, err = t.firstVersionAt(ctx, site, max(purged.Version, 1), at-ticketMargin.Milliseconds())
+	f.version, err = t.versionAtDay(ctx, site, f.floor, max(purged.Version, 1), -ticketMargin)
 	return f, err
+}
+
+// versionAtDay is the first version of site from lo on whose event is at
+// least off after the first ticket of the first day from day on with
+// tickets (found by two look-ups of an index: the day, then its first
+// ticket); with none, the first version after the newest event.
+func (t *tx) versionAtDay(ctx context.Context, site, day string, lo int64, off time.Duration) (int64, error) {
+	d := t.s.d
+	first, err := t.rowsAsText(ctx, d.Rebind("SELECT MIN(day) FROM tickets WHERE site = ? AND day >= ?"), 1, 0, []any{site, day})
+	if err != nil {
+		return 0, t.wrap("check: first day of the window", err)
+	}
+	at := time.Now().UnixMilli() // no ticket in the window: no event of its tickets either
+	if day = cmpOr(first, ""); day != "" {
+		issued, err := t.rowsAsText(ctx, d.Rebind("SELECT MIN(issued_at) FROM tickets WHERE site = ? AND day = ?"), 1, 0, []any{site, day})
+		if err != nil {
+			return 0, t.wrap("check: first ticket of the window", err)
+		}
+		if v, err := strconv.ParseInt(cmpOr(issued, "0"), 10, 64); err == nil && v != 0 {
+			at = v
+		}
+	}
+	return t.firstVersionAt(ctx, site, lo, at+off.Milliseconds())
 }
 
 // cmpOr is the one value of a one-row, one-column answer, or def when it
@@ -199,6 +329,18 @@ func (d *Dialect) CheckQueries() []NamedStmt {
 	var out []NamedStmt
 	for _, c := range floored(slices.Concat(checks, eventChecks, bookingChecks)) {
 		out = append(out, NamedStmt{Name: c.name, Stmt: Stmt{SQL: d.checkQuery(c.query)}})
+	}
+	return out
+}
+
+// CheckWindowQueries are the queries of d's checks as a chunk of a
+// check of every day sends them (a window with an end), by check name,
+// for the plan tests: each must read its days, not the site's history.
+func (d *Dialect) CheckWindowQueries() []NamedStmt {
+	w := &checkWindow{sites: map[string]windowFrom{"s1": {version: 1000, ticketDay: "2026-03-01", floor: "2026-03-02", toDay: "2026-03-09", toVersion: 2000}}}
+	var out []NamedStmt
+	for _, c := range floored(slices.Concat(checks, eventChecks, bookingChecks)) {
+		out = append(out, NamedStmt{Name: c.name, Stmt: Stmt{SQL: w.edit(d.checkQuery(c.query))}})
 	}
 	return out
 }

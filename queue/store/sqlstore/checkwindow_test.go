@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,42 +17,27 @@ import (
 // its window and whole; a ticket of an old day left open is found by a
 // check of every day and not by the window, one of yesterday by both.
 func TestCheckWindow(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		open func(t *testing.T) (queue.Store, *sqlstore.Store)
-	}{
-		{"sqlite", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := storetest.SQLite(t); return s, s.Store }},
-		{"postgres", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := storetest.Postgres(t); return s, s.Store }},
-		{"mysql", func(t *testing.T) (queue.Store, *sqlstore.Store) { s := storetest.MySQL(t); return s, s.Store }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			qs, st := tc.open(t)
-			site := storetest.TestSite()
-			now := time.Date(2026, 11, 20, 15, 0, 0, 0, site.Location)
-			if _, err := load.History(t.Context(), qs, site, load.HistoryOpts{Days: 5, PerDay: 40, Today: true, Now: now, Seed: 3}); err != nil {
-				t.Fatal(err)
+	storetest.EachStore(t, func(t *testing.T, qs queue.Store, st *sqlstore.Store) {
+		site, opts := history(t, qs, 5, 40, 3)
+		window := opts
+		window.Days = 2
+		for _, o := range []sqlstore.CheckOpts{opts, window} {
+			if r, err := st.Check(t.Context(), o); err != nil || !r.OK() {
+				t.Fatalf("check of the history (days %d): %v, %v", o.Days, r, err)
 			}
-			opts := sqlstore.CheckOpts{Today: func(string) string { return site.Day(now) }, Now: func() time.Time { return now }}
-			window := opts
-			window.Days = 2
-			for _, o := range []sqlstore.CheckOpts{opts, window} {
-				if r, err := st.Check(t.Context(), o); err != nil || !r.OK() {
-					t.Fatalf("check of the history (days %d): %v, %v", o.Days, r, err)
-				}
-			}
-			reopen(t, qs, site.ID, "2026-11-16")
-			if r, err := st.Check(t.Context(), window); err != nil || !r.OK() || !strings.HasPrefix(r.String(), "the last 2 service days: ") {
-				t.Errorf("window with an old day open: %v, %v; want clean", r, err)
-			}
-			if r, err := st.Check(t.Context(), opts); err != nil || r.OK() {
-				t.Errorf("every day with an old day open: %v, %v; want a violation", r, err)
-			}
-			reopen(t, qs, site.ID, "2026-11-19")
-			if r, err := st.Check(t.Context(), window); err != nil || len(r.Violations) != 1 || !strings.Contains(r.Violations[0], "2026-11-19") {
-				t.Errorf("window with yesterday open: %v, %v; want its violation", r, err)
-			}
-		})
-	}
+		}
+		reopen(t, qs, site.ID, "2026-11-16")
+		if r, err := st.Check(t.Context(), window); err != nil || !r.OK() || !strings.HasPrefix(r.String(), "the last 2 service days: ") {
+			t.Errorf("window with an old day open: %v, %v; want clean", r, err)
+		}
+		if r, err := st.Check(t.Context(), opts); err != nil || r.OK() {
+			t.Errorf("every day with an old day open: %v, %v; want a violation", r, err)
+		}
+		reopen(t, qs, site.ID, "2026-11-19")
+		if r, err := st.Check(t.Context(), window); err != nil || len(r.Violations) != 1 || !strings.Contains(r.Violations[0], "2026-11-19") {
+			t.Errorf("window with yesterday open: %v, %v; want its violation", r, err)
+		}
+	})
 }
 
 // reopen puts the first ticket of site's day back to WAITING.
@@ -69,4 +55,48 @@ func reopen(t *testing.T, st queue.Store, site, day string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCheckChunks: on every store, a check of every day of a history
+// longer than a chunk (read a week at a time) finds it clean, and finds
+// once each an old day left open and an event lost in an old chunk.
+func TestCheckChunks(t *testing.T) {
+	storetest.EachStore(t, func(t *testing.T, qs queue.Store, st *sqlstore.Store) {
+		site, opts := history(t, qs, 20, 20, 5)
+		if r, err := st.Check(t.Context(), opts); err != nil || !r.OK() || r.Tickets != 21*20 {
+			t.Fatalf("check of every day: %v, %v; want clean, 420 tickets", r, err)
+		}
+		reopen(t, qs, site.ID, "2026-11-06")
+		var v int64
+		q := st.Dialect().Rebind("SELECT MIN(e.version) FROM events e JOIN tickets t ON t.id = e.ticket_id WHERE t.day = ? AND e.type = 'CALLED'")
+		if err := st.DB().QueryRowContext(t.Context(), q, "2026-11-03").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.DB().ExecContext(t.Context(), st.Dialect().Rebind("DELETE FROM events WHERE version = ?"), v); err != nil {
+			t.Fatal(err)
+		}
+		r, err := st.Check(t.Context(), opts)
+		want := []string{"day 2026-11-06 (finished): ticket A001 is still WAITING", fmt.Sprintf("event version %d follows a gap", v+1)}
+		if err != nil || len(r.Violations) != len(want) {
+			t.Fatalf("every day, with an old day open and an event lost: %v, %v; want %q", r, err, want)
+		}
+		for _, w := range want {
+			if !strings.Contains(r.String(), w) {
+				t.Errorf("report lacks %q:\n%s", w, r)
+			}
+		}
+	})
+}
+
+// history writes days finished days of perDay tickets and today so far
+// (2026-11-20 15:00 at storetest.TestSite) and returns the site and the
+// options of a check at that time.
+func history(t *testing.T, qs queue.Store, days, perDay int, seed uint64) (queue.Site, sqlstore.CheckOpts) {
+	t.Helper()
+	site := storetest.TestSite()
+	now := time.Date(2026, 11, 20, 15, 0, 0, 0, site.Location)
+	if _, err := load.History(t.Context(), qs, site, load.HistoryOpts{Days: days, PerDay: perDay, Today: true, Now: now, Seed: seed}); err != nil {
+		t.Fatal(err)
+	}
+	return site, sqlstore.CheckOpts{Today: func(string) string { return site.Day(now) }, Now: func() time.Time { return now }}
 }

@@ -36,9 +36,12 @@ func (s *Store) EnqueueOnce(ctx context.Context, once string, until time.Time, e
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return t.wrap("enqueue "+once, err)
 		}
-		for _, e := range entries {
-			rows := []outboxRow{{eventID: e.EventID, receiver: e.Receiver, body: e.Body,
-				e: &queue.Event{Site: e.Site, Version: e.Version, Type: e.Type, At: e.At}}}
+		rows := make([]outboxRow, len(entries))
+		for i, e := range entries {
+			rows[i] = outboxRow{eventID: e.EventID, receiver: e.Receiver, body: e.Body,
+				e: &queue.Event{Site: e.Site, Version: e.Version, Type: e.Type, At: e.At}}
+		}
+		if len(rows) > 0 {
 			if _, err := t.exec(ctx, s.q.insertOutbox(rows)); err != nil {
 				return t.wrap("enqueue "+once, err)
 			}

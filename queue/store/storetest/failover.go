@@ -91,13 +91,24 @@ type FailoverResult struct {
 	// after it; AllKiosks the time by which every kiosk had got one (0
 	// with Stalled set).
 	FirstTicket, AllKiosks time.Duration
+	// DaemonKiosks is, per daemon, the time by which every kiosk on it had
+	// got a ticket after Fail (0 while one of them has none).
+	DaemonKiosks []time.Duration
 	// Stalled are the kiosks that got no ticket after Fail.
 	Stalled []string
 	// Errors counts the errors devices were answered, by the code the
 	// protocol sends for them (see WireCode), kiosks and keypads apart.
 	Errors map[string]int
-	// Samples is the first text of each error code.
+	// Samples is the first text of each error code; Spans when the first
+	// and the last of them were answered, since Fail: how long devices saw
+	// it.
 	Samples map[string]string
+	Spans   map[string][2]time.Duration
+	// KeypadsBack is the time from Fail by which every keypad had an
+	// answer (a success or a refusal by the rules) to a press it made
+	// after Fail; 0 with KeypadsStalled set, the keypads that had none.
+	KeypadsBack    time.Duration
+	KeypadsStalled []string
 	// DaemonErrors is how many lines the daemons logged at ERROR.
 	DaemonErrors int
 	// Check is `check` on the surviving database.
@@ -132,8 +143,19 @@ func (r FailoverResult) Log(t testing.TB) {
 	default:
 		t.Logf("first ticket after the failure at +%.2fs, every kiosk had one by +%.2fs", r.FirstTicket.Seconds(), r.AllKiosks.Seconds())
 	}
+	if len(r.DaemonKiosks) > 1 {
+		for i, d := range r.DaemonKiosks {
+			t.Logf("daemon %d: every kiosk on it had a ticket again by +%.2fs", i+1, d.Seconds())
+		}
+	}
+	if len(r.KeypadsStalled) > 0 {
+		t.Logf("%d of the keypads got no answer after the failure: %s", len(r.KeypadsStalled), strings.Join(r.KeypadsStalled, ", "))
+	} else {
+		t.Logf("every keypad had an answer again by +%.2fs", r.KeypadsBack.Seconds())
+	}
 	for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
-		t.Logf("errors %s: %d (first: %s)", k, r.Errors[k], r.Samples[k])
+		sp := r.Spans[k]
+		t.Logf("errors %s: %d, from %+.2fs to %+.2fs (first: %s)", k, r.Errors[k], sp[0].Seconds(), sp[1].Seconds(), r.Samples[k])
 	}
 	t.Logf("daemons logged %d lines at ERROR; check: %d violations", r.DaemonErrors, len(r.Check.Violations))
 	for i, l := range r.Lost {
@@ -204,6 +226,9 @@ type failoverRun struct {
 	ledger  []ledgerEntry
 	errs    map[string]int
 	samples map[string]sample
+	lastErr map[string]time.Time
+	// pressed is when each keypad's presses were sent and answered.
+	pressed map[string][][2]time.Time
 }
 
 // ledgerEntry is a LedgerEntry with its times as read.
@@ -232,6 +257,15 @@ func (r *failoverRun) fail(who string, err error) {
 	if _, ok := r.samples[code]; !ok {
 		r.samples[code] = sample{now, err}
 	}
+	r.lastErr[code] = now
+}
+
+// answered notes a keypad press sent at sent and answered now.
+func (r *failoverRun) answered(keypad string, sent time.Time) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pressed[keypad] = append(r.pressed[keypad], [2]time.Time{sent, now})
 }
 
 // RunFailover runs f: Kiosks issuing and Keypads calling on the daemons
@@ -261,7 +295,7 @@ func RunFailover(t *testing.T, f Failover) FailoverResult {
 		t.Cleanup(func() { _ = e.Close(context.Background()) })
 		engines[i] = e
 	}
-	r := &failoverRun{t: t, errs: map[string]int{}, samples: map[string]sample{}}
+	r := &failoverRun{t: t, errs: map[string]int{}, samples: map[string]sample{}, lastErr: map[string]time.Time{}, pressed: map[string][][2]time.Time{}}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for g := range f.Kiosks {
@@ -302,9 +336,11 @@ func RunFailover(t *testing.T, f Failover) FailoverResult {
 	res := r.check(f.Survivor(t), site)
 	for code, s := range r.samples {
 		res.Samples[code] = fmt.Sprintf("%+.2fs %v", s.at.Sub(start).Seconds(), s.err)
+		res.Spans[code] = [2]time.Duration{s.at.Sub(start), r.lastErr[code].Sub(start)}
 	}
+	res.setKeypads(r.pressed, start)
 	res.DaemonErrors = strings.Count(logs.String(), "level=ERROR")
-	res.setKiosks(f.Kiosks)
+	res.setKiosks(f.Kiosks, f.Daemons)
 	if f.Prelude != nil {
 		res.PreludeAt = prelude.Sub(start)
 	}
@@ -314,7 +350,7 @@ func RunFailover(t *testing.T, f Failover) FailoverResult {
 // setKiosks sets FirstTicket, AllKiosks and Stalled from each kiosk's first
 // ticket asked for after the failure (an answer just after it to a request
 // sent before may have committed before it).
-func (res *FailoverResult) setKiosks(n int) {
+func (res *FailoverResult) setKiosks(n, daemons int) {
 	first := map[string]time.Duration{}
 	for _, l := range res.Ledger {
 		if _, ok := first[l.Kiosk]; !ok && l.Sent >= 0 {
@@ -322,13 +358,17 @@ func (res *FailoverResult) setKiosks(n int) {
 		}
 	}
 	res.FirstTicket = -1
+	res.DaemonKiosks = make([]time.Duration, daemons)
+	stalled := make([]bool, daemons)
 	for g := range n {
 		k := fmt.Sprintf("kiosk-%d", g)
 		d, ok := first[k]
 		if !ok {
 			res.Stalled = append(res.Stalled, k)
+			stalled[g%daemons] = true
 			continue
 		}
+		res.DaemonKiosks[g%daemons] = max(res.DaemonKiosks[g%daemons], d)
 		if res.FirstTicket < 0 || d < res.FirstTicket {
 			res.FirstTicket = d
 		}
@@ -336,6 +376,27 @@ func (res *FailoverResult) setKiosks(n int) {
 	}
 	if len(res.Stalled) > 0 {
 		res.AllKiosks = 0
+	}
+	for i, s := range stalled {
+		if s {
+			res.DaemonKiosks[i] = 0
+		}
+	}
+}
+
+// setKeypads sets KeypadsBack and KeypadsStalled from each keypad's first
+// press sent after start that was answered.
+func (res *FailoverResult) setKeypads(pressed map[string][][2]time.Time, start time.Time) {
+	for _, k := range slices.Sorted(maps.Keys(pressed)) {
+		i := slices.IndexFunc(pressed[k], func(p [2]time.Time) bool { return !p[0].Before(start) })
+		if i < 0 {
+			res.KeypadsStalled = append(res.KeypadsStalled, k)
+			continue
+		}
+		res.KeypadsBack = max(res.KeypadsBack, pressed[k][i][1].Sub(start))
+	}
+	if len(res.KeypadsStalled) > 0 {
+		res.KeypadsBack = 0
 	}
 }
 
@@ -385,12 +446,15 @@ func (r *failoverRun) keypad(stop <-chan struct{}, e *queue.Engine, site, counte
 		n++
 		req := queue.CounterRequest{Request: queue.Request{Site: site, Device: "keypad-" + counter, Key: fmt.Sprint(n)}, Counter: counter}
 		for {
+			sent := time.Now()
 			_, err := op(context.Background(), req)
 			if err == nil || slices.ContainsFunc(quiet, func(q error) bool { return errors.Is(err, q) }) {
+				r.answered(req.Device, sent)
 				return pause(stop, keypadPause)
 			}
 			r.fail("keypad", err)
 			if queue.IsRefusal(err) {
+				r.answered(req.Device, sent)
 				return pause(stop, keypadPause)
 			}
 			if !pause(stop, retryPause) {
@@ -429,7 +493,7 @@ func (r *failoverRun) check(s *sqlstore.Store, site queue.Site) FailoverResult {
 	if err != nil {
 		t.Fatalf("read the surviving database: %v", err)
 	}
-	res := FailoverResult{Acked: len(r.ledger), InDB: len(tickets), Errors: r.errs, Samples: map[string]string{}}
+	res := FailoverResult{Acked: len(r.ledger), InDB: len(tickets), Errors: r.errs, Samples: map[string]string{}, Spans: map[string][2]time.Duration{}}
 	for _, l := range r.ledger {
 		res.Ledger = append(res.Ledger, l.LedgerEntry)
 	}

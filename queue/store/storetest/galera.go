@@ -80,8 +80,8 @@ func StartGaleraOpts(t testing.TB, o GaleraOpts) *Galera {
 	// mariadbd refuses to run as root, and the SST script runs as the
 	// server's user: it must reach and own the data directories. mariadbd
 	// switches to it itself (user= in its options).
-	runAs, _ := serverUser(t, dir, "mysql")
-	ports := freePorts(t, 4*o.Nodes)
+	runAs, _ := ServerUser(t, dir, "mysql")
+	ports := FreePorts(t, 4*o.Nodes)
 	var peers []string
 	for i := range o.Nodes {
 		peers = append(peers, fmt.Sprintf("127.0.0.1:%d", ports[4*i+1]))
@@ -99,7 +99,7 @@ func StartGaleraOpts(t testing.TB, o GaleraOpts) *Galera {
 			t.Fatalf("galera: %v", err)
 		}
 		if runAs != "" {
-			chownTree(t, n.dir, runAs)
+			ChownTree(t, n.dir, runAs)
 		}
 		install := exec.Command("mariadb-install-db", "--defaults-file="+n.cnf,
 			"--auth-root-authentication-method=normal", "--skip-test-db")
@@ -240,8 +240,8 @@ wsrep_on=ON
 	return b.String()
 }
 
-// freePorts reserves n distinct loopback ports and releases them together.
-func freePorts(t testing.TB, n int) []int {
+// FreePorts reserves n distinct loopback ports and releases them together.
+func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
 	var ls []net.Listener
 	defer func() {

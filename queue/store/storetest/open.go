@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
@@ -35,6 +36,34 @@ func MySQL(t testing.TB, opts ...sqlstore.Opts) *mysql.Store {
 	t.Helper()
 	s, err := mysql.Open(t.Context(), MySQLDSN(t), pick(opts, 20))
 	return opened(t, s, err)
+}
+
+// An Engine is one of the three stores, by the name the configuration
+// gives its driver, with an opener of a fresh store of it (SQLite, Postgres
+// or MySQL) that gives the store both as a queue.Store and as its shared
+// SQL part.
+type Engine struct {
+	Name string
+	Open func(t testing.TB) (queue.Store, *sqlstore.Store)
+}
+
+// Engines are the three stores, SQLite first: a test that runs on every
+// store ranges over them, a subtest per Name.
+var Engines = []Engine{
+	{"sqlite", func(t testing.TB) (queue.Store, *sqlstore.Store) { s := SQLite(t); return s, s.Store }},
+	{"postgres", func(t testing.TB) (queue.Store, *sqlstore.Store) { s := Postgres(t); return s, s.Store }},
+	{"mysql", func(t testing.TB) (queue.Store, *sqlstore.Store) { s := MySQL(t); return s, s.Store }},
+}
+
+// EachStore runs f as a subtest on a fresh store of each of Engines: qs as
+// the engine sees it, st the SQL store under it.
+func EachStore(t *testing.T, f func(t *testing.T, qs queue.Store, st *sqlstore.Store)) {
+	for _, e := range Engines {
+		t.Run(e.Name, func(t *testing.T) {
+			qs, st := e.Open(t)
+			f(t, qs, st)
+		})
+	}
 }
 
 // pick is the first of opts (the zero Opts when none), with MaxConns

@@ -72,14 +72,14 @@ func StartPGPair(t testing.TB, o PGPairOpts) *PGPair {
 	t.Helper()
 	bin := pgTools(t)
 	dir := t.TempDir()
-	owner, cred := serverUser(t, dir, "postgres")
-	ports := freePorts(t, 2)
+	owner, cred := ServerUser(t, dir, "postgres")
+	ports := FreePorts(t, 2)
 	p := &PGPair{Database: "nowserving", bin: bin, cred: cred,
 		Primary: fmt.Sprintf("127.0.0.1:%d", ports[0]), Standby: fmt.Sprintf("127.0.0.1:%d", ports[1])}
 	p.primary = &pgNode{serverProc: serverProc{name: "pg primary"}, dir: filepath.Join(dir, "primary"), port: ports[0], log: filepath.Join(dir, "primary.log")}
 	p.standby = &pgNode{serverProc: serverProc{name: "pg standby"}, dir: filepath.Join(dir, "standby"), port: ports[1], log: filepath.Join(dir, "standby.log")}
 	if owner != "" {
-		chownTree(t, dir, owner)
+		ChownTree(t, dir, owner)
 	}
 	t.Cleanup(func() {
 		for _, n := range []*pgNode{p.standby, p.primary} {

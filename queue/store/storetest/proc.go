@@ -160,10 +160,11 @@ func (p *serverProc) stop(t testing.TB, sig syscall.Signal, wait time.Duration) 
 	}
 }
 
-// serverUser is the user a server the harness starts runs as: none (this
-// process's) unless the tests run as root, which mariadbd and initdb
-// refuse; then name, with dir, t's temporary directory, opened to it.
-func serverUser(t testing.TB, dir, name string) (string, *syscall.Credential) {
+// ServerUser is the user a server the harness (or a test, StartServer)
+// starts runs as: none (this process's) unless the tests run as root,
+// which mariadbd and initdb refuse; then name, with dir, t's temporary
+// directory, opened to it.
+func ServerUser(t testing.TB, dir, name string) (string, *syscall.Credential) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		return "", nil
@@ -189,7 +190,8 @@ func userIDs(t testing.TB, name string) (int, int) {
 	return uid, gid
 }
 
-func chownTree(t testing.TB, dir, name string) {
+// ChownTree gives dir and everything under it to the user name.
+func ChownTree(t testing.TB, dir, name string) {
 	t.Helper()
 	uid, gid := userIDs(t, name)
 	err := filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
