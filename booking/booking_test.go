@@ -353,3 +353,36 @@ func TestReadBudget(t *testing.T) {
 		t.Errorf("once the store answers: %d slots, %v", len(l), err)
 	}
 }
+
+// TestGenerationOfAnotherResource: a slot generation of one resource (a
+// resource added by a reload) leaves the other resources' lists in memory,
+// and makes the day's list of every resource, which lacks its slots, be
+// read again.
+func TestGenerationOfAnotherResource(t *testing.T) {
+	e := newEnv(t)
+	all := func() []queue.Slot {
+		t.Helper()
+		l, err := e.front.Slots(t.Context(), "hq", "", "2026-12-01")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	before := len(all())
+	site := storetest.BookingSite()
+	site.Resources = append(site.Resources, queue.Resource{ID: "dr-new", Service: "A", Schedule: site.Resources[0].Schedule})
+	if err := e.eng.SetSites([]queue.Site{site}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.eng.Sweep(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	views := e.st.views.Load()
+	e.list()
+	if e.st.views.Load() != views {
+		t.Error("dr-li's list was read from the store again after a generation of dr-new alone")
+	}
+	if got := len(all()); got != before+12 {
+		t.Errorf("the day's list of every resource has %d slots after dr-new's generation, want %d", got, before+12)
+	}
+}
