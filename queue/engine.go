@@ -97,14 +97,13 @@ type Engine struct {
 	figMu sync.Mutex
 	figs  map[figuresKey][]ResourceDay
 
-	// genMu guards generated: the horizon each resource's slots were
-	// last generated to ("site/resource").
+	// genMu guards generated, the horizon each resource's slots were last
+	// generated to ("site/resource"), and slotRuns, the generations that
+	// ran per resource ("site/resource") and per site ("site/"), see
+	// SlotRuns: a generation's flush writes both.
 	genMu     sync.Mutex
 	generated map[string]time.Time
-	// runsMu guards slotRuns: the generations that ran per resource
-	// ("site/resource") and per site ("site/"), see SlotRuns.
-	runsMu   sync.Mutex
-	slotRuns map[string]uint64
+	slotRuns  map[string]uint64
 
 	mu     sync.RWMutex
 	closed bool

@@ -68,8 +68,8 @@ func (e *Engine) GenerateSlots(ctx context.Context) (int, error) {
 // transactions of a large site's opening, leave the other resources'
 // lists in the cache.
 func (e *Engine) SlotRuns(site, resource string) uint64 {
-	e.runsMu.Lock()
-	defer e.runsMu.Unlock()
+	e.genMu.Lock()
+	defer e.genMu.Unlock()
 	return e.slotRuns[site+"/"+resource]
 }
 
@@ -187,14 +187,10 @@ func (g *genRun) flush(ctx context.Context) error {
 	e.genMu.Lock()
 	for _, pt := range group {
 		e.generated[pt.key] = pt.last
-	}
-	e.genMu.Unlock()
-	e.runsMu.Lock()
-	for _, pt := range group {
-		e.slotRuns[pt.s.ID+"/"+pt.r.ID]++
+		e.slotRuns[pt.key]++
 		e.slotRuns[pt.s.ID+"/"]++
 	}
-	e.runsMu.Unlock()
+	e.genMu.Unlock()
 	return nil
 }
 
