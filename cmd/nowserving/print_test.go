@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/nowserving/nowserving/devices/escpos/escpostest"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
+	"github.com/nowserving/nowserving/web"
 )
 
 const printYAML = clinicYAML + `
@@ -120,5 +123,66 @@ func TestServeAPIToken(t *testing.T) {
 	}
 	if !strings.Contains(string(body), `"A001"`) {
 		t.Errorf("answer lacks the ticket number: %s", body)
+	}
+}
+
+// TestKioskPagePrints: a browser kiosk page, provisioned as a kiosk device
+// that has a network printer, takes a ticket through the real daemon's
+// HTTP and the ticket prints there before the page is answered "printed";
+// out of paper, the page is answered with the same engine ticket flagged
+// not printed (it shows it on screen with its QR code instead).
+func TestKioskPagePrints(t *testing.T) {
+	printer := escpostest.NewPrinter()
+	t.Cleanup(func() { printer.Close() }) // after the daemon stops
+	cfg := testConfig(t, printYAML, nil, printer.Addr())
+	cfg.Listen.HTTP, cfg.HTTP.PublicURL = "127.0.0.1:0", "http://queue.example.org"
+	d := runDaemon(t, cfg)
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	base := "http://" + d.httpAddr.String() + "/kiosk/clinic/api/"
+	post := func(path, body string) (int, string) {
+		req, err := http.NewRequest("POST", base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Kiosk", "1")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post("provision", `{"device":"button-1","secret":"test-button-1-secret-0123"}`); code != http.StatusOK {
+		t.Fatalf("provision: %d %s", code, body)
+	}
+	take := func(key string) web.KioskTicket {
+		code, body := post("tickets?device=button-1", `{"service":"A","key":"`+key+`"}`)
+		var tk web.KioskTicket
+		if err := json.Unmarshal([]byte(body), &tk); code != http.StatusCreated || err != nil {
+			t.Fatalf("ticket %s: %d %s (%v)", key, code, body, err)
+		}
+		return tk
+	}
+	tk := take("page-000001")
+	if tk.Ticket.Number != "A001" || !tk.Printed {
+		t.Fatalf("with paper: %+v, want A001 printed", tk)
+	}
+	// The job was on the printer before the page was answered.
+	if jobs := printer.Jobs(); len(jobs) != 1 || !strings.Contains(escpos.Dump(jobs[0]), `"A001"`) {
+		t.Fatalf("printer holds %d jobs, want the one of A001", len(jobs))
+	}
+	printer.SetState(escpostest.State{Paper: escpostest.PaperOut})
+	lost := take("page-000002")
+	if lost.Ticket.Number != "A002" || lost.Printed || lost.PrintErr == "" || lost.StatusURL == "" {
+		t.Fatalf("paper out: %+v, want A002 not printed, with its status page", lost)
+	}
+	if n := len(printer.Jobs()); n != 1 {
+		t.Errorf("%d jobs printed, want 1: nothing may print without paper", n)
 	}
 }
