@@ -398,7 +398,8 @@ const fitJS = `(function () {
     if (r.width && (r.left < -0.5 || r.right > W + 0.5) && !e.closest("dialog")) bad.push(e.tagName + "#" + e.id + " " + Math.round(r.left) + ".." + Math.round(r.right));
   });
   document.querySelectorAll("button").forEach(function (e) {
-    if (!e.closest("dialog") && e.getBoundingClientRect().height < 44) bad.push("button too small to touch: " + e.id);
+    var r = e.getBoundingClientRect(); // a hidden button has no box
+    if (!e.closest("dialog") && r.width > 0 && r.height < 44) bad.push("button too small to touch: " + (e.id || e.textContent));
   });
   return bad.length ? bad.join("; ") : "ok";
 })()`

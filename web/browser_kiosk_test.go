@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -83,4 +84,36 @@ func TestBrowserKiosk(t *testing.T) {
 	t.Cleanup(func() { srv.stop(); hs.Close() })
 	b.waitFor(t, p, "document.body.dataset.oos", "0", 15*time.Second)
 	b.waitFor(t, p, "document.getElementById('choose').hidden", "false", 5*time.Second)
+}
+
+// TestBrowserKioskShots: the kiosk page's service choice and its ticket on
+// screen, at 1920×1080 and 390×844 in each of the site's languages, meet
+// the contrast and fit checks the staff pages meet; the screenshots are
+// kept as artifacts.
+func TestBrowserKioskShots(t *testing.T) {
+	b := startBrowser(t)
+	se := newStaffEnv(t, func(qo *queue.Opts, wo *Opts) {
+		counterSite(qo, wo)
+		wo.Kiosks, wo.PublicURL = []KioskDevice{{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}}, "http://queue.example.org"
+	})
+	for range 3 {
+		se.issue("A")
+	}
+	dir := artifacts(t)
+	for _, size := range [][2]int{{1920, 1080}, {390, 844}} {
+		for _, lang := range []string{"en", "zh", "pt"} {
+			p := b.window(t, se.http.URL+"/kiosk/main?device=kiosk-web&lang="+lang, size[0], size[1])
+			b.waitFor(t, p, "document.getElementById('provision').hidden", "false", 10*time.Second)
+			b.eval(p, "document.getElementById('p-secret').value = 'kiosk-secret-0123456789'; document.getElementById('f-provision').requestSubmit()")
+			b.waitFor(t, p, "document.querySelectorAll('.service').length", "2", 10*time.Second)
+			if got, _ := b.eval(p, "document.documentElement.lang"); got != lang {
+				t.Errorf("%s: page language %q", lang, got)
+			}
+			name := fmt.Sprintf("kiosk-%dx%d-%s", size[0], size[1], lang)
+			b.checkShot(t, p, filepath.Join(dir, name+".png"), size[0])
+			b.eval(p, "document.querySelector('.service[data-service=A]').click()")
+			b.waitFor(t, p, "document.getElementById('t-qr').complete && document.getElementById('t-qr').naturalWidth > 0", "true", 10*time.Second)
+			b.checkShot(t, p, filepath.Join(dir, name+"-ticket.png"), size[0])
+		}
+	}
 }
