@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
@@ -68,6 +69,13 @@ func TestFeedHoldsNoLockAcrossReads(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// b's waiting order is there before a writes: an order built after
+	// (a build that failed on a loaded machine is retried at a later use)
+	// reads a's ticket with the rest and leaves the follower nothing to
+	// read: the likeliest way this test once waited 2 minutes in CI.
+	if !poll.Within(time.Minute, 10*time.Millisecond, func() bool { _, ok := b.OrderPosition(first); return ok }) {
+		t.Fatal("b's waiting order was never built")
+	}
 	// The follower reads a's ticket for b's waiting order, and waits.
 	waiting, release := held.hold(func(call string, arg any) bool {
 		f, ok := arg.(queue.Filter)
