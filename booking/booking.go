@@ -46,6 +46,10 @@ type Opts struct {
 	// holders may take before it is given up and shed as ErrOverloaded
 	// (default DefaultReadBudget).
 	ReadBudget time.Duration
+	// MaxRunning and RunQueue bound the appointment requests working at
+	// a time and waiting to begin (see Admit; defaults one per CPU of
+	// GOMAXPROCS, and DefaultRunQueue).
+	MaxRunning, RunQueue int
 }
 
 // Front serves slot lists and bookings for the HTTP API. It is safe for
@@ -61,6 +65,8 @@ type Front struct {
 	// budget is Opts.ReadBudget.
 	budget time.Duration
 	books  *share // bookings at the engine
+	// running are the appointment requests working (admit.go).
+	running *share
 
 	mu sync.Mutex
 	// live are the sites whose follower applied its first snapshot: only
@@ -141,10 +147,17 @@ func New(o Opts) *Front {
 	if o.ReadBudget <= 0 {
 		o.ReadBudget = DefaultReadBudget
 	}
+	if o.MaxRunning <= 0 {
+		o.MaxRunning = defaultMaxRunning()
+	}
+	if o.RunQueue <= 0 {
+		o.RunQueue = DefaultRunQueue
+	}
 	f := &Front{eng: o.Engine, clock: o.Clock, log: o.Logger, cache: newSlotCache(o.CacheSlots, newCacheMetrics()), gens: map[listKey]uint64{},
 		live: map[string]bool{}, epochs: map[string]uint64{}, full: map[string]*marks{}, maxMarks: o.CacheSlots,
 		holders: map[int64]holders{}, releases: map[int64]uint64{}, capacity: map[int64]int{},
-		gates: map[int64]*gate{}, reads: newShare("slot reads", o.MaxReads, 0), budget: o.ReadBudget, books: newShare("bookings", o.MaxBookings, o.BookingQueue)}
+		gates: map[int64]*gate{}, reads: newShare("slot reads", o.MaxReads, 0), budget: o.ReadBudget, books: newShare("bookings", o.MaxBookings, o.BookingQueue),
+		running: newShare("appointment requests", o.MaxRunning, o.RunQueue)}
 	limits := map[string]rate{}
 	for _, s := range o.Engine.Sites() {
 		limits[s.ID] = rate{n: s.Appointments.PatientRate, per: s.Appointments.PatientWindow}
@@ -293,11 +306,14 @@ func (f *Front) SlotPage(ctx context.Context, q SlotQuery) ([]queue.Slot, int, e
 	f.mu.Unlock()
 	var slots []queue.Slot
 	if !following {
+		resume := pause(ctx)
 		var err error
-		if slots, err = f.readSlots(ctx, q); err != nil {
+		slots, err = f.readSlots(ctx, q)
+		if err = resume(err); err != nil {
 			return nil, 0, err
 		}
 	} else {
+		resume := pause(ctx)
 		v, err, _ := f.group.Do(q.Site+"\x00"+q.Resource+"\x00"+q.Date+"\x00"+strconv.FormatUint(gen, 10)+"\x00"+strconv.FormatUint(runs, 10), func() (any, error) {
 			slots, err := f.readSlots(ctx, q)
 			if err != nil {
@@ -327,7 +343,7 @@ func (f *Front) SlotPage(ctx context.Context, q SlotQuery) ([]queue.Slot, int, e
 			f.mu.Unlock()
 			return slots, nil
 		})
-		if err != nil {
+		if err = resume(err); err != nil {
 			return nil, 0, err
 		}
 		slots = v.([]queue.Slot)
@@ -381,11 +397,14 @@ func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, b
 	if full, rel := f.known(r.Site, r.Slot); full {
 		return f.bookFull(ctx, r, rel)
 	}
+	resume := pause(ctx)
 	leave, err := f.enter(ctx, r.Site, r.Slot)
-	if err != nil {
+	if leave != nil {
+		defer leave()
+	}
+	if err = resume(err); err != nil {
 		return queue.Booking{}, false, err
 	}
-	defer leave()
 	full, rel := f.known(r.Site, r.Slot)
 	if full { // learnt while waiting at the gate
 		return f.bookFull(ctx, r, rel)
@@ -417,12 +436,14 @@ func (f *Front) bookFull(ctx context.Context, r queue.BookRequest, rel uint64) (
 
 // book sends r to the engine and remembers a slot it finds full.
 func (f *Front) book(ctx context.Context, r queue.BookRequest, rel uint64) (queue.Booking, bool, error) {
+	resume := pause(ctx)
 	leave, err := f.books.enter(ctx)
 	if err != nil {
-		return queue.Booking{}, false, err
+		return queue.Booking{}, false, resume(err)
 	}
 	b, replayed, err := f.eng.Book(ctx, r)
 	leave()
+	err = resume(err)
 	if errors.Is(err, queue.ErrSlotFull) {
 		f.mu.Lock()
 		if f.live[r.Site] && f.releases[r.Slot] == rel {
@@ -481,6 +502,7 @@ func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (boo
 	f.mu.Unlock()
 	if !ok || h.site != r.Site {
 		key := "holders\x00" + r.Site + "\x00" + strconv.FormatInt(r.Slot, 10) + "\x00" + strconv.FormatUint(rel, 10)
+		resume := pause(ctx)
 		v, err, _ := f.group.Do(key, func() (any, error) {
 			var bs []queue.Booking
 			err := f.read(ctx, func(ctx context.Context) (err error) {
@@ -504,7 +526,7 @@ func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (boo
 			f.mu.Unlock()
 			return h, nil
 		})
-		if err != nil {
+		if err = resume(err); err != nil {
 			return false, err
 		}
 		h = v.(holders)

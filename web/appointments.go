@@ -122,6 +122,12 @@ func pageParams(w http.ResponseWriter, r *http.Request, most int) (limit, offset
 }
 
 func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
+	ctx, done, err := s.front.Admit(r.Context())
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	defer done()
 	site, ok := s.siteOf(w, r)
 	if !ok {
 		return
@@ -136,7 +142,7 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	list, total, err := s.front.SlotPage(r.Context(), booking.SlotQuery{Site: site.ID, Resource: resource, Date: date, Offset: offset, Limit: limit})
+	list, total, err := s.front.SlotPage(ctx, booking.SlotQuery{Site: site.ID, Resource: resource, Date: date, Offset: offset, Limit: limit})
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -167,6 +173,12 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) book(w http.ResponseWriter, r *http.Request) {
+	ctx, done, err := s.front.Admit(r.Context())
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	defer done()
 	loc, ok := s.siteLoc(w, r)
 	if !ok {
 		return
@@ -174,7 +186,7 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) {
 	var b bookBody
 	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(&b)
+	err = dec.Decode(&b)
 	switch {
 	case err != nil:
 		err = fmt.Errorf(`body: want {"slot": ID, "patient": REF, "hold": BOOL}: %w`, err)
@@ -189,7 +201,7 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, err.Error())
 		return
 	}
-	bk, replayed, err := s.front.Book(r.Context(), queue.BookRequest{Request: s.request(r), Slot: b.Slot, Patient: b.Patient, Hold: b.Hold})
+	bk, replayed, err := s.front.Book(ctx, queue.BookRequest{Request: s.request(r), Slot: b.Slot, Patient: b.Patient, Hold: b.Hold})
 	if err != nil {
 		writeError(w, s.log, err)
 		return

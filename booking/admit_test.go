@@ -1,0 +1,110 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nowserving/nowserving/internal/testkit/poll"
+	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/storetest"
+)
+
+// hanging is a store whose reads wait until their context ends while hang
+// is set.
+type hanging struct {
+	queue.Store
+	hang atomic.Bool
+}
+
+func (h *hanging) View(ctx context.Context, fn func(context.Context, queue.Tx) error) error {
+	if h.hang.Load() {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return h.Store.View(ctx, fn)
+}
+
+// TestAdmit: the front lets MaxRunning appointment requests work at once
+// and RunQueue more wait to begin, and refuses the next at once with
+// ErrOverloaded (429); a request waiting for the store gives its permit
+// back, so the queued one begins while the store holds the first; the
+// first, its context ended, returns without waiting for a permit again;
+// and a kiosk's ticket at another site, which never passes the front, is
+// issued meanwhile.
+func TestAdmit(t *testing.T) {
+	ctx := t.Context()
+	st := &hanging{Store: storetest.SQLite(t)}
+	site, other := storetest.BookingSite(), storetest.TestSite()
+	other.ID = "branch"
+	clock := storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location))
+	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site, other}, Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	if _, err := eng.GenerateSlots(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f := New(Opts{Engine: eng, MaxRunning: 1, RunQueue: 1, ReadBudget: time.Hour})
+
+	ctxA, doneA, err := f.Admit(ctx)
+	if err != nil {
+		t.Fatalf("the first request: %v", err)
+	}
+	admittedB := make(chan error, 1)
+	endB := make(chan struct{})
+	go func() {
+		_, doneB, err := f.Admit(ctx)
+		admittedB <- err
+		if err == nil {
+			<-endB
+			doneB()
+		}
+	}()
+	poll.Until(t, "the second request waits to begin", func() bool { return f.running.waiting.Load() == 1 })
+	_, _, err = f.Admit(ctx)
+	var oe *OverloadError
+	if !errors.As(err, &oe) || oe.What != "appointment requests" || oe.RetryAfter != time.Second {
+		t.Fatalf("a third request past the permit and the queue: %v, want ErrOverloaded of appointment requests, retry after 1s", err)
+	}
+
+	st.hang.Store(true)
+	readA, cancelA := context.WithCancel(ctxA)
+	listA := make(chan error, 1)
+	go func() {
+		_, err := f.Slots(readA, site.ID, "dr-li", "2026-12-01")
+		listA <- err
+	}()
+	var errB error
+	poll.Until(t, "the queued request begins while the first waits for the store", func() bool {
+		select {
+		case errB = <-admittedB:
+			return true
+		default:
+			return false
+		}
+	})
+	if errB != nil {
+		t.Fatalf("the queued request: %v, want it admitted", errB)
+	}
+	if _, err := eng.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: other.ID, Device: "kiosk-1"}, Service: "A"}); err != nil {
+		t.Errorf("a ticket at %s while the store holds a slot read and the front is full: %v", other.ID, err)
+	}
+	cancelA()
+	if err := <-listA; !errors.Is(err, context.Canceled) {
+		t.Errorf("the first request, its context ended at the store: %v, want context.Canceled", err)
+	}
+	doneA()
+	close(endB)
+	st.hang.Store(false)
+	poll.Until(t, "a request begins once both are done", func() bool {
+		_, done, err := f.Admit(ctx)
+		if err == nil {
+			done()
+		}
+		return err == nil && f.running.waiting.Load() == 0
+	})
+}
