@@ -321,11 +321,9 @@ func testOffline(t *testing.T, b *browser) {
 	b.waitFor(t, p, "document.getElementById('offline').hidden", "true", time.Second)
 }
 
-// testClosed: a bank branch on a Saturday, its services closed by their
-// hours until Monday 10:00. The display says so in place of a number, in
-// the language on screen, and each service says it is closed and when
-// it opens.
-func testClosed(t *testing.T, b *browser) {
+// closedBranch is site "main", a bank branch in São Paulo whose three
+// services (P, B, V) take tickets Monday to Friday, 10:00 to 16:00.
+func closedBranch(t *testing.T) queue.Site {
 	sp, err := time.LoadLocation("America/Sao_Paulo")
 	if err != nil {
 		t.Fatal(err)
@@ -339,6 +337,16 @@ func testClosed(t *testing.T, b *browser) {
 			Names: map[string]string{"pt": sv.pt, "en": sv.en}})
 	}
 	site.Counters = []queue.Counter{{ID: "1", Services: []queue.CounterService{{Service: "P"}, {Service: "B"}, {Service: "V"}}}}
+	return site
+}
+
+// testClosed: a bank branch on a Saturday, its services closed by their
+// hours until Monday 10:00. The display says so in place of a number, in
+// the language on screen, and each service says it is closed and when
+// it opens.
+func testClosed(t *testing.T, b *browser) {
+	site := closedBranch(t)
+	sp := site.Location
 	e := newEnv(t, func(qo *queue.Opts, _ *Opts) { qo.Sites = []queue.Site{site} })
 	e.clock.Fix(time.Date(2026, 12, 5, 12, 0, 0, 0, sp)) // Saturday noon
 	dir := artifacts(t)
@@ -378,7 +386,8 @@ func testClosed(t *testing.T, b *browser) {
 }
 
 // testReload: an open display shows a counter renamed by a reload within
-// 2 s, through the stream it holds (no reconnect, no event needed).
+// 2 s, through the stream it holds (no reconnect, no event needed), and
+// so a new main language and a new service.
 func testReload(t *testing.T, b *browser) {
 	e := newEnv(t, nil)
 	e.issue("A")
@@ -396,4 +405,23 @@ func testReload(t *testing.T, b *browser) {
 	seen := b.waitFor(t, p, "document.getElementById('current-counter').textContent", "\u2192 Room 5", 2*time.Second)
 	b.waitFor(t, p, "document.querySelector('#waiting [data-code=A] .name').textContent", "General medicine", time.Second)
 	t.Logf("renamed counter on screen %v after the reload", seen.Sub(start).Round(time.Millisecond))
+
+	// A second reload makes Chinese the site's main language and adds a
+	// service: the page, which shows the main language (rotate=0), turns
+	// to it within 2 s, and lists the new service by its name.
+	zh := next
+	zh.Languages = []string{"zh", "en"}
+	zh.Names = map[string]string{"en": "Main Hall", "zh": "门诊大厅"}
+	zh.Counters = slices.Clone(next.Counters)
+	zh.Counters[0].Names = map[string]string{"en": "Room 5", "zh": "5号诊室"}
+	zh.Services = append(slices.Clone(next.Services), queue.Service{Code: "B", Prefix: "B", Width: 3, AvgService: 5 * time.Minute,
+		Names: map[string]string{"en": "Pharmacy", "zh": "取药"}})
+	start = time.Now()
+	if err := e.eng.SetSites([]queue.Site{zh}); err != nil {
+		t.Fatal(err)
+	}
+	seen = b.waitFor(t, p, "document.getElementById('current-counter').textContent", "\u2192 5号诊室", 2*time.Second)
+	b.waitFor(t, p, "document.getElementById('site').textContent", "门诊大厅", time.Second)
+	b.waitFor(t, p, "document.querySelector('#waiting [data-code=B] .name').textContent", "取药", time.Second)
+	t.Logf("new main language on screen %v after the reload", seen.Sub(start).Round(time.Millisecond))
 }
