@@ -90,8 +90,9 @@ func fitSite(id string, n, c int) queue.Site {
 }
 
 // fitHall runs the sites of the fit test: 3 services and 5 counters, 8
-// and 20, 16 and 40, 16 and 5, 3 and 40. Each busy service gets 4 to 8
-// tickets, and up to 10 counters call one.
+// and 20, 16 and 40, 16 and 5, 3 and 40. Each busy service gets 8 to 12
+// tickets, and up to 10 counters call one, so that every busy service of
+// every site still has people waiting (testFit checks it).
 func fitHall(t *testing.T) (*env, []queue.Site) {
 	var sites []queue.Site
 	for _, sc := range [][2]int{{3, 5}, {8, 20}, {16, 40}, {16, 5}, {3, 40}} {
@@ -107,7 +108,7 @@ func fitHall(t *testing.T) (*env, []queue.Site) {
 			if i%4 == 1 {
 				continue
 			}
-			for range 4 + i%5 {
+			for range 8 + i%5 {
 				if _, err := e.eng.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: s.ID, Device: "kiosk"}, Service: sv.Code}); err != nil {
 					t.Fatal(err)
 				}
@@ -144,6 +145,9 @@ func testFit(t *testing.T, b *browser) {
 			if sv.Waiting > 0 {
 				busy = append(busy, sv.Code)
 			}
+		}
+		if want := len(s.Services) - (len(s.Services)+2)/4; len(busy) != want { // fitHall skips every fourth from the second
+			t.Fatalf("%s: %d services with people waiting, want %d: the fit test would check too few", s.ID, len(busy), want)
 		}
 		for _, lang := range fitLangs(s) {
 			t.Run(s.ID+"-"+lang, func(t *testing.T) {
