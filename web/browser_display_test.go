@@ -89,13 +89,18 @@ func fitSite(id string, n, c int) queue.Site {
 	return s
 }
 
+// fitAllBusy is the site of the fit test where every service has people
+// waiting: more than fit one screen at 16:9, so its list turns pages.
+const fitAllBusy = "s16c20"
+
 // fitHall runs the sites of the fit test: 3 services and 5 counters, 8
-// and 20, 16 and 40, 16 and 5, 3 and 40. Each busy service gets 8 to 12
-// tickets, and up to 10 counters call one, so that every busy service of
-// every site still has people waiting (testFit checks it).
+// and 20, 16 and 40, 16 and 5, 3 and 40, and fitAllBusy. Each busy
+// service gets 8 to 12 tickets, and up to 10 counters call one, so that
+// every busy service of every site still has people waiting (testFit
+// checks it).
 func fitHall(t *testing.T) (*env, []queue.Site) {
 	var sites []queue.Site
-	for _, sc := range [][2]int{{3, 5}, {8, 20}, {16, 40}, {16, 5}, {3, 40}} {
+	for _, sc := range [][2]int{{3, 5}, {8, 20}, {16, 40}, {16, 5}, {3, 40}, {16, 20}} {
 		sites = append(sites, fitSite(fmt.Sprintf("s%dc%d", sc[0], sc[1]), sc[0], sc[1]))
 	}
 	e := newEnv(t, func(qo *queue.Opts, wo *Opts) {
@@ -105,7 +110,7 @@ func fitHall(t *testing.T) (*env, []queue.Site) {
 	ctx := context.Background()
 	for _, s := range sites {
 		for i, sv := range s.Services {
-			if i%4 == 1 {
+			if i%4 == 1 && s.ID != fitAllBusy {
 				continue
 			}
 			for range 8 + i%5 {
@@ -146,13 +151,18 @@ func testFit(t *testing.T, b *browser) {
 				busy = append(busy, sv.Code)
 			}
 		}
-		if want := len(s.Services) - (len(s.Services)+2)/4; len(busy) != want { // fitHall skips every fourth from the second
+		want := len(s.Services) - (len(s.Services)+2)/4 // fitHall skips every fourth from the second
+		if s.ID == fitAllBusy {
+			want = len(s.Services)
+		}
+		if len(busy) != want {
 			t.Fatalf("%s: %d services with people waiting, want %d: the fit test would check too few", s.ID, len(busy), want)
 		}
 		for _, lang := range fitLangs(s) {
 			t.Run(s.ID+"-"+lang, func(t *testing.T) {
 				p := b.openAt(t, e.http.URL+"/display/"+s.ID+"?rotate=0&page=600&lang="+lang, fitSizes[0].w, fitSizes[0].h)
 				b.waitFor(t, p, "document.body.dataset.ready", "1", 20*time.Second)
+				most := 0 // pages of the list, at the size with most
 				for _, sz := range fitSizes {
 					name := fmt.Sprintf("%dx%d", sz.w, sz.h)
 					if err := b.call(p, "Emulation.setDeviceMetricsOverride", map[string]any{
@@ -160,8 +170,11 @@ func testFit(t *testing.T, b *browser) {
 						t.Fatal(err)
 					}
 					b.waitFor(t, p, "document.body.dataset.size", name, 5*time.Second)
-					checkFit(t, b, p, name, busy)
+					most = max(most, checkFit(t, b, p, name, busy))
 					b.shotScaled(t, p, dir, fmt.Sprintf("display-%s-%s-%s.png", s.ID, lang, name), sz.w, sz.h, 0.5)
+				}
+				if s.ID == fitAllBusy && most < 2 {
+					t.Errorf("%d services waiting on one page at every size: the pages are not tested", len(busy))
 				}
 			})
 		}
@@ -183,13 +196,16 @@ func fitLangs(s queue.Site) []string {
 		return []string{"zh"}
 	case n == 3 && c == 40:
 		return []string{"pt"}
+	case s.ID == fitAllBusy:
+		return []string{"en"}
 	}
 	return []string{"zh", "en", "pt"}
 }
 
 // checkFit checks one display at one size (see testFit), turning the
-// pages of the waiting list with the right arrow key.
-func checkFit(t *testing.T, b *browser, p, size string, busy []string) {
+// pages of the waiting list with the right arrow key, and returns how
+// many pages the list has.
+func checkFit(t *testing.T, b *browser, p, size string, busy []string) int {
 	t.Helper()
 	pages, _ := b.eval(p, "document.body.dataset.waitingPages")
 	n, _ := strconv.Atoi(pages)
@@ -236,6 +252,7 @@ func checkFit(t *testing.T, b *browser, p, size string, busy []string) {
 	}
 	layout, _ := b.eval(p, "document.body.dataset.waitingCols + ' column(s), letters at ' + document.body.dataset.waitingScale")
 	t.Logf("%s: %s calls, %d services waiting on %d page(s), %s, number %s px", size, calls, len(busy), max(n, 1), layout, px)
+	return max(n, 1)
 }
 
 // hallSite is a busy hall: ten services with long names and eight
