@@ -99,10 +99,16 @@ func describe(r ResultMsg, loc *time.Location, t func(string) string) (string, b
 				// The daemon's message may start with the table's own.
 				return tf("%s: printer failed: %s", r.What, strings.TrimPrefix(se.Msg, wire.ErrPrinterFailed.Msg+": ")), false
 			}
-			if hint, ok := checkInHints[se.Code]; ok {
-				return tf("%s: refused: %s (%s)", r.What, se.Msg, hint), false
+			// A reason in the protocol's own words (refusal:MSG) is said
+			// in the console's; one the daemon worded is its own.
+			reason := se.Msg
+			if w := t("refusal:" + se.Msg); !strings.HasPrefix(w, "refusal:") {
+				reason = w
 			}
-			return tf("%s: refused: %s", r.What, se.Msg), false
+			if hint, ok := checkInHints[se.Code]; ok {
+				return tf("%s: refused: %s (%s)", r.What, reason, hint), false
+			}
+			return tf("%s: refused: %s", r.What, reason), false
 		}
 		return tf("%s: failed: %v", r.What, r.Err), false
 	}

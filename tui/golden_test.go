@@ -114,12 +114,50 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestScreenLanguage: a zh or pt console has no English words of its own
+// left: the event stream's tickets ("in" a service, "at" a counter), the
+// KEYPAD column's health and the offline line's device kinds and the
+// daemon's fixed details are in the screen's language; English keeps its
+// words.
+func TestScreenLanguage(t *testing.T) {
+	for _, tc := range []struct {
+		lang        string
+		want, never []string
+	}{
+		{"zh", []string{"E001 业务 E", "A005 在 1 号窗口", "在线 屏 正常", "离线", "lobby-tp: 打印机 缺纸", "keypad-2: 设备 未连接", "kiosk-2: 打印失败 10:12"},
+			[]string{" in ", " at ", "connected", "offline", "print", "paper", "led"}},
+		{"pt", []string{"E001 em E", "A005 guichê 1", "conectado led ok", "inativo", "lobby-tp: impressora sem papel", "keypad-2: dispositivo não conectado", "kiosk-2: falha de impressão 10:12"},
+			[]string{" in ", " at ", "connected", "offline", "print", "paper"}},
+		{"en", []string{"E001 in E", "A005 at 1", "connected led ok", "offline", "lobby-tp: printer paper out", "keypad-2: device not connected", "kiosk-2: print failed 10:12"}, nil},
+	} {
+		m := busyModelIn(t, 160, 40, 0, tc.lang, siteIn[tc.lang])
+		m.site().applyDevices([]wire.DeviceInfo{
+			{ID: "keypad-1", Kind: "device", Counter: 1, Online: true},
+			{ID: "/dev/ttyUSB0#1", Kind: "led", Counter: 1, Online: true},
+			{ID: "keypad-2", Kind: "device", Counter: 2, Detail: "not connected"},
+			{ID: "lobby-tp", Kind: "printer", Detail: "paper_out"},
+		})
+		view := m.View()
+		for _, w := range tc.want {
+			if !strings.Contains(view, w) {
+				t.Errorf("%s: screen lacks %q:\n%s", tc.lang, w, view)
+			}
+		}
+		for _, w := range tc.never {
+			if strings.Contains(view, w) {
+				t.Errorf("%s: screen holds the English %q:\n%s", tc.lang, w, view)
+			}
+		}
+	}
+}
+
 // TestStatusLineLanguage: an action and the daemon's refusal of it read in
-// the console's language (the refusal's own text is the daemon's).
+// the console's language, the reason too when it is the protocol's own
+// (a reason the daemon worded is its own: refusal-80x24).
 func TestStatusLineLanguage(t *testing.T) {
 	for _, tc := range []struct{ lang, want string }{
-		{"zh", "1 号窗口 叫号：被拒：no ticket waiting"},
-		{"pt", "chamar próxima no guichê 1: recusado: no ticket waiting"},
+		{"zh", "1 号窗口 叫号：被拒：无人等候"},
+		{"pt", "chamar próxima no guichê 1: recusado: nenhuma senha aguardando"},
 		{"en", "call next at counter 1: refused: no ticket waiting"},
 	} {
 		m := busyModelIn(t, 80, 24, 0, tc.lang, siteIn[tc.lang])

@@ -352,7 +352,7 @@ func (s *site) remember(e *wire.Event, at time.Time) {
 		}
 	}
 	if e.Kind == wire.EventPrintFailed {
-		s.offline[e.Actor] = "print failed " + at.In(s.loc).Format("15:04")
+		s.offline[e.Actor] = "print_failed " + at.In(s.loc).Format("15:04") // KIND DETAIL, as applyDevices
 	}
 }
 

@@ -251,12 +251,29 @@ func (m *Model) offlineLine(s *site) string {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		parts = append(parts, k+": "+s.offline[k])
+		parts = append(parts, k+": "+m.offlineText(s.offline[k]))
 	}
 	if len(parts) == 0 {
 		return m.st.dim.Render(m.t("offline devices: none reported"))
 	}
 	return m.st.alert.Render(m.t("offline devices: ") + strings.Join(parts, ", "))
+}
+
+// offlineText is what the offline line says of a device, "KIND DETAIL"
+// (site.offline), in the console's language: the kind in its words
+// (device:KIND), the detail too when it is one of the daemon's fixed
+// words (detail:DETAIL: "not connected", a printer's "paper_out"), else
+// the daemon's own text, as a refusal's is ("2 dropped, 0 failed").
+// English has spaces for underscores.
+func (m *Model) offlineText(what string) string {
+	kind, detail, _ := strings.Cut(what, " ")
+	word := func(prefix, s string) string {
+		if w := m.t(prefix + s); !strings.HasPrefix(w, prefix) {
+			return w
+		}
+		return strings.ReplaceAll(s, "_", " ")
+	}
+	return strings.TrimSpace(word("device:", kind) + " " + word("detail:", detail))
 }
 
 // column is a table column: its title and width.
@@ -484,12 +501,12 @@ func (m *Model) keypadWidth(s *site) int {
 // event the keypad caused.
 func (m *Model) keypadCell(c *counter) string {
 	if c.keypadHealth != "" || c.boardHealth != "" {
-		out := c.keypadHealth
+		out := m.t(c.keypadHealth)
 		if out == "" {
 			out = "-"
 		}
 		if c.boardHealth != "" {
-			out += " led " + c.boardHealth
+			out += " " + m.t("led") + " " + m.t(c.boardHealth)
 		}
 		return out
 	}
@@ -527,14 +544,14 @@ func (m *Model) eventLine(s *site, e *wire.Event) string {
 	case wire.EventCalled, wire.EventRecalled:
 		what = fmt.Sprintf("%s → %d", e.Number, e.Counter)
 	case wire.EventIssued, wire.EventReentered, wire.EventTransferred:
-		what = fmt.Sprintf("%s in %s", e.Number, e.Service)
+		what = m.tf("%s in %s", e.Number, e.Service)
 		if e.ToCounter != 0 { // transferred to one counter
 			what += fmt.Sprintf(" → %d", e.ToCounter)
 		}
 	case wire.EventServing, wire.EventDone, wire.EventNoShow:
-		what = fmt.Sprintf("%s at %d", e.Number, e.Counter)
+		what = m.tf("%s at %d", e.Number, e.Counter)
 	case wire.EventCounterOpened, wire.EventCounterPaused, wire.EventCounterClosed:
-		what = fmt.Sprintf("counter %d", e.Counter)
+		what = m.tf("counter %d", e.Counter)
 	}
 	kind := e.Kind.String()
 	if b, ok := strings.CutPrefix(kind, "booking_"); ok {

@@ -50,6 +50,20 @@ var consoleWords = map[string]map[string]string{
 		"event:cancelled": "取消", "event:expired": "过期", "event:counter_opened": "窗口开放", "event:counter_paused": "窗口暂停",
 		"event:counter_closed": "窗口关闭", "event:print_failed": "打印失败", "event:booked": "预约", "event:checked_in": "签到", "event:missed": "爽约",
 		"event:called": "呼叫", "event:serving": "开始办理", "event:done": "完成",
+		// the event stream's ticket, the devices' health (device:KIND on the offline line)
+		"%s in %s": "%s 业务 %s", "%s at %d": "%s 在 %d 号窗口", "connected": "在线", "offline": "离线", "led": "屏", "ok": "正常",
+		"device:device": "设备", "device:keypad": "键盘", "device:led": "屏", "device:printer": "打印机", "device:voice": "语音",
+		"device:notify": "通知", "device:print_failed": "打印失败",
+		"detail:not connected": "未连接", "detail:not answering": "无响应", "detail:paper_out": "缺纸", "detail:cover_open": "机盖打开",
+		"detail:offline": "离线", "detail:no_answer": "无响应", "detail:error": "故障",
+		// the protocol's refusals in its own words (wire.StatusErrors)
+		"refusal:no ticket waiting": "无人等候", "refusal:invalid transition": "当前状态不允许此操作", "refusal:unknown ticket": "无此号码",
+		"refusal:counter paused": "窗口已暂停", "refusal:unknown counter": "无此窗口", "refusal:unknown service": "无此业务",
+		"refusal:service full today": "今日已满", "refusal:service closed": "业务未开放", "refusal:re-entry limit reached": "重新排队次数已满",
+		"refusal:wrong counter": "不是本窗口", "refusal:forbidden for role": "无此权限", "refusal:unknown booking": "无此预约",
+		"refusal:too early to check in": "签到时间未到", "refusal:too late to check in": "已过签到时间", "refusal:booking not active": "预约无效",
+		"refusal:rate limited": "操作过于频繁", "refusal:server busy": "服务端繁忙", "refusal:store unavailable": "数据库不可用",
+		"refusal:timeout": "超时", "refusal:internal error": "内部错误",
 	},
 	"pt": {
 		"day": "dia", "● connected": "● conectado", "○ reconnecting": "○ reconectando", "○ reconnecting (attempt %d)": "○ reconectando (tentativa %d)",
@@ -89,8 +103,22 @@ var consoleWords = map[string]map[string]string{
 		// event kinds (event:KIND, apart from the statuses and keys of the same English word)
 		"event:issued": "emitida", "event:recalled": "rechamada", "event:no_show": "ausente", "event:reentered": "reinserida", "event:transferred": "transferida",
 		"event:cancelled": "cancelada", "event:expired": "expirada", "event:counter_opened": "guichê aberto", "event:counter_paused": "guichê pausado",
-		"event:counter_closed": "guichê fechado", "event:print_failed": "falha impressão", "event:booked": "agendada", "event:checked_in": "chegada", "event:missed": "falta",
+		"event:counter_closed": "guichê fechado", "event:print_failed": "erro impressão", "event:booked": "agendada", "event:checked_in": "chegada", "event:missed": "falta",
 		"event:called": "chamada", "event:serving": "atendimento", "event:done": "concluída",
+		// the event stream's ticket, the devices' health (device:KIND on the offline line)
+		"%s in %s": "%s em %s", "%s at %d": "%s guichê %d", "connected": "conectado", "offline": "inativo",
+		"device:device": "dispositivo", "device:keypad": "teclado", "device:led": "painel", "device:printer": "impressora", "device:voice": "voz",
+		"device:notify": "notificações", "device:print_failed": "falha de impressão",
+		"detail:not connected": "não conectado", "detail:not answering": "não responde", "detail:paper_out": "sem papel", "detail:cover_open": "tampa aberta",
+		"detail:offline": "inativa", "detail:no_answer": "não responde", "detail:error": "com erro",
+		// the protocol's refusals in its own words (wire.StatusErrors)
+		"refusal:no ticket waiting": "nenhuma senha aguardando", "refusal:invalid transition": "operação inválida agora", "refusal:unknown ticket": "senha desconhecida",
+		"refusal:counter paused": "guichê pausado", "refusal:unknown counter": "guichê desconhecido", "refusal:unknown service": "serviço desconhecido",
+		"refusal:service full today": "serviço lotado hoje", "refusal:service closed": "serviço fechado", "refusal:re-entry limit reached": "limite de reinserções atingido",
+		"refusal:wrong counter": "guichê errado", "refusal:forbidden for role": "não permitido", "refusal:unknown booking": "agendamento desconhecido",
+		"refusal:too early to check in": "cedo demais para registrar chegada", "refusal:too late to check in": "tarde demais para registrar chegada",
+		"refusal:booking not active": "agendamento não ativo", "refusal:rate limited": "pedidos demais", "refusal:server busy": "servidor ocupado",
+		"refusal:store unavailable": "banco de dados indisponível", "refusal:timeout": "tempo esgotado", "refusal:internal error": "erro interno",
 	},
 }
 

@@ -89,12 +89,18 @@ func fitSite(id string, n, c int) queue.Site {
 	return s
 }
 
+// fitAllBusy is the site of the fit test where every service has people
+// waiting: more than fit one screen at 16:9, so its list turns pages.
+const fitAllBusy = "s16c20"
+
 // fitHall runs the sites of the fit test: 3 services and 5 counters, 8
-// and 20, 16 and 40, 16 and 5, 3 and 40. Each busy service gets 4 to 8
-// tickets, and up to 10 counters call one.
+// and 20, 16 and 40, 16 and 5, 3 and 40, and fitAllBusy. Each busy
+// service gets 8 to 12 tickets, and up to 10 counters call one, so that
+// every busy service of every site still has people waiting (testFit
+// checks it).
 func fitHall(t *testing.T) (*env, []queue.Site) {
 	var sites []queue.Site
-	for _, sc := range [][2]int{{3, 5}, {8, 20}, {16, 40}, {16, 5}, {3, 40}} {
+	for _, sc := range [][2]int{{3, 5}, {8, 20}, {16, 40}, {16, 5}, {3, 40}, {16, 20}} {
 		sites = append(sites, fitSite(fmt.Sprintf("s%dc%d", sc[0], sc[1]), sc[0], sc[1]))
 	}
 	e := newEnv(t, func(qo *queue.Opts, wo *Opts) {
@@ -104,10 +110,10 @@ func fitHall(t *testing.T) (*env, []queue.Site) {
 	ctx := context.Background()
 	for _, s := range sites {
 		for i, sv := range s.Services {
-			if i%4 == 1 {
+			if i%4 == 1 && s.ID != fitAllBusy {
 				continue
 			}
-			for range 4 + i%5 {
+			for range 8 + i%5 {
 				if _, err := e.eng.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: s.ID, Device: "kiosk"}, Service: sv.Code}); err != nil {
 					t.Fatal(err)
 				}
@@ -145,10 +151,18 @@ func testFit(t *testing.T, b *browser) {
 				busy = append(busy, sv.Code)
 			}
 		}
+		want := len(s.Services) - (len(s.Services)+2)/4 // fitHall skips every fourth from the second
+		if s.ID == fitAllBusy {
+			want = len(s.Services)
+		}
+		if len(busy) != want {
+			t.Fatalf("%s: %d services with people waiting, want %d: the fit test would check too few", s.ID, len(busy), want)
+		}
 		for _, lang := range fitLangs(s) {
 			t.Run(s.ID+"-"+lang, func(t *testing.T) {
 				p := b.openAt(t, e.http.URL+"/display/"+s.ID+"?rotate=0&page=600&lang="+lang, fitSizes[0].w, fitSizes[0].h)
 				b.waitFor(t, p, "document.body.dataset.ready", "1", 20*time.Second)
+				most := 0 // pages of the list, at the size with most
 				for _, sz := range fitSizes {
 					name := fmt.Sprintf("%dx%d", sz.w, sz.h)
 					if err := b.call(p, "Emulation.setDeviceMetricsOverride", map[string]any{
@@ -156,8 +170,11 @@ func testFit(t *testing.T, b *browser) {
 						t.Fatal(err)
 					}
 					b.waitFor(t, p, "document.body.dataset.size", name, 5*time.Second)
-					checkFit(t, b, p, name, busy)
+					most = max(most, checkFit(t, b, p, name, busy))
 					b.shotScaled(t, p, dir, fmt.Sprintf("display-%s-%s-%s.png", s.ID, lang, name), sz.w, sz.h, 0.5)
+				}
+				if s.ID == fitAllBusy && most < 2 {
+					t.Errorf("%d services waiting on one page at every size: the pages are not tested", len(busy))
 				}
 			})
 		}
@@ -179,13 +196,16 @@ func fitLangs(s queue.Site) []string {
 		return []string{"zh"}
 	case n == 3 && c == 40:
 		return []string{"pt"}
+	case s.ID == fitAllBusy:
+		return []string{"en"}
 	}
 	return []string{"zh", "en", "pt"}
 }
 
 // checkFit checks one display at one size (see testFit), turning the
-// pages of the waiting list with the right arrow key.
-func checkFit(t *testing.T, b *browser, p, size string, busy []string) {
+// pages of the waiting list with the right arrow key, and returns how
+// many pages the list has.
+func checkFit(t *testing.T, b *browser, p, size string, busy []string) int {
 	t.Helper()
 	pages, _ := b.eval(p, "document.body.dataset.waitingPages")
 	n, _ := strconv.Atoi(pages)
@@ -232,6 +252,7 @@ func checkFit(t *testing.T, b *browser, p, size string, busy []string) {
 	}
 	layout, _ := b.eval(p, "document.body.dataset.waitingCols + ' column(s), letters at ' + document.body.dataset.waitingScale")
 	t.Logf("%s: %s calls, %d services waiting on %d page(s), %s, number %s px", size, calls, len(busy), max(n, 1), layout, px)
+	return max(n, 1)
 }
 
 // hallSite is a busy hall: ten services with long names and eight
@@ -321,11 +342,9 @@ func testOffline(t *testing.T, b *browser) {
 	b.waitFor(t, p, "document.getElementById('offline').hidden", "true", time.Second)
 }
 
-// testClosed: a bank branch on a Saturday, its services closed by their
-// hours until Monday 10:00. The display says so in place of a number, in
-// the language on screen, and each service says it is closed and when
-// it opens.
-func testClosed(t *testing.T, b *browser) {
+// closedBranch is site "main", a bank branch in São Paulo whose three
+// services (P, B, V) take tickets Monday to Friday, 10:00 to 16:00.
+func closedBranch(t *testing.T) queue.Site {
 	sp, err := time.LoadLocation("America/Sao_Paulo")
 	if err != nil {
 		t.Fatal(err)
@@ -339,6 +358,16 @@ func testClosed(t *testing.T, b *browser) {
 			Names: map[string]string{"pt": sv.pt, "en": sv.en}})
 	}
 	site.Counters = []queue.Counter{{ID: "1", Services: []queue.CounterService{{Service: "P"}, {Service: "B"}, {Service: "V"}}}}
+	return site
+}
+
+// testClosed: a bank branch on a Saturday, its services closed by their
+// hours until Monday 10:00. The display says so in place of a number, in
+// the language on screen, and each service says it is closed and when
+// it opens.
+func testClosed(t *testing.T, b *browser) {
+	site := closedBranch(t)
+	sp := site.Location
 	e := newEnv(t, func(qo *queue.Opts, _ *Opts) { qo.Sites = []queue.Site{site} })
 	e.clock.Fix(time.Date(2026, 12, 5, 12, 0, 0, 0, sp)) // Saturday noon
 	dir := artifacts(t)
@@ -378,7 +407,8 @@ func testClosed(t *testing.T, b *browser) {
 }
 
 // testReload: an open display shows a counter renamed by a reload within
-// 2 s, through the stream it holds (no reconnect, no event needed).
+// 2 s, through the stream it holds (no reconnect, no event needed), and
+// so a new main language and a new service.
 func testReload(t *testing.T, b *browser) {
 	e := newEnv(t, nil)
 	e.issue("A")
@@ -396,4 +426,23 @@ func testReload(t *testing.T, b *browser) {
 	seen := b.waitFor(t, p, "document.getElementById('current-counter').textContent", "\u2192 Room 5", 2*time.Second)
 	b.waitFor(t, p, "document.querySelector('#waiting [data-code=A] .name').textContent", "General medicine", time.Second)
 	t.Logf("renamed counter on screen %v after the reload", seen.Sub(start).Round(time.Millisecond))
+
+	// A second reload makes Chinese the site's main language and adds a
+	// service: the page, which shows the main language (rotate=0), turns
+	// to it within 2 s, and lists the new service by its name.
+	zh := next
+	zh.Languages = []string{"zh", "en"}
+	zh.Names = map[string]string{"en": "Main Hall", "zh": "门诊大厅"}
+	zh.Counters = slices.Clone(next.Counters)
+	zh.Counters[0].Names = map[string]string{"en": "Room 5", "zh": "5号诊室"}
+	zh.Services = append(slices.Clone(next.Services), queue.Service{Code: "B", Prefix: "B", Width: 3, AvgService: 5 * time.Minute,
+		Names: map[string]string{"en": "Pharmacy", "zh": "取药"}})
+	start = time.Now()
+	if err := e.eng.SetSites([]queue.Site{zh}); err != nil {
+		t.Fatal(err)
+	}
+	seen = b.waitFor(t, p, "document.getElementById('current-counter').textContent", "\u2192 5号诊室", 2*time.Second)
+	b.waitFor(t, p, "document.getElementById('site').textContent", "门诊大厅", time.Second)
+	b.waitFor(t, p, "document.querySelector('#waiting [data-code=B] .name').textContent", "取药", time.Second)
+	t.Logf("new main language on screen %v after the reload", seen.Sub(start).Round(time.Millisecond))
 }

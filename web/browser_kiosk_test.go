@@ -117,3 +117,32 @@ func TestBrowserKioskShots(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserKioskClosed: a bank branch's browser kiosk on Friday 15:59
+// offers its services; at 16:01 their hours close them, and a touch is
+// refused saying, in the kiosk's language, that the service is closed and
+// when it opens; every button then says so ("Fechado agora · abre seg.,
+// 10:00"), in the site's time zone.
+func TestBrowserKioskClosed(t *testing.T) {
+	b := startBrowser(t)
+	site := closedBranch(t)
+	se := newStaffEnv(t, func(qo *queue.Opts, wo *Opts) {
+		qo.Sites = []queue.Site{site}
+		wo.Kiosks = []KioskDevice{{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}}
+	})
+	se.env.clock.Fix(time.Date(2026, 12, 4, 15, 59, 0, 0, site.Location))
+	p := b.window(t, se.http.URL+"/kiosk/main?device=kiosk-web&lang=pt", 1280, 1024)
+	b.waitFor(t, p, "document.getElementById('provision').hidden", "false", 10*time.Second)
+	b.eval(p, "document.getElementById('p-secret').value = 'kiosk-secret-0123456789'; document.getElementById('f-provision').requestSubmit()")
+	b.waitFor(t, p, "document.querySelector('.service[data-service=P] .meta').textContent", "0 em espera · sem espera", 10*time.Second)
+	se.env.clock.Fix(time.Date(2026, 12, 4, 16, 1, 0, 0, site.Location))
+	b.eval(p, "document.querySelector('.service[data-service=P]').click()")
+	const closed = "Fechado agora · abre seg., 10:00"
+	b.waitFor(t, p, "document.getElementById('k-message').textContent", closed, 10*time.Second)
+	for _, code := range []string{"P", "B", "V"} {
+		b.waitFor(t, p, "document.querySelector('.service[data-service="+code+"] .meta').textContent", closed, time.Second)
+	}
+	if err := os.WriteFile(filepath.Join(artifacts(t), "kiosk-closed-1280x1024-pt.png"), b.fullShot(t, p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

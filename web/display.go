@@ -52,19 +52,22 @@ type DisplayService struct {
 	Closes *time.Time `json:"closes,omitempty"`
 }
 
-// hoursOf fills the open state of ds from sv's hours at now.
-func hoursOf(ds *DisplayService, sv *queue.Service, loc *time.Location, now time.Time) {
-	ds.Open = sv.OpenAt(now, loc)
+// hoursOf is whether sv's hours take tickets at now, when they next
+// close (nil: always open) and when they next open (nil when open and
+// never closing, or when they never open again).
+func hoursOf(sv *queue.Service, loc *time.Location, now time.Time) (open bool, opens, closes *time.Time) {
+	open = sv.OpenAt(now, loc)
 	from := now
 	if at, ok := sv.NextClose(now, loc); ok {
-		ds.Closes, from = &at, at
+		closes, from = &at, at
 	}
-	if ds.Open && ds.Closes == nil {
-		return // always open
+	if open && closes == nil {
+		return open, nil, nil // always open
 	}
 	if at, ok := sv.NextOpen(from, loc); ok {
-		ds.Opens = &at
+		opens = &at
 	}
+	return open, opens, closes
 }
 
 // Call is one number called to a counter; it is also sent alone as the
@@ -154,7 +157,7 @@ func (s *Server) displayState(site *queue.Site, v *view.Site) DisplayState {
 		}
 		ds := DisplayService{Code: sv.Code, Name: site.PickName(sv.Names, "", sv.Code),
 			Names: perLang(site, func(l string) string { return site.PickName(sv.Names, l, sv.Code) }), Waiting: waiting}
-		hoursOf(&ds, sv, site.Location, st.Now)
+		ds.Open, ds.Opens, ds.Closes = hoursOf(sv, site.Location, st.Now)
 		st.Services = append(st.Services, ds)
 	}
 	return st

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	qrcode "github.com/skip2/go-qrcode"
 
@@ -139,12 +140,18 @@ func (s *Server) kioskProvision(w http.ResponseWriter, r *http.Request) {
 
 // KioskService is a service as the kiosk page offers it.
 type KioskService struct {
-	Code      string            `json:"code"`
-	Names     map[string]string `json:"names"`
-	Open      bool              `json:"open"`
-	Full      bool              `json:"full"`
-	Waiting   int               `json:"waiting"`
-	EstimateS float64           `json:"estimate_s"` // waiting × average service time / open counters serving it
+	Code  string            `json:"code"`
+	Names map[string]string `json:"names"`
+	Open  bool              `json:"open"`
+	// Opens is when a service its hours close opens next (absent when
+	// open, or never opening again): the page says it on the button.
+	// Closes is when an open service with hours closes next. The page
+	// reads its state again at the first of them.
+	Opens     *time.Time `json:"opens,omitempty"`
+	Closes    *time.Time `json:"closes,omitempty"`
+	Full      bool       `json:"full"`
+	Waiting   int        `json:"waiting"`
+	EstimateS float64    `json:"estimate_s"` // waiting × average service time / open counters serving it
 }
 
 // KioskState is what the kiosk page shows.
@@ -152,6 +159,8 @@ type KioskState struct {
 	Site     string            `json:"site"`
 	Names    map[string]string `json:"names"`
 	Langs    []string          `json:"langs"`
+	TimeZone string            `json:"tz"`  // the site's, for the times it shows
+	Now      time.Time         `json:"now"` // the daemon's clock, against the kiosk's
 	Device   string            `json:"device"`
 	Services []KioskService    `json:"services"`
 	// CheckIn is whether the site has bookable resources: the page then
@@ -174,14 +183,19 @@ func (s *Server) kioskState(w http.ResponseWriter, r *http.Request) {
 	for _, c := range sn.Counters {
 		open[c.ID] = c.Mode == queue.CounterOpen
 	}
-	st := KioskState{Site: site.ID, Names: perLang(site, site.Name), Langs: siteLangs(site), Device: k.ID, Services: []KioskService{},
-		CheckIn: len(site.Resources) > 0}
+	st := KioskState{Site: site.ID, Names: perLang(site, site.Name), Langs: siteLangs(site), TimeZone: site.Location.String(),
+		Now: s.o.Clock(), Device: k.ID, Services: []KioskService{}, CheckIn: len(site.Resources) > 0}
 	for _, sv := range site.Services {
 		ks := KioskService{Code: sv.Code, Names: perLang(site, func(l string) string { return site.PickName(sv.Names, l, sv.Code) })}
 		for _, ss := range sn.Services {
 			if ss.Code == sv.Code {
 				ks.Open, ks.Full, ks.Waiting = ss.Open, ss.Full, ss.Waiting
 			}
+		}
+		if _, opens, closes := hoursOf(&sv, site.Location, st.Now); ks.Open {
+			ks.Closes = closes
+		} else {
+			ks.Opens = opens
 		}
 		counters := 0
 		for _, c := range site.Counters {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nowserving/nowserving/queue"
 )
@@ -69,4 +70,51 @@ func TestKioskAPI(t *testing.T) {
 		t.Fatalf("qr %v", resp.Header)
 	}
 	problemCode(t, p.do("GET", "/kiosk/main/qr?number=A001<script>", "", nil), http.StatusBadRequest)
+}
+
+// TestKioskStateClosed: the kiosk page's state says when a service its
+// hours close opens (and when an open one closes), in the site's zone, so
+// the page can say "Fechado agora · abre seg., 10:00"; a ticket asked of
+// it is refused as service_closed with when it opens in every language.
+func TestKioskStateClosed(t *testing.T) {
+	site := closedBranch(t)
+	se := newStaffEnv(t, func(qo *queue.Opts, wo *Opts) {
+		qo.Sites = []queue.Site{site}
+		wo.Kiosks = []KioskDevice{{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}}
+	})
+	p := se.person(t)
+	hdr := map[string]string{"X-Kiosk": "1", "Content-Type": "application/json"}
+	wantStatus(t, p.do("POST", "/kiosk/main/api/provision", `{"device":"kiosk-web","secret":"kiosk-secret-0123456789"}`, hdr), 200)
+	monday := time.Date(2026, 12, 7, 10, 0, 0, 0, site.Location)
+	four := time.Date(2026, 12, 4, 16, 0, 0, 0, site.Location)
+	for _, tc := range []struct {
+		now           time.Time
+		open          bool
+		opens, closes *time.Time
+	}{
+		{time.Date(2026, 12, 5, 12, 0, 0, 0, site.Location), false, &monday, nil}, // Saturday noon
+		{time.Date(2026, 12, 4, 15, 0, 0, 0, site.Location), true, nil, &four},
+	} {
+		se.env.clock.Fix(tc.now)
+		st := decode[KioskState](t, p.do("GET", "/kiosk/main/api/state?device=kiosk-web", "", nil), 200)
+		if st.TimeZone != "America/Sao_Paulo" || !st.Now.Equal(tc.now) || len(st.Services) != 3 {
+			t.Fatalf("%v: state %+v", tc.now, st)
+		}
+		for _, sv := range st.Services {
+			if sv.Open != tc.open || !sameTime(sv.Opens, tc.opens) || !sameTime(sv.Closes, tc.closes) {
+				t.Errorf("%v: service %s open %v opens %v closes %v; want %v %v %v", tc.now, sv.Code, sv.Open, sv.Opens, sv.Closes, tc.open, tc.opens, tc.closes)
+			}
+		}
+	}
+	se.env.clock.Fix(time.Date(2026, 12, 5, 12, 0, 0, 0, site.Location))
+	resp := p.do("POST", "/kiosk/main/api/tickets?device=kiosk-web", `{"service":"P","key":"kiosk-000001"}`, hdr)
+	pr := decode[Problem](t, resp, 409)
+	if want := "Pessoa física: fechado, abre seg 10:00 / Personal: closed, opens Mon 10:00"; pr.Code != "service_closed" || !strings.Contains(pr.Detail, want) {
+		t.Errorf("ticket of a closed service: %+v, want service_closed saying %q", pr, want)
+	}
+}
+
+// sameTime reports whether a and b are both nil or the same instant.
+func sameTime(a, b *time.Time) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
 }

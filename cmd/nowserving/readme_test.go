@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/internal/testkit/golden"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue"
@@ -124,6 +125,25 @@ func TestReadmeConsole(t *testing.T) {
 	}
 	if want := "```\n" + strings.Join(lines, "\n") + "\n```"; !strings.Contains(readme(t), want) {
 		t.Errorf("the README's console screen is not tui/testdata/supervisor-80x24.golden:\n%s", want)
+	}
+}
+
+// TestReadmeOverrides: the README's list of the sections whose scalar
+// keys a flag or variable sets names every section config.Overrides has
+// (it had left out retention and most of http).
+func TestReadmeOverrides(t *testing.T) {
+	_, rest, ok := strings.Cut(readme(t), "Every scalar key outside a list (")
+	list, _, _ := strings.Cut(rest, ") can be overridden")
+	if !ok {
+		t.Fatal("the README no longer says which keys a flag or variable sets")
+	}
+	seen := map[string]bool{}
+	for _, o := range config.Overrides() {
+		section, _, _ := strings.Cut(o.Key, ".")
+		if !seen[section] && !strings.Contains(list, "`"+section+".") {
+			t.Errorf("the README's overridable keys (%s) leave out %s (%s)", list, section, o.Key)
+		}
+		seen[section] = true
 	}
 }
 

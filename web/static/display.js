@@ -151,18 +151,8 @@
     return now < closes || now >= opens;
   }
 
-  // whenText is instant iso as the site says it in l: "10:00" today,
-  // "Mon 10:00" later this week, with the date beyond.
-  function whenText(iso, l) {
-    var at = new Date(iso), tz = state && state.tz, o = { hour: "2-digit", minute: "2-digit" };
-    var day = function (d) {
-      try { return d.toLocaleDateString("en-CA", tz ? { timeZone: tz } : {}); } catch (e) { return d.toDateString(); }
-    };
-    if (tz) o.timeZone = tz;
-    if (day(at) !== day(new Date(siteNow()))) o.weekday = "short";
-    if (at - siteNow() > 6 * 86400000) { o.day = "numeric"; o.month = "short"; }
-    try { return at.toLocaleString(l, o); } catch (e) { return at.toLocaleString(); }
-  }
+  // whenText is instant iso as the site says it in l (nowServingWhen).
+  function whenText(iso, l) { return nowServingWhen(iso, l, state && state.tz, siteNow()); }
 
   // closedText says, in l, when closed service s opens ("opens Mon
   // 10:00": closed until then), or that it is closed; when the whole

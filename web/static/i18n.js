@@ -41,3 +41,17 @@ function nowServingLangs() {
 function nowServingName(names, lang, fallback) {
   return (names && names[lang]) || fallback;
 }
+
+// nowServingWhen is instant iso as a site in time zone tz says it in
+// lang, at nowMs (the daemon's clock): "10:00" today, "Mon 10:00" later
+// this week, with the date beyond.
+function nowServingWhen(iso, lang, tz, nowMs) {
+  var at = new Date(iso), o = { hour: "2-digit", minute: "2-digit" };
+  var day = function (d) {
+    try { return d.toLocaleDateString("en-CA", tz ? { timeZone: tz } : {}); } catch (e) { return d.toDateString(); }
+  };
+  if (tz) o.timeZone = tz;
+  if (day(at) !== day(new Date(nowMs))) o.weekday = "short";
+  if (at - nowMs > 6 * 86400000) { o.day = "numeric"; o.month = "short"; }
+  try { return at.toLocaleString(lang, o); } catch (e) { return at.toLocaleString(); }
+}

@@ -37,7 +37,7 @@
   var site = location.pathname.split("/")[2], params = new URLSearchParams(location.search);
   var device = params.get("device") || "", langs = (document.documentElement.getAttribute("data-langs") || "en").split(" ");
   var lang = W[params.get("lang")] ? params.get("lang") : (W[langs[0]] ? langs[0] : "en");
-  var state = null, es = null, lost = null, busy = false, back = null;
+  var state = null, es = null, lost = null, busy = false, back = null, offset = 0, opening = null;
   function $(id) { return document.getElementById(id); }
   var t = NowServingStaff.words(W, function () { return lang; });
   function name(m, f) { return (m && (m[lang] || m[langs[0]])) || f; }
@@ -54,6 +54,20 @@
     });
   }
   function q() { return "?device=" + encodeURIComponent(device); }
+  // closedText says that service s is closed and, when its hours say,
+  // when it opens ("Fechado agora · abre seg., 10:00"), in the site's
+  // time zone and the language on screen.
+  function closedText(s) {
+    if (!s.opens) return t("closed");
+    return t("closed") + " · " + nowServingT(lang, "opensAt", { t: nowServingWhen(s.opens, lang, state.tz, Date.now() + offset) });
+  }
+  // reopen reads the state again when the first service opens or closes
+  // by its hours, so its button changes then without waiting for an event.
+  function reopen() {
+    clearTimeout(opening);
+    var first = Math.min.apply(null, state.services.map(function (s) { return Date.parse(s.opens || s.closes) || Infinity; }));
+    if (first < Infinity) opening = setTimeout(load, Math.min(Math.max(first - Date.now() - offset, 0) + 500, 2147483647));
+  }
   function render() {
     if (!state) return;
     $("site-name").textContent = name(state.names, site);
@@ -77,7 +91,7 @@
       var n = document.createElement("span"); n.className = "name"; n.textContent = name(s.names, s.code);
       var m = document.createElement("span"); m.className = "meta";
       var can = s.open && !s.full;
-      m.textContent = !s.open ? t("closed") : s.full ? t("full") :
+      m.textContent = !s.open ? closedText(s) : s.full ? t("full") :
         t("waiting", { n: s.waiting }) + " · " + (s.waiting ? t("about", { m: Math.max(1, Math.round(s.estimate_s / 60)) }) : t("noWait"));
       b.appendChild(n); b.appendChild(m);
       b.setAttribute("aria-disabled", String(!can));
@@ -85,6 +99,7 @@
       box.appendChild(b);
     });
     $("k-checkin").hidden = !state.check_in;
+    reopen();
     document.body.dataset.ready = "1";
   }
   function key() {
@@ -99,8 +114,10 @@
       return api("/api/tickets" + q(), body).catch(function (e) { if (++tries > 2) throw e; return new Promise(function (r) { setTimeout(r, 400); }).then(send); });
     }
     send().then(function (r) {
-      if (!r.ok) { $("k-message").textContent = t("refused"); return; }
-      showTicket(r.body, s);
+      if (r.ok) { showTicket(r.body, s); return; }
+      if (r.body.code !== "service_closed") { $("k-message").textContent = t("refused"); return; }
+      // Closed by its hours since the page last read them: say until when.
+      return load().then(function () { $("k-message").textContent = closedText(serviceOf(s.code)); });
     }, function () { $("k-message").textContent = t("refused"); }).then(function () { busy = false; });
   }
   function serviceOf(code) {
@@ -174,7 +191,7 @@
   function home() { clearTimeout(back); show("choose"); $("t-back").blur(); }
   function load() {
     return api("/api/state" + q()).then(function (r) {
-      if (r.ok) { state = r.body; render(); if ($("ticket").hidden && $("checkin").hidden) show("choose"); return; }
+      if (r.ok) { state = r.body; offset = Date.parse(state.now) - Date.now(); render(); if ($("ticket").hidden && $("checkin").hidden) show("choose"); return; }
       if (r.body.code === "kiosk_not_provisioned") { $("p-device").value = device; show("provision"); }
     });
   }
