@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/nowserving/nowserving/internal/testkit/golden"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
@@ -203,5 +205,31 @@ func TestHistoryKeepsAppointments(t *testing.T) {
 	}
 	if got := s.v.Resources(); len(got) != 1 || got[0] != (view.Resource{ID: "dr-li", Booked: 4, CheckedIn: 1}) {
 		t.Errorf("after the history, resources = %+v, want dr-li booked 4, checked in 1", got)
+	}
+}
+
+// TestResourceNamesFromConfig: a resource named in the console's
+// configuration (SiteOpts.Resources, in the screen's language) keeps that
+// name when the snapshot names it in the daemon's main language; one the
+// configuration does not name takes the snapshot's.
+func TestResourceNamesFromConfig(t *testing.T) {
+	o := testSiteOpts(&recConn{})
+	o.Resources = map[string]string{"dr-li": "Dr Li"}
+	m := New(Opts{Sites: []SiteOpts{o}, Addr: "127.0.0.1:7400", Renderer: asciiRenderer()})
+	feed(m, tea.WindowSizeMsg{Width: 80, Height: 24}, TickMsg(t0), StateMsg{State: LinkConnected})
+	snap := snapshot()
+	snap.Resources = []wire.ResourceInfo{
+		{ID: "dr-li", Name: "李医生", Service: "A", Booked: 1},
+		{ID: "vacc", Name: "疫苗接种", Service: "E", Booked: 2},
+	}
+	feed(m, SnapshotMsg{Snapshot: snap})
+	v := m.View()
+	for _, line := range []string{"dr-li  Dr Li", "vacc  疫苗接种"} {
+		if !strings.Contains(v, line) {
+			t.Errorf("screen lacks the row of %q:\n%s", line, v)
+		}
+	}
+	if strings.Contains(v, "李医生") {
+		t.Errorf("the snapshot's name replaced the configuration's:\n%s", v)
 	}
 }

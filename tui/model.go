@@ -56,6 +56,10 @@ type SiteOpts struct {
 	Services []ServiceOpts
 	// Counters lists the counters in display order.
 	Counters []CounterOpts
+	// Resources names the bookable resources (id: name) in the console's
+	// language; the snapshot's names (the daemon's main language) do not
+	// replace them.
+	Resources map[string]string
 }
 
 // ServiceOpts is what the configuration says of a service.

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -92,11 +93,13 @@ type site struct {
 	counters []*counter
 	events   []wire.Event
 	offline  map[string]string // device -> what is wrong
-	// resourceNames are the bookable resources' names from the snapshots.
+	// resourceNames are the bookable resources' names: the
+	// configuration's (namedRes), else the snapshots'.
 	resourceNames map[string]string
-	needsFresh    bool      // the day changed: ask for a snapshot
-	freshFor      string    // the day a snapshot was last asked for
-	healthAt      time.Time // last snapshot asked for device health
+	namedRes      map[string]string // SiteOpts.Resources
+	needsFresh    bool              // the day changed: ask for a snapshot
+	freshFor      string            // the day a snapshot was last asked for
+	healthAt      time.Time         // last snapshot asked for device health
 }
 
 // history is the replay of the events up to the version of the snapshot
@@ -109,7 +112,8 @@ type history struct {
 
 func newSite(o SiteOpts) *site {
 	s := &site{code: o.Code, name: o.Name, loc: o.Location, rollover: o.Rollover, conn: o.Conn,
-		offline: map[string]string{}, guessZone: o.Location == nil}
+		offline: map[string]string{}, guessZone: o.Location == nil,
+		resourceNames: maps.Clone(o.Resources), namedRes: o.Resources}
 	if s.loc == nil {
 		s.loc = time.UTC
 	}
@@ -297,7 +301,7 @@ func (s *site) describe(snap *wire.Snapshot, restart bool) {
 		if s.resourceNames == nil {
 			s.resourceNames = map[string]string{}
 		}
-		if r.Name != "" {
+		if r.Name != "" && s.namedRes[r.ID] == "" {
 			s.resourceNames[r.ID] = r.Name
 		}
 	}

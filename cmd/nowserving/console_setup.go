@@ -174,5 +174,13 @@ func siteOpts(cfg *config.Config, code, lang string) tui.SiteOpts {
 		}
 		so.Counters = append(so.Counters, co)
 	}
+	for _, r := range s.Resources {
+		if n := pickName(r.Name, lang, s); n != "" {
+			if so.Resources == nil {
+				so.Resources = map[string]string{}
+			}
+			so.Resources[r.ID] = n
+		}
+	}
 	return so
 }

@@ -248,12 +248,12 @@ func lineOf(screen, s string) string {
 // the bank (pt, en) reads without its server-only API token.
 func TestConsoleLang(t *testing.T) {
 	for _, tc := range []struct {
-		file, lang, want, site, service, counter string
+		file, lang, want, site, service, counter, resource string
 	}{
-		{"../../testdata/hospital.yaml", "", "zh", "市人民医院", "初诊", "1号窗口"},
-		{"../../testdata/hospital.yaml", "en", "en", "City Hospital", "First visit", "Counter 1"},
-		{"../../testdata/bank.yaml", "", "pt", "", "Pessoa física", ""},
-		{"../../testdata/bank.yaml", "en", "en", "", "Personal", ""},
+		{"../../testdata/hospital.yaml", "", "zh", "市人民医院", "初诊", "1号窗口", "李医生"},
+		{"../../testdata/hospital.yaml", "en", "en", "City Hospital", "First visit", "Counter 1", "Dr Li"},
+		{"../../testdata/bank.yaml", "", "pt", "", "Pessoa física", "", ""},
+		{"../../testdata/bank.yaml", "en", "en", "", "Personal", "", ""},
 	} {
 		t.Run(tc.want+"-"+filepath.Base(tc.file), func(t *testing.T) {
 			t.Setenv("NOWSERVING_BANK_API_TOKEN", "") // sim and console need no server secret
@@ -267,6 +267,9 @@ func TestConsoleLang(t *testing.T) {
 				(tc.counter != "" && s.Counters[0].Name != tc.counter) {
 				t.Errorf("lang %s: site %q, service %q, counter %q; want %s %q %q %q", cs.lang, s.Name, s.Services[0].Name,
 					s.Counters[0].Name, tc.want, tc.site, tc.service, tc.counter)
+			}
+			if tc.resource != "" && s.Resources["dr-li"] != tc.resource {
+				t.Errorf("lang %s: resource dr-li named %q, want %q", cs.lang, s.Resources["dr-li"], tc.resource)
 			}
 		})
 	}
