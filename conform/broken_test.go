@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/backoff"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -116,7 +117,7 @@ func (k *brokenKiosk) take(ctx context.Context, addr string) {
 				if w, ok := err.(waitFor); ok {
 					pause = max(pause, time.Duration(w))
 				}
-				time.Sleep(pause)
+				_ = backoff.Sleep(ctx, pause)
 				continue
 			}
 		}
@@ -144,7 +145,7 @@ func (k *brokenKiosk) answer(ctx context.Context, id uint32) bool {
 		f, err := k.read(ctx, 5*time.Second)
 		if err != nil {
 			k.drop()
-			time.Sleep(300 * time.Millisecond)
+			_ = backoff.Sleep(ctx, 300*time.Millisecond)
 			return false
 		}
 		if f.RequestID != id && !(k.ignoreErrorID && f.Type == wire.TypeError) {
@@ -159,7 +160,7 @@ func (k *brokenKiosk) answer(ctx context.Context, id uint32) bool {
 			return true
 		}
 		if !k.noPause {
-			time.Sleep(time.Duration(max(e.RetryAfterMS, 100)) * time.Millisecond)
+			_ = backoff.Sleep(ctx, time.Duration(max(e.RetryAfterMS, 100))*time.Millisecond)
 		}
 		return false
 	}

@@ -24,7 +24,9 @@ func TestLEDLine(t *testing.T) {
 		t.Fatal("A007 seen again after the reset")
 	}
 	slave.Write([]byte("\x01\x01A0"))
-	time.Sleep(20 * time.Millisecond)
+	if _, ok := l.wait("\x01\x01A0", 2*time.Second); !ok {
+		t.Fatal("the first half not seen")
+	}
 	before := time.Now()
 	slave.Write([]byte("08 1\x07"))
 	at, ok := l.wait("A008", 2*time.Second)

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -258,7 +259,8 @@ func TestWorkerDeadLetter(t *testing.T) {
 		s := open(sqlstore.Opts{Outbox: routes(map[string][]string{"his": {"CALLED"}, "gone": {"CALLED"}})})
 		h := newHook(t, "his-secret-0123456789")
 		h.answer = func(int, delivery) int { return http.StatusServiceUnavailable }
-		o := fast(s, h.receiver("his", "CALLED"))
+		cs := &countedClaims{Store: s}
+		o := fast(cs, h.receiver("his", "CALLED"))
 		o.Attempts = 3
 		w := start(t, o)
 		appendEvents(t, s, queue.EventCalled, 1)
@@ -273,7 +275,8 @@ func TestWorkerDeadLetter(t *testing.T) {
 				t.Errorf("dead %s: attempt %d, error %q, last at %v; want 3 attempts, %q", m.Receiver, m.Attempt, m.LastError, m.LastAt, want)
 			}
 		}
-		time.Sleep(100 * time.Millisecond) // ten polls: a dead message stays dead
+		claims := cs.n.Load()
+		poll.Until(t, "ten more claims", func() bool { return cs.n.Load() >= claims+10 }) // a dead message stays dead
 		if n := len(h.deliveries()); n != 3 {
 			t.Errorf("%d deliveries, want 3", n)
 		}
@@ -368,12 +371,13 @@ func TestWorkerShutdown(t *testing.T) {
 			}
 		}
 		stopped := make(chan error, 1)
+		waiting := make(chan struct{})
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			stopped <- w.Shutdown(ctx)
+			stopped <- w.Shutdown(&doneWatched{Context: ctx, asked: waiting})
 		}()
-		time.Sleep(20 * time.Millisecond)
+		poll.Recv(t, waiting, "Shutdown waiting on the attempt")
 		g.open()
 		if err := <-stopped; err != nil {
 			t.Errorf("graceful shutdown: %v", err)
@@ -401,6 +405,32 @@ func TestWorkerShutdown(t *testing.T) {
 			t.Errorf("after an abandoned attempt: %+v, want the message back as attempt 1", ms)
 		}
 	})
+}
+
+// countedClaims is a store that counts the worker's claims: each is one
+// poll of the outbox.
+type countedClaims struct {
+	notify.Store
+	n atomic.Int64
+}
+
+func (c *countedClaims) ClaimOutbox(ctx context.Context, cl sqlstore.OutboxClaim) ([]sqlstore.OutboxMessage, error) {
+	c.n.Add(1)
+	return c.Store.ClaimOutbox(ctx, cl)
+}
+
+// doneWatched is a context that closes asked the first time its Done is
+// called: Shutdown calls it once it has told the worker to stop, to wait
+// for the attempts in flight.
+type doneWatched struct {
+	context.Context
+	asked chan struct{}
+	once  sync.Once
+}
+
+func (c *doneWatched) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.asked) })
+	return c.Context.Done()
 }
 
 // gate holds requests until opened.

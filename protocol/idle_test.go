@@ -4,10 +4,12 @@ import (
 	"net"
 	"runtime"
 	"runtime/metrics"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
@@ -92,17 +94,39 @@ func needFiles(t *testing.T, n uint64) {
 
 // plainConns hides the sockets of accepted connections behind a net.Conn
 // with no SyscallConn, as a listener wrapper might: the server cannot put
-// them in its epoll set and parks each idle session on a goroutine.
-type plainConns struct{ net.Listener }
+// them in its epoll set and parks each idle session on a goroutine. It
+// counts the sessions parked: reads in progress without a deadline (every
+// other read of a session has one).
+type plainConns struct {
+	net.Listener
+	parked *atomic.Int32
+}
 
-type plainConn struct{ net.Conn }
+type plainConn struct {
+	net.Conn
+	parked     *atomic.Int32
+	noDeadline atomic.Bool
+}
 
 func (l plainConns) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	return plainConn{c}, nil
+	return &plainConn{Conn: c, parked: l.parked}, nil
+}
+
+func (c *plainConn) SetReadDeadline(t time.Time) error {
+	c.noDeadline.Store(t.IsZero())
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *plainConn) Read(p []byte) (int, error) {
+	if c.noDeadline.Load() {
+		c.parked.Add(1)
+		defer c.parked.Add(-1)
+	}
+	return c.Conn.Read(p)
 }
 
 // TestUnpolledSessions: sessions the poller cannot watch still serve
@@ -110,7 +134,9 @@ func (l plainConns) Accept() (net.Conn, error) {
 // shutdown.
 func TestUnpolledSessions(t *testing.T) {
 	en := unstarted(t, func(o *protocol.Opts) { o.Heartbeat = 40 * time.Millisecond; o.IdleTimeout = 300 * time.Millisecond })
-	en.Wrap = func(l net.Listener) net.Listener { return plainConns{l} }
+	var parked atomic.Int32
+	isParked := func() bool { return parked.Load() == 1 }
+	en.Wrap = func(l net.Listener) net.Listener { return plainConns{l, &parked} }
 	en.Start()
 	t.Cleanup(en.Stop)
 	kiosk, _ := en.login("kiosk-1", 1)
@@ -118,7 +144,7 @@ func TestUnpolledSessions(t *testing.T) {
 		if tk := kiosk.ticket(&wire.TakeTicket{Service: "A"}); tk.Number != want {
 			t.Errorf("ticket %s, want %s", tk.Number, want)
 		}
-		time.Sleep(60 * time.Millisecond) // parked in between
+		poll.Until(t, "the session parked in between", isParked)
 	}
 	frames, codes := kiosk.readUntilError()
 	beats := 0
@@ -132,10 +158,10 @@ func TestUnpolledSessions(t *testing.T) {
 	}
 	en.waitConns(0)
 	// A parked session ends at shutdown, told why.
-	parked, _ := en.login("kiosk-1", 2)
-	time.Sleep(20 * time.Millisecond)
+	idle, _ := en.login("kiosk-1", 2)
+	poll.Until(t, "the session parked", isParked)
 	en.Stop()
-	if codes := parked.expectClose(); len(codes) == 0 || codes[len(codes)-1] != wire.ErrBusy.Code {
+	if codes := idle.expectClose(); len(codes) == 0 || codes[len(codes)-1] != wire.ErrBusy.Code {
 		t.Errorf("parked session at shutdown: errors %v, want ERROR 0x31 last", codes)
 	}
 }

@@ -33,6 +33,9 @@ func TestClockOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 		pkg := timeImport(f)
+		if pkg == "." {
+			t.Errorf("%s: imports time with a dot: its clock reads would pass unnamed", name)
+		}
 		if pkg == "" || name == "clock.go" {
 			continue
 		}

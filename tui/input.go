@@ -3,8 +3,11 @@ package tui
 import (
 	"strings"
 
+	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
@@ -54,27 +57,46 @@ func (m *Model) confirmKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-// promptKey edits the prompt's line; enter submits it.
+// maxAnswer is how many characters a prompt's answer may have.
+const maxAnswer = 64
+
+// askFor opens a prompt: label, then value (the cursor after it) to edit;
+// enter hands the answer, trimmed, to submit.
+func (m *Model) askFor(label, value string, submit func(m *Model, value string) tea.Cmd) {
+	in := textinput.New()
+	in.Prompt = ""
+	in.CharLimit = maxAnswer
+	in.Cursor.SetMode(cursor.CursorStatic)
+	in.Cursor.Style = m.st.sel
+	in.KeyMap.Paste.SetEnabled(false) // ctrl+v would read the daemon host's clipboard; a terminal's paste still comes
+	in.SetValue(value)
+	in.Focus()
+	m.prompt = &prompt{label: label, in: in, submit: submit}
+	m.prompt.fit(m.width)
+}
+
+// fit gives the answer the width the label leaves on a line of width
+// cells: a longer answer scrolls within it.
+func (p *prompt) fit(width int) {
+	p.in.Width = max(width-lipgloss.Width(p.label+": ")-1, 1)
+}
+
+// promptKey edits the prompt's line (as text inputs do: arrows, home,
+// end, backspace, delete, ctrl+u, ctrl+w, pasted text); enter submits it,
+// esc drops it.
 func (m *Model) promptKey(msg tea.KeyMsg) tea.Cmd {
 	p := m.prompt
 	switch msg.Type {
 	case tea.KeyEnter:
 		m.prompt = nil
-		return p.submit(m, strings.TrimSpace(p.value))
+		return p.submit(m, strings.TrimSpace(p.in.Value()))
 	case tea.KeyEsc, tea.KeyCtrlC:
 		m.prompt = nil
-	case tea.KeyBackspace:
-		if r := []rune(p.value); len(r) > 0 {
-			p.value = string(r[:len(r)-1])
-		}
-	case tea.KeyCtrlU:
-		p.value = ""
-	case tea.KeyRunes, tea.KeySpace:
-		if len(p.value) < 64 {
-			p.value += string(msg.Runes)
-		}
+		return nil
 	}
-	return nil
+	var cmd tea.Cmd
+	p.in, cmd = p.in.Update(msg)
+	return cmd
 }
 
 // action is what a key does. Counter actions apply to the selected counter
@@ -132,21 +154,21 @@ func (m *Model) switchSite(step int) tea.Cmd {
 }
 
 func (m *Model) askFilter(*site, *counter) tea.Cmd {
-	m.prompt = &prompt{label: m.t("filter events (service code, counter number or ticket; empty: all)"), value: m.filter,
-		submit: func(m *Model, v string) tea.Cmd { m.filter = v; return nil }}
+	m.askFor(m.t("filter events (service code, counter number or ticket; empty: all)"), m.filter,
+		func(m *Model, v string) tea.Cmd { m.filter = v; return nil })
 	return nil
 }
 
 // askNumber prompts for a ticket number (upper-cased) and sends what
 // request makes of it.
 func (m *Model) askNumber(label, def string, request func(m *Model, number string) tea.Cmd) {
-	m.prompt = &prompt{label: label, value: def, submit: func(m *Model, v string) tea.Cmd {
+	m.askFor(label, def, func(m *Model, v string) tea.Cmd {
 		if v == "" {
 			m.status, m.statusOK = "nothing typed: "+label+" not sent", false
 			return nil
 		}
 		return request(m, strings.ToUpper(v))
-	}}
+	})
 }
 
 func (m *Model) askIssue(s *site, _ *counter) tea.Cmd {
@@ -182,8 +204,8 @@ func (m *Model) askReenter(s *site, _ *counter) tea.Cmd {
 }
 
 func (m *Model) askReprint(s *site, c *counter) tea.Cmd {
-	m.prompt = &prompt{label: "reprint ticket (number, then a printer id; none: the kiosk's printer)", value: s.number(c),
-		submit: func(m *Model, v string) tea.Cmd {
+	m.askFor("reprint ticket (number, then a printer id; none: the kiosk's printer)", s.number(c),
+		func(m *Model, v string) tea.Cmd {
 			f := strings.Fields(v)
 			if len(f) == 0 {
 				m.status, m.statusOK = "nothing typed: reprint not sent", false
@@ -196,7 +218,7 @@ func (m *Model) askReprint(s *site, c *counter) tea.Cmd {
 				what += " on printer " + r.Printer
 			}
 			return doOnce(m.cur, m.site().conn, what, r)
-		}}
+		})
 	return nil
 }
 
@@ -252,8 +274,8 @@ func (m *Model) askTransfer(s *site, c *counter) tea.Cmd {
 		m.status, m.statusOK = m.tf("transfer at %s: refused: no ticket at %s (call one first)", m.at(c), m.at(c)), false
 		return nil
 	}
-	m.prompt = &prompt{label: m.tf("transfer %s from %s to (service code or counter number)", orDash(num), m.at(c)),
-		submit: func(m *Model, v string) tea.Cmd {
+	m.askFor(m.tf("transfer %s from %s to (service code or counter number)", orDash(num), m.at(c)), "",
+		func(m *Model, v string) tea.Cmd {
 			if v == "" {
 				m.status, m.statusOK = m.t("nothing typed: transfer not sent"), false
 				return nil
@@ -268,7 +290,7 @@ func (m *Model) askTransfer(s *site, c *counter) tea.Cmd {
 			m.ask(m.tf("Transfer %s from %s to %s? (y/n)", orDash(num), m.at(c), to),
 				m.send(m.tf("transfer %s to %s", orDash(num), to), t))
 			return nil
-		}}
+		})
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
@@ -113,10 +114,11 @@ type ConnMsg struct {
 // TickMsg moves the model's clock (durations on screen).
 type TickMsg time.Time
 
-// prompt is a one-line question at the bottom of the screen.
+// prompt is a one-line question at the bottom of the screen, its answer
+// edited in a bubbles text input.
 type prompt struct {
 	label  string
-	value  string
+	in     textinput.Model
 	submit func(m *Model, value string) tea.Cmd
 }
 
@@ -222,6 +224,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.Width = msg.Width
+		if m.prompt != nil {
+			m.prompt.fit(m.width)
+		}
 		return m, nil
 	case TickMsg:
 		m.now = time.Time(msg)

@@ -94,26 +94,21 @@ func feed(m *Model, msgs ...tea.Msg) {
 	}
 }
 
+// named are the keys press takes by name; any other string is typed.
+var named = map[string]tea.KeyType{
+	"enter": tea.KeyEnter, "esc": tea.KeyEsc, "backspace": tea.KeyBackspace, "tab": tea.KeyTab,
+	"down": tea.KeyDown, "left": tea.KeyLeft, "home": tea.KeyHome, "ctrl+u": tea.KeyCtrlU,
+}
+
 // press types keys one by one and runs the commands they return (not the
 // clock), feeding their results back; it returns the messages the commands
 // produced.
 func press(m *Model, keys ...string) []tea.Msg {
 	var out []tea.Msg
 	for _, k := range keys {
-		var msg tea.KeyMsg
-		switch k {
-		case "enter":
-			msg = tea.KeyMsg{Type: tea.KeyEnter}
-		case "esc":
-			msg = tea.KeyMsg{Type: tea.KeyEsc}
-		case "backspace":
-			msg = tea.KeyMsg{Type: tea.KeyBackspace}
-		case "tab":
-			msg = tea.KeyMsg{Type: tea.KeyTab}
-		case "down":
-			msg = tea.KeyMsg{Type: tea.KeyDown}
-		default:
-			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		msg := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		if kt, ok := named[k]; ok {
+			msg = tea.KeyMsg{Type: kt}
 		}
 		_, cmd := m.Update(msg)
 		out = append(out, run(m, cmd)...)
@@ -372,6 +367,9 @@ func TestActions(t *testing.T) {
 		{"reprint the counter's ticket", []string{"P", "enter"}, &wire.Reprint{Number: "A005", Site: "hospital"}},
 		{"reprint on a printer", []string{"P", " hall-1", "enter"}, &wire.Reprint{Number: "A005", Printer: "hall-1", Site: "hospital"}},
 		{"reprint another", []string{"j", "P", "r002", "enter"}, &wire.Reprint{Number: "R002", Site: "hospital"}},
+		{"edit inside the answer", []string{"X", "left", "left", "backspace", "1", "enter", "y"}, &wire.Cancel{Number: "A105", Site: "hospital"}},
+		{"ctrl+u clears before the cursor", []string{"P", "ctrl+u", "r002", "enter"}, &wire.Reprint{Number: "R002", Site: "hospital"}},
+		{"home", []string{"X", "home", "r", "enter", "y"}, &wire.Cancel{Number: "RA005", Site: "hospital"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -903,6 +901,25 @@ func TestCannotReach(t *testing.T) {
 	}
 }
 
+// TestPromptLine: an answer holds at most maxAnswer characters, typed or
+// pasted, and one longer than the line scrolls within it: the prompt line
+// stays one line of the screen's width, the label and the end of the
+// answer on it.
+func TestPromptLine(t *testing.T) {
+	m := newTestModel(t, &recConn{}, 0)
+	feed(m, SnapshotMsg{Snapshot: snapshot()})
+	press(m, "i")
+	feed(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(strings.Repeat("x", 60) + "0123456789"), Paste: true})
+	press(m, "yz")
+	if got := m.prompt.in.Value(); got != strings.Repeat("x", 60)+"0123" {
+		t.Errorf("answer %q (%d characters), want the first %d", got, len(got), maxAnswer)
+	}
+	line := lineWith(m.View(), "issue a ticket")
+	if w := lipgloss.Width(line); w != 80 || !strings.Contains(line, "x0123") {
+		t.Errorf("prompt line %q (%d cells), want 80 cells ending with the answer's end", line, w)
+	}
+}
+
 // TestPromptsSayWhat: the issue prompt starts empty and names the
 // services; Enter on an empty prompt says nothing was sent; a transfer at
 // a counter with no ticket is refused at once, before any question.
@@ -911,12 +928,12 @@ func TestPromptsSayWhat(t *testing.T) {
 	m := newTestModel(t, conn, 0)
 	feed(m, SnapshotMsg{Snapshot: snapshot()})
 	press(m, "i")
-	if m.prompt == nil || m.prompt.value != "" || !strings.Contains(m.prompt.label, "(A, R, E)") {
+	if m.prompt == nil || m.prompt.in.Value() != "" || !strings.Contains(m.prompt.label, "(A, R, E)") {
 		t.Fatalf("issue prompt %+v, want empty and naming A, R, E", m.prompt)
 	}
 	press(m, "E")
-	if m.prompt.value != "E" {
-		t.Errorf("typing E in the issue prompt gives %q", m.prompt.value)
+	if m.prompt.in.Value() != "E" {
+		t.Errorf("typing E in the issue prompt gives %q", m.prompt.in.Value())
 	}
 	press(m, "esc", "e", "enter")
 	if !strings.Contains(m.status, "nothing typed: re-enter the no-show ticket not sent") {

@@ -234,7 +234,7 @@ func (m *Model) statusLine() string {
 	case m.confirm != nil:
 		return m.st.warn.Render(m.confirm.question)
 	case m.prompt != nil:
-		return m.st.key.Render(m.prompt.label+": ") + m.prompt.value + "█"
+		return m.st.key.Render(m.prompt.label+": ") + m.prompt.in.View()
 	case m.status == "":
 		return m.idleLine()
 	case m.statusOK:

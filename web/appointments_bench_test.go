@@ -9,7 +9,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
 // fullSlot is bookingEnv with the front following the events and a slot
@@ -19,7 +22,16 @@ func fullSlot(b *testing.B) (*env, int64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	go e.srv.front.Follow(ctx)
-	time.Sleep(100 * time.Millisecond)
+	// The front follows the site once a list read twice comes from its
+	// cache (it caches only then).
+	poll.Until(b, "the front following the site", func() bool {
+		for range 2 {
+			if _, err := e.srv.front.Slots(ctx, "main", "dr", "2026-03-02"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return cacheHits(b, e.srv.o.Registry) > 0
+	})
 	slots, err := e.eng.Slots(ctx, "main", "dr", "2026-03-02")
 	if err != nil {
 		b.Fatal(err)
@@ -27,6 +39,20 @@ func fullSlot(b *testing.B) (*env, int64) {
 	e.bookSlot(slots[0].ID, "p-0", "").Body.Close()
 	e.bookSlot(slots[0].ID, "p-1", "").Body.Close()
 	return e, slots[0].ID
+}
+
+// cacheHits is the count of slot lists the front served from its cache.
+func cacheHits(t testing.TB, reg prometheus.Gatherer) float64 {
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "nowserving_booking_slot_cache_hits_total" {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
 }
 
 func rushBody(slot, i int64) io.Reader {

@@ -12,10 +12,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/staff"
@@ -43,7 +45,7 @@ func BenchmarkCounterCall(b *testing.B) {
 	c0 := cpuTime()
 	idle, idleKeys := cb.run(b, b.N, rate)
 	c1 := cpuTime()
-	stop := cb.background(BackgroundRate)
+	stop := cb.background(b, BackgroundRate)
 	c2 := cpuTime()
 	loaded, loadedKeys := cb.run(b, b.N, rate)
 	c3 := cpuTime()
@@ -275,10 +277,12 @@ func (cb *counterBench) post(c, action, key string, out any) error {
 
 // background takes tickets of A at rate a second as a kiosk, and calls
 // them at counter 5 as its keypad (next, which completes the one before),
-// open loop, until stop.
-func (cb *counterBench) background(rate float64) (stop func()) {
+// open loop, until stop. It returns once a second's worth is done, at
+// its pace.
+func (cb *counterBench) background(b *testing.B, rate float64) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	var done atomic.Int64
 	e := cb.se.eng
 	wg.Go(func() {
 		gap := time.Duration(float64(time.Second) / rate)
@@ -298,10 +302,11 @@ func (cb *counterBench) background(rate float64) (stop func()) {
 					k.Key += "-start"
 					e.Start(ctx, queue.CounterRequest{Request: k, Counter: "5"})
 				}
+				done.Add(1)
 			})
 		}
 	})
-	time.Sleep(time.Second) // let it reach its pace
+	poll.Until(b, "a second of background load", func() bool { return done.Load() >= int64(rate) })
 	return func() { cancel(); wg.Wait() }
 }
 

@@ -113,7 +113,15 @@ func TestAppointmentEndToEnd(t *testing.T) {
 		defer mu.Unlock()
 		return len(got) >= 3
 	})
-	time.Sleep(300 * time.Millisecond) // longer than the poll and backoff: a duplicate would come
+	// A duplicate could only come from a message still in the outbox:
+	// once none is pending (each delivery recorded), none can come.
+	var status string
+	if !poll.Within(10*time.Second, 50*time.Millisecond, func() bool {
+		status, err = runCmd(t, "notify", "status", "--db", cfg.Store.DSN)
+		return err == nil && strings.HasPrefix(status, "outbox: 0 pending, 0 dead")
+	}) {
+		t.Fatalf("notify status: %v, want an empty outbox: %s", err, status)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	// Per event, in the order of its deliveries. The worker may send the

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/load"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
@@ -111,27 +112,34 @@ func (h *hallDay) checkDisplays(cp *load.Checkpoint, name string) string {
 func (h *hallDay) waitingShown(p hallPage, site *view.Site) string {
 	got := map[string]string{}
 	seen := map[int]bool{}
-	for deadline := time.Now().Add(time.Minute); ; {
+	var failed string // an error reading or turning the page
+	n := 0            // pages in the cycle
+	all := poll.Within(time.Minute, 50*time.Millisecond, func() bool {
 		s, err := h.shown(p.session)
 		if err != nil {
-			return err.Error()
+			failed = err.Error()
+			return true
 		}
-		if !seen[s.P] {
+		if n = s.N; !seen[s.P] {
 			seen[s.P] = true
 			for _, r := range s.Rows {
 				got[r[0]] = r[1]
 			}
 		}
 		if len(seen) >= s.N {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Sprintf("saw pages %v of %d", seen, s.N)
+			return true
 		}
 		if _, err := h.b.Eval(p.session, "document.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight'}))"); err != nil {
-			return err.Error()
+			failed = err.Error()
+			return true
 		}
-		time.Sleep(50 * time.Millisecond)
+		return false
+	})
+	switch {
+	case failed != "":
+		return failed
+	case !all:
+		return fmt.Sprintf("saw pages %v of %d", seen, n)
 	}
 	var bad []string
 	for _, sv := range site.Services {

@@ -18,6 +18,7 @@ import (
 	"github.com/nowserving/nowserving/devices/led/ledtest"
 	"github.com/nowserving/nowserving/internal/testkit/cdptest"
 	"github.com/nowserving/nowserving/internal/testkit/need"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/load"
 	"github.com/nowserving/nowserving/sim"
 )
@@ -285,10 +286,8 @@ func (h *hallDay) checkpoint(ctx context.Context, cp *load.Checkpoint) error {
 // holds or a minute passes, and returns its last answer: the hall catches
 // up with a paused day at its own pace, the test does not time it.
 func within(check func() string) string {
-	why := check()
-	for deadline := time.Now().Add(time.Minute); why != "" && time.Now().Before(deadline); why = check() {
-		time.Sleep(100 * time.Millisecond)
-	}
+	var why string
+	poll.Within(time.Minute, 100*time.Millisecond, func() bool { why = check(); return why == "" })
 	return why
 }
 

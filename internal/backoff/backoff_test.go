@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -59,22 +60,34 @@ func TestJitter(t *testing.T) {
 	}
 }
 
+// TestSleep runs on synctest's clock: a sleep takes exactly d, and one on
+// a cancelled context none.
 func TestSleep(t *testing.T) {
-	ctx := context.Background()
-	start := time.Now()
-	if err := Sleep(ctx, 20*time.Millisecond); err != nil || time.Since(start) < 20*time.Millisecond {
-		t.Errorf("Sleep(20ms) = %v after %v", err, time.Since(start))
-	}
-	if err := Sleep(ctx, 0); err != nil {
-		t.Errorf("Sleep(0) = %v", err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	start = time.Now()
-	if err := Sleep(cctx, time.Hour); !errors.Is(err, context.Canceled) || time.Since(start) > time.Second {
-		t.Errorf("Sleep on a cancelled context = %v after %v", err, time.Since(start))
-	}
-	if err := Sleep(cctx, 0); !errors.Is(err, context.Canceled) {
-		t.Errorf("Sleep(0) on a cancelled context = %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		start := time.Now()
+		if err := Sleep(ctx, 20*time.Millisecond); err != nil || time.Since(start) != 20*time.Millisecond {
+			t.Errorf("Sleep(20ms) = %v after %v", err, time.Since(start))
+		}
+		start = time.Now()
+		if err := Sleep(ctx, 0); err != nil || time.Since(start) != 0 {
+			t.Errorf("Sleep(0) = %v after %v", err, time.Since(start))
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		start = time.Now()
+		if err := Sleep(cctx, time.Hour); !errors.Is(err, context.Canceled) || time.Since(start) != 0 {
+			t.Errorf("Sleep on a cancelled context = %v after %v", err, time.Since(start))
+		}
+		if err := Sleep(cctx, 0); !errors.Is(err, context.Canceled) {
+			t.Errorf("Sleep(0) on a cancelled context = %v", err)
+		}
+		// Cancelled while it sleeps: it returns then.
+		cctx, cancel = context.WithCancel(ctx)
+		time.AfterFunc(5*time.Millisecond, cancel)
+		start = time.Now()
+		if err := Sleep(cctx, time.Hour); !errors.Is(err, context.Canceled) || time.Since(start) != 5*time.Millisecond {
+			t.Errorf("Sleep cancelled after 5ms = %v after %v", err, time.Since(start))
+		}
+	})
 }

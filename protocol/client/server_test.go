@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -425,18 +426,24 @@ func TestRealTLS(t *testing.T) {
 func TestDialRetriesRefusal(t *testing.T) {
 	d := startDaemon(t, func(o *protocol.Opts) { o.MaxConns = 1 })
 	first := dial(t, d.Addr, "kiosk-1", wire.RoleKiosk)
-	go func() {
-		time.Sleep(300 * time.Millisecond)
+	var log logtest.Buffer
+	waits := opts("display-1", wire.RoleDisplay)
+	waits.Logger = log.Logger()
+	refused := func() bool { return strings.Contains(log.String(), "dial refused for now") }
+	freed := make(chan struct{})
+	go func() { // the place frees once the dial was refused
+		defer close(freed)
+		poll.Within(poll.Timeout, 5*time.Millisecond, refused)
 		first.Close()
 	}()
-	start := time.Now()
-	c, err := client.Dial(context.Background(), d.Addr, opts("display-1", wire.RoleDisplay))
+	c, err := client.Dial(context.Background(), d.Addr, waits)
 	if err != nil {
-		t.Fatalf("dial while the cap frees after 300 ms: %v", err)
+		t.Fatalf("dial while the cap frees after a refusal: %v", err)
 	}
 	defer c.Close()
-	if took := time.Since(start); took < 250*time.Millisecond {
-		t.Errorf("dial got in after %v, before the only place was freed", took)
+	<-freed
+	if !refused() {
+		t.Error("dial got in before the only place was freed")
 	}
 
 	o := opts("display-1", wire.RoleDisplay)

@@ -3,6 +3,7 @@ package poll
 import (
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -28,20 +29,23 @@ func TestUntilSeesConcurrentChange(t *testing.T) {
 }
 
 // Within reports false once its time is up on a condition that never
-// holds, having checked it more than once, and true at once on one that
-// holds.
+// holds, having checked it every interval, and true at once on one that
+// holds (on synctest's clock: the durations are exact).
 func TestWithin(t *testing.T) {
-	var n int
-	start := time.Now()
-	if Within(30*time.Millisecond, 5*time.Millisecond, func() bool { n++; return false }) {
-		t.Fatal("Within = true on a condition that never holds")
-	}
-	if took := time.Since(start); took < 30*time.Millisecond || n < 2 {
-		t.Errorf("Within gave up after %s and %d checks, want 30 ms and several", took, n)
-	}
-	if !Within(time.Hour, time.Hour, func() bool { return true }) {
-		t.Error("Within = false on a condition that holds")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var n int
+		start := time.Now()
+		if Within(30*time.Millisecond, 5*time.Millisecond, func() bool { n++; return false }) {
+			t.Fatal("Within = true on a condition that never holds")
+		}
+		if took := time.Since(start); took < 30*time.Millisecond || took > 35*time.Millisecond || n < 7 {
+			t.Errorf("Within gave up after %s and %d checks, want 30 ms and a check every 5 ms", took, n)
+		}
+		start = time.Now()
+		if !Within(time.Hour, time.Hour, func() bool { return true }) || time.Since(start) != 0 {
+			t.Errorf("Within on a condition that holds: false or after %s", time.Since(start))
+		}
+	})
 }
 
 // Recv returns what another goroutine sends, and ok false once the channel

@@ -52,7 +52,8 @@ func Dialect() *sqlstore.Dialect {
 		SumCast:        "SIGNED",
 		Snapshot:       sql.LevelRepeatableRead,
 		Classify:       classify,
-		Migrations:     sqlstore.MigrationsDir(migrations),
+		Migrations:     sqlstore.WithPortable(sqlstore.MigrationsDir(migrations)),
+		Words:          map[string]string{"id": "BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY", "int": "INT", "int64": "BIGINT", "bytes": "LONGBLOB"},
 		LockMigrations: sqlstore.SessionLock("SELECT GET_LOCK("+migrationLock+", 120)", "SELECT RELEASE_LOCK("+migrationLock+")"),
 		DropIndex:      func(name string) string { return "DROP INDEX " + name + " ON tickets" },
 	}

@@ -70,7 +70,7 @@ func Dialect() *sqlstore.Dialect {
 		Reclaim:    "PRAGMA incremental_vacuum(256)",
 		Migrations: sqlstore.WithPortable(sqlstore.MigrationsDir(migrations)),
 		// INTEGER PRIMARY KEY is the rowid; every INTEGER column holds 64 bits.
-		Words:     map[string]string{"id": "INTEGER PRIMARY KEY", "int64": "INTEGER", "bytes": "BLOB", "without_rowid": " WITHOUT ROWID"},
+		Words:     map[string]string{"id": "INTEGER PRIMARY KEY", "int": "INTEGER", "int64": "INTEGER", "bytes": "BLOB", "without_rowid": " WITHOUT ROWID"},
 		DropIndex: func(name string) string { return "DROP INDEX " + name },
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	msqlite "modernc.org/sqlite"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
@@ -71,10 +72,8 @@ func TestCheckpointer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for end := time.Now().Add(20 * sqlite.CheckpointEvery); size() < before+1_000_000; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("database file %d bytes, %d before 1 MB written: not checkpointed", size(), before)
-		}
+	if !poll.Within(20*sqlite.CheckpointEvery, 50*time.Millisecond, func() bool { return size() >= before+1_000_000 }) {
+		t.Fatalf("database file %d bytes, %d before 1 MB written: not checkpointed", size(), before)
 	}
 }
 

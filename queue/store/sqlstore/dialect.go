@@ -92,9 +92,10 @@ type Dialect struct {
 	// Migrations holds NNNN_name.sql files at its root, applied in order.
 	Migrations fs.FS
 	// Words fills the {{word}} holes of the migrations (see Expand): the
-	// portable ones leave to the dialect what SQLite and PostgreSQL spell
-	// differently, "id" (an identity primary key column), "int64", "bytes"
-	// and "without_rowid" (the table option after a CREATE TABLE's ")").
+	// portable ones leave to the dialect what the dialects spell
+	// differently, "id" (an identity primary key column), "int", "int64",
+	// "bytes" and "without_rowid" (the table option after a CREATE TABLE's
+	// ")"): each dialect gives the words of the portable files it takes.
 	Words map[string]string
 	// LockMigrations, when set, takes a lock on conn that keeps other
 	// processes from migrating the same database at the same time, and

@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// portable holds the migrations SQLite and PostgreSQL share, kept once
-// instead of once per dialect: as written, or with {{word}} holes where
-// they spell a type differently, filled by Dialect.Words.
+// portable holds the migrations the dialects share, kept once instead of
+// once per dialect: as written, or with {{word}} holes where they spell a
+// type differently, filled by Dialect.Words.
 //
 //go:embed migrations/*.sql
 var portable embed.FS
@@ -19,8 +19,10 @@ var portable embed.FS
 // files at its root, as MigrationsDir gives) over the portable ones: a
 // dialect file with the name of a portable one replaces it, and the
 // others are added. Each version keeps the name it was applied under, so
-// databases migrated before a file moved here see nothing new. MySQL,
-// whose DDL differs, keeps all of its own.
+// databases migrated before a file moved here see nothing new. MySQL
+// shares 0002 only: its other tables and indexes are spelt otherwise
+// (sized VARCHARs, keys inside CREATE TABLE, no partial indexes, re-runnable
+// DDL), and a shipped migration must keep running the statements it ran.
 func WithPortable(own fs.FS) fs.FS {
 	return overlay{top: own, base: MigrationsDir(portable)}
 }

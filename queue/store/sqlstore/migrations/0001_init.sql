@@ -1,7 +1,8 @@
 -- nowserving schema, SQLite and PostgreSQL. Every time is unix milliseconds,
 -- 0 = not yet. A word in double braces is spelt by the dialect (see
--- sqlstore.Dialect.Words): id, an identity primary key; int64, a 64-bit
--- integer; bytes, a byte string; without_rowid, SQLite's clustered table.
+-- sqlstore.Dialect.Words): id, an identity primary key; int, a 32-bit
+-- integer; int64, a 64-bit integer; bytes, a byte string; without_rowid,
+-- SQLite's clustered table.
 
 -- service issued the number (its day counter gave seq); queue is the
 -- service whose queue the ticket waits in now (a transfer keeps the number).
