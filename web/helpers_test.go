@@ -72,11 +72,7 @@ func newEnv(t testing.TB, mod func(*queue.Opts, *Opts)) *env {
 	if mod != nil {
 		mod(&qo, &wo)
 	}
-	eng, err := queue.New(qo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, qo)
 	wo.Engine = eng
 	srv, err := New(wo)
 	if err != nil {
