@@ -252,26 +252,37 @@ func (h *harness) stepRefusedHandshake(ctx context.Context) error {
 	return h.lose(ctx, func(wire.Frame, wire.Message) error { return h.refuseHandshake(ctx) })
 }
 
-// refuseHandshake drops the connection and refuses the device's next
-// HELLO with 0x32: it must pause before it connects again.
-func (h *harness) refuseHandshake(ctx context.Context) error {
-	const name = "a handshake refused with 0x32 is followed by a pause"
+// refuseNext drops the connection, answers the device's next HELLO with
+// refusal (given the HELLO's request id) and closes; it returns the
+// connection the device comes back on and how long it waited first.
+func (h *harness) refuseNext(ctx context.Context, refusal func(p *peer, id uint32)) (*peer, time.Duration, error) {
 	h.drop()
 	p, _, err := h.nextConn(ctx)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	if _, _, err := h.readHello(p); err != nil {
-		return err
+	_, id, err := h.readHello(p)
+	if err != nil {
+		return nil, 0, err
 	}
-	_ = p.send(0, 0, wire.ErrTooManyConnections.Reply(0))
+	refusal(p, id)
 	p.close()
 	refused := time.Now()
 	p, at, err := h.nextConn(ctx)
 	if err != nil {
+		return nil, 0, err
+	}
+	return p, at.Sub(refused), nil
+}
+
+// refuseHandshake refuses the device's next HELLO with 0x32: it must pause
+// before it connects again.
+func (h *harness) refuseHandshake(ctx context.Context) error {
+	const name = "a handshake refused with 0x32 is followed by a pause"
+	p, pause, err := h.refuseNext(ctx, func(p *peer, _ uint32) { _ = p.send(0, 0, wire.ErrTooManyConnections.Reply(0)) })
+	if err != nil {
 		return err
 	}
-	pause := at.Sub(refused)
 	h.rep.Check(Limits, name, pause >= 200*time.Millisecond, fmt.Sprintf("reconnected after %s", pause.Round(time.Millisecond)))
 	return h.handshake(p)
 }
@@ -284,32 +295,20 @@ func (h *harness) stepBackingOff(ctx context.Context) error {
 	return h.lose(ctx, func(wire.Frame, wire.Message) error { return h.refuseBackingOff(ctx) })
 }
 
-// refuseBackingOff drops the connection and answers the device's next
-// HELLO as the daemon answers an address past 5 failed handshakes
-// (PROTOCOL.md section 8): ERROR 0x30 with RetryAfterMS, answering the
-// HELLO, and a close. The device must wait that long before it connects
-// again.
+// refuseBackingOff answers the device's next HELLO as the daemon answers
+// an address past 5 failed handshakes (PROTOCOL.md section 8): ERROR 0x30
+// with RetryAfterMS, answering the HELLO, and a close. The device must wait
+// that long before it connects again.
 func (h *harness) refuseBackingOff(ctx context.Context) error {
 	const name = "a HELLO refused with 0x30 is followed by RetryAfterMS before reconnecting"
-	h.drop()
-	p, _, err := h.nextConn(ctx)
+	p, pause, err := h.refuseNext(ctx, func(p *peer, id uint32) {
+		e := wire.ErrRateLimited.Reply(id)
+		e.Msg, e.RetryAfterMS = "rate limited: too many failed logins from this address", backOffMS
+		_ = p.send(id, wire.FlagResponse, e)
+	})
 	if err != nil {
 		return err
 	}
-	_, id, err := h.readHello(p)
-	if err != nil {
-		return err
-	}
-	e := wire.ErrRateLimited.Reply(id)
-	e.Msg, e.RetryAfterMS = "rate limited: too many failed logins from this address", backOffMS
-	_ = p.send(id, wire.FlagResponse, e)
-	p.close()
-	refused := time.Now()
-	p, at, err := h.nextConn(ctx)
-	if err != nil {
-		return err
-	}
-	pause := at.Sub(refused)
 	h.rep.Check(Limits, name, pause >= backOffMS*time.Millisecond*9/10,
 		fmt.Sprintf("reconnected after %s, RetryAfterMS %d", pause.Round(time.Millisecond), backOffMS))
 	return h.handshake(p)

@@ -21,11 +21,7 @@ import (
 func TestSweeperSweepsAtStart(t *testing.T) {
 	site := storetest.BookingSite()
 	clock := storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location))
-	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site}, Clock: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site}, Clock: clock.Now})
 	var log logtest.Buffer
 	parttest.Until(t, context.Background(), NewSweeper(eng, time.Hour, log.Logger()).Run)
 	poll.Until(t, "the first sweep", func() bool { return strings.Contains(log.String(), "swept tickets, bookings and slots") })

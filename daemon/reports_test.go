@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"mime"
 	"mime/multipart"
 	"net/mail"
@@ -70,11 +69,7 @@ func TestReportsOnce(t *testing.T) {
 	site := storetest.TestSite()
 	clock := storetest.FixedClock(time.Date(2026, 12, 1, 10, 0, 0, 0, site.Location))
 	st := storetest.SQLite(t)
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
 	for i := range 3 {
 		if _, err := eng.Issue(t.Context(), queue.IssueRequest{Request: queue.Request{Site: site.ID, Device: "kiosk-1", Key: string(rune('a' + i))},
 			Service: site.Services[0].Code}); err != nil {

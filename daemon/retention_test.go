@@ -111,11 +111,7 @@ func oldDay(t *testing.T) (*sqlite.Store, queue.Site, *storetest.Clock, *queue.E
 	st := storetest.SQLite(t)
 	site := storetest.TestSite()
 	clock := storetest.NewClock(time.Date(2026, 11, 2, 9, 0, 0, 0, site.Location))
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
 	for i := range 3 {
 		r := queue.Request{Site: site.ID, Device: "kiosk-1", Key: fmt.Sprint("k", i)}
 		if _, err := eng.Issue(t.Context(), queue.IssueRequest{Request: r, Service: "A"}); err != nil {

@@ -377,12 +377,8 @@ func TestEventsOnBoardsAndVoice(t *testing.T) {
 // snapshot); either way the boards end on the last call of each counter.
 func TestBurstAndGaps(t *testing.T) {
 	st := storetest.SQLite(t)
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Committers: 1, FeedSize: 2, MaxReplay: 2,
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Committers: 1, FeedSize: 2, MaxReplay: 2,
 		Clock: func() time.Time { return time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
 	rec := ledtest.New()
 	p := newPort(t, "line", textDriver(t, "{number}{text}"), rec.Dial)
 	var logs logtest.Buffer

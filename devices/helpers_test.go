@@ -36,11 +36,7 @@ func newEngine(t testing.TB) (*queue.Engine, *storetest.Clock) {
 	t.Helper()
 	st := storetest.SQLite(t)
 	c := storetest.FixedClock(time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC))
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now, Committers: 1})
-	if err != nil {
-		t.Fatalf("new engine: %v", err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now, Committers: 1})
 	return eng, c
 }
 

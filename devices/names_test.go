@@ -32,11 +32,7 @@ func TestNamesAgree(t *testing.T) {
 	site.Counters[1].Names = map[string]string{"en": "Window 5", "zh": "五号窗口"}
 	st := storetest.SQLite(t)
 	clk := storetest.FixedClock(time.Date(2026, 11, 30, 1, 30, 0, 0, time.UTC))
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clk.Now})
 	const wantCounter, wantService = "五号窗口", "初诊"
 
 	// The keypad of counter 5.

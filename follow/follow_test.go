@@ -73,6 +73,26 @@ func versions(evs []queue.Event) []int64 {
 	return out
 }
 
+// wantSnapshot fails t unless u is a snapshot at version v with n waiting
+// and the events recent with it.
+func wantSnapshot(t *testing.T, what string, u follow.Update, v int64, n int, recent ...int64) {
+	t.Helper()
+	if u.Snapshot == nil || u.Snapshot.Version != v || waiting(u.Snapshot) != n {
+		t.Fatalf("%s: %+v, want a snapshot at %d with %d waiting", what, u, v, n)
+	}
+	if got := versions(u.Recent); !slices.Equal(got, recent) {
+		t.Errorf("%s: recent events %v, want %v", what, got, recent)
+	}
+}
+
+// wantEvents fails t unless u is the events at versions vs, no snapshot.
+func wantEvents(t *testing.T, what string, u follow.Update, vs ...int64) {
+	t.Helper()
+	if u.Snapshot != nil || !slices.Equal(versions(u.Events), vs) {
+		t.Errorf("%s: %+v, want events %v", what, u, vs)
+	}
+}
+
 // TestFollow drives one reader through a whole day of trouble: its first
 // snapshot with the last events, live events, a slow reader that falls
 // past the feed (a gap: a snapshot, then the tail), a reader joining far
@@ -83,34 +103,18 @@ func TestFollow(t *testing.T) {
 	issue(t, eng, 3)
 
 	f := follow.New(eng, "hq", follow.Opts{Recent: 2})
-	u := next(t, f)
-	if u.Snapshot == nil || u.Snapshot.Version != 3 || waiting(u.Snapshot) != 3 {
-		t.Fatalf("first update: %+v, want a snapshot at 3 with 3 waiting", u)
-	}
-	if got := versions(u.Recent); !slices.Equal(got, []int64{2, 3}) {
-		t.Errorf("recent events with the snapshot: %v, want [2 3]", got)
-	}
+	wantSnapshot(t, "first update", next(t, f), 3, 3, 2, 3)
 
 	// Live: the events, not a snapshot.
 	issue(t, eng, 1)
-	if u := next(t, f); u.Snapshot != nil || !slices.Equal(versions(u.Events), []int64{4}) {
-		t.Errorf("live: %+v, want event 4", u)
-	}
+	wantEvents(t, "live", next(t, f), 4)
 
 	// A slow reader: 6 events while it does not read, more than the
 	// engine replays. It gets the state, then the tail.
 	issue(t, eng, 6)
-	u = next(t, f)
-	if u.Snapshot == nil || u.Snapshot.Version != 10 || waiting(u.Snapshot) != 10 {
-		t.Fatalf("after a gap: %+v, want a snapshot at 10 with 10 waiting", u)
-	}
-	if got := versions(u.Recent); !slices.Equal(got, []int64{9, 10}) {
-		t.Errorf("recent events after a gap: %v, want [9 10]", got)
-	}
+	wantSnapshot(t, "after a gap", next(t, f), 10, 10, 9, 10)
 	issue(t, eng, 1)
-	if u := next(t, f); u.Snapshot != nil || !slices.Equal(versions(u.Events), []int64{11}) {
-		t.Errorf("tail after the gap: %+v, want event 11", u)
-	}
+	wantEvents(t, "tail after the gap", next(t, f), 11)
 
 	// A reader resuming within the engine's replay but past its own
 	// bound gets a snapshot; one within both gets the events.
@@ -119,9 +123,7 @@ func TestFollow(t *testing.T) {
 		t.Errorf("3 behind with MaxBehind 2: %+v, want a snapshot at 11", u)
 	}
 	near := follow.New(eng, "hq", follow.Opts{Resume: true, After: 9, MaxBehind: 2})
-	if u := next(t, near); u.Snapshot != nil || !slices.Equal(versions(u.Events), []int64{10, 11}) {
-		t.Errorf("2 behind with MaxBehind 2: %+v, want events 10 and 11", u)
-	}
+	wantEvents(t, "2 behind with MaxBehind 2", next(t, near), 10, 11)
 
 	// Level: Poll returns nothing and does not wait.
 	if u, err := f.Poll(context.Background()); err != nil || u.Snapshot != nil || len(u.Events) != 0 {
@@ -150,9 +152,7 @@ func TestFollow(t *testing.T) {
 	eng2, _ := daemon(t, path)
 	issue(t, eng2, 2)
 	again := follow.New(eng2, "hq", follow.Opts{Resume: true, After: 11})
-	if u := next(t, again); u.Snapshot != nil || !slices.Equal(versions(u.Events), []int64{12, 13}) {
-		t.Errorf("resumed after a restart: %+v, want events 12 and 13", u)
-	}
+	wantEvents(t, "resumed after a restart", next(t, again), 12, 13)
 	// Further behind than the new engine replays: a snapshot.
 	behind := follow.New(eng2, "hq", follow.Opts{Resume: true, After: 3})
 	if u := next(t, behind); u.Snapshot == nil || u.Snapshot.Version != 13 || waiting(u.Snapshot) != 13 {

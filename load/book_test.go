@@ -21,11 +21,7 @@ func TestBook(t *testing.T) {
 	site.Appointments.PatientRate, site.Appointments.PatientWindow = 5, 10*time.Second
 	other := storetest.TestSite()
 	other.ID = "other"
-	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site, other}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(t.Context()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site, other}})
 	if _, err := eng.GenerateSlots(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 // TestFollow: two daemons share one database; B's metrics count the
@@ -28,12 +28,8 @@ func TestFollow(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: func() time.Time { return now },
+		eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: func() time.Time { return now },
 			Follow: true, PollInterval: time.Minute, PollIdle: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { eng.Close(context.Background()) })
 		return eng
 	}
 	a, b := engine(), engine()

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"bytes"
-	"context"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -42,11 +41,7 @@ func testSite() queue.Site {
 
 func newEngine(t *testing.T, st queue.Store, c *storetest.Clock) *queue.Engine {
 	t.Helper()
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now})
-	if err != nil {
-		t.Fatalf("new engine: %v", err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now})
 	return eng
 }
 

@@ -47,11 +47,7 @@ func TestOutboxRows(t *testing.T) {
 		s := open(sqlstore.Opts{Outbox: routes(map[string][]string{"calls": {"CALLED"}, "all": {"*"}, "bookings": nil})})
 		fs := storetest.NewFaultStore(s)
 		clock := storetest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
-		e, err := queue.New(queue.Opts{Store: fs, Sites: []queue.Site{storetest.TestSite()}, Clock: clock.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = e.Close(context.Background()) })
+		e := storetest.StartEngine(t, queue.Opts{Store: fs, Sites: []queue.Site{storetest.TestSite()}, Clock: clock.Now})
 		r := queue.Request{Site: "hq", Device: "kiosk-1"}
 		if _, err := storetest.Do(t.Context(), e, r, "issue", "A"); err != nil {
 			t.Fatal(err)
@@ -96,7 +92,7 @@ func TestOutboxRows(t *testing.T) {
 
 		// A transaction that fails after appending its events leaves no row.
 		forced := errors.New("forced failure")
-		err = s.Update(t.Context(), func(ctx context.Context, tx queue.Tx) error {
+		err := s.Update(t.Context(), func(ctx context.Context, tx queue.Tx) error {
 			if err := tx.AppendEvents(ctx, "hq", []*queue.Event{{Type: queue.EventCalled, At: clock.Now()}}); err != nil {
 				return err
 			}

@@ -29,11 +29,7 @@ func dayOfEvents(t *testing.T) (queue.Site, []queue.Event, queue.Snapshot) {
 	site := storetest.TestSite()
 	// 03:55 in Shanghai: the rollover (04:00) comes during the day.
 	clock := storetest.NewClock(time.Date(2026, 11, 30, 19, 55, 0, 0, time.UTC))
-	e, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	e := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
 	n := 0
 	req := func() queue.Request {
 		n++

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 	"github.com/nowserving/nowserving/view"
 )
 
@@ -27,11 +28,7 @@ func TestSiteViews(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	site := queue.Site{ID: "hq", Location: time.FixedZone("CST", 8*3600), Rollover: 4 * time.Hour,
 		Services: []queue.Service{{Code: "A", Prefix: "A", Width: 3}}}
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock, FeedSize: 2, MaxReplay: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close(ctx) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock, FeedSize: 2, MaxReplay: 3})
 	def, _ := eng.Site("hq")
 	var vs siteViews
 	waiting := func() int {

@@ -42,11 +42,7 @@ func newDriver(t *testing.T) *driver {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	d := &driver{t: t, ctx: t.Context(), clock: storetest.NewClock(start), site: storetest.BookingSite()}
-	d.e, err = queue.New(queue.Opts{Store: s, Sites: []queue.Site{d.site}, Clock: d.clock.Now, Batch: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.e.Close(context.Background()) })
+	d.e = storetest.StartEngine(t, queue.Opts{Store: s, Sites: []queue.Site{d.site}, Clock: d.clock.Now, Batch: 8})
 	if _, err := d.e.GenerateSlots(d.ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,8 @@
 package web
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"time"
@@ -131,13 +129,8 @@ type AdminBody struct {
 // adminBody decodes the body; on a bad one it answers 400 and returns false.
 func adminBody(w http.ResponseWriter, r *http.Request) (AdminBody, bool) {
 	var b AdminBody
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		badRequest(w, "body: want a JSON object with name, password, role, sites, counters (as the action takes them): "+err.Error())
-		return b, false
-	}
-	return b, true
+	ok := readBody(w, r, &b, "a JSON object with name, password, role, sites, counters (as the action takes them)")
+	return b, ok
 }
 
 // checkPlaces refuses sites and counters the configuration does not have:

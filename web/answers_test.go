@@ -48,41 +48,28 @@ func (a *answers) wrap(srv *Server) http.Handler {
 	h := srv.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, route := srv.mux.Handler(r)
-		rw := &recorder{ResponseWriter: w}
+		rw := &recorder{statusWriter: statusWriter{ResponseWriter: w}}
 		h.ServeHTTP(rw, r)
 		a.add(rw.answer(route))
 	})
 }
 
-// recorder keeps the status and the start of the body of an answer;
-// Unwrap keeps http.ResponseController (Flush) working through it.
+// recorder is the server's statusWriter that also keeps the start of the
+// body of an answer.
 type recorder struct {
-	http.ResponseWriter
-	status int
-	head   bytes.Buffer
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
+	statusWriter
+	head bytes.Buffer
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
 	if r.head.Len() < 4096 {
 		r.head.Write(b[:min(len(b), 4096-r.head.Len())])
 	}
-	return r.ResponseWriter.Write(b)
+	return r.statusWriter.Write(b)
 }
 
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
 func (r *recorder) answer(route string) answer {
-	x := answer{route: route, status: r.status}
+	x := answer{route: route, status: r.code}
 	if x.status == 0 {
 		x.status = http.StatusOK
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -94,10 +93,7 @@ func (s *Server) request(r *http.Request) queue.Request {
 
 func (s *Server) issue(w http.ResponseWriter, r *http.Request) {
 	var b issueBody
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		badRequest(w, "body: want {\"service\": CODE, \"class\": CLASS}: "+err.Error())
+	if !readBody(w, r, &b, `{"service": CODE, "class": CLASS}`) {
 		return
 	}
 	if b.Service == "" {

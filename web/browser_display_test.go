@@ -3,9 +3,6 @@ package web
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -326,17 +323,7 @@ func testOffline(t *testing.T, b *browser) {
 	b.shot(t, p, artifacts(t), "display-offline.png")
 
 	// The daemon comes back on the same address.
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("listen again on %s: %v", addr, err)
-	}
-	srv, err := New(Opts{Engine: e.eng, Clock: e.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &httptest.Server{Listener: ln, Config: &http.Server{Handler: srv.Handler()}}
-	hs.Start()
-	t.Cleanup(func() { srv.stop(); hs.Close() })
+	serveAgain(t, addr, Opts{Engine: e.eng, Clock: e.clock.Now})
 	b.waitFor(t, p, "document.body.dataset.connected", "1", 10*time.Second)
 	b.waitFor(t, p, "document.getElementById('current-number').textContent", "D003", time.Second)
 	b.waitFor(t, p, "document.getElementById('offline').hidden", "true", time.Second)

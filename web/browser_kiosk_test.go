@@ -2,9 +2,6 @@ package web
 
 import (
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,17 +68,7 @@ func TestBrowserKiosk(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "kiosk-out-of-service-1280x1024-en.png"), b.fullShot(t, p), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("listen again on %s: %v", addr, err)
-	}
-	srv, err := New(Opts{Engine: se.eng, Clock: se.env.clock.Now, Kiosks: kiosks, PublicURL: "http://queue.example.org"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &httptest.Server{Listener: ln, Config: &http.Server{Handler: srv.Handler()}}
-	hs.Start()
-	t.Cleanup(func() { srv.stop(); hs.Close() })
+	serveAgain(t, addr, Opts{Engine: se.eng, Clock: se.env.clock.Now, Kiosks: kiosks, PublicURL: "http://queue.example.org"})
 	b.waitFor(t, p, "document.body.dataset.oos", "0", 15*time.Second)
 	b.waitFor(t, p, "document.getElementById('choose').hidden", "false", 5*time.Second)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -72,11 +73,7 @@ func newEnv(t testing.TB, mod func(*queue.Opts, *Opts)) *env {
 	if mod != nil {
 		mod(&qo, &wo)
 	}
-	eng, err := queue.New(qo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, qo)
 	wo.Engine = eng
 	srv, err := New(wo)
 	if err != nil {
@@ -88,6 +85,23 @@ func newEnv(t testing.TB, mod func(*queue.Opts, *Opts)) *env {
 		hs.Close()
 	})
 	return &env{t: t, eng: eng, srv: srv, http: hs, clock: c}
+}
+
+// serveAgain starts a server of o on addr, where a stopped one listened,
+// as a daemon coming back does; it stops when t ends.
+func serveAgain(t *testing.T, addr string, o Opts) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen again on %s: %v", addr, err)
+	}
+	srv, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &httptest.Server{Listener: ln, Config: &http.Server{Handler: srv.Handler()}}
+	hs.Start()
+	t.Cleanup(func() { srv.stop(); hs.Close() })
 }
 
 // do sends a request with the test token unless token is "-".

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -116,10 +115,12 @@ func (s *Server) kioskProvision(w http.ResponseWriter, r *http.Request) {
 		Device string `json:"device"`
 		Secret string `json:"secret"`
 	}
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil || b.Device == "" || b.Secret == "" {
-		badRequest(w, "body: want {\"device\": ID, \"secret\": SECRET}")
+	const want = `{"device": ID, "secret": SECRET}`
+	if !readBody(w, r, &b, want) {
+		return
+	}
+	if b.Device == "" || b.Secret == "" {
+		badRequest(w, "body: want "+want)
 		return
 	}
 	if r.Header.Get("X-Kiosk") != "1" || !sameOrigin(r) {
@@ -228,10 +229,7 @@ func (s *Server) kioskIssue(w http.ResponseWriter, r *http.Request) {
 		Service string `json:"service"`
 		Key     string `json:"key"`
 	}
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		badRequest(w, "body: want {\"service\": CODE, \"key\": KEY}: "+err.Error())
+	if !readBody(w, r, &b, `{"service": CODE, "key": KEY}`) {
 		return
 	}
 	if !reCode.MatchString(b.Service) || !reKey.MatchString(b.Key) {
@@ -288,10 +286,7 @@ func (s *Server) kioskCheckIn(w http.ResponseWriter, r *http.Request) {
 		Code string `json:"code"`
 		Key  string `json:"key"`
 	}
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		badRequest(w, "body: want {\"code\": BOOKING-CODE, \"key\": KEY}: "+err.Error())
+	if !readBody(w, r, &b, `{"code": BOOKING-CODE, "key": KEY}`) {
 		return
 	}
 	if !reBookingCode.MatchString(b.Code) || len(queue.NormalizeCode(b.Code)) != queue.CodeLen || !reKey.MatchString(b.Key) {

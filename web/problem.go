@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -36,6 +37,19 @@ func writeProblem(w http.ResponseWriter, status int, code, title, detail string)
 // header), the same on every endpoint: 400 bad_request, detail saying what.
 func badRequest(w http.ResponseWriter, detail string) {
 	writeProblem(w, http.StatusBadRequest, "bad_request", "bad request", detail)
+}
+
+// readBody decodes a JSON request body of at most maxBody bytes into v,
+// refusing fields v does not have; on a body it cannot read it answers 400
+// "body: want " + want + the decoder's reason, and returns false.
+func readBody(w http.ResponseWriter, r *http.Request, v any, want string) bool {
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		badRequest(w, "body: want "+want+": "+err.Error())
+		return false
+	}
+	return true
 }
 
 // problems maps the engine's errors onto HTTP. A refusal that waiting

@@ -3,11 +3,9 @@ package web
 import (
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -619,10 +617,7 @@ func (s *Server) staffAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b StaffActionBody
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		badRequest(w, "body: want a JSON object with key (and number, to_service, to_counter, reason): "+err.Error())
+	if !readBody(w, r, &b, "a JSON object with key (and number, to_service, to_counter, reason)") {
 		return
 	}
 	if err := checkBody(action, b); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/nowserving/nowserving/internal/testkit/parttest"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 // TestBuildDevicesDemo runs the demo hospital's devices as make run does,
@@ -136,11 +137,7 @@ func devicesOf(t *testing.T, file, dir string) (*queue.Engine, *devices.Dispatch
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	eng, err := queue.New(queue.Opts{Store: st, Sites: sites(cfg), Committers: 1, Clock: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: sites(cfg), Committers: 1, Clock: time.Now})
 	d, err := buildDevices(cfg, eng, log)
 	if err != nil {
 		t.Fatalf("build devices: %v", err)

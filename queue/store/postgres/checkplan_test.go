@@ -28,20 +28,7 @@ func TestCheckPlans(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range append(postgres.Dialect().CheckQueries(), postgres.Dialect().CheckWindowQueries()...) {
-			rows, err := db.QueryContext(t.Context(), "EXPLAIN "+q.SQL)
-			if err != nil {
-				t.Fatalf("%s: %v", q.Name, err)
-			}
-			var plan []string
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, line)
-			}
-			rows.Close()
-			text := strings.Join(plan, "\n")
+			text := strings.Join(storetest.Strings(t, db, "EXPLAIN "+q.SQL), "\n")
 			if strings.Contains(text, "SubPlan") {
 				t.Errorf("work_mem %s: %s runs a subplan per row:\n%s", wm, q.Name, text)
 			}

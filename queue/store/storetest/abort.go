@@ -49,11 +49,7 @@ func newFaultRun(t *testing.T, fs *FaultStore, site string) *faultRun {
 	// PostgreSQL's) must not also race the default 3 s store deadline on
 	// a loaded machine: these cases check retries, not time-outs
 	// (testHungStore does, with its own engine).
-	e, err := queue.New(queue.Opts{Store: fs, Sites: []queue.Site{s}, Clock: clock.Now, Batch: 32, StoreTimeout: 15 * time.Second})
-	if err != nil {
-		t.Fatalf("new engine: %v", err)
-	}
-	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	e := StartEngine(t, queue.Opts{Store: fs, Sites: []queue.Site{s}, Clock: clock.Now, Batch: 32, StoreTimeout: 15 * time.Second})
 	return &faultRun{t: t, fs: fs, site: site, e: e, clock: clock}
 }
 
@@ -359,11 +355,7 @@ func testHungStore(t *testing.T, open func(t *testing.T) queue.Store) {
 	fs := NewFaultStore(open(t))
 	s := TestSite()
 	const timeout = 300 * time.Millisecond
-	e, err := queue.New(queue.Opts{Store: fs, Sites: []queue.Site{s}, Clock: NewClock(monday9).Now, StoreTimeout: timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	e := StartEngine(t, queue.Opts{Store: fs, Sites: []queue.Site{s}, Clock: NewClock(monday9).Now, StoreTimeout: timeout})
 	ctx := t.Context()
 	req := queue.IssueRequest{Request: queue.Request{Site: "hq", Device: "kiosk", Key: "p1"}, Service: "A"}
 	fs.Slow(time.Hour)

@@ -122,18 +122,26 @@ func newEnv(t *testing.T, open func(t *testing.T) queue.Store, sites ...queue.Si
 	return en
 }
 
+// StartEngine returns the engine o describes, failing tb if it cannot
+// start, and closes it when tb ends.
+func StartEngine(tb testing.TB, o queue.Opts) *queue.Engine {
+	tb.Helper()
+	e, err := queue.New(o)
+	if err != nil {
+		tb.Fatalf("new engine: %v", err)
+	}
+	tb.Cleanup(func() { _ = e.Close(context.Background()) })
+	return e
+}
+
 func (en *env) start(sites []queue.Site) {
 	en.t.Helper()
 	o := queue.Opts{Store: en.store, Sites: sites, Clock: en.clock.Now, Batch: 32}
 	if en.d != nil && en.d.tune != nil {
 		en.d.tune(en.t, en.i, &o)
 	}
-	e, err := queue.New(o)
-	if err != nil {
-		en.t.Fatalf("new engine: %v", err)
-	}
+	e := StartEngine(en.t, o)
 	en.e = e
-	en.t.Cleanup(func() { _ = e.Close(context.Background()) })
 	if en.d != nil && en.d.started != nil {
 		en.d.started(en.t, en.i, e)
 	}

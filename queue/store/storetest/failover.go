@@ -288,11 +288,7 @@ func RunFailover(t *testing.T, f Failover) FailoverResult {
 		if f.DB.Notifier != nil {
 			o.Notifier = f.DB.Notifier(t, i)
 		}
-		e, err := queue.New(o)
-		if err != nil {
-			t.Fatalf("new engine: %v", err)
-		}
-		t.Cleanup(func() { _ = e.Close(context.Background()) })
+		e := StartEngine(t, o)
 		engines[i] = e
 	}
 	r := &failoverRun{t: t, errs: map[string]int{}, samples: map[string]sample{}, lastErr: map[string]time.Time{}, pressed: map[string][][2]time.Time{}}

@@ -96,11 +96,7 @@ func FollowDelays(tb testing.TB, sh Shared, calls int) []time.Duration {
 		if sh.Notifier != nil {
 			o.Notifier = sh.Notifier(tb, i)
 		}
-		e, err := queue.New(o)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		tb.Cleanup(func() { _ = e.Close(context.Background()) })
+		e := StartEngine(tb, o)
 		eng[i] = e
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

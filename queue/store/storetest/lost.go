@@ -287,12 +287,8 @@ func testLostWorkTwoDaemons(t *testing.T, open func(t *testing.T) queue.Store) {
 	}
 	var es []*queue.Engine
 	for i := range 2 {
-		e, err := queue.New(queue.Opts{Store: en.store, Sites: []queue.Site{TestSite()}, Clock: en.clock.Now, Batch: 32,
+		e := StartEngine(t, queue.Opts{Store: en.store, Sites: []queue.Site{TestSite()}, Clock: en.clock.Now, Batch: 32,
 			Follow: true, PollInterval: 2 * time.Millisecond, PollIdle: 5 * time.Millisecond, Name: fmt.Sprintf("daemon-%d", i+1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = e.Close(context.Background()) })
 		es = append(es, e)
 	}
 	ledger := map[string]int64{}

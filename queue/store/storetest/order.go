@@ -28,12 +28,8 @@ func testOrder(t *testing.T, open func(t *testing.T) queue.Store, engines int) {
 		es = nil // engines that poll the log for each other's commits
 	}
 	for len(es) < engines {
-		e, err := queue.New(queue.Opts{Store: en.store, Sites: []queue.Site{TestSite()}, Clock: en.clock.Now, Batch: 32,
+		e := StartEngine(t, queue.Opts{Store: en.store, Sites: []queue.Site{TestSite()}, Clock: en.clock.Now, Batch: 32,
 			Follow: true, PollInterval: 2 * time.Millisecond, PollIdle: 2 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = e.Close(context.Background()) })
 		es = append(es, e)
 	}
 	subs := make([]*queue.Subscription, len(es))

@@ -257,7 +257,7 @@ func findEverywhere(t *testing.T, rs retentionStore, s string) []string {
 	default:
 		q = "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'"
 	}
-	tables := rowStrings(t, db, q)
+	tables := Strings(t, db, q)
 	if len(tables) < 10 {
 		t.Fatalf("found only tables %v", tables)
 	}
@@ -290,21 +290,30 @@ func findEverywhere(t *testing.T, rs retentionStore, s string) []string {
 	return out
 }
 
-// rowStrings reads the one text column of q's rows.
-func rowStrings(t *testing.T, db *sql.DB, q string) []string {
-	t.Helper()
-	rows, err := db.QueryContext(t.Context(), q)
+// Querier is what Strings reads through: a *sql.DB, *sql.Conn or *sql.Tx.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Strings runs query on q and returns its rows' one text column, failing
+// tb on an error.
+func Strings(tb testing.TB, q Querier, query string, args ...any) []string {
+	tb.Helper()
+	rows, err := q.QueryContext(tb.Context(), query, args...)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatalf("%s: %v", query, err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var s string
 		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
+			tb.Fatalf("%s: %v", query, err)
 		}
 		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatalf("%s: %v", query, err)
 	}
 	return out
 }

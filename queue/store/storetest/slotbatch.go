@@ -35,11 +35,7 @@ func testSweepBatches(t *testing.T, open func(t *testing.T) queue.Store) {
 	st := &insertCounting{Store: open(t)}
 	var logs logtest.Buffer
 	clock := NewClock(monday9)
-	e, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now, Logger: logs.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	e := StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now, Logger: logs.Logger()})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	st.arm(2, cancel)
