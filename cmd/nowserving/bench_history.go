@@ -119,12 +119,14 @@ type historyColumn struct {
 	results []historyResult
 }
 
-// historyResult is one operation's time and peak memory.
+// historyResult is one operation's time, CPU time (user and system: on
+// a busy machine the wall time is mostly the wait for a core) and peak
+// memory.
 type historyResult struct {
-	op  string
-	d   time.Duration
-	rss int64 // KiB
-	err error
+	op     string
+	d, cpu time.Duration
+	rss    int64 // KiB
+	err    error
 }
 
 // fill writes days of history and today into the new database dsn, sums
@@ -300,6 +302,9 @@ func runMeasured(ctx context.Context, name string, args []string) historyResult 
 	}()
 	err = c.Wait()
 	r := historyResult{op: name, d: time.Since(start)}
+	if ps := c.ProcessState; ps != nil {
+		r.cpu = ps.UserTime() + ps.SystemTime()
+	}
 	close(done)
 	r.rss = <-peak
 	if err != nil {
@@ -342,9 +347,10 @@ func printHistory(w io.Writer, cols []historyColumn) error {
 				fmt.Fprint(tw, " failed |")
 				continue
 			}
-			fmt.Fprintf(tw, " %.2f s, %d MiB |", x.d.Seconds(), x.rss/1024)
+			fmt.Fprintf(tw, " %.2f s (CPU %.2f s), %d MiB |", x.d.Seconds(), x.cpu.Seconds(), x.rss/1024)
 		}
-		fmt.Fprintf(tw, " %.1f |\n", last.results[i].d.Seconds()/max(r.d.Seconds(), 1e-9))
+		l := last.results[i]
+		fmt.Fprintf(tw, " %.1f (CPU %.1f) |\n", l.d.Seconds()/max(r.d.Seconds(), 1e-9), l.cpu.Seconds()/max(r.cpu.Seconds(), 1e-9))
 	}
 	fmt.Fprint(tw, "| database size |")
 	for _, c := range cols {
