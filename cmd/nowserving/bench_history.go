@@ -27,6 +27,7 @@ import (
 type historyFlags struct {
 	file, db, empty, site string
 	days, perDay          int
+	emptyDays             int
 	purge, measureOnly    bool
 	seed                  uint64
 }
@@ -41,7 +42,7 @@ today so far, for a site of --config (the demo hospital: testdata/hospital.yaml)
 straight into the new database --db (the store's own batched writes, a day a
 transaction; check finds it clean), sums them into the daily figures as a
 daemon does, and with --purge removes what the configuration's retention
-windows say, as a daemon's purge does. It writes today alone into --empty-db
+windows say, as a daemon's purge does. It writes today alone (and --empty-days days before it) into --empty-db
 (default for SQLite: the --db file with .empty before its extension). Then it
 runs this binary's check (its default window, and --all), report (today, a
 past day, 30 days) and, on SQLite, backup on both, and prints their time and
@@ -56,6 +57,7 @@ peak memory side by side with the databases' sizes.
 	fl.StringVar(&f.empty, "empty-db", "", "the new database for today alone (default for SQLite: next to --db)")
 	fl.StringVar(&f.site, "site", "", "site id (default: the first)")
 	fl.IntVar(&f.days, "days", 30, "finished service days before today")
+	fl.IntVar(&f.emptyDays, "empty-days", 0, "finished service days before today in --empty-db (2: the days check's default window reads, so its rows are the same)")
 	fl.IntVar(&f.perDay, "per-day", 10000, "tickets a day")
 	fl.BoolVar(&f.purge, "purge", false, "purge past the configuration's retention windows after filling")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the history")
@@ -89,7 +91,7 @@ func (f *historyFlags) run(cmd *cobra.Command) error {
 	}
 	var cols []historyColumn
 	if f.empty != "" {
-		c, err := f.fill(ctx, w, cfg, site, f.empty, 0, now, log)
+		c, err := f.fill(ctx, w, cfg, site, f.empty, f.emptyDays, now, log)
 		if err != nil {
 			return err
 		}
@@ -117,12 +119,14 @@ type historyColumn struct {
 	results []historyResult
 }
 
-// historyResult is one operation's time and peak memory.
+// historyResult is one operation's time, CPU time (user and system: on
+// a busy machine the wall time is mostly the wait for a core) and peak
+// memory.
 type historyResult struct {
-	op  string
-	d   time.Duration
-	rss int64 // KiB
-	err error
+	op     string
+	d, cpu time.Duration
+	rss    int64 // KiB
+	err    error
 }
 
 // fill writes days of history and today into the new database dsn, sums
@@ -298,6 +302,9 @@ func runMeasured(ctx context.Context, name string, args []string) historyResult 
 	}()
 	err = c.Wait()
 	r := historyResult{op: name, d: time.Since(start)}
+	if ps := c.ProcessState; ps != nil {
+		r.cpu = ps.UserTime() + ps.SystemTime()
+	}
 	close(done)
 	r.rss = <-peak
 	if err != nil {
@@ -340,9 +347,10 @@ func printHistory(w io.Writer, cols []historyColumn) error {
 				fmt.Fprint(tw, " failed |")
 				continue
 			}
-			fmt.Fprintf(tw, " %.2f s, %d MiB |", x.d.Seconds(), x.rss/1024)
+			fmt.Fprintf(tw, " %.2f s (CPU %.2f s), %d MiB |", x.d.Seconds(), x.cpu.Seconds(), x.rss/1024)
 		}
-		fmt.Fprintf(tw, " %.1f |\n", last.results[i].d.Seconds()/max(r.d.Seconds(), 1e-9))
+		l := last.results[i]
+		fmt.Fprintf(tw, " %.1f (CPU %.1f) |\n", l.d.Seconds()/max(r.d.Seconds(), 1e-9), l.cpu.Seconds()/max(r.cpu.Seconds(), 1e-9))
 	}
 	fmt.Fprint(tw, "| database size |")
 	for _, c := range cols {

@@ -15,7 +15,9 @@ import (
 // (a NOT IN over a subquery becomes one once the subquery outgrows
 // work_mem: quadratic), whatever work_mem is; "every ticket was issued"
 // is an anti-join. So are the queries of a chunk of days (the window of
-// check's default and a chunk of --all).
+// check's default and a chunk of --all), and those with no LEFT JOIN of
+// tickets read the tickets of their days only: joined by id to the whole
+// table, a hash join reads every ticket of the history.
 func TestCheckPlans(t *testing.T) {
 	st := storetest.Postgres(t)
 	db, err := st.DB().Conn(t.Context()) // one session: SET holds for it
@@ -23,6 +25,10 @@ func TestCheckPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	window := map[string]bool{}
+	for _, q := range postgres.Dialect().CheckWindowQueries() {
+		window[q.SQL] = true
+	}
 	for _, wm := range []string{"64kB", "128MB"} {
 		if _, err := db.ExecContext(t.Context(), "SET work_mem = '"+wm+"'"); err != nil {
 			t.Fatal(err)
@@ -35,8 +41,32 @@ func TestCheckPlans(t *testing.T) {
 			if q.Name == "every ticket was issued" && !strings.Contains(text, "Anti Join") {
 				t.Errorf("work_mem %s: %s is no anti-join:\n%s", wm, q.Name, text)
 			}
+			if window[q.SQL] && !strings.Contains(q.SQL, "LEFT JOIN tickets") && !ticketsByDay(plan) {
+				t.Errorf("work_mem %s: window's %s reads tickets of every day:\n%s", wm, q.Name, text)
+			}
 		}
 	}
+}
+
+// ticketsByDay: every scan of tickets in plan (EXPLAIN's lines) has a
+// condition on the day (a filter, an index's or a bitmap's condition).
+func ticketsByDay(plan []string) bool {
+	for i, line := range plan {
+		if !strings.Contains(line, " on tickets") {
+			continue
+		}
+		day := false
+		for _, c := range plan[i+1:] {
+			if strings.Contains(c, "->") {
+				break
+			}
+			day = day || strings.Contains(c, "Cond:") && strings.Contains(c, "day") || strings.Contains(c, "Filter:") && strings.Contains(c, "day")
+		}
+		if !day {
+			return false
+		}
+	}
+	return true
 }
 
 // TestCancelOnServer: with Opts.CancelOnServer, a statement whose context

@@ -27,8 +27,20 @@ import (
 // before toDay its ISSUED; the next chunk starts a margin before toDay's
 // first ticket, so the two overlap and every event is compared with the
 // one before it.
+//
+// On PostgreSQL (joins) the inner joins of the window's events to their
+// tickets join the window's tickets too: joined by id to the whole table,
+// it hashes every ticket of the history. The events they keep, ISSUED
+// ones and those of the window's tickets, have their ticket there (the
+// window's events start a margin before the tickets of its first day).
 type checkWindow struct {
 	sites map[string]windowFrom
+	joins bool
+}
+
+// newWindow is a window of no site yet, as d reads it.
+func (d *Dialect) newWindow() *checkWindow {
+	return &checkWindow{sites: map[string]windowFrom{}, joins: d.Name == "postgres"}
 }
 
 type windowFrom struct {
@@ -42,6 +54,10 @@ type windowFrom struct {
 // check reads from (FROM, or JOIN of events), with its alias; a JOIN of
 // tickets is a look-up by id and stays.
 var windowTable = regexp.MustCompile(`\b(FROM tickets|FROM events|JOIN events)\b( [a-z]\b)?`)
+
+// joinedTickets finds a join of tickets with its alias; a LEFT JOIN (of
+// events that may have lost their ticket) stays a look-up by id.
+var joinedTickets = regexp.MustCompile(`\b(LEFT )?JOIN tickets ([a-z])\b`)
 
 // issuedFrom is the text of "every ticket was issued" (floored) that a
 // chunk's end edits: only the tickets of days before toDay are held to
@@ -76,7 +92,10 @@ func (w *checkWindow) edit(q string) string {
 	if len(ends) > 0 {
 		q = strings.Replace(q, issuedFrom, issuedFrom+" AND "+strings.Join(ends, " AND "), 1)
 	}
-	return windowTable.ReplaceAllStringFunc(q, func(m string) string {
+	if len(tk) == 0 {
+		return q
+	}
+	q = windowTable.ReplaceAllStringFunc(q, func(m string) string {
 		sub := windowTable.FindStringSubmatch(m)
 		kw, table, _ := strings.Cut(sub[1], " ")
 		alias := strings.TrimSpace(sub[2])
@@ -87,10 +106,17 @@ func (w *checkWindow) edit(q string) string {
 		if table == "tickets" {
 			cond = strings.Join(tk, " OR ")
 		}
-		if cond == "" {
+		return fmt.Sprintf("%s (SELECT * FROM %s WHERE %s) %s", kw, table, cond, alias)
+	})
+	if !w.joins {
+		return q
+	}
+	return joinedTickets.ReplaceAllStringFunc(q, func(m string) string {
+		sub := joinedTickets.FindStringSubmatch(m)
+		if sub[1] != "" {
 			return m
 		}
-		return fmt.Sprintf("%s (SELECT * FROM %s WHERE %s) %s", kw, table, cond, alias)
+		return fmt.Sprintf("JOIN (SELECT * FROM tickets WHERE %s) %s", strings.Join(tk, " OR "), sub[2])
 	})
 }
 
@@ -110,7 +136,7 @@ func dayBefore(day string, n int) (string, error) {
 // (CheckOpts.Today, else its newest day with tickets), never before the
 // site's purge floor.
 func (t *tx) checkWindowOf(ctx context.Context, opts CheckOpts, days int) (*checkWindow, error) {
-	w := &checkWindow{sites: map[string]windowFrom{}}
+	w := t.s.d.newWindow()
 	sites, err := t.rowsAsText(ctx, "SELECT site FROM site_versions ORDER BY site", 1, 0, nil)
 	if err != nil {
 		return nil, t.wrap("check: sites", err)
@@ -148,14 +174,16 @@ func (t *tx) checkPasses(ctx context.Context, opts CheckOpts) ([]*checkWindow, e
 		return []*checkWindow{nil}, t.wrap("check: sites", err)
 	}
 	var passes []*checkWindow
-	last := &checkWindow{sites: map[string]windowFrom{}}
+	last := t.s.d.newWindow()
 	for _, s := range sites {
 		chunks, err := t.siteChunks(ctx, opts, s[0])
 		if err != nil {
 			return nil, err
 		}
 		for _, c := range chunks[:len(chunks)-1] {
-			passes = append(passes, &checkWindow{sites: map[string]windowFrom{s[0]: c}})
+			p := t.s.d.newWindow()
+			p.sites[s[0]] = c
+			passes = append(passes, p)
 		}
 		last.sites[s[0]] = chunks[len(chunks)-1]
 	}
@@ -337,7 +365,8 @@ func (d *Dialect) CheckQueries() []NamedStmt {
 // check of every day sends them (a window with an end), by check name,
 // for the plan tests: each must read its days, not the site's history.
 func (d *Dialect) CheckWindowQueries() []NamedStmt {
-	w := &checkWindow{sites: map[string]windowFrom{"s1": {version: 1000, ticketDay: "2026-03-01", floor: "2026-03-02", toDay: "2026-03-09", toVersion: 2000}}}
+	w := d.newWindow()
+	w.sites["s1"] = windowFrom{version: 1000, ticketDay: "2026-03-01", floor: "2026-03-02", toDay: "2026-03-09", toVersion: 2000}
 	var out []NamedStmt
 	for _, c := range floored(slices.Concat(checks, eventChecks, bookingChecks)) {
 		out = append(out, NamedStmt{Name: c.name, Stmt: Stmt{SQL: w.edit(d.checkQuery(c.query))}})

@@ -79,15 +79,17 @@ func (s *Store) LastDailyDay(ctx context.Context, site string) (string, error) {
 }
 
 // Size is the size of the database in bytes, as the server counts it
-// (SQLite: its pages; PostgreSQL: pg_database_size; MySQL: the data and
-// indexes of its tables).
+// (SQLite: its pages; PostgreSQL: its schema's tables with their indexes
+// and TOAST, not the whole database's, which other schemas share; MySQL:
+// the data and indexes of its tables).
 func (s *Store) Size(ctx context.Context) (int64, error) {
 	q := "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE()"
 	switch s.d.Name {
 	case "sqlite":
 		q = "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
 	case "postgres":
-		q = "SELECT pg_database_size(current_database())"
+		q = "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c " +
+			"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'"
 	}
 	var n int64
 	if err := s.reader.QueryRowContext(ctx, q).Scan(&n); err != nil {
