@@ -34,7 +34,8 @@ func TestCheckPlans(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range append(postgres.Dialect().CheckQueries(), postgres.Dialect().CheckWindowQueries()...) {
-			text := strings.Join(storetest.Strings(t, db, "EXPLAIN "+q.SQL), "\n")
+			plan := storetest.Strings(t, db, "EXPLAIN "+q.SQL)
+			text := strings.Join(plan, "\n")
 			if strings.Contains(text, "SubPlan") {
 				t.Errorf("work_mem %s: %s runs a subplan per row:\n%s", wm, q.Name, text)
 			}
