@@ -106,26 +106,23 @@ func (e *BookingStateError) refuses() {}
 // replayed true.
 func (e *Engine) Book(ctx context.Context, r BookRequest) (Booking, bool, error) {
 	op := opName("book", strconv.FormatInt(r.Slot, 10), PatientHash(r.Patient), map[bool]string{true: "hold"}[r.Hold])
-	// replayed and now are written by the committer and read once runIdempotent
-	// returned, like its result.
-	var replayed bool
-	var now Booking
-	b, err := runIdempotent(ctx, e, laneBooking, r.Request, op, func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
-		replayed = false
-		return e.book(ctx, tx, j, s, r)
-	}, func(ctx context.Context, tx Tx, s *Site, v Booking) error {
-		cur, err := tx.Booking(ctx, v.ID)
-		if err != nil {
-			return fmt.Errorf("queue: read booking %d again: %w", v.ID, err)
-		}
-		replayed, now = true, *cur
-		return nil
+	b, now, err := runIdempotent(ctx, e, call{Request: r.Request, lane: laneBooking, op: op}, steps[Booking, Booking]{
+		run: func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
+			return e.book(ctx, tx, j, s, r)
+		},
+		again: func(ctx context.Context, tx Tx, s *Site, v Booking) (Booking, error) {
+			cur, err := tx.Booking(ctx, v.ID)
+			if err != nil {
+				return Booking{}, fmt.Errorf("queue: read booking %d again: %w", v.ID, err)
+			}
+			return *cur, nil
+		},
 	})
 	if err != nil {
 		return Booking{}, false, err
 	}
-	if replayed {
-		return now, true, nil
+	if now != nil {
+		return *now, true, nil
 	}
 	return b, false, nil
 }
@@ -248,6 +245,11 @@ func findBooking(ctx context.Context, tx Tx, s *Site, r BookingRequest) (*Bookin
 	return b, nil
 }
 
+// call is r as an idempotent request op of the bulk lane.
+func (r BookingRequest) call(op string) call {
+	return call{Request: r.Request, lane: laneBulk, op: opName(op, r.name())}
+}
+
 func (r BookingRequest) name() string {
 	if r.ID != 0 {
 		return strconv.FormatInt(r.ID, 10)
@@ -281,7 +283,7 @@ func setBooking(ctx context.Context, tx Tx, j *job, s *Site, b *Booking, to Book
 // back. The compare-and-set on its status makes a second cancel a refusal
 // (ErrBookingState) that releases nothing.
 func (e *Engine) CancelBooking(ctx context.Context, r BookingRequest) (Booking, error) {
-	return runIdempotent(ctx, e, laneBulk, r.Request, opName("cancel-booking", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
+	return idempotent(ctx, e, r.call("cancel-booking"), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
 		b, err := findBooking(ctx, tx, s, r)
 		if err != nil {
 			return Booking{}, err
@@ -290,12 +292,12 @@ func (e *Engine) CancelBooking(ctx context.Context, r BookingRequest) (Booking, 
 			return Booking{}, &BookingStateError{ID: b.ID, Status: b.Status, Action: "cancel"}
 		}
 		return *b, setBooking(ctx, tx, j, s, b, BookingCancelled, r.Device, e.clock())
-	}, nil)
+	})
 }
 
 // Confirm turns a HELD booking whose hold has not run out into BOOKED.
 func (e *Engine) Confirm(ctx context.Context, r BookingRequest) (Booking, error) {
-	return runIdempotent(ctx, e, laneBulk, r.Request, opName("confirm", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
+	return idempotent(ctx, e, r.call("confirm"), func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
 		b, err := findBooking(ctx, tx, s, r)
 		if err != nil {
 			return Booking{}, err
@@ -310,7 +312,7 @@ func (e *Engine) Confirm(ctx context.Context, r BookingRequest) (Booking, error)
 		}
 		j.events[len(j.events)-1].Detail = DetailConfirmed
 		return *b, nil
-	}, nil)
+	})
 }
 
 // CheckIn turns a BOOKED booking into a ticket of its resource's service.
@@ -321,25 +323,30 @@ func (e *Engine) Confirm(ctx context.Context, r BookingRequest) (Booking, error)
 // (CheckInEarlyError). Past the slot end and the missed grace the booking
 // is missed.
 func (e *Engine) CheckIn(ctx context.Context, r BookingRequest) (CheckIn, error) {
-	var pos Position
-	ci, err := runIdempotent(ctx, e, laneBulk, r.Request, opName("check-in", r.name()), func(ctx context.Context, tx Tx, j *job, s *Site) (CheckIn, error) {
-		ci, err := e.checkIn(ctx, tx, j, s, r)
-		pos = ci.Position
-		return ci, err
-	}, func(ctx context.Context, tx Tx, s *Site, ci CheckIn) error {
-		cur, err := tx.Ticket(ctx, ci.Position.Ticket.ID)
-		if err != nil {
-			return fmt.Errorf("queue: read checked-in ticket: %w", err)
-		}
-		pos, err = e.position(ctx, tx, s, cur)
-		return err
+	ci, again, err := runIdempotent(ctx, e, r.call("check-in"), steps[CheckIn, CheckIn]{
+		run: func(ctx context.Context, tx Tx, j *job, s *Site) (CheckIn, error) {
+			return e.checkIn(ctx, tx, j, s, r)
+		},
+		again: func(ctx context.Context, tx Tx, s *Site, ci CheckIn) (CheckIn, error) {
+			cur, err := tx.Ticket(ctx, ci.Position.Ticket.ID)
+			if err != nil {
+				return CheckIn{}, fmt.Errorf("queue: read checked-in ticket: %w", err)
+			}
+			pos, err := e.position(ctx, tx, s, cur)
+			if err != nil {
+				return CheckIn{}, err
+			}
+			pos.Ticket.Version = ci.Position.Ticket.Version // the check-in's CHECKED_IN event
+			ci.Position = pos
+			return ci, nil
+		},
 	})
 	if err != nil {
 		return CheckIn{}, err
 	}
-	version := ci.Position.Ticket.Version // the check-in's CHECKED_IN event
-	ci.Position = pos
-	ci.Position.Ticket.Version = version
+	if again != nil {
+		ci = *again
+	}
 	ci.Position.Appointment = ci.Booking.Start
 	return ci, nil
 }
@@ -434,9 +441,8 @@ func (e *Engine) sweepBookings(ctx context.Context, s *Site) (int, error) {
 	if len(s.Resources) == 0 {
 		return 0, nil
 	}
-	n := 0
-	err := e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
-		n = 0
+	return submit(ctx, e, &job{site: s.ID, lane: laneBulk}, func(ctx context.Context, tx Tx, j *job) (int, error) {
+		n := 0
 		now := e.clock()
 		rules := s.Appointments.withDefaults()
 		for _, sw := range []struct {
@@ -448,21 +454,15 @@ func (e *Engine) sweepBookings(ctx context.Context, s *Site) (int, error) {
 		} {
 			found, err := tx.FindBookings(ctx, sw.f)
 			if err != nil {
-				return fmt.Errorf("queue: sweep bookings of %s to %s: %w", s.ID, sw.to, err)
+				return 0, fmt.Errorf("queue: sweep bookings of %s to %s: %w", s.ID, sw.to, err)
 			}
 			for i := range found {
 				if err := setBooking(ctx, tx, j, s, &found[i], sw.to, "sweep", now); err != nil {
-					return err
+					return 0, err
 				}
 				n++
 			}
 		}
-		return nil
+		return n, nil
 	})
-	if err != nil {
-		// n is the committer's: it may still be running the job
-		// when submit gave up on the context.
-		return 0, err
-	}
-	return n, nil
 }

@@ -181,7 +181,11 @@ type job struct {
 	key    RequestKey // idempotency key; empty Key: none
 	lane   lane
 	number string // the service whose number a kiosk's ticket takes
-	fn     func(ctx context.Context, tx Tx, j *job) error
+	// work is the request's work in the batch's transaction: it returns
+	// the request's result, a pointer, which the committer keeps in result
+	// and enqueue returns once the batch committed.
+	work   func(ctx context.Context, tx Tx, j *job) (any, error)
+	result any
 	err    error
 	events []Event
 	writes []write // the tickets it wrote, for the waiting order
@@ -192,13 +196,12 @@ type job struct {
 	done     chan struct{}
 
 	// prior is the stored result of an earlier request with the same key,
-	// read for the whole batch at once; save is this request's result,
-	// written for the whole batch at once after the last job.
+	// read for the whole batch at once; save, when set, is this request's
+	// record, whose Result finishResults encodes from result once the
+	// batch has appended the events, and which is written for the whole
+	// batch at once after the last job.
 	prior *StoredRequest
 	save  *SavedRequest
-	// stamp, when set, gives the request's result the version of its last
-	// event once the batch has appended the events (and re-encodes save).
-	stamp func(version int64) error
 }
 
 // New validates the sites and starts the committers.
@@ -359,15 +362,30 @@ func (e *Engine) Close(ctx context.Context) error {
 // engine's StoreTimeout (as opposed to the caller giving up).
 var errStoreTimeout = errors.New("queue: store timeout")
 
-// submit queues fn in lane l of the committer of site and waits for its
-// result, at most the engine's StoreTimeout.
-func (e *Engine) submit(ctx context.Context, l lane, site string, key RequestKey, fn func(ctx context.Context, tx Tx, j *job) error) error {
-	return e.enqueue(ctx, &job{site: site, key: key, lane: l, fn: fn})
+// submit runs work as the request j (its site and lane set) in the
+// committer of j's site and returns work's result once the batch
+// committed, waiting at most the engine's StoreTimeout.
+func submit[T any](ctx context.Context, e *Engine, j *job, work func(ctx context.Context, tx Tx, j *job) (T, error)) (T, error) {
+	j.work = func(ctx context.Context, tx Tx, j *job) (any, error) {
+		v, err := work(ctx, tx, j)
+		if err != nil {
+			return nil, err
+		}
+		return &v, nil
+	}
+	res, err := e.enqueue(ctx, j)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return *res.(*T), nil
 }
 
-// enqueue is submit of a job made by the caller (its ctx and done are set
-// here).
-func (e *Engine) enqueue(ctx context.Context, j *job) error {
+// enqueue queues j (its ctx and done are set here) and returns its result
+// once the committer closed done: the committer writes j's result and err
+// only before that, and enqueue reads them only after it, never when it
+// gave up on the context while the commit went on.
+func (e *Engine) enqueue(ctx context.Context, j *job) (any, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
 	defer cancel()
 	j.ctx, j.done, j.e = ctx, make(chan struct{}), e
@@ -375,21 +393,21 @@ func (e *Engine) enqueue(ctx context.Context, j *job) error {
 	e.mu.RLock()
 	if e.closed {
 		e.mu.RUnlock()
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	ch := e.shards[e.shardOf(site)][l.queue()]
 	select {
 	case ch <- j:
 	case <-ctx.Done():
 		e.mu.RUnlock()
-		return e.ctxErr(ctx)
+		return nil, e.ctxErr(ctx)
 	}
 	e.mu.RUnlock()
 	select {
 	case <-j.done:
-		return j.err
+		return j.result, j.err
 	case <-ctx.Done():
-		return e.ctxErr(ctx)
+		return nil, e.ctxErr(ctx)
 	}
 }
 
@@ -638,7 +656,7 @@ func (e *Engine) apply(jobs []*job) ([]restoration, error) {
 		if err := e.feed.checkVersions(jobs); err != nil {
 			return err
 		}
-		if err := stampVersions(jobs); err != nil {
+		if err := finishResults(jobs); err != nil {
 			return err
 		}
 		var saves []SavedRequest
@@ -671,7 +689,7 @@ func (e *Engine) noAnswer(ctx context.Context, err error) error {
 
 // reset clears what a run of the job made, for a run again.
 func (j *job) reset() {
-	j.events, j.writes, j.counters, j.err, j.save, j.stamp = j.events[:0], j.writes[:0], j.counters[:0], nil, nil, nil
+	j.events, j.writes, j.counters, j.result, j.err, j.save = j.events[:0], j.writes[:0], j.counters[:0], nil, nil, nil
 }
 
 // lookupPriors clears the jobs' results of an earlier attempt and reads the
@@ -715,7 +733,7 @@ func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
 // only ROLLBACK may run) fails the whole transaction.
 func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
 	if len(jobs) == 1 {
-		return jobs[0].fn(ctx, trackingTx{Tx: tx, e: jobs[0].e, j: jobs[0]}, jobs[0])
+		return jobs[0].run(ctx, trackingTx{Tx: tx, e: jobs[0].e, j: jobs[0]})
 	}
 	if !slices.ContainsFunc(jobs, func(j *job) bool { return j.lane == laneIssue }) {
 		_, err := runEach(ctx, tx, jobs, nil)
@@ -775,7 +793,7 @@ func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (redo bool,
 			}
 		}
 		j.wrote = false
-		err := j.fn(ctx, trackingTx{Tx: tx, e: j.e, j: j, nums: nums}, j)
+		err := j.run(ctx, trackingTx{Tx: tx, e: j.e, j: j, nums: nums})
 		if err == nil {
 			continue
 		}
@@ -785,7 +803,8 @@ func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (redo bool,
 		if sp == "" && j.wrote {
 			return true, nil
 		}
-		j.err, j.events, j.writes, j.counters, j.save = err, j.events[:0], j.writes[:0], j.counters[:0], nil
+		j.reset()
+		j.err = err
 		if sp == "" {
 			continue
 		}
@@ -910,14 +929,32 @@ func appendEvents(ctx context.Context, tx Tx, jobs []*job) error {
 	return nil
 }
 
-// stampVersions gives each job's result the version of its last event.
-func stampVersions(jobs []*job) error {
+// run runs the job's work in tx and keeps its result.
+func (j *job) run(ctx context.Context, tx Tx) error {
+	res, err := j.work(ctx, tx, j)
+	j.result = res
+	return err
+}
+
+// finishResults gives each job's result the version of its last event
+// (when the result carries one) and encodes the result of each job that
+// saves it, once the batch has appended the events.
+func finishResults(jobs []*job) error {
 	for _, j := range jobs {
-		if j.stamp != nil && j.err == nil && len(j.events) > 0 {
-			if err := j.stamp(j.events[len(j.events)-1].Version); err != nil {
-				return err
-			}
+		if j.err != nil {
+			continue
 		}
+		if v, ok := j.result.(versioned); ok && len(j.events) > 0 {
+			v.setVersion(j.events[len(j.events)-1].Version)
+		}
+		if j.save == nil {
+			continue
+		}
+		b, err := json.Marshal(j.result)
+		if err != nil {
+			return fmt.Errorf("queue: encode result of %s: %w", j.save.Op, err)
+		}
+		j.save.Result = b
 	}
 	return nil
 }
@@ -926,80 +963,77 @@ func stampVersions(jobs []*job) error {
 // (Ticket, CounterState).
 type versioned interface{ setVersion(int64) }
 
-// do runs one idempotent operation of a counter (see lane): a stored
-// result for (device, key) is returned as it was; otherwise fn runs and its
-// result is stored in the same transaction.
-func do[T any](ctx context.Context, e *Engine, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error)) (T, error) {
-	return runIdempotent(ctx, e, laneCounter, r, op, fn, nil)
+// call is an idempotent request: who asks (Request), the committer's lane
+// it waits in and op, its name in its idempotency record (opName).
+type call struct {
+	Request
+	lane lane
+	op   string
 }
 
-// runIdempotent is do with redo, when not nil, run in the same transaction on a
-// stored result returned again, e.g. to read what changed since.
-func runIdempotent[T any](ctx context.Context, e *Engine, l lane, r Request, op string, fn func(ctx context.Context, tx Tx, j *job, s *Site) (T, error),
-	redo func(ctx context.Context, tx Tx, s *Site, v T) error) (T, error) {
+// steps is the work of an idempotent request: run makes its result; again,
+// when set, answers a retry in the same transaction from the stored
+// result, e.g. with what changed since.
+type steps[T, R any] struct {
+	run   func(ctx context.Context, tx Tx, j *job, s *Site) (T, error)
+	again func(ctx context.Context, tx Tx, s *Site, stored T) (R, error)
+}
+
+// retried is again's answer to a retry, as a job's result.
+type retried[R any] struct{ v R }
+
+// idempotent runs one request once per (device, key) (see lane): a stored
+// result for the key is returned as it was; otherwise run makes it and it
+// is stored in the same transaction.
+func idempotent[T any](ctx context.Context, e *Engine, c call, run func(ctx context.Context, tx Tx, j *job, s *Site) (T, error)) (T, error) {
+	v, _, err := runIdempotent(ctx, e, c, steps[T, T]{run: run})
+	return v, err
+}
+
+// runIdempotent is idempotent with st.again, when set, answering a retry:
+// it returns run's result, or again's answer (then not nil).
+func runIdempotent[T, R any](ctx context.Context, e *Engine, c call, st steps[T, R]) (T, *R, error) {
 	var zero T
-	s, err := e.Site(r.Site)
+	s, err := e.Site(c.Site)
 	if err != nil {
-		return zero, err
+		return zero, nil, err
 	}
-	key := RequestKey{Device: r.Device, Key: r.Key}
-	// res is written by the committer only; it is read here only after the
-	// committer closed the job's done channel (submit returned its error),
-	// never when submit gave up on the context while the commit went on.
-	var res T
-	err = e.enqueue(ctx, &job{site: s.ID, key: key, lane: l, number: r.number, fn: func(ctx context.Context, tx Tx, j *job) error {
-		if j.prior != nil {
-			if j.prior.Op != op {
-				return fmt.Errorf("%w: key %q was used for %s, not %s", ErrKeyReused, r.Key, j.prior.Op, op)
+	key := RequestKey{Device: c.Device, Key: c.Key}
+	j := &job{site: s.ID, key: key, lane: c.lane, number: c.number, work: func(ctx context.Context, tx Tx, j *job) (any, error) {
+		if p := j.prior; p != nil {
+			if p.Op != c.op {
+				return nil, fmt.Errorf("%w: key %q was used for %s, not %s", ErrKeyReused, c.Key, p.Op, c.op)
 			}
 			var v T
-			if err := json.Unmarshal(j.prior.Result, &v); err != nil {
-				return fmt.Errorf("queue: decode stored result of %s: %w", op, err)
+			if err := json.Unmarshal(p.Result, &v); err != nil {
+				return nil, fmt.Errorf("queue: decode stored result of %s: %w", c.op, err)
 			}
-			if redo != nil {
-				if err := redo(ctx, tx, s, v); err != nil {
-					return err
-				}
+			if st.again == nil {
+				return &v, nil
 			}
-			res = v
-			return nil
-		}
-		v, err := fn(ctx, tx, j, s)
-		if err != nil {
-			return err
-		}
-		if r.Key != "" {
-			j.save = &SavedRequest{RequestKey: key, Op: op, AtMs: ms(e.clock())}
-		}
-		save := func() error {
-			if j.save == nil {
-				return nil
-			}
-			b, err := json.Marshal(v)
+			r, err := st.again(ctx, tx, s, v)
 			if err != nil {
-				return fmt.Errorf("queue: encode result of %s: %w", op, err)
+				return nil, err
 			}
-			j.save.Result = b
-			return nil
+			return &retried[R]{r}, nil
 		}
-		j.stamp = nil
-		if vv, ok := any(&v).(versioned); ok {
-			j.stamp = func(version int64) error {
-				vv.setVersion(version)
-				res = v
-				return save()
-			}
+		v, err := st.run(ctx, tx, j, s)
+		if err != nil {
+			return nil, err
 		}
-		res = v
-		if j.stamp != nil && len(j.events) > 0 {
-			return nil // encoded once, when stampVersions gives it its version
+		if c.Key != "" {
+			j.save = &SavedRequest{RequestKey: key, Op: c.op, AtMs: ms(e.clock())}
 		}
-		return save()
-	}})
+		return &v, nil
+	}}
+	res, err := e.enqueue(ctx, j)
 	if err != nil {
-		return zero, err
+		return zero, nil, err
 	}
-	return res, nil
+	if r, ok := res.(*retried[R]); ok {
+		return zero, &r.v, nil
+	}
+	return *res.(*T), nil, nil
 }
 
 // ms converts a time to the unix milliseconds stores keep; zero stays 0.

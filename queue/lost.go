@@ -596,7 +596,7 @@ func (e *Engine) Losses() LossStats {
 // write: an empty request through its committer.
 func (e *Engine) restoreSoon(site string) {
 	go func() {
-		err := e.submit(context.Background(), laneCounter, site, RequestKey{}, func(context.Context, Tx, *job) error { return nil })
+		_, err := submit(context.Background(), e, &job{site: site, lane: laneCounter}, func(context.Context, Tx, *job) (struct{}, error) { return struct{}{}, nil })
 		if err != nil && !errors.Is(err, ErrClosed) {
 			e.log.Warn("store lost acknowledged work: restore failed, trying again at the next write", "site", site, "err", err)
 		}

@@ -59,9 +59,9 @@ type TransferRequest struct {
 
 // Issue takes a new number for a service.
 func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
-	return runIdempotent(ctx, e, laneIssue, r.numbered(), issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return idempotent(ctx, e, r.call(), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		return e.issue(ctx, tx, j, s, r)
-	}, nil)
+	})
 }
 
 // IssuePosition is Issue that also tells where the new ticket stands, as a
@@ -72,29 +72,25 @@ func (e *Engine) Issue(ctx context.Context, r IssueRequest) (Ticket, error) {
 // (same device and key) gets its ticket as it is now, and where it stands
 // now.
 func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, error) {
-	// pos and redone are written by the committer and read once do
-	// returned, like do's own result.
-	var (
-		pos    Position
-		redone bool
-	)
-	t, err := runIdempotent(ctx, e, laneIssue, r.numbered(), issueOp(r), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
-		return e.issue(ctx, tx, j, s, r)
-	}, func(ctx context.Context, tx Tx, s *Site, t Ticket) error {
-		cur, err := tx.Ticket(ctx, t.ID)
-		if err != nil {
-			return fmt.Errorf("queue: read issued ticket %s: %w", t.Number, err)
-		}
-		pos, err = e.position(ctx, tx, s, cur)
-		redone = true
-		return err
+	t, again, err := runIdempotent(ctx, e, r.call(), steps[Ticket, Position]{
+		run: func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+			return e.issue(ctx, tx, j, s, r)
+		},
+		again: func(ctx context.Context, tx Tx, s *Site, t Ticket) (Position, error) {
+			cur, err := tx.Ticket(ctx, t.ID)
+			if err != nil {
+				return Position{}, fmt.Errorf("queue: read issued ticket %s: %w", t.Number, err)
+			}
+			pos, err := e.position(ctx, tx, s, cur)
+			pos.Ticket.Version = t.Version
+			return pos, err
+		},
 	})
 	if err != nil {
 		return Position{}, err
 	}
-	if redone {
-		pos.Ticket.Version = t.Version
-		return pos, nil
+	if again != nil {
+		return *again, nil
 	}
 	// t.Version is that of its ISSUED event: the order has it once the
 	// feed has.
@@ -110,17 +106,14 @@ func (e *Engine) IssuePosition(ctx context.Context, r IssueRequest) (Position, e
 	return p, err
 }
 
-// numbered is r's Request, telling the batch the service it takes a number
-// of.
-func (r IssueRequest) numbered() Request {
+// call is r as an idempotent request of the kiosks' lane, telling the
+// batch the service it takes a number of; Issue and IssuePosition are the
+// same request.
+func (r IssueRequest) call() call {
 	q := r.Request
 	q.number = r.Service
-	return q
+	return call{Request: q, lane: laneIssue, op: opName("issue", r.Service, string(r.Class))}
 }
-
-// issueOp names an issue request for its idempotency record: Issue and
-// IssuePosition are the same request.
-func issueOp(r IssueRequest) string { return opName("issue", r.Service, string(r.Class)) }
 
 // issue takes the next number of r's service in transaction tx.
 func (e *Engine) issue(ctx context.Context, tx Tx, j *job, s *Site, r IssueRequest) (Ticket, error) {
@@ -258,52 +251,79 @@ func ticketEvent(c ticketChange, before, t *Ticket) Event {
 	return ev
 }
 
-// move applies action a to t (edit sets the fields the action changes
-// besides the status; nil: none), writes it with a compare-and-set on its
-// old status and appends the event of c.
-func move(ctx context.Context, tx Tx, j *job, t *Ticket, a Action, c ticketChange, edit func(*Ticket)) error {
-	to, err := Next(t.Number, t.Status, a)
+// ticketMove is action act on ticket t, with change c: edit sets the
+// fields the action changes besides the status (nil: none).
+type ticketMove struct {
+	t    *Ticket
+	act  Action
+	c    ticketChange
+	edit func(*Ticket)
+}
+
+// move applies m to its ticket, writes it with a compare-and-set on its old
+// status and appends the event of its change.
+func move(ctx context.Context, tx Tx, j *job, m ticketMove) error {
+	t := m.t
+	to, err := Next(t.Number, t.Status, m.act)
 	if err != nil {
 		return err
 	}
 	before := *t
 	from := t.Status
 	t.Status = to
-	if edit != nil {
-		edit(t)
+	if m.edit != nil {
+		m.edit(t)
 	}
 	if err := tx.UpdateTicket(ctx, t, from); err != nil {
-		return fmt.Errorf("queue: %s %s: %w", a, t.Number, err)
+		return fmt.Errorf("queue: %s %s: %w", m.act, t.Number, err)
 	}
-	j.emit(ticketEvent(c, &before, t))
+	j.emit(ticketEvent(m.c, &before, t))
 	return nil
 }
 
-// counterTicket loads the counter's definition, state and current ticket.
-func counterTicket(ctx context.Context, tx Tx, s *Site, id string) (*Counter, CounterState, *Ticket, error) {
+// atCounter is a counter acting in a request: its definition, its stored
+// state, the ticket it calls or serves (nil: none), who acts and when.
+type atCounter struct {
+	c     *Counter
+	cs    CounterState
+	cur   *Ticket
+	actor string
+	now   time.Time
+}
+
+// change is the ticketChange of event ev at the counter.
+func (a atCounter) change(ev EventType) ticketChange {
+	return ticketChange{Event: ev, Counter: a.c.ID, Actor: a.actor, At: a.now}
+}
+
+// loadCounter loads the counter's definition, state and current ticket;
+// the caller sets who acts and when.
+func loadCounter(ctx context.Context, tx Tx, s *Site, id string) (atCounter, error) {
 	c, err := s.counter(id)
 	if err != nil {
-		return nil, CounterState{}, nil, err
+		return atCounter{}, err
 	}
 	cs, err := tx.Counter(ctx, CounterKey{Site: s.ID, ID: id})
 	if err != nil {
-		return nil, cs, nil, fmt.Errorf("queue: read counter %s: %w", id, err)
+		return atCounter{}, fmt.Errorf("queue: read counter %s: %w", id, err)
 	}
+	a := atCounter{c: c, cs: cs}
 	if cs.TicketID == 0 {
-		return c, cs, nil, nil
+		return a, nil
 	}
 	t, err := tx.Ticket(ctx, cs.TicketID)
 	if errors.Is(err, ErrNotFound) {
-		return c, cs, nil, nil
+		return a, nil
 	}
 	if err != nil {
-		return nil, cs, nil, fmt.Errorf("queue: read ticket of counter %s: %w", id, err)
+		return atCounter{}, fmt.Errorf("queue: read ticket of counter %s: %w", id, err)
 	}
-	if t.Status != StatusCalled && t.Status != StatusServing {
-		// Cancelled or expired by someone else: the counter is free.
-		return c, cs, nil, nil
+	if t.Status == StatusCalled || t.Status == StatusServing {
+		// Otherwise cancelled or expired by someone else: the counter is
+		// free.
+		a.cur = t
 	}
-	return c, cs, t, nil
+	return a, nil
 }
 
 func setCounter(ctx context.Context, tx Tx, cs CounterState, ticket int64, now time.Time) error {
@@ -319,56 +339,56 @@ func setCounter(ctx context.Context, tx Tx, cs CounterState, ticket int64, now t
 
 // readyToCall completes a ticket the counter is serving (calling next ends
 // the current service) and refuses while a ticket is still only called.
-func readyToCall(ctx context.Context, tx Tx, j *job, c *Counter, cs CounterState, cur *Ticket, actor string, now time.Time) error {
-	if cs.Mode == CounterPaused || cs.Mode == CounterClosed {
-		return fmt.Errorf("%w: counter %s is %s", ErrCounterPaused, c.ID, cs.Mode)
+func (a atCounter) readyToCall(ctx context.Context, tx Tx, j *job) error {
+	if a.cs.Mode == CounterPaused || a.cs.Mode == CounterClosed {
+		return fmt.Errorf("%w: counter %s is %s", ErrCounterPaused, a.c.ID, a.cs.Mode)
 	}
-	if cur == nil {
+	if a.cur == nil {
 		return nil
 	}
-	if cur.Status == StatusCalled {
-		return fmt.Errorf("%w: counter %s is calling %s: start, recall or mark it no-show first", ErrCounterBusy, c.ID, cur.Number)
+	if a.cur.Status == StatusCalled {
+		return fmt.Errorf("%w: counter %s is calling %s: start, recall or mark it no-show first", ErrCounterBusy, a.c.ID, a.cur.Number)
 	}
-	return move(ctx, tx, j, cur, ActComplete, ticketChange{Event: EventDone, Counter: c.ID, Actor: actor, At: now}, func(t *Ticket) { t.FinishedAt = now })
+	return move(ctx, tx, j, ticketMove{t: a.cur, act: ActComplete, c: a.change(EventDone), edit: func(t *Ticket) { t.FinishedAt = a.now }})
 }
 
-// claim calls waiting ticket t to counter c; it returns ErrConflict when
+// claim calls waiting ticket t to the counter; it returns ErrConflict when
 // another transaction took it first.
-func claim(ctx context.Context, tx Tx, j *job, t *Ticket, c *Counter, cs CounterState, actor string, now time.Time) error {
-	err := move(ctx, tx, j, t, ActCall, ticketChange{Event: EventCalled, Counter: c.ID, Actor: actor, At: now}, func(t *Ticket) {
-		t.Counter, t.TargetCounter = c.ID, ""
+func (a atCounter) claim(ctx context.Context, tx Tx, j *job, t *Ticket) error {
+	err := move(ctx, tx, j, ticketMove{t: t, act: ActCall, c: a.change(EventCalled), edit: func(t *Ticket) {
+		t.Counter, t.TargetCounter = a.c.ID, ""
 		t.CallCount++
-		t.CalledAt = now
+		t.CalledAt = a.now
 		if t.FirstCalledAt.IsZero() {
-			t.FirstCalledAt = now
+			t.FirstCalledAt = a.now
 		}
-	})
+	}})
 	if err != nil {
 		return err
 	}
-	return setCounter(ctx, tx, cs, t.ID, now)
+	return setCounter(ctx, tx, a.cs, t.ID, a.now)
 }
 
 // CallNext calls the next ticket for a counter by its policy.
 func (e *Engine) CallNext(ctx context.Context, r CounterRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, opName("call-next", r.Counter), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
-		c, cs, cur, err := counterTicket(ctx, tx, s, r.Counter)
+	return idempotent(ctx, e, r.call("call-next"), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		a, err := loadCounter(ctx, tx, s, r.Counter)
 		if err != nil {
 			return Ticket{}, err
 		}
-		now := e.clock()
-		if err := readyToCall(ctx, tx, j, c, cs, cur, r.Device, now); err != nil {
+		a.actor, a.now = r.Device, e.clock()
+		if err := a.readyToCall(ctx, tx, j); err != nil {
 			return Ticket{}, err
 		}
 		for attempt := 0; attempt < 5; attempt++ {
-			p, err := pick(ctx, tx, s, c, s.Day(now), now)
+			p, err := pick(ctx, tx, s, a)
 			if err != nil {
 				return Ticket{}, err
 			}
 			if p == nil {
-				return Ticket{}, fmt.Errorf("%w: for counter %s", ErrNoneWaiting, c.ID)
+				return Ticket{}, fmt.Errorf("%w: for counter %s", ErrNoneWaiting, a.c.ID)
 			}
-			err = claim(ctx, tx, j, p.t, c, cs, r.Device, now)
+			err = a.claim(ctx, tx, j, p.t)
 			if errors.Is(err, ErrConflict) {
 				continue // another daemon took it between our read and write
 			}
@@ -386,7 +406,7 @@ func (e *Engine) CallNext(ctx context.Context, r CounterRequest) (Ticket, error)
 			}
 			return *p.t, nil
 		}
-		return Ticket{}, fmt.Errorf("queue: call next for counter %s: %w", c.ID, ErrConflict)
+		return Ticket{}, fmt.Errorf("queue: call next for counter %s: %w", a.c.ID, ErrConflict)
 	})
 }
 
@@ -398,10 +418,12 @@ type picked struct {
 	streak   int
 }
 
-// pick chooses the next ticket for counter c: tickets transferred to it
+// pick chooses the next ticket for counter a: tickets transferred to it
 // first, then any ticket over its service's maximum wait (oldest first),
 // then by the counter's policy over its services.
-func pick(ctx context.Context, tx Tx, s *Site, c *Counter, day string, now time.Time) (*picked, error) {
+func pick(ctx context.Context, tx Tx, s *Site, a atCounter) (*picked, error) {
+	c, now := a.c, a.now
+	day := s.Day(now)
 	t, err := tx.Head(ctx, HeadQuery{Site: s.ID, Day: day, Counter: c.ID, Lock: true})
 	if err != nil || t != nil {
 		return wrapPick(t, err)
@@ -430,7 +452,7 @@ func pick(ctx context.Context, tx Tx, s *Site, c *Counter, day string, now time.
 		var best *picked
 		var bestScore float64
 		for _, cs := range c.Services {
-			p, err := serviceHead(ctx, tx, s, cs.Service, day, false)
+			p, err := serviceHead(ctx, tx, s, HeadQuery{Site: s.ID, Day: day, Service: cs.Service})
 			if err != nil {
 				return nil, err
 			}
@@ -446,7 +468,7 @@ func pick(ctx context.Context, tx Tx, s *Site, c *Counter, day string, now time.
 		return best, nil
 	}
 	for _, cs := range c.Services {
-		p, err := serviceHead(ctx, tx, s, cs.Service, day, true)
+		p, err := serviceHead(ctx, tx, s, HeadQuery{Site: s.ID, Day: day, Service: cs.Service, Lock: true})
 		if err != nil || p != nil {
 			return p, err
 		}
@@ -461,14 +483,14 @@ func wrapPick(t *Ticket, err error) (*picked, error) {
 	return &picked{t: t}, nil
 }
 
-// serviceHead is the head of one service's queue, honouring its ratio: one
-// priority ticket after every NormalPerPriority others.
-func serviceHead(ctx context.Context, tx Tx, s *Site, code, day string, lock bool) (*picked, error) {
+// serviceHead is the head of the queue of service q.Service, honouring its
+// ratio: one priority ticket after every NormalPerPriority others.
+func serviceHead(ctx context.Context, tx Tx, s *Site, q HeadQuery) (*picked, error) {
+	code := q.Service
 	sv, err := s.service(code)
 	if err != nil {
 		return nil, err
 	}
-	q := HeadQuery{Site: s.ID, Day: day, Service: code, Lock: lock}
 	if sv.Ratio == nil {
 		t, err := tx.Head(ctx, q)
 		if err != nil || t == nil {
@@ -507,44 +529,50 @@ func wrapErr(err error, code string) error {
 
 // CallNumber calls a given waiting ticket to a counter.
 func (e *Engine) CallNumber(ctx context.Context, r NumberRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, opName("call-number", r.Counter, r.Number), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
-		c, cs, cur, err := counterTicket(ctx, tx, s, r.Counter)
+	return idempotent(ctx, e, call{Request: r.Request, op: opName("call-number", r.Counter, r.Number)}, func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		a, err := loadCounter(ctx, tx, s, r.Counter)
 		if err != nil {
 			return Ticket{}, err
 		}
-		now := e.clock()
-		t, err := e.byNumberFor(ctx, tx, s, r.Number, ActCall, now)
+		a.actor, a.now = r.Device, e.clock()
+		t, err := byNumberFor(ctx, tx, todays(s, r.Number, a.now), ActCall)
 		if err != nil {
 			return Ticket{}, err
 		}
-		if err := readyToCall(ctx, tx, j, c, cs, cur, r.Device, now); err != nil {
+		if err := a.readyToCall(ctx, tx, j); err != nil {
 			return Ticket{}, err
 		}
-		if err := claim(ctx, tx, j, t, c, cs, r.Device, now); err != nil {
+		if err := a.claim(ctx, tx, j, t); err != nil {
 			return Ticket{}, err
 		}
 		return *t, nil
 	})
 }
 
-func (e *Engine) byNumber(ctx context.Context, tx Tx, s *Site, number string, now time.Time) (*Ticket, error) {
-	if number == "" {
+// todays is the key of ticket number of site s on the service day of now.
+func todays(s *Site, number string, now time.Time) NumberKey {
+	return NumberKey{Site: s.ID, Day: s.Day(now), Number: number}
+}
+
+// byNumber reads the ticket of k, which names a ticket of today.
+func byNumber(ctx context.Context, tx Tx, k NumberKey) (*Ticket, error) {
+	if k.Number == "" {
 		return nil, fmt.Errorf("%w: no ticket number", ErrBadRequest)
 	}
-	t, err := tx.TicketByNumber(ctx, NumberKey{Site: s.ID, Day: s.Day(now), Number: number})
+	t, err := tx.TicketByNumber(ctx, k)
 	if errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("%w: %s today at %s", ErrNotFound, number, s.ID)
+		return nil, fmt.Errorf("%w: %s today at %s", ErrNotFound, k.Number, k.Site)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("queue: find ticket %s: %w", number, err)
+		return nil, fmt.Errorf("queue: find ticket %s: %w", k.Number, err)
 	}
 	return t, nil
 }
 
 // byNumberFor is byNumber for action a: a ticket whose state does not
 // allow a is refused with a *TransitionError.
-func (e *Engine) byNumberFor(ctx context.Context, tx Tx, s *Site, number string, a Action, now time.Time) (*Ticket, error) {
-	t, err := e.byNumber(ctx, tx, s, number, now)
+func byNumberFor(ctx context.Context, tx Tx, k NumberKey, a Action) (*Ticket, error) {
+	t, err := byNumber(ctx, tx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -554,58 +582,79 @@ func (e *Engine) byNumberFor(ctx context.Context, tx Tx, s *Site, number string,
 	return t, nil
 }
 
-// currentOp acts on the ticket a counter calls or serves now.
-func (e *Engine) currentOp(ctx context.Context, r CounterRequest, op string, a Action, typ EventType, free bool, change func(t *Ticket, now time.Time)) (Ticket, error) {
-	return do(ctx, e, r.Request, opName(op, r.Counter), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
-		c, cs, cur, err := counterTicket(ctx, tx, s, r.Counter)
+// counterStep is an action on the ticket a counter calls or serves: op
+// names it in the idempotency record, act moves the ticket, event records
+// it, edit sets the ticket's fields besides its status, and frees, when
+// true, frees the counter.
+type counterStep struct {
+	op    string
+	act   Action
+	event EventType
+	edit  func(t *Ticket, now time.Time)
+	frees bool
+}
+
+// call is r as an idempotent request op of the counter.
+func (r CounterRequest) call(op string) call {
+	return call{Request: r.Request, op: opName(op, r.Counter)}
+}
+
+// actOnCurrent applies st to the ticket the counter calls or serves now.
+func (e *Engine) actOnCurrent(ctx context.Context, r CounterRequest, st counterStep) (Ticket, error) {
+	return idempotent(ctx, e, r.call(st.op), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+		a, err := loadCounter(ctx, tx, s, r.Counter)
 		if err != nil {
 			return Ticket{}, err
 		}
-		if cur == nil {
-			return Ticket{}, fmt.Errorf("%w: counter %s has no ticket to %s", ErrCounterIdle, c.ID, a)
+		if a.cur == nil {
+			return Ticket{}, fmt.Errorf("%w: counter %s has no ticket to %s", ErrCounterIdle, a.c.ID, st.act)
 		}
-		now := e.clock()
-		if err := move(ctx, tx, j, cur, a, ticketChange{Event: typ, Counter: c.ID, Actor: r.Device, At: now}, func(t *Ticket) { change(t, now) }); err != nil {
+		a.actor, a.now = r.Device, e.clock()
+		if err := move(ctx, tx, j, ticketMove{t: a.cur, act: st.act, c: a.change(st.event), edit: func(t *Ticket) { st.edit(t, a.now) }}); err != nil {
 			return Ticket{}, err
 		}
-		if free {
-			if err := setCounter(ctx, tx, cs, 0, now); err != nil {
+		if st.frees {
+			if err := setCounter(ctx, tx, a.cs, 0, a.now); err != nil {
 				return Ticket{}, err
 			}
 		}
-		return *cur, nil
+		return *a.cur, nil
 	})
 }
 
 // Recall announces the counter's called ticket again.
 func (e *Engine) Recall(ctx context.Context, r CounterRequest) (Ticket, error) {
-	return e.currentOp(ctx, r, "recall", ActRecall, EventRecalled, false, func(t *Ticket, _ time.Time) { t.CallCount++ })
+	return e.actOnCurrent(ctx, r, counterStep{op: "recall", act: ActRecall, event: EventRecalled,
+		edit: func(t *Ticket, _ time.Time) { t.CallCount++ }})
 }
 
 // NoShow marks the counter's called ticket as not come.
 func (e *Engine) NoShow(ctx context.Context, r CounterRequest) (Ticket, error) {
-	return e.currentOp(ctx, r, "no-show", ActNoShow, EventNoShow, true, func(t *Ticket, now time.Time) {
-		t.NoShowCount++
-		t.FinishedAt = now
-	})
+	return e.actOnCurrent(ctx, r, counterStep{op: "no-show", act: ActNoShow, event: EventNoShow, frees: true,
+		edit: func(t *Ticket, now time.Time) {
+			t.NoShowCount++
+			t.FinishedAt = now
+		}})
 }
 
 // Start begins serving the counter's called ticket.
 func (e *Engine) Start(ctx context.Context, r CounterRequest) (Ticket, error) {
-	return e.currentOp(ctx, r, "start", ActStart, EventServing, false, func(t *Ticket, now time.Time) { t.ServingAt = now })
+	return e.actOnCurrent(ctx, r, counterStep{op: "start", act: ActStart, event: EventServing,
+		edit: func(t *Ticket, now time.Time) { t.ServingAt = now }})
 }
 
 // Complete finishes the ticket the counter serves.
 func (e *Engine) Complete(ctx context.Context, r CounterRequest) (Ticket, error) {
-	return e.currentOp(ctx, r, "complete", ActComplete, EventDone, true, func(t *Ticket, now time.Time) { t.FinishedAt = now })
+	return e.actOnCurrent(ctx, r, counterStep{op: "complete", act: ActComplete, event: EventDone, frees: true,
+		edit: func(t *Ticket, now time.Time) { t.FinishedAt = now }})
 }
 
 // Reenter puts a no-show ticket back in its queue, ReentryAfter places after
 // the head, at most MaxReentries times.
 func (e *Engine) Reenter(ctx context.Context, r NumberRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, opName("re-enter", r.Number), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return idempotent(ctx, e, call{Request: r.Request, op: opName("re-enter", r.Number)}, func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		now := e.clock()
-		t, err := e.byNumberFor(ctx, tx, s, r.Number, ActReenter, now)
+		t, err := byNumberFor(ctx, tx, todays(s, r.Number, now), ActReenter)
 		if err != nil {
 			return Ticket{}, err
 		}
@@ -619,11 +668,11 @@ func (e *Engine) Reenter(ctx context.Context, r NumberRequest) (Ticket, error) {
 		if err := place(ctx, tx, t, sv.ReentryAfter); err != nil {
 			return Ticket{}, err
 		}
-		err = move(ctx, tx, j, t, ActReenter, ticketChange{Event: EventReentered, Actor: r.Device, At: now}, func(t *Ticket) {
+		err = move(ctx, tx, j, ticketMove{t: t, act: ActReenter, c: ticketChange{Event: EventReentered, Actor: r.Device, At: now}, edit: func(t *Ticket) {
 			t.Class = ClassReentered
 			t.Counter, t.TargetCounter = "", ""
 			t.WaitingSince, t.FinishedAt = now, time.Time{}
-		})
+		}})
 		return *t, err
 	})
 }
@@ -631,18 +680,20 @@ func (e *Engine) Reenter(ctx context.Context, r NumberRequest) (Ticket, error) {
 // Transfer sends the counter's ticket back to waiting in another service's
 // queue (at the head of its class) or for one counter; it keeps its number.
 func (e *Engine) Transfer(ctx context.Context, r TransferRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, opName("transfer", r.Counter, r.ToService, r.ToCounter), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return idempotent(ctx, e, call{Request: r.Request, op: opName("transfer", r.Counter, r.ToService, r.ToCounter)}, func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		if (r.ToService == "") == (r.ToCounter == "") {
 			return Ticket{}, fmt.Errorf("%w: transfer needs a service or a counter, not both", ErrBadRequest)
 		}
-		c, cs, cur, err := counterTicket(ctx, tx, s, r.Counter)
+		a, err := loadCounter(ctx, tx, s, r.Counter)
 		if err != nil {
 			return Ticket{}, err
 		}
+		cur := a.cur
 		if cur == nil {
-			return Ticket{}, fmt.Errorf("%w: counter %s cannot transfer", ErrCounterIdle, c.ID)
+			return Ticket{}, fmt.Errorf("%w: counter %s cannot transfer", ErrCounterIdle, a.c.ID)
 		}
-		now := e.clock()
+		a.actor, a.now = r.Device, e.clock()
+		now := a.now
 		detail := ""
 		queue, target := cur.Queue, ""
 		if r.ToService != "" {
@@ -671,47 +722,50 @@ func (e *Engine) Transfer(ctx context.Context, r TransferRequest) (Ticket, error
 				return Ticket{}, err
 			}
 		}
-		err = move(ctx, tx, j, cur, ActTransfer, ticketChange{Event: EventTransferred, Counter: c.ID, Actor: r.Device, Detail: detail, At: now}, func(t *Ticket) {
+		ch := a.change(EventTransferred)
+		ch.Detail = detail
+		err = move(ctx, tx, j, ticketMove{t: cur, act: ActTransfer, c: ch, edit: func(t *Ticket) {
 			t.Queue, t.TargetCounter, t.SortKey = moved.Queue, moved.TargetCounter, moved.SortKey
 			t.Counter = ""
 			t.WaitingSince = now
-		})
+		}})
 		if err != nil {
 			return Ticket{}, err
 		}
-		return *cur, setCounter(ctx, tx, cs, 0, now)
+		return *cur, setCounter(ctx, tx, a.cs, 0, now)
 	})
 }
 
 // Cancel withdraws a waiting or called ticket.
 func (e *Engine) Cancel(ctx context.Context, r NumberRequest) (Ticket, error) {
-	return do(ctx, e, r.Request, opName("cancel", r.Number), func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
+	return idempotent(ctx, e, call{Request: r.Request, op: opName("cancel", r.Number)}, func(ctx context.Context, tx Tx, j *job, s *Site) (Ticket, error) {
 		now := e.clock()
-		t, err := e.byNumber(ctx, tx, s, r.Number, now)
+		t, err := byNumber(ctx, tx, todays(s, r.Number, now))
 		if err != nil {
 			return Ticket{}, err
 		}
-		counter := t.Counter
-		if err := move(ctx, tx, j, t, ActCancel, ticketChange{Event: EventCancelled, Counter: counter, Actor: r.Device, At: now}, func(t *Ticket) { t.FinishedAt = now }); err != nil {
+		ch := ticketChange{Event: EventCancelled, Counter: t.Counter, Actor: r.Device, At: now}
+		if err := move(ctx, tx, j, ticketMove{t: t, act: ActCancel, c: ch, edit: func(t *Ticket) { t.FinishedAt = now }}); err != nil {
 			return Ticket{}, err
 		}
-		return *t, freeCounterOf(ctx, tx, s.ID, counter, t.ID, now)
+		return *t, freeCounterOf(ctx, tx, ch, t)
 	})
 }
 
-// freeCounterOf clears a counter whose current ticket left it.
-func freeCounterOf(ctx context.Context, tx Tx, site, counter string, ticket int64, now time.Time) error {
-	if counter == "" {
+// freeCounterOf clears the counter change c happened at (none: nothing to
+// do) when its current ticket is t, which c moved away from it.
+func freeCounterOf(ctx context.Context, tx Tx, c ticketChange, t *Ticket) error {
+	if c.Counter == "" {
 		return nil
 	}
-	cs, err := tx.Counter(ctx, CounterKey{Site: site, ID: counter})
+	cs, err := tx.Counter(ctx, CounterKey{Site: t.Site, ID: c.Counter})
 	if err != nil {
-		return fmt.Errorf("queue: read counter %s: %w", counter, err)
+		return fmt.Errorf("queue: read counter %s: %w", c.Counter, err)
 	}
-	if cs.TicketID != ticket {
+	if cs.TicketID != t.ID {
 		return nil
 	}
-	return setCounter(ctx, tx, cs, 0, now)
+	return setCounter(ctx, tx, cs, 0, c.At)
 }
 
 // Pause stops a counter from calling; Resume opens it again.
@@ -725,7 +779,7 @@ func (e *Engine) Resume(ctx context.Context, r CounterRequest) (CounterState, er
 }
 
 func (e *Engine) setMode(ctx context.Context, r CounterRequest, op string, mode CounterMode, typ EventType) (CounterState, error) {
-	return do(ctx, e, r.Request, opName(op, r.Counter), func(ctx context.Context, tx Tx, j *job, s *Site) (CounterState, error) {
+	return idempotent(ctx, e, r.call(op), func(ctx context.Context, tx Tx, j *job, s *Site) (CounterState, error) {
 		c, err := s.counter(r.Counter)
 		if err != nil {
 			return CounterState{}, err
@@ -750,14 +804,15 @@ func (e *Engine) MarkPrintFailed(ctx context.Context, site string, ticketID int6
 	if err != nil {
 		return err
 	}
-	return e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
+	_, err = submit(ctx, e, &job{site: s.ID, lane: laneBulk}, func(ctx context.Context, tx Tx, j *job) (struct{}, error) {
 		t, err := tx.Ticket(ctx, ticketID)
 		if err != nil {
-			return fmt.Errorf("queue: mark print failed: %w", err)
+			return struct{}{}, fmt.Errorf("queue: mark print failed: %w", err)
 		}
 		j.emit(ticketEvent(ticketChange{Event: EventPrintFailed, Actor: actor, Detail: reason, At: e.clock()}, t, t))
-		return nil
+		return struct{}{}, nil
 	})
+	return err
 }
 
 // Sweep expires the waiting tickets of past service days, the tickets a
@@ -772,28 +827,27 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 	defs := e.defs.Load()
 	for _, id := range defs.order {
 		s := defs.byID[id]
-		n := 0
-		err := e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
-			n = 0
+		n, err := submit(ctx, e, &job{site: s.ID, lane: laneBulk}, func(ctx context.Context, tx Tx, j *job) (int, error) {
+			n := 0
 			now := e.clock()
 			day := s.Day(now)
 			old, err := tx.Find(ctx, Filter{Site: s.ID, BeforeDay: day, Statuses: []Status{StatusWaiting}, Limit: 1000})
 			if err != nil {
-				return fmt.Errorf("queue: sweep %s: %w", s.ID, err)
+				return 0, fmt.Errorf("queue: sweep %s: %w", s.ID, err)
 			}
 			held, err := tx.Find(ctx, Filter{Site: s.ID, BeforeDay: s.HeldSinceDay(now), Statuses: []Status{StatusCalled, StatusServing}, Limit: 1000})
 			if err != nil {
-				return fmt.Errorf("queue: sweep %s: %w", s.ID, err)
+				return 0, fmt.Errorf("queue: sweep %s: %w", s.ID, err)
 			}
 			old = append(old, held...)
 			for i := range old {
 				t := &old[i]
-				counter := t.Counter
-				if err := move(ctx, tx, j, t, ActExpire, ticketChange{Event: EventExpired, Counter: counter, Actor: "rollover", At: now}, func(t *Ticket) { t.FinishedAt = now }); err != nil {
-					return err
+				ch := ticketChange{Event: EventExpired, Counter: t.Counter, Actor: "rollover", At: now}
+				if err := move(ctx, tx, j, ticketMove{t: t, act: ActExpire, c: ch, edit: func(t *Ticket) { t.FinishedAt = now }}); err != nil {
+					return 0, err
 				}
-				if err := freeCounterOf(ctx, tx, s.ID, counter, t.ID, now); err != nil {
-					return err
+				if err := freeCounterOf(ctx, tx, ch, t); err != nil {
+					return 0, err
 				}
 				n++
 			}
@@ -803,25 +857,25 @@ func (e *Engine) Sweep(ctx context.Context) (int, error) {
 				}
 				late, err := tx.Find(ctx, Filter{Site: s.ID, Service: sv.Code, Day: day, Statuses: []Status{StatusCalled}, CalledBefore: ms(now.Add(-sv.CallTimeout)), Limit: 1000})
 				if err != nil {
-					return fmt.Errorf("queue: sweep %s: %w", s.ID, err)
+					return 0, fmt.Errorf("queue: sweep %s: %w", s.ID, err)
 				}
 				for i := range late {
 					t := &late[i]
-					counter := t.Counter
 					a, typ, change := ActTimeoutNoShow, EventNoShow, func(t *Ticket) { t.NoShowCount++; t.FinishedAt = now }
 					if sv.TimeoutAction == TimeoutRequeue {
 						a, typ, change = ActTimeoutRequeue, EventReentered, func(t *Ticket) { t.Counter = ""; t.WaitingSince = now }
 					}
-					if err := move(ctx, tx, j, t, a, ticketChange{Event: typ, Counter: counter, Actor: "timeout", Detail: "call timeout", At: now}, change); err != nil {
-						return err
+					ch := ticketChange{Event: typ, Counter: t.Counter, Actor: "timeout", Detail: "call timeout", At: now}
+					if err := move(ctx, tx, j, ticketMove{t: t, act: a, c: ch, edit: change}); err != nil {
+						return 0, err
 					}
-					if err := freeCounterOf(ctx, tx, s.ID, counter, t.ID, now); err != nil {
-						return err
+					if err := freeCounterOf(ctx, tx, ch, t); err != nil {
+						return 0, err
 					}
 					n++
 				}
 			}
-			return nil
+			return n, nil
 		})
 		if err != nil {
 			return total, err

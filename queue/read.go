@@ -403,7 +403,7 @@ func (e *Engine) Position(ctx context.Context, site, number string) (Position, e
 	}
 	var p Position
 	err = e.read(ctx, func(ctx context.Context, tx Tx) error {
-		t, err := e.byNumber(ctx, tx, s, number, e.clock())
+		t, err := byNumber(ctx, tx, todays(s, number, e.clock()))
 		if err != nil {
 			return err
 		}

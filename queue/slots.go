@@ -246,39 +246,25 @@ func (e *Engine) generateResource(ctx context.Context, s *Site, r *Resource, now
 // generateRange is generateResource's transaction for the slots of r
 // starting in [from, to).
 func (e *Engine) generateRange(ctx context.Context, s *Site, r *Resource, want []Slot, from, to time.Time) (int, error) {
-	n := 0
-	err := e.submit(ctx, laneBulk, s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
-		var err error
-		n, err = e.reshapeRange(ctx, tx, s, r, want, from, to)
-		return err
+	return submit(ctx, e, &job{site: s.ID, lane: laneBulk}, func(ctx context.Context, tx Tx, j *job) (int, error) {
+		return e.reshapeRange(ctx, tx, s, r, want, from, to)
 	})
-	if err != nil {
-		// n is the committer's: it may still be running the job
-		// when submit gave up on the context.
-		return 0, err
-	}
-	return n, nil
 }
 
 // generateParts generates the resources of parts, of one site and few
 // slots each, in one transaction.
 func (e *Engine) generateParts(ctx context.Context, parts []genPart) (int, error) {
-	n := 0
-	err := e.submit(ctx, laneBulk, parts[0].s.ID, RequestKey{}, func(ctx context.Context, tx Tx, j *job) error {
-		n = 0
+	return submit(ctx, e, &job{site: parts[0].s.ID, lane: laneBulk}, func(ctx context.Context, tx Tx, j *job) (int, error) {
+		n := 0
 		for _, pt := range parts {
 			m, err := e.reshapeRange(ctx, tx, pt.s, pt.r, pt.want, pt.now.Add(time.Millisecond), pt.last.AddDate(0, 0, 1))
 			if err != nil {
-				return err
+				return 0, err
 			}
 			n += m
 		}
-		return nil
+		return n, nil
 	})
-	if err != nil {
-		return 0, err
-	}
-	return n, nil
 }
 
 // reshapeRange brings the slots of r starting in [from, to) in line with
