@@ -147,10 +147,12 @@ func (h *harness) refuseThenRetry(ctx context.Context, s Section, name string, e
 		return err
 	}
 	e.RequestID = f.RequestID
+	// From before the refusal is sent: the device cannot start waiting
+	// earlier, while the harness may be scheduled late after the send.
+	t0 := time.Now()
 	if err := h.refuse(f, e); err != nil {
 		return err
 	}
-	t0 := time.Now()
 	g, m, err := h.retried(ctx, s, name, f)
 	if err != nil {
 		return err
@@ -265,9 +267,9 @@ func (h *harness) refuseNext(ctx context.Context, refusal func(p *peer, id uint3
 	if err != nil {
 		return nil, 0, err
 	}
+	refused := time.Now() // before the send: the device cannot start its pause earlier
 	refusal(p, id)
 	p.close()
-	refused := time.Now()
 	p, at, err := h.nextConn(ctx)
 	if err != nil {
 		return nil, 0, err
