@@ -97,9 +97,7 @@ func TestKioskCheckInAPI(t *testing.T) {
 func TestBrowserKioskCheckIn(t *testing.T) {
 	b := startBrowser(t)
 	se, code := checkInEnv(t)
-	p := b.window(t, se.http.URL+"/kiosk/main?device=kiosk-web", 1280, 1024)
-	b.waitFor(t, p, "document.getElementById('provision').hidden", "false", 10*time.Second)
-	b.eval(p, "document.getElementById('p-secret').value = 'kiosk-secret-0123456789'; document.getElementById('f-provision').requestSubmit()")
+	p := b.kiosk(t, se, "", 1280, 1024)
 	b.waitFor(t, p, "document.getElementById('k-checkin').hidden", "false", 10*time.Second)
 	dir := artifacts(t)
 	if err := os.WriteFile(filepath.Join(dir, "kiosk-choose-checkin-1280x1024-en.png"), b.fullShot(t, p), 0o644); err != nil {

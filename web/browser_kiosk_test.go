@@ -89,9 +89,7 @@ func TestBrowserKioskShots(t *testing.T) {
 	dir := artifacts(t)
 	for _, size := range [][2]int{{1920, 1080}, {390, 844}} {
 		for _, lang := range []string{"en", "zh", "pt"} {
-			p := b.window(t, se.http.URL+"/kiosk/main?device=kiosk-web&lang="+lang, size[0], size[1])
-			b.waitFor(t, p, "document.getElementById('provision').hidden", "false", 10*time.Second)
-			b.eval(p, "document.getElementById('p-secret').value = 'kiosk-secret-0123456789'; document.getElementById('f-provision').requestSubmit()")
+			p := b.kiosk(t, se, "&lang="+lang, size[0], size[1])
 			b.waitFor(t, p, "document.querySelectorAll('.service').length", "2", 10*time.Second)
 			if got, _ := b.eval(p, "document.documentElement.lang"); got != lang {
 				t.Errorf("%s: page language %q", lang, got)
@@ -118,9 +116,7 @@ func TestBrowserKioskClosed(t *testing.T) {
 		wo.Kiosks = []KioskDevice{{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}}
 	})
 	se.env.clock.Fix(time.Date(2026, 12, 4, 15, 59, 0, 0, site.Location))
-	p := b.window(t, se.http.URL+"/kiosk/main?device=kiosk-web&lang=pt", 1280, 1024)
-	b.waitFor(t, p, "document.getElementById('provision').hidden", "false", 10*time.Second)
-	b.eval(p, "document.getElementById('p-secret').value = 'kiosk-secret-0123456789'; document.getElementById('f-provision').requestSubmit()")
+	p := b.kiosk(t, se, "&lang=pt", 1280, 1024)
 	b.waitFor(t, p, "document.querySelector('.service[data-service=P] .meta').textContent", "0 em espera · sem espera", 10*time.Second)
 	se.env.clock.Fix(time.Date(2026, 12, 4, 16, 1, 0, 0, site.Location))
 	b.eval(p, "document.querySelector('.service[data-service=P]').click()")
@@ -132,4 +128,15 @@ func TestBrowserKioskClosed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(artifacts(t), "kiosk-closed-1280x1024-pt.png"), b.fullShot(t, p), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// kiosk opens the page of kiosk device kiosk-web at site main (query
+// added to its address) in a window of w×h and provisions it with the
+// device's secret, as an installer does once.
+func (b *browser) kiosk(t *testing.T, se *staffEnv, query string, w, h int) string {
+	t.Helper()
+	p := b.window(t, se.http.URL+"/kiosk/main?device=kiosk-web"+query, w, h)
+	b.waitFor(t, p, "document.getElementById('provision').hidden", "false", 10*time.Second)
+	b.eval(p, "document.getElementById('p-secret').value = 'kiosk-secret-0123456789'; document.getElementById('f-provision').requestSubmit()")
+	return p
 }
