@@ -36,8 +36,12 @@ type Opts struct {
 	Clock  func() time.Time
 	Logger *slog.Logger
 	// CacheSlots bounds the slots the cached lists hold (default
-	// DefaultCacheSlots); past it the least recently read lists go.
+	// DefaultCacheSlots); past it the least recently read lists go. The
+	// answers encoded beside the lists count in it too (see slotCache).
 	CacheSlots int
+	// Encode encodes a slot as the API answers it; with it a list read
+	// from memory keeps its encoded answer (EncodedPage).
+	Encode SlotEncoder
 	// MaxReads, MaxBookings and BookingQueue bound what the front sends
 	// the store at a time (see ErrOverloaded; defaults DefaultMaxReads,
 	// DefaultMaxBookings, DefaultBookingQueue).
@@ -56,12 +60,13 @@ type Opts struct {
 // concurrent use. Without Follow it caches nothing (every read goes to the
 // store) but still rate-limits.
 type Front struct {
-	eng   *queue.Engine
-	clock func() time.Time
-	log   *slog.Logger
-	limit *limiter
-	group singleflight.Group
-	reads *share // slot lists and holders read from the store
+	eng    *queue.Engine
+	encode SlotEncoder
+	clock  func() time.Time
+	log    *slog.Logger
+	limit  *limiter
+	group  singleflight.Group
+	reads  *share // slot lists and holders read from the store
 	// budget is Opts.ReadBudget.
 	budget time.Duration
 	books  *share // bookings at the engine
@@ -153,7 +158,7 @@ func New(o Opts) *Front {
 	if o.RunQueue <= 0 {
 		o.RunQueue = DefaultRunQueue
 	}
-	f := &Front{eng: o.Engine, clock: o.Clock, log: o.Logger, cache: newSlotCache(o.CacheSlots, newCacheMetrics()), gens: map[listKey]uint64{},
+	f := &Front{eng: o.Engine, encode: o.Encode, clock: o.Clock, log: o.Logger, cache: newSlotCache(o.CacheSlots, newCacheMetrics()), gens: map[listKey]uint64{},
 		live: map[string]bool{}, epochs: map[string]uint64{}, full: map[string]*marks{}, maxMarks: o.CacheSlots,
 		holders: map[int64]holders{}, releases: map[int64]uint64{}, capacity: map[int64]int{},
 		gates: map[int64]*gate{}, reads: newShare("slot reads", o.MaxReads, 0), budget: o.ReadBudget, books: newShare("bookings", o.MaxBookings, o.BookingQueue),

@@ -2,7 +2,9 @@ package booking
 
 import (
 	"container/list"
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"time"
 
@@ -86,12 +88,20 @@ func (p *packed) unpack(from, to int) []queue.Slot {
 	return out
 }
 
-// slotCache holds slot lists in compact form, at most max slots in all,
-// evicting the least recently used list. Its user guards it (Front.mu).
+// slotCache holds slot lists in compact form, and beside the lists read
+// again their encoded answers, at most max units of PackedSlotBytes in
+// all: a slot takes one, an encoded answer its length in units (about
+// four a slot). The encoded answers take at most a quarter of max, and
+// go first (least recently used first) when a list needs room: they are
+// rebuilt from the list at its next read, where an evicted list costs a
+// store read. Past that the least recently used lists go. Its user
+// guards it (Front.mu).
 type slotCache struct {
 	max, used int
 	lru       *list.List // of *cached, most recently used first
 	at        map[listKey]*list.Element
+	encUsed   int        // units of the encoded answers, within used
+	encLRU    *list.List // of *cached with an encoded answer, most recently used first
 	metrics   *cacheMetrics
 }
 
@@ -99,22 +109,100 @@ type cached struct {
 	key  listKey
 	runs uint64 // the engine's SlotRuns before the list was read
 	p    packed
+	enc  *encoded // nil until the list is read from memory
+}
+
+// encoded is a cached list as the API answers it: every slot's encoding
+// followed by a comma, encoded with the site's time zone loc. It is never
+// changed once built: a page of it is handed out without a copy.
+type encoded struct {
+	loc  *time.Location
+	json []byte
+	ends []uint32 // ends[i] is where slot i's comma ends in json
+	sum  uint64   // FNV-64a of json
+	at   *list.Element
+}
+
+// units is what e takes of the cache's bound.
+func (e *encoded) units() int {
+	return (len(e.json) + 4*len(e.ends) + PackedSlotBytes - 1) / PackedSlotBytes
+}
+
+// page is slots [from, to) of e.
+func (e *encoded) page(from, to int) EncodedPage {
+	start := 0
+	if from > 0 {
+		start = int(e.ends[from-1])
+	}
+	end := start
+	if to > from {
+		end = int(e.ends[to-1]) - 1 // without the last comma
+	}
+	h := fnv.New64a()
+	var b [24]byte
+	binary.BigEndian.PutUint64(b[:], e.sum)
+	binary.BigEndian.PutUint64(b[8:], uint64(from))
+	binary.BigEndian.PutUint64(b[16:], uint64(to))
+	h.Write(b[:])
+	return EncodedPage{JSON: e.json[start:end:end], Slots: to - from, Sum: h.Sum64()}
 }
 
 func newSlotCache(max int, m *cacheMetrics) *slotCache {
-	return &slotCache{max: max, lru: list.New(), at: map[listKey]*list.Element{}, metrics: m}
+	return &slotCache{max: max, lru: list.New(), at: map[listKey]*list.Element{}, encLRU: list.New(), metrics: m}
+}
+
+// lookup returns the entry of k read after runs slot runs, as the most
+// recently used.
+func (c *slotCache) lookup(k listKey, runs uint64) *cached {
+	if e, ok := c.at[k]; ok && e.Value.(*cached).runs == runs {
+		c.lru.MoveToFront(e)
+		return e.Value.(*cached)
+	}
+	return nil
 }
 
 // get returns the list of k read after runs slot runs, counting a hit or
 // a miss.
 func (c *slotCache) get(k listKey, runs uint64) (*packed, bool) {
-	if e, ok := c.at[k]; ok && e.Value.(*cached).runs == runs {
-		c.lru.MoveToFront(e)
+	if e := c.lookup(k, runs); e != nil {
 		c.metrics.hits.Inc()
-		return &e.Value.(*cached).p, true
+		return &e.p, true
 	}
 	c.metrics.misses.Inc()
 	return nil, false
+}
+
+// attach keeps enc as the encoded answer of e, still cached, making room
+// among the other encoded answers; an answer that does not fit is not
+// kept.
+func (c *slotCache) attach(e *cached, enc *encoded) {
+	if el, ok := c.at[e.key]; !ok || el.Value.(*cached) != e || e.enc != nil {
+		return // dropped or read again meanwhile, or encoded by another read
+	}
+	n := enc.units()
+	for c.encUsed+n > c.max/4 || c.used+n > c.max {
+		if c.encLRU.Len() == 0 {
+			return
+		}
+		c.strip(c.encLRU.Back().Value.(*cached))
+	}
+	e.enc, enc.at = enc, c.encLRU.PushFront(e)
+	c.used += n
+	c.encUsed += n
+	c.metrics.encoded.Set(float64(c.encUsed * PackedSlotBytes))
+}
+
+// strip forgets the encoded answer of e.
+func (c *slotCache) strip(e *cached) {
+	if e.enc == nil {
+		return
+	}
+	n := e.enc.units()
+	c.encLRU.Remove(e.enc.at)
+	e.enc = nil
+	c.used -= n
+	c.encUsed -= n
+	c.metrics.encoded.Set(float64(c.encUsed * PackedSlotBytes))
 }
 
 // put caches slots as the list of k, evicting the least recently used
@@ -129,6 +217,9 @@ func (c *slotCache) put(k listKey, runs uint64, slots []queue.Slot) (evicted []p
 	if !ok {
 		return nil
 	}
+	for c.used+len(slots) > c.max && c.encLRU.Len() > 0 {
+		c.strip(c.encLRU.Back().Value.(*cached))
+	}
 	for c.used+len(slots) > c.max {
 		old := c.lru.Back().Value.(*cached)
 		evicted = append(evicted, old.p.slots...)
@@ -137,7 +228,7 @@ func (c *slotCache) put(k listKey, runs uint64, slots []queue.Slot) (evicted []p
 	}
 	c.at[k] = c.lru.PushFront(&cached{key: k, runs: runs, p: p})
 	c.used += len(slots)
-	c.metrics.slots.Set(float64(c.used))
+	c.metrics.slots.Set(float64(c.used - c.encUsed))
 	return evicted
 }
 
@@ -147,16 +238,17 @@ func (c *slotCache) drop(k listKey) {
 	if !ok {
 		return
 	}
+	c.strip(e.Value.(*cached))
 	c.used -= len(e.Value.(*cached).p.slots)
 	c.lru.Remove(e)
 	delete(c.at, k)
-	c.metrics.slots.Set(float64(c.used))
+	c.metrics.slots.Set(float64(c.used - c.encUsed))
 }
 
 // cacheMetrics count the free-slot cache's use.
 type cacheMetrics struct {
 	hits, misses, evictions prometheus.Counter
-	slots                   prometheus.Gauge
+	slots, encoded          prometheus.Gauge
 }
 
 func newCacheMetrics() *cacheMetrics {
@@ -169,6 +261,8 @@ func newCacheMetrics() *cacheMetrics {
 		evictions: counter("evictions_total", "Slot lists evicted from the free-slot cache to stay within its bound."),
 		slots: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nowserving_booking_slot_cache_slots",
 			Help: "Slots held by the free-slot cache (at most http.slot_cache)."}),
+		encoded: prometheus.NewGauge(prometheus.GaugeOpts{Name: "nowserving_booking_slot_cache_encoded_bytes",
+			Help: "Bytes of the encoded answers the free-slot cache keeps beside its lists (within http.slot_cache, at most a quarter)."}),
 	}
 }
 
@@ -178,9 +272,10 @@ func newCacheMetrics() *cacheMetrics {
 //	nowserving_booking_slot_cache_misses_total     lists read from the store
 //	nowserving_booking_slot_cache_evictions_total  lists evicted to stay within the bound
 //	nowserving_booking_slot_cache_slots            slots held now
+//	nowserving_booking_slot_cache_encoded_bytes    bytes of encoded answers held now
 func (f *Front) Register(reg prometheus.Registerer) error {
 	m := f.cache.metrics
-	for _, c := range []prometheus.Collector{m.hits, m.misses, m.evictions, m.slots} {
+	for _, c := range []prometheus.Collector{m.hits, m.misses, m.evictions, m.slots, m.encoded} {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("booking: register the slot cache metrics: %w", err)
 		}

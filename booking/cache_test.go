@@ -1,7 +1,9 @@
 package booking
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -79,6 +81,9 @@ func TestCacheBound(t *testing.T) {
 	want := `# HELP nowserving_booking_slot_cache_evictions_total Slot lists evicted from the free-slot cache to stay within its bound.
 # TYPE nowserving_booking_slot_cache_evictions_total counter
 nowserving_booking_slot_cache_evictions_total 5
+# HELP nowserving_booking_slot_cache_encoded_bytes Bytes of the encoded answers the free-slot cache keeps beside its lists (within http.slot_cache, at most a quarter).
+# TYPE nowserving_booking_slot_cache_encoded_bytes gauge
+nowserving_booking_slot_cache_encoded_bytes 0
 # HELP nowserving_booking_slot_cache_hits_total Slot lists served from the free-slot cache.
 # TYPE nowserving_booking_slot_cache_hits_total counter
 nowserving_booking_slot_cache_hits_total 3
@@ -91,6 +96,70 @@ nowserving_booking_slot_cache_slots 9
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestCacheBoundEncoded: the answers encoded beside the lists count in
+// the cache's bound, take at most a quarter of it (the least recently
+// used go first), go before any list does when a list needs room, and
+// are not kept when the lists fill the bound; every page answered is
+// the bytes of a fresh encoding of the store's list.
+func TestCacheBoundEncoded(t *testing.T) {
+	site := storetest.BookingSite()
+	clock := storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location))
+	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site}, Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	if _, err := eng.GenerateSlots(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// 32 bytes and a comma a slot: an encoded list of n slots takes
+	// (37n + 31) / 32 units.
+	enc := func(dst []byte, s *queue.Slot, loc *time.Location) []byte {
+		return fmt.Appendf(dst, "%-16d%-16s", s.ID, s.Start.In(loc).Format("15:04"))
+	}
+	f := New(Opts{Engine: eng, CacheSlots: 80, Encode: enc})
+	f.live["hq"] = true
+	const tue, wed = "2026-12-01", "2026-12-02"
+	steps := []struct {
+		encode         bool // EncodedPage, else Slots
+		resource, date string
+		used, encUsed  int
+		evicted        bool // the list is not in memory
+	}{
+		{false, "dr-li", tue, 12, 0, false},
+		{true, "dr-li", tue, 26, 14, false},
+		{false, "dr-wu", tue, 35, 14, false},
+		{true, "dr-wu", tue, 32, 11, false}, // 25 > 80/4: dr-li's answer goes
+		{false, "vacc", tue, 48, 11, false},
+		{true, "vacc", tue, 56, 19, false}, // dr-wu's goes
+		{false, "dr-li", wed, 68, 19, false},
+		{false, "", tue, 74, 0, false}, // 105 > 80: vacc's answer goes, then dr-li's Tuesday
+		{true, "dr-li", tue, 74, 0, true},
+		{true, "vacc", tue, 74, 0, false}, // answered, not kept: 93 > 80
+		{true, "", tue, 74, 0, false},
+	}
+	for i, c := range steps {
+		want, err := eng.Slots(t.Context(), "hq", c.resource, c.date)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.encode {
+			if _, err := f.Slots(t.Context(), "hq", c.resource, c.date); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			pg, ok := f.EncodedPage(SlotQuery{Site: "hq", Resource: c.resource, Date: c.date, Offset: 3, Limit: 5}, site.Location)
+			fresh := EncodePage(nil, want[3:8], len(want), site.Location, enc)
+			if ok == c.evicted || (ok && (!bytes.Equal(pg.JSON, fresh.JSON) || pg.Total != len(want) || pg.Slots != 5)) {
+				t.Errorf("step %d, %q on %s: %v, %d of %d slots %q, want %v, %q", i, c.resource, c.date, ok, pg.Slots, pg.Total, pg.JSON, !c.evicted, fresh.JSON)
+			}
+		}
+		if f.cache.used != c.used || f.cache.encUsed != c.encUsed {
+			t.Errorf("step %d, %q on %s: %d units held, %d encoded, want %d and %d", i, c.resource, c.date, f.cache.used, f.cache.encUsed, c.used, c.encUsed)
+		}
 	}
 }
 

@@ -23,7 +23,7 @@ type HTTP struct {
 	// (2,500,000, about 80 MB: every slot of 1.1 M twice, by resource
 	// and by day). Past it the lists read least recently are dropped and
 	// read again from the store when asked for.
-	SlotCache int `mapstructure:"slot_cache" usage:"slots the appointments API keeps in memory for its slot lists, 32 bytes each (0: 2500000)"`
+	SlotCache int `mapstructure:"slot_cache" usage:"slots the appointments API keeps in memory for its slot lists, 32 bytes each, encoded answers included (0: 2500000)"`
 	// MaxSlotReads, MaxBookings and BookingQueue bound what the
 	// appointments API sends the store at a time, so that kiosks and
 	// counters keep it: slot lists read from the store at once (the next

@@ -142,19 +142,19 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	list, total, err := s.front.SlotPage(ctx, booking.SlotQuery{Site: site.ID, Resource: resource, Date: date, Offset: offset, Limit: limit})
-	if err != nil {
-		writeError(w, s.log, err)
-		return
+	q := booking.SlotQuery{Site: site.ID, Resource: resource, Date: date, Offset: offset, Limit: limit}
+	page, ok := s.front.EncodedPage(q, loc)
+	if !ok {
+		list, total, err := s.front.SlotPage(ctx, q)
+		if err != nil {
+			writeError(w, s.log, err)
+			return
+		}
+		page = booking.EncodePage(nil, list, total, loc, appendQueueSlot)
 	}
-	out := Slots{Date: date, Total: total}
-	if offset+len(list) < total {
-		out.NextOffset = offset + len(list)
-	}
-	out.Slots = make([]Slot, 0, len(list))
-	for _, sl := range list {
-		out.Slots = append(out.Slots, Slot{ID: sl.ID, Resource: sl.Resource, Start: sl.Start.In(loc), End: sl.End.In(loc),
-			Capacity: sl.Capacity, Booked: sl.Booked, Free: sl.Free(), Closed: sl.Closed})
+	out := Slots{Date: date, Total: page.Total}
+	if offset+page.Slots < page.Total {
+		out.NextOffset = offset + page.Slots
 	}
 	day, _ := time.ParseInLocation(time.DateOnly, date, loc) // Slots parsed it
 	out.Past = date < now.In(loc).Format(time.DateOnly)
@@ -169,7 +169,7 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 		y, m, d := day.Date()
 		out.Opening[res.ID] = time.Date(y, m, d-sc.DaysAhead, 0, 0, 0, 0, loc).Add(sc.OpensAt)
 	}
-	writeSlots(w, &out)
+	writeSlots(w, r, &out, page)
 }
 
 func (s *Server) book(w http.ResponseWriter, r *http.Request) {

@@ -1,64 +1,117 @@
 package web
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"hash/fnv"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/nowserving/nowserving/booking"
+	"github.com/nowserving/nowserving/queue"
 )
 
 // slotBufs are the buffers slot lists are written into.
 var slotBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
-// writeSlots answers out as writeJSON would, byte for byte, without
-// reflection: a slot list is the appointments API's most read answer
-// (DESIGN §5a, 50 reads to a booking), and encoding/json spent most of
-// its CPU on it.
-func writeSlots(w http.ResponseWriter, out *Slots) {
+// writeSlots answers out, whose slots are page, as writeJSON would, byte
+// for byte, without reflection: a slot list is the appointments API's
+// most read answer (DESIGN §5a, 50 reads to a booking), and encoding/json
+// spent most of its CPU on it. A list in memory comes already encoded
+// (booking.EncodedPage). The answer's ETag is a hash of its bytes; a
+// request whose If-None-Match has it is answered 304 without a body.
+func writeSlots(w http.ResponseWriter, r *http.Request, out *Slots, page booking.EncodedPage) {
 	bp := slotBufs.Get().(*[]byte)
-	b := appendSlots((*bp)[:0], out)
+	b, at := appendAnswer((*bp)[:0], out, page.JSON)
+	h := fnv.New64a()
+	var sum [8]byte
+	binary.BigEndian.PutUint64(sum[:], page.Sum)
+	h.Write(sum[:])
+	h.Write(b[:at])
+	h.Write(b[at+len(page.JSON):])
+	tag := `"` + strconv.FormatUint(h.Sum64(), 36) + `"`
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	w.Write(b)
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("ETag", tag)
+	if matches(r.Header.Get("If-None-Match"), tag) {
+		w.WriteHeader(http.StatusNotModified)
+	} else {
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(b)
+	}
 	if cap(b) <= 1<<20 {
 		*bp = b
 		slotBufs.Put(bp)
 	}
 }
 
+// matches reports whether an If-None-Match header names tag (or is *).
+func matches(header, tag string) bool {
+	for h := range strings.SplitSeq(header, ",") {
+		h = strings.TrimPrefix(strings.TrimSpace(h), "W/")
+		if h == tag || h == "*" {
+			return true
+		}
+	}
+	return false
+}
+
 // appendSlots appends the JSON of out, as json.Encoder writes it (with
 // its newline).
 func appendSlots(b []byte, out *Slots) []byte {
+	var list []byte
+	for i := range out.Slots {
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = appendSlot(list, &out.Slots[i])
+	}
+	b, _ = appendAnswer(b, out, list)
+	return b
+}
+
+// appendQueueSlot appends s as the API shows it, its times in loc (the
+// front's booking.SlotEncoder).
+func appendQueueSlot(b []byte, s *queue.Slot, loc *time.Location) []byte {
+	return appendSlot(b, &Slot{ID: s.ID, Resource: s.Resource, Start: s.Start.In(loc), End: s.End.In(loc),
+		Capacity: s.Capacity, Booked: s.Booked, Free: s.Free(), Closed: s.Closed})
+}
+
+// appendSlot appends the JSON of one slot.
+func appendSlot(b []byte, s *Slot) []byte {
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, s.ID, 10)
+	b = append(b, `,"resource":`...)
+	b = appendString(b, s.Resource)
+	b = append(b, `,"start":`...)
+	b = appendTime(b, s.Start)
+	b = append(b, `,"end":`...)
+	b = appendTime(b, s.End)
+	b = append(b, `,"capacity":`...)
+	b = strconv.AppendInt(b, int64(s.Capacity), 10)
+	b = append(b, `,"booked":`...)
+	b = strconv.AppendInt(b, int64(s.Booked), 10)
+	b = append(b, `,"free":`...)
+	b = strconv.AppendInt(b, int64(s.Free), 10)
+	if s.Closed {
+		b = append(b, `,"closed":true`...)
+	}
+	return append(b, '}')
+}
+
+// appendAnswer appends the JSON of out with list, the encoded slots
+// separated by commas, as its slots, and returns where list begins.
+func appendAnswer(b []byte, out *Slots, list []byte) ([]byte, int) {
 	b = append(b, `{"date":`...)
 	b = appendString(b, out.Date)
 	b = append(b, `,"slots":[`...)
-	for i := range out.Slots {
-		s := &out.Slots[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"id":`...)
-		b = strconv.AppendInt(b, s.ID, 10)
-		b = append(b, `,"resource":`...)
-		b = appendString(b, s.Resource)
-		b = append(b, `,"start":`...)
-		b = appendTime(b, s.Start)
-		b = append(b, `,"end":`...)
-		b = appendTime(b, s.End)
-		b = append(b, `,"capacity":`...)
-		b = strconv.AppendInt(b, int64(s.Capacity), 10)
-		b = append(b, `,"booked":`...)
-		b = strconv.AppendInt(b, int64(s.Booked), 10)
-		b = append(b, `,"free":`...)
-		b = strconv.AppendInt(b, int64(s.Free), 10)
-		if s.Closed {
-			b = append(b, `,"closed":true`...)
-		}
-		b = append(b, '}')
-	}
+	at := len(b)
+	b = append(b, list...)
 	b = append(b, `],"total":`...)
 	b = strconv.AppendInt(b, int64(out.Total), 10)
 	if out.NextOffset != 0 {
@@ -73,7 +126,7 @@ func appendSlots(b []byte, out *Slots) []byte {
 		b = append(b, `,"opening":`...)
 		b = append(b, o...)
 	}
-	return append(b, "}\n"...)
+	return append(b, "}\n"...), at
 }
 
 // appendTime appends t as time.Time's MarshalJSON does.

@@ -186,7 +186,7 @@ func New(o Opts) (*Server, error) {
 		o.Registry = prometheus.NewRegistry()
 	}
 	s := &Server{o: o, log: o.Logger, mux: http.NewServeMux(), front: booking.New(booking.Opts{Engine: o.Engine, Logger: o.Logger,
-		CacheSlots: o.SlotCache, MaxReads: o.MaxSlotReads, MaxBookings: o.MaxBookings, BookingQueue: o.BookingQueue})}
+		CacheSlots: o.SlotCache, Encode: appendQueueSlot, MaxReads: o.MaxSlotReads, MaxBookings: o.MaxBookings, BookingQueue: o.BookingQueue})}
 	if err := s.SetTokens(o.Tokens); err != nil {
 		return nil, err
 	}

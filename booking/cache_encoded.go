@@ -1,0 +1,100 @@
+package booking
+
+import (
+	"hash/fnv"
+	"time"
+
+	"github.com/nowserving/nowserving/queue"
+)
+
+// SlotEncoder appends one slot of a list as the API answers it, its times
+// in loc (Opts.Encode).
+type SlotEncoder func(dst []byte, s *queue.Slot, loc *time.Location) []byte
+
+// EncodedPage is a page of a slot list as the API answers it.
+type EncodedPage struct {
+	// JSON is the page's slots, separated by commas, without brackets.
+	// It is shared: the caller must not change it.
+	JSON []byte
+	// Slots is how many slots JSON holds, Total how many the whole list.
+	Slots, Total int
+	// Sum identifies JSON: pages with the same Sum have the same bytes.
+	Sum uint64
+}
+
+// EncodePage encodes a page of slots with enc, as EncodedPage has it.
+func EncodePage(dst []byte, slots []queue.Slot, total int, loc *time.Location, enc SlotEncoder) EncodedPage {
+	start := len(dst)
+	for i := range slots {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = enc(dst, &slots[i], loc)
+	}
+	h := fnv.New64a()
+	h.Write(dst[start:])
+	return EncodedPage{JSON: dst[start:], Slots: len(slots), Total: total, Sum: h.Sum64()}
+}
+
+// EncodedPage is the page q selects of a list in memory, from the answer
+// encoded (with Opts.Encode and the time zone loc) when the list was
+// first read from memory and kept beside it until its slots change; false
+// when the list is not in memory (SlotPage reads it from the store) or
+// the front has no encoder. It counts a hit of the cache when it answers.
+func (f *Front) EncodedPage(q SlotQuery, loc *time.Location) (EncodedPage, bool) {
+	if f.encode == nil {
+		return EncodedPage{}, false
+	}
+	k := listKey{q.Site, q.Resource, q.Date}
+	f.mu.Lock()
+	var e *cached
+	if f.live[q.Site] {
+		e = f.cache.lookup(k, f.eng.SlotRuns(q.Site, q.Resource))
+	}
+	if e == nil {
+		f.mu.Unlock()
+		return EncodedPage{}, false
+	}
+	f.cache.metrics.hits.Inc()
+	n := len(e.p.slots)
+	from := min(max(q.Offset, 0), n)
+	to := from + min(n-from, max(q.Limit, 1))
+	if enc := e.enc; enc != nil && enc.loc == loc {
+		f.mu.Unlock()
+		pg := enc.page(from, to)
+		pg.Total = n
+		return pg, true
+	}
+	slots := e.p.unpack(0, n)
+	f.mu.Unlock()
+	// Encoded without the lock: a day of a large site is thousands of
+	// slots.
+	enc := encodeList(slots, loc, f.encode)
+	f.mu.Lock()
+	if f.cache.lookup(k, e.runs) == e {
+		if e.enc != nil && e.enc.loc != loc {
+			f.cache.strip(e) // of another time zone (a reload)
+		}
+		f.cache.attach(e, enc)
+	}
+	f.mu.Unlock()
+	pg := enc.page(from, to)
+	pg.Total = n
+	return pg, true
+}
+
+// encodeList is the encoded form of a list of slots.
+func encodeList(slots []queue.Slot, loc *time.Location, enc SlotEncoder) *encoded {
+	e := &encoded{loc: loc, ends: make([]uint32, len(slots))}
+	var b []byte
+	for i := range slots {
+		b = enc(b, &slots[i], loc)
+		b = append(b, ',')
+		e.ends[i] = uint32(len(b))
+	}
+	e.json = b[:len(b):len(b)]
+	h := fnv.New64a()
+	h.Write(e.json)
+	e.sum = h.Sum64()
+	return e
+}
