@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -106,11 +107,12 @@ func (e *BookingStateError) refuses() {}
 // replayed true.
 func (e *Engine) Book(ctx context.Context, r BookRequest) (Booking, bool, error) {
 	op := opName("book", strconv.FormatInt(r.Slot, 10), PatientHash(r.Patient), map[bool]string{true: "hold"}[r.Hold])
-	b, now, err := runIdempotent(ctx, e, call{Request: r.Request, lane: laneBooking, op: op}, steps[Booking, Booking]{
-		run: func(ctx context.Context, tx Tx, j *job, s *Site) (Booking, error) {
-			return e.book(ctx, tx, j, s, r)
+	b, now, err := runIdempotent(ctx, e, call{Request: r.Request, lane: laneBooking, op: op}, steps[bookResult, Booking]{
+		run: func(ctx context.Context, tx Tx, j *job, s *Site) (bookResult, error) {
+			b, err := e.book(ctx, tx, j, s, r)
+			return bookResult{b}, err
 		},
-		again: func(ctx context.Context, tx Tx, s *Site, v Booking) (Booking, error) {
+		again: func(ctx context.Context, tx Tx, s *Site, v bookResult) (Booking, error) {
 			cur, err := tx.Booking(ctx, v.ID)
 			if err != nil {
 				return Booking{}, fmt.Errorf("queue: read booking %d again: %w", v.ID, err)
@@ -124,7 +126,30 @@ func (e *Engine) Book(ctx context.Context, r BookRequest) (Booking, bool, error)
 	if now != nil {
 		return *now, true, nil
 	}
-	return b, false, nil
+	return b.Booking, false, nil
+}
+
+// bookResult is a booking as the idempotency record of the request that
+// made it keeps it: its ID alone, {"id":N}, since a retry reads the
+// booking as it is now. The record is smaller (written with every
+// booking, and without the patient's reference) and encoded without
+// reflection. A record of the whole booking, as kept before, decodes to
+// its ID too.
+type bookResult struct{ Booking }
+
+// MarshalJSON writes the booking's ID alone.
+func (r bookResult) MarshalJSON() ([]byte, error) {
+	return append(strconv.AppendInt([]byte(`{"id":`), r.ID, 10), '}'), nil
+}
+
+// UnmarshalJSON reads the ID of a stored booking.
+func (r *bookResult) UnmarshalJSON(b []byte) error {
+	var v struct{ ID int64 }
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("queue: decode booking result: %w", err)
+	}
+	r.Booking = Booking{ID: v.ID}
+	return nil
 }
 
 func checkPatient(p string) error {
