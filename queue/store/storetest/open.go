@@ -16,7 +16,14 @@ import (
 // it (the first counts).
 func SQLite(t testing.TB, opts ...sqlstore.Opts) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "test.db"), pick(opts, 0))
+	return SQLiteAt(t, filepath.Join(t.TempDir(), "test.db"), pick(opts, 0))
+}
+
+// SQLiteAt opens a SQLite store on the file dsn names and closes it when
+// the test ends: one of several, as daemons sharing a database have.
+func SQLiteAt(t testing.TB, dsn string, o sqlstore.Opts) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), dsn, o)
 	return opened(t, s, err)
 }
 
@@ -25,7 +32,14 @@ func SQLite(t testing.TB, opts ...sqlstore.Opts) *sqlite.Store {
 // test ends.
 func Postgres(t testing.TB, opts ...sqlstore.Opts) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(t.Context(), PostgresDSN(t), pick(opts, 20))
+	return PostgresAt(t, PostgresDSN(t), pick(opts, 20))
+}
+
+// PostgresAt opens a PostgreSQL store on the database dsn names and closes
+// it when the test ends.
+func PostgresAt(t testing.TB, dsn string, o sqlstore.Opts) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(t.Context(), dsn, o)
 	return opened(t, s, err)
 }
 
@@ -34,7 +48,14 @@ func Postgres(t testing.TB, opts ...sqlstore.Opts) *postgres.Store {
 // test ends.
 func MySQL(t testing.TB, opts ...sqlstore.Opts) *mysql.Store {
 	t.Helper()
-	s, err := mysql.Open(t.Context(), MySQLDSN(t), pick(opts, 20))
+	return MySQLAt(t, MySQLDSN(t), pick(opts, 20))
+}
+
+// MySQLAt opens a MySQL/MariaDB store on the database dsn names and closes
+// it when the test ends.
+func MySQLAt(t testing.TB, dsn string, o sqlstore.Opts) *mysql.Store {
+	t.Helper()
+	s, err := mysql.Open(t.Context(), dsn, o)
 	return opened(t, s, err)
 }
 
