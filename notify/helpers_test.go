@@ -16,6 +16,9 @@ import (
 	"github.com/nowserving/nowserving/internal/testkit/parttest"
 	"github.com/nowserving/nowserving/notify"
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/mysql"
+	"github.com/nowserving/nowserving/queue/store/postgres"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
@@ -38,15 +41,15 @@ func pool(o sqlstore.Opts) sqlstore.Opts {
 var backends = []backend{
 	{"sqlite", func(t testing.TB) func(sqlstore.Opts) *sqlstore.Store {
 		dsn := filepath.Join(t.TempDir(), "notify.db")
-		return func(o sqlstore.Opts) *sqlstore.Store { return storetest.SQLiteAt(t, dsn, pool(o)).Store }
+		return func(o sqlstore.Opts) *sqlstore.Store { return storetest.At(t, sqlite.Open, dsn, pool(o)).Store }
 	}},
 	{"postgres", func(t testing.TB) func(sqlstore.Opts) *sqlstore.Store {
 		dsn := storetest.PostgresDSN(t)
-		return func(o sqlstore.Opts) *sqlstore.Store { return storetest.PostgresAt(t, dsn, pool(o)).Store }
+		return func(o sqlstore.Opts) *sqlstore.Store { return storetest.At(t, postgres.Open, dsn, pool(o)).Store }
 	}},
 	{"mysql", func(t testing.TB) func(sqlstore.Opts) *sqlstore.Store {
 		dsn := storetest.MySQLDSN(t)
-		return func(o sqlstore.Opts) *sqlstore.Store { return storetest.MySQLAt(t, dsn, pool(o)).Store }
+		return func(o sqlstore.Opts) *sqlstore.Store { return storetest.At(t, mysql.Open, dsn, pool(o)).Store }
 	}},
 }
 

@@ -21,21 +21,18 @@ var dialects = map[string]struct {
 	dsn  func(t testing.TB) string
 	at   openAt
 }{
-	"sqlite": {func(t *testing.T) queue.Store { return SQLite(t) }, func(t testing.TB) string { return filepath.Join(t.TempDir(), "m.db") },
-		func(ctx context.Context, dsn string, o sqlstore.Opts) (migrating, error) {
-			s, err := sqlite.Open(ctx, dsn, o)
-			return s, err
-		}},
-	"postgres": {func(t *testing.T) queue.Store { return Postgres(t) }, PostgresDSN,
-		func(ctx context.Context, dsn string, o sqlstore.Opts) (migrating, error) {
-			s, err := postgres.Open(ctx, dsn, o)
-			return s, err
-		}},
-	"mysql": {func(t *testing.T) queue.Store { return MySQL(t) }, MySQLDSN,
-		func(ctx context.Context, dsn string, o sqlstore.Opts) (migrating, error) {
-			s, err := mysql.Open(ctx, dsn, o)
-			return s, err
-		}},
+	"sqlite":   {func(t *testing.T) queue.Store { return SQLite(t) }, func(t testing.TB) string { return filepath.Join(t.TempDir(), "m.db") }, migratingBy(sqlite.Open)},
+	"postgres": {func(t *testing.T) queue.Store { return Postgres(t) }, PostgresDSN, migratingBy(postgres.Open)},
+	"mysql":    {func(t *testing.T) queue.Store { return MySQL(t) }, MySQLDSN, migratingBy(mysql.Open)},
+}
+
+// migratingBy is open (sqlite.Open, postgres.Open or mysql.Open) as an
+// openAt.
+func migratingBy[S migrating](open func(context.Context, string, sqlstore.Opts) (S, error)) openAt {
+	return func(ctx context.Context, dsn string, o sqlstore.Opts) (migrating, error) {
+		s, err := open(ctx, dsn, o)
+		return s, err
+	}
 }
 
 // RunDialect runs, as subtests, what the store of driver ("sqlite",

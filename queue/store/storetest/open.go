@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -16,15 +17,7 @@ import (
 // it (the first counts).
 func SQLite(t testing.TB, opts ...sqlstore.Opts) *sqlite.Store {
 	t.Helper()
-	return SQLiteAt(t, filepath.Join(t.TempDir(), "test.db"), pick(opts, 0))
-}
-
-// SQLiteAt opens a SQLite store on the file dsn names and closes it when
-// the test ends: one of several, as daemons sharing a database have.
-func SQLiteAt(t testing.TB, dsn string, o sqlstore.Opts) *sqlite.Store {
-	t.Helper()
-	s, err := sqlite.Open(t.Context(), dsn, o)
-	return opened(t, s, err)
+	return At(t, sqlite.Open, filepath.Join(t.TempDir(), "test.db"), pick(opts, 0))
 }
 
 // Postgres opens a PostgreSQL store (a pool of 20 unless opts say) on a
@@ -32,15 +25,7 @@ func SQLiteAt(t testing.TB, dsn string, o sqlstore.Opts) *sqlite.Store {
 // test ends.
 func Postgres(t testing.TB, opts ...sqlstore.Opts) *postgres.Store {
 	t.Helper()
-	return PostgresAt(t, PostgresDSN(t), pick(opts, 20))
-}
-
-// PostgresAt opens a PostgreSQL store on the database dsn names and closes
-// it when the test ends.
-func PostgresAt(t testing.TB, dsn string, o sqlstore.Opts) *postgres.Store {
-	t.Helper()
-	s, err := postgres.Open(t.Context(), dsn, o)
-	return opened(t, s, err)
+	return At(t, postgres.Open, PostgresDSN(t), pick(opts, 20))
 }
 
 // MySQL opens a MySQL/MariaDB store (a pool of 20 unless opts say) on a
@@ -48,15 +33,20 @@ func PostgresAt(t testing.TB, dsn string, o sqlstore.Opts) *postgres.Store {
 // test ends.
 func MySQL(t testing.TB, opts ...sqlstore.Opts) *mysql.Store {
 	t.Helper()
-	return MySQLAt(t, MySQLDSN(t), pick(opts, 20))
+	return At(t, mysql.Open, MySQLDSN(t), pick(opts, 20))
 }
 
-// MySQLAt opens a MySQL/MariaDB store on the database dsn names and closes
-// it when the test ends.
-func MySQLAt(t testing.TB, dsn string, o sqlstore.Opts) *mysql.Store {
+// At opens a store with open (sqlite.Open, postgres.Open or mysql.Open) on
+// the database dsn names, failing the test if it cannot, and closes it
+// when the test ends: one of several on one database, as daemons have.
+func At[S interface{ Close() error }](t testing.TB, open func(context.Context, string, sqlstore.Opts) (S, error), dsn string, o sqlstore.Opts) S {
 	t.Helper()
-	s, err := mysql.Open(t.Context(), dsn, o)
-	return opened(t, s, err)
+	s, err := open(t.Context(), dsn, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // An Engine is one of the three stores, by the name the configuration
@@ -98,14 +88,4 @@ func pick(opts []sqlstore.Opts, conns int) sqlstore.Opts {
 		o.MaxConns = conns
 	}
 	return o
-}
-
-// opened fails the test on err, else closes s when the test ends.
-func opened[S interface{ Close() error }](t testing.TB, s S, err error) S {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
