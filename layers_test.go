@@ -27,9 +27,9 @@ var layers = [][]string{
 	{"queue/store", "protocol", "devices", "booking", "report", "notify", "metrics"},
 	// what people and other programs use
 	{"config", "web", "tui", "sim", "load", "conform"},
-	// the serve process's parts, then the binary and its tools
+	// the serve process's parts, then the binary
 	{"daemon"},
-	{"cmd", "bench"},
+	{"cmd"},
 }
 
 // layerOf returns the layer of the module-relative package path p, or -1.

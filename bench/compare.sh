@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs in one go, on this machine and its databases, the raw SQL beside the
 # daemon and prints the figures of issue 12 next to their targets:
-#   - raw SQLite synchronous=FULL, one transaction per ticket (bench/sqliteraw)
+#   - raw SQLite synchronous=FULL, one transaction per ticket (nowserving bench raw)
 #     against the daemon on SQLite FULL over TCP, same client count;
 #   - pgbench with the store's SQL (bench/issue.sql) and with the minimal
 #     upsert + insert (bench/minimal.sql) against the daemon on PostgreSQL;
@@ -39,7 +39,6 @@ cleanup() {
 }
 trap cleanup EXIT
 go build -o "$work/nowserving" ./cmd/nowserving
-go build -o "$work/sqliteraw" ./bench/sqliteraw
 ns="$work/nowserving"
 
 socat pty,raw,echo=0,link="$work/led-daemon" pty,raw,echo=0,link="$work/led-bench" 2>"$work/socat.log" &
@@ -81,7 +80,7 @@ issue() {
 j() { jq -r "$2" "$work/$1.json"; }
 
 echo "== raw SQLite FULL, $CLIENTS clients, ${DURATION}s"
-$NICE "$work/sqliteraw" -db "$work/raw.db" -clients "$CLIENTS" -duration "${DURATION}s" | tee "$work/raw.txt"
+$NICE "$ns" bench raw --db "$work/raw.db" --clients "$CLIENTS" --duration "${DURATION}s" | tee "$work/raw.txt"
 raw_sqlite=$(awk '{ print $NF }' "$work/raw.txt")
 
 echo "== daemon on SQLite FULL"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/conform/conformtest"
+	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -82,7 +82,7 @@ func TestBrokenDaemons(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d := conformtest.New(t, heartbeat)
+			d := protocoltest.NewHQ(t, heartbeat)
 			d.Wrap = func(ln net.Listener) net.Listener { return &mangle{ln, c.fix} }
 			d.Start()
 			t.Cleanup(d.Stop)

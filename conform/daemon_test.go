@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/conform/conformtest"
 	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
@@ -14,12 +13,12 @@ import (
 // heartbeat is what the test daemons announce.
 const heartbeat = 500 * time.Millisecond
 
-func startDaemon(t *testing.T) *protocoltest.Daemon { return conformtest.Start(t, heartbeat) }
+func startDaemon(t *testing.T) *protocoltest.Daemon { return protocoltest.StartHQ(t, heartbeat) }
 
 func credentials() []Credential {
 	var out []Credential
-	for _, d := range conformtest.Devices {
-		out = append(out, Credential{ID: d.ID, Secret: protocoltest.Secret(d.ID), Role: d.Role})
+	for _, d := range protocoltest.HQDevices() {
+		out = append(out, Credential{ID: d.ID, Secret: d.Secret, Role: d.Role})
 	}
 	return out
 }

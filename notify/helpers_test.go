@@ -16,7 +16,9 @@ import (
 	"github.com/nowserving/nowserving/internal/testkit/parttest"
 	"github.com/nowserving/nowserving/notify"
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store"
+	"github.com/nowserving/nowserving/queue/store/mysql"
+	"github.com/nowserving/nowserving/queue/store/postgres"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
@@ -28,30 +30,26 @@ type backend struct {
 	db   func(t testing.TB) (open func(o sqlstore.Opts) *sqlstore.Store)
 }
 
-func opener(t testing.TB, driver, dsn string) func(o sqlstore.Opts) *sqlstore.Store {
-	return func(o sqlstore.Opts) *sqlstore.Store {
-		t.Helper()
-		if o.MaxConns == 0 {
-			o.MaxConns = 8
-		}
-		s, err := store.Open(t.Context(), driver, dsn, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
+// pool gives o a pool of 8 connections unless it sets one.
+func pool(o sqlstore.Opts) sqlstore.Opts {
+	if o.MaxConns == 0 {
+		o.MaxConns = 8
 	}
+	return o
 }
 
 var backends = []backend{
 	{"sqlite", func(t testing.TB) func(sqlstore.Opts) *sqlstore.Store {
-		return opener(t, "sqlite", filepath.Join(t.TempDir(), "notify.db"))
+		dsn := filepath.Join(t.TempDir(), "notify.db")
+		return func(o sqlstore.Opts) *sqlstore.Store { return storetest.At(t, sqlite.Open, dsn, pool(o)).Store }
 	}},
 	{"postgres", func(t testing.TB) func(sqlstore.Opts) *sqlstore.Store {
-		return opener(t, "postgres", storetest.PostgresDSN(t))
+		dsn := storetest.PostgresDSN(t)
+		return func(o sqlstore.Opts) *sqlstore.Store { return storetest.At(t, postgres.Open, dsn, pool(o)).Store }
 	}},
 	{"mysql", func(t testing.TB) func(sqlstore.Opts) *sqlstore.Store {
-		return opener(t, "mysql", storetest.MySQLDSN(t))
+		dsn := storetest.MySQLDSN(t)
+		return func(o sqlstore.Opts) *sqlstore.Store { return storetest.At(t, mysql.Open, dsn, pool(o)).Store }
 	}},
 }
 

@@ -15,14 +15,14 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/conform"
-	"github.com/nowserving/nowserving/conform/conformtest"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
+	"github.com/nowserving/nowserving/protocol/protocoltest"
 )
 
 // TestConformDaemon runs `conform daemon` against a daemon on loopback:
 // every check passes (or is skipped for want of a role) and the exit is 0.
 func TestConformDaemon(t *testing.T) {
-	d := conformtest.Start(t, 300*time.Millisecond)
+	d := protocoltest.StartHQ(t, 300*time.Millisecond)
 	out, err := runCmd(t, "conform", "daemon", "--addr", d.Addr, "--device", "kiosk-1", "--secret", "kiosk-1-secret-0123456789")
 	if err != nil || !strings.Contains(out, " 0 failed") || !strings.Contains(out, "\n4. Session\n") {
 		t.Errorf("conform daemon: %v\n%s", err, out)

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nowserving/nowserving/config"
-	"github.com/nowserving/nowserving/queue/store"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
@@ -24,10 +24,25 @@ func addDBFlags(cmd *cobra.Command) dbTarget {
 	}
 }
 
-// guessDriver tells the driver from a DSN's form, and the DSN to use.
+// guessDriver tells the driver from a DSN's form, and the DSN to use:
+// postgres:// and postgresql:// URLs and key=value strings with host= are
+// PostgreSQL; user@tcp(...)/db, tcp(...)/db and mysql:// are MySQL (the
+// mysql:// prefix is removed); anything else is a SQLite file (sqlite://
+// removed).
 func guessDriver(dsn string) (config.Driver, string) {
-	d, rest := store.Guess(dsn)
-	return config.Driver(d), rest
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return config.DriverPostgres, dsn
+	case strings.HasPrefix(dsn, "mysql://"):
+		return config.DriverMySQL, strings.TrimPrefix(dsn, "mysql://")
+	case strings.HasPrefix(dsn, "sqlite://"):
+		return config.DriverSQLite, strings.TrimPrefix(dsn, "sqlite://")
+	case strings.Contains(dsn, "@tcp("), strings.Contains(dsn, "@unix("), strings.HasPrefix(dsn, "tcp("):
+		return config.DriverMySQL, dsn
+	case strings.Contains(dsn, "host=") && (strings.Contains(dsn, " ") || strings.Contains(dsn, "dbname=")):
+		return config.DriverPostgres, dsn
+	}
+	return config.DriverSQLite, dsn
 }
 
 // resolve returns the store settings and, when a config file was given,
@@ -80,7 +95,7 @@ func (d dbTarget) onCancelling(cmd *cobra.Command, what string, f func(*sqlstore
 	if err != nil {
 		return err
 	}
-	s, err := store.Open(cmd.Context(), string(st.Driver), st.DSN, sqlstore.Opts{NoMigrate: true, MaxConns: st.Pool,
+	s, err := openDriver(cmd.Context(), st.Driver, st.DSN, sqlstore.Opts{NoMigrate: true, MaxConns: st.Pool,
 		ConnectTimeout: sqlstore.ConnectTimeoutFor(st.Timeout), CancelOnServer: true})
 	if err != nil {
 		return fmt.Errorf("%s %s database: %w", what, st.Driver, err)

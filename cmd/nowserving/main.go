@@ -63,8 +63,8 @@ func newRoot() *cobra.Command {
 		newReportCmd(),
 		newNotifyCmd(),
 		newUserCmd(),
-		with(&cobra.Command{Use: "bench", Short: "Measure a running daemon: connections held, ticket throughput and latency"},
-			newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd(), newBenchDayCmd(), newBenchHistoryCmd()),
+		with(&cobra.Command{Use: "bench", Short: "Measure a running daemon (connections held, ticket throughput and latency), a filled database, or raw SQLite beside them"},
+			newBenchConnsCmd(), newBenchIssueCmd(), newBenchCallCmd(), newBenchBookCmd(), newBenchDayCmd(), newBenchHistoryCmd(), newBenchRawCmd()),
 		with(&cobra.Command{Use: "conform", Short: "Check a device, or a daemon, against the device protocol (PROTOCOL.md)", Long: conformLong},
 			newConformDeviceCmd(wire.RoleKiosk), newConformDeviceCmd(wire.RoleKeypad), newConformDeviceCmd(wire.RoleDisplay), newConformDaemonCmd(), newConformAPICmd()),
 	)

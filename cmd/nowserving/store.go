@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/daemon"
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store"
+	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/postgres"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
@@ -19,8 +21,35 @@ import (
 // daemon's store only). Each host gets a connect time-out of a third of
 // store.timeout, at most 1 s, unless the DSN sets its own.
 func openStore(ctx context.Context, c config.Store, log *slog.Logger, migrate bool, outbox ...sqlstore.OutboxRoute) (*sqlstore.Store, error) {
-	return store.Open(ctx, string(c.Driver), c.DSN, sqlstore.Opts{Logger: log, NoMigrate: !migrate, Outbox: outbox, MaxConns: c.Pool,
+	return openDriver(ctx, c.Driver, c.DSN, sqlstore.Opts{Logger: log, NoMigrate: !migrate, Outbox: outbox, MaxConns: c.Pool,
 		ConnectTimeout: sqlstore.ConnectTimeoutFor(c.Timeout)})
+}
+
+// openDriver opens the store of driver (sqlite, postgres or mysql; also
+// sqlite3, postgresql, pgx and mariadb, which --driver accepts) at dsn and,
+// unless opts.NoMigrate, applies its migrations.
+func openDriver(ctx context.Context, driver config.Driver, dsn string, opts sqlstore.Opts) (*sqlstore.Store, error) {
+	switch strings.ToLower(string(driver)) {
+	case "sqlite", "sqlite3":
+		s, err := sqlite.Open(ctx, dsn, opts)
+		if err != nil {
+			return nil, err
+		}
+		return s.Store, nil
+	case "postgres", "postgresql", "pgx":
+		s, err := postgres.Open(ctx, dsn, opts)
+		if err != nil {
+			return nil, err
+		}
+		return s.Store, nil
+	case "mysql", "mariadb":
+		s, err := mysql.Open(ctx, dsn, opts)
+		if err != nil {
+			return nil, err
+		}
+		return s.Store, nil
+	}
+	return nil, fmt.Errorf("store: open: %w: unknown driver %q (want sqlite, postgres or mysql)", queue.ErrBadRequest, driver)
 }
 
 // startWait is how long newDaemon waits for the first attempt to open the

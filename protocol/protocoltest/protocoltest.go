@@ -1,7 +1,8 @@
 // Package protocoltest runs a real daemon for the tests of the protocol
-// server, its client and the console: a SQLite store, a queue engine and a
-// protocol server on a loopback port, which can be stopped and started again
-// on the same database file and port. It also makes the self-signed
+// server, its client, the console and the conformance kit: a SQLite store,
+// a queue engine and a protocol server on a loopback port, which can be
+// stopped and started again on the same database file and port (NewHQ is
+// the one the conformance kit's tests use). It also makes the self-signed
 // certificates the TLS tests use.
 package protocoltest
 

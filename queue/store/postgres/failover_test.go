@@ -34,12 +34,7 @@ func pairFailover(p *storetest.PGPair, fail func(t testing.TB)) storetest.Failov
 		Recover:      p.Promote,
 		RecoverAfter: promoteAfter,
 		Survivor: func(t *testing.T) *sqlstore.Store {
-			s, err := postgres.Open(t.Context(), p.StandbyDSN(), postgres.Opts{NoMigrate: true})
-			if err != nil {
-				t.Fatalf("open the promoted standby: %v", err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s.Store
+			return storetest.At(t, postgres.Open, p.StandbyDSN(), postgres.Opts{NoMigrate: true}).Store
 		},
 	}
 }
@@ -57,9 +52,14 @@ func noneLostOrTwice(t *testing.T, r storetest.FailoverResult) {
 // TestFailoverSynchronous: synchronous replication, the primary killed
 // with -9 under load: nothing acknowledged is lost, nothing is given twice,
 // and tickets flow again within 5 s.
-func TestFailoverSynchronous(t *testing.T) {
+func TestFailoverSynchronous(t *testing.T) { failSynchronous(t, (*storetest.PGPair).Kill9Primary) }
+
+// failSynchronous runs the daemon under load on a pair with synchronous
+// replication, fails its primary with fail and promotes the standby:
+// nothing may be lost or given twice.
+func failSynchronous(t *testing.T, fail func(p *storetest.PGPair, t testing.TB)) {
 	p := storetest.StartPGPair(t, storetest.PGPairOpts{Synchronous: true})
-	r := storetest.RunFailover(t, pairFailover(p, p.Kill9Primary))
+	r := storetest.RunFailover(t, pairFailover(p, func(t testing.TB) { fail(p, t) }))
 	r.Log(t)
 	noneLostOrTwice(t, r)
 }
@@ -112,12 +112,7 @@ func TestFailoverAsyncBehind(t *testing.T) {
 // accepts connections, nothing answers) and the standby is promoted 2 s
 // later; with the DSN's default options, tickets flow again within 5 s of
 // the freeze, and nothing is lost or given twice (synchronous replication).
-func TestFailoverFrozenPrimary(t *testing.T) {
-	p := storetest.StartPGPair(t, storetest.PGPairOpts{Synchronous: true})
-	r := storetest.RunFailover(t, pairFailover(p, p.StopPrimary))
-	r.Log(t)
-	noneLostOrTwice(t, r)
-}
+func TestFailoverFrozenPrimary(t *testing.T) { failSynchronous(t, (*storetest.PGPair).StopPrimary) }
 
 // TestFailoverReadOnly: the primary turns read-only under the daemon's
 // pooled connections (it still answers, every write fails with 25006) and

@@ -1,21 +1,38 @@
 package storetest
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
 	"github.com/nowserving/nowserving/queue"
+	"github.com/nowserving/nowserving/queue/store/mysql"
+	"github.com/nowserving/nowserving/queue/store/postgres"
+	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
-// dialects are the stores RunDialect knows, by driver (as store.Open names
-// it): open gives each test its own store, dsn names a new, empty database.
+// dialects are the stores RunDialect knows, by driver (as the
+// configuration names it): open gives each test its own store, dsn names a
+// new, empty database, at opens a store on a given one (as each of several
+// daemons does).
 var dialects = map[string]struct {
 	open func(t *testing.T) queue.Store
 	dsn  func(t testing.TB) string
+	at   openAt
 }{
-	"sqlite":   {func(t *testing.T) queue.Store { return SQLite(t) }, func(t testing.TB) string { return filepath.Join(t.TempDir(), "m.db") }},
-	"postgres": {func(t *testing.T) queue.Store { return Postgres(t) }, PostgresDSN},
-	"mysql":    {func(t *testing.T) queue.Store { return MySQL(t) }, MySQLDSN},
+	"sqlite":   {func(t *testing.T) queue.Store { return SQLite(t) }, func(t testing.TB) string { return filepath.Join(t.TempDir(), "m.db") }, migratingBy(sqlite.Open)},
+	"postgres": {func(t *testing.T) queue.Store { return Postgres(t) }, PostgresDSN, migratingBy(postgres.Open)},
+	"mysql":    {func(t *testing.T) queue.Store { return MySQL(t) }, MySQLDSN, migratingBy(mysql.Open)},
+}
+
+// migratingBy is open (sqlite.Open, postgres.Open or mysql.Open) as an
+// openAt.
+func migratingBy[S migrating](open func(context.Context, string, sqlstore.Opts) (S, error)) openAt {
+	return func(ctx context.Context, dsn string, o sqlstore.Opts) (migrating, error) {
+		s, err := open(ctx, dsn, o)
+		return s, err
+	}
 }
 
 // RunDialect runs, as subtests, what the store of driver ("sqlite",
@@ -30,8 +47,8 @@ func RunDialect(t *testing.T, driver string) {
 	}
 	t.Run("Conformance", func(t *testing.T) { Run(t, d.open) })
 	t.Run("Engine", func(t *testing.T) { RunEngine(t, d.open) })
-	t.Run("Migrate", func(t *testing.T) { MigrateConcurrently(t, driver, d.dsn(t)) })
-	t.Run("MigrateChecksums", func(t *testing.T) { MigrateChecksums(t, driver, d.dsn(t)) })
+	t.Run("Migrate", func(t *testing.T) { migrateConcurrently(t, d.at, d.dsn(t)) })
+	t.Run("MigrateChecksums", func(t *testing.T) { migrateChecksums(t, d.at, d.dsn(t)) })
 }
 
 // openFunc gives each test of a suite its own new, empty store.

@@ -10,22 +10,34 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/nowserving/nowserving/queue/store"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
-// MigrateConcurrently opens four stores of driver (as store.Open names it)
-// on one empty database at once, as daemons starting together do: every
+// migrating is what the migration tests use of a store: the shared SQL
+// part's Migrate, Version, Dialect, DB and Close.
+type migrating interface {
+	Migrate(ctx context.Context) error
+	Version(ctx context.Context) (int, error)
+	Dialect() *sqlstore.Dialect
+	DB() *sql.DB
+	Close() error
+}
+
+// openAt opens a store of one driver on the database dsn names.
+type openAt func(ctx context.Context, dsn string, o sqlstore.Opts) (migrating, error)
+
+// migrateConcurrently opens four stores with at on one empty database at
+// once, as daemons starting together do: every
 // one must succeed; a fifth store opened after them migrates once more
 // (nothing left to do), and the schema must end with every migration the
 // store embeds recorded once.
-func MigrateConcurrently(t *testing.T, driver, dsn string) {
+func migrateConcurrently(t *testing.T, at openAt, dsn string) {
 	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {
 		wg.Go(func() {
-			s, err := store.Open(context.Background(), driver, dsn, store.Opts{MaxConns: 2})
+			s, err := at(context.Background(), dsn, sqlstore.Opts{MaxConns: 2})
 			if err != nil {
 				errs <- err
 				return
@@ -40,7 +52,7 @@ func MigrateConcurrently(t *testing.T, driver, dsn string) {
 			t.Fatal(err)
 		}
 	}
-	s, err := store.Open(t.Context(), driver, dsn, store.Opts{})
+	s, err := at(t.Context(), dsn, sqlstore.Opts{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,16 +74,16 @@ func MigrateConcurrently(t *testing.T, driver, dsn string) {
 	}
 }
 
-// MigrateChecksums checks the checksums Migrate keeps, on one empty
-// database of driver: every migration it applies is recorded with its
+// migrateChecksums checks the checksums Migrate keeps, on one empty
+// database, through a store at opens on it: every migration it applies is recorded with its
 // checksum; a database whose rows predate checksums (no checksum column)
 // gets them all on its next migrate; a shipped migration whose statements
 // were edited after it was applied makes Migrate refuse, naming it, and
 // apply nothing, while an edit of its comments and layout alone does not.
-func MigrateChecksums(t *testing.T, driver, dsn string) {
+func migrateChecksums(t *testing.T, at openAt, dsn string) {
 	t.Helper()
 	ctx := t.Context()
-	s, err := store.Open(ctx, driver, dsn, store.Opts{})
+	s, err := at(ctx, dsn, sqlstore.Opts{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +143,7 @@ func MigrateChecksums(t *testing.T, driver, dsn string) {
 
 // migrateWith runs Migrate on s's database with s's dialect shipping ms,
 // each replaced by the one of over with its version, or added.
-func migrateWith(ctx context.Context, s *sqlstore.Store, ms []sqlstore.Migration, over ...sqlstore.Migration) error {
+func migrateWith(ctx context.Context, s migrating, ms []sqlstore.Migration, over ...sqlstore.Migration) error {
 	files := fstest.MapFS{}
 	for _, m := range append(ms[:len(ms):len(ms)], over...) {
 		for name := range files {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -16,8 +17,7 @@ import (
 // it (the first counts).
 func SQLite(t testing.TB, opts ...sqlstore.Opts) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "test.db"), pick(opts, 0))
-	return opened(t, s, err)
+	return At(t, sqlite.Open, filepath.Join(t.TempDir(), "test.db"), pick(opts, 0))
 }
 
 // Postgres opens a PostgreSQL store (a pool of 20 unless opts say) on a
@@ -25,8 +25,7 @@ func SQLite(t testing.TB, opts ...sqlstore.Opts) *sqlite.Store {
 // test ends.
 func Postgres(t testing.TB, opts ...sqlstore.Opts) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(t.Context(), PostgresDSN(t), pick(opts, 20))
-	return opened(t, s, err)
+	return At(t, postgres.Open, PostgresDSN(t), pick(opts, 20))
 }
 
 // MySQL opens a MySQL/MariaDB store (a pool of 20 unless opts say) on a
@@ -34,8 +33,20 @@ func Postgres(t testing.TB, opts ...sqlstore.Opts) *postgres.Store {
 // test ends.
 func MySQL(t testing.TB, opts ...sqlstore.Opts) *mysql.Store {
 	t.Helper()
-	s, err := mysql.Open(t.Context(), MySQLDSN(t), pick(opts, 20))
-	return opened(t, s, err)
+	return At(t, mysql.Open, MySQLDSN(t), pick(opts, 20))
+}
+
+// At opens a store with open (sqlite.Open, postgres.Open or mysql.Open) on
+// the database dsn names, failing the test if it cannot, and closes it
+// when the test ends: one of several on one database, as daemons have.
+func At[S interface{ Close() error }](t testing.TB, open func(context.Context, string, sqlstore.Opts) (S, error), dsn string, o sqlstore.Opts) S {
+	t.Helper()
+	s, err := open(t.Context(), dsn, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // An Engine is one of the three stores, by the name the configuration
@@ -77,14 +88,4 @@ func pick(opts []sqlstore.Opts, conns int) sqlstore.Opts {
 		o.MaxConns = conns
 	}
 	return o
-}
-
-// opened fails the test on err, else closes s when the test ends.
-func opened[S interface{ Close() error }](t testing.TB, s S, err error) S {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }

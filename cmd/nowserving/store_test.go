@@ -1,16 +1,21 @@
-package store_test
+package main
 
 import (
 	"errors"
 	"path/filepath"
 	"testing"
 
+	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store"
+	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
-func TestGuess(t *testing.T) {
-	cases := []struct{ dsn, driver, rest string }{
+func TestGuessDriver(t *testing.T) {
+	cases := []struct {
+		dsn    string
+		driver config.Driver
+		rest   string
+	}{
 		{"postgres://u@h/db?sslmode=disable", "postgres", "postgres://u@h/db?sslmode=disable"},
 		{"postgresql://u@h/db", "postgres", "postgresql://u@h/db"},
 		{"host=localhost dbname=ns", "postgres", "host=localhost dbname=ns"},
@@ -23,15 +28,15 @@ func TestGuess(t *testing.T) {
 		{"file:ns.db?_txlock=deferred", "sqlite", "file:ns.db?_txlock=deferred"},
 	}
 	for _, c := range cases {
-		d, r := store.Guess(c.dsn)
+		d, r := guessDriver(c.dsn)
 		if d != c.driver || r != c.rest {
-			t.Errorf("Guess(%q) = %q, %q; want %q, %q", c.dsn, d, r, c.driver, c.rest)
+			t.Errorf("guessDriver(%q) = %q, %q; want %q, %q", c.dsn, d, r, c.driver, c.rest)
 		}
 	}
 }
 
-func TestOpen(t *testing.T) {
-	s, err := store.Open(t.Context(), "sqlite", filepath.Join(t.TempDir(), "x.db"), store.Opts{})
+func TestOpenDriver(t *testing.T) {
+	s, err := openDriver(t.Context(), "sqlite3", filepath.Join(t.TempDir(), "x.db"), sqlstore.Opts{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +44,7 @@ func TestOpen(t *testing.T) {
 	if v, err := s.Version(t.Context()); err != nil || v < 1 {
 		t.Errorf("Version = %d, %v", v, err)
 	}
-	if _, err := store.Open(t.Context(), "oracle", "x", store.Opts{}); !errors.Is(err, queue.ErrBadRequest) {
-		t.Errorf("Open(oracle) error = %v, want ErrBadRequest", err)
+	if _, err := openDriver(t.Context(), "oracle", "x", sqlstore.Opts{}); !errors.Is(err, queue.ErrBadRequest) {
+		t.Errorf("openDriver(oracle) error = %v, want ErrBadRequest", err)
 	}
 }
