@@ -47,6 +47,9 @@ func Call(ctx context.Context, e *sim.Env, o CallOpts, out io.Writer) error {
 	if service == "" {
 		service = uncappedService(e)
 	}
+	if err := servesAt(e, kp[0], service); err != nil {
+		return err
+	}
 	kd, err := benchDevices(e, wire.RoleKiosk)
 	if err != nil && o.Kiosks > 0 {
 		return err
@@ -69,7 +72,8 @@ func Call(ctx context.Context, e *sim.Env, o CallOpts, out io.Writer) error {
 		}
 		defer led.close()
 	}
-	c := &caller{e: e, kp: keypad, led: led, gap: o.Gap, service: service, kiosk: kiosks}
+	c := &caller{e: e, kp: keypad, led: led, gap: o.Gap, service: service, kiosk: kiosks,
+		out: out, device: kp[0], stuck: StuckAfter}
 	fmt.Fprintf(out, "call: keypad %s, %d calls idle, then %d with %d kiosks taking tickets of %s %s\n",
 		kp[0].ID, o.Calls, o.Calls, o.Kiosks, service, bgText(o.Rate))
 	idle, err := c.run(ctx, o.Calls)
@@ -135,6 +139,12 @@ func (s *samples) text() string {
 
 type callRun struct{ call, led samples }
 
+// StuckAfter is how long a call benchmark waits for a call to go through
+// at its counter (each try refused as none waiting or the counter busy,
+// as when another keypad with the same id, a sim load, takes its tickets)
+// before it gives up.
+const StuckAfter = 30 * time.Second
+
 // caller is the keypad of a call benchmark.
 type caller struct {
 	e       *sim.Env
@@ -143,12 +153,59 @@ type caller struct {
 	gap     time.Duration
 	service string
 	kiosk   []*client.Client
+	out     io.Writer
+	device  sim.Device
+	stuck   time.Duration
+}
+
+// servesAt refuses a benchmark whose keypad's counter does not serve
+// service, when the configuration tells: its calls would never find the
+// kiosks' tickets.
+func servesAt(e *sim.Env, kp sim.Device, service string) error {
+	if e.Config == nil || service == "" {
+		return nil
+	}
+	st, ok := e.Config.Site(kp.Site)
+	if !ok {
+		return nil
+	}
+	for _, c := range st.Counters {
+		if c.ID != kp.Counter {
+			continue
+		}
+		var codes []string
+		for _, x := range c.Services {
+			if x.Service == service {
+				return nil
+			}
+			codes = append(codes, x.Service)
+		}
+		return fmt.Errorf("bench: call: keypad %s is at counter %s, which does not serve %s (it serves %v): give --service one of those, or --device a keypad of a counter that serves %s",
+			kp.ID, kp.Counter, service, codes, service)
+	}
+	return nil
+}
+
+// stalled reports a counter where no call has gone through since since:
+// after a few refused tries it says once what it waits for; after c.stuck
+// it gives up.
+func (c *caller) stalled(since time.Time, tries int, last error) error {
+	if tries == 5 && c.out != nil {
+		fmt.Fprintf(c.out, "bench: waiting for a call to go through at counter %s (%v); giving up after %s. Is another %s (a sim load?) calling there?\n",
+			c.device.Counter, last, c.stuck, c.device.ID)
+	}
+	if time.Since(since) < c.stuck {
+		return nil
+	}
+	return fmt.Errorf("bench: call next at counter %s: no call went through in %s, %d tries refused (last: %v): another keypad %s (a sim load?) may be calling there; stop it or give --device another keypad",
+		c.device.Counter, c.stuck, tries, last, c.device.ID)
 }
 
 // run makes n calls, each with a ticket waiting (taken by a kiosk first
 // when none is) and followed by START.
 func (c *caller) run(ctx context.Context, n int) (callRun, error) {
 	var r callRun
+	since, tries := time.Now(), 0
 	for i := 0; i < n && ctx.Err() == nil; i++ {
 		if c.led != nil {
 			c.led.reset()
@@ -157,6 +214,10 @@ func (c *caller) run(ctx context.Context, n int) (callRun, error) {
 		tk, err := c.kp.CallNext(ctx, 0)
 		d := time.Since(t0)
 		if errors.Is(err, wire.ErrNoTicketWaiting) || errors.Is(err, wire.ErrInvalidTransition) {
+			tries++
+			if err := c.stalled(since, tries, err); err != nil {
+				return r, err
+			}
 			if err := c.unstick(ctx, err); err != nil {
 				return r, err
 			}
@@ -166,6 +227,7 @@ func (c *caller) run(ctx context.Context, n int) (callRun, error) {
 		if err != nil {
 			return r, fmt.Errorf("bench: call next: %w", c.e.Explain(err, sim.Device{}))
 		}
+		since, tries = time.Now(), 0
 		r.call.lat = append(r.call.lat, d)
 		if c.led != nil {
 			if at, ok := c.led.wait(tk.Number, 2*time.Second); ok {

@@ -1002,7 +1002,7 @@ func runIdempotent[T, R any](ctx context.Context, e *Engine, c call, st steps[T,
 	j := &job{site: s.ID, key: key, lane: c.lane, number: c.number, work: func(ctx context.Context, tx Tx, j *job) (any, error) {
 		if p := j.prior; p != nil {
 			if p.Op != c.op {
-				return nil, fmt.Errorf("%w: key %q was used for %s, not %s", ErrKeyReused, c.Key, p.Op, c.op)
+				return nil, fmt.Errorf("%w: key %q was used for %s, not %s", ErrKeyReused, c.Key, opText(p.Op), opText(c.op))
 			}
 			var v T
 			if err := json.Unmarshal(p.Result, &v); err != nil {

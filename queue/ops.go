@@ -16,8 +16,17 @@ const keyGap int64 = 1 << 20
 // opName names an operation with the fields that identify it, so an
 // idempotency key reused for a different request (another service, another
 // counter) is refused instead of returning the first result.
+// The names are stored with each request's result, so their form (a
+// trailing space where a field is empty) stays as it is: a retry across an
+// upgrade must find its request again. People see them through opText.
 func opName(op string, fields ...string) string {
 	return op + " " + strings.Join(fields, " ")
+}
+
+// opText is an operation's name as a refusal tells it: its words, one
+// space apart ("issue A", not "issue A ").
+func opText(op string) string {
+	return strings.Join(strings.Fields(op), " ")
 }
 
 // IssueRequest asks for a new ticket.

@@ -98,12 +98,12 @@ func writeBookingTable(w io.Writer, rows []BookingRow) error {
 	return nil
 }
 
-// CSVHeader is the first line of the CSV format. Durations are in seconds;
-// busiest_hour is empty when nothing happened. The last five columns are
-// those of the resource lines (kind resource: day, bookings made, checked
-// in on time and late, missed; their cancelled column counts cancelled
-// bookings), empty on the other lines; a resource line leaves the
-// ticket columns empty.
+// CSVHeader is the first line of the CSV format. Durations are in seconds
+// to the millisecond; busiest_hour is empty when nothing happened. The
+// last five columns are those of the resource lines (kind resource: day,
+// bookings made, checked in on time and late, missed; their cancelled
+// column counts cancelled bookings), empty on the other lines; a resource
+// line leaves the ticket columns empty.
 var CSVHeader = []string{"site", "from", "to", "kind", "id", "issued", "called", "served", "no_shows", "cancelled",
 	"avg_wait_s", "p90_wait_s", "avg_service_s", "busiest_hour", "busiest_count",
 	"day", "booked", "checked_in_on_time", "checked_in_late", "missed"}
@@ -143,7 +143,15 @@ func WriteCSV(w io.Writer, r Report) error {
 	return nil
 }
 
-func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+// seconds is d in seconds to the millisecond, the precision of the times
+// the store keeps: 1.118, never 1.1179999999999999 (d.Seconds() of
+// 1,118 ms) or 0.536666666 (an average). JSON and CSV both write it.
+func seconds(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond).Milliseconds()) / 1000
+}
+
+// secs is seconds as CSV writes it.
+func secs(d time.Duration) string { return strconv.FormatFloat(seconds(d), 'f', -1, 64) }
 
 // jsonStats is Stats with snake_case names and seconds.
 type jsonStats struct {
@@ -162,7 +170,7 @@ type jsonStats struct {
 
 func toJSON(id string, s Stats) jsonStats {
 	j := jsonStats{ID: id, Issued: s.Issued, Called: s.Called, Served: s.Served, NoShows: s.NoShows, Cancelled: s.Cancelled,
-		AvgWait: s.AvgWait.Seconds(), P90Wait: s.P90Wait.Seconds(), AvgService: s.AvgService.Seconds(), BusiestCount: s.BusiestCount}
+		AvgWait: seconds(s.AvgWait), P90Wait: seconds(s.P90Wait), AvgService: seconds(s.AvgService), BusiestCount: s.BusiestCount}
 	if s.BusiestHour >= 0 {
 		h := s.BusiestHour
 		j.BusiestHour = &h
@@ -182,8 +190,8 @@ type jsonBooking struct {
 }
 
 // WriteJSON writes r as one indented JSON object: site, from, to, services,
-// counters, total, bookings (per resource and day); durations in seconds,
-// busiest_hour null when nothing happened.
+// counters, total, bookings (per resource and day); durations in seconds
+// to the millisecond, busiest_hour null when nothing happened.
 func WriteJSON(w io.Writer, r Report) error {
 	out := struct {
 		Site     string        `json:"site"`

@@ -133,7 +133,7 @@ func writePeopleJSON(w io.Writer, site, from, to string, people []Person) error 
 	}{Site: site, From: from, To: to, People: []person{}}
 	for _, p := range people {
 		out.People = append(out.People, person{p.Name, p.Counters, p.Called, p.Recalled, p.Served, p.NoShows, p.Transferred,
-			p.Paused, p.AvgService.Seconds()})
+			p.Paused, seconds(p.AvgService)})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -32,6 +32,27 @@ type apiSlot struct {
 	Free  int       `json:"free"`
 }
 
+// apiSlots is the answer of GET .../slots (web.Slots): a day with no slot
+// listed says why, past or not open yet.
+type apiSlots struct {
+	Slots   []apiSlot
+	Total   int
+	Past    bool
+	Opening map[string]time.Time
+}
+
+// why tells, as the API does, why the day has no slot to book: past, not
+// open yet (and when it opens), or how many slots it has.
+func (l apiSlots) why(resource string) string {
+	if l.Past {
+		return "the day is past"
+	}
+	if at, ok := l.Opening[resource]; ok {
+		return "its slots open at " + at.Format("2006-01-02 15:04 -07:00")
+	}
+	return fmt.Sprintf("%d slots that day", max(l.Total, len(l.Slots)))
+}
+
 type apiBooking struct {
 	ID       int64     `json:"id"`
 	Code     string    `json:"code"`
@@ -46,7 +67,7 @@ func (e *Env) Book(ctx context.Context, o BookOpts, out io.Writer) error {
 	if err := e.bookDefaults(&o); err != nil {
 		return err
 	}
-	var list struct{ Slots []apiSlot }
+	var list apiSlots
 	q := fmt.Sprintf("/api/v1/sites/%s/slots?resource=%s&date=%s", o.Site, o.Resource, o.Date)
 	if err := e.api(ctx, o, "GET", q, nil, "", &list); err != nil {
 		return err
@@ -59,7 +80,7 @@ func (e *Env) Book(ctx context.Context, o BookOpts, out io.Writer) error {
 		}
 	}
 	if slot == nil {
-		return fmt.Errorf("sim: book: no slot of %s on %s %s (%d slots that day)", o.Resource, o.Date, pick(o.At, "free"), len(list.Slots))
+		return fmt.Errorf("sim: book: no slot of %s on %s %s (%s)", o.Resource, o.Date, pick(o.At, "free"), list.why(o.Resource))
 	}
 	var b apiBooking
 	body := map[string]any{"slot": slot.ID, "patient": o.Patient, "hold": o.Hold}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
@@ -133,37 +132,12 @@ func adminBody(w http.ResponseWriter, r *http.Request) (AdminBody, bool) {
 	return b, ok
 }
 
-// checkPlaces refuses sites and counters the configuration does not have:
-// each site must exist, each counter at one of the account's sites (any
-// site when it has none).
-func (s *Server) checkPlaces(sites, counters []string) error {
-	known := s.o.Engine.Sites()
-	for _, id := range sites {
-		if !slices.ContainsFunc(known, func(st queue.Site) bool { return st.ID == id }) {
-			return fmt.Errorf("site %.40q: no such site", id)
-		}
-	}
-	for _, c := range counters {
-		found := false
-		for _, st := range known {
-			if len(sites) > 0 && !slices.Contains(sites, st.ID) {
-				continue
-			}
-			found = found || slices.ContainsFunc(st.Counters, func(k queue.Counter) bool { return k.ID == c })
-		}
-		if !found {
-			return fmt.Errorf("counter %.40q: no such counter at the account's sites", c)
-		}
-	}
-	return nil
-}
-
 // checkAccess checks an account's access before the store sees it.
 func (s *Server) checkAccess(a queue.Account) error {
 	if err := staff.CheckAccount(a); err != nil {
 		return err
 	}
-	return s.checkPlaces(a.Sites, a.Counters)
+	return staff.CheckPlaces(s.o.Engine.Sites(), a.Sites, a.Counters)
 }
 
 func (s *Server) adminCreate(w http.ResponseWriter, r *http.Request) {

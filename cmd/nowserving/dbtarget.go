@@ -80,6 +80,12 @@ func (d dbTarget) on(cmd *cobra.Command, what string, migrate bool, f func(*sqls
 	if err != nil {
 		return err
 	}
+	return onResolved(cmd, what, migrate, st, cfg, f)
+}
+
+// onResolved is on for a command that looked at the resolved settings
+// before opening the store (user add checks its counters first).
+func onResolved(cmd *cobra.Command, what string, migrate bool, st config.Store, cfg *config.Config, f func(*sqlstore.Store, config.Store, *config.Config) error) error {
 	s, err := openStore(cmd.Context(), st, nil, migrate)
 	if err != nil {
 		return fmt.Errorf("%s %s database: %w", what, st.Driver, err)

@@ -45,23 +45,34 @@ func newUserAddCmd() *cobra.Command {
 (8 to 256 bytes) is read from the first line of standard input and only its
 argon2id hash is stored. A counter account needs --counter: the counters it
 may act at (at --site's sites); a supervisor acts at every counter of its
-sites (all sites without --site); an admin also manages accounts.`,
+sites (all sites without --site); an admin also manages accounts. With
+--config, the sites and counters must be the configuration's (as the admin
+page checks them); with --db alone they cannot be checked.`,
 		Args: cobra.ExactArgs(1),
 	}
 	target := addDBFlags(cmd)
 	role := cmd.Flags().String("role", "counter", "counter, supervisor or admin")
-	sites := cmd.Flags().StringSlice("site", nil, "site the account may act on (repeat; none: every site)")
+	siteIDs := cmd.Flags().StringSlice("site", nil, "site the account may act on (repeat; none: every site)")
 	counters := cmd.Flags().StringSlice("counter", nil, "counter id a counter account may act at (repeat)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		a := queue.Account{Name: args[0], Role: queue.Role(*role), Sites: *sites, Counters: *counters}
+		a := queue.Account{Name: args[0], Role: queue.Role(*role), Sites: *siteIDs, Counters: *counters}
 		if err := staff.CheckAccount(a); err != nil {
 			return err
+		}
+		st, cfg, err := target.resolve(cmd)
+		if err != nil {
+			return err
+		}
+		if cfg != nil {
+			if err := staff.CheckPlaces(sites(cfg), a.Sites, a.Counters); err != nil {
+				return fmt.Errorf("user add %s: %w", a.Name, err)
+			}
 		}
 		pw, err := readPassword(cmd)
 		if err != nil {
 			return err
 		}
-		return target.on(cmd, "user add", true, func(s *sqlstore.Store, _ config.Store, _ *config.Config) error {
+		return onResolved(cmd, "user add", true, st, cfg, func(s *sqlstore.Store, _ config.Store, _ *config.Config) error {
 			if err := staff.Add(cmd.Context(), s, a, pw, staff.DefaultParams, time.Now()); err != nil {
 				return err
 			}
