@@ -39,7 +39,6 @@ const BusyTimeoutMs = 10000
 // Store is the SQLite store.
 type Store struct {
 	*sqlstore.Store
-	stop func() // ends the checkpointer and waits for it
 }
 
 // CheckpointEvery is how often the store's checkpointer copies the
@@ -155,14 +154,10 @@ func open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Store: s, stop: checkpointer(reader, CheckpointEvery)}, nil
-}
-
-// Close stops the checkpointer and closes the connections (the last one
-// closed checkpoints what is left).
-func (s *Store) Close() error {
-	s.stop()
-	return s.Store.Close()
+	// The checkpointer stops when the store closes, also when a caller
+	// closes the *sqlstore.Store inside (cmd/nowserving keeps only that).
+	s.AtClose(checkpointer(reader, CheckpointEvery))
+	return &Store{Store: s}, nil
 }
 
 // checkpointer checkpoints the write-ahead log on a connection of readers

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -101,5 +102,29 @@ func readPlan(row map[string]string, p *storetest.Plan) {
 	}
 	if m := planScan.FindStringSubmatch(detail); m != nil {
 		p.Indexes = append(p.Indexes, m[1])
+	}
+}
+
+// TestCheckpointerStopsWithInnerStore: cmd/nowserving keeps only the
+// *sqlstore.Store inside; closing it must end the checkpointer too, or a
+// daemon's every restart of the store left one running on closed
+// connections.
+func TestCheckpointerStopsWithInnerStore(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "ck.db"), sqlite.Opts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := func() bool {
+		buf := make([]byte, 1<<20)
+		return strings.Contains(string(buf[:runtime.Stack(buf, true)]), "sqlite.checkpointer")
+	}
+	if !running() {
+		t.Fatal("no checkpointer goroutine after Open")
+	}
+	if err := s.Store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if running() {
+		t.Fatal("the checkpointer still runs after the inner *sqlstore.Store was closed")
 	}
 }

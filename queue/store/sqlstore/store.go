@@ -67,6 +67,9 @@ type Store struct {
 	wstmts, rstmts *stmtCache
 	// health follows the outcomes of the transactions (see Health).
 	health health
+	// atClose runs first in Close: a dialect's own goroutines on the
+	// connections (SQLite's checkpointer) end before the connections do.
+	atClose []func()
 }
 
 var _ queue.Store = (*Store)(nil)
@@ -107,8 +110,16 @@ func (s *Store) Dialect() *Dialect { return s.d }
 // purpose; nothing else should).
 func (s *Store) DB() *sql.DB { return s.writer }
 
+// AtClose has Close run f before it closes the connections: whoever
+// holds the Store, the dialect's goroutines on them stop with it.
+func (s *Store) AtClose(f func()) { s.atClose = append(s.atClose, f) }
+
 // Close closes the connections.
 func (s *Store) Close() error {
+	for _, f := range s.atClose {
+		f()
+	}
+	s.atClose = nil
 	if s.wstmts != nil {
 		s.wstmts.close()
 		s.rstmts.close()
