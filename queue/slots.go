@@ -338,10 +338,7 @@ func (e *Engine) Slots(ctx context.Context, site, resource, date string) ([]Slot
 	}
 	y, m, dd := d.Date()
 	q := SlotQuery{Site: s.ID, Resource: resource, From: atClock(y, m, dd, 0, s.Location), To: atClock(y, m, dd+1, 0, s.Location)}
-	var out []Slot
-	err = e.read(ctx, func(ctx context.Context, tx Tx) error {
-		out, err = tx.Slots(ctx, q)
-		return err
+	return read(ctx, e, func(ctx context.Context, tx Tx) ([]Slot, error) {
+		return tx.Slots(ctx, q)
 	})
-	return out, err
 }
