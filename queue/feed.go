@@ -371,7 +371,7 @@ func (f *feed) catchUp(id string, before int64) error {
 				return nil
 			}
 		}
-		evs, rd, err := f.read(ctx, id, from, limit, follow)
+		evs, rd, err := f.read(ctx, EventsQuery{Site: id, After: from, Limit: limit}, follow)
 		if err != nil {
 			return err
 		}
@@ -404,14 +404,14 @@ func (f *feed) catchUp(id string, before int64) error {
 	}
 }
 
-// read reads up to limit events of a site after version from and, when
-// the waiting order follows the feed, what the order needs to follow them.
-// f.mu is not held.
-func (f *feed) read(ctx context.Context, id string, from int64, limit int, follow bool) ([]Event, *remoteRead, error) {
-	evs, err := f.e.Events(ctx, id, from, limit)
+// read reads the events q selects and, when the waiting order follows the
+// feed, what the order needs to follow them. f.mu is not held.
+func (f *feed) read(ctx context.Context, q EventsQuery, follow bool) ([]Event, *remoteRead, error) {
+	evs, err := f.e.Events(ctx, q.Site, q.After, q.Limit)
 	if err != nil || !follow || len(evs) == 0 {
 		return evs, nil, err
 	}
+	id := q.Site
 	s, ok := f.e.defs.Load().byID[id]
 	if !ok {
 		return evs, nil, nil
