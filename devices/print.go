@@ -24,7 +24,7 @@ func (d *Dispatcher) PrintTicket(ctx context.Context, device string, t queue.Tic
 		return fmt.Errorf("devices: print %s for %s: %w", t.Number, device, ErrNoPrinter)
 	}
 	p := d.printers[pid]
-	b, err := d.render(t, pos, p.Layout, "", p.Footer, false)
+	b, err := d.render(t, pos, p.printing(false))
 	if err == nil {
 		err = p.Printer.Print(ctx, b)
 		d.setStatus(pid, err)
@@ -35,7 +35,7 @@ func (d *Dispatcher) PrintTicket(ctx context.Context, device string, t queue.Tic
 	perr := &PrintError{Printer: pid, Number: t.Number, Err: err}
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.o.OpTimeout)
 	defer cancel()
-	if merr := d.eng.MarkPrintFailed(mctx, t.Site, t.ID, device, printReason(err)); merr != nil {
+	if merr := d.eng.MarkPrintFailed(mctx, queue.PrintFailure{Site: t.Site, TicketID: t.ID, Actor: device, Reason: printReason(err)}); merr != nil {
 		d.log.Error("devices: record failed print", "ticket", t.Number, "err", merr)
 		return errors.Join(perr, fmt.Errorf("devices: record failed print of %s: %w", t.Number, merr))
 	}
@@ -67,7 +67,7 @@ func (d *Dispatcher) Reprint(ctx context.Context, site, number, printerID string
 	if p == nil {
 		return &NoPrinterError{Number: pos.Ticket.Number, Kiosk: pos.Ticket.Device, Printer: asked}
 	}
-	b, err := d.render(pos.Ticket, pos, p.Layout, "", p.Footer, true)
+	b, err := d.render(pos.Ticket, pos, p.printing(true))
 	if err == nil {
 		err = p.Printer.Print(ctx, b)
 		d.setStatus(printerID, err)
@@ -90,20 +90,36 @@ func (d *Dispatcher) RenderTicket(site string, t queue.Ticket, pos queue.Positio
 	if t.Site == "" {
 		t.Site = site
 	}
-	return d.render(t, pos, l, lang, "", false)
+	return d.render(t, pos, printing{layout: l, lang: lang})
+}
+
+// printing is how a ticket is laid out: in layout, in language lang
+// (empty: the layout's, else the site's main language), with footer, and
+// marked as a reprint or not.
+type printing struct {
+	layout  escpos.Layout
+	lang    string
+	footer  string
+	reprint bool
+}
+
+// printing is how p prints a ticket, a reprint or not.
+func (p *Printer) printing(reprint bool) printing {
+	return printing{layout: p.Layout, footer: p.Footer, reprint: reprint}
 }
 
 // render lays out a ticket with the site's and service's names in the
 // ticket's language.
-func (d *Dispatcher) render(t queue.Ticket, pos queue.Position, l escpos.Layout, lang, footer string, reprint bool) ([]byte, error) {
+func (d *Dispatcher) render(t queue.Ticket, pos queue.Position, how printing) ([]byte, error) {
 	s, err := d.eng.Site(t.Site)
 	if err != nil {
 		return nil, fmt.Errorf("devices: render %s: %w", t.Number, err)
 	}
+	lang := how.lang
 	switch {
 	case lang != "":
-	case l.Lang != "":
-		lang = l.Lang
+	case how.layout.Lang != "":
+		lang = how.layout.Lang
 	default:
 		lang = s.Lang()
 	}
@@ -114,8 +130,8 @@ func (d *Dispatcher) render(t queue.Ticket, pos queue.Position, l escpos.Layout,
 	b, err := escpos.Render(escpos.Ticket{
 		Site: s.Name(lang), Service: s.ServiceName(t.Service, lang), Number: t.Number,
 		PeopleAhead: pos.Ahead, EstimatedWait: pos.Wait, Issued: issued,
-		QR: d.o.QR(t), Footer: footer, Lang: lang, Reprint: reprint, Appointment: appt,
-	}, l)
+		QR: d.o.QR(t), Footer: how.footer, Lang: lang, Reprint: how.reprint, Appointment: appt,
+	}, how.layout)
 	if err != nil {
 		return nil, fmt.Errorf("devices: render %s: %w", t.Number, err)
 	}

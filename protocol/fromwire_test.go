@@ -75,7 +75,7 @@ func dayOfEvents(t *testing.T) (queue.Site, []queue.Event, queue.Snapshot) {
 	must(e.Resume(ctx, cr("5")))
 	must(e.CallNext(ctx, cr("8")))
 	issue("A", queue.ClassRevisit)
-	if err := e.MarkPrintFailed(ctx, site.ID, late.ID, "kiosk-1", "paper out"); err != nil {
+	if err := e.MarkPrintFailed(ctx, queue.PrintFailure{Site: site.ID, TicketID: late.ID, Actor: "kiosk-1", Reason: "paper out"}); err != nil {
 		t.Fatal(err)
 	}
 	evs, err := e.Events(ctx, site.ID, 0, 0)

@@ -434,10 +434,8 @@ func (e *Engine) readBooking(ctx context.Context, site string, r BookingRequest)
 	if err != nil {
 		return Booking{}, err
 	}
-	var b *Booking
-	err = e.read(ctx, func(ctx context.Context, tx Tx) error {
-		b, err = findBooking(ctx, tx, s, r)
-		return err
+	b, err := read(ctx, e, func(ctx context.Context, tx Tx) (*Booking, error) {
+		return findBooking(ctx, tx, s, r)
 	})
 	if err != nil {
 		return Booking{}, err
@@ -450,13 +448,9 @@ func (e *Engine) Bookings(ctx context.Context, f BookingFilter) ([]Booking, erro
 	if _, err := e.Site(f.Site); err != nil {
 		return nil, err
 	}
-	var out []Booking
-	err := e.read(ctx, func(ctx context.Context, tx Tx) error {
-		var err error
-		out, err = tx.FindBookings(ctx, f)
-		return err
+	return read(ctx, e, func(ctx context.Context, tx Tx) ([]Booking, error) {
+		return tx.FindBookings(ctx, f)
 	})
-	return out, err
 }
 
 // sweepBookings marks the BOOKED bookings whose slot ended more than the

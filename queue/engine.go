@@ -1044,14 +1044,25 @@ func ms(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-// read runs fn in a read transaction of the store, at most StoreTimeout:
-// a store that does not answer fails the read with ErrUnavailable.
-func (e *Engine) read(ctx context.Context, fn func(ctx context.Context, tx Tx) error) error {
+// read runs fn in a read transaction of the store, at most StoreTimeout,
+// and returns what fn read: a store that does not answer fails the read
+// with ErrUnavailable. A store may run fn more than once (a transaction
+// it retries): the result is that of the run it committed.
+func read[T any](ctx context.Context, e *Engine, fn func(ctx context.Context, tx Tx) (T, error)) (T, error) {
 	vctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errStoreTimeout)
 	defer cancel()
-	err := e.store.View(vctx, fn)
-	if ctx.Err() != nil {
-		return err // the caller's own deadline or cancel, not the store's silence
+	var out T
+	err := e.store.View(vctx, func(ctx context.Context, tx Tx) error {
+		v, err := fn(ctx, tx)
+		out = v // Store.View returns only an error: the one place the result is kept aside
+		return err
+	})
+	if err == nil {
+		return out, nil
 	}
-	return e.noAnswer(vctx, err)
+	var zero T
+	if ctx.Err() != nil {
+		return zero, err // the caller's own deadline or cancel, not the store's silence
+	}
+	return zero, e.noAnswer(vctx, err)
 }

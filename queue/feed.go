@@ -194,6 +194,13 @@ func (f *feed) orderFailed(id string, err error) {
 	}
 }
 
+// builtOrder is a waiting order built from the store, with the store's
+// version read with its tickets.
+type builtOrder struct {
+	ord     *order
+	version int64
+}
+
 // order returns the site's waiting order once the feed has appended
 // version atLeast, building it again if it was dropped; nil when it is not
 // available. f.mu is held (released across a build).
@@ -217,15 +224,13 @@ func (f *feed) rebuild(id string, sf *siteFeed, s *Site) {
 	sf.building, sf.ordWork = true, nil
 	gen := sf.ordGen
 	f.mu.Unlock()
-	var ord *order
-	var v int64
-	err := f.e.read(f.ctx, func(ctx context.Context, tx Tx) error {
-		var err error
-		if v, err = tx.LastVersion(ctx, id); err != nil {
-			return err
+	built, err := read(f.ctx, f.e, func(ctx context.Context, tx Tx) (builtOrder, error) {
+		v, err := tx.LastVersion(ctx, id)
+		if err != nil {
+			return builtOrder{}, err
 		}
-		ord, err = buildOrder(ctx, tx, s)
-		return err
+		ord, err := buildOrder(ctx, tx, s)
+		return builtOrder{ord: ord, version: v}, err
 	})
 	f.orderFailed(id, err)
 	f.mu.Lock()
@@ -234,8 +239,8 @@ func (f *feed) rebuild(id string, sf *siteFeed, s *Site) {
 	if sf.ordGen != gen {
 		return // dropped meanwhile (new site definitions): built on next use
 	}
-	f.setOrder(sf, ord, err)
-	sf.ordBuilt = v
+	f.setOrder(sf, built.ord, err)
+	sf.ordBuilt = built.version
 	for _, w := range work {
 		if sf.ord == nil {
 			return
@@ -366,7 +371,7 @@ func (f *feed) catchUp(id string, before int64) error {
 				return nil
 			}
 		}
-		evs, rd, err := f.read(ctx, id, from, limit, follow)
+		evs, rd, err := f.read(ctx, EventsQuery{Site: id, After: from, Limit: limit}, follow)
 		if err != nil {
 			return err
 		}
@@ -399,23 +404,20 @@ func (f *feed) catchUp(id string, before int64) error {
 	}
 }
 
-// read reads up to limit events of a site after version from and, when
-// the waiting order follows the feed, what the order needs to follow them.
-// f.mu is not held.
-func (f *feed) read(ctx context.Context, id string, from int64, limit int, follow bool) ([]Event, *remoteRead, error) {
-	evs, err := f.e.Events(ctx, id, from, limit)
+// read reads the events q selects and, when the waiting order follows the
+// feed, what the order needs to follow them. f.mu is not held.
+func (f *feed) read(ctx context.Context, q EventsQuery, follow bool) ([]Event, *remoteRead, error) {
+	evs, err := f.e.Events(ctx, q.Site, q.After, q.Limit)
 	if err != nil || !follow || len(evs) == 0 {
 		return evs, nil, err
 	}
+	id := q.Site
 	s, ok := f.e.defs.Load().byID[id]
 	if !ok {
 		return evs, nil, nil
 	}
-	var rd remoteRead
-	err = f.e.read(ctx, func(ctx context.Context, tx Tx) error {
-		var err error
-		rd, err = readRemote(ctx, tx, s, evs)
-		return err
+	rd, err := read(ctx, f.e, func(ctx context.Context, tx Tx) (remoteRead, error) {
+		return readRemote(ctx, tx, s, evs)
 	})
 	if err != nil {
 		// The events go on to the feed; the order is dropped.

@@ -335,11 +335,18 @@ func loadCounter(ctx context.Context, tx Tx, s *Site, id string) (atCounter, err
 	return a, nil
 }
 
-func setCounter(ctx context.Context, tx Tx, cs CounterState, ticket int64, now time.Time) error {
-	cs.TicketID, cs.Since = ticket, now
-	if cs.Mode == "" {
-		cs.Mode = CounterOpen
+// holding is the counter's state holding ticket (0: none, the counter is
+// free) from at on; a counter never written before is open.
+func (c CounterState) holding(ticket int64, at time.Time) CounterState {
+	c.TicketID, c.Since = ticket, at
+	if c.Mode == "" {
+		c.Mode = CounterOpen
 	}
+	return c
+}
+
+// putCounter writes a counter's state.
+func putCounter(ctx context.Context, tx Tx, cs CounterState) error {
 	if err := tx.PutCounter(ctx, cs); err != nil {
 		return fmt.Errorf("queue: write counter %s: %w", cs.ID, err)
 	}
@@ -375,7 +382,7 @@ func (a atCounter) claim(ctx context.Context, tx Tx, j *job, t *Ticket) error {
 	if err != nil {
 		return err
 	}
-	return setCounter(ctx, tx, a.cs, t.ID, a.now)
+	return putCounter(ctx, tx, a.cs.holding(t.ID, a.now))
 }
 
 // CallNext calls the next ticket for a counter by its policy.
@@ -623,7 +630,7 @@ func (e *Engine) actOnCurrent(ctx context.Context, r CounterRequest, st counterS
 			return Ticket{}, err
 		}
 		if st.frees {
-			if err := setCounter(ctx, tx, a.cs, 0, a.now); err != nil {
+			if err := putCounter(ctx, tx, a.cs.holding(0, a.now)); err != nil {
 				return Ticket{}, err
 			}
 		}
@@ -741,7 +748,7 @@ func (e *Engine) Transfer(ctx context.Context, r TransferRequest) (Ticket, error
 		if err != nil {
 			return Ticket{}, err
 		}
-		return *cur, setCounter(ctx, tx, a.cs, 0, now)
+		return *cur, putCounter(ctx, tx, a.cs.holding(0, now))
 	})
 }
 
@@ -774,21 +781,30 @@ func freeCounterOf(ctx context.Context, tx Tx, c ticketChange, t *Ticket) error 
 	if cs.TicketID != t.ID {
 		return nil
 	}
-	return setCounter(ctx, tx, cs, 0, c.At)
+	return putCounter(ctx, tx, cs.holding(0, c.At))
 }
 
 // Pause stops a counter from calling; Resume opens it again.
 func (e *Engine) Pause(ctx context.Context, r CounterRequest) (CounterState, error) {
-	return e.setMode(ctx, r, "pause", CounterPaused, EventCounterPaused)
+	return e.setMode(ctx, r, modeChange{op: "pause", mode: CounterPaused, event: EventCounterPaused})
 }
 
 // Resume opens a paused counter.
 func (e *Engine) Resume(ctx context.Context, r CounterRequest) (CounterState, error) {
-	return e.setMode(ctx, r, "resume", CounterOpen, EventCounterOpened)
+	return e.setMode(ctx, r, modeChange{op: "resume", mode: CounterOpen, event: EventCounterOpened})
 }
 
-func (e *Engine) setMode(ctx context.Context, r CounterRequest, op string, mode CounterMode, typ EventType) (CounterState, error) {
-	return idempotent(ctx, e, r.call(op), func(ctx context.Context, tx Tx, j *job, s *Site) (CounterState, error) {
+// modeChange is a change of a counter's mode: op names it in the
+// idempotency record, event records it.
+type modeChange struct {
+	op    string
+	mode  CounterMode
+	event EventType
+}
+
+// setMode puts the counter of r in m's mode, keeping its ticket.
+func (e *Engine) setMode(ctx context.Context, r CounterRequest, m modeChange) (CounterState, error) {
+	return idempotent(ctx, e, r.call(m.op), func(ctx context.Context, tx Tx, j *job, s *Site) (CounterState, error) {
 		c, err := s.counter(r.Counter)
 		if err != nil {
 			return CounterState{}, err
@@ -798,27 +814,36 @@ func (e *Engine) setMode(ctx context.Context, r CounterRequest, op string, mode 
 			return CounterState{}, fmt.Errorf("queue: read counter %s: %w", c.ID, err)
 		}
 		now := e.clock()
-		cs.Site, cs.ID, cs.Mode, cs.Since = s.ID, c.ID, mode, now
-		if err := tx.PutCounter(ctx, cs); err != nil {
-			return CounterState{}, fmt.Errorf("queue: write counter %s: %w", c.ID, err)
+		cs.Site, cs.ID, cs.Mode, cs.Since = s.ID, c.ID, m.mode, now
+		if err := putCounter(ctx, tx, cs); err != nil {
+			return CounterState{}, err
 		}
-		j.emit(Event{Site: s.ID, Type: typ, Counter: c.ID, Actor: r.Device, At: now})
+		j.emit(Event{Site: s.ID, Type: m.event, Counter: c.ID, Actor: r.Device, At: now})
 		return cs, nil
 	})
 }
 
+// PrintFailure is a ticket of a site whose paper copy did not print: who
+// printed it (the event's actor, a kiosk) and why.
+type PrintFailure struct {
+	Site     string
+	TicketID int64
+	Actor    string
+	Reason   string
+}
+
 // MarkPrintFailed records that a ticket's paper copy did not print.
-func (e *Engine) MarkPrintFailed(ctx context.Context, site string, ticketID int64, actor, reason string) error {
-	s, err := e.Site(site)
+func (e *Engine) MarkPrintFailed(ctx context.Context, f PrintFailure) error {
+	s, err := e.Site(f.Site)
 	if err != nil {
 		return err
 	}
 	_, err = submit(ctx, e, &job{site: s.ID, lane: laneBulk}, func(ctx context.Context, tx Tx, j *job) (struct{}, error) {
-		t, err := tx.Ticket(ctx, ticketID)
+		t, err := tx.Ticket(ctx, f.TicketID)
 		if err != nil {
 			return struct{}{}, fmt.Errorf("queue: mark print failed: %w", err)
 		}
-		j.emit(ticketEvent(ticketChange{Event: EventPrintFailed, Actor: actor, Detail: reason, At: e.clock()}, t, t))
+		j.emit(ticketEvent(ticketChange{Event: EventPrintFailed, Actor: f.Actor, Detail: f.Reason, At: e.clock()}, t, t))
 		return struct{}{}, nil
 	})
 	return err

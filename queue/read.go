@@ -115,19 +115,19 @@ func (e *Engine) SnapshotOf(ctx context.Context, site string, scope ResourceScop
 		return Snapshot{}, err
 	}
 	now := e.clock()
-	snap := Snapshot{Site: s.ID, Day: s.Day(now), At: now}
-	err = e.read(ctx, func(ctx context.Context, tx Tx) error {
+	snap, err := read(ctx, e, func(ctx context.Context, tx Tx) (Snapshot, error) {
+		snap := Snapshot{Site: s.ID, Day: s.Day(now), At: now}
 		v, err := tx.LastVersion(ctx, s.ID)
 		if err != nil {
-			return err
+			return Snapshot{}, err
 		}
 		rows, err := tx.Stats(ctx, SiteDay{Site: s.ID, Day: snap.Day})
 		if err != nil {
-			return err
+			return Snapshot{}, err
 		}
 		states, err := tx.Counters(ctx, s.ID)
 		if err != nil {
-			return err
+			return Snapshot{}, err
 		}
 		snap.Version = v
 		snap.Services = serviceStatus(s, rows, now)
@@ -143,7 +143,7 @@ func (e *Engine) SnapshotOf(ctx context.Context, site string, scope ResourceScop
 				if cs.TicketID != 0 {
 					t, err := tx.Ticket(ctx, cs.TicketID)
 					if err != nil {
-						return err
+						return Snapshot{}, err
 					}
 					if t.Status == StatusCalled || t.Status == StatusServing {
 						st.Ticket = t
@@ -158,10 +158,10 @@ func (e *Engine) SnapshotOf(ctx context.Context, site string, scope ResourceScop
 			snap.Counters = append(snap.Counters, st)
 		}
 		if scope == ResourcesNone {
-			return nil
+			return snap, nil
 		}
 		snap.Resources, err = e.figures(ctx, tx, s, &snap, scope, only)
-		return err
+		return snap, err
 	})
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("queue: snapshot of %s: %w", s.ID, err)
@@ -401,16 +401,13 @@ func (e *Engine) Position(ctx context.Context, site, number string) (Position, e
 	if err != nil {
 		return Position{}, err
 	}
-	var p Position
-	err = e.read(ctx, func(ctx context.Context, tx Tx) error {
+	return read(ctx, e, func(ctx context.Context, tx Tx) (Position, error) {
 		t, err := byNumber(ctx, tx, todays(s, number, e.clock()))
 		if err != nil {
-			return err
+			return Position{}, err
 		}
-		p, err = e.position(ctx, tx, s, t)
-		return err
+		return e.position(ctx, tx, s, t)
 	})
-	return p, err
 }
 
 // TicketPosition is Position for a ticket already read, e.g. just
@@ -431,16 +428,13 @@ func (e *Engine) TicketPosition(ctx context.Context, t Ticket) (Position, error)
 
 // storeTicketPosition reads t again and counts its position in the store.
 func (e *Engine) storeTicketPosition(ctx context.Context, s *Site, t Ticket) (Position, error) {
-	var p Position
-	err := e.read(ctx, func(ctx context.Context, tx Tx) error {
+	return read(ctx, e, func(ctx context.Context, tx Tx) (Position, error) {
 		cur, err := tx.Ticket(ctx, t.ID)
 		if err != nil {
-			return err
+			return Position{}, err
 		}
-		p, err = e.storePosition(ctx, tx, s, cur)
-		return err
+		return e.storePosition(ctx, tx, s, cur)
 	})
-	return p, err
 }
 
 // OrderPosition is where t stands by the waiting order in memory alone
@@ -493,11 +487,8 @@ func (e *Engine) storePosition(ctx context.Context, tx Tx, s *Site, t *Ticket) (
 
 // Events lists up to limit committed events of a site after a version.
 func (e *Engine) Events(ctx context.Context, site string, after int64, limit int) ([]Event, error) {
-	var evs []Event
-	err := e.read(ctx, func(ctx context.Context, tx Tx) error {
-		var err error
-		evs, err = tx.Events(ctx, EventsQuery{Site: site, After: after, Limit: limit})
-		return err
+	evs, err := read(ctx, e, func(ctx context.Context, tx Tx) ([]Event, error) {
+		return tx.Events(ctx, EventsQuery{Site: site, After: after, Limit: limit})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queue: events of %s after %d: %w", site, after, err)
@@ -531,11 +522,8 @@ func (e *Engine) EventPages(ctx context.Context, site string, after int64, page 
 
 // LastVersion is the newest committed event version of a site.
 func (e *Engine) LastVersion(ctx context.Context, site string) (int64, error) {
-	var v int64
-	err := e.read(ctx, func(ctx context.Context, tx Tx) error {
-		var err error
-		v, err = tx.LastVersion(ctx, site)
-		return err
+	v, err := read(ctx, e, func(ctx context.Context, tx Tx) (int64, error) {
+		return tx.LastVersion(ctx, site)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("queue: last version of %s: %w", site, err)

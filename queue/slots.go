@@ -167,8 +167,7 @@ func (g *genRun) flush(ctx context.Context) error {
 	var n int
 	var err error
 	if len(group) == 1 {
-		pt := &group[0]
-		n, err = e.generateResource(ctx, pt.s, pt.r, pt.now, pt.last, pt.want)
+		n, err = e.generateResource(ctx, &group[0])
 	} else {
 		n, err = e.generateParts(ctx, group)
 	}
@@ -224,30 +223,44 @@ func (p *genProgress) log(e *Engine, slots int) {
 	}
 }
 
-// generateResource brings the slots of r from now to last in line with
-// its schedule (want), SlotBatch slots a transaction.
-func (e *Engine) generateResource(ctx context.Context, s *Site, r *Resource, now, last time.Time, want []Slot) (int, error) {
-	from, end := now.Add(time.Millisecond), last.AddDate(0, 0, 1)
-	total := 0
+// slotRange is the slots of resource r of site s starting in [from, to),
+// with those of them r's schedule has (want).
+type slotRange struct {
+	s        *Site
+	r        *Resource
+	want     []Slot
+	from, to time.Time
+}
+
+// slots is the range pt brings in line: after now, to the end of its
+// last day.
+func (pt *genPart) slots() slotRange {
+	return slotRange{s: pt.s, r: pt.r, want: pt.want, from: pt.now.Add(time.Millisecond), to: pt.last.AddDate(0, 0, 1)}
+}
+
+// generateResource brings the slots of pt in line with its schedule,
+// SlotBatch slots a transaction.
+func (e *Engine) generateResource(ctx context.Context, pt *genPart) (int, error) {
+	all := pt.slots()
+	from, total := all.from, 0
 	for i := 0; ; i += SlotBatch {
-		to, chunk := end, want[min(i, len(want)):]
+		to, chunk := all.to, all.want[min(i, len(all.want)):]
 		if len(chunk) > SlotBatch {
 			chunk, to = chunk[:SlotBatch], chunk[SlotBatch].Start
 		}
-		n, err := e.generateRange(ctx, s, r, chunk, from, to)
+		n, err := e.generateRange(ctx, slotRange{s: all.s, r: all.r, want: chunk, from: from, to: to})
 		total += n
-		if err != nil || to.Equal(end) {
+		if err != nil || to.Equal(all.to) {
 			return total, err
 		}
 		from = to
 	}
 }
 
-// generateRange is generateResource's transaction for the slots of r
-// starting in [from, to).
-func (e *Engine) generateRange(ctx context.Context, s *Site, r *Resource, want []Slot, from, to time.Time) (int, error) {
-	return submit(ctx, e, &job{site: s.ID, lane: laneBulk}, func(ctx context.Context, tx Tx, j *job) (int, error) {
-		return e.reshapeRange(ctx, tx, s, r, want, from, to)
+// generateRange is generateResource's transaction for the slots of sr.
+func (e *Engine) generateRange(ctx context.Context, sr slotRange) (int, error) {
+	return submit(ctx, e, &job{site: sr.s.ID, lane: laneBulk}, func(ctx context.Context, tx Tx, j *job) (int, error) {
+		return e.reshapeRange(ctx, tx, sr)
 	})
 }
 
@@ -257,7 +270,7 @@ func (e *Engine) generateParts(ctx context.Context, parts []genPart) (int, error
 	return submit(ctx, e, &job{site: parts[0].s.ID, lane: laneBulk}, func(ctx context.Context, tx Tx, j *job) (int, error) {
 		n := 0
 		for _, pt := range parts {
-			m, err := e.reshapeRange(ctx, tx, pt.s, pt.r, pt.want, pt.now.Add(time.Millisecond), pt.last.AddDate(0, 0, 1))
+			m, err := e.reshapeRange(ctx, tx, pt.slots())
 			if err != nil {
 				return 0, err
 			}
@@ -267,11 +280,12 @@ func (e *Engine) generateParts(ctx context.Context, parts []genPart) (int, error
 	})
 }
 
-// reshapeRange brings the slots of r starting in [from, to) in line with
-// want, in tx: it creates those of want missing, closes those want lacks
-// and reopens or resizes the others. It returns how many it changed.
-func (e *Engine) reshapeRange(ctx context.Context, tx Tx, s *Site, r *Resource, want []Slot, from, to time.Time) (int, error) {
-	have, err := tx.Slots(ctx, SlotQuery{Site: s.ID, Resource: r.ID, From: from, To: to})
+// reshapeRange brings the slots of sr in line with sr.want, in tx: it
+// creates those of want missing, closes those want lacks and reopens or
+// resizes the others. It returns how many it changed.
+func (e *Engine) reshapeRange(ctx context.Context, tx Tx, sr slotRange) (int, error) {
+	s, r, want := sr.s, sr.r, sr.want
+	have, err := tx.Slots(ctx, SlotQuery{Site: s.ID, Resource: r.ID, From: sr.from, To: sr.to})
 	if err != nil {
 		return 0, fmt.Errorf("queue: read slots of %s: %w", r.ID, err)
 	}
@@ -338,10 +352,7 @@ func (e *Engine) Slots(ctx context.Context, site, resource, date string) ([]Slot
 	}
 	y, m, dd := d.Date()
 	q := SlotQuery{Site: s.ID, Resource: resource, From: atClock(y, m, dd, 0, s.Location), To: atClock(y, m, dd+1, 0, s.Location)}
-	var out []Slot
-	err = e.read(ctx, func(ctx context.Context, tx Tx) error {
-		out, err = tx.Slots(ctx, q)
-		return err
+	return read(ctx, e, func(ctx context.Context, tx Tx) ([]Slot, error) {
+		return tx.Slots(ctx, q)
 	})
-	return out, err
 }

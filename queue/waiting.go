@@ -29,9 +29,8 @@ func (e *Engine) WaitingList(ctx context.Context, site, service string, limit in
 	}
 	slices.Sort(bands)
 	day := s.Day(e.clock())
-	var out []Ticket
-	err = e.read(ctx, func(ctx context.Context, tx Tx) error {
-		out = out[:0]
+	return read(ctx, e, func(ctx context.Context, tx Tx) ([]Ticket, error) {
+		var out []Ticket
 		for _, r := range bands {
 			n := 0
 			if limit > 0 {
@@ -41,11 +40,10 @@ func (e *Engine) WaitingList(ctx context.Context, site, service string, limit in
 			}
 			ts, err := tx.Waiting(ctx, WaitingQuery{Site: s.ID, Day: day, Service: service, Rank: r, Limit: n})
 			if err != nil {
-				return err
+				return nil, err
 			}
 			out = append(out, ts...)
 		}
-		return nil
+		return out, nil
 	})
-	return out, err
 }

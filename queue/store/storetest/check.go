@@ -141,7 +141,7 @@ func checkEngineDay(t *testing.T, s queue.Store) engineDay {
 	z := en.issue("A", "")
 	_, err = en.e.CallNumber(en.ctx, queue.NumberRequest{Request: en.req(), Counter: "1", Number: z.Number})
 	fail("call number", err)
-	fail("print failed", en.e.MarkPrintFailed(en.ctx, "hq", z.ID, "kiosk-1", "paper out"))
+	fail("print failed", en.e.MarkPrintFailed(en.ctx, queue.PrintFailure{Site: "hq", TicketID: z.ID, Actor: "kiosk-1", Reason: "paper out"}))
 
 	// The next day: what was left open expires, A001 is issued again.
 	en.clock.Set(time.Date(2026, 12, 1, 9, 0, 0, 0, shanghai))
