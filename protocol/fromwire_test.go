@@ -112,6 +112,7 @@ func throughWire(t *testing.T, site *queue.Site, ev *queue.Event) (queue.Event, 
 // frame as the engine wrote it (times in whole milliseconds, the detail
 // left out but the counter a transfer sends the ticket to), so the console folds what the daemon's readers fold.
 func TestQueueEventRoundTrip(t *testing.T) {
+	t.Parallel() // its own store; its time is spent waiting on synced commits
 	site, evs, snap := dayOfEvents(t)
 	kinds := map[queue.EventType]bool{}
 	var back []queue.Event
@@ -171,6 +172,7 @@ func picture(v *view.Site) string {
 // snapshot, waits in whole seconds, and a view started from it equals one
 // started from the engine's.
 func TestQueueSnapshotRoundTrip(t *testing.T) {
+	t.Parallel() // its own store; its time is spent waiting on synced commits
 	site, _, snap := dayOfEvents(t)
 	b, err := snapshotBody(&site, &snap).AppendBinary(nil)
 	if err != nil {

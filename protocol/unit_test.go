@@ -160,6 +160,7 @@ func TestRefusalLog(t *testing.T) {
 // TestClosedRefusal: a kiosk refused outside the hours reads, after the
 // code's message, when the service opens in each of the site's languages.
 func TestClosedRefusal(t *testing.T) {
+	t.Parallel() // its own store; its time is spent waiting on synced commits
 	sp, err := time.LoadLocation("America/Sao_Paulo")
 	if err != nil {
 		t.Fatal(err)

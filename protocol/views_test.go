@@ -17,6 +17,7 @@ import (
 // just take the next events: too far behind the feed (a fresh snapshot) and
 // a new service day before any event of it.
 func TestSiteViews(t *testing.T) {
+	t.Parallel() // its own store; its time is spent waiting on synced commits
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"), sqlite.Opts{})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"math/big"
 	"net"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -85,10 +86,17 @@ func Start(t testing.TB, site queue.Site, devices []protocol.Device, opts func(*
 	return d
 }
 
-// Start opens the store and starts the engine and the server.
+// Start opens the store and starts the engine and the server. A database
+// file that does not exist yet starts as a copy of a migrated one
+// (freshDB).
 func (d *Daemon) Start() {
 	t := d.T
 	t.Helper()
+	if _, err := os.Stat(d.DB); errors.Is(err, os.ErrNotExist) {
+		if err := freshDB(d.DB); err != nil {
+			t.Fatal(err)
+		}
+	}
 	st, err := sqlite.Open(context.Background(), d.DB, sqlite.Opts{})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
