@@ -8,10 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
@@ -103,4 +105,28 @@ func appointmentConns(t *testing.T, base string) int {
 	}
 	t.Fatal("no nowserving_http_appointment_connections in /metrics")
 	return 0
+}
+
+// TestScaleConfigAppointments: bench book's scale mode writes
+// listen.appointments (--config-appointments, default 127.0.0.1:7483),
+// and none with --config-appointments "", for a daemon without the key.
+func TestScaleConfigAppointments(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{{nil, "127.0.0.1:7483"}, {[]string{"--config-appointments", ""}, ""}} {
+		path := filepath.Join(t.TempDir(), "scale.yaml")
+		cmd := newBenchBookCmd()
+		cmd.SetArgs(append([]string{"--resources", "10", "--days", "1", "--write-config", path, "--config-store-dsn", filepath.Join(t.TempDir(), "s.db")}, tt.args...))
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		c, err := config.Load(config.Opts{File: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Listen.Appointments != tt.want {
+			t.Errorf("bench book %v: listen.appointments %q, want %q", tt.args, c.Listen.Appointments, tt.want)
+		}
+	}
 }
