@@ -22,10 +22,16 @@ import (
 // whatever the rate, and a kiosk's goroutine waits behind those few, not
 // behind the rush. At most RunQueue more wait for a permit to begin;
 // past them a request is refused at once as ErrOverloaded (429 with
-// Retry-After), so the queue's wait stays short too.
+// Retry-After), so the queue's wait stays short too. A slot list
+// (AdmitRead) waits only behind fewer, ReadQueue: when the queue grows,
+// reads are refused first and bookings still wait their turn.
 
 // DefaultRunQueue is Opts.RunQueue when it is zero.
 const DefaultRunQueue = 64
+
+// DefaultReadQueue is Opts.ReadQueue when it is zero: a quarter of the
+// run queue.
+const DefaultReadQueue = DefaultRunQueue / 4
 
 // defaultMaxRunning is Opts.MaxRunning when it is zero: one appointment
 // request working per CPU the daemon may use.
@@ -47,7 +53,18 @@ type permit struct {
 // the front's methods, which give the permit back while they wait; done
 // ends the request's hold.
 func (f *Front) Admit(ctx context.Context) (context.Context, func(), error) {
-	if _, err := f.running.enter(ctx); err != nil {
+	return f.admit(ctx, f.running.queue, f.running.what)
+}
+
+// AdmitRead is Admit for a slot list: it waits to begin only behind fewer
+// than ReadQueue others, so that a growing queue sheds reads before
+// bookings (their permits are the same).
+func (f *Front) AdmitRead(ctx context.Context) (context.Context, func(), error) {
+	return f.admit(ctx, f.readQueue, "slot list requests")
+}
+
+func (f *Front) admit(ctx context.Context, queue int64, what string) (context.Context, func(), error) {
+	if _, err := f.running.enterWithin(ctx, queue, what); err != nil {
 		return ctx, nil, err
 	}
 	p := &permit{s: f.running, held: true}

@@ -108,3 +108,52 @@ func TestAdmit(t *testing.T) {
 		return err == nil && f.running.waiting.Load() == 0
 	})
 }
+
+// TestAdmitReadsShedFirst: reads and bookings wait for the same permits,
+// but a slot list waits only behind fewer than ReadQueue others: with the
+// permit taken and a read waiting, the next read is refused at once as
+// ErrOverloaded while a booking still waits its turn behind both; past
+// RunQueue a booking is refused too. Once the permit is back, the waiting
+// ones begin in turn.
+func TestAdmitReadsShedFirst(t *testing.T) {
+	ctx := t.Context()
+	site := storetest.BookingSite()
+	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site},
+		Clock: storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location)).Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	f := New(Opts{Engine: eng, MaxRunning: 1, RunQueue: 2, ReadQueue: 1})
+	_, doneA, err := f.Admit(ctx)
+	if err != nil {
+		t.Fatalf("the first request: %v", err)
+	}
+	admitted := make(chan error, 2)
+	wait := func(admit func(context.Context) (context.Context, func(), error)) {
+		go func() {
+			_, done, err := admit(ctx)
+			if err == nil {
+				done()
+			}
+			admitted <- err
+		}()
+	}
+	wait(f.AdmitRead)
+	poll.Until(t, "a read waits to begin", func() bool { return f.running.waiting.Load() == 1 })
+	var oe *OverloadError
+	if _, _, err := f.AdmitRead(ctx); !errors.As(err, &oe) || oe.What != "slot list requests" {
+		t.Fatalf("a second read while one waits: %v, want ErrOverloaded of slot list requests", err)
+	}
+	wait(f.Admit)
+	poll.Until(t, "a booking waits behind the read", func() bool { return f.running.waiting.Load() == 2 })
+	if _, _, err := f.Admit(ctx); !errors.As(err, &oe) || oe.What != "appointment requests" {
+		t.Fatalf("a booking past the run queue: %v, want ErrOverloaded of appointment requests", err)
+	}
+	doneA()
+	for range 2 {
+		if err := <-admitted; err != nil {
+			t.Errorf("a waiting request once the permit is back: %v", err)
+		}
+	}
+}

@@ -14,6 +14,7 @@
 package booking
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,6 +55,10 @@ type Opts struct {
 	// a time and waiting to begin (see Admit; defaults one per CPU of
 	// GOMAXPROCS, and DefaultRunQueue).
 	MaxRunning, RunQueue int
+	// ReadQueue is how many may wait to begin when a slot list asks to
+	// (see AdmitRead; default DefaultReadQueue, at most RunQueue): fewer
+	// than RunQueue, so reads are shed before bookings.
+	ReadQueue int
 }
 
 // Front serves slot lists and bookings for the HTTP API. It is safe for
@@ -70,8 +75,10 @@ type Front struct {
 	// budget is Opts.ReadBudget.
 	budget time.Duration
 	books  *share // bookings at the engine
-	// running are the appointment requests working (admit.go).
-	running *share
+	// running are the appointment requests working (admit.go), of
+	// which at most readQueue slot lists wait to begin.
+	running   *share
+	readQueue int64
 
 	mu sync.Mutex
 	// live are the sites whose follower applied its first snapshot: only
@@ -163,6 +170,7 @@ func New(o Opts) *Front {
 		holders: map[int64]holders{}, releases: map[int64]uint64{}, capacity: map[int64]int{},
 		gates: map[int64]*gate{}, reads: newShare("slot reads", o.MaxReads, 0), budget: o.ReadBudget, books: newShare("bookings", o.MaxBookings, o.BookingQueue),
 		running: newShare("appointment requests", o.MaxRunning, o.RunQueue)}
+	f.readQueue = int64(min(o.RunQueue, cmp.Or(max(o.ReadQueue, 0), DefaultReadQueue)))
 	limits := map[string]rate{}
 	for _, s := range o.Engine.Sites() {
 		limits[s.ID] = rate{n: s.Appointments.PatientRate, per: s.Appointments.PatientWindow}

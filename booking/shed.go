@@ -66,15 +66,21 @@ func newShare(what string, n, queue int) *share {
 // enter takes a permit, waiting for one if fewer than queue wait already,
 // and returns the function that gives it back.
 func (s *share) enter(ctx context.Context) (func(), error) {
+	return s.enterWithin(ctx, s.queue, s.what)
+}
+
+// enterWithin is enter behind at most queue others (of every queue of the
+// share), refused as too many what.
+func (s *share) enterWithin(ctx context.Context, queue int64, what string) (func(), error) {
 	select {
 	case s.permits <- struct{}{}:
 		return s.leave, nil
 	default:
 	}
-	if s.waiting.Add(1) > s.queue {
+	if s.waiting.Add(1) > queue {
 		s.waiting.Add(-1)
 		s.shed.Add(1)
-		return nil, &OverloadError{What: s.what, RetryAfter: shedRetry}
+		return nil, &OverloadError{What: what, RetryAfter: shedRetry}
 	}
 	defer s.waiting.Add(-1)
 	select {

@@ -151,6 +151,22 @@ type Listen struct {
 	// HTTPTLS serves HTTPS on listen.http when both files are set (the same
 	// options as TLS; both listeners may use the same certificate).
 	HTTPTLS TLS `mapstructure:"http_tls" usage:"for the HTTP listener"`
+	// Appointments, when set, is the host:port of a listener of its own for
+	// the appointments API (slot lists, bookings, cancel, confirm,
+	// check-in): listen.http then answers those routes 421 misdirected,
+	// naming it. It serves at most AppointmentsMaxConnections connections
+	// at once (the next wait in the kernel's backlog, costing the daemon
+	// nothing) and closes a keep-alive connection idle for
+	// AppointmentsIdleTimeout, so that a rush of appointments cannot take
+	// the CPU the kiosks and counters need. It takes listen.http_tls.
+	// Empty: the appointments API is served on listen.http.
+	Appointments string `mapstructure:"appointments" usage:"address host:port of the appointments API's own listener (empty: on listen.http)"`
+	// AppointmentsMaxConnections caps the connections listen.appointments
+	// serves at once.
+	AppointmentsMaxConnections int `mapstructure:"appointments_max_connections" usage:"connections listen.appointments serves at once; more wait in the kernel's backlog"`
+	// AppointmentsIdleTimeout closes a connection of listen.appointments
+	// idle this long between requests.
+	AppointmentsIdleTimeout time.Duration `mapstructure:"appointments_idle_timeout" usage:"idle keep-alive time of a listen.appointments connection"`
 	// MaxConnections caps concurrent authenticated device sessions;
 	// connections still authenticating do not count.
 	MaxConnections int `mapstructure:"max_connections" usage:"maximum authenticated device sessions"`
@@ -175,6 +191,18 @@ const DefaultRateLimit = 10
 
 // MaxRateLimit bounds listen.rate_limit: WELCOME announces it in 16 bits.
 const MaxRateLimit = 65535
+
+// Defaults and bounds of listen.appointments_max_connections and
+// listen.appointments_idle_timeout: a few dozen connections keep two
+// cores busy with appointments (each request holds its connection for
+// tenths of a millisecond of CPU, or while it waits for the store), and an
+// idle connection holds a place only for seconds.
+const (
+	DefaultAppointmentsMaxConnections = 64
+	MaxAppointmentsMaxConnections     = 10000
+	DefaultAppointmentsIdleTimeout    = 5 * time.Second
+	MaxAppointmentsIdleTimeout        = 2 * time.Minute
+)
 
 // TLS names a PEM certificate and key file; both or neither.
 type TLS struct {
@@ -469,6 +497,9 @@ func DefaultConfig() Config {
 			HandshakeTimeout: 3 * time.Second,
 			Heartbeat:        10 * time.Second,
 			RateLimit:        DefaultRateLimit,
+
+			AppointmentsMaxConnections: DefaultAppointmentsMaxConnections,
+			AppointmentsIdleTimeout:    DefaultAppointmentsIdleTimeout,
 		},
 		Log: Log{Level: "info", Format: "text"},
 	}

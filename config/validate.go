@@ -112,6 +112,7 @@ func (c *Config) validateTop(ps *problems) {
 			ps.add("listen.http", "%s", err)
 		}
 	}
+	c.validateAppointmentsListener(ps)
 	checkTLS("listen.tls", c.Listen.TLS, ps)
 	checkTLS("listen.http_tls", c.Listen.HTTPTLS, ps)
 	if c.Listen.MaxConnections < 1 {
@@ -143,6 +144,33 @@ func (c *Config) validateTop(ps *problems) {
 }
 
 // checkAddr returns why addr is not a host:port, or "".
+// validateAppointmentsListener checks listen.appointments and its limits.
+func (c *Config) validateAppointmentsListener(ps *problems) {
+	l := c.Listen
+	if n := l.AppointmentsMaxConnections; n < 1 || n > MaxAppointmentsMaxConnections {
+		ps.add("listen.appointments_max_connections", "must be 1..%d, got %d", MaxAppointmentsMaxConnections, n)
+	}
+	if d := l.AppointmentsIdleTimeout; d <= 0 || d > MaxAppointmentsIdleTimeout {
+		ps.add("listen.appointments_idle_timeout", "must be more than 0 and at most %s, got %s", MaxAppointmentsIdleTimeout, d)
+	}
+	if l.Appointments == "" {
+		return
+	}
+	if err := checkAddr(l.Appointments); err != "" {
+		ps.add("listen.appointments", "%s", err)
+		return
+	}
+	if l.HTTP == "" {
+		ps.add("listen.appointments", "needs listen.http (the API's tokens, health and metrics are served there)")
+		return
+	}
+	for _, o := range []struct{ key, addr string }{{"listen.http", l.HTTP}, {"listen.protocol", l.Protocol}} {
+		if _, port, _ := net.SplitHostPort(l.Appointments); port != "0" && o.addr == l.Appointments {
+			ps.add("listen.appointments", "must differ from %s, both are %s", o.key, o.addr)
+		}
+	}
+}
+
 func checkAddr(addr string) string {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {

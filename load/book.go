@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,10 @@ type BookOpts struct {
 	URL   string // the daemon's HTTP base, e.g. http://127.0.0.1:7480
 	Token string // API bearer token
 	Site  string
+	// AppointmentsURL is the base of the appointments API's own listener
+	// (listen.appointments), e.g. http://127.0.0.1:7483, where the slot
+	// lists and bookings go; "": URL, with the tickets.
+	AppointmentsURL string
 	// Resource and Date pick the slots: the first Slots open slots of the
 	// resource on Date ("": the first day from today that has that many).
 	Resource string
@@ -129,15 +134,25 @@ type apiSlot struct {
 	Closed   bool      `json:"closed"`
 }
 
-// bookClient sends the API requests of the benchmark.
+// bookClient sends the API requests of the benchmark: the tickets to
+// API, the slot lists and bookings to appts (the appointments API's own
+// listener, or API's).
 type bookClient struct {
 	sim.API
-	o BookOpts
+	appts sim.API
+	o     BookOpts
+}
+
+// newBookClient is the client of o over tr.
+func newBookClient(o BookOpts, tr *http.Transport) *bookClient {
+	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	return &bookClient{o: o, API: sim.API{URL: o.URL, Token: o.Token, Client: hc},
+		appts: sim.API{URL: cmp.Or(o.AppointmentsURL, o.URL), Token: o.Token, Client: hc}}
 }
 
 // slots reads the open slots of the resource on date.
 func (c *bookClient) slots(ctx context.Context, date string) ([]apiSlot, error) {
-	st, b, err := c.Do(ctx, "GET", fmt.Sprintf("/api/v1/sites/%s/slots?resource=%s&date=%s", c.o.Site, c.o.Resource, date), nil, "")
+	st, b, err := c.appts.Do(ctx, "GET", fmt.Sprintf("/api/v1/sites/%s/slots?resource=%s&date=%s", c.o.Site, c.o.Resource, date), nil, "")
 	if err != nil {
 		return nil, fmt.Errorf("bench: book: read slots: %w", err)
 	}
@@ -222,7 +237,7 @@ func Book(ctx context.Context, o BookOpts, w io.Writer) error {
 	}
 	tr := &http.Transport{MaxIdleConns: o.MaxInFlight, MaxIdleConnsPerHost: o.MaxInFlight, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
-	c := &bookClient{o: o, API: sim.API{URL: o.URL, Token: o.Token, Client: &http.Client{Transport: tr, Timeout: 30 * time.Second}}}
+	c := newBookClient(o, tr)
 	date, slots, err := c.pick(ctx)
 	if err != nil {
 		return err
@@ -246,7 +261,7 @@ func Book(ctx context.Context, o BookOpts, w io.Writer) error {
 	}
 	paceLoop(ctx, o.Rate, o.Duration, o.MaxInFlight, books, func(ctx context.Context, i int) (int, error) {
 		body := map[string]any{"slot": slots[rand.IntN(len(slots))].ID, "patient": fmt.Sprintf("bench-patient-%d", rand.IntN(o.Patients))}
-		st, _, err := c.Do(ctx, "POST", "/api/v1/sites/"+o.Site+"/appointments", body, fmt.Sprintf("bench-%d-b%d", run, i))
+		st, _, err := c.appts.Do(ctx, "POST", "/api/v1/sites/"+o.Site+"/appointments", body, fmt.Sprintf("bench-%d-b%d", run, i))
 		return st, err
 	})
 	wg.Wait()

@@ -2,6 +2,8 @@ package load_test
 
 import (
 	"bytes"
+	"context"
+	"net"
 	"net/http/httptest"
 	"regexp"
 	"testing"
@@ -13,10 +15,11 @@ import (
 	"github.com/nowserving/nowserving/web"
 )
 
-// TestBook: a short rush onto 3 slots of one place each books exactly 3,
-// answers only 201, 409 and 429, and takes tickets at another site
-// meanwhile.
-func TestBook(t *testing.T) {
+// bookServer is a web server of the bench's token over an engine of
+// site hq, whose slots are made, and site other; opts completes its
+// Opts.
+func bookServer(t *testing.T, opts web.Opts) *web.Server {
+	t.Helper()
 	site := storetest.BookingSite()
 	site.Appointments.PatientRate, site.Appointments.PatientWindow = 5, 10*time.Second
 	other := storetest.TestSite()
@@ -27,11 +30,19 @@ func TestBook(t *testing.T) {
 	if _, err := eng.GenerateSlots(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := web.New(web.Opts{Engine: eng, Tokens: []web.TokenInfo{{Name: "bench", Token: "bench-token-0123456789"}}})
+	opts.Engine, opts.Tokens = eng, []web.TokenInfo{{Name: "bench", Token: "bench-token-0123456789"}}
+	srv, err := web.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
+	return srv
+}
+
+// TestBook: a short rush onto 3 slots of one place each books exactly 3,
+// answers only 201, 409 and 429, and takes tickets at another site
+// meanwhile.
+func TestBook(t *testing.T) {
+	hs := httptest.NewServer(bookServer(t, web.Opts{}).Handler())
 	t.Cleanup(hs.Close)
 	var out bytes.Buffer
 	o := load.BookOpts{URL: hs.URL, Token: "bench-token-0123456789", Site: "hq", Resource: "dr-li", Slots: 3, Patients: 20,
@@ -45,6 +56,35 @@ func TestBook(t *testing.T) {
 		`\ntickets at other meanwhile \(10/s\): 201: 10  transport errors: 0`,
 		`\n  p99 by second of the run:  0s \d`,
 		`\nslots: 3 places booked of 3, 0 slots overbooked, 3 bookings created \(201\)\n$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out.String()) {
+			t.Errorf("output lacks %s:\n%s", re, out.String())
+		}
+	}
+}
+
+// TestBookAppointmentsURL: against a daemon whose appointments API has a
+// listener of its own, bench book reads the slots and books on
+// AppointmentsURL and takes the other site's tickets on URL: each is 421
+// misdirected on the other listener, which the run would report.
+func TestBookAppointmentsURL(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := bookServer(t, web.Opts{Appointments: ln.Addr().String()})
+	go srv.ServeAppointments(ln)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { hs.Close(); srv.Shutdown(context.Background()) })
+	var out bytes.Buffer
+	o := load.BookOpts{URL: hs.URL, AppointmentsURL: "http://" + ln.Addr().String(), Token: "bench-token-0123456789", Site: "hq", Resource: "dr-li",
+		Slots: 2, Patients: 10, Rate: 50, Duration: time.Second, OtherSite: "other", OtherService: "A", OtherRate: 5}
+	if err := load.Book(t.Context(), o, &out); err != nil {
+		t.Fatalf("book: %v\n%s", err, out.String())
+	}
+	for _, re := range []string{
+		`\nbookings: 201: 2  409: \d+  (429: \d+  )?transport errors: 0  dropped: 0\n`,
+		`\ntickets at other meanwhile \(5/s\): 201: 5  transport errors: 0`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out.String()) {
 			t.Errorf("output lacks %s:\n%s", re, out.String())

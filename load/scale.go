@@ -51,24 +51,36 @@ func ScaleResource(i int) (string, int) {
 	return fmt.Sprintf("dr-%04d", i), 1
 }
 
-// ScaleConfig writes the daemon's configuration for the scale mode: site
-// SITE of resources resources, 08:00-18:00 in 15-minute slots, days ahead,
-// each day opening at midnight, and site OTHER whose tickets are taken
-// meanwhile, served on http with API token token, on the given store,
-// with a display and a console of SITE and a kiosk of OTHER. It
-// uses no key newer than the appointments themselves, so an older daemon
-// reads it too.
-func ScaleConfig(w io.Writer, site, other string, resources, days int, driver, dsn, http, protocol, token string) error {
+// ScaleSetup is what ScaleConfig writes: site Site of Resources
+// resources, Days days ahead, and site Other whose tickets are taken
+// meanwhile, served on HTTP (and the appointments API on Appointments,
+// when set) with API token Token, on the store of Driver and DSN, the
+// devices on Protocol.
+type ScaleSetup struct {
+	Site, Other                                      string
+	Resources, Days                                  int
+	Driver, DSN, HTTP, Appointments, Protocol, Token string
+}
+
+// ScaleConfig writes the daemon's configuration for the scale mode: the
+// scale site's resources open 08:00-18:00 in 15-minute slots, each day
+// opening at midnight, with a display and a console of the scale site and
+// a kiosk of the other. Without an appointments listener it uses no key
+// newer than the appointments themselves, so an older daemon reads it
+// too.
+func ScaleConfig(w io.Writer, c ScaleSetup) error {
 	var b strings.Builder
+	listen := fmt.Sprintf("  protocol: %q\n  http: %q\n", c.Protocol, c.HTTP)
+	if c.Appointments != "" {
+		listen += fmt.Sprintf("  appointments: %q\n", c.Appointments)
+	}
 	fmt.Fprintf(&b, `# nowserving bench book --resources %d --days %d: %d slots.
 # BENCH ONLY: the token below is published.
 store:
   driver: %s
   dsn: %q
 listen:
-  protocol: %q
-  http: %q
-http:
+%shttp:
   tokens:
     - { name: bench, token: %q }
 log:
@@ -82,11 +94,11 @@ sites:
       - { id: "1", services: [A] }
     appointments: { patient_rate: 5, patient_window: 10s }
     resources:
-`, resources, days, resources*days*40, driver, dsn, protocol, http, token, site)
-	for i := range resources {
+`, c.Resources, c.Days, c.Resources*c.Days*40, c.Driver, c.DSN, listen, c.Token, c.Site)
+	for i := range c.Resources {
 		id, capacity := ScaleResource(i)
 		fmt.Fprintf(&b, "      - { id: %s, service: A, schedule: { open: \"08:00\", close: \"18:00\", slot: 15m, capacity: %d, days_ahead: %d, opens_at: \"00:00\" } }\n",
-			id, capacity, days)
+			id, capacity, c.Days)
 	}
 	fmt.Fprintf(&b, `  - id: %s
     timezone: UTC
@@ -98,7 +110,7 @@ devices:
   - { id: display-1, role: display, site: %s, secret: "scale-bench-display-secret" }
   - { id: console-1, role: console, site: %s, secret: "scale-bench-console-secret" }
   - { id: kiosk-1, role: kiosk, site: %s, secret: "scale-bench-kiosk-secret-01" }
-`, other, site, site, other)
+`, c.Other, c.Site, c.Site, c.Other)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -131,8 +143,7 @@ func Scale(ctx context.Context, o ScaleOpts, w io.Writer) error {
 	tr := &http.Transport{MaxIdleConns: o.Book.MaxInFlight, MaxIdleConnsPerHost: o.Book.MaxInFlight, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
 	raiseFileLimit()
-	s := &scaleRun{o: o, w: w, run: time.Now().UnixNano(), c: &bookClient{o: o.Book}}
-	s.c.API.URL, s.c.API.Token, s.c.API.Client = o.Book.URL, o.Book.Token, &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	s := &scaleRun{o: o, w: w, run: time.Now().UnixNano(), c: newBookClient(o.Book, tr)}
 	if err := s.warm(ctx); err != nil {
 		return err
 	}
@@ -165,10 +176,10 @@ func (s *scaleRun) cpu() time.Duration {
 // the read (429), for up to a minute.
 func (s *scaleRun) list(ctx context.Context, p scalePair) ([]apiSlot, error) {
 	path := fmt.Sprintf("/api/v1/sites/%s/slots?resource=%s&date=%s", s.o.Book.Site, p.resource, p.date)
-	st, b, err := s.c.Do(ctx, "GET", path, nil, "")
+	st, b, err := s.c.appts.Do(ctx, "GET", path, nil, "")
 	for end := time.Now().Add(time.Minute); err == nil && st == http.StatusTooManyRequests && time.Now().Before(end); {
 		time.Sleep(time.Duration(50+rand.IntN(100)) * time.Millisecond)
-		st, b, err = s.c.Do(ctx, "GET", path, nil, "")
+		st, b, err = s.c.appts.Do(ctx, "GET", path, nil, "")
 	}
 	if err != nil {
 		return nil, err
@@ -263,7 +274,7 @@ func (s *scaleRun) pickRush(ctx context.Context) error {
 func (s *scaleRun) readLoop(ctx context.Context, rate float64, d time.Duration, out *outcome) {
 	paceLoop(ctx, rate, d, s.o.Book.MaxInFlight, out, func(ctx context.Context, _ int) (int, error) {
 		p := s.pairs[rand.IntN(len(s.pairs))]
-		st, _, err := s.c.Do(ctx, "GET", fmt.Sprintf("/api/v1/sites/%s/slots?resource=%s&date=%s", s.o.Book.Site, p.resource, p.date), nil, "")
+		st, _, err := s.c.appts.Do(ctx, "GET", fmt.Sprintf("/api/v1/sites/%s/slots?resource=%s&date=%s", s.o.Book.Site, p.resource, p.date), nil, "")
 		return st, err
 	})
 }
@@ -309,7 +320,7 @@ func (s *scaleRun) distinct(ctx context.Context) {
 	cpu0, start := s.cpu(), time.Now()
 	paceLoop(ctx, s.o.BookRate, d, s.o.Book.MaxInFlight, out, func(ctx context.Context, i int) (int, error) {
 		body := map[string]any{"slot": s.free[i], "patient": fmt.Sprintf("scale-%d-%d", s.run, i)}
-		st, _, err := s.c.Do(ctx, "POST", "/api/v1/sites/"+s.o.Book.Site+"/appointments", body, fmt.Sprintf("scale-%d-d%d", s.run, i))
+		st, _, err := s.c.appts.Do(ctx, "POST", "/api/v1/sites/"+s.o.Book.Site+"/appointments", body, fmt.Sprintf("scale-%d-d%d", s.run, i))
 		return st, err
 	})
 	took, cpu := time.Since(start), s.cpu()-cpu0
@@ -345,7 +356,7 @@ func (s *scaleRun) rushRun(ctx context.Context) error {
 	}()
 	paceLoop(ctx, o.Rate, o.Duration, o.MaxInFlight, books, func(ctx context.Context, i int) (int, error) {
 		body := map[string]any{"slot": s.rush[rand.IntN(len(s.rush))].ID, "patient": fmt.Sprintf("scale-rush-%d", rand.IntN(o.Patients))}
-		st, _, err := s.c.Do(ctx, "POST", "/api/v1/sites/"+o.Site+"/appointments", body, fmt.Sprintf("scale-%d-r%d", s.run, i))
+		st, _, err := s.c.appts.Do(ctx, "POST", "/api/v1/sites/"+o.Site+"/appointments", body, fmt.Sprintf("scale-%d-r%d", s.run, i))
 		return st, err
 	})
 	wg.Wait()

@@ -122,7 +122,7 @@ func pageParams(w http.ResponseWriter, r *http.Request, most int) (limit, offset
 }
 
 func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
-	ctx, done, err := s.front.Admit(r.Context())
+	ctx, done, err := s.front.AdmitRead(r.Context())
 	if err != nil {
 		writeError(w, s.log, err)
 		return

@@ -152,7 +152,7 @@ func served() (map[string]int, error) {
 	for _, p := range problems {
 		out[p.code] = p.status
 	}
-	statuses := map[string]int{"StatusBadRequest": 400, "StatusUnauthorized": 401, "StatusForbidden": 403, "StatusNotFound": 404,
+	statuses := map[string]int{"StatusBadRequest": 400, "StatusUnauthorized": 401, "StatusForbidden": 403, "StatusNotFound": 404, "StatusMisdirectedRequest": 421,
 		"StatusConflict": 409, "StatusUnprocessableEntity": 422, "StatusTooManyRequests": 429,
 		"StatusInternalServerError": 500, "StatusServiceUnavailable": 503}
 	re := regexp.MustCompile(`writeProblem\(w, http\.(\w+), "(\w+)"`)

@@ -71,6 +71,9 @@ type Opts struct {
 	// MaxSlotReads, MaxBookings and BookingQueue are booking.Opts'
 	// MaxReads, MaxBookings and BookingQueue (http.max_slot_reads, ...).
 	MaxSlotReads, MaxBookings, BookingQueue int
+	// ReadBudget is booking.Opts' ReadBudget (default
+	// booking.DefaultReadBudget).
+	ReadBudget time.Duration
 	// Clock is the time shown by the pages; default time.Now.
 	Clock func() time.Time
 	// Heartbeat is the interval of SSE keep-alive comments (default 15s).
@@ -98,6 +101,17 @@ type Opts struct {
 	// PublicURL is the daemon's address for phones (http.public_url): the
 	// kiosk page's on-screen QR code opens the ticket's page under it.
 	PublicURL string
+	// Appointments, when set, is the address of the appointments API's
+	// own listener (listen.appointments), served by ServeAppointments
+	// (listener.go): the main handler then answers the API's routes 421
+	// misdirected, naming it. Empty: they are served with the rest.
+	Appointments string
+	// AppointmentConns caps the connections ServeAppointments serves at
+	// once (listen.appointments_max_connections; default
+	// DefaultAppointmentConns); AppointmentIdle closes one idle that long
+	// (listen.appointments_idle_timeout; default DefaultAppointmentIdle).
+	AppointmentConns int
+	AppointmentIdle  time.Duration
 }
 
 // Server is the HTTP server. Handler can be mounted elsewhere; Serve and
@@ -121,6 +135,9 @@ type Server struct {
 	front *booking.Front
 	// boards are the counter pages' shared reads (board.go).
 	boards boards
+	// appts serves the appointments API on a listener of its own
+	// (listener.go).
+	appts *appointments
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -185,11 +202,14 @@ func New(o Opts) (*Server, error) {
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
+	o.AppointmentConns = cmp.Or(max(o.AppointmentConns, 0), DefaultAppointmentConns)
+	o.AppointmentIdle = cmp.Or(max(o.AppointmentIdle, 0), DefaultAppointmentIdle)
 	s := &Server{o: o, log: o.Logger, mux: http.NewServeMux(), front: booking.New(booking.Opts{Engine: o.Engine, Logger: o.Logger,
-		CacheSlots: o.SlotCache, Encode: appendQueueSlot, MaxReads: o.MaxSlotReads, MaxBookings: o.MaxBookings, BookingQueue: o.BookingQueue})}
+		CacheSlots: o.SlotCache, Encode: appendQueueSlot, MaxReads: o.MaxSlotReads, MaxBookings: o.MaxBookings, BookingQueue: o.BookingQueue, ReadBudget: o.ReadBudget})}
 	if err := s.SetTokens(o.Tokens); err != nil {
 		return nil, err
 	}
+	s.appts = s.newAppointments()
 	if err := s.register(o.Registry); err != nil {
 		return nil, err
 	}
@@ -208,7 +228,14 @@ func New(o Opts) (*Server, error) {
 		all = append(all, s.kioskRoutes()...)
 	}
 	for _, r := range all {
-		s.mux.HandleFunc(r.method+" "+r.path, r.h)
+		h := r.h
+		if appointmentRoute(r.path) {
+			s.appts.mux.HandleFunc(r.method+" "+r.path, h)
+			if o.Appointments != "" {
+				h = s.elsewhere
+			}
+		}
+		s.mux.HandleFunc(r.method+" "+r.path, h)
 	}
 	s.handler = s.instrument(s.recoverer(s.mux))
 	s.srv = &http.Server{
@@ -237,11 +264,11 @@ func (s *Server) Serve(ln net.Listener) error {
 	return s.srv.Serve(ln)
 }
 
-// Shutdown ends the event streams, stops accepting and waits for requests
-// in flight within ctx.
+// Shutdown ends the event streams, stops accepting (on the appointments
+// listener too) and waits for requests in flight within ctx.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.stop()
-	if err := s.srv.Shutdown(ctx); err != nil {
+	if err := errors.Join(s.appts.srv.Shutdown(ctx), s.srv.Shutdown(ctx)); err != nil {
 		return fmt.Errorf("web: shutdown: %w", err)
 	}
 	return nil

@@ -14,7 +14,8 @@ func newBenchBookCmd() *cobra.Command {
 	o := load.BookOpts{URL: "http://127.0.0.1:7480", Site: "hospital", Resource: "dr-li", Slots: 20, Patients: 2000,
 		Rate: 5000, Duration: 30 * time.Second, OtherService: "A", OtherRate: 20}
 	sc := scaleCmd{ScaleOpts: load.ScaleOpts{Days: 14, Warmers: 16, ReadRates: []float64{1000, 2000, 4000, 6000, 8000}, Step: 10 * time.Second,
-		BookRate: 1000, RushDoctors: 20, RushReads: 2000}, driver: "sqlite", dsn: "nowserving-scale.db", http: "127.0.0.1:7482", protocol: "127.0.0.1:7402"}
+		BookRate: 1000, RushDoctors: 20, RushReads: 2000}, driver: "sqlite", dsn: "nowserving-scale.db", http: "127.0.0.1:7482", protocol: "127.0.0.1:7402",
+		appointments: "127.0.0.1:7483"}
 	cmd := &cobra.Command{
 		Use:   "book",
 		Short: "The 07:00 rush: book slots over HTTP open loop at a rate; report statuses, latency and overbooking",
@@ -25,12 +26,15 @@ a random one of the first --slots unbooked slots of --resource (on --date, or
 the first day that has that many). Latency is measured from each request's
 planned send time. With --other-site it also takes --other-rate tickets per
 second there. It fails when a slot is overbooked or an answer other than 201,
-409 or 429 came back.
+409 or 429 came back. The slot lists and bookings go to --appointments-url
+when the daemon serves the appointments API on a listener of its own
+(listen.appointments), the tickets to --url.
 
 With --resources N it runs at scale instead (--days, 40 slots a resource a
 day: --resources 2000 --days 14 is 1.12 M slots). --write-config FILE first
 writes the daemon's configuration for it (site scale, nine in ten resources
-doctors of one place, the rest rooms of ten, and site branch) and exits;
+doctors of one place, the rest rooms of ten, and site branch; the
+appointments API on a listener of its own, --config-appointments) and exits;
 start the daemon on it, then run again with --pid of the daemon: it reads
 every list once and prints the daemon's RSS, climbs the read ladder
 (--read-rates, each for --step) to the highest rate with p99 under 50 ms,
@@ -49,6 +53,7 @@ tickets at --other-site, and fails when a slot is overbooked.`,
 	fl := cmd.Flags()
 	scaleFlags(cmd, &sc)
 	fl.StringVar(&o.URL, "url", o.URL, "the daemon's HTTP address")
+	fl.StringVar(&o.AppointmentsURL, "appointments-url", "", "the appointments API's own listener (listen.appointments), for the slot lists and bookings (default --url)")
 	fl.StringVar(&o.Token, "token", "demo-his-token-change-me", "API bearer token")
 	fl.StringVar(&o.Site, "site", o.Site, "site of the resource")
 	fl.StringVar(&o.Resource, "resource", o.Resource, "resource to book")
@@ -68,7 +73,7 @@ tickets at --other-site, and fails when a slot is overbooked.`,
 // --write-config puts in the daemon's configuration.
 type scaleCmd struct {
 	load.ScaleOpts
-	config, driver, dsn, http, protocol string
+	config, driver, dsn, http, protocol, appointments string
 }
 
 func scaleFlags(cmd *cobra.Command, sc *scaleCmd) {
@@ -87,6 +92,8 @@ func scaleFlags(cmd *cobra.Command, sc *scaleCmd) {
 	fl.StringVar(&sc.dsn, "config-store-dsn", sc.dsn, "scale mode: the store DSN --write-config puts in")
 	fl.StringVar(&sc.http, "config-http", sc.http, "scale mode: the HTTP address --write-config puts in")
 	fl.StringVar(&sc.protocol, "config-protocol", sc.protocol, "scale mode: the protocol address --write-config puts in")
+	fl.StringVar(&sc.appointments, "config-appointments", sc.appointments,
+		"scale mode: the appointments API's own listener --write-config puts in, and where the lists and bookings go (\"\": none, on --config-http)")
 }
 
 // runScale writes the scale configuration (--write-config) or runs the
@@ -105,12 +112,17 @@ func runScale(cmd *cobra.Command, o *load.BookOpts, sc *scaleCmd) error {
 	if !cmd.Flags().Changed("url") {
 		o.URL = "http://" + sc.http
 	}
+	if !cmd.Flags().Changed("appointments-url") && sc.appointments != "" {
+		o.AppointmentsURL = "http://" + sc.appointments
+	}
 	if sc.config != "" {
 		f, err := os.Create(sc.config)
 		if err != nil {
 			return fmt.Errorf("bench: book: %w", err)
 		}
-		if err := load.ScaleConfig(f, o.Site, o.OtherSite, sc.Resources, sc.Days, sc.driver, sc.dsn, sc.http, sc.protocol, o.Token); err != nil {
+		setup := load.ScaleSetup{Site: o.Site, Other: o.OtherSite, Resources: sc.Resources, Days: sc.Days, Driver: sc.driver, DSN: sc.dsn,
+			HTTP: sc.http, Appointments: sc.appointments, Protocol: sc.protocol, Token: o.Token}
+		if err := load.ScaleConfig(f, setup); err != nil {
 			f.Close()
 			return fmt.Errorf("bench: book: write %s: %w", sc.config, err)
 		}

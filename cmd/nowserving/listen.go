@@ -30,6 +30,9 @@ type server struct {
 	protocolAddr net.Addr
 	// httpAddr is the address the HTTP listener got; nil when off.
 	httpAddr net.Addr
+	// appointmentsAddr is the address the appointments API's own listener
+	// got; nil without one (listen_appointments.go).
+	appointmentsAddr net.Addr
 	// tls says whether the protocol listener speaks TLS.
 	tls bool
 	// live is what a reload changes (reload.go).
@@ -116,30 +119,40 @@ func (d *server) listenHTTP(ctx context.Context, cfg *config.Config, eng *queue.
 		return fmt.Errorf("serve: %w", err)
 	}
 	seedDemoAccounts(ctx, sc, ps, log)
+	tc, err := tlsConfig(cfg.Listen.HTTPTLS)
+	if err != nil {
+		return err
+	}
+	al, err := listenAppointments(ctx, cfg, tc)
+	if err != nil {
+		return err
+	}
 	ws, err := web.New(web.Opts{Engine: eng, Registry: reg, Ready: ready.Ready, Tokens: webTokens(cfg), Logger: log,
 		Staff: people, TrustedHeader: sc.TrustedHeader.Header, TrustedProxies: sc.TrustedHeader.ProxyPrefixes(),
 		Kiosks: kioskDevices(cfg), PublicURL: cfg.HTTP.PublicURL, Print: d.printKiosk,
-		SlotCache: cfg.HTTP.SlotCache, MaxSlotReads: cfg.HTTP.MaxSlotReads, MaxBookings: cfg.HTTP.MaxBookings, BookingQueue: cfg.HTTP.BookingQueue})
+		SlotCache: cfg.HTTP.SlotCache, MaxSlotReads: cfg.HTTP.MaxSlotReads, MaxBookings: cfg.HTTP.MaxBookings, BookingQueue: cfg.HTTP.BookingQueue,
+		Appointments: addrOf(al), AppointmentConns: cfg.Listen.AppointmentsMaxConnections, AppointmentIdle: cfg.Listen.AppointmentsIdleTimeout})
 	if err != nil {
+		closeListener(al)
 		return fmt.Errorf("serve: %w", err)
 	}
 	d.live.web = ws
 	var lc net.ListenConfig
 	hl, err := lc.Listen(ctx, "tcp", cfg.Listen.HTTP)
 	if err != nil {
+		closeListener(al)
 		return listenError(cfg.Listen.HTTP, "listen.http", err)
-	}
-	tc, err := tlsConfig(cfg.Listen.HTTPTLS)
-	if err != nil {
-		hl.Close()
-		return err
 	}
 	if tc != nil {
 		hl = tls.NewListener(hl, tc)
 	}
 	d.httpAddr = hl.Addr()
+	if al != nil {
+		d.appointmentsAddr = al.Addr()
+		d.Parts = append(d.Parts, web.Part{Server: ws, Listener: al, Appointments: true}) // takes requests: stops early
+	}
 	d.Parts = append(d.Parts, web.Part{Server: ws, Listener: hl}) // takes requests: stops early
-	log.Info("listening", "http", hl.Addr().String(), "tls", tc != nil)
+	log.Info("listening", "http", hl.Addr().String(), "tls", tc != nil, "appointments", addrOf(al))
 	return nil
 }
 
