@@ -12,16 +12,15 @@ import (
 	"github.com/nowserving/nowserving/queue"
 )
 
-// TestSnapshotOfManyResources: a site of 2,500 resources, each with a
-// booking today, is more than one frame holds (some 97 KB of records
-// against MaxPayload's 64 KiB, three pages of ResourcePageBytes). A
-// display's SUBSCRIBE gets a first page that fits its frame, with
-// ResourceTotal and ResourceNext; a display that names two resources gets
-// those two and only their booking events; a console walks the pages with
-// STATUS ResourceAfter and gets every resource once, in order, with its
-// figure (PROTOCOL.md section 7, "Resources").
+// TestSnapshotOfManyResources: a site of 5,000 resources, each with a
+// booking today, is far more than one frame holds. A display's SUBSCRIBE
+// gets a first page that fits its frame, with ResourceTotal and
+// ResourceNext; a display that names two resources gets those two and
+// only their booking events; a console walks the pages with STATUS
+// ResourceAfter and gets every resource once, in order, with its figure
+// (PROTOCOL.md section 7, "Resources").
 func TestSnapshotOfManyResources(t *testing.T) {
-	const n = 2500
+	const n = 5000
 	site := testSite()
 	for i := range n {
 		site.Resources = append(site.Resources, queue.Resource{ID: fmt.Sprintf("dr-%04d", i),
@@ -30,7 +29,7 @@ func TestSnapshotOfManyResources(t *testing.T) {
 	}
 	d := protocoltest.New(t, site, testDevices())
 	d.Clock = engineClock.Now
-	// Reading 2,500 resources' bookings under -race on a loaded machine
+	// Reading 5,000 resources' bookings under -race on a loaded machine
 	// can take seconds; the time is not what this test is about.
 	d.StoreTimeout = time.Minute
 	// The door display waits in silence while the console pages.
@@ -64,13 +63,13 @@ func TestSnapshotOfManyResources(t *testing.T) {
 
 	door, _ := en.login("display-2", 1)
 	door.patience = time.Minute
-	only, ok := door.do(&wire.Subscribe{Snapshot: true, Resources: []string{"dr-2499", "dr-0007"}}).(*wire.Snapshot)
+	only, ok := door.do(&wire.Subscribe{Snapshot: true, Resources: []string{"dr-4999", "dr-0007"}}).(*wire.Snapshot)
 	if !ok {
 		t.Fatal("filtered subscribe: no SNAPSHOT")
 	}
 	want := []wire.ResourceInfo{
 		{ID: "dr-0007", Name: "Dr 0007", Service: "A", Booked: 1},
-		{ID: "dr-2499", Name: "Dr 2499", Service: "A", Booked: 1},
+		{ID: "dr-4999", Name: "Dr 4999", Service: "A", Booked: 1},
 	}
 	if len(only.Resources) != 2 || only.Resources[0] != want[0] || only.Resources[1] != want[1] || only.ResourceTotal != 2 || only.ResourceNext != "" {
 		t.Errorf("filtered snapshot %+v total %d next %q, want %+v", only.Resources, only.ResourceTotal, only.ResourceNext, want)
