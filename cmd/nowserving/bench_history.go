@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -211,6 +213,19 @@ func analyze(ctx context.Context, st *sqlstore.Store, drv config.Driver) error {
 		}
 	}
 	return nil
+}
+
+// purgedLine says what a purge removed, by table in name order
+// ("events 3670000, tickets 0"), or "nothing".
+func purgedLine(n map[string]int) string {
+	if len(n) == 0 {
+		return "nothing"
+	}
+	parts := make([]string, 0, len(n))
+	for _, k := range slices.Sorted(maps.Keys(n)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, n[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // purgeAll runs the purge of cfg's retention until nothing is left.
