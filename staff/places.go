@@ -34,15 +34,11 @@ func CheckPlaces(known []queue.Site, sites, counters []string) error {
 		}
 	}
 	for _, c := range counters {
-		if !slices.ContainsFunc(at, func(st queue.Site) bool { return hasCounter(st, c) }) {
+		if !slices.ContainsFunc(at, func(st queue.Site) bool { return st.HasCounter(c) }) {
 			return fmt.Errorf("staff: counter %.40q: no such counter at the account's sites (%s)", c, counterList(at))
 		}
 	}
 	return nil
-}
-
-func hasCounter(st queue.Site, id string) bool {
-	return slices.ContainsFunc(st.Counters, func(k queue.Counter) bool { return k.ID == id })
 }
 
 // counterList tells the counters of sites: "counters at hospital: 1, 2, 3",
