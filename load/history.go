@@ -22,8 +22,9 @@ type HistoryOpts struct {
 	Today bool
 	Now   time.Time
 	Seed  uint64
-	// Progress, when set, is told each day written.
-	Progress func(day string, tickets int)
+	// Progress, when set, is told each day once it is written; an error
+	// from it stops the history there (bench history purges as it goes).
+	Progress func(day string, tickets int) error
 }
 
 // HistoryResult counts what History wrote.
@@ -67,7 +68,9 @@ func History(ctx context.Context, st queue.Store, site queue.Site, o HistoryOpts
 		res.Tickets += len(tickets)
 		res.Events += len(events)
 		if o.Progress != nil {
-			o.Progress(day, len(tickets))
+			if err := o.Progress(day, len(tickets)); err != nil {
+				return res, fmt.Errorf("history: after day %s: %w", day, err)
+			}
 		}
 	}
 	return res, nil

@@ -44,7 +44,9 @@ today so far, for a site of --config (the demo hospital: testdata/hospital.yaml)
 straight into the new database --db (the store's own batched writes, a day a
 transaction; check finds it clean), sums them into the daily figures as a
 daemon does, and with --purge removes what the configuration's retention
-windows say, as a daemon's purge does. It writes today alone (and --empty-days days before it) into --empty-db
+windows say, as a daemon's purge does: after each day written, as of noon
+the next day (so the database holds what a daemon with that retention
+holds, its freed space reused as it would be), and once more as of now. It writes today alone (and --empty-days days before it) into --empty-db
 (default for SQLite: the --db file with .empty before its extension). Then it
 runs this binary's check (its default window, and --all), report (today, a
 past day, 30 days) and, on SQLite, backup on both, and prints their time and
@@ -61,7 +63,7 @@ peak memory side by side with the databases' sizes.
 	fl.IntVar(&f.days, "days", 30, "finished service days before today")
 	fl.IntVar(&f.emptyDays, "empty-days", 0, "finished service days before today in --empty-db (2: the days check's default window reads, so its rows are the same)")
 	fl.IntVar(&f.perDay, "per-day", 10000, "tickets a day")
-	fl.BoolVar(&f.purge, "purge", false, "purge past the configuration's retention windows after filling")
+	fl.BoolVar(&f.purge, "purge", false, "purge past the configuration's retention windows as a daemon does: after each day written, as of noon the next day, then as of now")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the history")
 	fl.BoolVar(&f.measureOnly, "measure-only", false, "measure databases filled before (by the same flags): sum what is left to sum, write no history")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return f.run(cmd) }
@@ -152,8 +154,12 @@ func (f *historyFlags) fill(ctx context.Context, w io.Writer, cfg *config.Config
 		return col, fmt.Errorf("bench history: %w", err)
 	}
 	defer eng.Close(context.WithoutCancel(ctx))
+	var hp *historyPurge
+	if f.purge {
+		hp = newHistoryPurge(w, cfg, st, eng, site.ID, col.name)
+	}
 	if !f.measureOnly {
-		if err := f.write(ctx, w, st, eng, site, &col, now); err != nil {
+		if err := f.write(ctx, w, st, eng, site, &col, now, hp); err != nil {
 			return col, err
 		}
 	}
@@ -164,10 +170,14 @@ func (f *historyFlags) fill(ctx context.Context, w io.Writer, cfg *config.Config
 		}
 	}
 	fmt.Fprintf(w, "%s: daily figures summed in %s\n", col.name, time.Since(start).Round(time.Millisecond))
-	if f.purge {
-		if err := purgeAll(ctx, w, cfg, st, eng, &col); err != nil {
+	if hp != nil {
+		asWritten := maps.Clone(hp.total)
+		if err := hp.at(ctx, now, true); err != nil {
 			return col, err
 		}
+		fmt.Fprintf(w, "%s: purged %s in %s (as the days were written: %s)\n", col.name, purgedLine(hp.total),
+			hp.took.Round(time.Millisecond), purgedLine(asWritten))
+		col.name += " (purged)"
 	}
 	col.size, err = st.Size(ctx)
 	return col, err
@@ -175,16 +185,25 @@ func (f *historyFlags) fill(ctx context.Context, w io.Writer, cfg *config.Config
 
 // write writes col's days of history and today into the new database.
 func (f *historyFlags) write(ctx context.Context, w io.Writer, st *sqlstore.Store, eng *queue.Engine, site queue.Site,
-	col *historyColumn, now time.Time) error {
+	col *historyColumn, now time.Time, hp *historyPurge) error {
 	if v, err := eng.LastVersion(ctx, site.ID); err != nil || v != 0 {
 		return fmt.Errorf("bench history: %s must be a new database (site %s has %d events; %v)", col.store.DSN, site.ID, v, err)
 	}
 	start := time.Now()
 	res, err := load.History(ctx, st, site, load.HistoryOpts{Days: col.days, PerDay: f.perDay, Today: true, Now: now, Seed: f.seed,
-		Progress: func(day string, n int) {
+		Progress: func(day string, n int) error {
 			if strings.HasSuffix(day, "-01") {
 				fmt.Fprintf(w, "  %s: %s written (%s)\n", col.name, day, time.Since(start).Round(time.Second))
 			}
+			if hp == nil || day >= site.Day(now) {
+				return nil
+			}
+			// A daemon purges as the days pass: as of noon the next day.
+			d, err := time.ParseInLocation(time.DateOnly, day, site.Location)
+			if err != nil {
+				return err
+			}
+			return hp.at(ctx, d.AddDate(0, 0, 1).Add(12*time.Hour), false)
 		}})
 	if err != nil {
 		return err
@@ -228,27 +247,57 @@ func purgedLine(n map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// purgeAll runs the purge of cfg's retention until nothing is left.
-func purgeAll(ctx context.Context, w io.Writer, cfg *config.Config, st *sqlstore.Store, eng *queue.Engine, col *historyColumn) error {
+// historyPurge purges a history's database as a daemon with the
+// configuration's retention would, as of the times it is given.
+type historyPurge struct {
+	w          io.Writer
+	p          *daemon.Purger
+	st         *sqlstore.Store
+	eng        *queue.Engine
+	site, name string
+	now        time.Time // what the purger takes for now
+	total      map[string]int
+	took       time.Duration
+}
+
+func newHistoryPurge(w io.Writer, cfg *config.Config, st *sqlstore.Store, eng *queue.Engine, site, name string) *historyPurge {
+	h := &historyPurge{w: w, st: st, eng: eng, site: site, name: name, total: map[string]int{}}
 	rt := cfg.Retention
-	p := daemon.NewPurger(daemon.PurgerOpts{Store: st, Holder: "bench", Sites: eng.Sites, Requests: rt.Requests, Events: rt.Events,
-		Tickets: rt.Tickets, Bookings: rt.Bookings, Outbox: rt.Outbox, Personal: rt.Personal, Batch: 10000, Every: time.Minute, Now: time.Now})
-	start, total := time.Now(), map[string]int{}
-	for {
-		n, _, err := p.Pass(ctx)
-		if err != nil {
-			return fmt.Errorf("bench history: purge: %w", err)
-		}
-		for k, v := range n {
-			total[k] += v
-		}
-		if n["events"]+n["tickets"]+n["requests"] == 0 {
-			break
+	h.p = daemon.NewPurger(daemon.PurgerOpts{Store: st, Holder: "bench", Sites: eng.Sites, Requests: rt.Requests, Events: rt.Events,
+		Tickets: rt.Tickets, Bookings: rt.Bookings, Outbox: rt.Outbox, Personal: rt.Personal, Batch: 10000, Every: time.Minute,
+		Now: func() time.Time { return h.now }})
+	return h
+}
+
+// at sums the days finished by now into the daily figures and purges
+// what is past its window at now, pass after pass until a pass removes
+// nothing, saying how far it is every 30 s when progress is set.
+func (h *historyPurge) at(ctx context.Context, now time.Time, progress bool) error {
+	start := time.Now()
+	defer func() { h.took += time.Since(start) }()
+	for more := true; more; {
+		var err error
+		if _, more, err = report.SumDays(ctx, h.eng, h.st, h.site, now, sumChunk, nil); err != nil {
+			return fmt.Errorf("bench history: sum the days before %s: %w", now.Format(time.DateOnly), err)
 		}
 	}
-	fmt.Fprintf(w, "%s: purged %v in %s\n", col.name, total, time.Since(start).Round(time.Millisecond))
-	col.name += " (purged)"
-	return nil
+	h.now = now
+	for said := time.Now(); ; {
+		n, _, err := h.p.Pass(ctx)
+		for k, v := range n {
+			h.total[k] += v
+		}
+		if err != nil {
+			return fmt.Errorf("bench history: purge as of %s (purged %s before): %w", now.Format(time.DateOnly), purgedLine(h.total), err)
+		}
+		if progress && time.Since(said) >= 30*time.Second {
+			fmt.Fprintf(h.w, "  %s: purging, %s so far (%s)\n", h.name, purgedLine(h.total), time.Since(start).Round(time.Second))
+			said = time.Now()
+		}
+		if n["events"]+n["tickets"]+n["requests"] == 0 {
+			return nil
+		}
+	}
 }
 
 // measure runs the operations on col's database, each as this binary's

@@ -115,7 +115,7 @@ func retentionCatalog(q *queries, add func(name, use string, st Stmt)) {
 	add("PurgeOutbox", use, q.purgeOutbox(before, 500))
 	add("BlankPatients", use, q.blankPatients(before, 500))
 	add("PurgePatientLocks", use, q.purgePatientLocks(before, 500))
-	add("PurgeEvents: the oldest", use, q.oldestEvents("s1", 500))
+	add("PurgeEvents: the oldest", use, q.oldestEvents("s1", 41, 500))
 	add("PurgeEvents", use, q.deleteEventsTo("s1", 41))
 	add("PurgeTickets", use, q.purgeTickets("s1", "2026-02-28", before, 500))
 	add("PurgeTickets: day counters", use, q.purgeDayCounters("s1", "2026-02-28", 500))

@@ -113,7 +113,14 @@ func (s *Store) PurgeEvents(ctx context.Context, p DayPurge) (int, error) {
 			day     string
 			at      int64
 		}
-		evs, err := rowsOf(ctx, t, "purge events: read the oldest", s.q.oldestEvents(p.Site, p.N), func(r scanner, h *head) error {
+		// From the floor, not from the log's start: on a server database
+		// the index still holds the entries of the rows the last batches
+		// deleted until a vacuum, and each batch would walk all of them.
+		floor, err := t.purgeFloor(ctx, p.Site)
+		if err != nil {
+			return err
+		}
+		evs, err := rowsOf(ctx, t, "purge events: read the oldest", s.q.oldestEvents(p.Site, floor.Version, p.N), func(r scanner, h *head) error {
 			return r.Scan(&h.version, &h.day, &h.at)
 		})
 		if err != nil {
@@ -132,10 +139,6 @@ func (s *Store) PurgeEvents(ctx context.Context, p DayPurge) (int, error) {
 		}
 		if _, err := t.exec(ctx, s.q.deleteEventsTo(p.Site, last)); err != nil {
 			return t.wrap("purge events", err)
-		}
-		floor, err := t.purgeFloor(ctx, p.Site)
-		if err != nil {
-			return err
 		}
 		floor.Version, floor.Day = last+1, max(floor.Day, p.Day)
 		if _, err := t.exec(ctx, Stmt{s.d.upsert("purge_floors", []string{"site"}, []string{"version", "day"}),
@@ -181,7 +184,11 @@ func (s *Store) PurgeTickets(ctx context.Context, p DayPurge) (int, error) {
 	err := s.write(ctx, func(ctx context.Context, t *tx) error {
 		n = 0
 		before := ms(p.At)
-		oldest, err := rowsOf(ctx, t, "purge tickets: read the oldest event", s.q.oldestEvents(p.Site, 1), func(r scanner, at *int64) error {
+		floor, err := t.purgeFloor(ctx, p.Site)
+		if err != nil {
+			return err
+		}
+		oldest, err := rowsOf(ctx, t, "purge tickets: read the oldest event", s.q.oldestEvents(p.Site, floor.Version, 1), func(r scanner, at *int64) error {
 			var v int64
 			var day string
 			return r.Scan(&v, &day, at)

@@ -66,9 +66,9 @@ func (q *queries) purgePatientLocks(before int64, n int) Stmt {
 }
 
 // oldestEvents reads the version, day and time of a site's n oldest
-// events.
-func (q *queries) oldestEvents(site string, n int) Stmt {
-	return Stmt{q.d.Rebind("SELECT version, day, at FROM events WHERE site = ? ORDER BY version LIMIT ?"), []any{site, n}}
+// events from version from on (the purge floor: none is older).
+func (q *queries) oldestEvents(site string, from int64, n int) Stmt {
+	return Stmt{q.d.Rebind("SELECT version, day, at FROM events WHERE site = ? AND version >= ? ORDER BY version LIMIT ?"), []any{site, from, n}}
 }
 
 // deleteEventsTo deletes a site's events up to version last.

@@ -744,13 +744,13 @@ DELETE FROM patient_locks WHERE at < ? ORDER BY at LIMIT ?;
 
 -- PurgeEvents: the oldest [sqlite, mysql]
 -- sent by: purge
--- args: "s1", 500
-SELECT version, day, at FROM events WHERE site = ? ORDER BY version LIMIT ?;
+-- args: "s1", 41, 500
+SELECT version, day, at FROM events WHERE site = ? AND version >= ? ORDER BY version LIMIT ?;
 
 -- PurgeEvents: the oldest [postgres]
 -- sent by: purge
--- args: "s1", 500
-SELECT version, day, at FROM events WHERE site = $1 ORDER BY version LIMIT $2;
+-- args: "s1", 41, 500
+SELECT version, day, at FROM events WHERE site = $1 AND version >= $2 ORDER BY version LIMIT $3;
 
 -- PurgeEvents [sqlite, mysql]
 -- sent by: purge
