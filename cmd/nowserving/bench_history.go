@@ -46,7 +46,8 @@ transaction; check finds it clean), sums them into the daily figures as a
 daemon does, and with --purge removes what the configuration's retention
 windows say, as a daemon's purge does: after each day written, as of noon
 the next day (so the database holds what a daemon with that retention
-holds, its freed space reused as it would be), and once more as of now. It writes today alone (and --empty-days days before it) into --empty-db
+holds, its freed space reused as it would be: on PostgreSQL it runs VACUUM
+every seven days, as autovacuum would), and once more as of now. It writes today alone (and --empty-days days before it) into --empty-db
 (default for SQLite: the --db file with .empty before its extension). Then it
 runs this binary's check (its default window, and --all), report (today, a
 past day, 30 days) and, on SQLite, backup on both, and prints their time and
@@ -156,7 +157,7 @@ func (f *historyFlags) fill(ctx context.Context, w io.Writer, cfg *config.Config
 	defer eng.Close(context.WithoutCancel(ctx))
 	var hp *historyPurge
 	if f.purge {
-		hp = newHistoryPurge(w, cfg, st, eng, site.ID, col.name)
+		hp = newHistoryPurge(w, cfg, st, eng, site.ID, col.name, col.store.Driver)
 	}
 	if !f.measureOnly {
 		if err := f.write(ctx, w, st, eng, site, &col, now, hp); err != nil {
@@ -203,7 +204,10 @@ func (f *historyFlags) write(ctx context.Context, w io.Writer, st *sqlstore.Stor
 			if err != nil {
 				return err
 			}
-			return hp.at(ctx, d.AddDate(0, 0, 1).Add(12*time.Hour), false)
+			if err := hp.at(ctx, d.AddDate(0, 0, 1).Add(12*time.Hour), false); err != nil {
+				return err
+			}
+			return hp.vacuumWeekly(ctx)
 		}})
 	if err != nil {
 		return err
@@ -255,18 +259,38 @@ type historyPurge struct {
 	st         *sqlstore.Store
 	eng        *queue.Engine
 	site, name string
+	drv        config.Driver
 	now        time.Time // what the purger takes for now
+	days       int       // days purged as they were written
 	total      map[string]int
 	took       time.Duration
 }
 
-func newHistoryPurge(w io.Writer, cfg *config.Config, st *sqlstore.Store, eng *queue.Engine, site, name string) *historyPurge {
-	h := &historyPurge{w: w, st: st, eng: eng, site: site, name: name, total: map[string]int{}}
+func newHistoryPurge(w io.Writer, cfg *config.Config, st *sqlstore.Store, eng *queue.Engine, site, name string, drv config.Driver) *historyPurge {
+	h := &historyPurge{w: w, st: st, eng: eng, site: site, name: name, drv: drv, total: map[string]int{}}
 	rt := cfg.Retention
 	h.p = daemon.NewPurger(daemon.PurgerOpts{Store: st, Holder: "bench", Sites: eng.Sites, Requests: rt.Requests, Events: rt.Events,
 		Tickets: rt.Tickets, Bookings: rt.Bookings, Outbox: rt.Outbox, Personal: rt.Personal, Batch: 10000, Every: time.Minute,
 		Now: func() time.Time { return h.now }})
 	return h
+}
+
+// vacuumWeekly does, every seventh day written, what a PostgreSQL
+// server's autovacuum does as a daemon purges: it marks the space of the
+// deleted rows free for new ones, so that the database holds what a
+// server that ran the days holds, whether or not autovacuum is on where
+// the bench runs. SQLite gives pages back in each pass (Reclaim); InnoDB's
+// purge thread frees rows by itself.
+func (h *historyPurge) vacuumWeekly(ctx context.Context) error {
+	if h.days++; h.drv != config.DriverPostgres || h.days%7 != 0 {
+		return nil
+	}
+	start := time.Now()
+	defer func() { h.took += time.Since(start) }()
+	if _, err := h.st.DB().ExecContext(ctx, "VACUUM (ANALYZE) events, tickets, day_counters"); err != nil {
+		return fmt.Errorf("bench history: vacuum: %w", err)
+	}
+	return nil
 }
 
 // at sums the days finished by now into the daily figures and purges
