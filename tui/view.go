@@ -157,15 +157,27 @@ func (m *Model) idleLine() string {
 	return m.st.dim.Render(m.t("connecting..."))
 }
 
-// staleNote is the marker shown on tables whose numbers may be old.
-func (m *Model) staleNote(s *site) string {
+// staleNote is the marker shown after title on tables whose numbers may
+// be old: title and the longest of its forms that fits in room columns
+// (" STALE since 10:42:13", " STALE 10:42:13", " STALE"), so that a
+// longer language keeps the time where it can.
+func (m *Model) staleNote(s *site, title string, room int) string {
 	if !s.stale() {
-		return ""
+		return title
 	}
-	if s.updated.IsZero() {
-		return m.st.alert.Render(m.t(" STALE: no data yet"))
+	forms := []string{m.t(" STALE: no data yet"), m.t(" STALE")}
+	if !s.updated.IsZero() {
+		at := s.updated.In(s.loc).Format("15:04:05")
+		forms = []string{m.t(" STALE since ") + at, m.t(" STALE") + " " + at, m.t(" STALE")}
 	}
-	return m.st.alert.Render(m.t(" STALE since ") + s.updated.In(s.loc).Format("15:04:05"))
+	note := forms[len(forms)-1]
+	for _, f := range forms {
+		if lipgloss.Width(title)+lipgloss.Width(f) <= room {
+			note = f
+			break
+		}
+	}
+	return title + m.st.alert.Render(note)
 }
 
 // View draws the screen.
@@ -323,7 +335,7 @@ func (m *Model) serviceLines(s *site, w int) []string {
 		cols = append(cols, column{"ISSUED", 7}, column{"LAST", 6}, column{"TARGET", 7})
 	}
 	t := newNumTable(cols, w)
-	out := []string{m.st.head.Render(t.row(m.t("SERVICES")+m.staleNote(s), colHeads(cols, m.t)))}
+	out := []string{m.st.head.Render(t.row(m.staleNote(s, m.t("SERVICES"), t.nw), colHeads(cols, m.t)))}
 	for _, sv := range s.services {
 		cells, breach := m.serviceCells(s, sv, wide)
 		line := t.row(sv.code+"  "+sv.name, cells)
@@ -470,7 +482,7 @@ func (m *Model) resourceLines(s *site, w int) []string {
 	}
 	cols := []column{{"BOOKED", 7}, {"CHECKED IN", 11}, {"MISSED", 7}, {"CANCELLED", 10}}
 	t := newNumTable(cols, w)
-	out := []string{m.st.head.Render(t.row(m.t("APPOINTMENTS")+m.staleNote(s), colHeads(cols, m.t)))}
+	out := []string{m.st.head.Render(t.row(m.staleNote(s, m.t("APPOINTMENTS"), t.nw), colHeads(cols, m.t)))}
 	for _, r := range rs {
 		name := r.ID
 		if n := s.resourceNames[r.ID]; n != "" && n != r.ID {
@@ -612,7 +624,7 @@ func (m *Model) counterView() string {
 	var lines []string
 	lines = append(lines, m.header(), "")
 	title := m.tf("Counter %d · %s · %s", c.id, c.name, m.t(string(h.Mode)))
-	lines = append(lines, fit(m.st.head.Render(title)+m.staleNote(s), w), "")
+	lines = append(lines, fit(m.staleNote(s, m.st.head.Render(title), w), w), "")
 	num := h.Number
 	if num == "" {
 		num = "---"
