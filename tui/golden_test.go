@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/nowserving/nowserving/internal/testkit/golden"
 	"github.com/nowserving/nowserving/protocol/wire"
@@ -124,7 +125,7 @@ func TestScreenLanguage(t *testing.T) {
 		lang        string
 		want, never []string
 	}{
-		{"zh", []string{"E001 业务 E", "A005 在 1 号窗口", "在线 屏 正常", "离线", "lobby-tp: 打印机 缺纸", "keypad-2: 设备 未连接", "kiosk-2: 打印失败 10:12"},
+		{"zh", []string{"E001 业务 E", "A005 在1号窗口", "在线 屏 正常", "离线", "lobby-tp: 打印机 缺纸", "keypad-2: 设备 未连接", "kiosk-2: 打印失败 10:12"},
 			[]string{" in ", " at ", "connected", "offline", "print", "paper", "led"}},
 		{"pt", []string{"E001 em E", "A005 guichê 1", "conectado led ok", "inativo", "lobby-tp: impressora sem papel", "keypad-2: dispositivo não conectado", "kiosk-2: falha de impressão 10:12"},
 			[]string{" in ", " at ", "connected", "offline", "print", "paper"}},
@@ -165,6 +166,38 @@ func TestStatusLineLanguage(t *testing.T) {
 		press(m, "n")
 		if !strings.Contains(m.View(), tc.want) {
 			t.Errorf("%s: status line lacks %q:\n%s", tc.lang, tc.want, m.View())
+		}
+	}
+}
+
+// TestEventActorColumn: in every language the actor of an event stands in
+// the same column whatever the event, also for a counter of two digits
+// (zh's "在 12 号窗口" pushed it one to the right).
+func TestEventActorColumn(t *testing.T) {
+	for _, lang := range []string{"en", "pt", "zh"} {
+		m := busyModelIn(t, 80, 24, 0, lang, siteIn[lang])
+		s := m.site()
+		col := -1
+		for _, e := range []wire.Event{
+			{Kind: wire.EventCalled, Number: "A123", Counter: 12},
+			{Kind: wire.EventServing, Number: "A123", Counter: 12},
+			{Kind: wire.EventDone, Number: "A123", Counter: 5},
+			{Kind: wire.EventNoShow, Number: "A123", Counter: 12},
+			{Kind: wire.EventIssued, Number: "A123", Service: "A"},
+		} {
+			e.Version, e.TimeMS, e.Actor = 99, t0.UnixMilli(), "keypad-12"
+			line := m.eventLine(s, &e)
+			at := strings.Index(line, "keypad-12")
+			if at < 0 {
+				t.Fatalf("%s: %q has no actor", lang, line)
+			}
+			c := lipgloss.Width(line[:at])
+			if col < 0 {
+				col = c
+			}
+			if c != col {
+				t.Errorf("%s: %q: actor at column %d, want %d", lang, line, c, col)
+			}
 		}
 	}
 }

@@ -51,7 +51,7 @@ var consoleWords = map[string]map[string]string{
 		"event:counter_closed": "窗口关闭", "event:print_failed": "打印失败", "event:booked": "预约", "event:checked_in": "签到", "event:missed": "爽约",
 		"event:called": "呼叫", "event:serving": "开始办理", "event:done": "完成",
 		// the event stream's ticket, the devices' health (device:KIND on the offline line)
-		"%s in %s": "%s 业务 %s", "%s at %d": "%s 在 %d 号窗口", "connected": "在线", "offline": "离线", "led": "屏", "ok": "正常",
+		"%s in %s": "%s 业务 %s", "%s at %d": "%s 在%d号窗口", "connected": "在线", "offline": "离线", "led": "屏", "ok": "正常",
 		"device:device": "设备", "device:keypad": "键盘", "device:led": "屏", "device:printer": "打印机", "device:voice": "语音",
 		"device:notify": "通知", "device:print_failed": "打印失败",
 		"detail:not connected": "未连接", "detail:not answering": "无响应", "detail:paper_out": "缺纸", "detail:cover_open": "机盖打开",
