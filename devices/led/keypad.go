@@ -82,12 +82,7 @@ type KeypadFrame struct {
 	Text string
 }
 
-func checkKeypadAddr(addr int) error {
-	if addr < 1 || addr > 254 {
-		return fmt.Errorf("led: keypad address %d: %w (1-254)", addr, ErrAddress)
-	}
-	return nil
-}
+func checkKeypadAddr(addr int) error { return checkAddr("keypad", addr, 1, 254) }
 
 // EncodeKeypadPoll returns the poll frame for the keypad at addr.
 func EncodeKeypadPoll(addr int) ([]byte, error) {
