@@ -11,6 +11,7 @@ import (
 
 	"github.com/nowserving/nowserving/follow"
 	"github.com/nowserving/nowserving/internal/part"
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
 )
@@ -78,9 +79,7 @@ func NewQueue(o QueueOpts) (*Queue, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.ScrapeTimeout <= 0 {
-		o.ScrapeTimeout = 5 * time.Second
-	}
+	o.ScrapeTimeout = positive.Or(o.ScrapeTimeout, 5*time.Second)
 	const sub subsystem = "queue"
 	counter := func(name, help string) *prometheus.CounterVec { return sub.counterVec(name, help, "site", "service") }
 	hist := func(name, help string, b []float64) *prometheus.HistogramVec {
