@@ -69,11 +69,7 @@ func newEnvWith(t *testing.T, o booking.Opts) *env {
 	site := storetest.BookingSite()
 	site.Appointments.PatientRate, site.Appointments.PatientWindow = 3, 10*time.Second
 	clock := storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location))
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
 	if _, err := eng.GenerateSlots(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -25,11 +25,7 @@ func TestCacheBound(t *testing.T) {
 	st := &viewCounting{Store: storetest.SQLite(t)}
 	site := storetest.BookingSite()
 	clock := storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location))
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: clock.Now})
 	if _, err := eng.GenerateSlots(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +103,7 @@ nowserving_booking_slot_cache_slots 9
 func TestCacheBoundEncoded(t *testing.T) {
 	site := storetest.BookingSite()
 	clock := storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location))
-	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site}, Clock: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site}, Clock: clock.Now})
 	if _, err := eng.GenerateSlots(t.Context()); err != nil {
 		t.Fatal(err)
 	}

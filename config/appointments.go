@@ -92,50 +92,30 @@ var reResourceID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
 func applyAppointmentDefaults(s *Site, k string, isSet func(string) bool) {
 	a := &s.Appointments
 	ak := k + ".appointments"
-	for _, d := range []struct {
-		key string
-		val *time.Duration
-		def time.Duration
-	}{{"check_in_early", &a.CheckInEarly, DefaultCheckInEarly}, {"check_in_late", &a.CheckInLate, DefaultCheckInLate},
-		{"missed_grace", &a.MissedGrace, DefaultMissedGrace}, {"hold_for", &a.HoldFor, DefaultHoldFor},
-		{"patient_window", &a.PatientWindow, DefaultPatientWindow}} {
-		if !isSet(ak + "." + d.key) {
-			*d.val = d.def
-		}
-	}
-	if !isSet(ak + ".late") {
-		a.Late = LateNormal
-	}
-	if !isSet(ak + ".patient_rate") {
-		a.PatientRate = DefaultPatientRate
-	}
+	orDefault(isSet, ak+".check_in_early", &a.CheckInEarly, DefaultCheckInEarly)
+	orDefault(isSet, ak+".check_in_late", &a.CheckInLate, DefaultCheckInLate)
+	orDefault(isSet, ak+".missed_grace", &a.MissedGrace, DefaultMissedGrace)
+	orDefault(isSet, ak+".hold_for", &a.HoldFor, DefaultHoldFor)
+	orDefault(isSet, ak+".patient_window", &a.PatientWindow, DefaultPatientWindow)
+	orDefault(isSet, ak+".late", &a.Late, LateNormal)
+	orDefault(isSet, ak+".patient_rate", &a.PatientRate, DefaultPatientRate)
 	for i := range s.Resources {
 		sk := keyf("%s.resources[%d].schedule", k, i)
 		sc := &s.Resources[i].Schedule
-		if !isSet(sk + ".capacity") {
-			sc.Capacity = DefaultCapacity
-		}
-		if !isSet(sk + ".days_ahead") {
-			sc.DaysAhead = DefaultDaysAhead
-		}
-		if !isSet(sk + ".opens_at") {
-			sc.OpensAt = DefaultOpensAt
-		}
+		orDefault(isSet, sk+".capacity", &sc.Capacity, DefaultCapacity)
+		orDefault(isSet, sk+".days_ahead", &sc.DaysAhead, DefaultDaysAhead)
+		orDefault(isSet, sk+".opens_at", &sc.OpensAt, DefaultOpensAt)
 	}
 }
 
 // validateAppointments checks the resources against the services of
 // codeAt, their schedules and the booking rules.
 func (s *Site) validateAppointments(k string, langs []string, codeAt map[string]int, ps *problems) {
-	at := map[string]int{}
+	ids := newIDList(k+".resources", "resource id", reResourceID, "must be 1 to 32 lowercase letters, digits and dashes")
 	for i := range s.Resources {
 		r := &s.Resources[i]
-		rk := keyf("%s.resources[%d]", k, i)
-		ps.match(rk+".id", r.ID, reResourceID, "must be 1 to 32 lowercase letters, digits and dashes")
-		ps.unique(at, i, r.ID, rk+".id", "resource id", k+".resources")
-		if len(r.Name) > 0 {
-			checkNames(rk+".name", r.Name, langs, true, ps)
-		}
+		rk := ids.check(i, r.ID, ps)
+		checkNames(rk+".name", r.Name, langs, false, ps)
 		if _, ok := codeAt[r.Service]; !ok {
 			ps.add(rk+".service", "unknown service %q in site %q", r.Service, s.ID)
 		}

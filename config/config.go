@@ -529,39 +529,21 @@ func applyDefaults(c *Config, isSet func(key string) bool) {
 		for j := range s.Services {
 			v := &s.Services[j]
 			vk := keyf("%s.services[%d]", sk, j)
-			if !isSet(vk + ".prefix") {
-				v.Prefix = v.Code
-			}
-			if !isSet(vk + ".width") {
-				v.Width = DefaultWidth
-			}
-			if !isSet(vk + ".avg_service") {
-				v.AvgService = DefaultAvgService
-			}
-			if !isSet(vk + ".revisit_after") {
-				v.RevisitAfter = DefaultRevisitAfter
-			}
-			if !isSet(vk + ".reentry_after") {
-				v.ReentryAfter = v.RevisitAfter / 2
-			}
-			if !isSet(vk + ".max_reentries") {
-				v.MaxReentries = DefaultMaxReentries
-			}
-			if !isSet(vk + ".call_timeout_action") {
-				v.CallTimeoutAction = TimeoutNoShow
-			}
+			orDefault(isSet, vk+".prefix", &v.Prefix, v.Code)
+			orDefault(isSet, vk+".width", &v.Width, DefaultWidth)
+			orDefault(isSet, vk+".avg_service", &v.AvgService, DefaultAvgService)
+			orDefault(isSet, vk+".revisit_after", &v.RevisitAfter, DefaultRevisitAfter)
+			orDefault(isSet, vk+".reentry_after", &v.ReentryAfter, v.RevisitAfter/2)
+			orDefault(isSet, vk+".max_reentries", &v.MaxReentries, DefaultMaxReentries)
+			orDefault(isSet, vk+".call_timeout_action", &v.CallTimeoutAction, TimeoutNoShow)
 		}
 		applyAppointmentDefaults(s, sk, isSet)
 		for j := range s.Counters {
 			ct := &s.Counters[j]
 			ck := keyf("%s.counters[%d]", sk, j)
-			if !isSet(ck + ".policy") {
-				ct.Policy = PolicyStrict
-			}
+			orDefault(isSet, ck+".policy", &ct.Policy, PolicyStrict)
 			for k := range ct.Services {
-				if !isSet(keyf("%s.services[%d].weight", ck, k)) {
-					ct.Services[k].Weight = 1
-				}
+				orDefault(isSet, keyf("%s.services[%d].weight", ck, k), &ct.Services[k].Weight, 1)
 			}
 		}
 	}
@@ -569,4 +551,12 @@ func applyDefaults(c *Config, isSet func(key string) bool) {
 	applyNotifyDefaults(c, isSet)
 	applyReportDefaults(c)
 	applyRetentionDefaults(c, isSet)
+}
+
+// orDefault sets *v to d when the file did not give key; isSet as in
+// applyDefaults, so that an explicit zero is kept.
+func orDefault[T any](isSet func(key string) bool, key string, v *T, d T) {
+	if !isSet(key) {
+		*v = d
+	}
 }

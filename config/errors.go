@@ -81,4 +81,27 @@ func (ps *problems) unique(at map[string]int, i int, id, key, what, list string)
 	return true
 }
 
+// idList checks the ids of one list's entries (a site's counters, its
+// resources, the printers): each required, matching re (want says how)
+// and unique in the list.
+type idList struct {
+	key  string // the list's key, e.g. "sites[0].counters"
+	what string // what the ids are, in messages: "counter id"
+	re   *regexp.Regexp
+	want string
+	at   map[string]int // the index of each id checked
+}
+
+func newIDList(key, what string, re *regexp.Regexp, want string) *idList {
+	return &idList{key: key, what: what, re: re, want: want, at: map[string]int{}}
+}
+
+// check checks the id of entry i and returns the entry's key.
+func (l *idList) check(i int, id string, ps *problems) string {
+	k := keyf("%s[%d]", l.key, i)
+	ps.match(k+".id", id, l.re, l.want)
+	ps.unique(l.at, i, id, k+".id", l.what, l.key)
+	return k
+}
+
 func keyf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

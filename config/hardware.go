@@ -180,9 +180,7 @@ func applyHardwareDefaults(c *Config, isSet func(key string) bool) {
 		if z.Engine == "" {
 			z.Engine = "pack"
 		}
-		if !isSet(k + ".chime") {
-			z.Chime = true
-		}
+		orDefault(isSet, k+".chime", &z.Chime, true)
 		if z.Repeat == 0 && !isSet(k+".repeat") {
 			z.Repeat = 1
 		}
@@ -211,12 +209,10 @@ func (c *Config) validateHardware(ps *problems) {
 
 // validatePrinters checks the printers and the kiosks that name one.
 func (c *Config) validatePrinters(ps *problems) {
-	printerAt := map[string]int{}
+	ids := newIDList("printers", "printer id", reDeviceID, deviceIDRule)
 	for i := range c.Printers {
 		p := &c.Printers[i]
-		k := keyf("printers[%d]", i)
-		ps.match(k+".id", p.ID, reDeviceID, deviceIDRule)
-		ps.unique(printerAt, i, p.ID, k+".id", "printer id", "printers")
+		k := ids.check(i, p.ID, ps)
 		if p.Addr == "" {
 			ps.add(k+".addr", "required (host:port of the printer, port 9100 by default)")
 		} else if err := checkAddr(p.Addr); err != "" {
@@ -242,7 +238,7 @@ func (c *Config) validatePrinters(ps *problems) {
 		k := keyf("devices[%d].printer", i)
 		if d.Role != RoleKiosk {
 			ps.add(k, "only a kiosk prints (role %s)", d.Role)
-		} else if _, ok := printerAt[d.Printer]; !ok {
+		} else if _, ok := ids.at[d.Printer]; !ok {
 			ps.add(k, "unknown printer %q", d.Printer)
 		}
 	}

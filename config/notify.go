@@ -98,30 +98,13 @@ var (
 // applyDefaults, so an explicit zero is kept (and refused).
 func applyNotifyDefaults(c *Config, isSet func(key string) bool) {
 	n, d := &c.Notify, DefaultNotify
-	if !isSet("notify.events") {
-		n.Events = slices.Clone(DefaultNotifyEvents)
-	}
-	for _, f := range []struct {
-		key string
-		v   *int
-		d   int
-	}{{"notify.attempts", &n.Attempts, d.Attempts}, {"notify.batch", &n.Batch, d.Batch}} {
-		if !isSet(f.key) {
-			*f.v = f.d
-		}
-	}
-	for _, f := range []struct {
-		key string
-		v   *time.Duration
-		d   time.Duration
-	}{
-		{"notify.backoff.min", &n.Backoff.Min, d.Backoff.Min}, {"notify.backoff.max", &n.Backoff.Max, d.Backoff.Max},
-		{"notify.timeout", &n.Timeout, d.Timeout}, {"notify.poll", &n.Poll, d.Poll},
-	} {
-		if !isSet(f.key) {
-			*f.v = f.d
-		}
-	}
+	orDefault(isSet, "notify.events", &n.Events, slices.Clone(DefaultNotifyEvents))
+	orDefault(isSet, "notify.attempts", &n.Attempts, d.Attempts)
+	orDefault(isSet, "notify.batch", &n.Batch, d.Batch)
+	orDefault(isSet, "notify.backoff.min", &n.Backoff.Min, d.Backoff.Min)
+	orDefault(isSet, "notify.backoff.max", &n.Backoff.Max, d.Backoff.Max)
+	orDefault(isSet, "notify.timeout", &n.Timeout, d.Timeout)
+	orDefault(isSet, "notify.poll", &n.Poll, d.Poll)
 }
 
 // resolveNotify reads the webhooks' secret_env values into Secret, and

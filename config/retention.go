@@ -61,23 +61,14 @@ var (
 // applyDefaults, so an explicit zero is kept (and refused).
 func applyRetentionDefaults(c *Config, isSet func(key string) bool) {
 	r, d := &c.Retention, DefaultRetention
-	for _, f := range []struct {
-		key string
-		v   *time.Duration
-		d   time.Duration
-	}{
-		{"retention.requests", &r.Requests, d.Requests}, {"retention.events", &r.Events, d.Events},
-		{"retention.tickets", &r.Tickets, d.Tickets}, {"retention.bookings", &r.Bookings, d.Bookings},
-		{"retention.outbox", &r.Outbox, d.Outbox}, {"retention.personal", &r.Personal, d.Personal},
-		{"retention.every", &r.Every, d.Every},
-	} {
-		if !isSet(f.key) {
-			*f.v = f.d
-		}
-	}
-	if !isSet("retention.batch") {
-		r.Batch = d.Batch
-	}
+	orDefault(isSet, "retention.requests", &r.Requests, d.Requests)
+	orDefault(isSet, "retention.events", &r.Events, d.Events)
+	orDefault(isSet, "retention.tickets", &r.Tickets, d.Tickets)
+	orDefault(isSet, "retention.bookings", &r.Bookings, d.Bookings)
+	orDefault(isSet, "retention.outbox", &r.Outbox, d.Outbox)
+	orDefault(isSet, "retention.personal", &r.Personal, d.Personal)
+	orDefault(isSet, "retention.every", &r.Every, d.Every)
+	orDefault(isSet, "retention.batch", &r.Batch, d.Batch)
 }
 
 // maxRetention bounds every window: ten years.

@@ -295,15 +295,11 @@ func (s *Site) validateCounters(k string, langs []string, codeAt map[string]int,
 		ps.add(k+".counters", "at least one counter is required")
 	}
 	served := map[string]bool{}
-	counterAt := map[string]int{}
+	ids := newIDList(k+".counters", "counter id", reCounterID, "must be a counter number 1..9999 (devices address counters by number)")
 	for i := range s.Counters {
 		ct := &s.Counters[i]
-		ck := keyf("%s.counters[%d]", k, i)
-		ps.match(ck+".id", ct.ID, reCounterID, "must be a counter number 1..9999 (devices address counters by number)")
-		ps.unique(counterAt, i, ct.ID, ck+".id", "counter id", k+".counters")
-		if len(ct.Name) > 0 {
-			checkNames(ck+".name", ct.Name, langs, true, ps)
-		}
+		ck := ids.check(i, ct.ID, ps)
+		checkNames(ck+".name", ct.Name, langs, false, ps)
 		switch ct.Policy {
 		case PolicyStrict, PolicyWeighted:
 		default:

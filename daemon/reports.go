@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/internal/part"
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/notify"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
@@ -65,12 +66,8 @@ type Reports struct {
 
 // NewReports returns the report schedule of o.
 func NewReports(o ReportsOpts) *Reports {
-	if o.Every <= 0 {
-		o.Every = time.Minute
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = time.Minute
-	}
+	o.Every = positive.Or(o.Every, time.Minute)
+	o.Timeout = positive.Or(o.Timeout, time.Minute)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/nowserving/nowserving/follow"
+	"github.com/nowserving/nowserving/internal/positive"
 	"io"
 	"log/slog"
 	"sort"
@@ -156,15 +157,9 @@ func New(opts Opts) (*Dispatcher, error) {
 	if opts.Engine == nil {
 		return nil, errors.New("devices: new dispatcher: Engine is required")
 	}
-	if opts.OpTimeout <= 0 {
-		opts.OpTimeout = 5 * time.Second
-	}
-	if opts.DrainTimeout <= 0 {
-		opts.DrainTimeout = 5 * time.Second
-	}
-	if opts.Retry <= 0 {
-		opts.Retry = time.Second
-	}
+	opts.OpTimeout = positive.Or(opts.OpTimeout, 5*time.Second)
+	opts.DrainTimeout = positive.Or(opts.DrainTimeout, 5*time.Second)
+	opts.Retry = positive.Or(opts.Retry, time.Second)
 	if opts.QR == nil {
 		opts.QR = DefaultQR
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/internal/backoff"
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -102,12 +103,8 @@ type Site struct {
 // New follows site on eng. Nothing is read until the first Next or Poll.
 func New(eng Engine, site string, o Opts) *Site {
 	d := DefaultOpts()
-	if o.MinRetry <= 0 {
-		o.MinRetry = d.MinRetry
-	}
-	if o.MaxRetry <= 0 {
-		o.MaxRetry = d.MaxRetry
-	}
+	o.MinRetry = positive.Or(o.MinRetry, d.MinRetry)
+	o.MaxRetry = positive.Or(o.MaxRetry, d.MaxRetry)
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}

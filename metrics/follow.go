@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,15 +25,13 @@ import (
 //
 // now is the clock the delays are taken on.
 func RegisterFollow(reg prometheus.Registerer, eng *queue.Engine, now func() time.Time) error {
-	followed := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "nowserving", Subsystem: "events", Name: "followed_total",
-		Help: "Events other daemons committed that reached this daemon."}, []string{"site"})
-	delay := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "nowserving", Subsystem: "events", Name: "follow_delay_seconds",
-		Help:    "Time from an event of another daemon (its request) to its arrival in this daemon.",
-		Buckets: []float64{0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5}}, []string{"site"})
-	for _, c := range []prometheus.Collector{followed, delay, followGauges{eng: eng, now: now}} {
-		if err := reg.Register(c); err != nil {
-			return fmt.Errorf("metrics: register follow: %w", err)
-		}
+	const sub subsystem = "events"
+	followed := sub.counterVec("followed_total", "Events other daemons committed that reached this daemon.", "site")
+	delay := sub.histogramVec("follow_delay_seconds",
+		"Time from an event of another daemon (its request) to its arrival in this daemon.",
+		[]float64{0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5}, "site")
+	if err := registerAll(reg, "follow", followed, delay, followGauges{eng: eng, now: now}); err != nil {
+		return err
 	}
 	// Every site's series exist from the start (at 0), so a scrape shows
 	// them before the first event of another daemon arrives.

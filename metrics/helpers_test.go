@@ -45,6 +45,18 @@ func newEngine(t *testing.T, st queue.Store, c *storetest.Clock) *queue.Engine {
 	return eng
 }
 
+// onRegistry builds a part with build on a fresh pedantic registry and
+// returns both, failing t when the part cannot register.
+func onRegistry[T any](t *testing.T, build func(prometheus.Registerer) (T, error)) (T, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	p, err := build(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, reg
+}
+
 // compareGolden compares the named metrics gathered from g with
 // testdata/name, rewriting it with -update.
 func compareGolden(t *testing.T, g prometheus.Gatherer, name string, metricNames ...string) {

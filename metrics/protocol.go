@@ -33,28 +33,21 @@ var _ protocol.Metrics = (*Protocol)(nil)
 
 // NewProtocol registers the protocol metrics on reg.
 func NewProtocol(reg prometheus.Registerer) (*Protocol, error) {
-	const ns, sub = "nowserving", "protocol"
+	const sub subsystem = "protocol"
 	p := &Protocol{
-		sessions: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "sessions",
-			Help: "Device sessions open now, by role."}, []string{"role"}),
-		closed: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "sessions_closed_total",
-			Help: "Device sessions ended, by role and reason."}, []string{"role", "reason"}),
-		auth: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "auth_failures_total",
-			Help: "Failed handshakes, by reason."}, []string{"reason"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "request_duration_seconds",
-			Help:    "Time to answer a device request, by message type.",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}}, []string{"type"}),
-		errs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "errors_total",
-			Help: "Requests answered with an error, by message type and wire error code."}, []string{"type", "code"}),
-		refused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "connections_refused_total",
-			Help: "Connections refused at the cap of authenticated sessions (listen.max_connections)."}),
-		evicted: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "connections_evicted_total",
-			Help: "Connections closed before authenticating to make room for newer ones (listen.max_pending)."}),
+		sessions: sub.gaugeVec("sessions", "Device sessions open now, by role.", "role"),
+		closed:   sub.counterVec("sessions_closed_total", "Device sessions ended, by role and reason.", "role", "reason"),
+		auth:     sub.counterVec("auth_failures_total", "Failed handshakes, by reason.", "reason"),
+		latency: sub.histogramVec("request_duration_seconds", "Time to answer a device request, by message type.",
+			[]float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}, "type"),
+		errs: sub.counterVec("errors_total", "Requests answered with an error, by message type and wire error code.", "type", "code"),
+		refused: sub.counter("connections_refused_total",
+			"Connections refused at the cap of authenticated sessions (listen.max_connections)."),
+		evicted: sub.counter("connections_evicted_total",
+			"Connections closed before authenticating to make room for newer ones (listen.max_pending)."),
 	}
-	for _, c := range []prometheus.Collector{p.sessions, p.closed, p.auth, p.latency, p.errs, p.refused, p.evicted} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("metrics: register protocol metrics: %w", err)
-		}
+	if err := registerAll(reg, "protocol metrics", p.sessions, p.closed, p.auth, p.latency, p.errs, p.refused, p.evicted); err != nil {
+		return nil, err
 	}
 	for _, r := range []wire.Role{wire.RoleKiosk, wire.RoleKeypad, wire.RoleDisplay, wire.RoleConsole} {
 		p.sessions.WithLabelValues(r.String())

@@ -10,11 +10,7 @@ import (
 )
 
 func TestProtocol(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
-	p, err := NewProtocol(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, reg := onRegistry(t, NewProtocol)
 	p.SessionOpened(wire.RoleKiosk)
 	p.SessionOpened(wire.RoleKiosk)
 	p.SessionOpened(wire.RoleKeypad)

@@ -3,7 +3,6 @@ package metrics
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/nowserving/nowserving/follow"
 	"github.com/nowserving/nowserving/internal/part"
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/view"
 )
@@ -79,14 +79,11 @@ func NewQueue(o QueueOpts) (*Queue, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.ScrapeTimeout <= 0 {
-		o.ScrapeTimeout = 5 * time.Second
-	}
-	counter := func(name, help string) *prometheus.CounterVec {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "nowserving", Subsystem: "queue", Name: name, Help: help}, []string{"site", "service"})
-	}
+	o.ScrapeTimeout = positive.Or(o.ScrapeTimeout, 5*time.Second)
+	const sub subsystem = "queue"
+	counter := func(name, help string) *prometheus.CounterVec { return sub.counterVec(name, help, "site", "service") }
 	hist := func(name, help string, b []float64) *prometheus.HistogramVec {
-		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "nowserving", Subsystem: "queue", Name: name, Help: help, Buckets: b}, []string{"site", "service"})
+		return sub.histogramVec(name, help, b, "site", "service")
 	}
 	q := &Queue{
 		eng: o.Engine, log: o.Logger, timeout: o.ScrapeTimeout,
@@ -107,10 +104,8 @@ func NewQueue(o QueueOpts) (*Queue, error) {
 		changed:  make(chan struct{}),
 		stop:     part.NewStop(),
 	}
-	for _, c := range []prometheus.Collector{q.issued, q.called, q.served, q.noShow, q.breaches, q.wait, q.service, scrape{q}} {
-		if err := o.Registry.Register(c); err != nil {
-			return nil, fmt.Errorf("metrics: register queue metrics: %w", err)
-		}
+	if err := registerAll(o.Registry, "queue metrics", q.issued, q.called, q.served, q.noShow, q.breaches, q.wait, q.service, scrape{q}); err != nil {
+		return nil, err
 	}
 	for _, s := range o.Engine.Sites() {
 		for _, sv := range s.Services {

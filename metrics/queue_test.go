@@ -42,11 +42,9 @@ func TestQueue(t *testing.T) {
 
 	issue("09:00", "A") // before the collector starts
 
-	reg := prometheus.NewPedanticRegistry()
-	q, err := NewQueue(QueueOpts{Engine: eng, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, reg := onRegistry(t, func(reg prometheus.Registerer) (*Queue, error) {
+		return NewQueue(QueueOpts{Engine: eng, Registry: reg})
+	})
 	defer parttest.Stop(t, q, parttest.Go(ctx, q)) // Go runs now, Stop at return
 	// Run subscribes from the version it finds; wait for it.
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)

@@ -1,10 +1,6 @@
 package metrics
 
-import (
-	"fmt"
-
-	"github.com/prometheus/client_golang/prometheus"
-)
+import "github.com/prometheus/client_golang/prometheus"
 
 // Retention counts what this daemon's purge removed (see
 // config.Retention):
@@ -21,17 +17,13 @@ var RetentionTables = []string{"requests", "outbox", "patient_locks", "bookings"
 
 // NewRetention registers the retention metrics on reg.
 func NewRetention(reg prometheus.Registerer) (*Retention, error) {
-	const ns, sub = "nowserving", "retention"
+	const sub subsystem = "retention"
 	r := &Retention{
-		deleted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "deleted_rows_total",
-			Help: "Rows the purge deleted past their retention window, by table."}, []string{"table"}),
-		blanked: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "blanked_rows_total",
-			Help: "Rows whose personal data the purge blanked past retention.personal, by table."}, []string{"table"}),
+		deleted: sub.counterVec("deleted_rows_total", "Rows the purge deleted past their retention window, by table.", "table"),
+		blanked: sub.counterVec("blanked_rows_total", "Rows whose personal data the purge blanked past retention.personal, by table.", "table"),
 	}
-	for _, c := range []prometheus.Collector{r.deleted, r.blanked} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("metrics: register retention metrics: %w", err)
-		}
+	if err := registerAll(reg, "retention metrics", r.deleted, r.blanked); err != nil {
+		return nil, err
 	}
 	for _, t := range RetentionTables {
 		r.deleted.WithLabelValues(t)

@@ -31,15 +31,11 @@ var _ queue.Store = (*Store)(nil)
 // Registering twice on one registry reuses the first collectors; any other
 // registration failure is returned.
 func NewStore(next queue.Store, reg prometheus.Registerer) (*Store, error) {
-	lat := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: "nowserving", Subsystem: "store", Name: "transaction_duration_seconds",
-		Help:    "Time to run and commit one store transaction, by op (update or view).",
-		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
-	}, []string{"op"})
-	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "nowserving", Subsystem: "store", Name: "errors_total",
-		Help: "Store transactions that failed, by op and kind (conflict, duplicate, unavailable, other).",
-	}, []string{"op", "kind"})
+	const sub subsystem = "store"
+	lat := sub.histogramVec("transaction_duration_seconds", "Time to run and commit one store transaction, by op (update or view).",
+		[]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}, "op")
+	errs := sub.counterVec("errors_total",
+		"Store transactions that failed, by op and kind (conflict, duplicate, unavailable, other).", "op", "kind")
 	var err error
 	if lat, err = register(reg, lat); err != nil {
 		return nil, fmt.Errorf("metrics: register store latency: %w", err)

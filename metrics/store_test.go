@@ -39,11 +39,9 @@ func TestErrorKind(t *testing.T) {
 // TestStore runs transactions through the decorator on a real SQLite store
 // and an engine, and compares the error counts with testdata/store.golden.
 func TestStore(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
-	st, err := NewStore(storetest.SQLite(t), reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, reg := onRegistry(t, func(reg prometheus.Registerer) (*Store, error) {
+		return NewStore(storetest.SQLite(t), reg)
+	})
 	if _, err := NewStore(st, reg); err != nil {
 		t.Fatalf("second NewStore on one registry: %v", err)
 	}

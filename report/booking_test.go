@@ -18,11 +18,7 @@ func playBookings(t *testing.T, st queue.Store) *queue.Engine {
 	t.Helper()
 	site := storetest.BookingSite()
 	c := storetest.FixedClock(time.Date(2026, 12, 1, 7, 30, 0, 0, site.Location))
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: c.Now})
 	storetest.PlayBookingDay(t, eng, c)
 	return eng
 }

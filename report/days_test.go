@@ -41,11 +41,7 @@ func TestReadsOnlyItsDays(t *testing.T) {
 	read := &atomic.Int64{}
 	st := countingStore{storetest.SQLite(t), read}
 	c := storetest.FixedClock(time.Time{})
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: c.Now})
 	const days, perDay = 50, 50
 	first := time.Date(2026, 3, 2, 9, 0, 0, 0, site.Location)
 	for d := range days {

@@ -109,11 +109,7 @@ func pageOf(t *testing.T, eng *queue.Engine) (Detail, []Person) {
 func playDetail(t *testing.T, site queue.Site) (*queue.Engine, *sqlstore.Store) {
 	c := storetest.FixedClock(time.Time{})
 	st := storetest.SQLite(t)
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: c.Now})
 	ctx := context.Background()
 	n := 0
 	for di, day := range []string{"2026-03-06", "2026-03-07", "2026-03-09"} {

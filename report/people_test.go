@@ -18,11 +18,7 @@ import (
 func TestPeople(t *testing.T) {
 	site := testSite(t)
 	c := storetest.FixedClock(time.Date(2026, 3, 2, 8, 0, 0, 0, site.Location))
-	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site}, Clock: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site}, Clock: c.Now})
 	ctx := context.Background()
 	for _, sv := range []string{"A", "A", "B", "B", "A", "C"} {
 		if _, err := eng.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: "clinic", Device: "kiosk-1"}, Service: sv}); err != nil {

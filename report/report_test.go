@@ -45,11 +45,7 @@ func play(t testing.TB, st queue.Store) *queue.Engine {
 	t.Helper()
 	site := testSite(t)
 	c := storetest.FixedClock(time.Time{})
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{site}, Clock: c.Now})
 	ctx := context.Background()
 	set := func(day, hhmm string) {
 		tm, err := time.ParseInLocation("2006-01-02 15:04", day+" "+hhmm, site.Location)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -151,24 +152,16 @@ func New(o Opts) (*Service, error) {
 	if o.Accounts == nil {
 		return nil, errors.New("staff: new: no account store")
 	}
-	if o.Idle <= 0 {
-		o.Idle = 30 * time.Minute
-	}
-	if o.LoginLimit <= 0 {
-		o.LoginLimit = 5
-	}
-	if o.LoginWindow <= 0 {
-		o.LoginWindow = 15 * time.Minute
-	}
+	o.Idle = positive.Or(o.Idle, 30*time.Minute)
+	o.LoginLimit = positive.Or(o.LoginLimit, 5)
+	o.LoginWindow = positive.Or(o.LoginWindow, 15*time.Minute)
 	if o.Params == (Params{}) {
 		o.Params = DefaultParams
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	if o.Recheck <= 0 {
-		o.Recheck = time.Second
-	}
+	o.Recheck = positive.Or(o.Recheck, time.Second)
 	return &Service{o: o, byID: map[string]*Session{}, fails: map[string][]time.Time{}}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
@@ -40,12 +41,8 @@ type SiteSession struct {
 // RunSite returns when ctx ends or the daemon refuses the device or the
 // subscription for good.
 func RunSite(ctx context.Context, o SiteSession) error {
-	if o.MinBackoff <= 0 {
-		o.MinBackoff = client.DefaultMinBackoff
-	}
-	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = client.DefaultMaxBackoff
-	}
+	o.MinBackoff = positive.Or(o.MinBackoff, client.DefaultMinBackoff)
+	o.MaxBackoff = positive.Or(o.MaxBackoff, client.DefaultMaxBackoff)
 	rl := &relay{index: o.Index, send: o.Send, wake: make(chan struct{}, 1)}
 	go rl.run(ctx)
 

@@ -36,6 +36,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -137,9 +138,7 @@ func New(def queue.Site, o Opts) *Site {
 	if s.loc == nil {
 		s.loc = time.UTC
 	}
-	if s.maxCalls <= 0 {
-		s.maxCalls = DefaultCalls
-	}
+	s.maxCalls = positive.Or(s.maxCalls, DefaultCalls)
 	for _, sv := range def.Services {
 		s.Services = append(s.Services, Service{Code: sv.Code})
 	}

@@ -145,8 +145,8 @@ func (a *Alpha) Init(addr int) ([][]byte, error) {
 }
 
 func (a *Alpha) packet(addr int, cmd []byte) ([]byte, error) {
-	if addr < 0 || addr > 255 {
-		return nil, fmt.Errorf("led: alpha address %d: %w (0-255)", addr, ErrAddress)
+	if err := checkAddr("alpha", addr, 0, 255); err != nil {
+		return nil, err
 	}
 	f := []byte{alphaNUL, alphaNUL, alphaNUL, alphaNUL, alphaNUL, alphaSOH, a.opts.TypeCode[0]}
 	f = append(f, strings.ToUpper(fmt.Sprintf("%02x", addr))...)

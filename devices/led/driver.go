@@ -120,3 +120,12 @@ func (es OptErrors) err(kind string) error {
 	}
 	return fmt.Errorf("led: %s: %w", kind, es)
 }
+
+// checkAddr refuses an address outside lo..hi, the range the protocol of
+// the named device (a driver kind, "keypad") carries.
+func checkAddr(device string, addr, lo, hi int) error {
+	if addr < lo || addr > hi {
+		return fmt.Errorf("led: %s address %d: %w (%d-%d)", device, addr, ErrAddress, lo, hi)
+	}
+	return nil
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/internal/backoff"
+	"github.com/nowserving/nowserving/internal/positive"
 )
 
 // Wired keypad protocol ("QSystem style").
@@ -82,12 +83,7 @@ type KeypadFrame struct {
 	Text string
 }
 
-func checkKeypadAddr(addr int) error {
-	if addr < 1 || addr > 254 {
-		return fmt.Errorf("led: keypad address %d: %w (1-254)", addr, ErrAddress)
-	}
-	return nil
-}
+func checkKeypadAddr(addr int) error { return checkAddr("keypad", addr, 1, 254) }
 
 // EncodeKeypadPoll returns the poll frame for the keypad at addr.
 func EncodeKeypadPoll(addr int) ([]byte, error) {
@@ -229,9 +225,7 @@ func NewKeypadBus(opts KeypadOpts) (*KeypadBus, error) {
 		return nil, err
 	}
 	opts.PortOpts = opts.PortOpts.withDefaults()
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = 20 * time.Millisecond
-	}
+	opts.PollInterval = positive.Or(opts.PollInterval, 20*time.Millisecond)
 	b := &KeypadBus{opts: opts, events: make(chan KeyEvent, 64), pads: map[int]*keypad{}}
 	for _, a := range opts.Addrs {
 		if err := checkKeypadAddr(a); err != nil {

@@ -102,8 +102,8 @@ func NewModbus(opts ModbusOpts) (*Modbus, error) {
 
 // Encode returns one Modbus RTU request writing c to the board at addr.
 func (m *Modbus) Encode(addr int, c Content) ([][]byte, error) {
-	if addr < 1 || addr > 247 {
-		return nil, fmt.Errorf("led: modbus address %d: %w (1-247)", addr, ErrAddress)
+	if err := checkAddr("modbus", addr, 1, 247); err != nil {
+		return nil, err
 	}
 	if m.opts.Encoding == "binary" {
 		v, err := binaryValue(c.Number)

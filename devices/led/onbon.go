@@ -135,8 +135,8 @@ func NewOnbon(opts OnbonOpts) (*Onbon, error) {
 // Encode returns one frame replacing the dynamic area's text on the card at
 // addr (0–65534; 0xFFFF is the broadcast address and is refused here).
 func (o *Onbon) Encode(addr int, c Content) ([][]byte, error) {
-	if addr < 0 || addr >= 0xFFFF {
-		return nil, fmt.Errorf("led: onbon address %d: %w (0-65534)", addr, ErrAddress)
+	if err := checkAddr("onbon", addr, 0, 0xFFFE); err != nil {
+		return nil, err
 	}
 	txt, err := encodeText(o.opts.Charset, trimSpace(text(o.opts.Template, c, " ")))
 	if err != nil {

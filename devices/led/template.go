@@ -79,30 +79,26 @@ func NewTemplate(opts TemplateOpts) (*Template, error) {
 	return &Template{opts: opts, header: header, trailer: trailer}, nil
 }
 
+// templateAddrs are the address formats of TemplateOpts.AddrFormat but
+// "none": the largest address each carries and how it is written (empty:
+// one binary byte).
+var templateAddrs = map[string]struct {
+	max    int
+	format string
+}{"": {255, ""}, "byte": {255, ""}, "ascii2": {99, "%02d"}, "ascii3": {999, "%03d"}, "hex2": {255, "%02X"}}
+
 // Encode returns one frame for the board at addr.
 func (t *Template) Encode(addr int, c Content) ([][]byte, error) {
 	f := append([]byte(nil), t.header...)
-	switch t.opts.AddrFormat {
-	case "", "byte":
-		if addr < 0 || addr > 255 {
-			return nil, fmt.Errorf("led: template address %d: %w (0-255)", addr, ErrAddress)
+	if a, ok := templateAddrs[t.opts.AddrFormat]; ok {
+		if err := checkAddr("template", addr, 0, a.max); err != nil {
+			return nil, err
 		}
-		f = append(f, byte(addr))
-	case "ascii2":
-		if addr < 0 || addr > 99 {
-			return nil, fmt.Errorf("led: template address %d: %w (0-99)", addr, ErrAddress)
+		if a.format == "" {
+			f = append(f, byte(addr))
+		} else {
+			f = fmt.Appendf(f, a.format, addr)
 		}
-		f = fmt.Appendf(f, "%02d", addr)
-	case "ascii3":
-		if addr < 0 || addr > 999 {
-			return nil, fmt.Errorf("led: template address %d: %w (0-999)", addr, ErrAddress)
-		}
-		f = fmt.Appendf(f, "%03d", addr)
-	case "hex2":
-		if addr < 0 || addr > 255 {
-			return nil, fmt.Errorf("led: template address %d: %w (0-255)", addr, ErrAddress)
-		}
-		f = fmt.Appendf(f, "%02X", addr)
 	}
 	body, err := encodeText(t.opts.Charset, text(t.opts.Body, c, t.opts.LineSep))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/internal/backoff"
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -83,21 +84,15 @@ type Opts struct {
 }
 
 func (o Opts) withDefaults() Opts {
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
+	o.Timeout = positive.Or(o.Timeout, DefaultTimeout)
 	switch {
 	case o.Retries == 0:
 		o.Retries = DefaultRetries
 	case o.Retries < 0:
 		o.Retries = 0
 	}
-	if o.MinBackoff <= 0 {
-		o.MinBackoff = DefaultMinBackoff
-	}
-	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = DefaultMaxBackoff
-	}
+	o.MinBackoff = positive.Or(o.MinBackoff, DefaultMinBackoff)
+	o.MaxBackoff = positive.Or(o.MaxBackoff, DefaultMaxBackoff)
 	if o.FirstRequestID == 0 {
 		o.FirstRequestID = 1
 	}
@@ -461,9 +456,7 @@ func (c *Client) serve(cn *conn) {
 	if every <= 0 {
 		every = time.Duration(c.Welcome().HeartbeatMS) * time.Millisecond
 	}
-	if every <= 0 {
-		every = DefaultHeartbeat
-	}
+	every = positive.Or(every, DefaultHeartbeat)
 	c.wg.Go(func() {
 		c.heartbeat(cn, every)
 	})
