@@ -185,11 +185,8 @@
       if (ok) { $("add-name").value = ""; $("add-sites").value = ""; $("add-counters").value = ""; }
     });
   });
-  document.querySelectorAll("[data-close]").forEach(function (b) {
-    b.addEventListener("click", function () { b.closest("dialog").close(); });
-  });
-  document.querySelectorAll("[data-w]").forEach(function (e) { e.textContent = t(e.getAttribute("data-w")); });
-  document.documentElement.lang = lang;
+  S.closers();
+  S.apply(t, lang);
   roleOptions($("add-role"));
   load();
 })();

@@ -96,18 +96,7 @@
 
   function $(id) { return document.getElementById(id); }
   function name(names, fallback) { return (names && (names[lang] || names[site.langs[0]])) || fallback; }
-  function applyWords() {
-    var els = document.querySelectorAll("[data-w]");
-    for (var i = 0; i < els.length; i++) els[i].textContent = t(els[i].getAttribute("data-w"));
-    document.documentElement.lang = lang;
-  }
   function refusal(p) { return S.refusal(t, W, p); }
-
-  function key() {
-    var b = new Uint8Array(16);
-    crypto.getRandomValues(b);
-    return "web-" + Array.prototype.map.call(b, function (x) { return ("0" + x.toString(16)).slice(-2); }).join("");
-  }
 
   function api(path, body) { return S.api(path, body, function () { return me.csrf; }); }
 
@@ -119,19 +108,13 @@
     if (pending || !counter) return;
     pending = true;
     setButtons();
-    var body = { key: key() };
+    var body = { key: S.key("web-") };
     for (var k in extra || {}) body[k] = extra[k];
     say(t("sending"));
-    var tries = 0;
-    function send() {
-      return api(base() + "/" + action, body).catch(function (err) {
-        if (++tries > 2) throw err;
-        say(t("retrying"), true);
-        return new Promise(function (res) { setTimeout(res, 500 * tries); }).then(send);
-      });
-    }
+    var sent = S.retry(function () { return api(base() + "/" + action, body); },
+      function (n) { say(t("retrying"), true); return 500 * n; });
     // The answer is said once the board shows what it did.
-    send().then(function (r) {
+    sent.then(function (r) {
       return read().then(function () {
         if (r.ok) say(t("ok_" + action, { n: r.body.ticket ? r.body.ticket.number : "" }));
         else say(refusal(r.body), true);
@@ -302,7 +285,7 @@
   }
 
   function start() {
-    applyWords();
+    S.apply(t, lang);
     api("/counter/api/session").then(function (r) {
       if (!r.ok) { say(refusal(r.body), true); return; }
       me = r.body;
@@ -353,9 +336,7 @@
   document.querySelectorAll(".buttons button").forEach(function (b) {
     b.addEventListener("click", function () { press(b); });
   });
-  document.querySelectorAll("[data-close]").forEach(function (b) {
-    b.addEventListener("click", function () { b.closest("dialog").close(); });
-  });
+  S.closers();
   $("f-call").addEventListener("submit", function (e) {
     e.preventDefault();
     var n = $("call-number").value.trim().toUpperCase();

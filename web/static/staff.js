@@ -1,7 +1,9 @@
-// What the counter, admin and kiosk pages share: each has its own table of
-// words W (language → key → text) and, but for the kiosk, a message line
-// (#message) and the daemon's problems (JSON with code, title, detail) to
-// say in the person's language. Loaded before the page's own script.
+// What the counter, admin, kiosk and dashboard pages share: each has its
+// own table of words W (language → key → text) set on its data-w elements;
+// the counter and admin pages a message line (#message) and the daemon's
+// problems (JSON with code, title, detail) to say in the person's
+// language, and dialogs; the counter and kiosk pages actions sent with an
+// idempotency key. Loaded before the page's own script.
 var NowServingStaff = (function () {
   "use strict";
   // pickLang is the first of ?lang= and the browser's languages that W
@@ -21,6 +23,40 @@ var NowServingStaff = (function () {
       var s = (W[lang()] && W[lang()][key]) || W.en[key] || key;
       return s.replace(/\{(\w)\}/g, function (_, k) { return args && args[k] !== undefined ? String(args[k]) : ""; });
     };
+  }
+  // apply sets every element with data-w to its word of t, and the page's
+  // language to lang.
+  function apply(t, lang) {
+    var els = document.querySelectorAll("[data-w]");
+    for (var i = 0; i < els.length; i++) els[i].textContent = t(els[i].getAttribute("data-w"));
+    document.documentElement.lang = lang;
+  }
+  // closers makes every data-close button close its dialog.
+  function closers() {
+    document.querySelectorAll("[data-close]").forEach(function (b) {
+      b.addEventListener("click", function () { b.closest("dialog").close(); });
+    });
+  }
+  // key is a new idempotency key for one action: prefix and 32 random
+  // hex digits.
+  function key(prefix) {
+    var b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    return prefix + Array.prototype.map.call(b, function (x) { return ("0" + x.toString(16)).slice(-2); }).join("");
+  }
+  // retry resolves as send() does; when it rejects (no answer), it sends
+  // again after pause(n) ms, the n-th time, at most twice: with the same
+  // key, the daemon answers a repeat with the first result.
+  function retry(send, pause) {
+    var tries = 0;
+    function again() {
+      return send().catch(function (err) {
+        if (++tries > 2) throw err;
+        var ms = pause(tries);
+        return new Promise(function (res) { setTimeout(res, ms); }).then(again);
+      });
+    }
+    return again();
   }
   // say shows text in #message, as a refusal (an alert) when bad.
   function say(text, bad) {
@@ -52,5 +88,5 @@ var NowServingStaff = (function () {
         function () { return { ok: false, status: r.status, body: { code: "other", detail: "HTTP " + r.status } }; });
     });
   }
-  return { pickLang: pickLang, words: words, say: say, refusal: refusal, api: api };
+  return { pickLang: pickLang, words: words, apply: apply, closers: closers, key: key, retry: retry, say: say, refusal: refusal, api: api };
 })();
