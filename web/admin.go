@@ -55,7 +55,7 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "The admin page is for accounts with the admin role; "+ss.Name+" has the "+string(ss.Role)+" role.")
 		return
 	}
-	s.staffPage(w, "static/admin.html")
+	s.staffPage(w, "static/admin.html", nil)
 }
 
 // AdminAccount is an account as the admin page lists it (never its hash).

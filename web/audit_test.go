@@ -13,9 +13,7 @@ import (
 // supervisor's alike.
 func TestStaffAudit(t *testing.T) {
 	se := newStaffEnv(t, nil)
-	for range 4 {
-		se.issue("A")
-	}
+	se.issueN(4, "A")
 	se.issue("F")
 	before := lastVersion(t, se.env)
 	li := se.person(t)

@@ -157,9 +157,7 @@ const numberJS = "document.getElementById('number').textContent"
 
 func testCounterRace(t *testing.T, b *browser) {
 	se := newStaffEnv(t, counterSite)
-	for range 40 {
-		se.issue("A")
-	}
+	se.issueN(40, "A")
 	p1 := b.clerk(t, se, "li.na", "", 1280, 800)
 	p2 := b.clerk(t, se, "wang", "?counter=7", 1280, 800)
 	ctx := context.Background()

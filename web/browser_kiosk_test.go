@@ -83,9 +83,7 @@ func TestBrowserKioskShots(t *testing.T) {
 		counterSite(qo, wo)
 		wo.Kiosks, wo.PublicURL = []KioskDevice{{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}}, "http://queue.example.org"
 	})
-	for range 3 {
-		se.issue("A")
-	}
+	se.issueN(3, "A")
 	dir := artifacts(t)
 	for _, size := range [][2]int{{1920, 1080}, {390, 844}} {
 		for _, lang := range []string{"en", "zh", "pt"} {

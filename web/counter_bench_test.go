@@ -114,9 +114,7 @@ func newCounterBench(b *testing.B, n int) *counterBench {
 	b.Cleanup(func() { se.srv.stop(); hs.Close() })
 	se.http = hs
 	cb.st.subscribe(b, se.eng)
-	for range 2*b.N + 10 {
-		se.issue("A")
-	}
+	se.issueN(2*b.N+10, "A")
 	cb.p = se.person(b)
 	// A browser keeps up to six connections to a host.
 	cb.p.c.Transport = &http.Transport{MaxIdleConnsPerHost: 6, MaxConnsPerHost: 6}

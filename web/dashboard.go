@@ -290,10 +290,7 @@ func (s *Server) supervisorPage(name string) http.HandlerFunc {
 		if !s.supervisor(w, r) {
 			return
 		}
-		b, _ := files.ReadFile(name) // embedded: TestDashboardAccess reads each
-		pageHeaders(w)
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write(b)
+		s.staffPage(w, name, nil)
 	}
 }
 

@@ -42,9 +42,7 @@ func TestDashboardAccess(t *testing.T) {
 // point.
 func TestDashboardStream(t *testing.T) {
 	se := newStaffEnv(t, dashSite)
-	for range 3 {
-		se.issue("A") // 09:00
-	}
+	se.issueN(3, "A") // 09:00
 	se.env.clock.Add(40 * time.Minute)
 	se.issue("F") // 09:40
 	se.call("1")  // A001 waited 40 min: over its 30

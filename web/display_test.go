@@ -23,9 +23,7 @@ func TestDisplayNowCalling(t *testing.T) {
 		qo.Sites[0].Services[0].TimeoutAction = queue.TimeoutNoShow
 	})
 	ctx := context.Background()
-	for range 3 {
-		e.issue("A")
-	}
+	e.issueN(3, "A")
 	r := newSSE(t, e.do("GET", "/display/main/events", "-", ""))
 	r.nextOf("state")
 	calling := func(step string, want ...bool) {

@@ -151,6 +151,14 @@ func (e *env) issue(service string) queue.Ticket {
 	return e.ticket(e.eng.Issue(context.Background(), queue.IssueRequest{Request: queue.Request{Site: "main", Device: "kiosk"}, Service: service}))
 }
 
+// issueN issues n tickets of service, as a kiosk does.
+func (e *env) issueN(n int, service string) {
+	e.t.Helper()
+	for range n {
+		e.issue(service)
+	}
+}
+
 func (e *env) call(counter string) queue.Ticket {
 	e.t.Helper()
 	return e.ticket(e.eng.CallNext(context.Background(), queue.CounterRequest{Request: queue.Request{Site: "main", Device: "keypad"}, Counter: counter}))

@@ -67,14 +67,7 @@ func (s *Server) kioskPage(w http.ResponseWriter, r *http.Request) {
 	if site == nil {
 		return
 	}
-	b, err := files.ReadFile("static/kiosk.html")
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	pageHeaders(w)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(pageFor(b, site))
+	s.staffPage(w, "static/kiosk.html", site)
 }
 
 type kioskKey struct{}

@@ -46,9 +46,7 @@ func TestParsePeriod(t *testing.T) {
 // WriteReport has everything inside.
 func TestReports(t *testing.T) {
 	se := newStaffEnv(t, dashSite)
-	for range 4 {
-		se.issue("A")
-	}
+	se.issueN(4, "A")
 	se.issue("F")
 	se.env.clock.Add(35 * time.Minute)
 	se.call("1")

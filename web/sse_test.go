@@ -18,9 +18,7 @@ import (
 // Last-Event-ID without missing or repeating an event; live events follow.
 func TestEventsResume(t *testing.T) {
 	e := newEnv(t, nil)
-	for range 3 {
-		e.issue("A")
-	}
+	e.issueN(3, "A")
 	r := newSSE(t, e.do("GET", "/api/v1/sites/main/events?from=1", "", ""))
 	for _, want := range []int64{2, 3} {
 		ev := r.next()
@@ -52,9 +50,7 @@ func TestEventsResume(t *testing.T) {
 // TestEventsGap: a client too far behind gets a snapshot, then live events.
 func TestEventsGap(t *testing.T) {
 	e := newEnv(t, func(q *queue.Opts, _ *Opts) { q.FeedSize, q.MaxReplay = 2, 2 })
-	for range 5 {
-		e.issue("A")
-	}
+	e.issueN(5, "A")
 	r := newSSE(t, e.do("GET", "/api/v1/sites/main/events?from=0", "", ""))
 	ev := r.next()
 	if ev.Event != "snapshot" || ev.ID != "5" {

@@ -326,7 +326,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 // them to /login.
 func (s *Server) counterPage(w http.ResponseWriter, r *http.Request) {
 	if s.pagePerson(w, r) != nil {
-		s.staffPage(w, "static/counter.html")
+		s.staffPage(w, "static/counter.html", nil)
 	}
 }
 
@@ -344,12 +344,16 @@ func (s *Server) pagePerson(w http.ResponseWriter, r *http.Request) *staff.Sessi
 	return ss
 }
 
-// staffPage serves an embedded people's page with pageHeaders.
-func (s *Server) staffPage(w http.ResponseWriter, name string) {
+// staffPage serves an embedded people's page with pageHeaders; given a
+// site, in that site's languages (pageFor).
+func (s *Server) staffPage(w http.ResponseWriter, name string, site *queue.Site) {
 	b, err := files.ReadFile(name)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
+	}
+	if site != nil {
+		b = pageFor(b, site)
 	}
 	pageHeaders(w)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

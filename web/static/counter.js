@@ -11,11 +11,11 @@
 
   var W = {
     en: {
-      title: "Counter", counter: "Counter", logout: "Log out", inHand: "Ticket in hand", actions: "Actions",
+      title: "Counter", counter: "Counter", inHand: "Ticket in hand",
       next: "Call next", recall: "Recall", start: "Start", done: "Done", noshow: "No-show", transfer: "Transfer…",
       callNumber: "Call a number…", pause: "Pause", resume: "Resume", waiting: "Waiting",
       transferTitle: "Transfer the ticket", transferTo: "To", service: "Service", reason: "Reason",
-      transferGo: "Transfer", cancel: "Cancel", callTitle: "Call a number", number: "Number", callGo: "Call",
+      transferGo: "Transfer", callTitle: "Call a number", number: "Number", callGo: "Call",
       none: "No ticket", CALLED: "Called", SERVING: "Being served", calls: "called {n}×",
       open: "Open", paused: "Paused", closed: "Closed", modeIs: "Counter: {m}",
       nobody: "Nobody waiting.", more: "and {n} more", forYou: "for this counter",
@@ -29,19 +29,18 @@
       e_none_waiting: "Nobody is waiting for this counter.", e_counter_busy: "Finish the ticket in hand first (done, no-show or transfer).",
       e_counter_idle: "There is no ticket in hand.", e_counter_paused: "The counter is paused: resume it first.",
       e_invalid_transition: "Not possible in the ticket's state.", e_ticket_not_found: "No such ticket today.",
-      e_forbidden_counter: "You may not act at this counter.", e_csrf: "The page is out of date: reload it.",
-      e_login_required: "Your session ended.", e_bad_request: "That was not understood: {d}",
+      e_forbidden_counter: "You may not act at this counter.", e_bad_request: "That was not understood: {d}",
       e_unknown_service: "No such service.", e_unknown_counter: "No such counter.", e_idempotency_key_reused: "Please try again.",
       e_busy: "The server is busy: try again.", e_store_unavailable: "The database is not answering: try again.",
       e_timeout: "The server did not answer in time: try again.", e_shutting_down: "The server is restarting: try again.",
-      e_reentry_limit: "Re-entry limit reached.", e_other: "Refused: {d}", e_network: "No answer from the server: try again."
+      e_reentry_limit: "Re-entry limit reached."
     },
     zh: {
-      title: "窗口", counter: "窗口", logout: "退出", inHand: "当前号码", actions: "操作",
+      title: "窗口", counter: "窗口", inHand: "当前号码",
       next: "叫下一位", recall: "重呼", start: "开始办理", done: "办结", noshow: "过号", transfer: "转移…",
       callNumber: "指定叫号…", pause: "暂停", resume: "恢复", waiting: "等候",
       transferTitle: "转移号码", transferTo: "转到", service: "业务", reason: "原因",
-      transferGo: "转移", cancel: "取消", callTitle: "指定叫号", number: "号码", callGo: "呼叫",
+      transferGo: "转移", callTitle: "指定叫号", number: "号码", callGo: "呼叫",
       none: "无", CALLED: "已呼叫", SERVING: "办理中", calls: "已呼叫 {n} 次",
       open: "开放", paused: "暂停", closed: "关闭", modeIs: "窗口：{m}",
       nobody: "无人等候。", more: "另有 {n} 位", forYou: "指定本窗口",
@@ -55,19 +54,18 @@
       e_none_waiting: "本窗口无人等候。", e_counter_busy: "请先处理当前号码（办结、过号或转移）。",
       e_counter_idle: "当前没有号码。", e_counter_paused: "窗口已暂停，请先恢复。",
       e_invalid_transition: "该号码当前状态下不能这样操作。", e_ticket_not_found: "今天没有这个号码。",
-      e_forbidden_counter: "您无权操作此窗口。", e_csrf: "页面已过期，请刷新。",
-      e_login_required: "会话已结束。", e_bad_request: "无法识别：{d}",
+      e_forbidden_counter: "您无权操作此窗口。", e_bad_request: "无法识别：{d}",
       e_unknown_service: "没有此业务。", e_unknown_counter: "没有此窗口。", e_idempotency_key_reused: "请重试。",
       e_busy: "服务器繁忙，请重试。", e_store_unavailable: "数据库无响应，请重试。",
       e_timeout: "服务器响应超时，请重试。", e_shutting_down: "服务器正在重启，请重试。",
-      e_reentry_limit: "已达重新排队次数上限。", e_other: "被拒绝：{d}", e_network: "服务器无响应，请重试。"
+      e_reentry_limit: "已达重新排队次数上限。"
     },
     pt: {
-      title: "Balcão", counter: "Balcão", logout: "Sair", inHand: "Senha em atendimento", actions: "Ações",
+      title: "Balcão", counter: "Balcão", inHand: "Senha em atendimento",
       next: "Chamar próxima", recall: "Chamar de novo", start: "Iniciar", done: "Concluir", noshow: "Não compareceu",
       transfer: "Transferir…", callNumber: "Chamar número…", pause: "Pausar", resume: "Retomar", waiting: "Em espera",
       transferTitle: "Transferir a senha", transferTo: "Para", service: "Serviço", reason: "Motivo",
-      transferGo: "Transferir", cancel: "Cancelar", callTitle: "Chamar um número", number: "Número", callGo: "Chamar",
+      transferGo: "Transferir", callTitle: "Chamar um número", number: "Número", callGo: "Chamar",
       none: "Nenhuma senha", CALLED: "Chamada", SERVING: "Em atendimento", calls: "chamada {n}×",
       open: "Aberto", paused: "Em pausa", closed: "Fechado", modeIs: "Balcão: {m}",
       nobody: "Ninguém em espera.", more: "e mais {n}", forYou: "para este balcão",
@@ -81,12 +79,11 @@
       e_none_waiting: "Ninguém espera por este balcão.", e_counter_busy: "Termine primeiro a senha em atendimento.",
       e_counter_idle: "Não há senha em atendimento.", e_counter_paused: "O balcão está em pausa: retome-o primeiro.",
       e_invalid_transition: "Não é possível no estado da senha.", e_ticket_not_found: "Não há essa senha hoje.",
-      e_forbidden_counter: "Não pode atuar neste balcão.", e_csrf: "A página está desatualizada: recarregue-a.",
-      e_login_required: "A sua sessão terminou.", e_bad_request: "Pedido não compreendido: {d}",
+      e_forbidden_counter: "Não pode atuar neste balcão.", e_bad_request: "Pedido não compreendido: {d}",
       e_unknown_service: "Serviço inexistente.", e_unknown_counter: "Balcão inexistente.", e_idempotency_key_reused: "Tente de novo.",
       e_busy: "O servidor está ocupado: tente de novo.", e_store_unavailable: "A base de dados não responde: tente de novo.",
       e_timeout: "O servidor não respondeu a tempo: tente de novo.", e_shutting_down: "O servidor está a reiniciar: tente de novo.",
-      e_reentry_limit: "Limite de reentradas atingido.", e_other: "Recusado: {d}", e_network: "Sem resposta do servidor: tente de novo."
+      e_reentry_limit: "Limite de reentradas atingido."
     }
   };
 
@@ -96,18 +93,7 @@
 
   function $(id) { return document.getElementById(id); }
   function name(names, fallback) { return (names && (names[lang] || names[site.langs[0]])) || fallback; }
-  function applyWords() {
-    var els = document.querySelectorAll("[data-w]");
-    for (var i = 0; i < els.length; i++) els[i].textContent = t(els[i].getAttribute("data-w"));
-    document.documentElement.lang = lang;
-  }
   function refusal(p) { return S.refusal(t, W, p); }
-
-  function key() {
-    var b = new Uint8Array(16);
-    crypto.getRandomValues(b);
-    return "web-" + Array.prototype.map.call(b, function (x) { return ("0" + x.toString(16)).slice(-2); }).join("");
-  }
 
   function api(path, body) { return S.api(path, body, function () { return me.csrf; }); }
 
@@ -119,19 +105,13 @@
     if (pending || !counter) return;
     pending = true;
     setButtons();
-    var body = { key: key() };
+    var body = { key: S.key("web-") };
     for (var k in extra || {}) body[k] = extra[k];
     say(t("sending"));
-    var tries = 0;
-    function send() {
-      return api(base() + "/" + action, body).catch(function (err) {
-        if (++tries > 2) throw err;
-        say(t("retrying"), true);
-        return new Promise(function (res) { setTimeout(res, 500 * tries); }).then(send);
-      });
-    }
+    var sent = S.retry(function () { return api(base() + "/" + action, body); },
+      function (n) { say(t("retrying"), true); return 500 * n; });
     // The answer is said once the board shows what it did.
-    send().then(function (r) {
+    sent.then(function (r) {
       return read().then(function () {
         if (r.ok) say(t("ok_" + action, { n: r.body.ticket ? r.body.ticket.number : "" }));
         else say(refusal(r.body), true);
@@ -302,7 +282,7 @@
   }
 
   function start() {
-    applyWords();
+    S.apply(t, lang);
     api("/counter/api/session").then(function (r) {
       if (!r.ok) { say(refusal(r.body), true); return; }
       me = r.body;
@@ -353,9 +333,7 @@
   document.querySelectorAll(".buttons button").forEach(function (b) {
     b.addEventListener("click", function () { press(b); });
   });
-  document.querySelectorAll("[data-close]").forEach(function (b) {
-    b.addEventListener("click", function () { b.closest("dialog").close(); });
-  });
+  S.closers();
   $("f-call").addEventListener("submit", function (e) {
     e.preventDefault();
     var n = $("call-number").value.trim().toUpperCase();

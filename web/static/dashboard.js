@@ -40,10 +40,7 @@
   var charts = { line: null, arrivals: null, waits: null };
   var arrivalsData = [[], []], waitsData = [[], [], []];
 
-  function t(key, args) {
-    var s = (W[lang] && W[lang][key]) || W.en[key] || key;
-    return s.replace(/\{(\w)\}/g, function (_, k) { return args && args[k] !== undefined ? String(args[k]) : ""; });
-  }
+  var S = NowServingStaff, t = S.words(W, function () { return lang; });
   function name(names, fallback) { return (names && (names[lang] || names[dash.lang])) || fallback; }
   function el(id) { return document.getElementById(id); }
   function now() { return Date.now() + skew; }
@@ -59,9 +56,7 @@
   function pickLang(d) {
     var want = new URLSearchParams(location.search).get("lang");
     lang = want && (d.langs.indexOf(want) >= 0 || W[want]) ? want : d.lang;
-    document.documentElement.lang = lang;
-    var els = document.querySelectorAll("[data-w]");
-    for (var i = 0; i < els.length; i++) els[i].textContent = t(els[i].getAttribute("data-w"));
+    S.apply(t, lang);
   }
 
   function setConn(state) {

@@ -39,13 +39,9 @@
   var lang = W[params.get("lang")] ? params.get("lang") : (W[langs[0]] ? langs[0] : "en");
   var state = null, es = null, lost = null, busy = false, back = null, offset = 0, opening = null;
   function $(id) { return document.getElementById(id); }
-  var t = NowServingStaff.words(W, function () { return lang; });
+  var S = NowServingStaff, t = S.words(W, function () { return lang; });
   function name(m, f) { return (m && (m[lang] || m[langs[0]])) || f; }
   function show(id) { ["provision", "choose", "checkin", "ticket"].forEach(function (s) { $(s).hidden = s !== id; }); }
-  function words() {
-    document.querySelectorAll("[data-w]").forEach(function (e) { e.textContent = t(e.getAttribute("data-w")); });
-    document.documentElement.lang = lang;
-  }
   function api(path, body) {
     var o = { method: body ? "POST" : "GET", credentials: "same-origin", headers: { "X-Kiosk": "1" } };
     if (body) { o.headers["Content-Type"] = "application/json"; o.body = JSON.stringify(body); }
@@ -79,7 +75,7 @@
       b.textContent = { en: "English", zh: "中文", pt: "Português" }[l];
       b.lang = l;
       b.setAttribute("aria-pressed", String(l === lang));
-      b.onclick = function () { lang = l; words(); render(); };
+      b.onclick = function () { lang = l; S.apply(t, lang); render(); };
       nav.appendChild(b);
     });
     var box = $("services");
@@ -102,18 +98,13 @@
     reopen();
     document.body.dataset.ready = "1";
   }
-  function key() {
-    var a = new Uint8Array(16); crypto.getRandomValues(a);
-    return "kiosk-" + Array.prototype.map.call(a, function (x) { return ("0" + x.toString(16)).slice(-2); }).join("");
-  }
+  function key() { return S.key("kiosk-"); }
+  function pause() { return 400; }
   function take(s) {
     if (busy) return;
     busy = true;
-    var body = { service: s.code, key: key() }, tries = 0;
-    function send() {
-      return api("/api/tickets" + q(), body).catch(function (e) { if (++tries > 2) throw e; return new Promise(function (r) { setTimeout(r, 400); }).then(send); });
-    }
-    send().then(function (r) {
+    var body = { service: s.code, key: key() };
+    S.retry(function () { return api("/api/tickets" + q(), body); }, pause).then(function (r) {
       if (r.ok) { showTicket(r.body, s); return; }
       if (r.body.code !== "service_closed") { $("k-message").textContent = t("refused"); return; }
       // Closed by its hours since the page last read them: say until when.
@@ -162,11 +153,8 @@
     if (busy) return;
     if (code.length !== 8) { $("k-message").textContent = t("badCode"); return; }
     busy = true;
-    var body = { code: code, key: key() }, tries = 0;
-    function send() {
-      return api("/api/check-in" + q(), body).catch(function (e) { if (++tries > 2) throw e; return new Promise(function (r) { setTimeout(r, 400); }).then(send); });
-    }
-    send().then(function (r) {
+    var body = { code: code, key: key() };
+    S.retry(function () { return api("/api/check-in" + q(), body); }, pause).then(function (r) {
       if (r.ok) { code = ""; showTicket(r.body, serviceOf(r.body.ticket.queue)); return; }
       var c = r.body.code;
       $("k-message").textContent = c === "booking_not_found" ? t("notFound") : c === "check_in_early" ? t("early", { t: r.body.detail }) :
@@ -213,6 +201,6 @@
       load();
     });
   });
-  words();
+  S.apply(t, lang);
   load().then(follow);
 })();

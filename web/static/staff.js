@@ -1,9 +1,24 @@
-// What the counter, admin and kiosk pages share: each has its own table of
-// words W (language → key → text) and, but for the kiosk, a message line
-// (#message) and the daemon's problems (JSON with code, title, detail) to
-// say in the person's language. Loaded before the page's own script.
+// What the counter, admin, kiosk and dashboard pages share: each has its
+// own table of words W (language → key → text) set on its data-w elements,
+// with the words of staff below where it has none; the counter and admin
+// pages a message line (#message) and the daemon's problems (JSON with
+// code, title, detail) to say in the person's language, and dialogs; the
+// counter and kiosk pages actions sent with an idempotency key. Loaded
+// before the page's own script.
 var NowServingStaff = (function () {
   "use strict";
+  // staff are the words the counter and admin pages both say: their
+  // header and dialogs, and the refusals any staff call can meet.
+  var staff = {
+    en: { logout: "Log out", actions: "Actions", cancel: "Cancel", e_csrf: "The page is out of date: reload it.",
+      e_login_required: "Your session ended.", e_other: "Refused: {d}", e_network: "No answer from the server: try again." },
+    zh: { logout: "退出", actions: "操作", cancel: "取消", e_csrf: "页面已过期，请刷新。",
+      e_login_required: "会话已结束。", e_other: "被拒绝：{d}", e_network: "服务器无响应，请重试。" },
+    pt: { logout: "Sair", actions: "Ações", cancel: "Cancelar", e_csrf: "A página está desatualizada: recarregue-a.",
+      e_login_required: "A sua sessão terminou.", e_other: "Recusado: {d}", e_network: "Sem resposta do servidor: tente de novo." }
+  };
+  // word is key of W, else of staff, in language l; undefined when neither has it.
+  function word(W, l, key) { return (W[l] && W[l][key]) || (staff[l] && staff[l][key]); }
   // pickLang is the first of ?lang= and the browser's languages that W
   // has, else "en".
   function pickLang(W) {
@@ -14,13 +29,48 @@ var NowServingStaff = (function () {
     }
     return "en";
   }
-  // words returns t(key, args): the word key of W in the language lang()
-  // names (else English, else the key), with {x} replaced from args.
+  // words returns t(key, args): the word key of W (or staff) in the
+  // language lang() names (else English, else the key), with {x} replaced
+  // from args.
   function words(W, lang) {
     return function t(key, args) {
-      var s = (W[lang()] && W[lang()][key]) || W.en[key] || key;
+      var s = word(W, lang(), key) || word(W, "en", key) || key;
       return s.replace(/\{(\w)\}/g, function (_, k) { return args && args[k] !== undefined ? String(args[k]) : ""; });
     };
+  }
+  // apply sets every element with data-w to its word of t, and the page's
+  // language to lang.
+  function apply(t, lang) {
+    var els = document.querySelectorAll("[data-w]");
+    for (var i = 0; i < els.length; i++) els[i].textContent = t(els[i].getAttribute("data-w"));
+    document.documentElement.lang = lang;
+  }
+  // closers makes every data-close button close its dialog.
+  function closers() {
+    document.querySelectorAll("[data-close]").forEach(function (b) {
+      b.addEventListener("click", function () { b.closest("dialog").close(); });
+    });
+  }
+  // key is a new idempotency key for one action: prefix and 32 random
+  // hex digits.
+  function key(prefix) {
+    var b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    return prefix + Array.prototype.map.call(b, function (x) { return ("0" + x.toString(16)).slice(-2); }).join("");
+  }
+  // retry resolves as send() does; when it rejects (no answer), it sends
+  // again after pause(n) ms, the n-th time, at most twice: with the same
+  // key, the daemon answers a repeat with the first result.
+  function retry(send, pause) {
+    var tries = 0;
+    function again() {
+      return send().catch(function (err) {
+        if (++tries > 2) throw err;
+        var ms = pause(tries);
+        return new Promise(function (res) { setTimeout(res, ms); }).then(again);
+      });
+    }
+    return again();
   }
   // say shows text in #message, as a refusal (an alert) when bad.
   function say(text, bad) {
@@ -34,7 +84,7 @@ var NowServingStaff = (function () {
   function refusal(t, W, p) {
     var code = p && p.code;
     if (code === "login_required") { location.href = "/login?ended=1"; return t("e_login_required"); }
-    if (code && W.en["e_" + code]) return t("e_" + code, { d: p.detail || p.title || "" });
+    if (code && word(W, "en", "e_" + code)) return t("e_" + code, { d: p.detail || p.title || "" });
     return t("e_other", { d: (p && (p.detail || p.title)) || "?" });
   }
   // api GETs path, or POSTs body as JSON with the session's CSRF token
@@ -52,5 +102,5 @@ var NowServingStaff = (function () {
         function () { return { ok: false, status: r.status, body: { code: "other", detail: "HTTP " + r.status } }; });
     });
   }
-  return { pickLang: pickLang, words: words, say: say, refusal: refusal, api: api };
+  return { pickLang: pickLang, words: words, apply: apply, closers: closers, key: key, retry: retry, say: say, refusal: refusal, api: api };
 })();
