@@ -30,7 +30,7 @@
       target: "meta {t}", noTarget: "sem meta", overTarget: "ACIMA DA META", waiting: "{n} em espera", nobody: "ninguém em espera",
       open: "Aberto", paused: "Em pausa", closed: "Fechado", idle: "livre {d}", pausedFor: "em pausa {d}", called: "a chamar {n} · {d}",
       serving: "a atender {n} · {d}", served: "{n} atendidos", withinShare: "{p}% dentro da meta", within: "dentro da meta",
-      over: "acima da meta", tickets: "senhas", min: "min" }
+      over: "acima da meta", tickets: "senhas", min: "min", reports: "Relatórios" }
   };
   var COLORS = ["#1565c0", "#e65100", "#2e7d32", "#6a1b9a", "#00838f", "#ad1457", "#4e342e", "#37474f"];
   var site = decodeURIComponent(location.pathname.split("/")[2] || "");
