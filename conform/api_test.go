@@ -1,21 +1,19 @@
 package conform
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 )
 
 // TestAPIOperationsInOpenAPI: the operations the API kit reports under
 // are operations of web/openapi.yaml, by method and path, and the webhook
 // it receives is one of the document's webhooks.
 func TestAPIOperationsInOpenAPI(t *testing.T) {
-	b, err := os.ReadFile("../web/openapi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := golden.Read(t, "../web/openapi.yaml")
 	var doc struct {
 		Paths    map[string]map[string]any `yaml:"paths"`
 		Webhooks map[string]map[string]any `yaml:"webhooks"`

@@ -7,27 +7,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
 var secret = []byte("device-secret-0123456789")
 
-// listen returns a loopback listener for the harness.
-func listen(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ln
-}
-
 // runDevice runs the harness for role against the device that drive
 // starts on the harness's address, and returns the report.
 func runDevice(t *testing.T, role wire.Role, drive func(ctx context.Context, addr string)) *Report {
 	t.Helper()
-	return runDeviceOn(t, listen(t), role, drive)
+	return runDeviceOn(t, conntest.Listener(t), role, drive)
 }
 
 // runDeviceOn is runDevice with the harness listening on ln.

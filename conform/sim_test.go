@@ -6,6 +6,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/protocol/protocoltest"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/sim"
@@ -63,7 +64,7 @@ func TestSimConforms(t *testing.T) {
 func TestSimConformsTLS(t *testing.T) {
 	t.Parallel()
 	cert, _ := protocoltest.SelfSigned(t)
-	ln := tls.NewListener(listen(t), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	ln := tls.NewListener(conntest.Listener(t), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	rep := runDeviceOn(t, ln, wire.RoleKiosk, func(ctx context.Context, addr string) {
 		e := simEnvOpts(t, sim.Opts{Addr: addr, TLSInsecure: true})
 		for e != nil && ctx.Err() == nil {

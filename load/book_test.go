@@ -3,12 +3,12 @@ package load_test
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http/httptest"
 	"regexp"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/load"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
@@ -68,10 +68,7 @@ func TestBook(t *testing.T) {
 // AppointmentsURL and takes the other site's tickets on URL: each is 421
 // misdirected on the other listener, which the run would report.
 func TestBookAppointmentsURL(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := conntest.Listener(t)
 	srv := bookServer(t, web.Opts{Appointments: ln.Addr().String()})
 	go srv.ServeAppointments(ln)
 	hs := httptest.NewServer(srv.Handler())

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/nowserving/nowserving/internal/testkit/golden"
+	"github.com/nowserving/nowserving/internal/testkit/screen"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/protocoltest"
@@ -83,10 +84,10 @@ func TestAppointments(t *testing.T) {
 			t.Errorf("screen lacks the row of %q:\n%s", line, v)
 		}
 	}
-	if l := lineWith(v, "dr-li  Dr Li"); len(strings.Fields(l)) < 7 || strings.Join(strings.Fields(l)[3:7], " ") != "2 2 1 0" {
+	if l := screen.Line(v, "dr-li  Dr Li"); len(strings.Fields(l)) < 7 || strings.Join(strings.Fields(l)[3:7], " ") != "2 2 1 0" {
 		t.Errorf("row of dr-li = %q, want booked 2, checked in 2, missed 1, cancelled 0", l)
 	}
-	if l := lineWith(v, "checked_in"); !strings.Contains(l, "dr-li 10:30 A010") {
+	if l := screen.Line(v, "checked_in"); !strings.Contains(l, "dr-li 10:30 A010") {
 		t.Errorf("event line of the check-in = %q, want the resource, slot time and ticket", l)
 	}
 	golden.Assert(t, filepath.Join("testdata", "appointments-80x24.golden"), []byte(v+"\n"))
@@ -157,7 +158,7 @@ func TestEndToEndAppointments(t *testing.T) {
 	book(today, "p-before") // before the console starts: in its snapshot
 
 	lc := startConsole(t, d)
-	row := func(v string) string { return strings.Join(strings.Fields(lineWith(v, "dr-li  Dr Li")), " ") }
+	row := func(v string) string { return strings.Join(strings.Fields(screen.Line(v, "dr-li  Dr Li")), " ") }
 	lc.waitFor(t, "the snapshot's appointments", func(v string) bool { return row(v) == "dr-li Dr Li 1 0 0 0" })
 
 	b := book(today, "p-kiosk")
@@ -174,7 +175,7 @@ func TestEndToEndAppointments(t *testing.T) {
 	lc.waitFor(t, "booked 1, checked in 1, cancelled 1", func(v string) bool {
 		return row(v) == "dr-li Dr Li 1 1 0 1" && strings.Contains(v, "checked_in")
 	})
-	if v := lc.m.View(); !strings.Contains(lineWith(v, "checked_in"), tk.Number) {
+	if v := lc.m.View(); !strings.Contains(screen.Line(v, "checked_in"), tk.Number) {
 		t.Errorf("the check-in's event line lacks ticket %s:\n%s", tk.Number, v)
 	}
 	for _, secret := range []string{"p-kiosk", "p-before", b.Code} {

@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/nowserving/nowserving/internal/testkit/screen"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/protocoltest"
@@ -125,7 +126,7 @@ func TestEndToEnd(t *testing.T) {
 	d, lc, kiosk := connected(t)
 	tk := take(t, kiosk, "A", "at the start")
 	lc.waitFor(t, "the kiosk's ticket on the console", func(v string) bool {
-		return strings.Contains(v, tk.Number+" in A") && strings.Contains(lineWith(v, "A  General"), " 1 ")
+		return strings.Contains(v, tk.Number+" in A") && strings.Contains(screen.Line(v, "A  General"), " 1 ")
 	})
 
 	display := d.dial(t, "display-1", wire.RoleDisplay)
@@ -158,7 +159,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 	lc.waitFor(t, "counter 1 showing the call", func(v string) bool {
-		return strings.Contains(lineWith(v, "1  Counter 1"), tk.Number)
+		return strings.Contains(screen.Line(v, "1  Counter 1"), tk.Number)
 	})
 
 	// A refusal comes back in the status line.
@@ -189,7 +190,7 @@ func TestEndToEndReconnect(t *testing.T) {
 	})
 	take(t, kiosk, "B", "after the restart")
 	lc.waitFor(t, "B002 after the restart", func(v string) bool {
-		return strings.Contains(v, "B002 in B") && strings.Contains(lineWith(v, "B  Business"), " 2 ")
+		return strings.Contains(v, "B002 in B") && strings.Contains(screen.Line(v, "B  Business"), " 2 ")
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/nowserving/nowserving/internal/testkit/screen"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
@@ -306,7 +307,7 @@ func TestHistory(t *testing.T) {
 			if c.Number != "A001" || !c.Since.Equal(t0.Add(-12*time.Minute)) {
 				t.Errorf("counter 1 = %q since %v, want A001 since %v", c.Number, c.Since, t0.Add(-12*time.Minute))
 			}
-			if line := lineWith(m.View(), "A  First visit"); !strings.Contains(line, " "+tt.longest+" ") {
+			if line := screen.Line(m.View(), "A  First visit"); !strings.Contains(line, " "+tt.longest+" ") {
 				t.Errorf("longest wait: %q, want %s", line, tt.longest)
 			}
 			if !strings.Contains(m.View(), "12m00s") {
@@ -323,22 +324,13 @@ func TestWaitTargetBreach(t *testing.T) {
 	feed(m, SnapshotMsg{Snapshot: snap},
 		EventMsg{Event: ev(11, wire.EventIssued, "R003", "R", 0, wire.StatusWaiting, t0, "kiosk-1")},
 		TickMsg(t0.Add(25*time.Minute)))
-	line := lineWith(m.View(), "R  Revisit")
+	line := screen.Line(m.View(), "R  Revisit")
 	if !strings.Contains(line, "25m00s!") {
 		t.Errorf("R over its 20m target is not marked: %q", line)
 	}
-	if l := lineWith(m.View(), "A  First visit"); strings.Contains(l, "!") {
+	if l := screen.Line(m.View(), "A  First visit"); strings.Contains(l, "!") {
 		t.Errorf("A is marked although nothing is known to wait long: %q", l)
 	}
-}
-
-func lineWith(view, s string) string {
-	for _, l := range strings.Split(view, "\n") {
-		if strings.Contains(l, s) {
-			return l
-		}
-	}
-	return ""
 }
 
 func TestActions(t *testing.T) {
@@ -394,7 +386,7 @@ func TestConfirmation(t *testing.T) {
 		m := newTestModel(t, conn, 0)
 		feed(m, SnapshotMsg{Snapshot: snapshot()})
 		press(m, "x")
-		if got := lineWith(m.View(), "no-show?"); !strings.Contains(got, "Mark A005 at counter 1 as a no-show? (y/n)") {
+		if got := screen.Line(m.View(), "no-show?"); !strings.Contains(got, "Mark A005 at counter 1 as a no-show? (y/n)") {
 			t.Errorf("no confirmation question on screen:\n%s", m.View())
 		}
 		if n := len(conn.requests()); n != 0 {
@@ -493,7 +485,7 @@ func TestReprint(t *testing.T) {
 	m := newTestModel(t, conn, 0)
 	feed(m, SnapshotMsg{Snapshot: snapshot()})
 	press(m, "P")
-	if got := lineWith(m.View(), "reprint ticket"); !strings.Contains(got, "A005") {
+	if got := screen.Line(m.View(), "reprint ticket"); !strings.Contains(got, "A005") {
 		t.Errorf("reprint prompt %q does not offer the counter's ticket A005:\n%s", got, m.View())
 	}
 	press(m, "enter")
@@ -600,7 +592,7 @@ func TestDisconnectedIsStale(t *testing.T) {
 		t.Fatalf("reconnect sent %#v, want one STATUS of the site", reqs)
 	}
 	v = m.View()
-	if strings.Contains(v, "STALE") || !strings.Contains(lineWith(v, "Counter 1"), "A006") {
+	if strings.Contains(v, "STALE") || !strings.Contains(screen.Line(v, "Counter 1"), "A006") {
 		t.Errorf("after the reconnect the view is not fresh:\n%s", v)
 	}
 }
@@ -657,7 +649,7 @@ func TestMouseSelectsCounter(t *testing.T) {
 	if got := conn.requests(); len(got) != 1 || got[0].(*wire.CallNext).Counter != 5 {
 		t.Errorf("click on the 4th counter row then n sent %#v, want counter 5", got)
 	}
-	if l := lineWith(m.View(), "> "); !strings.Contains(l, "Emergency counter 5") {
+	if l := screen.Line(m.View(), "> "); !strings.Contains(l, "Emergency counter 5") {
 		t.Errorf("selection marker not on the clicked row: %q", l)
 	}
 }
@@ -914,7 +906,7 @@ func TestPromptLine(t *testing.T) {
 	if got := m.prompt.in.Value(); got != strings.Repeat("x", 60)+"0123" {
 		t.Errorf("answer %q (%d characters), want the first %d", got, len(got), maxAnswer)
 	}
-	line := lineWith(m.View(), "issue a ticket")
+	line := screen.Line(m.View(), "issue a ticket")
 	if w := lipgloss.Width(line); w != 80 || !strings.Contains(line, "x0123") {
 		t.Errorf("prompt line %q (%d cells), want 80 cells ending with the answer's end", line, w)
 	}

@@ -104,9 +104,7 @@ pauses a keypad's counter: point it at a test site.`,
 	fs.StringArrayVar(&secrets, "secret", nil, "the device's secret (one per --device)")
 	fs.StringArrayVar(&roles, "role", nil, "the device's role: kiosk, keypad, display or console (one per --device)")
 	fs.DurationVar(&o.Timeout, "timeout", 5*time.Second, "time-out of each answer")
-	fs.BoolVar(&tlsOn, "tls", false, "connect with TLS, trusting the system's CAs")
-	fs.StringVar(&tlsCA, "tls-ca", "", "connect with TLS, trusting the CA certificate(s) in this PEM file")
-	fs.BoolVar(&tlsInsecure, "tls-insecure", false, "connect with TLS without checking the daemon's certificate (tests only)")
+	tlsClientFlags(fs, &tlsOn, &tlsCA, &tlsInsecure)
 	return cmd
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/conform"
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol/protocoltest"
 )
@@ -48,11 +48,7 @@ func TestConformDaemon(t *testing.T) {
 // reused Idempotency-Key answered 409 slot_full, and a replay answered
 // 201 as if new. Those checks fail, under their operation.
 func TestConformAPI(t *testing.T) {
-	hook, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hook.Close()
+	hook := conntest.Listener(t)
 	cfg := testConfig(t, appointmentsYAML, nil, "http://"+hook.Addr().String()+"/in")
 	cfg.Listen.HTTP = "127.0.0.1:0"
 	d := runDaemon(t, cfg)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nowserving/nowserving/internal/testkit/need"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
+	"github.com/nowserving/nowserving/internal/testkit/screen"
 )
 
 const consoleTestConfig = `
@@ -175,11 +176,11 @@ func TestConsoleTmux(t *testing.T) {
 	console := strings.Join([]string{bin, "console", "--config", file, "--addr", addr}, " ")
 	tm("new-session", "-d", "-s", "console", "-x", "80", "-y", "24", "env TERM=xterm-256color "+console+"; sleep 30")
 	t.Cleanup(func() { _ = exec.Command(tmux, "-S", sock, "kill-server").Run() })
-	screen := func() string { return tm("capture-pane", "-p", "-t", "console") }
+	pane := func() string { return tm("capture-pane", "-p", "-t", "console") }
 	waitScreen := func(what string, ok func(string) bool) string {
 		t.Helper()
 		var s string
-		if !poll.Within(20*time.Second, 100*time.Millisecond, func() bool { s = screen(); return ok(s) }) {
+		if !poll.Within(20*time.Second, 100*time.Millisecond, func() bool { s = pane(); return ok(s) }) {
 			t.Fatalf("waiting for %s; screen:\n%s", what, s)
 		}
 		return s
@@ -202,7 +203,7 @@ func TestConsoleTmux(t *testing.T) {
 			t.Errorf("header %q lacks %q", header, want)
 		}
 	}
-	if row := lineOf(s, "A  General"); !strings.Contains(row, " 1 ") {
+	if row := screen.Line(s, "A  General"); !strings.Contains(row, " 1 ") {
 		t.Errorf("service row %q does not show the waiting ticket", row)
 	}
 
@@ -210,10 +211,10 @@ func TestConsoleTmux(t *testing.T) {
 	// The event (the counter row) and the answer (the status line) arrive
 	// in either order: wait for both.
 	s = waitScreen("A001 called to counter 1, and the answer on the status line", func(s string) bool {
-		return strings.Contains(lineOf(s, "1  Counter 1"), "A001") &&
+		return strings.Contains(screen.Line(s, "1  Counter 1"), "A001") &&
 			strings.Contains(s, "call next at counter 1: A001 called at counter 1")
 	})
-	if row := lineOf(s, "A  General"); !strings.Contains(row, " 0 ") {
+	if row := screen.Line(s, "A  General"); !strings.Contains(row, " 0 ") {
 		t.Errorf("service row %q still shows the called ticket waiting", row)
 	}
 
@@ -232,15 +233,6 @@ func TestConsoleTmux(t *testing.T) {
 	if !poll.Within(20*time.Second, 100*time.Millisecond, func() bool { return strings.Contains(keypad(), "A002 called") }) {
 		t.Fatalf("keypad did not call A002:\n%s", keypad())
 	}
-}
-
-func lineOf(screen, s string) string {
-	for _, l := range strings.Split(screen, "\n") {
-		if strings.Contains(l, s) {
-			return l
-		}
-	}
-	return ""
 }
 
 // TestConsoleLang: the console's screen is in one language: --lang, else

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nowserving/nowserving/devices/led/ledtest"
 	"github.com/nowserving/nowserving/internal/testkit/cdptest"
+	"github.com/nowserving/nowserving/internal/testkit/golden"
 	"github.com/nowserving/nowserving/internal/testkit/need"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/load"
@@ -170,10 +171,7 @@ type hallPage struct{ name, session string }
 
 func newHallDay(t *testing.T, tmux string) *hallDay {
 	h := &hallDay{t: t, dir: t.TempDir(), art: cdptest.Artifacts(t)}
-	busy, err := os.ReadFile("../../testdata/busyday.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	busy := golden.Read(t, "../../testdata/busyday.yaml")
 	m1, s1 := ledtest.OpenPTY(t)
 	m2, s2 := ledtest.OpenPTY(t)
 	t.Cleanup(func() { m1.Close(); m2.Close(); s1.Close(); s2.Close() })

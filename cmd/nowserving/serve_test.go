@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/config"
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/internal/testkit/logtest"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
@@ -154,12 +155,8 @@ func TestServeBadConfig(t *testing.T) {
 // TestListenErrorSuggestsFlag: a port another process holds (the demo's
 // 7400 under bank.yaml) is refused with the flag that picks another.
 func TestListenErrorSuggestsFlag(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, err = net.Listen("tcp", ln.Addr().String())
+	ln := conntest.Listener(t)
+	_, err := net.Listen("tcp", ln.Addr().String())
 	if err == nil {
 		t.Fatal("second listen on one port succeeded")
 	}

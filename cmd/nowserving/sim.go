@@ -37,9 +37,15 @@ func (f *simFlags) connFlags(fs *pflag.FlagSet, device, secret string) {
 
 // tlsFlags adds the TLS flags to fs.
 func (f *simFlags) tlsFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&f.o.TLS, "tls", false, "connect with TLS, trusting the system's CAs")
-	fs.StringVar(&f.o.TLSCA, "tls-ca", "", "connect with TLS, trusting the CA certificate(s) in this PEM file")
-	fs.BoolVar(&f.o.TLSInsecure, "tls-insecure", false, "connect with TLS without checking the daemon's certificate (tests only)")
+	tlsClientFlags(fs, &f.o.TLS, &f.o.TLSCA, &f.o.TLSInsecure)
+}
+
+// tlsClientFlags adds --tls, --tls-ca and --tls-insecure, how a device
+// played by sim, bench or conform daemon connects (sim.TLSConfig), to fs.
+func tlsClientFlags(fs *pflag.FlagSet, on *bool, ca *string, insecure *bool) {
+	fs.BoolVar(on, "tls", false, "connect with TLS, trusting the system's CAs")
+	fs.StringVar(ca, "tls-ca", "", "connect with TLS, trusting the CA certificate(s) in this PEM file")
+	fs.BoolVar(insecure, "tls-insecure", false, "connect with TLS without checking the daemon's certificate (tests only)")
 }
 
 // env resolves the flags; --verbose logs connection events on stderr.

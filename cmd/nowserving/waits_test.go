@@ -21,6 +21,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/internal/testkit/logtest"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol/client"
@@ -38,63 +39,44 @@ type dbProxy struct {
 	target string
 	addr   string // the proxy's own address, kept while down
 
-	mu    sync.Mutex
-	ln    net.Listener  // nil while down
-	gate  chan struct{} // closed while bytes flow
-	conns []net.Conn
+	mu   sync.Mutex
+	srv  *conntest.Server // the last one up (nil if never), closed while down
+	gate chan struct{}    // closed while bytes flow
 }
 
 // newProxy returns a proxy to target, up and flowing unless down.
 func newProxy(t *testing.T, target string, down bool) *dbProxy {
 	p := &dbProxy{t: t, target: target, gate: make(chan struct{})}
 	close(p.gate)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.addr = ln.Addr().String()
+	srv := conntest.Listen(t)
+	p.addr = srv.Addr()
 	if down {
-		ln.Close()
+		srv.Close()
 	} else {
-		p.serve(ln)
+		p.serve(srv)
 	}
 	t.Cleanup(p.close)
 	return p
 }
 
 // up makes a proxy that was down listen on its address.
-func (p *dbProxy) up() {
-	ln, err := net.Listen("tcp", p.addr)
-	if err != nil {
-		p.t.Fatalf("proxy up on %s: %v", p.addr, err)
-	}
-	p.serve(ln)
-}
+func (p *dbProxy) up() { p.serve(conntest.ListenOn(p.t, p.addr)) }
 
-func (p *dbProxy) serve(ln net.Listener) {
+func (p *dbProxy) serve(srv *conntest.Server) {
 	p.mu.Lock()
-	p.ln = ln
+	p.srv = srv
 	p.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.relay(c)
-		}
-	}()
+	srv.Serve(func(c net.Conn) { p.relay(srv, c) })
 }
 
-func (p *dbProxy) relay(c net.Conn) {
+// relay passes c, accepted by srv, on to the target.
+func (p *dbProxy) relay(srv *conntest.Server, c net.Conn) {
 	s, err := net.Dial("tcp", p.target)
 	if err != nil {
 		c.Close()
 		return
 	}
-	p.mu.Lock()
-	p.conns = append(p.conns, c, s)
-	p.mu.Unlock()
+	srv.Keep(s)
 	go p.copy(s, c)
 	p.copy(c, s)
 }
@@ -131,11 +113,8 @@ func (p *dbProxy) freeze() {
 func (p *dbProxy) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-	}
-	for _, c := range p.conns {
-		c.Close()
+	if p.srv != nil {
+		p.srv.Close()
 	}
 	select {
 	case <-p.gate:

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
@@ -96,10 +96,7 @@ func Start(t testing.TB) *Daemon {
 	if err != nil {
 		t.Fatalf("simtest: new server: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("simtest: listen: %v", err)
-	}
+	ln := conntest.Listener(t)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	d := &Daemon{Addr: ln.Addr().String(), Config: filepath.Join(dir, "site.yaml"), Engine: eng}

@@ -1,8 +1,10 @@
 // Package conntest holds the loopback TCP listener tests stand in for a
 // peer with (a serial device server, a daemon, a proxy in front of one): it
 // serves every connection on a goroutine of its own, keeps them, and cuts
-// them all at once, the peer's side of a network cut. It imports only the
-// standard library.
+// them all at once, the peer's side of a network cut; closed, it refuses
+// connections until ListenOn brings it back on its port. Listener is the
+// bare loopback listener, for a server of the test's own. It imports only
+// the standard library.
 package conntest
 
 import (
@@ -21,21 +23,45 @@ type Server struct {
 	accepted int
 }
 
+// Listener returns a listener on a free loopback port, closed when the
+// test ends: for a server of the test's own that takes a net.Listener
+// (HTTP, the protocol, a harness).
+func Listener(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("conntest: listen on loopback: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
 // Listen returns a Server listening on a free loopback port; it accepts
 // once Serve is called (so that a handler may use what holds the Server).
 // The listener and every connection are closed when the test ends.
 func Listen(t testing.TB) *Server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return ListenOn(t, "127.0.0.1:0")
+}
+
+// ListenOn is Listen on addr: the address of a Server closed before, for
+// a peer that comes back on its port.
+func ListenOn(t testing.TB, addr string) *Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("conntest: listen on %s: %v", addr, err)
 	}
 	s := &Server{ln: ln}
-	t.Cleanup(func() {
-		ln.Close()
-		s.CutAll()
-	})
+	t.Cleanup(s.Close)
 	return s
+}
+
+// Close stops accepting and closes every connection: the peer is down,
+// and its port refuses connections.
+func (s *Server) Close() {
+	s.ln.Close()
+	s.CutAll()
 }
 
 // Serve starts accepting: every connection c is kept and served by

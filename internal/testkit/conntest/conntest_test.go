@@ -40,3 +40,59 @@ func TestServerCutAll(t *testing.T) {
 		t.Errorf("read after CutAll: %v, want EOF", err)
 	}
 }
+
+// A closed Server refuses connections and has cut its own; ListenOn
+// brings it back on the same address.
+func TestServerCloseAndListenOn(t *testing.T) {
+	s := Listen(t)
+	s.Serve(func(c net.Conn) { io.Copy(c, c) })
+	addr := s.Addr()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	poll.Until(t, "the connection accepted", func() bool { return s.Accepted() == 1 })
+	s.Close()
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("read after Close: %v, want EOF", err)
+	}
+	if c, err := net.Dial("tcp", addr); err == nil {
+		c.Close()
+		t.Fatalf("dial %s after Close: connected, want refused", addr)
+	}
+	back := ListenOn(t, addr)
+	back.Serve(func(c net.Conn) { io.Copy(c, c) })
+	c2, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial %s after ListenOn: %v", addr, err)
+	}
+	defer c2.Close()
+	if _, err := c2.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(c2, make([]byte, 1)); err != nil {
+		t.Errorf("echo after ListenOn: %v", err)
+	}
+}
+
+// Listener listens on loopback until the test ends.
+func TestListener(t *testing.T) {
+	var addr string
+	t.Run("in", func(t *testing.T) {
+		ln := Listener(t)
+		addr = ln.Addr().String()
+		if host, _, _ := net.SplitHostPort(addr); host != "127.0.0.1" {
+			t.Errorf("listening on %s, want 127.0.0.1", addr)
+		}
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("dial %s: %v", addr, err)
+		}
+		c.Close()
+	})
+	if c, err := net.Dial("tcp", addr); err == nil {
+		c.Close()
+		t.Errorf("dial %s after the test: connected, want refused", addr)
+	}
+}
