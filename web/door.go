@@ -83,7 +83,7 @@ func (d *doorListener) Accept() (net.Conn, error) {
 				<-d.places
 				return nil, err
 			}
-			return &placeConn{Conn: c, release: func() { <-d.places }}, nil
+			return newPlaceConn(c, func() { <-d.places }), nil
 		case <-tick.C:
 			if err := d.shedPast(); err != nil {
 				return nil, err
@@ -160,11 +160,56 @@ func shedConn(c net.Conn) {
 	c.Write(doorAnswer)
 }
 
-// placeConn gives its place back once, when it is closed.
+// doorFirstRequest is how long a connection given a place has to send
+// its first request: an HTTP client that dials while it waits for an
+// idle connection, and gets one first, keeps the new connection unused
+// in its pool, and after a rush a thousand such connections, accepted in
+// turn, held every place for the 5 s header timeout each.
+const doorFirstRequest = 2 * time.Second
+
+// placeConn gives its place back once, when it is closed. Until its first
+// request's first bytes arrive, its read deadline is at most
+// doorFirstRequest from its accept.
 type placeConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+	mu      sync.Mutex
+	first   time.Time // the first request's deadline; zero once it came
+}
+
+func newPlaceConn(c net.Conn, release func()) *placeConn {
+	p := &placeConn{Conn: c, release: release, first: time.Now().Add(doorFirstRequest)}
+	c.SetReadDeadline(p.first)
+	return p
+}
+
+func (c *placeConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.mu.Lock()
+		c.first = time.Time{}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+// SetReadDeadline sets t, or the first request's deadline when it is
+// earlier and the request has not come yet.
+func (c *placeConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	if f := c.first; !f.IsZero() && (t.IsZero() || t.After(f)) {
+		t = f
+	}
+	c.mu.Unlock()
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *placeConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return c.SetReadDeadline(t)
 }
 
 func (c *placeConn) Close() error {
