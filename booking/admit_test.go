@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func TestAdmit(t *testing.T) {
 	if _, err := eng.GenerateSlots(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f := New(Opts{Engine: eng, MaxRunning: 1, RunQueue: 1, ReadBudget: time.Hour})
+	f := New(Opts{Engine: eng, MaxRunning: 1, RunQueue: 1, ReadBudget: time.Hour, BookingWait: time.Hour})
 
 	ctxA, doneA, err := f.Admit(ctx)
 	if err != nil {
@@ -117,14 +118,7 @@ func TestAdmit(t *testing.T) {
 // ones begin in turn.
 func TestAdmitReadsShedFirst(t *testing.T) {
 	ctx := t.Context()
-	site := storetest.BookingSite()
-	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site},
-		Clock: storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location)).Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
-	f := New(Opts{Engine: eng, MaxRunning: 1, RunQueue: 2, ReadQueue: 1})
+	f := New(Opts{Engine: admitEngine(t), MaxRunning: 1, RunQueue: 2, ReadQueue: 1, ReadWait: time.Hour, BookingWait: time.Hour})
 	_, doneA, err := f.Admit(ctx)
 	if err != nil {
 		t.Fatalf("the first request: %v", err)
@@ -154,6 +148,112 @@ func TestAdmitReadsShedFirst(t *testing.T) {
 	for range 2 {
 		if err := <-admitted; err != nil {
 			t.Errorf("a waiting request once the permit is back: %v", err)
+		}
+	}
+}
+
+// admitEngine is an engine of the booking site for the admission tests.
+func admitEngine(t *testing.T) *queue.Engine {
+	t.Helper()
+	site := storetest.BookingSite()
+	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site},
+		Clock: storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location)).Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	return eng
+}
+
+// TestAdmitReadsBoundedByWait: the read queue is bounded by its wait, not
+// its length: with the permit taken, 40 reads (more than the 16 a queue
+// of length once held) wait, and once the permit is back every one of
+// them begins in turn.
+func TestAdmitReadsBoundedByWait(t *testing.T) {
+	ctx := t.Context()
+	f := New(Opts{Engine: admitEngine(t), MaxRunning: 1, ReadWait: time.Hour})
+	_, doneA, err := f.Admit(ctx)
+	if err != nil {
+		t.Fatalf("the first request: %v", err)
+	}
+	const reads = 40
+	admitted := make(chan error, reads)
+	for range reads {
+		go func() {
+			_, done, err := f.AdmitRead(ctx)
+			if err == nil {
+				done()
+			}
+			admitted <- err
+		}()
+	}
+	poll.Until(t, "the reads wait, none refused", func() bool { return f.running.waiting.Load() == reads || len(admitted) > 0 })
+	doneA()
+	for range reads {
+		if err := <-admitted; err != nil {
+			t.Errorf("a read that waited its turn: %v, want it admitted", err)
+		}
+	}
+}
+
+// TestAdmitShedByWait: a request that waited its wait for a permit is
+// refused as ErrOverloaded (429, retry after 1 s): a slot list after
+// ReadWait, while a booking, whose BookingWait is longer, still waits and
+// begins once the permit is back; a booking refused after its own wait.
+func TestAdmitShedByWait(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	const readWait = 5 * time.Millisecond
+	f := New(Opts{Engine: admitEngine(t), MaxRunning: 1, ReadWait: readWait, BookingWait: time.Hour})
+	_, doneA, err := f.Admit(ctx)
+	if err != nil {
+		t.Fatalf("the first request: %v", err)
+	}
+	booked := make(chan error, 1)
+	go func() {
+		_, done, err := f.Admit(ctx)
+		if err == nil {
+			done()
+		}
+		booked <- err
+	}()
+	poll.Until(t, "a booking waits", func() bool { return f.running.waiting.Load() == 1 })
+	start := time.Now()
+	_, _, err = f.AdmitRead(ctx)
+	var oe *OverloadError
+	if !errors.As(err, &oe) || oe.What != "slot list requests" || oe.RetryAfter != time.Second {
+		t.Fatalf("a read while the permit is taken: %v, want ErrOverloaded of slot list requests, retry after 1s", err)
+	}
+	if waited := time.Since(start); waited < readWait {
+		t.Errorf("the read was refused after %s, want after its wait of %s", waited, readWait)
+	}
+	if len(booked) > 0 {
+		t.Fatalf("the booking ended (%v) before the permit was back", <-booked)
+	}
+	doneA()
+	if err := <-booked; err != nil {
+		t.Fatalf("the waiting booking once the permit is back: %v", err)
+	}
+
+	g := New(Opts{Engine: admitEngine(t), MaxRunning: 1, BookingWait: readWait})
+	_, doneB, err := g.Admit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer doneB()
+	if _, _, err := g.Admit(ctx); !errors.As(err, &oe) || oe.What != "appointment requests" {
+		t.Fatalf("a booking past its wait: %v, want ErrOverloaded of appointment requests", err)
+	}
+}
+
+// TestDefaultMaxRunning: appointments work on every CPU Go uses but one,
+// which stays for the engine, the kiosks and the counters; at least one.
+func TestDefaultMaxRunning(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for procs, want := range map[int]int{1: 1, 2: 1, 4: 3} {
+		runtime.GOMAXPROCS(procs)
+		if got := DefaultMaxRunning(); got != want {
+			t.Errorf("GOMAXPROCS %d: DefaultMaxRunning() = %d, want %d", procs, got, want)
 		}
 	}
 }

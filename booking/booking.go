@@ -52,13 +52,17 @@ type Opts struct {
 	// (default DefaultReadBudget).
 	ReadBudget time.Duration
 	// MaxRunning and RunQueue bound the appointment requests working at
-	// a time and waiting to begin (see Admit; defaults one per CPU of
-	// GOMAXPROCS, and DefaultRunQueue).
+	// a time and waiting to begin (see Admit; defaults DefaultMaxRunning,
+	// one per CPU of GOMAXPROCS but one, and DefaultRunQueue).
 	MaxRunning, RunQueue int
 	// ReadQueue is how many may wait to begin when a slot list asks to
-	// (see AdmitRead; default DefaultReadQueue, at most RunQueue): fewer
-	// than RunQueue, so reads are shed before bookings.
+	// (see AdmitRead; default three quarters of RunQueue, at most
+	// RunQueue): fewer than RunQueue, so bookings keep a place.
 	ReadQueue int
+	// ReadWait and BookingWait are the longest a slot list and a booking
+	// wait to begin before they are refused as ErrOverloaded (defaults
+	// DefaultReadWait and DefaultBookingWait).
+	ReadWait, BookingWait time.Duration
 }
 
 // Front serves slot lists and bookings for the HTTP API. It is safe for
@@ -79,6 +83,8 @@ type Front struct {
 	// which at most readQueue slot lists wait to begin.
 	running   *share
 	readQueue int64
+	// readWait and bookingWait are Opts.ReadWait and BookingWait.
+	readWait, bookingWait time.Duration
 
 	mu sync.Mutex
 	// live are the sites whose follower applied its first snapshot: only
@@ -160,8 +166,9 @@ func New(o Opts) *Front {
 		o.ReadBudget = DefaultReadBudget
 	}
 	if o.MaxRunning <= 0 {
-		o.MaxRunning = defaultMaxRunning()
+		o.MaxRunning = DefaultMaxRunning()
 	}
+	o.ReadWait, o.BookingWait = cmp.Or(max(o.ReadWait, 0), DefaultReadWait), cmp.Or(max(o.BookingWait, 0), DefaultBookingWait)
 	if o.RunQueue <= 0 {
 		o.RunQueue = DefaultRunQueue
 	}
@@ -169,8 +176,8 @@ func New(o Opts) *Front {
 		live: map[string]bool{}, epochs: map[string]uint64{}, full: map[string]*marks{}, maxMarks: o.CacheSlots,
 		holders: map[int64]holders{}, releases: map[int64]uint64{}, capacity: map[int64]int{},
 		gates: map[int64]*gate{}, reads: newShare("slot reads", o.MaxReads, 0), budget: o.ReadBudget, books: newShare("bookings", o.MaxBookings, o.BookingQueue),
-		running: newShare("appointment requests", o.MaxRunning, o.RunQueue)}
-	f.readQueue = int64(min(o.RunQueue, cmp.Or(max(o.ReadQueue, 0), DefaultReadQueue)))
+		running: newShare("appointment requests", o.MaxRunning, o.RunQueue), readWait: o.ReadWait, bookingWait: o.BookingWait}
+	f.readQueue = int64(min(o.RunQueue, cmp.Or(max(o.ReadQueue, 0), max(o.RunQueue*3/4, 1))))
 	limits := map[string]rate{}
 	for _, s := range o.Engine.Sites() {
 		limits[s.ID] = rate{n: s.Appointments.PatientRate, per: s.Appointments.PatientWindow}

@@ -66,12 +66,13 @@ func newShare(what string, n, queue int) *share {
 // enter takes a permit, waiting for one if fewer than queue wait already,
 // and returns the function that gives it back.
 func (s *share) enter(ctx context.Context) (func(), error) {
-	return s.enterWithin(ctx, s.queue, s.what)
+	return s.enterWithin(ctx, s.queue, 0, s.what)
 }
 
 // enterWithin is enter behind at most queue others (of every queue of the
-// share), refused as too many what.
-func (s *share) enterWithin(ctx context.Context, queue int64, what string) (func(), error) {
+// share), and waiting at most wait when it is not 0, refused as too many
+// what.
+func (s *share) enterWithin(ctx context.Context, queue int64, wait time.Duration, what string) (func(), error) {
 	select {
 	case s.permits <- struct{}{}:
 		return s.leave, nil
@@ -83,9 +84,18 @@ func (s *share) enterWithin(ctx context.Context, queue int64, what string) (func
 		return nil, &OverloadError{What: what, RetryAfter: shedRetry}
 	}
 	defer s.waiting.Add(-1)
+	var waited <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		waited = t.C
+	}
 	select {
 	case s.permits <- struct{}{}:
 		return s.leave, nil
+	case <-waited:
+		s.shed.Add(1)
+		return nil, &OverloadError{What: what, RetryAfter: shedRetry}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

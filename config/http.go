@@ -3,6 +3,7 @@ package config
 import (
 	"net/url"
 	"regexp"
+	"time"
 )
 
 // HTTP configures what the daemon serves on listen.http besides health and
@@ -33,7 +34,19 @@ type HTTP struct {
 	MaxSlotReads int `mapstructure:"max_slot_reads" usage:"slot lists read from the store at once; the next is 429 overloaded (0: 8)"`
 	MaxBookings  int `mapstructure:"max_bookings" usage:"bookings at the store at once (0: 16)"`
 	BookingQueue int `mapstructure:"booking_queue" usage:"bookings waiting for the store; the next is 429 overloaded (0: 64)"`
+	// MaxRunning bounds the appointment requests that work (use the CPU)
+	// at once; 0: one less than GOMAXPROCS, at least 1, so that a CPU
+	// stays for kiosks and counters. ReadWait and BookingWait are the
+	// longest a slot list and a booking wait for their turn before they
+	// are 429 overloaded; 0: 20 ms and 200 ms (package booking).
+	MaxRunning  int           `mapstructure:"max_running" usage:"appointment requests working at once (0: one less than GOMAXPROCS, at least 1)"`
+	ReadWait    time.Duration `mapstructure:"read_wait" usage:"longest a slot list waits for its turn; then 429 overloaded (0: 20ms)"`
+	BookingWait time.Duration `mapstructure:"booking_wait" usage:"longest a booking waits for its turn; then 429 overloaded (0: 200ms)"`
 }
+
+// MaxAppointmentWait bounds http.read_wait and http.booking_wait: a
+// request waits for its turn less than a client's timeout.
+const MaxAppointmentWait = 10 * time.Second
 
 // The bounds of http.slot_cache other than 0: at least a day of a large
 // resource.
@@ -72,9 +85,18 @@ func (c *Config) validateHTTP(ps *problems) {
 	for _, k := range []struct {
 		key string
 		n   int
-	}{{"http.max_slot_reads", c.HTTP.MaxSlotReads}, {"http.max_bookings", c.HTTP.MaxBookings}, {"http.booking_queue", c.HTTP.BookingQueue}} {
+	}{{"http.max_slot_reads", c.HTTP.MaxSlotReads}, {"http.max_bookings", c.HTTP.MaxBookings}, {"http.booking_queue", c.HTTP.BookingQueue},
+		{"http.max_running", c.HTTP.MaxRunning}} {
 		if k.n < 0 || k.n > 10000 {
 			ps.add(k.key, "must be 0 (the default) to 10000, got %d", k.n)
+		}
+	}
+	for _, k := range []struct {
+		key string
+		d   time.Duration
+	}{{"http.read_wait", c.HTTP.ReadWait}, {"http.booking_wait", c.HTTP.BookingWait}} {
+		if k.d < 0 || k.d > MaxAppointmentWait {
+			ps.add(k.key, "must be 0 (the default) to %s, got %s", MaxAppointmentWait, k.d)
 		}
 	}
 	if u := c.HTTP.PublicURL; u != "" {

@@ -7,13 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nowserving/nowserving/sim"
@@ -56,6 +59,9 @@ type outcome struct {
 	status  map[int]int
 	errs    int
 	firstEr string
+	// kinds counts the transport errors by kind (errKind): a reset is
+	// the daemon's refusal the client cannot tell from a crash.
+	kinds   map[string]int
 	dropped atomic.Int64
 }
 
@@ -64,6 +70,10 @@ func (o *outcome) add(d, sentAt time.Duration, status int, err error) {
 	defer o.mu.Unlock()
 	if err != nil {
 		o.errs++
+		if o.kinds == nil {
+			o.kinds = map[string]int{}
+		}
+		o.kinds[errKind(err)]++
 		if o.firstEr == "" {
 			o.firstEr = err.Error()
 		}
@@ -102,6 +112,21 @@ func (o *outcome) splitLine() string {
 	return b.String()
 }
 
+// errKind names the kind of a transport error: "reset" (connection
+// reset by peer), "eof" (closed before an answer), "timeout", or "other".
+func errKind(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNRESET):
+		return "reset"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "eof"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	return "other"
+}
+
 func (o *outcome) line() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -114,7 +139,15 @@ func (o *outcome) line() string {
 	for _, c := range codes {
 		fmt.Fprintf(&b, "%d: %d  ", c, o.status[c])
 	}
-	fmt.Fprintf(&b, "transport errors: %d  dropped: %d", o.errs, o.dropped.Load())
+	fmt.Fprintf(&b, "transport errors: %d", o.errs)
+	if len(o.kinds) > 0 {
+		kinds := slices.Sorted(maps.Keys(o.kinds))
+		for i, k := range kinds {
+			kinds[i] = fmt.Sprintf("%s %d", k, o.kinds[k])
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(kinds, ", "))
+	}
+	fmt.Fprintf(&b, "  dropped: %d", o.dropped.Load())
 	if o.firstEr != "" {
 		fmt.Fprintf(&b, " (first: %s)", o.firstEr)
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/net/netutil"
 )
 
 // The appointments API on a listener of its own (Opts.Appointments,
@@ -21,9 +20,9 @@ import (
 // written. Thousands a second kept thousands of goroutines runnable, and
 // Go's scheduler made every step of another site's kiosk ticket wait in
 // line behind them. On its own listener the API is served on at most
-// AppointmentConns connections at once (netutil.LimitListener): the next
-// ones are not accepted, and wait in the kernel's backlog at no cost to
-// the daemon. So that waiting connections get their turn, a connection
+// AppointmentConns connections at once (doorListener): the next ones are
+// not accepted, and wait in the kernel's backlog at no cost to the
+// daemon, up to doorDepth of them; past those the door answers 429. So that waiting connections get their turn, a connection
 // holds its place only while it works: an idle one is closed after
 // AppointmentIdle, every answer given while all places are taken closes
 // its connection, and so does every shed 429 (writeError).
@@ -143,9 +142,11 @@ func (s *Server) elsewhere(w http.ResponseWriter, _ *http.Request) {
 }
 
 // ServeAppointments serves the appointments API on ln, at most
-// Opts.AppointmentConns connections at once, until Shutdown; it then
+// Opts.AppointmentConns connections at once (the next wait in the
+// kernel's accept queue, and past doorDepth of them are shed at the door,
+// door.go), until Shutdown; it then
 // returns ErrServerClosed. The caches it serves from are kept in step by
 // Serve.
 func (s *Server) ServeAppointments(ln net.Listener) error {
-	return s.appts.srv.Serve(netutil.LimitListener(ln, s.appts.max))
+	return s.appts.srv.Serve(newDoor(ln, s.appts.max))
 }

@@ -163,3 +163,27 @@ func doAt(t *testing.T, base, method, path, body string) *http.Response {
 	t.Cleanup(func() { resp.Body.Close() })
 	return resp
 }
+
+// TestAppointmentsUnusedConnection: a connection that is given the only
+// place and sends nothing (an HTTP client's dial it did not need) gives
+// the place up after doorFirstRequest, well before the 5 s header
+// timeout, so that the request behind it is served.
+func TestAppointmentsUnusedConnection(t *testing.T) {
+	e, _, ln := appointmentsEnv(t, 1, nil)
+	idle, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	poll.Until(t, "the unused connection holds the place", func() bool { return e.srv.appts.open.Load() == 1 })
+	c, br := rawRequest(t, ln.Addr().String(), "2026-03-03")
+	c.SetReadDeadline(time.Now().Add(appointmentHeaderTimeout - time.Second))
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("a list behind an unused connection: %v, want it served once the place is given up", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a list behind an unused connection: %d, want 200", resp.StatusCode)
+	}
+}

@@ -71,6 +71,11 @@ type Opts struct {
 	// MaxSlotReads, MaxBookings and BookingQueue are booking.Opts'
 	// MaxReads, MaxBookings and BookingQueue (http.max_slot_reads, ...).
 	MaxSlotReads, MaxBookings, BookingQueue int
+	// MaxRunning, ReadWait and BookingWait are booking.Opts' (the
+	// appointment requests working at once and the waits for a turn;
+	// http.max_running, http.read_wait, http.booking_wait).
+	MaxRunning            int
+	ReadWait, BookingWait time.Duration
 	// ReadBudget is booking.Opts' ReadBudget (default
 	// booking.DefaultReadBudget).
 	ReadBudget time.Duration
@@ -205,7 +210,8 @@ func New(o Opts) (*Server, error) {
 	o.AppointmentConns = cmp.Or(max(o.AppointmentConns, 0), DefaultAppointmentConns)
 	o.AppointmentIdle = cmp.Or(max(o.AppointmentIdle, 0), DefaultAppointmentIdle)
 	s := &Server{o: o, log: o.Logger, mux: http.NewServeMux(), front: booking.New(booking.Opts{Engine: o.Engine, Logger: o.Logger,
-		CacheSlots: o.SlotCache, Encode: appendQueueSlot, MaxReads: o.MaxSlotReads, MaxBookings: o.MaxBookings, BookingQueue: o.BookingQueue, ReadBudget: o.ReadBudget})}
+		CacheSlots: o.SlotCache, Encode: appendQueueSlot, MaxReads: o.MaxSlotReads, MaxBookings: o.MaxBookings, BookingQueue: o.BookingQueue, ReadBudget: o.ReadBudget,
+		MaxRunning: o.MaxRunning, ReadWait: o.ReadWait, BookingWait: o.BookingWait})}
 	if err := s.SetTokens(o.Tokens); err != nil {
 		return nil, err
 	}

@@ -131,6 +131,7 @@ func (d *server) listenHTTP(ctx context.Context, cfg *config.Config, eng *queue.
 		Staff: people, TrustedHeader: sc.TrustedHeader.Header, TrustedProxies: sc.TrustedHeader.ProxyPrefixes(),
 		Kiosks: kioskDevices(cfg), PublicURL: cfg.HTTP.PublicURL, Print: d.printKiosk,
 		SlotCache: cfg.HTTP.SlotCache, MaxSlotReads: cfg.HTTP.MaxSlotReads, MaxBookings: cfg.HTTP.MaxBookings, BookingQueue: cfg.HTTP.BookingQueue,
+		MaxRunning: cfg.HTTP.MaxRunning, ReadWait: cfg.HTTP.ReadWait, BookingWait: cfg.HTTP.BookingWait,
 		Appointments: addrOf(al), AppointmentConns: cfg.Listen.AppointmentsMaxConnections, AppointmentIdle: cfg.Listen.AppointmentsIdleTimeout})
 	if err != nil {
 		closeListener(al)

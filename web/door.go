@@ -1,0 +1,222 @@
+package web
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The door of the appointments listener. Past its places, connections
+// wait in the kernel's accept queue at no cost to the daemon; but that
+// queue is bounded (net.core.somaxconn, 4096 here), and when a rush
+// filled it the kernel dropped the handshakes that came next, and then
+// the half-open connections of clients that had sent their request:
+// 1,050-1,648 requests a rush got "connection reset by peer", thousands
+// more a timeout after 30 s. So when the queue grows past doorDepth, the
+// door accepts the connections past it and answers each a canned 429
+// overloaded with Retry-After, after reading its request (closing with an
+// unread request would itself send a reset), without net/http's
+// goroutine, parse of the route, or handler. Up to doorDepth connections
+// still wait their turn in the queue.
+
+// doorDepth is how deep the accept queue may grow before the door sheds
+// what is past it: well below somaxconn, so the kernel never drops.
+const doorDepth = 1024
+
+// doorPoll is how often the door looks at the queue's depth while every
+// place is taken, and doorTimeout how long a shed client has to send its
+// request and read its answer.
+const (
+	doorPoll    = 10 * time.Millisecond
+	doorTimeout = time.Second
+)
+
+// doorShedders are the goroutines that answer the shed connections: a
+// few, so that a slow client holds up the rest only so long, and the
+// shedding takes at most that many Ps.
+const doorShedders = 2
+
+// doorListener serves at most cap(places) connections at once, as
+// netutil.LimitListener does, and sheds at the door what is past the
+// accept queue's depth.
+type doorListener struct {
+	net.Listener
+	places chan struct{}
+	// depth is how many connections wait in the accept queue; false
+	// when the system does not say (then nothing is shed).
+	depth func() (int, bool)
+	deep  int
+	shed  chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+	wg    sync.WaitGroup
+}
+
+// newDoor wraps ln, a TCP listener, with places places.
+func newDoor(ln net.Listener, places int) *doorListener {
+	d := &doorListener{Listener: ln, places: make(chan struct{}, places), deep: doorDepth,
+		shed: make(chan net.Conn, doorDepth), done: make(chan struct{})}
+	d.depth = func() (int, bool) { return acceptQueue(ln) }
+	for range doorShedders {
+		d.wg.Add(1)
+		go d.shedder()
+	}
+	return d
+}
+
+// Accept returns the next connection once a place is free; while none is,
+// it sheds the connections past the queue's depth.
+func (d *doorListener) Accept() (net.Conn, error) {
+	tick := time.NewTicker(doorPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case d.places <- struct{}{}:
+			c, err := d.Listener.Accept()
+			if err != nil {
+				<-d.places
+				return nil, err
+			}
+			return newPlaceConn(c, func() { <-d.places }), nil
+		case <-tick.C:
+			if err := d.shedPast(); err != nil {
+				return nil, err
+			}
+		case <-d.done:
+			return nil, net.ErrClosed
+		}
+	}
+}
+
+// shedPast accepts the connections past the queue's depth and hands them
+// to the shedders.
+func (d *doorListener) shedPast() error {
+	n, ok := d.depth()
+	for ; ok && n > d.deep; n-- {
+		c, err := d.Listener.Accept()
+		if err != nil {
+			return err
+		}
+		select {
+		case d.shed <- c:
+		case <-d.done:
+			c.Close()
+			return net.ErrClosed
+		}
+	}
+	return nil
+}
+
+// Close closes the listener and stops the shedders.
+func (d *doorListener) Close() error {
+	err := d.Listener.Close()
+	d.once.Do(func() { close(d.done) })
+	d.wg.Wait()
+	return err
+}
+
+func (d *doorListener) shedder() {
+	defer d.wg.Done()
+	for {
+		select {
+		case c := <-d.shed:
+			shedConn(c)
+		case <-d.done:
+			return
+		}
+	}
+}
+
+// doorAnswer is the answer of a connection shed at the door.
+var doorAnswer = func() []byte {
+	body, _ := json.Marshal(Problem{Type: ProblemType + "overloaded", Title: "too many appointment requests at once", Status: http.StatusTooManyRequests,
+		Detail: "every place of the appointments listener is taken and its queue is full", Code: "overloaded"})
+	body = append(body, '\n')
+	var b bytes.Buffer
+	b.WriteString("HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/problem+json\r\nCache-Control: no-store\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: ")
+	b.WriteString(strconv.Itoa(len(body)) + "\r\n\r\n")
+	b.Write(body)
+	return b.Bytes()
+}()
+
+// shedConn reads c's request, body included (at most maxBody), answers it
+// doorAnswer and closes c: its client reads a 429, never a reset.
+func shedConn(c net.Conn) {
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(doorTimeout))
+	req, err := http.ReadRequest(bufio.NewReader(c))
+	if err != nil {
+		return
+	}
+	if n, _ := io.Copy(io.Discard, io.LimitReader(req.Body, maxBody+1)); n > maxBody {
+		return
+	}
+	c.Write(doorAnswer)
+}
+
+// doorFirstRequest is how long a connection given a place has to send
+// its first request: an HTTP client that dials while it waits for an
+// idle connection, and gets one first, keeps the new connection unused
+// in its pool, and after a rush a thousand such connections, accepted in
+// turn, held every place for the 5 s header timeout each: 1,024 in the
+// queue keep 64 places 16 s at 1 s each, less than a client's timeout of
+// 30 s. A client sends its request one round trip after its handshake,
+// and one that waited in the queue has sent it already.
+const doorFirstRequest = time.Second
+
+// placeConn gives its place back once, when it is closed. Until its first
+// request's first bytes arrive, its read deadline is at most
+// doorFirstRequest from its accept.
+type placeConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+	mu      sync.Mutex
+	first   time.Time // the first request's deadline; zero once it came
+}
+
+func newPlaceConn(c net.Conn, release func()) *placeConn {
+	p := &placeConn{Conn: c, release: release, first: time.Now().Add(doorFirstRequest)}
+	c.SetReadDeadline(p.first)
+	return p
+}
+
+func (c *placeConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.mu.Lock()
+		c.first = time.Time{}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+// SetReadDeadline sets t, or the first request's deadline when it is
+// earlier and the request has not come yet.
+func (c *placeConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	if f := c.first; !f.IsZero() && (t.IsZero() || t.After(f)) {
+		t = f
+	}
+	c.mu.Unlock()
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *placeConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return c.SetReadDeadline(t)
+}
+
+func (c *placeConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
