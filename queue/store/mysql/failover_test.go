@@ -26,17 +26,9 @@ func TestFailover(t *testing.T) {
 	a, b := servers[0], servers[1]
 	ctx := t.Context()
 	// Both servers need the schema: migrate b alone first.
-	sb, err := mysql.Open(ctx, b.dsn(b.addr), mysql.Opts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb.Close()
+	storetest.At(t, mysql.Open, b.dsn(b.addr), mysql.Opts{}).Close()
 	const connect = 300 * time.Millisecond
-	s, err := mysql.Open(ctx, a.dsn(a.addr+","+b.addr), mysql.Opts{MaxConns: 4, ConnectTimeout: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storetest.At(t, mysql.Open, a.dsn(a.addr+","+b.addr), mysql.Opts{MaxConns: 4, ConnectTimeout: connect})
 	storetest.RunHostFailover(t, storetest.HostFailover{
 		Store: s.Store, APort: a.port, BPort: b.port, Connect: connect, FreezeB: b.freeze,
 		Port: func(t *testing.T) int {
