@@ -24,28 +24,13 @@ import (
 func TestFailover(t *testing.T) {
 	servers := startMariaDB(t, "a", "b")
 	a, b := servers[0], servers[1]
-	ctx := t.Context()
 	// Both servers need the schema: migrate b alone first.
-	sb, err := mysql.Open(ctx, b.dsn(b.addr), mysql.Opts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb.Close()
+	storetest.At(t, mysql.Open, b.dsn(b.addr), mysql.Opts{}).Close()
 	const connect = 300 * time.Millisecond
-	s, err := mysql.Open(ctx, a.dsn(a.addr+","+b.addr), mysql.Opts{MaxConns: 4, ConnectTimeout: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storetest.At(t, mysql.Open, a.dsn(a.addr+","+b.addr), mysql.Opts{MaxConns: 4, ConnectTimeout: connect})
 	storetest.RunHostFailover(t, storetest.HostFailover{
 		Store: s.Store, APort: a.port, BPort: b.port, Connect: connect, FreezeB: b.freeze,
-		Port: func(t *testing.T) int {
-			var p int
-			if err := s.DB().QueryRowContext(ctx, "SELECT @@port").Scan(&p); err != nil {
-				t.Fatal(err)
-			}
-			return p
-		},
+		PortQuery: "SELECT @@port",
 		ReadOnlyA: func(t *testing.T, on bool) { a.root(t, fmt.Sprintf("SET GLOBAL read_only = %t", on)) },
 	})
 }

@@ -27,28 +27,13 @@ import (
 func TestFailover(t *testing.T) {
 	servers := startPostgres(t, "a", "b")
 	a, b := servers[0], servers[1]
-	ctx := t.Context()
-	sb, err := postgres.Open(ctx, b.dsn(b.addr), postgres.Opts{}) // the schema on b too
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb.Close()
+	storetest.At(t, postgres.Open, b.dsn(b.addr), postgres.Opts{}).Close() // the schema on b too
 	const connect = 300 * time.Millisecond
-	s, err := postgres.Open(ctx, a.dsn(a.addr+","+b.addr), postgres.Opts{MaxConns: 4, ConnectTimeout: connect})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storetest.At(t, postgres.Open, a.dsn(a.addr+","+b.addr), postgres.Opts{MaxConns: 4, ConnectTimeout: connect})
 	var listened <-chan error
 	storetest.RunHostFailover(t, storetest.HostFailover{
 		Store: s.Store, APort: a.port, BPort: b.port, Connect: connect,
-		Port: func(t *testing.T) int {
-			var p int
-			if err := s.DB().QueryRowContext(ctx, "SELECT inet_server_port()").Scan(&p); err != nil {
-				t.Fatal(err)
-			}
-			return p
-		},
+		PortQuery: "SELECT inet_server_port()",
 		ReadOnlyA: func(t *testing.T, on bool) {
 			if on {
 				a.exec(t, "ALTER SYSTEM SET default_transaction_read_only = on", "SELECT pg_reload_conf()")

@@ -24,10 +24,6 @@ func TestAbortDiskFull(t *testing.T) {
 		}
 	}
 	storetest.BurstThrough(t, s, func() {
-		var pages int
-		if err := s.DB().QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
-			t.Fatal(err)
-		}
-		setMax(strconv.Itoa(pages))
+		setMax(strconv.Itoa(pragma[int](t, s, "page_count")))
 	}, func() { setMax("1073741823") })
 }

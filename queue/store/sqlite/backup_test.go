@@ -22,11 +22,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "q.db")
-	st, err := sqlite.Open(ctx, dsn, sqlite.Opts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.At(t, sqlite.Open, dsn, sqlite.Opts{})
 	db := st.DB()
 	if _, err := db.Exec("CREATE TABLE pairs (x INTEGER NOT NULL)"); err != nil {
 		t.Fatal(err)
@@ -54,7 +50,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		// let the writer get going
 		_ = db.QueryRow("SELECT 1").Scan(new(int))
 	}
-	err = sqlite.Backup(ctx, dsn, to)
+	err := sqlite.Backup(ctx, dsn, to)
 	close(stop)
 	wg.Wait()
 	if err != nil {

@@ -28,13 +28,7 @@ func TestReclaim(t *testing.T) {
 	}
 	pages := func() (count, free int) {
 		t.Helper()
-		if err := s.DB().QueryRowContext(ctx, "PRAGMA page_count").Scan(&count); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.DB().QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil {
-			t.Fatal(err)
-		}
-		return count, free
+		return pragma[int](t, s, "page_count"), pragma[int](t, s, "freelist_count")
 	}
 	full, _ := pages()
 	for {

@@ -33,16 +33,23 @@ func TestOpenRefusesMemory(t *testing.T) {
 
 func TestPragmas(t *testing.T) {
 	s := storetest.SQLite(t)
-	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000", "temp_store": "2", "auto_vacuum": "2",
+	for name, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000", "temp_store": "2", "auto_vacuum": "2",
 		"wal_autocheckpoint": "0"} {
-		var got string
-		if err := s.DB().QueryRowContext(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if got != want {
-			t.Errorf("PRAGMA %s = %s, want %s", pragma, got, want)
+		if got := pragma[string](t, s, name); got != want {
+			t.Errorf("PRAGMA %s = %s, want %s", name, got, want)
 		}
 	}
+}
+
+// pragma reads the value of PRAGMA name on s's reader, failing t if it
+// cannot.
+func pragma[T any](t testing.TB, s *sqlite.Store, name string) T {
+	t.Helper()
+	var v T
+	if err := s.DB().QueryRowContext(t.Context(), "PRAGMA "+name).Scan(&v); err != nil {
+		t.Fatalf("PRAGMA %s: %v", name, err)
+	}
+	return v
 }
 
 // TestCheckpointer: the writer does not checkpoint (wal_autocheckpoint 0,
@@ -51,11 +58,7 @@ func TestPragmas(t *testing.T) {
 // machine).
 func TestCheckpointer(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ck.db")
-	s, err := sqlite.Open(t.Context(), path, sqlite.Opts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storetest.At(t, sqlite.Open, path, sqlite.Opts{})
 	ctx := t.Context()
 	if _, err := s.DB().ExecContext(ctx, "CREATE TABLE scratch (b BLOB)"); err != nil {
 		t.Fatal(err)

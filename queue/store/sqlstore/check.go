@@ -727,19 +727,29 @@ func (t *tx) rowsAsText(ctx context.Context, q string, cols, limit int, args []a
 		if limit > 0 && len(out) == limit {
 			break
 		}
-		vals := make([]sql.NullString, cols)
-		ptrs := make([]any, cols)
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		line, err := ScanText(rows, cols)
+		if err != nil {
 			return nil, err
-		}
-		line := make([]string, cols)
-		for i, v := range vals {
-			line[i] = v.String
 		}
 		out = append(out, line)
 	}
 	return out, rows.Err()
+}
+
+// ScanText reads the row rows is at, of n columns, as text: a NULL reads
+// as "".
+func ScanText(rows *sql.Rows, n int) ([]string, error) {
+	vals := make([]sql.NullString, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	line := make([]string, n)
+	for i, v := range vals {
+		line[i] = v.String
+	}
+	return line, nil
 }

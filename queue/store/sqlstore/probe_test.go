@@ -106,11 +106,7 @@ func TestProbe(t *testing.T) {
 // the probe fail at its deadline, not after the store's 10 s busy timeout.
 func TestProbeLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "locked.db")
-	s, err := sqlite.Open(t.Context(), path, sqlite.Opts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storetest.At(t, sqlite.Open, path, sqlite.Opts{})
 	other, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)

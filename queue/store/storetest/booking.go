@@ -164,12 +164,8 @@ func wantErr(t *testing.T, what string, err, want error) {
 // bookingEvents lists the types of the site's booking events.
 func (en *env) bookingEvents() []queue.EventType {
 	en.t.Helper()
-	evs, err := en.e.Events(en.ctx, "hq", 0, 0)
-	if err != nil {
-		en.t.Fatal(err)
-	}
 	var out []queue.EventType
-	for _, e := range evs {
+	for _, e := range en.events() {
 		if e.Type.IsBooking() {
 			out = append(out, e.Type)
 		}

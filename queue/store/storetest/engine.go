@@ -184,6 +184,16 @@ func (en *env) must(name, counter string) queue.Ticket {
 	return t
 }
 
+// events lists all the events of site hq, failing the test if it cannot.
+func (en *env) events() []queue.Event {
+	en.t.Helper()
+	evs, err := en.e.Events(en.ctx, "hq", 0, 0)
+	if err != nil {
+		en.t.Fatal(err)
+	}
+	return evs
+}
+
 // serveNext calls, starts and completes the next ticket and returns its number.
 func (en *env) serveNext(counter string) string {
 	en.t.Helper()
@@ -261,10 +271,7 @@ func testLifecycle(t *testing.T, open func(t *testing.T) queue.Store) {
 	if r := en.must("recall", "1"); r.CallCount != 2 || r.Status != queue.StatusCalled {
 		t.Errorf("recalled = %+v", r)
 	}
-	evs, err := en.e.Events(en.ctx, "hq", 0, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := en.events()
 	if last := evs[len(evs)-1]; last.Type != queue.EventRecalled || last.CallCount != 2 {
 		t.Errorf("RECALLED event read back = %+v, want call count 2", last)
 	}
@@ -681,10 +688,7 @@ func testRollover(t *testing.T, open func(t *testing.T) queue.Store) {
 	if n, _ := en.e.Sweep(en.ctx); n != 0 {
 		t.Errorf("second sweep moved %d, want 0", n)
 	}
-	evs, err := en.e.Events(en.ctx, "hq", 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := en.events()
 	var expired []string
 	for _, ev := range evs {
 		if ev.Type == queue.EventExpired {
@@ -825,10 +829,7 @@ func testGroupCommit(t *testing.T, open func(t *testing.T) queue.Store) {
 	if snap.Services[0].Issued != 32 || snap.Services[2].Issued != 3 {
 		t.Errorf("issued A=%d C=%d, want 32 and 3", snap.Services[0].Issued, snap.Services[2].Issued)
 	}
-	evs, err := en.e.Events(en.ctx, "hq", 0, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := en.events()
 	if len(evs) != 35 {
 		t.Errorf("%d events, want 35 (refused requests leave none)", len(evs))
 	}

@@ -14,8 +14,9 @@ import (
 // them.
 type HostFailover struct {
 	Store *sqlstore.Store
-	// Port returns the port of the server the store's connections reach.
-	Port         func(t *testing.T) int
+	// PortQuery answers, in one integer, the port of the server the
+	// connection that runs it reached.
+	PortQuery    string
 	APort, BPort int
 	// ReadOnlyA turns a read-only (on) or writable again, and returns when
 	// new transactions on it see the change.
@@ -24,6 +25,16 @@ type HostFailover struct {
 	FreezeB func(t *testing.T)
 	// Connect is the store's connect time-out.
 	Connect time.Duration
+}
+
+// port is the port of the server the store writes on.
+func (h HostFailover) port(t *testing.T) int {
+	t.Helper()
+	var p int
+	if err := h.Store.DB().QueryRowContext(t.Context(), h.PortQuery).Scan(&p); err != nil {
+		t.Fatalf("%s: %v", h.PortQuery, err)
+	}
+	return p
 }
 
 // RunHostFailover: the store writes on a; when a turns read-only (as a
@@ -50,7 +61,7 @@ func RunHostFailover(t *testing.T, h HostFailover) {
 			t.Fatal(err)
 		}
 	}
-	if got := h.Port(t); got != h.APort {
+	if got := h.port(t); got != h.APort {
 		t.Fatalf("writing on port %d, want a's %d", got, h.APort)
 	}
 	h.ReadOnlyA(t, true)
@@ -65,7 +76,7 @@ func RunHostFailover(t *testing.T, h HostFailover) {
 	if took > 2*time.Second {
 		t.Errorf("reached the writable server after %s, want under 2 s", took)
 	}
-	if got := h.Port(t); got != h.BPort {
+	if got := h.port(t); got != h.BPort {
 		t.Errorf("writing on port %d, want b's %d", got, h.BPort)
 	}
 	if hl := h.Store.Health(); hl.ReadOnly != 1 || !hl.Down.IsZero() {
@@ -92,7 +103,7 @@ func RunHostFailover(t *testing.T, h HostFailover) {
 	if limit := deadline + 2*h.Connect + time.Second; took > limit {
 		t.Errorf("reached the writable server after %s, want under %s", took, limit)
 	}
-	if got := h.Port(t); got != h.APort {
+	if got := h.port(t); got != h.APort {
 		t.Errorf("writing on port %d, want a's %d", got, h.APort)
 	}
 	if hl := h.Store.Health(); hl.NotAnswering != 1 {

@@ -165,18 +165,14 @@ func explainStmt(ctx context.Context, db *sql.DB, explain string, st sqlstore.St
 	}
 	var b strings.Builder
 	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := sqlstore.ScanText(rows, len(cols))
+		if err != nil {
 			return p, "", err
 		}
 		row := make(map[string]string, len(cols))
 		for i, c := range cols {
-			row[c] = vals[i].String
-			fmt.Fprintf(&b, "%s=%s ", c, vals[i].String)
+			row[c] = vals[i]
+			fmt.Fprintf(&b, "%s=%s ", c, vals[i])
 		}
 		b.WriteString("\n")
 		read(row, &p)

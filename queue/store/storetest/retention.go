@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -269,16 +270,12 @@ func findEverywhere(t *testing.T, rs retentionStore, s string) []string {
 		}
 		cols, _ := rows.Columns()
 		for rows.Next() {
-			vals := make([]sql.RawBytes, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
+			vals, err := sqlstore.ScanText(rows, len(cols))
+			if err != nil {
 				t.Fatal(err)
 			}
 			for i, v := range vals {
-				if bytes.Contains(v, []byte(s)) {
+				if strings.Contains(v, s) {
 					out = append(out, tb+"."+cols[i])
 				}
 			}
