@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
@@ -147,7 +148,7 @@ func (s *Server) adminCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	a := queue.Account{Name: b.Name, Role: queue.Role(b.Role), Sites: b.Sites, Counters: b.Counters}
 	if err := s.checkAccess(a); err != nil {
-		badRequest(w, err.Error())
+		badRequest(w, staffDetail(err))
 		return
 	}
 	if err := s.o.Staff.Create(r.Context(), a, b.Password); err != nil {
@@ -162,7 +163,7 @@ func (s *Server) adminCreate(w http.ResponseWriter, r *http.Request) {
 func (s *Server) adminChange(w http.ResponseWriter, r *http.Request) {
 	name, action, by := r.PathValue("name"), r.PathValue("action"), sessionOf(r).Name
 	if err := staff.CheckName(name); err != nil {
-		badRequest(w, err.Error())
+		badRequest(w, staffDetail(err))
 		return
 	}
 	b, ok := adminBody(w, r)
@@ -184,7 +185,7 @@ func (s *Server) adminChange(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err := s.checkAccess(queue.Account{Name: name, Role: queue.Role(b.Role), Sites: b.Sites, Counters: b.Counters}); err != nil {
-			badRequest(w, err.Error())
+			badRequest(w, staffDetail(err))
 			return
 		}
 		err = s.o.Staff.ChangeAccess(ctx, by, name, queue.Role(b.Role), b.Sites, b.Counters)
@@ -207,6 +208,10 @@ func (s *Server) adminChange(w http.ResponseWriter, r *http.Request) {
 }
 
 // adminError answers the account errors as problems.
+// staffDetail is a staff refusal as a problem's detail, for the person at
+// the admin page: without the package's "staff: " prefix.
+func staffDetail(err error) string { return strings.TrimPrefix(err.Error(), "staff: ") }
+
 func (s *Server) adminError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, staff.ErrBadPassword):
@@ -216,7 +221,7 @@ func (s *Server) adminError(w http.ResponseWriter, err error) {
 	case errors.Is(err, queue.ErrUnknownAccount):
 		writeProblem(w, http.StatusNotFound, "unknown_account", "no such account", "")
 	case errors.Is(err, staff.ErrSelf):
-		writeProblem(w, http.StatusConflict, "self", "not for your own account", err.Error())
+		writeProblem(w, http.StatusConflict, "self", "not for your own account", staffDetail(err))
 	default:
 		writeError(w, s.log, err)
 	}

@@ -98,7 +98,7 @@ func TestStaffAdmin(t *testing.T) {
 	} {
 		resp := root.admin("", tt.body)
 		body := wantStatus(t, resp, 400)
-		if !strings.Contains(body, `"code":"`+tt.code+`"`) || !strings.Contains(body, tt.detail) {
+		if !strings.Contains(body, `"code":"`+tt.code+`"`) || !strings.Contains(body, tt.detail) || strings.Contains(body, `"detail":"staff: `) {
 			t.Errorf("%.60s: %s (want %s, %q)", tt.body, body, tt.code, tt.detail)
 		}
 	}

@@ -50,7 +50,7 @@ func TestBrowserAdmin(t *testing.T) {
 	b.eval(p, "document.getElementById('ac-zhou').click()")
 	b.waitFor(t, p, "document.getElementById('d-access').open", "true", 5*time.Second)
 	b.eval(p, "document.getElementById('access-counters').value = '99'; document.getElementById('da-ok').click()")
-	b.waitFor(t, p, msg, `Not accepted: staff: counter "99": no such counter at the account's sites (counters at main: 5, 6, 7, 8)`, 10*time.Second)
+	b.waitFor(t, p, msg, `Not accepted: counter "99": no such counter at the account's sites (counters at main: 5, 6, 7, 8)`, 10*time.Second)
 	b.eval(p, "document.getElementById('ac-zhou').click()")
 	b.eval(p, "document.getElementById('access-counters').value = '5'; document.getElementById('da-ok').click()")
 	b.waitFor(t, p, msg, "Access of zhou changed.", 10*time.Second)
