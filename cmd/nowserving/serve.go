@@ -84,6 +84,9 @@ func quietStart(w io.Writer, l config.Log, d *server) {
 	if d.httpAddr != nil {
 		http = d.httpAddr.String()
 	}
+	if d.appointmentsAddr != nil {
+		http += ", appointments " + d.appointmentsAddr.String()
+	}
 	fmt.Fprintf(w, "nowserving: serving, protocol %s, http %s (log.level %s: only warnings and errors follow)\n",
 		d.protocolAddr, http, l.Level)
 }

@@ -177,6 +177,14 @@ func TestQuietStart(t *testing.T) {
 	if want := "nowserving: serving, protocol 127.0.0.1:7401, http off (log.level warn: only warnings and errors follow)\n"; b.String() != want {
 		t.Errorf("at warn: %q, want %q", b.String(), want)
 	}
+	// With the appointments API on a listener of its own, it says where.
+	b.Reset()
+	d.httpAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7482}
+	d.appointmentsAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7483}
+	quietStart(&b, config.Log{Level: "warn"}, d)
+	if want := "nowserving: serving, protocol 127.0.0.1:7401, http 127.0.0.1:7482, appointments 127.0.0.1:7483 (log.level warn: only warnings and errors follow)\n"; b.String() != want {
+		t.Errorf("at warn, with listen.appointments: %q, want %q", b.String(), want)
+	}
 	b.Reset()
 	quietStart(&b, config.Log{Level: "info"}, d)
 	if b.Len() != 0 {
