@@ -50,8 +50,12 @@ func Call(ctx context.Context, e *sim.Env, o CallOpts, out io.Writer) error {
 	if err := servesAt(e, kp[0], service); err != nil {
 		return err
 	}
+	if o.Kiosks < 1 {
+		// The calls need tickets, and only a kiosk may take one.
+		return fmt.Errorf("bench call: --kiosks is %d: give at least 1 (the calls need tickets, and a keypad may not take them)", o.Kiosks)
+	}
 	kd, err := benchDevices(e, wire.RoleKiosk)
-	if err != nil && o.Kiosks > 0 {
+	if err != nil {
 		return err
 	}
 	raiseFileLimit()

@@ -28,6 +28,22 @@ func TestCallRefusesUnservedService(t *testing.T) {
 	}
 }
 
+// TestCallNeedsKiosks: with --kiosks 0 the calls would have no tickets
+// (a keypad may not take one): refused at once, saying so (it failed after
+// connecting with "forbidden for role").
+func TestCallNeedsKiosks(t *testing.T) {
+	d := simtest.Start(t)
+	e, err := sim.New(sim.Opts{Config: d.Config, Device: "keypad-2", Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = Call(t.Context(), e, CallOpts{Calls: 1, Service: "A"}, &out)
+	if err == nil || !strings.Contains(err.Error(), "--kiosks is 0: give at least 1") {
+		t.Fatalf("err %v, want --kiosks refused", err)
+	}
+}
+
 // TestCallGivesUp: a counter where calls do not go through (each refused
 // as none waiting or busy, as when another keypad of the same id takes
 // the tickets) is waited for with one message saying what for, then given
