@@ -15,30 +15,31 @@ import (
 // the kiosks' service is refused at once, naming what it serves (its
 // calls would never find a ticket: the benchmark waited for ever).
 func TestCallRefusesUnservedService(t *testing.T) {
-	d := simtest.Start(t)
-	e, err := sim.New(sim.Opts{Config: d.Config, Device: "keypad-2", Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	err = Call(t.Context(), e, CallOpts{Calls: 1, Service: "F"}, &out)
+	e, out := keypad2(t)
+	err := Call(t.Context(), e, CallOpts{Calls: 1, Service: "F"}, out)
 	want := "keypad keypad-2 is at counter 2, which does not serve F (it serves [A])"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err %v, want one containing %q", err, want)
 	}
 }
 
-// TestCallNeedsKiosks: with --kiosks 0 the calls would have no tickets
-// (a keypad may not take one): refused at once, saying so (it failed after
-// connecting with "forbidden for role").
-func TestCallNeedsKiosks(t *testing.T) {
+// keypad2 is a bench environment on a test daemon as its keypad-2.
+func keypad2(t *testing.T) (*sim.Env, *bytes.Buffer) {
+	t.Helper()
 	d := simtest.Start(t)
 	e, err := sim.New(sim.Opts{Config: d.Config, Device: "keypad-2", Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	err = Call(t.Context(), e, CallOpts{Calls: 1, Service: "A"}, &out)
+	return e, &bytes.Buffer{}
+}
+
+// TestCallNeedsKiosks: with --kiosks 0 the calls would have no tickets
+// (a keypad may not take one): refused at once, saying so (it failed after
+// connecting with "forbidden for role").
+func TestCallNeedsKiosks(t *testing.T) {
+	e, out := keypad2(t)
+	err := Call(t.Context(), e, CallOpts{Calls: 1, Service: "A"}, out)
 	if err == nil || !strings.Contains(err.Error(), "--kiosks is 0: give at least 1") {
 		t.Fatalf("err %v, want --kiosks refused", err)
 	}
