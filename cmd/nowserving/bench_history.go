@@ -165,10 +165,8 @@ func (f *historyFlags) fill(ctx context.Context, w io.Writer, cfg *config.Config
 		}
 	}
 	start := time.Now()
-	for more := true; more; {
-		if _, more, err = report.SumDays(ctx, eng, st, site.ID, now, sumChunk, nil); err != nil {
-			return col, err
-		}
+	if err := sumAll(ctx, eng, st, site.ID, now); err != nil {
+		return col, err
 	}
 	fmt.Fprintf(w, "%s: daily figures summed in %s\n", col.name, time.Since(start).Round(time.Millisecond))
 	if hp != nil {
@@ -251,6 +249,18 @@ func purgedLine(n map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
+// sumAll sums every day of site finished by now into the daily figures,
+// a chunk of days a read, as a daemon's passes do one after the other.
+func sumAll(ctx context.Context, eng *queue.Engine, st *sqlstore.Store, site string, now time.Time) error {
+	for more := true; more; {
+		var err error
+		if _, more, err = report.SumDays(ctx, eng, st, site, now, sumChunk, nil); err != nil {
+			return fmt.Errorf("bench history: sum the days before %s: %w", now.Format(time.DateOnly), err)
+		}
+	}
+	return nil
+}
+
 // historyPurge purges a history's database as a daemon with the
 // configuration's retention would, as of the times it is given.
 type historyPurge struct {
@@ -299,11 +309,8 @@ func (h *historyPurge) vacuumWeekly(ctx context.Context) error {
 func (h *historyPurge) at(ctx context.Context, now time.Time, progress bool) error {
 	start := time.Now()
 	defer func() { h.took += time.Since(start) }()
-	for more := true; more; {
-		var err error
-		if _, more, err = report.SumDays(ctx, h.eng, h.st, h.site, now, sumChunk, nil); err != nil {
-			return fmt.Errorf("bench history: sum the days before %s: %w", now.Format(time.DateOnly), err)
-		}
+	if err := sumAll(ctx, h.eng, h.st, h.site, now); err != nil {
+		return err
 	}
 	h.now = now
 	for said := time.Now(); ; {
