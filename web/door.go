@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/nowserving/nowserving/booking"
 )
 
 // The door of the appointments listener. Past its places, connections
@@ -135,8 +137,9 @@ func (d *doorListener) shedder() {
 
 // doorAnswer is the answer of a connection shed at the door.
 var doorAnswer = func() []byte {
-	body, _ := json.Marshal(Problem{Type: ProblemType + "overloaded", Title: "too many appointment requests at once", Status: http.StatusTooManyRequests,
-		Detail: "every place of the appointments listener is taken and its queue is full", Code: "overloaded"})
+	p := problemOf(booking.ErrOverloaded) // the same code and title as a handler's refusal
+	body, _ := json.Marshal(Problem{Type: ProblemType + p.code, Title: p.title, Status: p.status,
+		Detail: "every place of the appointments listener is taken and its queue is full", Code: p.code})
 	body = append(body, '\n')
 	var b bytes.Buffer
 	b.WriteString("HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/problem+json\r\nCache-Control: no-store\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: ")

@@ -52,16 +52,30 @@ func readBody(w http.ResponseWriter, r *http.Request, v any, want string) bool {
 	return true
 }
 
-// problems maps the engine's errors onto HTTP. A refusal that waiting
-// cannot cure (service full today, closed now, bad transition) is 409 (not
-// 429: retrying later the same day does not help a full service); a store
-// that is busy or down is 503 with Retry-After.
-var problems = []struct {
+// problem is how an error is answered: its status, code and title.
+type problem struct {
 	err    error
 	status int
 	code   string
 	title  string
-}{
+}
+
+// problemOf is the entry of problems that err is (the first; the zero
+// problem when none).
+func problemOf(err error) problem {
+	for _, p := range problems {
+		if errors.Is(err, p.err) {
+			return p
+		}
+	}
+	return problem{}
+}
+
+// problems maps the engine's errors onto HTTP. A refusal that waiting
+// cannot cure (service full today, closed now, bad transition) is 409 (not
+// 429: retrying later the same day does not help a full service); a store
+// that is busy or down is 503 with Retry-After.
+var problems = []problem{
 	{queue.ErrUnknownSite, http.StatusNotFound, "unknown_site", "unknown site"},
 	{queue.ErrUnknownCounter, http.StatusNotFound, "unknown_counter", "unknown counter"},
 	{queue.ErrNotFound, http.StatusNotFound, "ticket_not_found", "no such ticket today"},
@@ -98,31 +112,29 @@ var problems = []struct {
 // writeError answers err as a problem; unexpected errors are logged and
 // answered without detail.
 func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
-	for _, p := range problems {
-		if errors.Is(err, p.err) {
-			detail := strings.TrimPrefix(err.Error(), "queue: ")
-			if p.status == http.StatusServiceUnavailable {
-				// The daemon's trouble: its cause (a driver's error) is
-				// for the log, not for the caller.
-				w.Header().Set("Retry-After", "1")
-				log.Warn("web: request not served", "code", p.code, "err", err)
-				detail = ""
-			}
-			if p.status == http.StatusTooManyRequests {
-				retryAfter(w, err)
-			}
-			if errors.Is(p.err, booking.ErrOverloaded) {
-				// A shed client comes back after Retry-After: its
-				// connection would hold a place meanwhile (listener.go).
-				w.Header().Set("Connection", "close")
-			}
-			var ce *queue.ClosedError
-			if errors.As(err, &ce) {
-				detail = ce.Notice() // in the site's languages, with when it opens
-			}
-			writeProblem(w, p.status, p.code, p.title, detail)
-			return
+	if p := problemOf(err); p.err != nil {
+		detail := strings.TrimPrefix(err.Error(), "queue: ")
+		if p.status == http.StatusServiceUnavailable {
+			// The daemon's trouble: its cause (a driver's error) is
+			// for the log, not for the caller.
+			w.Header().Set("Retry-After", "1")
+			log.Warn("web: request not served", "code", p.code, "err", err)
+			detail = ""
 		}
+		if p.status == http.StatusTooManyRequests {
+			retryAfter(w, err)
+		}
+		if errors.Is(p.err, booking.ErrOverloaded) {
+			// A shed client comes back after Retry-After: its
+			// connection would hold a place meanwhile (listener.go).
+			w.Header().Set("Connection", "close")
+		}
+		var ce *queue.ClosedError
+		if errors.As(err, &ce) {
+			detail = ce.Notice() // in the site's languages, with when it opens
+		}
+		writeProblem(w, p.status, p.code, p.title, detail)
+		return
 	}
 	if errors.Is(err, context.Canceled) {
 		return // the client left
