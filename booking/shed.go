@@ -80,8 +80,7 @@ func (s *share) enterWithin(ctx context.Context, queue int64, wait time.Duration
 	}
 	if s.waiting.Add(1) > queue {
 		s.waiting.Add(-1)
-		s.shed.Add(1)
-		return nil, &OverloadError{What: what, RetryAfter: shedRetry}
+		return nil, s.refuse(what)
 	}
 	defer s.waiting.Add(-1)
 	var waited <-chan time.Time
@@ -94,11 +93,16 @@ func (s *share) enterWithin(ctx context.Context, queue int64, wait time.Duration
 	case s.permits <- struct{}{}:
 		return s.leave, nil
 	case <-waited:
-		s.shed.Add(1)
-		return nil, &OverloadError{What: what, RetryAfter: shedRetry}
+		return nil, s.refuse(what)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// refuse counts a request shed and returns its refusal.
+func (s *share) refuse(what string) error {
+	s.shed.Add(1)
+	return &OverloadError{What: what, RetryAfter: shedRetry}
 }
 
 func (s *share) leave() { <-s.permits }
