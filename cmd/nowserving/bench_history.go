@@ -89,7 +89,15 @@ func (f *historyFlags) run(cmd *cobra.Command) error {
 	ctx, w := cmd.Context(), cmd.OutOrStdout()
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	now := time.Now()
-	full, _ := guessDriver(f.db)
+	full, _, err := guessDriver(f.db)
+	if err != nil {
+		return fmt.Errorf("bench history: %w", err)
+	}
+	if f.empty != "" {
+		if _, _, err := guessDriver(f.empty); err != nil {
+			return fmt.Errorf("bench history: --empty-db: %w", err)
+		}
+	}
 	if f.empty == "" && full == config.DriverSQLite {
 		ext := filepath.Ext(f.db)
 		f.empty = strings.TrimSuffix(f.db, ext) + ".empty" + ext
@@ -138,7 +146,10 @@ type historyResult struct {
 // the days, purges with --purge, and reports its size.
 func (f *historyFlags) fill(ctx context.Context, w io.Writer, cfg *config.Config, site queue.Site, dsn string, days int,
 	now time.Time, log *slog.Logger) (historyColumn, error) {
-	drv, rest := guessDriver(dsn)
+	drv, rest, err := guessDriver(dsn)
+	if err != nil {
+		return historyColumn{}, fmt.Errorf("bench history: %w", err)
+	}
 	col := historyColumn{name: fmt.Sprintf("%d days", days), store: config.Store{Driver: drv, DSN: rest}, days: days}
 	if days == 0 {
 		col.name = "empty (today)"

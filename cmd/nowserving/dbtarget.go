@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,22 +29,32 @@ func addDBFlags(cmd *cobra.Command) dbTarget {
 // postgres:// and postgresql:// URLs and key=value strings with host= are
 // PostgreSQL; user@tcp(...)/db, tcp(...)/db and mysql:// are MySQL (the
 // mysql:// prefix is removed); anything else is a SQLite file (sqlite://
-// removed).
-func guessDriver(dsn string) (config.Driver, string) {
+// removed). A DSN that is none of these and does not look like a file
+// either (a query string such as "&search_path=year" that lost its head, a
+// URL of another scheme, a bare key=value) is refused rather than created as
+// a SQLite file of that name.
+func guessDriver(dsn string) (config.Driver, string, error) {
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return config.DriverPostgres, dsn
+		return config.DriverPostgres, dsn, nil
 	case strings.HasPrefix(dsn, "mysql://"):
-		return config.DriverMySQL, strings.TrimPrefix(dsn, "mysql://")
+		return config.DriverMySQL, strings.TrimPrefix(dsn, "mysql://"), nil
 	case strings.HasPrefix(dsn, "sqlite://"):
-		return config.DriverSQLite, strings.TrimPrefix(dsn, "sqlite://")
+		return config.DriverSQLite, strings.TrimPrefix(dsn, "sqlite://"), nil
 	case strings.Contains(dsn, "@tcp("), strings.Contains(dsn, "@unix("), strings.HasPrefix(dsn, "tcp("):
-		return config.DriverMySQL, dsn
+		return config.DriverMySQL, dsn, nil
 	case strings.Contains(dsn, "host=") && (strings.Contains(dsn, " ") || strings.Contains(dsn, "dbname=")):
-		return config.DriverPostgres, dsn
+		return config.DriverPostgres, dsn, nil
+	case strings.HasPrefix(dsn, "&"), strings.HasPrefix(dsn, "?"), strings.Contains(dsn, "://"), bareKeyValue.MatchString(dsn):
+		return "", "", fmt.Errorf("--db %q is not a database nowserving knows: give postgres://…, user@tcp(host:port)/db "+
+			"or a SQLite file path, or name the driver with --driver", dsn)
 	}
-	return config.DriverSQLite, dsn
+	return config.DriverSQLite, dsn, nil
 }
+
+// bareKeyValue is a DSN that starts as key=value, with no file path before
+// it: the tail of a URL's query, not a SQLite file.
+var bareKeyValue = regexp.MustCompile(`^[A-Za-z_]+=`)
 
 // resolve returns the store settings and, when a config file was given,
 // the configuration.
@@ -51,7 +62,10 @@ func (d dbTarget) resolve(cmd *cobra.Command) (config.Store, *config.Config, err
 	if *d.db != "" && *d.file == "" {
 		drv, dsn := config.Driver(*d.driver), *d.db
 		if drv == "" {
-			drv, dsn = guessDriver(dsn)
+			var err error
+			if drv, dsn, err = guessDriver(dsn); err != nil {
+				return config.Store{}, nil, err
+			}
 		}
 		return config.Store{Driver: drv, DSN: dsn}, nil, nil
 	}
@@ -67,7 +81,9 @@ func (d dbTarget) resolve(cmd *cobra.Command) (config.Store, *config.Config, err
 		st.DSN = *d.db
 		st.Driver = config.Driver(*d.driver)
 		if st.Driver == "" {
-			st.Driver, st.DSN = guessDriver(*d.db)
+			if st.Driver, st.DSN, err = guessDriver(*d.db); err != nil {
+				return config.Store{}, nil, err
+			}
 		}
 	}
 	return st, cfg, nil

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nowserving/nowserving/config"
@@ -28,9 +29,16 @@ func TestGuessDriver(t *testing.T) {
 		{"file:ns.db?_txlock=deferred", "sqlite", "file:ns.db?_txlock=deferred"},
 	}
 	for _, c := range cases {
-		d, r := guessDriver(c.dsn)
-		if d != c.driver || r != c.rest {
-			t.Errorf("guessDriver(%q) = %q, %q; want %q, %q", c.dsn, d, r, c.driver, c.rest)
+		d, r, err := guessDriver(c.dsn)
+		if err != nil || d != c.driver || r != c.rest {
+			t.Errorf("guessDriver(%q) = %q, %q, %v; want %q, %q", c.dsn, d, r, err, c.driver, c.rest)
+		}
+	}
+	// What lost its head or names another scheme is refused, not made a
+	// SQLite file of that name.
+	for _, dsn := range []string{"&search_path=year", "?sslmode=disable", "search_path=year", "redis://127.0.0.1:6379/0"} {
+		if d, r, err := guessDriver(dsn); err == nil || !strings.Contains(err.Error(), "not a database nowserving knows") {
+			t.Errorf("guessDriver(%q) = %q, %q, %v; want refused", dsn, d, r, err)
 		}
 	}
 }
