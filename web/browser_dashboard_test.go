@@ -79,6 +79,11 @@ func TestBrowserDashboard(t *testing.T) {
 		b.navigate(t, p, se.http.URL+"/dashboard/main?lang="+v.lang)
 		b.waitFor(t, p, "document.body.dataset.ready", "1", 15*time.Second)
 		b.shot(t, p, dir, v.name)
+		if got := b.awaitEval(t, p, `(function () { var w = document.getElementById("within");
+			return w.textContent.length > 0 && w.scrollWidth <= w.clientWidth + 1 &&
+				w.getBoundingClientRect().right <= w.parentElement.getBoundingClientRect().right + 1; })()`); got != "true" {
+			t.Errorf("%s: the share of waits within target is cut at 1366×768", v.lang)
+		}
 		if got := b.awaitEval(t, p, "document.documentElement.scrollHeight <= innerHeight + 1"); got != "true" {
 			t.Errorf("%s: the dashboard scrolls at 1366×768", v.lang)
 		}
