@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"io"
-	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -100,31 +99,6 @@ func TestDisplayLanguages(t *testing.T) {
 	}
 }
 
-// TestPageWords: every language of static/words.json has every word of
-// English and no other.
-func TestPageWords(t *testing.T) {
-	w, err := pageWords()
-	if err != nil {
-		t.Fatal(err)
-	}
-	en := w["en"]
-	if len(en) < 20 {
-		t.Fatalf("en has %d words", len(en))
-	}
-	for l, words := range w {
-		for k := range en {
-			if words[k] == "" {
-				t.Errorf("%s: no word %q", l, k)
-			}
-		}
-		for k := range words {
-			if _, ok := en[k]; !ok {
-				t.Errorf("%s: word %q is not in en", l, k)
-			}
-		}
-	}
-}
-
 // TestPageLanguages: the pages have their own words in every language of
 // the example configurations, so no shipped site shows English words.
 func TestPageLanguages(t *testing.T) {
@@ -142,54 +116,6 @@ func TestPageLanguages(t *testing.T) {
 			for _, l := range strings.Split(string(m[1]), ",") {
 				if l = strings.TrimSpace(l); !slices.Contains(have, l) {
 					t.Errorf("%s: site language %q has no page words in static/i18n.js (have %v)", f, l, have)
-				}
-			}
-		}
-	}
-}
-
-// TestStaffPageWords: the word tables of the staff pages' scripts (en,
-// zh, pt: one object each) have every English word in every language and
-// no other, so no page falls back to English where a word was forgotten
-// (the dashboard had no Portuguese "reports").
-func TestStaffPageWords(t *testing.T) {
-	block := regexp.MustCompile(`(?m)^\s*(en|zh|pt): *\{`)
-	key := regexp.MustCompile(`(?:^|[{,\s])([A-Za-z_][A-Za-z0-9_]*): *["']`)
-	for _, name := range []string{"admin.js", "counter.js", "dashboard.js", "kiosk.js", "staff.js"} {
-		src := string(golden.Read(t, filepath.Join("static", name)))
-		tables := map[string]map[string]bool{}
-		for _, at := range block.FindAllStringSubmatchIndex(src, -1) {
-			lang, body := src[at[2]:at[3]], src[at[1]:]
-			depth := 1
-			for i, r := range body {
-				if r == '{' {
-					depth++
-				} else if r == '}' {
-					if depth--; depth == 0 {
-						body = body[:i]
-						break
-					}
-				}
-			}
-			keys := map[string]bool{}
-			for _, m := range key.FindAllStringSubmatch(body, -1) {
-				keys[m[1]] = true
-			}
-			tables[lang] = keys
-		}
-		en := tables["en"]
-		if len(tables) != 3 || len(en) < 5 {
-			t.Fatalf("%s: tables %v, en has %d words", name, slices.Sorted(maps.Keys(tables)), len(en))
-		}
-		for lang, keys := range tables {
-			for k := range en {
-				if !keys[k] {
-					t.Errorf("%s: %s has no word %q", name, lang, k)
-				}
-			}
-			for k := range keys {
-				if !en[k] {
-					t.Errorf("%s: %s word %q is not in en", name, lang, k)
 				}
 			}
 		}

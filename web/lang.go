@@ -5,39 +5,50 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"maps"
+	"io/fs"
+	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/nowserving/nowserving/internal/words"
 	"github.com/nowserving/nowserving/queue"
 )
 
-// pageWords are the pages' own words, by language then key, from
-// static/words.json.
-func pageWords() (map[string]map[string]string, error) {
-	b, err := files.ReadFile("static/words.json")
-	if err != nil {
-		return nil, fmt.Errorf("web: read page words: %w", err)
-	}
-	var w map[string]map[string]string
-	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, fmt.Errorf("web: page words: %w", err)
-	}
-	return w, nil
-}
+// The words of the pages are catalogs in static/words/ (language → key →
+// text, checked by TestCatalogs): display.json for the hall display and
+// the ticket page (i18n.js), one for each staff page and staff.json for
+// what they share (staff.js, served by catalogScript), and those of the
+// pages the daemon writes itself.
+var (
+	pageCatalog   = words.Must(files, "static/words/display.json")
+	loginCatalog  = words.Must(files, "static/words/login.json")
+	reportCatalog = words.Must(files, "static/words/report.json")
+)
 
 // pageLangs are the languages the pages have their own words in, sorted.
-func pageLangs() []string {
-	w, _ := pageWords() // embedded and checked by TestPageWords
-	return slices.Sorted(maps.Keys(w))
-}
+func pageLangs() []string { return pageCatalog.Langs() }
 
-// wordsScript is static/i18n.js with the words in front, as the pages
-// load it.
+// wordsScript is static/i18n.js with the display words in front, as the
+// pages load it.
 func wordsScript(i18n []byte) []byte {
-	b, _ := files.ReadFile("static/words.json")
+	b, _ := files.ReadFile("static/words/display.json") // as pageCatalog read it
 	out := append([]byte("var NowServingWords = "), bytes.TrimSpace(b)...)
 	return append(append(out, ";\n"...), i18n...)
+}
+
+// catalogScript answers /static/words/NAME.js with the catalog
+// static/words/NAME.json handed to staff.js (NowServingStaff.add). A staff
+// page loads it as a script before its own, so its words are there when it
+// starts: no fetch of its own, no moment in English before they come.
+func (s *Server) catalogScript(w http.ResponseWriter, r *http.Request) {
+	name, ok := strings.CutSuffix(r.PathValue("file"), ".js")
+	b, err := files.ReadFile("static/words/" + name + ".json")
+	if !ok || !fs.ValidPath(name) || err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	q, _ := json.Marshal(name)
+	writeStatic(w, name+".js", fmt.Appendf(nil, "NowServingStaff.add(%s, %s);\n", q, bytes.TrimSpace(b)))
 }
 
 // warnLanguages logs each site language the pages have no words in: they

@@ -138,7 +138,7 @@ func buildReport(ctx context.Context, eng *queue.Engine, site *queue.Site, p Rep
 	if err != nil {
 		return reportPage{}, err
 	}
-	w := reportWords(lang)
+	w := reportCatalog.Words(lang)
 	f, _ := time.Parse(time.DateOnly, p.From)
 	t, _ := time.Parse(time.DateOnly, p.To)
 	pg := reportPage{Lang: lang, W: w, Site: site.ID, Name: site.Name(lang), Period: p, Days: int(t.Sub(f).Hours()/24) + 1}
@@ -290,7 +290,7 @@ func (s *Server) reportFor(w http.ResponseWriter, r *http.Request) (reportPage, 
 		return reportPage{}, nil, false
 	}
 	lang := r.URL.Query().Get("lang")
-	if _, ok := reportWordsByLang[lang]; !ok {
+	if _, ok := reportCatalog[lang]; !ok {
 		lang = site.Lang()
 	}
 	pg, err := buildReport(r.Context(), s.o.Engine, site, p, lang)

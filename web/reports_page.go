@@ -172,7 +172,7 @@ func WriteReport(ctx context.Context, w io.Writer, eng *queue.Engine, site, from
 	if from == to {
 		p.Kind = "day"
 	}
-	if _, ok := reportWordsByLang[lang]; !ok {
+	if _, ok := reportCatalog[lang]; !ok {
 		lang = s.Lang()
 	}
 	pg, err := buildReport(ctx, eng, s, p, lang)

@@ -201,23 +201,6 @@ var loginTemplate = template.Must(template.New("login").Parse(`<!doctype html>
 </main></body></html>
 `))
 
-// loginWords are the login page's words; the page speaks the browser's
-// first language among them (Accept-Language), else English.
-var loginWords = map[string]map[string]string{
-	"en": {"title": "Staff login", "name": "Name", "password": "Password", "submit": "Log in",
-		"bad": "Wrong name or password.", "disabled": "This account is disabled. Ask an administrator.",
-		"limited": "Too many failed logins. Wait 15 minutes and try again.", "csrf": "The form expired. Please log in again.",
-		"ended": "Your session ended. Please log in again."},
-	"zh": {"title": "员工登录", "name": "用户名", "password": "密码", "submit": "登录",
-		"bad": "用户名或密码错误。", "disabled": "此账户已停用，请联系管理员。",
-		"limited": "登录失败次数过多，请 15 分钟后再试。", "csrf": "表单已过期，请重新登录。",
-		"ended": "会话已结束，请重新登录。"},
-	"pt": {"title": "Acesso de funcionários", "name": "Nome", "password": "Senha", "submit": "Entrar",
-		"bad": "Nome ou senha incorretos.", "disabled": "Esta conta está desativada. Fale com um administrador.",
-		"limited": "Muitas tentativas falhadas. Aguarde 15 minutos e tente de novo.", "csrf": "O formulário expirou. Entre de novo.",
-		"ended": "A sua sessão terminou. Entre de novo."},
-}
-
 // acceptLang is the first language of the request's Accept-Language that
 // have has, else "en".
 func acceptLang(r *http.Request, have func(string) bool) string {
@@ -231,9 +214,12 @@ func acceptLang(r *http.Request, have func(string) bool) string {
 	return "en"
 }
 
+// renderLogin writes the login page in the browser's first language
+// that static/words/login.json has (Accept-Language), else English, with
+// the word problem as its error when not "".
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int, problem string) {
-	lang := acceptLang(r, func(l string) bool { _, ok := loginWords[l]; return ok })
-	words := loginWords[lang]
+	lang := acceptLang(r, func(l string) bool { _, ok := loginCatalog[l]; return ok })
+	words := loginCatalog.Words(lang)
 	csrf := staff.NewToken()
 	s.setCookie(w, r, loginCookie, csrf, 3600)
 	pageHeaders(w)

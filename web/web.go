@@ -181,6 +181,7 @@ func (s *Server) routes() []route {
 		{"GET", "/t/{site}/{number}", s.page("static/ticket.html")},
 		{"GET", "/t/{site}/{number}/events", s.ticketEvents},
 		{"GET", "/static/{file}", s.static},
+		{"GET", "/static/words/{file}", s.catalogScript},
 	}
 }
 
@@ -498,6 +499,11 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, dir string) {
 	if dir+name == "static/i18n.js" {
 		b = wordsScript(b)
 	}
+	writeStatic(w, name, b)
+}
+
+// writeStatic answers with the static file name of content b.
+func writeStatic(w http.ResponseWriter, name string, b []byte) {
 	switch {
 	case hasSuffix(name, ".js"):
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")

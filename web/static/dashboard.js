@@ -6,32 +6,7 @@
 // grows with the events it hears.
 (function () {
   "use strict";
-  var W = {
-    en: { servedToday: "Served today", waitingToday: "Waiting per service today", waitVsTarget: "Longest wait now, against target",
-      counters: "Counters", arrivals: "Arrivals per hour", waitsToday: "Waits today (minutes)", bookings: "Appointments today",
-      resource: "Resource", booked: "Booked", checkedIn: "Checked in", missed: "Missed", noBookings: "No bookable resources.",
-      connecting: "Connecting…", live: "Live", offline: "Not connected", loginNeeded: "Log in again to see the dashboard",
-      target: "target {t}", noTarget: "no target", overTarget: "OVER TARGET", waiting: "{n} waiting", nobody: "nobody waiting",
-      open: "Open", paused: "Paused", closed: "Closed", idle: "idle {d}", pausedFor: "paused {d}", called: "calling {n} · {d}",
-      serving: "serving {n} · {d}", served: "{n} served", withinShare: "{p}% within target", within: "within target",
-      over: "over target", tickets: "tickets", min: "min", reports: "Reports" },
-    zh: { servedToday: "今日已服务", waitingToday: "今日各业务等候人数", waitVsTarget: "当前最长等候与目标",
-      counters: "窗口", arrivals: "每小时取号", waitsToday: "今日等候时间（分钟）", bookings: "今日预约",
-      resource: "资源", booked: "已预约", checkedIn: "已签到", missed: "未到", noBookings: "没有可预约的资源。",
-      connecting: "连接中…", live: "实时", offline: "未连接", loginNeeded: "请重新登录以查看看板",
-      target: "目标 {t}", noTarget: "无目标", overTarget: "超过目标", waiting: "{n} 人等候", nobody: "无人等候",
-      open: "开放", paused: "暂停", closed: "关闭", idle: "空闲 {d}", pausedFor: "暂停 {d}", called: "呼叫 {n} · {d}",
-      serving: "办理 {n} · {d}", served: "已服务 {n}", withinShare: "{p}% 在目标内", within: "目标内",
-      over: "超过目标", tickets: "号", min: "分钟", reports: "报表" },
-    pt: { servedToday: "Atendidos hoje", waitingToday: "Em espera por serviço hoje", waitVsTarget: "Maior espera agora, face à meta",
-      counters: "Balcões", arrivals: "Chegadas por hora", waitsToday: "Esperas de hoje (minutos)", bookings: "Marcações de hoje",
-      resource: "Recurso", booked: "Marcadas", checkedIn: "Presentes", missed: "Faltas", noBookings: "Sem recursos para marcação.",
-      connecting: "A ligar…", live: "Ao vivo", offline: "Sem ligação", loginNeeded: "Entre de novo para ver o painel",
-      target: "meta {t}", noTarget: "sem meta", overTarget: "ACIMA DA META", waiting: "{n} em espera", nobody: "ninguém em espera",
-      open: "Aberto", paused: "Em pausa", closed: "Fechado", idle: "livre {d}", pausedFor: "em pausa {d}", called: "a chamar {n} · {d}",
-      serving: "a atender {n} · {d}", served: "{n} atendidos", withinShare: "{p}% dentro da meta", within: "dentro da meta",
-      over: "acima da meta", tickets: "senhas", min: "min", reports: "Relatórios" }
-  };
+  var W = NowServingStaff.catalog("dashboard"); // static/words/dashboard.json
   var COLORS = ["#1565c0", "#e65100", "#2e7d32", "#6a1b9a", "#00838f", "#ad1457", "#4e342e", "#37474f"];
   var site = decodeURIComponent(location.pathname.split("/")[2] || "");
   var lang = "en", dash = null, skew = 0, es = null;

@@ -1,9 +1,9 @@
-// Words of the pages in each language a site may use, from words.json:
+// Words of the pages in each language a site may use, from words/display.json:
 // the daemon serves this file with "var NowServingWords = {...};" in front
 // (web/lang.go). A site language not there falls back to English (the
 // daemon logs it at start). Names of sites, services and counters come
 // from the configuration, not from here. Every language has every key of
-// en (checked by TestPageWords).
+// en (checked by TestCatalogs).
 
 // nowServingBase is the language of NowServingWords that speaks lang
 // ("pt-BR" → "pt"), "en" when none does.

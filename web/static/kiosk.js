@@ -5,35 +5,7 @@
 // service" and no button can be touched; it comes back by itself.
 (function () {
   "use strict";
-  var W = {
-    en: { choose: "Touch a service to take a ticket", yourNumber: "Your number", back: "Done", oos: "Out of service",
-      oosHint: "Please ask at the reception.", waiting: "{n} waiting", about: "about {m} min", noWait: "no wait",
-      closed: "Closed now", full: "Full today", ahead: "People ahead: {n}", printed: "Please take your printed ticket.",
-      scan: "Scan the code to follow your place in the queue.", provisionTitle: "Set up this kiosk", device: "Device id",
-      secret: "Device secret", provision: "Set up", refused: "Not possible now. Please ask at the reception.",
-      badSecret: "Wrong device or secret.",
-      checkIn: "I have an appointment: check in with my booking code", codeTitle: "Type your booking code",
-      del: "Delete", cancel: "Back", go: "Check in", appt: "Appointment at {t}", notFound: "No booking with this code. Please check it.",
-      early: "Too early to check in: please come back at {t}.", late: "Too late to check in. Please ask at the reception.",
-      apptState: "This booking is already checked in or cancelled.", badCode: "A booking code has 8 letters and digits." },
-    zh: { choose: "请点击业务取号", yourNumber: "您的号码", back: "完成", oos: "暂停服务", oosHint: "请到服务台咨询。",
-      waiting: "{n} 人等候", about: "约 {m} 分钟", noWait: "无需等候", closed: "当前未开放", full: "今日已满",
-      ahead: "前面还有 {n} 人", printed: "请取走打印的号票。", scan: "扫码查看排队进度。", provisionTitle: "设置此取号机",
-      device: "设备编号", secret: "设备密钥", provision: "设置", refused: "暂时无法取号，请到服务台咨询。", badSecret: "设备或密钥错误。",
-      checkIn: "我有预约：输入预约码签到", codeTitle: "请输入预约码", del: "删除", cancel: "返回", go: "签到",
-      appt: "预约时间 {t}", notFound: "没有此预约码，请核对。", early: "签到时间未到，请于 {t} 后再来。",
-      late: "已过签到时间，请到服务台咨询。", apptState: "此预约已签到或已取消。", badCode: "预约码为 8 位字母和数字。" },
-    pt: { choose: "Toque num serviço para tirar senha", yourNumber: "A sua senha", back: "Concluído", oos: "Fora de serviço",
-      oosHint: "Dirija-se à receção.", waiting: "{n} em espera", about: "cerca de {m} min", noWait: "sem espera",
-      closed: "Fechado agora", full: "Esgotado hoje", ahead: "Pessoas à frente: {n}", printed: "Retire a sua senha impressa.",
-      scan: "Leia o código para acompanhar a sua vez.", provisionTitle: "Configurar este quiosque", device: "Identificador",
-      secret: "Segredo do dispositivo", provision: "Configurar", refused: "Não é possível agora. Dirija-se à receção.",
-      badSecret: "Dispositivo ou segredo errado.",
-      checkIn: "Tenho marcação: registar a chegada com o código", codeTitle: "Escreva o código da marcação",
-      del: "Apagar", cancel: "Voltar", go: "Registar", appt: "Marcação às {t}", notFound: "Não há marcação com este código. Verifique-o.",
-      early: "Ainda é cedo: volte às {t}.", late: "Já passou a hora de registar. Dirija-se à receção.",
-      apptState: "Esta marcação já foi registada ou cancelada.", badCode: "O código tem 8 letras e algarismos." }
-  };
+  var W = NowServingStaff.catalog("kiosk"); // static/words/kiosk.json
   var site = location.pathname.split("/")[2], params = new URLSearchParams(location.search);
   var device = params.get("device") || "", langs = (document.documentElement.getAttribute("data-langs") || "en").split(" ");
   var lang = W[params.get("lang")] ? params.get("lang") : (W[langs[0]] ? langs[0] : "en");

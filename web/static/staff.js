@@ -1,24 +1,30 @@
 // What the counter, admin, kiosk and dashboard pages share: each has its
-// own table of words W (language → key → text) set on its data-w elements,
-// with the words of staff below where it has none; the counter and admin
+// own catalog of words W (language → key → text, from
+// static/words/PAGE.json) set on its data-w elements, with the words of
+// the staff catalog where it has none; the counter and admin
 // pages a message line (#message) and the daemon's problems (JSON with
 // code, title, detail) to say in the person's language, and dialogs; the
 // counter and kiosk pages actions sent with an idempotency key. Loaded
 // before the page's own script.
 var NowServingStaff = (function () {
   "use strict";
-  // staff are the words the counter and admin pages both say: their
-  // header and dialogs, and the refusals any staff call can meet.
-  var staff = {
-    en: { logout: "Log out", actions: "Actions", cancel: "Cancel", e_csrf: "The page is out of date: reload it.",
-      e_login_required: "Your session ended.", e_other: "Refused: {d}", e_network: "No answer from the server: try again." },
-    zh: { logout: "退出", actions: "操作", cancel: "取消", e_csrf: "页面已过期，请刷新。",
-      e_login_required: "会话已结束。", e_other: "被拒绝：{d}", e_network: "服务器无响应，请重试。" },
-    pt: { logout: "Sair", actions: "Ações", cancel: "Cancelar", e_csrf: "A página está desatualizada: recarregue-a.",
-      e_login_required: "A sua sessão terminou.", e_other: "Recusado: {d}", e_network: "Sem resposta do servidor: tente de novo." }
-  };
-  // word is key of W, else of staff, in language l; undefined when neither has it.
-  function word(W, l, key) { return (W[l] && W[l][key]) || (staff[l] && staff[l][key]); }
+  // catalogs are the pages' words by catalog name, then language, then
+  // key: the script /static/words/NAME.js, which the daemon makes of the
+  // catalog static/words/NAME.json (web/lang.go), adds NAME's with add,
+  // after this script and before the page's own. "staff" holds the words
+  // the counter and admin pages both say: their header and dialogs, and
+  // the refusals any staff call can meet.
+  var catalogs = {};
+  function add(name, W) { catalogs[name] = W; }
+  // catalog is the words of name (language → key → text), empty when the
+  // page did not load them.
+  function catalog(name) { return catalogs[name] || {}; }
+  // word is key of W, else of the staff catalog, in language l; undefined
+  // when neither has it.
+  function word(W, l, key) {
+    var staff = catalog("staff");
+    return (W[l] && W[l][key]) || (staff[l] && staff[l][key]);
+  }
   // pickLang is the first of ?lang= and the browser's languages that W
   // has, else "en".
   function pickLang(W) {
@@ -102,5 +108,5 @@ var NowServingStaff = (function () {
         function () { return { ok: false, status: r.status, body: { code: "other", detail: "HTTP " + r.status } }; });
     });
   }
-  return { pickLang: pickLang, words: words, apply: apply, closers: closers, key: key, retry: retry, say: say, refusal: refusal, api: api };
+  return { add: add, catalog: catalog, pickLang: pickLang, words: words, apply: apply, closers: closers, key: key, retry: retry, say: say, refusal: refusal, api: api };
 })();
