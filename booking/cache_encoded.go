@@ -42,6 +42,18 @@ func EncodePage(dst []byte, slots []queue.Slot, total int, loc *time.Location, e
 // when the list is not in memory (SlotPage reads it from the store) or
 // the front has no encoder. It counts a hit of the cache when it answers.
 func (f *Front) EncodedPage(q SlotQuery, loc *time.Location) (EncodedPage, bool) {
+	return f.encodedPage(q, loc, true)
+}
+
+// EncodedPageRead is EncodedPage right after SlotPage read the list from
+// the store (and counted its miss): the page from the list's encoded
+// form, so that its Sum (the API's ETag) is the one every later read of
+// the unchanged list has. It does not count a hit.
+func (f *Front) EncodedPageRead(q SlotQuery, loc *time.Location) (EncodedPage, bool) {
+	return f.encodedPage(q, loc, false)
+}
+
+func (f *Front) encodedPage(q SlotQuery, loc *time.Location, hit bool) (EncodedPage, bool) {
 	if f.encode == nil {
 		return EncodedPage{}, false
 	}
@@ -55,7 +67,9 @@ func (f *Front) EncodedPage(q SlotQuery, loc *time.Location) (EncodedPage, bool)
 		f.mu.Unlock()
 		return EncodedPage{}, false
 	}
-	f.cache.metrics.hits.Inc()
+	if hit {
+		f.cache.metrics.hits.Inc()
+	}
 	n := len(e.p.slots)
 	from := min(max(q.Offset, 0), n)
 	to := from + min(n-from, max(q.Limit, 1))

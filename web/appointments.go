@@ -150,7 +150,12 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 			writeError(w, s.log, err)
 			return
 		}
-		page = booking.EncodePage(nil, list, total, loc, appendQueueSlot)
+		// Answered from the encoded form of the list the read cached,
+		// when it did: the ETag is then the one the next reads of the
+		// unchanged list carry, so their If-None-Match gets its 304.
+		if page, ok = s.front.EncodedPageRead(q, loc); !ok {
+			page = booking.EncodePage(nil, list, total, loc, appendQueueSlot)
+		}
 	}
 	out := Slots{Date: date, Total: page.Total}
 	if offset+page.Slots < page.Total {

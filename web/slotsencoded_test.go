@@ -69,6 +69,34 @@ func TestSlotsEncoded(t *testing.T) {
 	}
 }
 
+// TestSlotsETagFromStore: the answer that read a list from the store has
+// the ETag of the answers from memory after it while the list is
+// unchanged, so a client that keeps the first one's ETag gets its 304
+// (openapi.yaml, slots). It had a tag of its own, and its If-None-Match
+// was answered the whole list again.
+func TestSlotsETagFromStore(t *testing.T) {
+	e := bookingEnv(t)
+	parttest.Until(t, context.Background(), e.srv.front.Follow) // as Serve does
+	for _, path := range []string{
+		"/api/v1/sites/main/slots?resource=dr&date=2026-03-02",
+		"/api/v1/sites/main/slots?date=2026-03-02&offset=5&limit=5",
+	} {
+		misses := e.metric(t, "nowserving_booking_slot_cache_misses_total")
+		first, _ := e.get(t, path, "")
+		if e.metric(t, "nowserving_booking_slot_cache_misses_total") == misses {
+			t.Fatalf("%s: the first read was not from the store", path)
+		}
+		tag := first.Header.Get("ETag")
+		second, _ := e.get(t, path, "")
+		if got := second.Header.Get("ETag"); got != tag {
+			t.Errorf("%s: ETag from the store %s, from memory %s", path, tag, got)
+		}
+		if resp, body := e.get(t, path, tag); resp.StatusCode != http.StatusNotModified || len(body) != 0 {
+			t.Errorf("%s: If-None-Match of the store's answer: %d, %d bytes", path, resp.StatusCode, len(body))
+		}
+	}
+}
+
 // get sends GET path, with If-None-Match when etag is set, and returns
 // the answer and its body.
 func (e *env) get(t *testing.T, path, etag string) (*http.Response, []byte) {
