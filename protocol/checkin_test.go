@@ -44,7 +44,8 @@ func bookingEnv(t *testing.T) (*env, []queue.Slot, func(queue.Slot, string) queu
 
 // TestCheckIn: a kiosk checks a booking in with its code and gets the
 // appointment ticket, with the slot's start; too early, unknown and
-// second check-ins are refused with their codes; a retry of the same key
+// second check-ins are refused with their codes, the messages naming the
+// code the kiosk sent; a retry of the same key
 // gets the same ticket.
 func TestCheckIn(t *testing.T) {
 	en, slots, book := bookingEnv(t)
@@ -65,7 +66,9 @@ func TestCheckIn(t *testing.T) {
 	if again := cl.ticket(&wire.CheckIn{IdemKey: "ci-1", Code: code}); again.ID != tk.ID || again.Version != tk.Version {
 		t.Errorf("retry gave ticket %d version %d, want %d version %d", again.ID, again.Version, tk.ID, tk.Version)
 	}
-	cl.wantError(&wire.CheckIn{IdemKey: "ci-2", Code: soon.Code}, wire.ErrBookingNotActive.Code)
+	if e := cl.wantError(&wire.CheckIn{IdemKey: "ci-2", Code: soon.Code}, wire.ErrBookingNotActive.Code); !strings.Contains(e.Msg, "booking "+soon.Code+" is CHECKED_IN") {
+		t.Errorf("second check-in: %q, want it to name the code sent, %s (§5a)", e.Msg, soon.Code)
+	}
 	e := cl.wantError(&wire.CheckIn{IdemKey: "ci-3", Code: later.Code}, wire.ErrCheckInEarly.Code)
 	if !strings.Contains(e.Msg, "come back at 10:30") {
 		t.Errorf("early: %q", e.Msg)

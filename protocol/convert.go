@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,15 +61,30 @@ func refusalMsg(err, sentinel error, st *wire.StatusError) string {
 	if errors.As(err, &ce) {
 		return st.Msg + ": " + ce.Notice()
 	}
+	// A refused check-in names the booking by the code the kiosk sent,
+	// as 0x2B and 0x2C do, so that its screen can show it back (§5a).
 	var be *queue.BookingStateError
 	if errors.As(err, &be) {
-		return fmt.Sprintf("%s: booking %d is %s: cannot %s", st.Msg, be.ID, be.Status, be.Action)
+		return fmt.Sprintf("%s: booking %s is %s: cannot %s", st.Msg, bookingName(be.ID, be.Code), be.Status, be.Action)
+	}
+	var late *queue.CheckInLateError
+	if errors.As(err, &late) {
+		return fmt.Sprintf("%s: booking %s: %s", st.Msg, bookingName(late.ID, late.Code), late.Reason)
 	}
 	detail, ok := strings.CutPrefix(err.Error(), sentinel.Error()+": ")
 	if !ok || strings.Contains(detail, "queue: ") {
 		return st.Msg
 	}
 	return st.Msg + ": " + detail
+}
+
+// bookingName is how a refusal names a booking: its code when known,
+// else its id.
+func bookingName(id int64, code string) string {
+	if code != "" {
+		return code
+	}
+	return strconv.FormatInt(id, 10)
 }
 
 var errorMap = []struct {

@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -180,5 +182,19 @@ func TestClosedRefusal(t *testing.T) {
 	want := "service closed: Pessoa física: fechado, abre seg 10:00 / Personal: closed, opens Mon 10:00"
 	if internal || se.Code != wire.ErrServiceClosed.Code || se.Msg != want {
 		t.Errorf("refusal %v (internal %v), want 0x22 %q", se, internal, want)
+	}
+}
+
+// TestCheckInLateMsg: 0x2D names the booking by its code, as the other
+// refusals of a CHECK_IN do (PROTOCOL.md §5a), not by its id.
+func TestCheckInLateMsg(t *testing.T) {
+	err := fmt.Errorf("check in: %w", &queue.CheckInLateError{ID: 7, Code: "K7P3X9QM", Reason: "its slot ended at 09:45"})
+	se, internal := statusOf(err)
+	want := "too late to check in: booking K7P3X9QM: its slot ended at 09:45"
+	if internal || se.Code != wire.ErrCheckInLate.Code || se.Msg != want {
+		t.Errorf("refusal %v (internal %v), want 0x2D %q", se, internal, want)
+	}
+	if !errors.Is(err, queue.ErrCheckInLate) || !queue.IsRefusal(err) {
+		t.Errorf("%v: not ErrCheckInLate, or not a refusal", err)
 	}
 }

@@ -90,6 +90,9 @@ type BookingStateError struct {
 	ID     int64
 	Status BookingStatus
 	Action string
+	// Code is the booking's code on a refused check-in: the device
+	// protocol names the booking by the code its kiosk sent.
+	Code string
 }
 
 func (e *BookingStateError) Error() string {
@@ -100,6 +103,24 @@ func (e *BookingStateError) Error() string {
 func (e *BookingStateError) Is(target error) bool { return target == ErrBookingState }
 
 func (e *BookingStateError) refuses() {}
+
+// CheckInLateError refuses a check-in after its window (where the site
+// refuses late check-ins) or past the slot's end and grace. It matches
+// ErrCheckInLate.
+type CheckInLateError struct {
+	ID     int64
+	Code   string
+	Reason string // "its slot ended at 10:30", "the window closed at 10:25"
+}
+
+func (e *CheckInLateError) Error() string {
+	return fmt.Sprintf("%s: booking %d: %s", ErrCheckInLate, e.ID, e.Reason)
+}
+
+// Is makes CheckInLateError match ErrCheckInLate.
+func (e *CheckInLateError) Is(target error) bool { return target == ErrCheckInLate }
+
+func (e *CheckInLateError) refuses() {}
 
 // Book takes a place in a slot: one conditional UPDATE of the slot's
 // places, behind the store's CHECK and unique index. A retry of the same
@@ -382,7 +403,7 @@ func (e *Engine) checkIn(ctx context.Context, tx Tx, j *job, s *Site, r BookingR
 		return CheckIn{}, err
 	}
 	if b.Status != BookingBooked {
-		return CheckIn{}, &BookingStateError{ID: b.ID, Status: b.Status, Action: "check in"}
+		return CheckIn{}, &BookingStateError{ID: b.ID, Status: b.Status, Action: "check in", Code: b.Code}
 	}
 	rules := s.Appointments.withDefaults()
 	now := e.clock()
@@ -390,13 +411,13 @@ func (e *Engine) checkIn(ctx context.Context, tx Tx, j *job, s *Site, r BookingR
 		return CheckIn{}, &CheckInEarlyError{Code: b.Code, At: open.In(s.Location), Now: now}
 	}
 	if !now.Before(b.End.Add(rules.MissedGrace)) {
-		return CheckIn{}, fmt.Errorf("%w: booking %d: its slot ended at %s", ErrCheckInLate, b.ID, b.End.In(s.Location).Format("15:04"))
+		return CheckIn{}, &CheckInLateError{ID: b.ID, Code: b.Code, Reason: "its slot ended at " + b.End.In(s.Location).Format("15:04")}
 	}
 	onTime := !now.After(b.Start.Add(rules.Late))
 	class := ClassAppointment
 	if !onTime {
 		if rules.LatePolicy == LateRefuse {
-			return CheckIn{}, fmt.Errorf("%w: booking %d: the window closed at %s", ErrCheckInLate, b.ID, b.Start.Add(rules.Late).In(s.Location).Format("15:04"))
+			return CheckIn{}, &CheckInLateError{ID: b.ID, Code: b.Code, Reason: "the window closed at " + b.Start.Add(rules.Late).In(s.Location).Format("15:04")}
 		}
 		class = ClassNormal
 	}
