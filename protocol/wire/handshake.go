@@ -130,7 +130,8 @@ var _ = declareRecord[ClassDef](fields{
 type Heartbeat struct {
 	// TimeMS: sender clock, Unix milliseconds.
 	TimeMS int64
-	// Version: daemon: latest event version; device: last version seen.
+	// Version: device: last version seen. The daemon sends none (0):
+	// versions come with SUBSCRIBE's answer and the EVENTs.
 	Version uint64
 }
 

@@ -58,7 +58,7 @@ var vectors = []vector{
 			Services:  []ServiceDef{{Code: "P", Names: []string{"Pessoa física", "Personal"}}, {Code: "V", Names: []string{"Personnalité", "VIP"}}},
 			Classes: []ClassDef{{Value: ClassNormal, Code: "normal", Names: []string{"Normal", "Normal"}},
 				{Value: 16, Code: "priority", Names: []string{"Prioritário", "Priority"}}}}},
-	{name: "heartbeat", note: "Heartbeat from the daemon (request id 0).",
+	{name: "heartbeat", note: "Heartbeat from a device (request id 0) that has seen events up to version 42.",
 		msg: &Heartbeat{TimeMS: 1796000010000, Version: 42}},
 	{name: "heartbeat_empty", note: "The smallest valid frame: a heartbeat with an empty payload.",
 		msg: &Heartbeat{}},
