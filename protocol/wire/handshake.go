@@ -64,7 +64,8 @@ type Welcome struct {
 	Allowed Actions
 	// HeartbeatMS: heartbeat interval in milliseconds.
 	HeartbeatMS uint32
-	// Version: latest event version of the site.
+	// Version: latest event version of the site; not sent to a kiosk,
+	// which does not subscribe (absent: 0).
 	Version uint64
 	// MaxPayload: largest payload the daemon accepts, bytes.
 	MaxPayload uint32
