@@ -155,6 +155,12 @@ func (ss *session) resolve(f wire.Frame, site string, counter uint32, key string
 		return r, wire.ErrBadPayload.WithMsg(fmt.Sprintf("malformed payload: idempotency key longer than %d bytes", maxKey))
 	}
 	if key == "" && f.Type.IsMutating() {
+		// Every request of id 0 in a boot would derive the same key: a
+		// second TAKE_TICKET would get the first one's ticket, two people
+		// one number. Id 0 is not for requests (§3): refused, not guessed.
+		if f.RequestID == 0 {
+			return r, wire.ErrBadPayload.WithMsg("malformed payload: request id 0 is not for requests (count from 1) without an idempotency key")
+		}
 		key = wire.DerivedKey(ss.dev.ID, ss.hello.BootNonce, f.RequestID)
 	}
 	r.qr = queue.Request{Site: def.ID, Device: ss.dev.ID, Key: key}

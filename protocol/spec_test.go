@@ -88,6 +88,32 @@ func TestErrorRequestIDs(t *testing.T) {
 	}
 }
 
+// TestRequestIDZero: a request that changes something, sent with id 0 and
+// no IdemKey, is refused (ERROR 0x04, no ticket issued): each would derive
+// the boot's one id-0 key, and a second TAKE_TICKET would get the first
+// one's ticket. With an IdemKey, id 0 issues as any id does.
+func TestRequestIDZero(t *testing.T) {
+	en := newEnv(t, nil)
+	kiosk, _ := en.login("kiosk-1", 1)
+	for range 2 {
+		kiosk.write(0, 0, &wire.TakeTicket{Service: "A"})
+		_, m, err := kiosk.read()
+		e, ok := m.(*wire.ErrorMsg)
+		if err != nil || !ok || e.Code != wire.ErrBadPayload.Code || !strings.Contains(e.Msg, "request id 0") {
+			t.Fatalf("TAKE_TICKET id 0: got %v %+v, want ERROR 0x04 naming request id 0", err, m)
+		}
+	}
+	if tk := kiosk.ticket(&wire.TakeTicket{Service: "A"}); tk.Number != "A001" {
+		t.Errorf("after two refused id-0 requests the next ticket is %s, want A001 (none issued)", tk.Number)
+	}
+	kiosk.write(0, 0, &wire.TakeTicket{Service: "A", IdemKey: "kiosk-1-zero"})
+	if _, m, err := kiosk.read(); err != nil {
+		t.Fatal(err)
+	} else if tk, ok := m.(*wire.Ticket); !ok || tk.Number != "A002" {
+		t.Errorf("TAKE_TICKET id 0 with IdemKey: got %+v, want ticket A002", m)
+	}
+}
+
 // TestErrorMessages: every ERROR a device can provoke has a short message
 // that starts with its code's table message and carries nothing of the
 // daemon's insides (Go error chains, CRCs, addresses, driver text).
