@@ -84,6 +84,7 @@ func TestAbortDeadlockInClaim(t *testing.T) {
 // (1317, query interrupted) ends the attempt; the whole transaction is
 // retried.
 func TestAbortKillQuery(t *testing.T) {
+	t.Parallel()
 	storetest.ClaimBlocked(t, storetest.MySQL(t), func(ctx context.Context, x *sql.Tx) error {
 		return kill(ctx, x, "QUERY", true)
 	})
@@ -93,6 +94,7 @@ func TestAbortKillQuery(t *testing.T) {
 // statements of a batch (tickets inserted, events not yet); the batch runs
 // again on a new connection.
 func TestAbortKillConnection(t *testing.T) {
+	t.Parallel()
 	s := storetest.MySQL(t)
 	storetest.KillBetweenStatements(t, s, "AppendEvents", func(ctx context.Context, db *sql.DB) error {
 		return kill(ctx, db, "CONNECTION", false)

@@ -9,6 +9,8 @@ import (
 
 // TestEngineConcurrency: 50 goroutines issue 2,000 tickets over 3 services
 // while 10 counters call, recall, no-show and complete; then the invariants.
+// Not parallel: a load bound by CPU under the race detector, it ran
+// several times slower beside the other tests on a 2-core machine.
 func TestEngineConcurrency(t *testing.T) {
 	storetest.RunConcurrency(t, func(t *testing.T) queue.Store { return storetest.MySQL(t) }, 50, 2000, 10)
 }

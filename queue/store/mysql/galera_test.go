@@ -19,37 +19,46 @@ import (
 // both engines racing at one counter.
 func TestGalera(t *testing.T) {
 	g := storetest.StartGalera(t)
-	t.Run("session", func(t *testing.T) {
-		d1, _ := g.DSNs(t)
-		for _, c := range []struct {
-			name string
-			s    *mysql.Store
-			want int
-		}{
-			{"galera node", openOn(d1)(t).(*mysql.Store), 1},
-			{"galera node, DSN sets 0", openOn(d1 + "?wsrep_sync_wait=0")(t).(*mysql.Store), 0},
-			{"server without wsrep", storetest.MySQL(t), 0},
-		} {
-			var got int
-			if err := c.s.DB().QueryRowContext(t.Context(), "SELECT @@wsrep_sync_wait").Scan(&got); err != nil {
-				t.Fatalf("%s: %v", c.name, err)
+	// Each case has a database of its own on the cluster: they run side
+	// by side, and together end before the timed follow and the desync of
+	// node 1 (several nodes) begin.
+	t.Run("side by side", func(t *testing.T) {
+		t.Run("session", func(t *testing.T) {
+			t.Parallel()
+			d1, _ := g.DSNs(t)
+			for _, c := range []struct {
+				name string
+				s    *mysql.Store
+				want int
+			}{
+				{"galera node", openOn(d1)(t).(*mysql.Store), 1},
+				{"galera node, DSN sets 0", openOn(d1 + "?wsrep_sync_wait=0")(t).(*mysql.Store), 0},
+				{"server without wsrep", storetest.MySQL(t), 0},
+			} {
+				var got int
+				if err := c.s.DB().QueryRowContext(t.Context(), "SELECT @@wsrep_sync_wait").Scan(&got); err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				if got != c.want {
+					t.Errorf("%s: wsrep_sync_wait %d, want %d", c.name, got, c.want)
+				}
 			}
-			if got != c.want {
-				t.Errorf("%s: wsrep_sync_wait %d, want %d", c.name, got, c.want)
-			}
-		}
-	})
-	t.Run("read after write", func(t *testing.T) {
-		d1, d2 := g.DSNs(t)
-		storetest.RunReadAfterWrite(t, []func(*testing.T) queue.Store{openOn(d1), openOn(d2)}, 300)
-	})
-	t.Run("concurrency", func(t *testing.T) {
-		d1, d2 := g.DSNs(t)
-		storetest.RunConcurrencyAcross(t, []func(*testing.T) queue.Store{openOn(d1), openOn(d2)}, 20, 1000, 10)
-	})
-	t.Run("counter race", func(t *testing.T) {
-		d1, d2 := g.DSNs(t)
-		storetest.RunCounterRace(t, []func(*testing.T) queue.Store{openOn(d1), openOn(d2)}, 100)
+		})
+		t.Run("read after write", func(t *testing.T) {
+			t.Parallel()
+			d1, d2 := g.DSNs(t)
+			storetest.RunReadAfterWrite(t, []func(*testing.T) queue.Store{openOn(d1), openOn(d2)}, 300)
+		})
+		t.Run("concurrency", func(t *testing.T) {
+			t.Parallel()
+			d1, d2 := g.DSNs(t)
+			storetest.RunConcurrencyAcross(t, []func(*testing.T) queue.Store{openOn(d1), openOn(d2)}, 20, 1000, 10)
+		})
+		t.Run("counter race", func(t *testing.T) {
+			t.Parallel()
+			d1, d2 := g.DSNs(t)
+			storetest.RunCounterRace(t, []func(*testing.T) queue.Store{openOn(d1), openOn(d2)}, 100)
+		})
 	})
 	t.Run("follow", func(t *testing.T) { storetest.RunFollow(t, galeraShared(g)) })
 	t.Run("several nodes", func(t *testing.T) { severalNodes(t, g) })

@@ -13,11 +13,13 @@ import (
 )
 
 func TestStore(t *testing.T) {
+	t.Parallel()
 	storetest.RunDialect(t, "mysql")
 }
 
 // TestSession checks what Open sets on every connection.
 func TestSession(t *testing.T) {
+	t.Parallel()
 	s := storetest.MySQL(t)
 	var level string
 	if err := s.DB().QueryRowContext(t.Context(), "SELECT @@tx_isolation").Scan(&level); err != nil {
@@ -35,6 +37,7 @@ func TestSession(t *testing.T) {
 // holding a busy week; call-next's Heads read theirs in order (no
 // filesort), the condition for InnoDB to lock only the row it returns.
 func TestPlans(t *testing.T) {
+	t.Parallel()
 	storetest.RunPlans(t, storetest.MySQL(t), "ANALYZE TABLE tickets", "EXPLAIN ", readPlan)
 }
 
@@ -56,5 +59,6 @@ func TestUnreachable(t *testing.T) {
 }
 
 func TestErrorsHideDriver(t *testing.T) {
+	t.Parallel()
 	storetest.ErrorsHideDriver(t, storetest.MySQL(t), (*gomysql.MySQLError)(nil))
 }

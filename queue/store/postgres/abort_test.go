@@ -80,6 +80,7 @@ func TestAbortDeadlockInClaim(t *testing.T) {
 // TestAbortCancelQuery: pg_cancel_backend on the claim while it waits for a
 // lock (57014) aborts the transaction; it is retried whole.
 func TestAbortCancelQuery(t *testing.T) {
+	t.Parallel()
 	s, app := openNamed(t)
 	storetest.ClaimBlocked(t, s, func(ctx context.Context, x *sql.Tx) error {
 		return signal(ctx, x, "pg_cancel_backend", app, "active", "Lock")
@@ -90,6 +91,7 @@ func TestAbortCancelQuery(t *testing.T) {
 // a batch (tickets inserted, events not yet); the batch runs again on a
 // new connection.
 func TestAbortTerminateBackend(t *testing.T) {
+	t.Parallel()
 	s, app := openNamed(t)
 	storetest.KillBetweenStatements(t, s, "AppendEvents", func(ctx context.Context, db *sql.DB) error {
 		return signal(ctx, db, "pg_terminate_backend", app, "idle in transaction", "")

@@ -19,6 +19,7 @@ import (
 // tickets read the tickets of their days only: joined by id to the whole
 // table, a hash join reads every ticket of the history.
 func TestCheckPlans(t *testing.T) {
+	t.Parallel()
 	st := storetest.Postgres(t)
 	db, err := st.DB().Conn(t.Context()) // one session: SET holds for it
 	if err != nil {
@@ -77,6 +78,7 @@ func ticketsByDay(plan []string) bool {
 // connection and sends the cancel from a goroutine of its close; the
 // handler makes the cancel part of the call itself.)
 func TestCancelOnServer(t *testing.T) {
+	t.Parallel()
 	st := storetest.Postgres(t, sqlstore.Opts{CancelOnServer: true})
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 )
 
 func TestStore(t *testing.T) {
+	t.Parallel()
 	storetest.RunDialect(t, "postgres")
 }
 
@@ -22,6 +23,7 @@ func TestStore(t *testing.T) {
 // node: LIMIT 1 stops at the first row, and FOR UPDATE SKIP LOCKED locks
 // only it).
 func TestPlans(t *testing.T) {
+	t.Parallel()
 	storetest.RunPlans(t, storetest.Postgres(t), "ANALYZE tickets", "EXPLAIN ", readPlan)
 }
 
@@ -52,5 +54,6 @@ func TestUnreachable(t *testing.T) {
 }
 
 func TestErrorsHideDriver(t *testing.T) {
+	t.Parallel()
 	storetest.ErrorsHideDriver(t, storetest.Postgres(t), (*pgconn.PgError)(nil))
 }

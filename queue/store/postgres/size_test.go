@@ -11,6 +11,7 @@ import (
 // take well under a megabyte, where pg_database_size counts the system
 // catalogs alone at several.
 func TestSizeOfSchema(t *testing.T) {
+	t.Parallel()
 	st := storetest.Postgres(t)
 	n, err := st.Size(t.Context())
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 // kiosks told to retry, and every retry after the disk has room again gets
 // one ticket.
 func TestAbortDiskFull(t *testing.T) {
+	t.Parallel()
 	s := storetest.SQLite(t)
 	ctx := t.Context()
 	setMax := func(n string) {

@@ -19,6 +19,7 @@ import (
 // it holds whole transactions only (an even count, a zero sum), its schema
 // is the store's, and it passes the integrity check.
 func TestBackupWhileWriting(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "q.db")

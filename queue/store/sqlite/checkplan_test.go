@@ -19,6 +19,7 @@ var wholeHistory = regexp.MustCompile(`\b(SCAN (tickets|events|t|h|e|p)\b|USING 
 // window by a range of an index, never the site's history: without
 // ANALYZE, SQLite likes a covering index searched by site alone.
 func TestCheckWindowPlans(t *testing.T) {
+	t.Parallel()
 	st := storetest.SQLite(t)
 	for _, q := range sqlite.Dialect().CheckWindowQueries() {
 		rows, err := st.DB().QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q.SQL)

@@ -9,6 +9,8 @@ import (
 
 func openStore(t *testing.T) queue.Store { return storetest.SQLite(t) }
 
+// Not parallel: a load bound by CPU under the race detector, it ran
+// several times slower beside the other tests on a 2-core machine.
 func TestEngineConcurrency(t *testing.T) {
 	storetest.RunConcurrency(t, openStore, 50, 2000, 10)
 }

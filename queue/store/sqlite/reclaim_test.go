@@ -14,6 +14,7 @@ import (
 // TestReclaim: the pages the purge of request results frees go back to
 // the file system: the file shrinks and no page is left free.
 func TestReclaim(t *testing.T) {
+	t.Parallel()
 	s := storetest.SQLite(t)
 	ctx := t.Context()
 	big := []byte(`{"ID":1,"Site":"` + strings.Repeat("x", 2000) + `"}`)

@@ -19,6 +19,7 @@ import (
 // TestStore: the migration subtest opens a new file under TempDir (see
 // storetest.RunDialect).
 func TestStore(t *testing.T) {
+	t.Parallel()
 	storetest.RunDialect(t, "sqlite")
 }
 
@@ -32,6 +33,7 @@ func TestOpenRefusesMemory(t *testing.T) {
 }
 
 func TestPragmas(t *testing.T) {
+	t.Parallel()
 	s := storetest.SQLite(t)
 	for name, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "10000", "temp_store": "2", "auto_vacuum": "2",
 		"wal_autocheckpoint": "0"} {
@@ -82,6 +84,7 @@ func TestCheckpointer(t *testing.T) {
 }
 
 func TestErrorsHideDriver(t *testing.T) {
+	t.Parallel()
 	storetest.ErrorsHideDriver(t, storetest.SQLite(t), (*msqlite.Error)(nil))
 }
 
@@ -89,6 +92,7 @@ func TestErrorsHideDriver(t *testing.T) {
 // read the partial indexes made for them, call-next's Heads in index order
 // (no temporary B-tree for ORDER BY).
 func TestPlans(t *testing.T) {
+	t.Parallel()
 	storetest.RunPlans(t, storetest.SQLite(t), "ANALYZE", "EXPLAIN QUERY PLAN ", readPlan)
 }
 

@@ -17,6 +17,7 @@ import (
 // its window and whole; a ticket of an old day left open is found by a
 // check of every day and not by the window, one of yesterday by both.
 func TestCheckWindow(t *testing.T) {
+	t.Parallel()
 	storetest.EachStore(t, func(t *testing.T, qs queue.Store, st *sqlstore.Store) {
 		site, opts := history(t, qs, 5, 40, 3)
 		window := opts
@@ -61,6 +62,7 @@ func reopen(t *testing.T, st queue.Store, site, day string) {
 // longer than a chunk (read a week at a time) finds it clean, and finds
 // once each an old day left open and an event lost in an old chunk.
 func TestCheckChunks(t *testing.T) {
+	t.Parallel()
 	storetest.EachStore(t, func(t *testing.T, qs queue.Store, st *sqlstore.Store) {
 		site, opts := history(t, qs, 20, 20, 5)
 		if r, err := st.Check(t.Context(), opts); err != nil || !r.OK() || r.Tickets != 21*20 {

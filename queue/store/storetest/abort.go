@@ -128,9 +128,9 @@ func retryable(err error) bool {
 // twice, no ticket called twice).
 func testAbortEveryStatement(t *testing.T, open func(t *testing.T) queue.Store) {
 	ctx := t.Context()
-	fs := NewFaultStore(open(t))
+	base := open(t)
 	count := &Fault{Count: true, At: AtCommit}
-	r := newFaultRun(t, fs, "count")
+	r := newFaultRun(t, NewFaultStore(base), "count")
 	r.setup(ctx)
 	r.batch(ctx, count)
 	if count.Calls < 10 {
@@ -145,20 +145,28 @@ func testAbortEveryStatement(t *testing.T, open func(t *testing.T) queue.Store) 
 		{name: "aborted", err: fmt.Errorf("deadlock found when trying to get lock: %w", queue.ErrAborted)},
 		{name: "unavailable", err: fmt.Errorf("connection lost: %w", queue.ErrUnavailable)},
 	}
+	// Each case is a site of its own with its own engine and FaultStore
+	// (the plan, the hold and the violations are the FaultStore's), over
+	// the one database: the cases run side by side.
 	run := 0
+	fault := func(name string, f *Fault) {
+		run++
+		site := fmt.Sprintf("f%d", run)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			checkFaultRun(t, NewFaultStore(base), site, name, f)
+		})
+	}
 	for _, k := range kinds {
 		for at := 0; at <= count.Calls; at++ {
 			f := &Fault{At: at, Err: k.err}
 			if at == count.Calls {
 				f.At = AtCommit
 			}
-			run++
-			checkFaultRun(t, fs, fmt.Sprintf("f%d", run), fmt.Sprintf("%s at %d", k.name, at), f)
+			fault(fmt.Sprintf("%s at %d", k.name, at), f)
 		}
 	}
-	run++
-	checkFaultRun(t, fs, fmt.Sprintf("f%d", run), "commit landed, answer lost",
-		&Fault{At: AtCommit, Landed: true, Err: kinds[1].err})
+	fault("commit landed, answer lost", &Fault{At: AtCommit, Landed: true, Err: kinds[1].err})
 }
 
 func checkFaultRun(t *testing.T, fs *FaultStore, site, name string, f *Fault) {

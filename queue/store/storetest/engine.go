@@ -134,9 +134,17 @@ func StartEngine(tb testing.TB, o queue.Opts) *queue.Engine {
 	return e
 }
 
+// suiteStoreTimeout is the store deadline of the suites' engines. The
+// suites check rules and invariants, not time-outs (testHungStore and the
+// failover cases do, with deadlines of their own): with the default 3 s,
+// a call that waits longer for a database the other tests share, on a
+// loaded machine under the race detector, failed a case that proves
+// nothing about time.
+const suiteStoreTimeout = 30 * time.Second
+
 func (en *env) start(sites []queue.Site) {
 	en.t.Helper()
-	o := queue.Opts{Store: en.store, Sites: sites, Clock: en.clock.Now, Batch: 32}
+	o := queue.Opts{Store: en.store, Sites: sites, Clock: en.clock.Now, Batch: 32, StoreTimeout: suiteStoreTimeout}
 	if en.d != nil && en.d.tune != nil {
 		en.d.tune(en.t, en.i, &o)
 	}

@@ -67,10 +67,12 @@ var Engines = []Engine{
 }
 
 // EachStore runs f as a subtest on a fresh store of each of Engines: qs as
-// the engine sees it, st the SQL store under it.
+// the engine sees it, st the SQL store under it. The subtests run side by
+// side, each on its own database.
 func EachStore(t *testing.T, f func(t *testing.T, qs queue.Store, st *sqlstore.Store)) {
 	for _, e := range Engines {
 		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
 			qs, st := e.Open(t)
 			f(t, qs, st)
 		})
