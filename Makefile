@@ -41,7 +41,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 bench: ## benchmarks of stores, protocol and codecs
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-soak: ## the busy-day test (TestBenchDay) at full size, no race detector anywhere: SOAK_TICKETS tickets (20,000; make test plays 4,000), screenshots in out/soak
+soak: ## the busy-day test (TestBenchDay) at full size, no race detector anywhere: SOAK_TICKETS tickets (20,000; make test plays 2,000), screenshots in out/soak
 	NOWSERVING_HALL_DAY_TICKETS=$(SOAK_TICKETS) NOWSERVING_ARTIFACTS=$${NOWSERVING_ARTIFACTS:-$(CURDIR)/out/soak} \
 	  $(GO) test -count=1 -timeout 60m -run '^TestBenchDay$$' -v ./cmd/nowserving
 

@@ -15,7 +15,16 @@ import (
 // TestMain lets the test binary play the nowserving command inside the
 // scripts (testscript puts it on their PATH). It is the only TestMain of
 // this package.
+//
+// The processes started from here (the scripts' commands, the daemons
+// and consoles of the tests that run this binary as nowserving) inherit
+// GORACE=atexit_sleep_ms=0: under -race the runtime otherwise sleeps 1 s
+// at exit, in case goroutines still running report a race, and the
+// scripts' hundred-odd commands waited that long each. A race is reported
+// as it happens and still fails its process (exit status 66); options
+// already in $GORACE come after, and win.
 func TestMain(m *testing.M) {
+	os.Setenv("GORACE", strings.TrimSpace("atexit_sleep_ms=0 "+os.Getenv("GORACE")))
 	testscript.Main(m, map[string]func(){"nowserving": main})
 }
 

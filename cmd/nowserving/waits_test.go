@@ -152,9 +152,8 @@ func startServe(t *testing.T, driver, dsn string) *process {
 	}
 	p := &process{log: &logtest.Buffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command("nowserving", "serve", "--config", file)
-	// Under -race the runtime sleeps 1 s at exit by default: not the
-	// daemon's time.
-	p.cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	// GORACE=atexit_sleep_ms=0 comes from TestMain: the daemon's exit
+	// is not its time.
 	p.cmd.Stderr = p.log
 	p.cmd.Stdout = p.log
 	if err := p.cmd.Start(); err != nil {
