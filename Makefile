@@ -20,7 +20,9 @@ run: build ## run the daemon on embedded SQLite with the demo hospital
 test: ## all tests with the race detector; as root, installs and starts what they need first (.ci/setup)
 	@.ci/setup
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	@# A race-detector binary sleeps a second at every exit (GORACE atexit_sleep_ms)
+	@# to let late reports print; each test binary reports its races before it ends.
+	GORACE="atexit_sleep_ms=0 $(GORACE)" $(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 check: fmt vet test fuzz ## gofmt, go vet, staticcheck, tests and a short fuzz run
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
