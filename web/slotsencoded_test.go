@@ -77,6 +77,12 @@ func TestSlotsEncoded(t *testing.T) {
 func TestSlotsETagFromStore(t *testing.T) {
 	e := bookingEnv(t)
 	parttest.Until(t, context.Background(), e.srv.front.Follow) // as Serve does
+	// Lists are cached once the front follows the site: wait for that on
+	// another day's list, so the lists below are read cold but cached.
+	poll.Until(t, "a list served from memory", func() bool {
+		e.get(t, "/api/v1/sites/main/slots?resource=vacc&date=2026-03-03", "")
+		return e.metric(t, "nowserving_booking_slot_cache_hits_total") > 0
+	})
 	for _, path := range []string{
 		"/api/v1/sites/main/slots?resource=dr&date=2026-03-02",
 		"/api/v1/sites/main/slots?date=2026-03-02&offset=5&limit=5",
