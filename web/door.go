@@ -47,8 +47,8 @@ const doorDepth = 1024
 // place is taken, so the longest a connection waits there for a place
 // (two polls at most), and doorTimeout how long a shed client has to send
 // its request and read its answer: as long as a connection may stay idle
-// (DefaultAppointmentIdle), since it is shed as soon as it connects, and
-// a client on a loaded machine may write its request only seconds after
+// (DefaultAppointmentIdle), since it may be shed a poll after it
+// connects, and a client on a loaded machine may write its request only seconds after
 // its handshake (closed before, it reads an EOF, not the 429). Each waits
 // on a goroutine of its own, in the poller.
 const (
@@ -82,8 +82,10 @@ type doorListener struct {
 	seen int
 	// timeout is doorTimeout (longer in tests).
 	timeout time.Duration
-	// shedding holds a token per connection being answered at the door.
+	// shedding holds a token per connection being answered at the door,
+	// and shed holds those connections (Close ends their wait).
 	shedding chan struct{}
+	shed     sync.Map // net.Conn → struct{}
 	done     chan struct{}
 	once     sync.Once
 	wg       sync.WaitGroup
@@ -155,8 +157,9 @@ func (d *doorListener) shedPast() error {
 		}
 		select {
 		case d.shedding <- struct{}{}:
+			d.shed.Store(c, struct{}{})
 			d.wg.Go(func() {
-				defer func() { <-d.shedding }()
+				defer func() { d.shed.Delete(c); <-d.shedding }()
 				shedConn(c, d.timeout)
 			})
 		case <-d.done:
@@ -167,10 +170,15 @@ func (d *doorListener) shedPast() error {
 	return nil
 }
 
-// Close closes the listener and waits for the shed connections' answers.
+// Close closes the listener and ends the shed connections' wait for
+// their requests (up to doorTimeout), waiting for their goroutines.
 func (d *doorListener) Close() error {
 	err := d.Listener.Close()
 	d.once.Do(func() { close(d.done) })
+	d.shed.Range(func(c, _ any) bool {
+		c.(net.Conn).SetDeadline(time.Now())
+		return true
+	})
 	d.wg.Wait()
 	return err
 }

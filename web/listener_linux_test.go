@@ -108,7 +108,7 @@ func TestDoorShedsWaiting(t *testing.T) {
 // TestDoorSilentConnections: connections an HTTP client dialled and left
 // unused, shed at the door, do not hold up the answers of the ones shed
 // after them (each is answered on its own), however long the door would
-// wait for their requests.
+// wait for their requests; Close ends that wait.
 func TestDoorSilentConnections(t *testing.T) {
 	d, ln, _, _ := heldDoor(t, func(d *doorListener) { d.timeout = time.Hour })
 	for range 4 {
@@ -124,6 +124,10 @@ func TestDoorSilentConnections(t *testing.T) {
 		t.Fatalf("a request behind silent connections: %v, %v; want 429", resp, err)
 	}
 	resp.Body.Close()
+	d.Close() // ends their wait, rather than waiting for it
+	if n := len(d.shedding); n != 0 {
+		t.Errorf("%d connections still shed after Close, want 0", n)
+	}
 }
 
 // heldDoor serves a door of one place, changed by mod, whose handler
