@@ -410,10 +410,29 @@ func (f *Front) read(ctx context.Context, fn func(ctx context.Context) error) er
 // known full is refused without a write; the rest goes to the engine,
 // through the slot's gate. A slot the engine finds full is remembered,
 // unless a place was given back since the request started.
+//
+// Book takes its own permit (Admit), and only once memory cannot answer:
+// a request past its patient's rate, or for a slot known full whose
+// holders are known and do not include it, is refused at once. In the
+// rush at an opening almost every request is one of those, and waiting
+// for a permit (BookingWait) only to be refused from memory held each
+// one's connection for up to 200 ms: the places of the appointments
+// listener filled, and the door shed what came next with a 429 and a
+// closed connection, which its client dialled again; in bench book's
+// scale mode the accepts, writes and closes of that churn were half the
+// daemon's CPU in the rush (the CPU another site's kiosks wait for).
 func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, bool, error) {
 	if wait, ok := f.limit.allow(r.Site, r.Patient, f.clock()); !ok {
 		return queue.Booking{}, false, &RateError{RetryAfter: wait}
 	}
+	if err := f.hopeless(r); err != nil {
+		return queue.Booking{}, false, err
+	}
+	ctx, done, err := f.Admit(ctx)
+	if err != nil {
+		return queue.Booking{}, false, err
+	}
+	defer done()
 	if full, rel := f.known(r.Site, r.Slot); full {
 		return f.bookFull(ctx, r, rel)
 	}
@@ -430,6 +449,25 @@ func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, b
 		return f.bookFull(ctx, r, rel)
 	}
 	return f.book(ctx, r, rel)
+}
+
+// hopeless is the refusal of r when memory alone tells it: its slot is
+// known full and r cannot be a retry of a booking there (it has no key,
+// or the slot's holders are known and neither its patient nor its key is
+// among them). Otherwise it is nil and r goes on.
+func (f *Front) hopeless(r queue.BookRequest) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.live[r.Site] || !f.marksOf(r.Site).has(r.Slot) {
+		return nil
+	}
+	if r.Key != "" {
+		h, ok := f.holders[r.Slot]
+		if !ok || h.site != r.Site || h.patients[r.Patient] || h.keys[queue.RequestKey{Device: r.Device, Key: r.Key}] {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: slot %d (known full)", queue.ErrSlotFull, r.Slot)
 }
 
 // known reports whether a slot of site is known full, and how many

@@ -382,3 +382,46 @@ func TestGenerationOfAnotherResource(t *testing.T) {
 		t.Errorf("the day's list of every resource has %d slots after dr-new's generation, want %d", got, before+12)
 	}
 }
+
+// TestHopelessNeedsNoPermit: a request memory refuses (a slot known full,
+// its holders known and without the request's patient or key) is answered
+// slot full while every permit is taken, without waiting for one; one
+// that may be a retry of the booking there, or is for a slot not known
+// full, still needs a permit (and is shed as overloaded without one).
+func TestHopelessNeedsNoPermit(t *testing.T) {
+	e := newEnvWith(t, booking.Opts{MaxRunning: 1, BookingWait: time.Nanosecond})
+	sl := e.slots[6].ID
+	req := func(patient, key string) queue.BookRequest {
+		return queue.BookRequest{Request: queue.Request{Site: "hq", Device: "api:his", Key: key}, Slot: sl, Patient: patient}
+	}
+	if _, _, err := e.front.Book(t.Context(), req("p1", "his-1")); err != nil {
+		t.Fatal(err)
+	}
+	// The slot learnt full, and its holders read, with the permit free.
+	if _, _, err := e.front.Book(t.Context(), req("p2", "his-2")); !errors.Is(err, queue.ErrSlotFull) {
+		t.Fatalf("second patient: %v", err)
+	}
+	if _, _, err := e.front.Book(t.Context(), req("p3", "his-3")); !errors.Is(err, queue.ErrSlotFull) {
+		t.Fatalf("third patient: %v", err)
+	}
+	_, done, err := e.front.Admit(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	updates, views := e.st.updates.Load(), e.st.views.Load()
+	for _, r := range []queue.BookRequest{req("p4", "his-4"), req("p5", "")} {
+		if _, _, err := e.front.Book(t.Context(), r); !errors.Is(err, queue.ErrSlotFull) {
+			t.Errorf("patient %s on a slot known full, every permit taken: %v, want slot full", r.Patient, err)
+		}
+	}
+	if u, v := e.st.updates.Load()-updates, e.st.views.Load()-views; u != 0 || v != 0 {
+		t.Errorf("refusals from memory cost %d transactions and %d reads", u, v)
+	}
+	if _, _, err := e.front.Book(t.Context(), req("p1", "his-1")); !errors.Is(err, booking.ErrOverloaded) {
+		t.Errorf("a retry of the booking there, every permit taken: %v, want overloaded", err)
+	}
+	if err := e.book(e.slots[7].ID, "p6"); !errors.Is(err, booking.ErrOverloaded) {
+		t.Errorf("a slot not known full, every permit taken: %v, want overloaded", err)
+	}
+}

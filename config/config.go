@@ -156,14 +156,15 @@ type Listen struct {
 	// check-in): listen.http then answers those routes 421 misdirected,
 	// naming it. It serves at most AppointmentsMaxConnections connections
 	// at once (the next wait in the kernel's backlog, costing the daemon
-	// nothing) and closes a keep-alive connection idle for
+	// nothing, a poll or two, then are answered 429 at the door) and
+	// closes a keep-alive connection idle for
 	// AppointmentsIdleTimeout, so that a rush of appointments cannot take
 	// the CPU the kiosks and counters need. It takes listen.http_tls.
 	// Empty: the appointments API is served on listen.http.
 	Appointments string `mapstructure:"appointments" usage:"address host:port of the appointments API's own listener (empty: on listen.http)"`
 	// AppointmentsMaxConnections caps the connections listen.appointments
 	// serves at once.
-	AppointmentsMaxConnections int `mapstructure:"appointments_max_connections" usage:"connections listen.appointments serves at once; more wait in the kernel's backlog"`
+	AppointmentsMaxConnections int `mapstructure:"appointments_max_connections" usage:"connections listen.appointments serves at once; more wait in the kernel's backlog a poll or two, then get 429"`
 	// AppointmentsIdleTimeout closes a connection of listen.appointments
 	// idle this long between requests.
 	AppointmentsIdleTimeout time.Duration `mapstructure:"appointments_idle_timeout" usage:"idle keep-alive time of a listen.appointments connection"`

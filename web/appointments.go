@@ -177,13 +177,9 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 	writeSlots(w, r, &out, page)
 }
 
+// book takes no permit of the front itself: Book does, once memory
+// cannot answer the request.
 func (s *Server) book(w http.ResponseWriter, r *http.Request) {
-	ctx, done, err := s.front.Admit(r.Context())
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	defer done()
 	loc, ok := s.siteLoc(w, r)
 	if !ok {
 		return
@@ -191,7 +187,7 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) {
 	var b bookBody
 	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
 	dec.DisallowUnknownFields()
-	err = dec.Decode(&b)
+	err := dec.Decode(&b)
 	switch {
 	case err != nil:
 		err = fmt.Errorf(`body: want {"slot": ID, "patient": REF, "hold": BOOL}: %w`, err)
@@ -206,7 +202,7 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, err.Error())
 		return
 	}
-	bk, replayed, err := s.front.Book(ctx, queue.BookRequest{Request: s.request(r), Slot: b.Slot, Patient: b.Patient, Hold: b.Hold})
+	bk, replayed, err := s.front.Book(r.Context(), queue.BookRequest{Request: s.request(r), Slot: b.Slot, Patient: b.Patient, Hold: b.Hold})
 	if err != nil {
 		writeError(w, s.log, err)
 		return

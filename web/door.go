@@ -20,29 +20,50 @@ import (
 // filled it the kernel dropped the handshakes that came next, and then
 // the half-open connections of clients that had sent their request:
 // 1,050-1,648 requests a rush got "connection reset by peer", thousands
-// more a timeout after 30 s. So when the queue grows past doorDepth, the
-// door accepts the connections past it and answers each a canned 429
+// more a timeout after 30 s. So the door accepts the connections that
+// waited in the queue a poll (doorPoll) while every place stayed taken,
+// and those past doorDepth at once, and answers each a canned 429
 // overloaded with Retry-After, after reading its request (closing with an
 // unread request would itself send a reset), without net/http's
-// goroutine, parse of the route, or handler. Up to doorDepth connections
-// still wait their turn in the queue.
+// goroutine, parse of the route, or handler.
+//
+// A connection given a place keeps it for its next requests (until it is
+// idle AppointmentIdle): a waiting one is shed within a poll or two, so
+// none waits behind it long, and an answer need not close its connection
+// to let the next one in. Closing every answer given while the places
+// were full, as this listener did, made each request of a rush a
+// connection of its own: in bench/rush.sh the accepts, closes and the
+// door's answers to the clients' new connections were half the daemon's
+// CPU, and the clients' dials more of the machine's (the CPU another
+// site's kiosks wait for); kept open, the rush's 409s and 429s are
+// answered on connections already open.
 
 // doorDepth is how deep the accept queue may grow before the door sheds
-// what is past it: well below somaxconn, so the kernel never drops.
+// what is past it at once: well below somaxconn, so the kernel never
+// drops.
 const doorDepth = 1024
 
 // doorPoll is how often the door looks at the queue's depth while every
-// place is taken, and doorTimeout how long a shed client has to send its
-// request and read its answer.
+// place is taken, so the longest a connection waits there for a place
+// (two polls at most), and doorTimeout how long a shed client has to send
+// its request and read its answer: as long as a connection may stay idle
+// (DefaultAppointmentIdle), since it may be shed a poll after it
+// connects, and a client on a loaded machine may write its request only seconds after
+// its handshake (closed before, it reads an EOF, not the 429). Each waits
+// on a goroutine of its own, in the poller.
 const (
 	doorPoll    = 10 * time.Millisecond
-	doorTimeout = time.Second
+	doorTimeout = DefaultAppointmentIdle
 )
 
-// doorShedders are the goroutines that answer the shed connections: a
-// few, so that a slow client holds up the rest only so long, and the
-// shedding takes at most that many Ps.
-const doorShedders = 2
+// The door answers each shed connection on a goroutine of its own, at
+// most doorDepth at once (past those the door waits for one to end). Two
+// goroutines answering them in turn, as it did, waited up to doorTimeout
+// on each connection an HTTP client dialled and then left unused (it got
+// an idle one first, see doorFirstRequest): in a rush the shed connections
+// then piled up behind, the door stopped accepting, the kernel's queue
+// overflowed and dropped handshakes, and clients timed out after 30 s.
+// A shed connection's goroutine waits in the poller, not for a CPU.
 
 // doorListener serves at most cap(places) connections at once, as
 // netutil.LimitListener does, and sheds at the door what is past the
@@ -54,39 +75,45 @@ type doorListener struct {
 	// when the system does not say (then nothing is shed).
 	depth func() (int, bool)
 	deep  int
-	shed  chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-	wg    sync.WaitGroup
+	// aged sheds the connections that waited a poll (see shedPast);
+	// seen is how many of those in the queue at the last poll were not
+	// accepted since (only Accept's goroutine uses it).
+	aged bool
+	seen int
+	// timeout is doorTimeout (longer in tests).
+	timeout time.Duration
+	// shedding holds a token per connection being answered at the door,
+	// and shed holds those connections (Close ends their wait).
+	shedding chan struct{}
+	shed     sync.Map // net.Conn → struct{}
+	done     chan struct{}
+	once     sync.Once
+	wg       sync.WaitGroup
 }
 
 // newDoor wraps ln, a TCP listener, with places places.
 func newDoor(ln net.Listener, places int) *doorListener {
-	d := &doorListener{Listener: ln, places: make(chan struct{}, places), deep: doorDepth,
-		shed: make(chan net.Conn, doorDepth), done: make(chan struct{})}
+	d := &doorListener{Listener: ln, places: make(chan struct{}, places), deep: doorDepth, aged: true, timeout: doorTimeout,
+		shedding: make(chan struct{}, doorDepth), done: make(chan struct{})}
 	d.depth = func() (int, bool) { return acceptQueue(ln) }
-	for range doorShedders {
-		d.wg.Add(1)
-		go d.shedder()
-	}
 	return d
 }
 
 // Accept returns the next connection once a place is free; while none is,
-// it sheds the connections past the queue's depth.
+// it sheds the connections that waited (see shedPast).
 func (d *doorListener) Accept() (net.Conn, error) {
 	tick := time.NewTicker(doorPoll)
 	defer tick.Stop()
 	for {
 		select {
 		case d.places <- struct{}{}:
-			c, err := d.Listener.Accept()
-			if err != nil {
-				<-d.places
-				return nil, err
-			}
-			return newPlaceConn(c, func() { <-d.places }), nil
+			return d.accept()
 		case <-tick.C:
+			select {
+			case d.places <- struct{}{}: // freed as the poll came
+				return d.accept()
+			default:
+			}
 			if err := d.shedPast(); err != nil {
 				return nil, err
 			}
@@ -96,17 +123,45 @@ func (d *doorListener) Accept() (net.Conn, error) {
 	}
 }
 
-// shedPast accepts the connections past the queue's depth and hands them
-// to the shedders.
+// accept takes the connection at the head of the queue into the place
+// Accept holds.
+func (d *doorListener) accept() (net.Conn, error) {
+	c, err := d.Listener.Accept()
+	if err != nil {
+		<-d.places
+		return nil, err
+	}
+	d.seen = max(d.seen-1, 0) // the oldest waiting
+	return newPlaceConn(c, func() { <-d.places }), nil
+}
+
+// shedPast accepts the connections to shed and hands them to the
+// door's goroutines: those past the queue's depth, and those that were in the
+// queue at the last poll and still are (the queue is first in, first
+// out: they are its oldest), which waited a poll while every place was
+// taken.
 func (d *doorListener) shedPast() error {
 	n, ok := d.depth()
-	for ; ok && n > d.deep; n-- {
+	if !ok {
+		return nil
+	}
+	shed := max(n-d.deep, 0)
+	if d.aged {
+		shed = max(shed, min(d.seen, n))
+	}
+	d.seen = n - shed
+	for range shed {
 		c, err := d.Listener.Accept()
 		if err != nil {
 			return err
 		}
 		select {
-		case d.shed <- c:
+		case d.shedding <- struct{}{}:
+			d.shed.Store(c, struct{}{})
+			d.wg.Go(func() {
+				defer func() { d.shed.Delete(c); <-d.shedding }()
+				shedConn(c, d.timeout)
+			})
 		case <-d.done:
 			c.Close()
 			return net.ErrClosed
@@ -115,31 +170,24 @@ func (d *doorListener) shedPast() error {
 	return nil
 }
 
-// Close closes the listener and stops the shedders.
+// Close closes the listener and ends the shed connections' wait for
+// their requests (up to doorTimeout), waiting for their goroutines.
 func (d *doorListener) Close() error {
 	err := d.Listener.Close()
 	d.once.Do(func() { close(d.done) })
+	d.shed.Range(func(c, _ any) bool {
+		c.(net.Conn).SetDeadline(time.Now())
+		return true
+	})
 	d.wg.Wait()
 	return err
-}
-
-func (d *doorListener) shedder() {
-	defer d.wg.Done()
-	for {
-		select {
-		case c := <-d.shed:
-			shedConn(c)
-		case <-d.done:
-			return
-		}
-	}
 }
 
 // doorAnswer is the answer of a connection shed at the door.
 var doorAnswer = func() []byte {
 	p := problemOf(booking.ErrOverloaded) // the same code and title as a handler's refusal
 	body, _ := json.Marshal(Problem{Type: ProblemType + p.code, Title: p.title, Status: p.status,
-		Detail: "every place of the appointments listener is taken and its queue is full", Code: p.code})
+		Detail: "every place of the appointments listener stayed taken while this connection waited for one", Code: p.code})
 	body = append(body, '\n')
 	var b bytes.Buffer
 	b.WriteString("HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/problem+json\r\nCache-Control: no-store\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: ")
@@ -149,10 +197,11 @@ var doorAnswer = func() []byte {
 }()
 
 // shedConn reads c's request, body included (at most maxBody), answers it
-// doorAnswer and closes c: its client reads a 429, never a reset.
-func shedConn(c net.Conn) {
+// doorAnswer and closes c, all within timeout: its client reads a 429,
+// never a reset.
+func shedConn(c net.Conn, timeout time.Duration) {
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(doorTimeout))
+	c.SetDeadline(time.Now().Add(timeout))
 	req, err := http.ReadRequest(bufio.NewReader(c))
 	if err != nil {
 		return

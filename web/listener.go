@@ -22,10 +22,10 @@ import (
 // line behind them. On its own listener the API is served on at most
 // AppointmentConns connections at once (doorListener): the next ones are
 // not accepted, and wait in the kernel's backlog at no cost to the
-// daemon, up to doorDepth of them; past those the door answers 429. So that waiting connections get their turn, a connection
-// holds its place only while it works: an idle one is closed after
-// AppointmentIdle, every answer given while all places are taken closes
-// its connection, and so does every shed 429 (writeError).
+// daemon, but only a poll or two: while every place stays taken, the door
+// answers them 429. A connection keeps its place for its next requests
+// until it is idle AppointmentIdle (closing connections to let waiting
+// ones in made a rush's every request a connection of its own, door.go).
 
 // Defaults of Opts.AppointmentConns and AppointmentIdle.
 const (
@@ -67,7 +67,7 @@ func (s *Server) newAppointments() *appointments {
 			"this listener (listen.appointments) serves only the appointments API (slots and appointments); the rest is on listen.http")
 	})
 	a.srv = &http.Server{
-		Handler:           a.closeWhenFull(s.instrument(s.recoverer(a.mux))),
+		Handler:           s.instrument(s.recoverer(a.mux)),
 		ReadHeaderTimeout: appointmentHeaderTimeout,
 		ReadTimeout:       appointmentReadTimeout,
 		WriteTimeout:      appointmentWriteTimeout,
@@ -87,45 +87,6 @@ func (a *appointments) track(_ net.Conn, st http.ConnState) {
 		a.open.Add(-1)
 	}
 }
-
-// closeWhenFull closes the connection after its answer when every place
-// is taken as the answer begins, so that a connection waiting in the
-// backlog is served next rather than after the ones served keep theirs
-// for good.
-func (a *appointments) closeWhenFull(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(&fullWriter{ResponseWriter: w, a: a}, r)
-	})
-}
-
-// fullWriter asks for the connection to be closed, as its answer begins,
-// when every place of the listener is taken.
-type fullWriter struct {
-	http.ResponseWriter
-	a     *appointments
-	begun bool
-}
-
-func (w *fullWriter) begin() {
-	if !w.begun {
-		w.begun = true
-		if w.a.open.Load() >= int64(w.a.max) {
-			w.Header().Set("Connection", "close")
-		}
-	}
-}
-
-func (w *fullWriter) WriteHeader(code int) {
-	w.begin()
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *fullWriter) Write(b []byte) (int, error) {
-	w.begin()
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *fullWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // collector is the gauge of the connections served.
 func (a *appointments) collector() prometheus.Collector {

@@ -122,10 +122,11 @@ func TestAppointmentsMisdirected(t *testing.T) {
 	}
 }
 
-// TestAppointmentsShedCloses: a request shed 429 overloaded on the
-// appointments listener is answered Connection: close and its connection
-// closed, so that it holds no place until its client comes back.
-func TestAppointmentsShedCloses(t *testing.T) {
+// TestAppointmentsShedKeepsConnection: a request shed 429 overloaded on
+// the appointments listener is answered with Retry-After on a connection
+// kept open (closing it made the client dial again, which cost more than
+// the answer), and the next request on it is served.
+func TestAppointmentsShedKeepsConnection(t *testing.T) {
 	_, st, ln := appointmentsEnv(t, 4, func(o *Opts) { o.MaxSlotReads = 1 })
 	st.armed.Store(true)
 	_, heldBR := rawRequest(t, ln.Addr().String(), "2026-03-03")
@@ -136,15 +137,17 @@ func TestAppointmentsShedCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusTooManyRequests || !resp.Close || resp.Header.Get("Retry-After") != "1" {
-		t.Errorf("a second list while one is read: %d, close %v, Retry-After %q; want 429, closed, 1", resp.StatusCode, resp.Close, resp.Header.Get("Retry-After"))
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Close || resp.Header.Get("Retry-After") != "1" {
+		t.Errorf("a second list while one is read: %d, close %v, Retry-After %q; want 429, kept open, 1", resp.StatusCode, resp.Close, resp.Header.Get("Retry-After"))
 	}
-	if n, err := c.Read(make([]byte, 1)); err != io.EOF {
-		t.Errorf("the shed connection after its answer: read %d, %v; want EOF", n, err)
-	}
+	st.armed.Store(false)
 	st.release <- struct{}{}
 	if resp, err := http.ReadResponse(heldBR, nil); err != nil || resp.StatusCode != http.StatusOK {
 		t.Errorf("the held list once released: %v, %v; want 200", resp, err)
+	}
+	fmt.Fprintf(c, "GET /api/v1/sites/main/slots?resource=dr&date=2026-03-04 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", testToken)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("the next request on the shed connection: %v, %v; want 200", resp, err)
 	}
 }
 
@@ -167,7 +170,7 @@ func doAt(t *testing.T, base, method, path, body string) *http.Response {
 // TestAppointmentsUnusedConnection: a connection that is given the only
 // place and sends nothing (an HTTP client's dial it did not need) gives
 // the place up after doorFirstRequest, well before the 5 s header
-// timeout, so that the request behind it is served.
+// timeout, so that the next request is served (not shed at the door).
 func TestAppointmentsUnusedConnection(t *testing.T) {
 	e, _, ln := appointmentsEnv(t, 1, nil)
 	idle, err := net.Dial("tcp", ln.Addr().String())
@@ -176,6 +179,7 @@ func TestAppointmentsUnusedConnection(t *testing.T) {
 	}
 	defer idle.Close()
 	poll.Until(t, "the unused connection holds the place", func() bool { return e.srv.appts.open.Load() == 1 })
+	poll.Until(t, "the unused connection gives the place up", func() bool { return e.srv.appts.open.Load() == 0 })
 	c, br := rawRequest(t, ln.Addr().String(), "2026-03-03")
 	c.SetReadDeadline(time.Now().Add(appointmentHeaderTimeout - time.Second))
 	resp, err := http.ReadResponse(br, nil)

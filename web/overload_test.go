@@ -2,11 +2,14 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/parttest"
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -61,5 +64,49 @@ func TestSlotReadsShed(t *testing.T) {
 	l := decode[slotList](t, e.do("GET", "/api/v1/sites/main/slots?resource=vacc&date=2026-03-02", "", ""), http.StatusOK)
 	if len(l.Slots) != 8 {
 		t.Errorf("vacc after the read: %d slots, want 8", len(l.Slots))
+	}
+}
+
+// TestFullSlotAnsweredWithoutPermit: while every permit of the front is
+// taken (http.max_running 1, held here), a booking on a slot known full
+// is answered 409 slot_full from memory at once, not shed as 429 after
+// http.booking_wait, and a booking of a free slot is still shed.
+func TestFullSlotAnsweredWithoutPermit(t *testing.T) {
+	e := newEnv(t, func(qo *queue.Opts, wo *Opts) {
+		wo.MaxRunning, wo.BookingWait = 1, time.Nanosecond
+		sched := queue.Schedule{Open: 10 * time.Hour, Close: 12 * time.Hour, Slot: 15 * time.Minute, Capacity: 1, DaysAhead: 7, OpensAt: 7 * time.Hour}
+		qo.Sites[0].Resources = []queue.Resource{{ID: "dr", Service: "A", Schedule: sched}}
+	})
+	if _, err := e.eng.GenerateSlots(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	parttest.Until(t, context.Background(), e.srv.front.Follow)
+	dr := e.slotIDs(t, "dr")
+	book := func(slot int64, patient string) int {
+		resp := e.do("POST", "/api/v1/sites/main/appointments", "", fmt.Sprintf(`{"slot": %d, "patient": %q}`, slot, patient), "Idempotency-Key", "k-"+patient)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := book(dr[0], "p-0"); code != http.StatusCreated {
+		t.Fatalf("first booking: %d", code)
+	}
+	n := 0
+	poll.Until(t, "a booking on the full slot answered 409 with every permit taken", func() bool {
+		n++
+		book(dr[0], fmt.Sprintf("p-%d-free", n)) // learns the slot full, and its holders, with the permit free
+		_, done, err := e.srv.front.Admit(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer done()
+		return book(dr[0], fmt.Sprintf("p-%d-held", n)) == http.StatusConflict
+	})
+	_, done, err := e.srv.front.Admit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	if code := book(dr[1], "p-other"); code != http.StatusTooManyRequests {
+		t.Errorf("a free slot with every permit taken: %d, want 429", code)
 	}
 }

@@ -124,11 +124,6 @@ func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
 		if p.status == http.StatusTooManyRequests {
 			retryAfter(w, err)
 		}
-		if errors.Is(p.err, booking.ErrOverloaded) {
-			// A shed client comes back after Retry-After: its
-			// connection would hold a place meanwhile (listener.go).
-			w.Header().Set("Connection", "close")
-		}
 		var ce *queue.ClosedError
 		if errors.As(err, &ce) {
 			detail = ce.Notice() // in the site's languages, with when it opens
