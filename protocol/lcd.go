@@ -2,8 +2,8 @@ package protocol
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/nowserving/nowserving/internal/words"
 	"github.com/nowserving/nowserving/protocol/wire"
 	"github.com/nowserving/nowserving/queue"
 )
@@ -27,7 +27,7 @@ var lcdLangs = map[string]lcdWords{
 }
 
 func lcdWordsFor(lang string) lcdWords {
-	if w, ok := lcdLangs[strings.ToLower(strings.SplitN(lang, "-", 2)[0])]; ok {
+	if w, ok := lcdLangs[words.Base(lang)]; ok {
 		return w
 	}
 	return lcdLangs["en"]

@@ -17,6 +17,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/nowserving/nowserving/internal/words"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/staff"
 )
@@ -206,8 +207,7 @@ var loginTemplate = template.Must(template.New("login").Parse(`<!doctype html>
 func acceptLang(r *http.Request, have func(string) bool) string {
 	for _, part := range strings.Split(r.Header.Get("Accept-Language"), ",") {
 		tag, _, _ := strings.Cut(strings.TrimSpace(part), ";")
-		base, _, _ := strings.Cut(strings.ToLower(tag), "-")
-		if have(base) {
+		if base := words.Base(tag); have(base) {
 			return base
 		}
 	}
