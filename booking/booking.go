@@ -130,6 +130,16 @@ type holders struct {
 	keys     map[queue.RequestKey]bool // the idempotency keys that booked them
 }
 
+// hold reports whether r's patient or r's key has a booking among h.
+func (h holders) hold(r queue.BookRequest) bool {
+	return h.patients[r.Patient] || h.keys[queue.RequestKey{Device: r.Device, Key: r.Key}]
+}
+
+// knownFull is the refusal of a request for slot, known full.
+func knownFull(slot int64) error {
+	return fmt.Errorf("%w: slot %d (known full)", queue.ErrSlotFull, slot)
+}
+
 // RateError refuses a patient's request past the site's rate; it matches
 // queue.ErrRateLimited.
 type RateError struct{ RetryAfter time.Duration }
@@ -462,12 +472,11 @@ func (f *Front) hopeless(r queue.BookRequest) error {
 		return nil
 	}
 	if r.Key != "" {
-		h, ok := f.holders[r.Slot]
-		if !ok || h.site != r.Site || h.patients[r.Patient] || h.keys[queue.RequestKey{Device: r.Device, Key: r.Key}] {
+		if h, ok := f.holders[r.Slot]; !ok || h.site != r.Site || h.hold(r) {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: slot %d (known full)", queue.ErrSlotFull, r.Slot)
+	return knownFull(r.Slot)
 }
 
 // known reports whether a slot of site is known full, and how many
@@ -487,7 +496,7 @@ func (f *Front) bookFull(ctx context.Context, r queue.BookRequest, rel uint64) (
 		return queue.Booking{}, false, err
 	}
 	if !held {
-		return queue.Booking{}, false, fmt.Errorf("%w: slot %d (known full)", queue.ErrSlotFull, r.Slot)
+		return queue.Booking{}, false, knownFull(r.Slot)
 	}
 	return f.book(ctx, r, rel)
 }
@@ -589,7 +598,7 @@ func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (boo
 		}
 		h = v.(holders)
 	}
-	return h.patients[r.Patient] || h.keys[queue.RequestKey{Device: r.Device, Key: r.Key}], nil
+	return h.hold(r), nil
 }
 
 // Cancel cancels a booking; the slot reopens here at once (other daemons
