@@ -91,7 +91,7 @@ func (f *historyFlags) run(cmd *cobra.Command) error {
 	now := time.Now()
 	full, _, err := guessDriver(f.db)
 	if err != nil {
-		return fmt.Errorf("bench history: %w", err)
+		return fmt.Errorf("bench history: --db: %w", err)
 	}
 	if f.empty != "" {
 		if _, _, err := guessDriver(f.empty); err != nil {

@@ -46,7 +46,7 @@ func guessDriver(dsn string) (config.Driver, string, error) {
 	case strings.Contains(dsn, "host=") && (strings.Contains(dsn, " ") || strings.Contains(dsn, "dbname=")):
 		return config.DriverPostgres, dsn, nil
 	case strings.HasPrefix(dsn, "&"), strings.HasPrefix(dsn, "?"), strings.Contains(dsn, "://"), bareKeyValue.MatchString(dsn):
-		return "", "", fmt.Errorf("--db %q is not a database nowserving knows: give postgres://…, user@tcp(host:port)/db "+
+		return "", "", fmt.Errorf("%q is not a database nowserving knows: give postgres://…, user@tcp(host:port)/db "+
 			"or a SQLite file path, or name the driver with --driver", dsn)
 	}
 	return config.DriverSQLite, dsn, nil
@@ -64,7 +64,7 @@ func (d dbTarget) resolve(cmd *cobra.Command) (config.Store, *config.Config, err
 		if drv == "" {
 			var err error
 			if drv, dsn, err = guessDriver(dsn); err != nil {
-				return config.Store{}, nil, err
+				return config.Store{}, nil, fmt.Errorf("--db: %w", err)
 			}
 		}
 		return config.Store{Driver: drv, DSN: dsn}, nil, nil
@@ -82,7 +82,7 @@ func (d dbTarget) resolve(cmd *cobra.Command) (config.Store, *config.Config, err
 		st.Driver = config.Driver(*d.driver)
 		if st.Driver == "" {
 			if st.Driver, st.DSN, err = guessDriver(*d.db); err != nil {
-				return config.Store{}, nil, err
+				return config.Store{}, nil, fmt.Errorf("--db: %w", err)
 			}
 		}
 	}
