@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
@@ -18,7 +20,15 @@ type querier interface {
 // kill runs KILL what (QUERY or CONNECTION) through q on each of the
 // engine's threads that threadsOf lists.
 func kill(ctx context.Context, q querier, what string, waiting bool) error {
-	ids, err := threadsOf(ctx, q, waiting)
+	// information_schema.innodb_trx is a cache refreshed at most every
+	// 0.1 s, and a parallel test's read may have refreshed it just before
+	// the engine's transaction began: ask again until it shows.
+	var ids []int64
+	var err error
+	poll.Within(2*time.Second, 20*time.Millisecond, func() bool {
+		ids, err = threadsOf(ctx, q, waiting)
+		return len(ids) > 0 || ctx.Err() != nil
+	})
 	if err != nil {
 		return err
 	}
