@@ -109,6 +109,11 @@ func testReports(t *testing.T, b *browser, se *staffEnv) {
 			t.Errorf("%s: cards and charts %s, want 8 7", v.lang, got)
 		}
 		b.shot(t, p, dir, fmt.Sprintf("report-%dx%d-%s.png", v.w, v.h, v.lang))
+		// A table heading wraps between its words, and fits its column (it
+		// was broken inside words: "Chama|das", "median|a").
+		if got := b.awaitEval(t, p, headingsBroken); got != "" {
+			t.Errorf("%s: table headings broken inside a word or wider than their column: %s", v.lang, got)
+		}
 		var pdf struct {
 			Data []byte `json:"data"`
 		}
@@ -124,6 +129,23 @@ func testReports(t *testing.T, b *browser, se *staffEnv) {
 		}
 	}
 }
+
+// headingsBroken lists the report tables' headings that a line ends inside
+// a word of (a letter of a script written with spaces begins a new line
+// right after another), or that are wider than their cell. Chinese breaks
+// between any two characters.
+const headingsBroken = `Array.prototype.filter.call(document.querySelectorAll(".fig th"), function (th) {
+	if (th.scrollWidth > th.clientWidth + 1) return true;
+	var r = document.createRange(), top = null, text = th.textContent, node = th.firstChild, latin = /[0-9A-Za-z\u00C0-\u024F]/;
+	if (!node || node.nodeType !== 3) return false;
+	for (var i = 0; i < text.length; i++) {
+		r.setStart(node, i); r.setEnd(node, i + 1);
+		var y = r.getBoundingClientRect().top;
+		if (top !== null && y > top + 1 && i > 0 && latin.test(text[i - 1]) && latin.test(text[i])) return true;
+		top = y;
+	}
+	return false;
+}).map(function (th) { return th.textContent; }).join("; ")`
 
 // testDashFlat runs the rest of the day (11:00 to 21:00: 10 hours, 40
 // steps of a quarter of an hour) with the dashboard open, and compares its heap,

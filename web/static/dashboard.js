@@ -79,6 +79,14 @@
     return { width: Math.max(200, Math.floor(b.width)), height: Math.max(100, Math.floor(b.height - fontPx() * 2.2)) };
   }
 
+  // labelHalf is half the width of a time label in the axes' font, and a
+  // little more.
+  function labelHalf() {
+    var c = document.createElement("canvas").getContext("2d");
+    c.font = axis({}).font;
+    return Math.ceil(c.measureText(hhmm(Date.now() / 1000).replace(/\d/g, "8")).width / 2) + 4;
+  }
+
   var hm = null;
   // hhmm is a Unix time as a 24-hour HH:MM at the site.
   function hhmm(ts) {
@@ -96,6 +104,10 @@
         paths: uPlot.paths.stepped({ align: 1 }), points: { show: false } });
     });
     charts.line = new uPlot({ width: size.width, height: size.height, series: series,
+      // Room on the right for half the last time label, centred on the
+      // plot's edge: uPlot's own guess is half the y axis, narrower than
+      // "11:00" in some fonts (it was cut in Chinese at 1920×1080).
+      padding: [null, labelHalf(), null, null],
       tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), d.tz); },
       scales: { x: { time: true }, y: { range: function (u, lo, hi) { return [0, Math.max(5, Math.ceil(hi * 1.15))]; } } },
       axes: [axis({ space: fontPx() * 5, values: function (u, v) { return v.map(hhmm); } }),
