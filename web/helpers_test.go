@@ -8,13 +8,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nowserving/nowserving/queue"
-	"github.com/nowserving/nowserving/queue/store/sqlite"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
@@ -56,14 +54,13 @@ type env struct {
 	clock *storetest.Clock
 }
 
-// newEnv runs a real engine on SQLite behind a test HTTP server.
+// newEnv runs a real engine on SQLite behind a test HTTP server. The
+// database starts as a copy of one migrated once per test process
+// (storetest.SQLiteMigrated): the web's tests are about what comes after
+// the migrations, which the store's own tests cover.
 func newEnv(t testing.TB, mod func(*queue.Opts, *Opts)) *env {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "web.db"), sqlite.Opts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLiteMigrated(t)
 	c := storetest.FixedClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	qo := queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now}
 	wo := Opts{Clock: c.Now, Tokens: []TokenInfo{

@@ -26,6 +26,7 @@ import (
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 // Secret is the secret the tests give device id.
@@ -88,12 +89,12 @@ func Start(t testing.TB, site queue.Site, devices []protocol.Device, opts func(*
 
 // Start opens the store and starts the engine and the server. A database
 // file that does not exist yet starts as a copy of a migrated one
-// (freshDB).
+// (storetest.MigratedSQLite).
 func (d *Daemon) Start() {
 	t := d.T
 	t.Helper()
 	if _, err := os.Stat(d.DB); errors.Is(err, os.ErrNotExist) {
-		if err := freshDB(d.DB); err != nil {
+		if err := storetest.MigratedSQLite(d.DB); err != nil {
 			t.Fatal(err)
 		}
 	}

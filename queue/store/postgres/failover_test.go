@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,30 +50,77 @@ func noneLostOrTwice(t *testing.T, r storetest.FailoverResult) {
 	r.Flowing(t, flowAgain)
 }
 
-// TestFailoverSynchronous: synchronous replication, the primary killed
+// TestFailoverPair runs the failovers of a pair (StartPGPair) as
+// subtests side by side, each on a pair of its own, but one failover at a
+// time: each takes its turn (failoverTurn) once its pair streams, for the
+// load, the failure and what it times, so that no two timed runs share
+// the CPU; what they overlap is starting and stopping the pairs
+// (initdb, pg_basebackup, the servers' start and shutdown: about 6 s a
+// pair, mostly waiting on the servers), which ran one after the other
+// when they were five top-level tests. The parent is not parallel: the
+// store's CPU-bound suites do not run beside the timed runs either.
+func TestFailoverPair(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"synchronous", testFailoverSynchronous},
+		{"async behind", testFailoverAsyncBehind},
+		{"frozen primary", testFailoverFrozenPrimary},
+		{"read only", testFailoverReadOnly},
+		{"stuck commit", testFailoverStuckCommit},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t)
+		})
+	}
+}
+
+// failoverTurn is held by the one subtest of TestFailoverPair whose timed
+// part runs.
+var failoverTurn sync.Mutex
+
+// startPair starts a pair with o, then waits for the test's turn to fail
+// it, which ends with the test (before the pair stops).
+func startPair(t *testing.T, o storetest.PGPairOpts) *storetest.PGPair {
+	t.Helper()
+	p := storetest.StartPGPair(t, o)
+	waited := time.Now()
+	failoverTurn.Lock()
+	// Registered after StartPGPair's cleanup, so run before it: the turn
+	// passes on while this pair stops.
+	t.Cleanup(failoverTurn.Unlock)
+	if d := time.Since(waited); d > 100*time.Millisecond {
+		t.Logf("waited %.1fs for the turn to fail the pair", d.Seconds())
+	}
+	return p
+}
+
+// testFailoverSynchronous: synchronous replication, the primary killed
 // with -9 under load: nothing acknowledged is lost, nothing is given twice,
 // and tickets flow again within 5 s.
-func TestFailoverSynchronous(t *testing.T) { failSynchronous(t, (*storetest.PGPair).Kill9Primary) }
+func testFailoverSynchronous(t *testing.T) { failSynchronous(t, (*storetest.PGPair).Kill9Primary) }
 
 // failSynchronous runs the daemon under load on a pair with synchronous
 // replication, fails its primary with fail and promotes the standby:
 // nothing may be lost or given twice.
 func failSynchronous(t *testing.T, fail func(p *storetest.PGPair, t testing.TB)) {
-	p := storetest.StartPGPair(t, storetest.PGPairOpts{Synchronous: true})
+	p := startPair(t, storetest.PGPairOpts{Synchronous: true})
 	r := storetest.RunFailover(t, pairFailover(p, func(t testing.TB) { fail(p, t) }))
 	r.Log(t)
 	noneLostOrTwice(t, r)
 }
 
-// TestFailoverAsyncBehind: asynchronous replication with the standby about
+// testFailoverAsyncBehind: asynchronous replication with the standby about
 // 1 s behind (it stops receiving WAL 1 s before the primary is killed, as
 // a standby lagging under load has not received the last second): what
 // the primary acknowledged in that second is gone from the promoted
 // standby. No number may be given to two people all the same, and every
 // acknowledged ticket must be back in the database with its number or
 // listed as lost by the daemon.
-func TestFailoverAsyncBehind(t *testing.T) {
-	p := storetest.StartPGPair(t, storetest.PGPairOpts{})
+func testFailoverAsyncBehind(t *testing.T) {
+	p := startPair(t, storetest.PGPairOpts{})
 	var behind int64
 	f := pairFailover(p, p.Kill9Primary)
 	f.Observe = func(t testing.TB) { behind = p.WALBehind(t) }
@@ -108,13 +156,13 @@ func TestFailoverAsyncBehind(t *testing.T) {
 	}
 }
 
-// TestFailoverFrozenPrimary: the primary hangs (SIGSTOP: its port still
+// testFailoverFrozenPrimary: the primary hangs (SIGSTOP: its port still
 // accepts connections, nothing answers) and the standby is promoted 2 s
 // later; with the DSN's default options, tickets flow again within 5 s of
 // the freeze, and nothing is lost or given twice (synchronous replication).
-func TestFailoverFrozenPrimary(t *testing.T) { failSynchronous(t, (*storetest.PGPair).StopPrimary) }
+func testFailoverFrozenPrimary(t *testing.T) { failSynchronous(t, (*storetest.PGPair).StopPrimary) }
 
-// TestFailoverReadOnly: the primary turns read-only under the daemon's
+// testFailoverReadOnly: the primary turns read-only under the daemon's
 // pooled connections (it still answers, every write fails with 25006) and
 // the standby is promoted; the daemon must reach the writable node within
 // the store deadline (3 s) and a second of the promotion, losing and
@@ -122,8 +170,8 @@ func TestFailoverFrozenPrimary(t *testing.T) { failSynchronous(t, (*storetest.PG
 // commit in flight on the old primary when the standby is promoted waits
 // for that standby's acknowledgement until the deadline, and its kiosk
 // retries then (CI saw +3.1 s).
-func TestFailoverReadOnly(t *testing.T) {
-	p := storetest.StartPGPair(t, storetest.PGPairOpts{Synchronous: true})
+func testFailoverReadOnly(t *testing.T) {
+	p := startPair(t, storetest.PGPairOpts{Synchronous: true})
 	f := pairFailover(p, func(t testing.TB) {
 		p.ReadOnlyPrimary(t)
 		p.Promote(t)
@@ -136,15 +184,15 @@ func TestFailoverReadOnly(t *testing.T) {
 	r.Flowing(t, 4*time.Second) // the default store deadline, 3 s, and a second
 }
 
-// TestFailoverStuckCommit: synchronous replication whose standby stopped
+// testFailoverStuckCommit: synchronous replication whose standby stopped
 // receiving, so that a COMMIT on the primary waits for an acknowledgement;
 // then the primary turns read-only and the standby is promoted, as a
 // failover tool demotes one and promotes the other. The COMMIT in flight
 // must end as read-only soon after (the store asks where the writable host
 // is once a COMMIT has waited sqlstore.StuckCommit), not at its deadline,
 // and the next write lands on the promoted standby.
-func TestFailoverStuckCommit(t *testing.T) {
-	p := storetest.StartPGPair(t, storetest.PGPairOpts{Synchronous: true})
+func testFailoverStuckCommit(t *testing.T) {
+	p := startPair(t, storetest.PGPairOpts{Synchronous: true})
 	s, err := postgres.Open(t.Context(), p.DSN(), postgres.Opts{MaxConns: 2})
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,8 @@ type galeraNode struct {
 func StartGalera(t testing.TB) *Galera { return StartGaleraOpts(t, GaleraOpts{}) }
 
 // StartGaleraOpts starts a Galera cluster under t's temporary directory:
-// data directories initialised by mariadb-install-db, node 1 bootstrapping
+// node 1's data directory initialised by mariadb-install-db and copied for
+// the others (each of which a state transfer replaces), node 1 bootstrapping
 // the cluster (--wsrep-new-cluster), the others joining it one by one by
 // rsync state transfer, each with its own SQL, group, IST and SST ports.
 // It returns once every node reports wsrep_ready=ON in a cluster of all
@@ -98,17 +99,15 @@ func StartGaleraOpts(t testing.TB, o GaleraOpts) *Galera {
 		if err := os.WriteFile(n.cnf, []byte(galeraConfig(n, runAs, gcomm, p, o.SuspectTimeout)), 0o644); err != nil {
 			t.Fatalf("galera: %v", err)
 		}
-		if runAs != "" {
-			ChownTree(t, n.dir, runAs)
-		}
-		install := exec.Command("mariadb-install-db", "--defaults-file="+n.cnf,
-			"--auth-root-authentication-method=normal", "--skip-test-db")
-		if out, err := install.CombinedOutput(); err != nil {
-			t.Fatalf("galera: mariadb-install-db for %s: %v\n%s", n.name, err, out)
+		if i == 0 {
+			galeraInstall(t, n, runAs)
+		} else {
+			galeraCopy(t, g.nodes[0], n, runAs)
 		}
 		g.nodes = append(g.nodes, n)
 		g.Nodes = append(g.Nodes, fmt.Sprintf("127.0.0.1:%d", n.sql))
 	}
+	steps := []string{fmt.Sprintf("data directories at %.1fs", time.Since(began).Seconds())}
 	t.Cleanup(func() {
 		for i := len(g.nodes) - 1; i >= 0; i-- {
 			g.nodes[i].stop(t, syscall.SIGTERM, 30*time.Second)
@@ -132,14 +131,48 @@ func StartGaleraOpts(t testing.TB, o GaleraOpts) *Galera {
 		if err := n.waitReady(ctx, i+1); err != nil {
 			t.Fatalf("galera: %s: %v", n.name, err)
 		}
+		steps = append(steps, fmt.Sprintf("%s synced at %.1fs", n.name, time.Since(began).Seconds()))
 	}
 	for _, n := range g.nodes {
 		if err := n.waitReady(ctx, o.Nodes); err != nil {
 			t.Fatalf("galera: %s: %v", n.name, err)
 		}
 	}
-	t.Logf("galera: a cluster of %d nodes ready in %.1fs", o.Nodes, time.Since(began).Seconds())
+	t.Logf("galera: a cluster of %d nodes ready in %.1fs (%s)", o.Nodes, time.Since(began).Seconds(), strings.Join(steps, ", "))
 	return g
+}
+
+// galeraInstall initialises n's data directory with mariadb-install-db.
+func galeraInstall(t testing.TB, n *galeraNode, runAs string) {
+	t.Helper()
+	if runAs != "" {
+		ChownTree(t, n.dir, runAs)
+	}
+	install := exec.Command("mariadb-install-db", "--defaults-file="+n.cnf,
+		"--auth-root-authentication-method=normal", "--skip-test-db")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("galera: mariadb-install-db for %s: %v\n%s", n.name, err, out)
+	}
+}
+
+// galeraCopy gives n a copy of from's data directory, fresh from
+// mariadb-install-db and not yet started: what mariadb-install-db would
+// write again (it starts a server to bootstrap the system tables and
+// syncs their files: 1.8-2.5 s of wall time on a quiet machine, against
+// 0.5 s for the copy), as startMariaDB in the mysql store's tests does for
+// its servers.
+func galeraCopy(t testing.TB, from, n *galeraNode, runAs string) {
+	t.Helper()
+	data := filepath.Join(n.dir, "data")
+	if err := os.Remove(data); err != nil {
+		t.Fatalf("galera: %v", err)
+	}
+	if out, err := exec.Command("cp", "-a", filepath.Join(from.dir, "data"), n.dir).CombinedOutput(); err != nil {
+		t.Fatalf("galera: copy %s's data directory for %s: %v\n%s", from.name, n.name, err, out)
+	}
+	if runAs != "" {
+		ChownTree(t, n.dir, runAs)
+	}
 }
 
 // DSNs creates a fresh database on the cluster, dropped when the test ends,

@@ -71,6 +71,7 @@ const pgBinGlob = "/usr/lib/postgresql/*/bin"
 func StartPGPair(t testing.TB, o PGPairOpts) *PGPair {
 	t.Helper()
 	bin := pgTools(t)
+	began := time.Now()
 	dir := t.TempDir()
 	owner, cred := ServerUser(t, dir, "postgres")
 	ports := FreePorts(t, 2)
@@ -117,6 +118,7 @@ func StartPGPair(t testing.TB, o PGPairOpts) *PGPair {
 	if err := p.waitStreaming(ctx, o.Synchronous); err != nil {
 		t.Fatalf("pg pair: %v", err)
 	}
+	t.Logf("pg pair: primary and standby streaming in %.1fs", time.Since(began).Seconds())
 	return p
 }
 
