@@ -10,5 +10,5 @@ import (
 // more round trips to the server than counted here.
 func TestRoundTrips(t *testing.T) {
 	t.Parallel()
-	storetest.RunTrips(t, "postgres", storetest.Trips{Ticket: 9, Batch: 12, Book: 12})
+	storetest.RunTrips(t, "postgres", storetest.Trips{Ticket: 6, Batch: 6, Book: 9})
 }

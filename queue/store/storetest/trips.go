@@ -205,7 +205,9 @@ func RunTrips(t *testing.T, name string, max Trips) {
 		t.Fatalf("slots of vacc: %d, %v", len(slots), err)
 	}
 	var n atomic.Int64
-	req := func() queue.Request { return queue.Request{Site: "hq", Device: "kiosk", Key: fmt.Sprint("t", n.Add(1))} }
+	req := func() queue.Request {
+		return queue.Request{Site: "hq", Device: "kiosk", Key: fmt.Sprint("t", n.Add(1))}
+	}
 	issue := func() error {
 		_, err := e.Issue(ctx, queue.IssueRequest{Request: req(), Service: "A"})
 		return err
