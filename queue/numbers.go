@@ -13,10 +13,11 @@ import (
 // day takes, in one statement, one for itself and one for every bare kiosk
 // request after it in the batch that may want the same (same site and
 // service, not answered by an earlier request with its key); those after
-// it take theirs from that span instead of a statement each. The numbers
-// the batch did not use (a request refused before it took one, a day that
-// turned meanwhile) are given back before the batch is released, so the
-// numbering keeps no gap.
+// it take theirs from that span instead of a statement each. A request
+// refused once it took its number (the daily cap) gives it back to the
+// span (untake), to be handed out again. The numbers the batch did not use
+// (a request refused, a day that turned meanwhile) are given back at the
+// end of its requests, so the numbering keeps no gap.
 //
 // Numbers are handed out in the order the requests run, as one statement
 // each would. Only bare requests use the spans: a request in a savepoint
@@ -29,7 +30,8 @@ import (
 // savepoint took its numbers back.
 //
 // The tickets of those requests are stored the same way: the first takes,
-// in one statement, the ids of the tickets of the bare requests up to the
+// in one statement (the one that takes its numbers, where the store can:
+// Tx.NextSeqIDs), the ids of the tickets of the bare requests up to the
 // next request that is not one (Tx.TicketIDs), and their inserts wait in
 // the batch, to be sent together (Tx.InsertTickets) before anything else
 // runs that may read tickets or insert one itself: a request that is not a
@@ -69,10 +71,10 @@ func takesNumber(j *job, k DayKey) bool {
 // tickets, when j is a fresh kiosk request and the store can reserve ids.
 func (n *numbers) insert(ctx context.Context, tx Tx, j *job, tk *Ticket) error {
 	if n.noIDs || !newKioskTicket(j) || tk.Queue == "" || (len(n.ids) == 0 && len(n.jobs) == 1) {
-		// (A request alone whose ids did not come with its number
-		// inserts at once: reserving its id first would cost a statement.)
 		// Stored now, after those waiting, and the ids left dropped:
-		// the store gives this one an id of its own.
+		// the store gives this one an id of its own. (A request alone
+		// whose id did not come with its number: reserving it first
+		// would cost a statement.)
 		if err := n.flush(ctx, tx, true); err != nil {
 			return err
 		}
