@@ -10,5 +10,5 @@ import (
 // more round trips to the server than counted here.
 func TestRoundTrips(t *testing.T) {
 	t.Parallel()
-	storetest.RunTrips(t, "mysql", storetest.Trips{Ticket: 9, Batch: 39, Book: 12})
+	storetest.RunTrips(t, "mysql", storetest.Trips{Ticket: 9, Batch: 8, BatchTicket: 1, Book: 12})
 }
