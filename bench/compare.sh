@@ -79,6 +79,18 @@ issue() {
 }
 j() { jq -r "$2" "$work/$1.json"; }
 
+# pgbackends: the PostgreSQL backends serving the daemon's connections
+# (matched by client port in pg_stat_activity), "pid cpu_ticks" a line.
+pgbackends() {
+	local ports
+	ports=$(ss -tnp 2>/dev/null | awk -v p="pid=$daemon," 'index($0, p) && $5 ~ /:5432$/ { n = split($4, a, ":"); printf "%s%s", sep, a[n]; sep = "," }')
+	[ -n "$ports" ] || return 0
+	for pid in $(psql -Atq "$PG" -c "SELECT pid FROM pg_stat_activity WHERE client_port IN ($ports)"); do
+		[ -r "/proc/$pid/stat" ] && awk -v pid="$pid" '{ print pid, $14 + $15 }' "/proc/$pid/stat"
+	done
+	return 0
+}
+
 echo "== raw SQLite FULL, $CLIENTS clients, ${DURATION}s"
 $NICE "$ns" bench raw --db "$work/raw.db" --clients "$CLIENTS" --duration "${DURATION}s" | tee "$work/raw.txt"
 raw_sqlite=$(awk '{ print $NF }' "$work/raw.txt")
@@ -105,7 +117,10 @@ pg_min=$(awk '/^tps/ { print $3 }' "$work/pg_min.txt")
 
 echo "== daemon on PostgreSQL"
 start postgres "$(pgschema "nscmp_d_$$")"
+pgbackends >"$work/pgcpu0"
 issue pg_d --duration "${DURATION}s"
+pgbackends >"$work/pgcpu1"
+pg_server_ticks=$(awk 'NR == FNR { t0[$1] = $2; next } { s += $2 - ($1 in t0 ? t0[$1] : 0) } END { print s + 0 }' "$work/pgcpu0" "$work/pgcpu1")
 issue pg_open --duration "${DURATION}s" --rate "$RATE/s"
 stop
 
@@ -119,6 +134,9 @@ awk -v raw="$raw_sqlite" -v d="$(j sq_empty .tickets_per_s)" -v tenk="$(j sq_10k
 	printf "daemon CPU per ticket on SQLite FULL: %.0f us (target <= 300)\n", cpu
 	printf "10,000 waiting: %.0f/s against %.0f/s empty, %.1f%% (target within 10%%)\n", tenk, d, 100 * (tenk - d) / d
 	printf "PostgreSQL, %d kiosks: daemon %.0f/s, pgbench store SQL %.0f tps (ratio %.2f, target >= 2), minimal %.0f tps (ratio %.2f, target >= 1)\n", c, pgd, pgi, pgd / pgi, pgm, pgd / pgm
+}'
+awk -v t="$pg_server_ticks" -v hz="$(getconf CLK_TCK)" -v n="$(j pg_d .tickets)" -v d="$(j pg_d '.daemon_cpu_us_per_ticket // 0')" 'BEGIN {
+	printf "PostgreSQL, per ticket: daemon CPU %.0f us, server CPU (the daemon'"'"'s backends) %.0f us\n", d, 1e6 * t / hz / n
 }'
 printf "open loop %s/s: p99 %s ms on SQLite (%s/s taken, errors %s), %s ms on PostgreSQL (%s/s, errors %s) (target < 50)\n" "$RATE" \
 	"$(j sq_open .p99_ms)" "$(j sq_open '.tickets_per_s|floor')" "$(j sq_open '[.errors[]]|add // 0')" \

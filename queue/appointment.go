@@ -185,22 +185,22 @@ func (e *Engine) book(ctx context.Context, tx Tx, j *job, s *Site, r BookRequest
 	if err := checkPatient(r.Patient); err != nil {
 		return Booking{}, err
 	}
-	sl, err := e.siteSlot(ctx, tx, s, r.Slot)
-	if err != nil {
-		return Booking{}, err
+	now := e.clock()
+	// The read and the UPDATE that takes the place, in one statement
+	// where the store can; refused on what the read shows, without the
+	// UPDATE, where it cannot.
+	sl, ok, err := tx.TakeSlot(ctx, s.ID, r.Slot, now)
+	if errors.Is(err, ErrSlotNotFound) || (err == nil && sl.Site != s.ID) {
+		return Booking{}, fmt.Errorf("%w: %d at site %s", ErrSlotNotFound, r.Slot, s.ID)
 	}
+	if err != nil {
+		return Booking{}, fmt.Errorf("queue: book slot %d: %w", r.Slot, err)
+	}
+	// A place taken in a slot of a resource the site no longer has is
+	// undone with the request (a booking runs in a savepoint, or alone).
 	res, err := s.resource(sl.Resource)
 	if err != nil {
 		return Booking{}, err
-	}
-	now := e.clock()
-	if sl.Closed || !sl.Start.After(now) || sl.Booked >= sl.Capacity {
-		// Refused on what the read shows, without the UPDATE.
-		return Booking{}, slotRefusal(s, sl, now)
-	}
-	ok, err := tx.TakePlace(ctx, sl.ID, now)
-	if err != nil {
-		return Booking{}, fmt.Errorf("queue: book slot %d: %w", sl.ID, err)
 	}
 	if !ok {
 		return Booking{}, slotRefusal(s, sl, now)
@@ -225,19 +225,7 @@ func (e *Engine) book(ctx context.Context, tx Tx, j *job, s *Site, r BookRequest
 	return b, nil
 }
 
-// siteSlot reads a slot of site s.
-func (e *Engine) siteSlot(ctx context.Context, tx Tx, s *Site, id int64) (*Slot, error) {
-	sl, err := tx.Slot(ctx, id)
-	if errors.Is(err, ErrSlotNotFound) || (err == nil && sl.Site != s.ID) {
-		return nil, fmt.Errorf("%w: %d at site %s", ErrSlotNotFound, id, s.ID)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("queue: read slot %d: %w", id, err)
-	}
-	return sl, nil
-}
-
-// slotRefusal says why TakePlace matched no row.
+// slotRefusal says why TakeSlot took no place.
 func slotRefusal(s *Site, sl *Slot, now time.Time) error {
 	at := sl.Start.In(s.Location).Format("2006-01-02 15:04")
 	switch {

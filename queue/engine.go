@@ -193,7 +193,10 @@ type job struct {
 	counters []CounterState
 	e        *Engine
 	wrote    bool // it called a write of trackingTx in its last run
-	done     chan struct{}
+	// took is the number it took last from its batch's span in its last
+	// run, which is not counted in wrote: a refusal gives it back.
+	took *taken
+	done chan struct{}
 
 	// prior is the stored result of an earlier request with the same key,
 	// read for the whole batch at once; save, when set, is this request's
@@ -625,55 +628,72 @@ func (e *Engine) apply(jobs []*job) ([]restoration, error) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	var rs []restoration
-	err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
-		rs = rs[:0]
-		lost := e.feed.lostSites(jobs)
-		if e.feed.follower != nil || len(lost) > 0 { // other daemons write too
-			if err := lockSites(ctx, tx, jobs); err != nil {
-				return err
-			}
+	each := false // every job in a savepoint (errRedo)
+	for {
+		err := e.store.Update(ctx, func(ctx context.Context, tx Tx) error {
+			var err error
+			rs, err = e.applyTx(ctx, tx, jobs, each)
+			return err // Store.Update returns only an error: rs is kept aside
+		})
+		if errors.Is(err, errRedo) && !each {
+			each = true
+			continue
 		}
-		for _, le := range lost {
-			r, ok, err := e.restore(ctx, tx, le)
-			if err != nil {
-				return err
-			}
-			if ok {
-				rs = append(rs, r)
-			}
+		if err != nil {
+			rs = nil
 		}
-		if err := lookupPriors(ctx, tx, jobs); err != nil {
-			return err
-		}
-		if err := runJobs(ctx, tx, jobs); err != nil {
-			return err
-		}
-		if err := appendEvents(ctx, tx, jobs); err != nil {
-			return err
-		}
-		// The store numbered them at or below what this daemon saw: it
-		// lost work (lost.go).
-		if err := e.feed.checkVersions(jobs); err != nil {
-			return err
-		}
-		if err := finishResults(jobs); err != nil {
-			return err
-		}
-		var saves []SavedRequest
-		for _, j := range jobs {
-			if j.save != nil {
-				saves = append(saves, *j.save)
-			}
-		}
-		if err := tx.SaveRequests(ctx, saves); err != nil {
-			return fmt.Errorf("queue: save requests: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		rs = nil
+		return rs, e.noAnswer(ctx, err)
 	}
-	return rs, e.noAnswer(ctx, err)
+}
+
+// applyTx is the work of apply's transaction, each as runJobs takes it.
+func (e *Engine) applyTx(ctx context.Context, tx Tx, jobs []*job, each bool) ([]restoration, error) {
+	// Nothing reads the errors of the writes the store may hold but to
+	// fail the transaction, which the commit's error does as well.
+	tx.DeferWrites()
+	var rs []restoration
+	lost := e.feed.lostSites(jobs)
+	if e.feed.follower != nil || len(lost) > 0 { // other daemons write too
+		if err := lockSites(ctx, tx, jobs); err != nil {
+			return nil, err
+		}
+	}
+	for _, le := range lost {
+		r, ok, err := e.restore(ctx, tx, le)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			rs = append(rs, r)
+		}
+	}
+	if err := lookupPriors(ctx, tx, jobs); err != nil {
+		return nil, err
+	}
+	if err := runJobs(ctx, tx, jobs, each); err != nil {
+		return nil, err
+	}
+	if err := appendEvents(ctx, tx, jobs); err != nil {
+		return nil, err
+	}
+	// The store numbered them at or below what this daemon saw: it
+	// lost work (lost.go).
+	if err := e.feed.checkVersions(jobs); err != nil {
+		return nil, err
+	}
+	if err := finishResults(jobs); err != nil {
+		return nil, err
+	}
+	var saves []SavedRequest
+	for _, j := range jobs {
+		if j.save != nil {
+			saves = append(saves, *j.save)
+		}
+	}
+	if err := tx.SaveRequests(ctx, saves); err != nil {
+		return nil, fmt.Errorf("queue: save requests: %w", err)
+	}
+	return rs, nil
 }
 
 // noAnswer turns the error of a store call that ran out of ctx, the
@@ -725,62 +745,68 @@ func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
 // closed, bad class) come before they write, so there is nothing to roll
 // back, and a savepoint per ticket would cost its statement and, on
 // SQLite, a copy of every page the ticket touches into the statement
-// journal. A bare job that is refused after it wrote (the daily cap, found
-// once the number is taken) cannot be undone alone: the batch, which runs
-// in a savepoint of its own then, is rolled back to it and run again with
-// a savepoint per job. Only a refusal of one request is rolled back;
-// anything else (above all a transaction the database aborted, after which
-// only ROLLBACK may run) fails the whole transaction.
-func runJobs(ctx context.Context, tx Tx, jobs []*job) error {
+// journal. A bare job refused once it took its number (the daily cap)
+// gives the number back to the batch's span (numbers.untake). One refused
+// after it wrote what cannot be undone alone fails the run with errRedo:
+// the transaction is rolled back and run again with each (every job in a
+// savepoint), which a batch pays only then, where a savepoint around
+// every batch cost two statements each time. Only a refusal of one
+// request is rolled back; anything else (above all a transaction the
+// database aborted, after which only ROLLBACK may run) fails the whole
+// transaction.
+func runJobs(ctx context.Context, tx Tx, jobs []*job, each bool) error {
 	if len(jobs) == 1 {
-		return jobs[0].run(ctx, trackingTx{Tx: tx, e: jobs[0].e, j: jobs[0]})
+		j := jobs[0]
+		if each || j.lane != laneIssue {
+			return j.run(ctx, trackingTx{Tx: tx, e: j.e, j: j})
+		}
+		// Alone, a kiosk's ticket takes its number and its id in one
+		// statement where the store can, and its insert waits with them.
+		nums := newNumbers(jobs)
+		if err := j.run(ctx, trackingTx{Tx: tx, e: j.e, j: j, nums: nums}); err != nil {
+			return err
+		}
+		return nums.finish(ctx, tx)
 	}
-	if !slices.ContainsFunc(jobs, func(j *job) bool { return j.lane == laneIssue }) {
-		_, err := runEach(ctx, tx, jobs, nil)
-		return err
-	}
-	if err := tx.Savepoint(ctx, "b"); err != nil {
+	if each || !slices.ContainsFunc(jobs, func(j *job) bool { return j.lane == laneIssue }) {
+		_, _, err := runEach(ctx, tx, jobs, nil)
 		return err
 	}
 	nums := newNumbers(jobs)
-	redo, err := runEach(ctx, tx, jobs, nums)
-	if err != nil {
+	first, redo, err := runEach(ctx, tx, jobs, nums)
+	switch {
+	case err != nil:
+		return err
+	case redo:
+		return errRedo
+	}
+	if err := nums.finish(ctx, tx); err != nil {
 		return err
 	}
-	if !redo {
-		if err := nums.flush(ctx, tx, true); err != nil {
-			return err
-		}
-		if err := nums.giveBack(ctx, tx); err != nil {
-			return err
-		}
-	} else {
-		if err := tx.RollbackTo(ctx, "b"); err != nil {
-			return err
-		}
-		for _, j := range jobs {
-			j.reset()
-		}
-		if _, err := runEach(ctx, tx, jobs, nil); err != nil {
-			return err
-		}
+	if first == "" {
+		return nil
 	}
-	// Released, with every savepoint in it: the events and the saved
+	// Released, with every savepoint after it: the events and the saved
 	// results are written outside them, not copied into a statement
 	// journal no one rolls back to.
-	return tx.Release(ctx, "b")
+	return tx.Release(ctx, first)
 }
+
+// errRedo is runJobs asking for its batch to run again, each job in a
+// savepoint.
+var errRedo = errors.New("queue: a request refused after it wrote: the batch runs again, a savepoint each")
 
 // runEach runs the jobs one after the other. With nums, the bare ones
 // (laneIssue) run without a savepoint and take their numbers from nums;
-// without, every job runs in a savepoint. It reports redo, and stops, when
-// a bare job was refused after it wrote.
-func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (redo bool, err error) {
+// without, every job runs in a savepoint. It returns the first savepoint
+// it took, and reports redo, and stops, when a bare job was refused after
+// it wrote.
+func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (first string, redo bool, err error) {
 	for i, j := range jobs {
 		if nums != nil && !newKioskTicket(j) {
 			// It may read tickets, or insert one of its own.
 			if err := nums.flush(ctx, tx, true); err != nil {
-				return false, err
+				return first, false, err
 			}
 		}
 		sp := ""
@@ -789,19 +815,22 @@ func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (redo bool,
 			// a round trip and free nothing a batch needs back.
 			sp = fmt.Sprintf("r%d", i)
 			if err := tx.Savepoint(ctx, sp); err != nil {
-				return false, err
+				return first, false, err
+			}
+			if first == "" {
+				first = sp
 			}
 		}
-		j.wrote = false
+		j.wrote, j.took = false, nil
 		err := j.run(ctx, trackingTx{Tx: tx, e: j.e, j: j, nums: nums})
 		if err == nil {
 			continue
 		}
 		if !IsRefusal(err) {
-			return false, err
+			return first, false, err
 		}
-		if sp == "" && j.wrote {
-			return true, nil
+		if sp == "" && (j.wrote || (j.took != nil && !nums.untake(j.took.k, j.took.seq))) {
+			return first, true, nil
 		}
 		j.reset()
 		j.err = err
@@ -809,10 +838,10 @@ func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (redo bool,
 			continue
 		}
 		if err := tx.RollbackTo(ctx, sp); err != nil {
-			return false, err
+			return first, false, err
 		}
 	}
-	return false, nil
+	return first, false, nil
 }
 
 // trackingTx is the transaction a job runs in: it records the tickets the job
@@ -826,16 +855,27 @@ type trackingTx struct {
 	nums *numbers // the batch's numbers, when the job may take one there
 }
 
+// taken is a number of a service day a request took from its batch's span.
+type taken struct {
+	k   DayKey
+	seq int
+}
+
 // NextSeq takes one number (n is 1 in every request: the spans are the
 // batch's, not a request's), from the batch's span when it has one.
 func (t trackingTx) NextSeq(ctx context.Context, k DayKey, n int) (int, error) {
-	t.j.wrote = true
 	var seq int
 	var err error
 	if t.nums == nil || n != 1 {
+		t.j.wrote = true
 		seq, err = t.Tx.NextSeq(ctx, k, n)
 	} else {
 		seq, err = t.nums.take(ctx, t.Tx, t.j, k)
+		// Only a kiosk's one number from a span can be given back alone.
+		if err != nil || t.j.lane != laneIssue || t.j.took != nil {
+			t.j.wrote = true
+		}
+		t.j.took = &taken{k, seq}
 	}
 	if err == nil {
 		// A number this daemon knows was given: the store lost work.

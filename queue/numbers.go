@@ -13,10 +13,11 @@ import (
 // day takes, in one statement, one for itself and one for every bare kiosk
 // request after it in the batch that may want the same (same site and
 // service, not answered by an earlier request with its key); those after
-// it take theirs from that span instead of a statement each. The numbers
-// the batch did not use (a request refused before it took one, a day that
-// turned meanwhile) are given back before the batch is released, so the
-// numbering keeps no gap.
+// it take theirs from that span instead of a statement each. A request
+// refused once it took its number (the daily cap) gives it back to the
+// span (untake), to be handed out again. The numbers the batch did not use
+// (a request refused, a day that turned meanwhile) are given back at the
+// end of its requests, so the numbering keeps no gap.
 //
 // Numbers are handed out in the order the requests run, as one statement
 // each would. Only bare requests use the spans: a request in a savepoint
@@ -29,7 +30,8 @@ import (
 // savepoint took its numbers back.
 //
 // The tickets of those requests are stored the same way: the first takes,
-// in one statement, the ids of the tickets of the bare requests up to the
+// in one statement (the one that takes its numbers, where the store can:
+// Tx.NextSeqIDs), the ids of the tickets of the bare requests up to the
 // next request that is not one (Tx.TicketIDs), and their inserts wait in
 // the batch, to be sent together (Tx.InsertTickets) before anything else
 // runs that may read tickets or insert one itself: a request that is not a
@@ -43,6 +45,7 @@ type numbers struct {
 	ids     []int64   // reserved for the tickets to come
 	pending []*Ticket // inserts not sent yet
 	noIDs   bool      // the store cannot reserve ids
+	apart   bool      // the store takes numbers and ids in two statements
 }
 
 // span is the numbers next..last a batch took and has not handed out yet.
@@ -67,23 +70,18 @@ func takesNumber(j *job, k DayKey) bool {
 // insert stores tk, a ticket of j: later, with the batch's other kiosk
 // tickets, when j is a fresh kiosk request and the store can reserve ids.
 func (n *numbers) insert(ctx context.Context, tx Tx, j *job, tk *Ticket) error {
-	if n.noIDs || !newKioskTicket(j) || tk.Queue == "" {
+	if n.noIDs || !newKioskTicket(j) || tk.Queue == "" || (len(n.ids) == 0 && len(n.jobs) == 1) {
 		// Stored now, after those waiting, and the ids left dropped:
-		// the store gives this one an id of its own.
+		// the store gives this one an id of its own. (A request alone
+		// whose id did not come with its number: reserving it first
+		// would cost a statement.)
 		if err := n.flush(ctx, tx, true); err != nil {
 			return err
 		}
 		return tx.InsertTicket(ctx, tk)
 	}
 	if len(n.ids) == 0 {
-		want := 1 // j's own, then the fresh requests right after it
-		for _, o := range n.after(j) {
-			if !newKioskTicket(o) {
-				break
-			}
-			want++
-		}
-		ids, err := tx.TicketIDs(ctx, want)
+		ids, err := tx.TicketIDs(ctx, n.idsFor(j))
 		if errors.Is(err, errors.ErrUnsupported) {
 			n.noIDs = true
 			return tx.InsertTicket(ctx, tk)
@@ -97,6 +95,19 @@ func (n *numbers) insert(ctx context.Context, tx Tx, j *job, tk *Ticket) error {
 	c := *tk
 	n.pending = append(n.pending, &c)
 	return nil
+}
+
+// idsFor is how many ticket ids j reserves: its own, then those of the
+// fresh kiosk requests right after it.
+func (n *numbers) idsFor(j *job) int {
+	want := 1
+	for _, o := range n.after(j) {
+		if !newKioskTicket(o) {
+			break
+		}
+		want++
+	}
+	return want
 }
 
 // flush sends the inserts that wait, before anything that may read the
@@ -133,12 +144,43 @@ func (n *numbers) take(ctx context.Context, tx Tx, j *job, k DayKey) (int, error
 			want++
 		}
 	}
-	last, err := tx.NextSeq(ctx, k, want)
+	last, err := n.nextSeq(ctx, tx, j, k, want)
 	if err != nil {
 		return 0, err
 	}
 	n.spans[k] = &span{next: last - want + 2, last: last}
 	return last - want + 1, nil
+}
+
+// nextSeq takes want numbers of k for a new span, and with them, where the
+// store can and none are left, the ids of the tickets of j and the fresh
+// requests after it (Tx.NextSeqIDs).
+func (n *numbers) nextSeq(ctx context.Context, tx Tx, j *job, k DayKey, want int) (int, error) {
+	if len(n.ids) > 0 || n.noIDs || n.apart {
+		return tx.NextSeq(ctx, k, want)
+	}
+	last, ids, err := tx.NextSeqIDs(ctx, k, want, n.idsFor(j))
+	if errors.Is(err, errors.ErrUnsupported) {
+		n.apart = true
+		return tx.NextSeq(ctx, k, want)
+	}
+	if err != nil {
+		return 0, err
+	}
+	n.ids = ids
+	return last, nil
+}
+
+// untake gives back seq, the number of k that j, refused, took last from
+// k's span, where nothing else took one after it: the span hands it out
+// again, or gives it back to the store. It reports whether it could.
+func (n *numbers) untake(k DayKey, seq int) bool {
+	sp := n.spans[k]
+	if sp == nil || sp.sealed || sp.next != seq+1 {
+		return false
+	}
+	sp.next = seq
+	return true
 }
 
 // after is the batch's jobs after j.
@@ -148,6 +190,15 @@ func (n *numbers) after(j *job) []*job {
 		return nil
 	}
 	return n.jobs[i+1:]
+}
+
+// finish sends the inserts that wait and gives back the numbers left, at
+// the end of the batch's requests.
+func (n *numbers) finish(ctx context.Context, tx Tx) error {
+	if err := n.flush(ctx, tx, true); err != nil {
+		return err
+	}
+	return n.giveBack(ctx, tx)
 }
 
 // giveBack returns every span's unused numbers to the store.

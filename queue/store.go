@@ -185,6 +185,18 @@ type Tx interface {
 	// The ids are the transaction's until it inserts a ticket otherwise
 	// (InsertTicket) or ends; unused ones are left out.
 	TicketIDs(ctx context.Context, n int) ([]int64, error)
+	// NextSeqIDs is NextSeq(k, n) and TicketIDs(ids) in one statement, or
+	// fails with errors.ErrUnsupported (having done neither) where the
+	// store cannot take both at once.
+	NextSeqIDs(ctx context.Context, k DayKey, n, ids int) (int, []int64, error)
+	// DeferWrites lets the store hold, from now on, the writes whose
+	// answer the caller does not read (InsertTickets, SaveRequests,
+	// AppendEvents of a site LockSites locked) and send them together, in
+	// as few statements as it can, before the transaction's next other
+	// statement or its commit: their errors then come from that call or
+	// from the commit (Store.Update's error). A store that cannot merge
+	// writes sends each at once.
+	DeferWrites()
 	// InsertTickets stores new tickets whose ID (from TicketIDs) and Queue
 	// are set, in as few statements as the store allows. A duplicate
 	// fails with ErrDuplicate.
@@ -295,6 +307,12 @@ type BookingTx interface {
 	// and starts after now, in one conditional UPDATE; false when it
 	// matched no row.
 	TakePlace(ctx context.Context, slot int64, now time.Time) (bool, error)
+	// TakeSlot reads a slot as it stood before the call (ErrSlotNotFound
+	// if none) and takes a place in it, as TakePlace does, when it is
+	// site's, the read shows it open with a place free and starting
+	// after now; it reports whether it took one. One statement where
+	// the store can.
+	TakeSlot(ctx context.Context, site string, slot int64, now time.Time) (*Slot, bool, error)
 	// ReleasePlace gives a place back.
 	ReleasePlace(ctx context.Context, slot int64) error
 	// LockPatient serialises the bookings of one patient of a site until

@@ -49,6 +49,7 @@ func Dialect() *sqlstore.Dialect {
 		SkipLocked:     true,
 		Upsert:         sqlstore.OnConflict,
 		ReturningID:    true,
+		MergeWrites:    true,
 		IDs:            sqlstore.IDsSequence,
 		SumCast:        "BIGINT",
 		Snapshot:       sql.LevelRepeatableRead,

@@ -32,10 +32,13 @@ func (t *tx) InsertSlots(ctx context.Context, slots []queue.Slot) (int, error) {
 	return total, nil
 }
 
-func scanSlot(r scanner, sl *queue.Slot) error {
+func scanSlot(r scanner, sl *queue.Slot) error { return scanSlotAnd(r, sl) }
+
+// scanSlotAnd reads a slot's columns, then more, the columns after them.
+func scanSlotAnd(r scanner, sl *queue.Slot, more ...any) error {
 	var start, end int64
 	var closed int
-	if err := r.Scan(&sl.ID, &sl.Site, &sl.Resource, &start, &end, &sl.Capacity, &sl.Booked, &closed); err != nil {
+	if err := r.Scan(append([]any{&sl.ID, &sl.Site, &sl.Resource, &start, &end, &sl.Capacity, &sl.Booked, &closed}, more...)...); err != nil {
 		return err
 	}
 	sl.Start, sl.End, sl.Closed = at(start), at(end), closed != 0
@@ -83,6 +86,33 @@ func (t *tx) ReshapeSlot(ctx context.Context, sl queue.Slot) (bool, error) {
 // TakePlace is the conditional UPDATE that books a place.
 func (t *tx) TakePlace(ctx context.Context, slot int64, now time.Time) (bool, error) {
 	return t.changed(ctx, fmt.Sprintf("take a place in slot %d", slot), t.s.q.takePlace(slot, now))
+}
+
+// TakeSlot reads a slot and takes a place in it when it is site's and the
+// read shows one free: where the dialect merges writes, in one statement
+// (the read sees the slot as it stood before its UPDATE, which decides on
+// the row as it stands then); elsewhere the read, then TakePlace.
+func (t *tx) TakeSlot(ctx context.Context, site string, slot int64, now time.Time) (*queue.Slot, bool, error) {
+	action := fmt.Sprintf("take a place in slot %d", slot)
+	if !t.s.d.MergeWrites {
+		sl, err := t.Slot(ctx, slot)
+		if err != nil || sl.Site != site || sl.Closed || !sl.Start.After(now) || sl.Booked >= sl.Capacity {
+			return sl, false, err
+		}
+		ok, err := t.TakePlace(ctx, slot, now)
+		return sl, ok, err
+	}
+	type taken struct {
+		queue.Slot
+		ok bool
+	}
+	v, err := scanOne(t, ctx, action, t.s.q.takeSlot(site, slot, now), func(r scanner, v *taken) error {
+		return scanSlotAnd(r, &v.Slot, &v.ok)
+	}, queue.ErrSlotNotFound)
+	if err != nil {
+		return nil, false, err
+	}
+	return &v.Slot, v.ok, nil
 }
 
 // ReleasePlace gives a place back; a slot with none booked is an error

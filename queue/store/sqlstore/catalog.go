@@ -52,6 +52,9 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("InsertTicket", "", q.insertTicket(tk))
 	if d.IDs != IDsOnInsert {
 		add("TicketIDs", "a batch's kiosks", q.ticketIDs(3))
+		if d.IDs == IDsSequence {
+			add("NextSeqIDs", "the first kiosk of a batch", q.nextSeqIDs(queue.DayKey{Site: site, Service: service, Day: day}, 3, 3))
+		}
 		tk2 := *tk
 		tk2.ID, tk2.Seq, tk2.Number = tk2.ID+1, tk2.Seq+1, "A013"
 		add("InsertTickets: 2 rows", "a batch's kiosks", q.insertTickets([]*queue.Ticket{tk, &tk2}))
@@ -88,9 +91,16 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("Counters", "", q.counters(site))
 	add("Streak", "", q.streak(queue.ServiceKey{Site: site, Service: service}))
 	add("SetStreak", "", q.setStreak(queue.ServiceKey{Site: site, Service: service}, 2))
-	add("LockSites: 2 sites", "several daemons: first in every write", q.lockSites([]string{"s1", "s2"}))
+	add("LockSites: 2 sites", "several daemons: first in every write", q.lockSites([]string{"s1", "s2"}, d.MergeWrites))
 	add("AppendEvents: next versions", "", q.nextVersions(site, 2))
 	add("AppendEvents: 2 rows", "", q.insertEvents(exampleEvents(tk)))
+	if d.MergeWrites {
+		bump := q.bumpVersion(site, 2)
+		add("AppendEvents: next versions of a locked site", "merged with the transaction's other writes", bump)
+		m, _ := merged([]pendingWrite{{st: bump}, {st: q.insertEvents(exampleEvents(tk))},
+			{st: q.saveRequests([]queue.SavedRequest{{RequestKey: queue.RequestKey{Device: "k1", Key: "x1"}, Op: "issue A", AtMs: before}})}})
+		add("merged writes: a version, 2 events, 1 saved result", "the writes waiting at COMMIT", m)
+	}
 	ev := exampleEvents(tk)[0]
 	add("AppendEvents: outbox rows, 1 event to 2 receivers", "", q.insertOutbox([]outboxRow{
 		{"7d44b6a2-5a3e-4c1e-9f00-0123456789ab", "his", ev, []byte(`{"id":"..."}`)},
@@ -137,6 +147,9 @@ func bookingCatalog(q *queries, add func(name, use string, st Stmt)) {
 	add("Slot", "", q.slot(sl.ID))
 	add("ReshapeSlot", "slot generation after a schedule change", q.reshapeSlot(sl))
 	add("TakePlace", "", q.takePlace(sl.ID, b.CreatedAt))
+	if q.d.MergeWrites {
+		add("TakeSlot", "a booking", q.takeSlot(sl.Site, sl.ID, b.CreatedAt))
+	}
 	add("ReleasePlace", "", q.releasePlace(sl.ID))
 	add("LockPatient", "", q.lockPatient(queue.PatientKey{Site: b.Site, Patient: b.Patient}, b.CreatedAt))
 	add("InsertBooking", "", q.insertBooking(b))

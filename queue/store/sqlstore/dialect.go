@@ -63,6 +63,12 @@ type Dialect struct {
 	ReturningID bool
 	// IDs is where Tx.TicketIDs takes ticket ids from before the insert.
 	IDs IDSource
+	// MergeWrites sends the writes of a transaction whose answer nothing
+	// reads (its events, the requests' results, a batch's tickets, the
+	// version bump of a site it locked) together, as one statement of
+	// data-modifying WITH clauses, before its next statement or its
+	// COMMIT: one round trip where each took one (PostgreSQL).
+	MergeWrites bool
 	// CacheStatements keeps statements prepared per connection (for a
 	// driver that parses every statement again otherwise).
 	CacheStatements bool
@@ -129,6 +135,14 @@ func (d *Dialect) Rebind(q string) string {
 		b.WriteByte(q[i])
 	}
 	return b.String()
+}
+
+// param is the placeholder of the nth (1-based) parameter of a statement.
+func (d *Dialect) param(n int) string {
+	if d.Dollar {
+		return "$" + strconv.Itoa(n)
+	}
+	return "?"
 }
 
 // upsert returns the statement inserting cols (keys first) into table, or

@@ -23,6 +23,7 @@ func (t *tx) SkipVersions(ctx context.Context, site string, n int64) (int64, err
 	if err != nil {
 		return 0, t.wrap(fmt.Sprintf("skip %d versions of %s", n, site), err)
 	}
+	t.movedTo(site, last)
 	return last, nil
 }
 

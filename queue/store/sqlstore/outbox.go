@@ -140,8 +140,21 @@ type outboxRow struct {
 // appendOutbox writes the outbox rows of evs (versions set) for the
 // store's routes, in the events' transaction.
 func (t *tx) appendOutbox(ctx context.Context, evs []*queue.Event) error {
+	rows, err := t.outboxRows(evs)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	if _, err := t.execText(ctx, t.s.q.insertOutbox(rows)); err != nil {
+		return t.wrap("append outbox rows", err)
+	}
+	return nil
+}
+
+// outboxRows are the outbox rows of evs (versions set) for the store's
+// routes.
+func (t *tx) outboxRows(evs []*queue.Event) ([]outboxRow, error) {
 	if len(t.s.outbox) == 0 {
-		return nil
+		return nil, nil
 	}
 	var rows []outboxRow
 	for _, e := range evs {
@@ -155,19 +168,13 @@ func (t *tx) appendOutbox(ctx context.Context, evs []*queue.Event) error {
 				id = newEventID()
 				var err error
 				if body, err = EventBody(id, e); err != nil {
-					return fmt.Errorf("%s: outbox: %w", t.s.d.Name, err)
+					return nil, fmt.Errorf("%s: outbox: %w", t.s.d.Name, err)
 				}
 			}
 			rows = append(rows, outboxRow{id, r.Receiver, e, body})
 		}
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	if _, err := t.execText(ctx, t.s.q.insertOutbox(rows)); err != nil {
-		return t.wrap("append outbox rows", err)
-	}
-	return nil
+	return rows, nil
 }
 
 // newEventID is a random (version 4) UUID.

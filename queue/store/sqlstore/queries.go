@@ -42,12 +42,13 @@ type queries struct {
 	text struct {
 		nextSeq, giveBackSeq                               string
 		insertTicket, updateTicket, ticket, ticketByNumber string
-		ticketIDs                                          string
+		ticketIDs, nextSeqIDs                              string
 		waiting, waitingAll, ahead, setSortKey, stats      string
 		counter, counterLock, putCounter, ensureCounter    string
 		counters, streak, setStreak                        string
 		nextVersions, events, eventsAll, lastVersion       string
 		slot, reshapeSlot, takePlace, releasePlace         string
+		takeSlot                                           string
 		lockPatient, insertBooking, updateBooking          string
 		booking, bookingByCode                             string
 		lastVersions                                       string
@@ -75,6 +76,11 @@ func newQueries(d *Dialect) *queries {
 	switch d.IDs {
 	case IDsSequence:
 		t.ticketIDs = r("SELECT nextval(pg_get_serial_sequence('tickets', 'id')) FROM generate_series(1, ?)")
+		// The counter's upsert runs once, whatever the rows of the
+		// SELECT that reads it (PostgreSQL runs a WITH's data-modifying
+		// statement exactly once); its five parameters come first.
+		t.nextSeqIDs = "WITH s AS (" + t.nextSeq + ")" +
+			" SELECT s.last, nextval(pg_get_serial_sequence('tickets', 'id')) FROM s, generate_series(1, " + d.param(6) + ")"
 	case IDsAfterMax:
 		t.ticketIDs = "SELECT COALESCE(MAX(id), 0) FROM tickets"
 	}
@@ -125,6 +131,10 @@ func (q *queries) bookingTexts() {
 	t.reshapeSlot = r("UPDATE slots SET capacity = ?, closed = ?, end_at = ? WHERE id = ? AND booked <= ?")
 	// The one statement that takes a place: never read-then-write.
 	t.takePlace = r("UPDATE slots SET booked = booked + 1 WHERE id = ? AND booked < capacity AND closed = 0 AND start_at > ?")
+	if d.MergeWrites {
+		t.takeSlot = r("WITH u AS (UPDATE slots SET booked = booked + 1 WHERE id = ? AND site = ? AND booked < capacity AND closed = 0" +
+			" AND start_at > ? RETURNING id) SELECT " + slotCols + ", EXISTS (SELECT 1 FROM u) FROM slots WHERE id = " + d.param(1))
+	}
 	t.releasePlace = r("UPDATE slots SET booked = booked - 1 WHERE id = ? AND booked > 0")
 	t.lockPatient = d.upsert("patient_locks", []string{"site", "patient"}, []string{"at"})
 	t.insertBooking = "INSERT INTO bookings (site, resource, slot_id, start_at, end_at, patient, code, status, held_until, " +
@@ -212,6 +222,13 @@ func (q *queries) insertTicket(tk *queue.Ticket) Stmt {
 		tk.Rank, tk.SortKey, tk.Counter, tk.TargetCounter, tk.CallCount, tk.NoShowCount,
 		ms(tk.IssuedAt), ms(tk.WaitingSince), ms(tk.CalledAt), ms(tk.FirstCalledAt), ms(tk.ServingAt), ms(tk.FinishedAt),
 		tk.Device, tk.IdemKey}}
+}
+
+// nextSeqIDs adds n to a service day's number and reserves ids ticket
+// ids from the tickets' sequence (IDsSequence only): a row per id, each
+// with the new last number.
+func (q *queries) nextSeqIDs(k queue.DayKey, n, ids int) Stmt {
+	return Stmt{q.text.nextSeqIDs, []any{k.Site, k.Service, k.Day, n, n, ids}}
 }
 
 // ticketIDs reserves n ticket ids (see Dialect.IDs).
@@ -395,16 +412,27 @@ func (q *queries) setStreak(k queue.ServiceKey, n int) Stmt {
 }
 
 // lockSites locks the version rows of sites (creating them at 0) without
-// changing them, in the order given.
-func (q *queries) lockSites(sites []string) Stmt {
+// changing them, in the order given; returning (OnConflict only) gives
+// back each site and its version.
+func (q *queries) lockSites(sites []string, returning bool) Stmt {
 	args := anys(sites)
 	rows := repeatJoin("(?, 0)", ", ", len(sites))
 	if q.d.Upsert == OnDuplicateKey {
 		return Stmt{"INSERT INTO site_versions (site, version) VALUES " + rows +
 			" ON DUPLICATE KEY UPDATE version = version + 0", args}
 	}
-	return Stmt{q.d.Rebind("INSERT INTO site_versions (site, version) VALUES " + rows +
-		" ON CONFLICT (site) DO UPDATE SET version = site_versions.version"), args}
+	text := "INSERT INTO site_versions (site, version) VALUES " + rows +
+		" ON CONFLICT (site) DO UPDATE SET version = site_versions.version"
+	if returning {
+		text += " RETURNING site, version"
+	}
+	return Stmt{q.d.Rebind(text), args}
+}
+
+// bumpVersion adds n to the version of a site whose row exists (locked by
+// lockSites).
+func (q *queries) bumpVersion(site string, n int64) Stmt {
+	return Stmt{q.d.Rebind("UPDATE site_versions SET version = version + ? WHERE site = ?"), []any{n, site}}
 }
 
 // nextVersions adds n to a site's version, inserting it at n, and gives
@@ -486,6 +514,14 @@ func (q *queries) reshapeSlot(sl queue.Slot) Stmt {
 // after now.
 func (q *queries) takePlace(id int64, now time.Time) Stmt {
 	return Stmt{q.text.takePlace, []any{id, ms(now)}}
+}
+
+// takeSlot reads a slot and takes a place in it (as takePlace, and only
+// in a slot of site) in one statement: the UPDATE in a data-modifying WITH,
+// the SELECT reading the row as it stood before it, and whether it took
+// one (MergeWrites dialects).
+func (q *queries) takeSlot(site string, id int64, now time.Time) Stmt {
+	return Stmt{q.text.takeSlot, []any{id, site, ms(now)}}
 }
 
 func (q *queries) releasePlace(id int64) Stmt { return Stmt{q.text.releasePlace, []any{id}} }

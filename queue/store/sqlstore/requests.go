@@ -53,6 +53,9 @@ func (t *tx) SaveRequests(ctx context.Context, reqs []queue.SavedRequest) error 
 		r.Result = packResult(r.Result)
 		packed[i] = r
 	}
+	if t.merging() {
+		return t.later(ctx, pendingWrite{st: t.s.q.saveRequests(packed), action: "save requests"})
+	}
 	return t.pieces(len(packed), func(from, to int) error {
 		if _, err := t.exec(ctx, t.s.q.saveRequests(packed[from:to])); err != nil {
 			return t.wrap("save requests", err)

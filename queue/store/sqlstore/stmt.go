@@ -132,6 +132,9 @@ func run[R any](ctx context.Context, t *tx, st Stmt,
 	if err := t.alive(); err != nil {
 		return zero, err
 	}
+	if err := t.flush(ctx); err != nil {
+		return zero, err
+	}
 	ps, err := t.stmt(ctx, st.SQL)
 	if err != nil {
 		return zero, err
@@ -144,6 +147,9 @@ func run[R any](ctx context.Context, t *tx, st Stmt,
 
 func (t *tx) queryRow(ctx context.Context, st Stmt) scanner {
 	if err := t.alive(); err != nil {
+		return errRow{err}
+	}
+	if err := t.flush(ctx); err != nil {
 		return errRow{err}
 	}
 	ps, err := t.stmt(ctx, st.SQL)
@@ -160,11 +166,17 @@ func (t *tx) execText(ctx context.Context, st Stmt) (sql.Result, error) {
 	if err := t.alive(); err != nil {
 		return nil, err
 	}
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
 	return t.tx.ExecContext(ctx, st.SQL, st.Args...)
 }
 
 func (t *tx) queryText(ctx context.Context, st Stmt) (*sql.Rows, error) {
 	if err := t.alive(); err != nil {
+		return nil, err
+	}
+	if err := t.flush(ctx); err != nil {
 		return nil, err
 	}
 	return t.tx.QueryContext(ctx, st.SQL, st.Args...)

@@ -208,6 +208,9 @@ func (s *Store) update(ctx context.Context, fn func(ctx context.Context, tx queu
 	}()
 	t := &tx{s: s, tx: stx, write: true, cache: s.wstmts}
 	err = fn(tctx, t)
+	if err == nil {
+		err = t.flush(tctx) // the writes still waiting (Dialect.MergeWrites)
+	}
 	done = true
 	committing, err = s.end(stx, t, err, func() func() error { return s.watchCommit(tctx, l.conn, cancel) })
 	l.release(err)

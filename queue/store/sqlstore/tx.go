@@ -26,6 +26,15 @@ type tx struct {
 	// edit, when set, rewrites the queries of a check (rowsAsText) to
 	// read its window of recent days.
 	edit func(string) string
+	// pending are the writes waiting to go as one statement, with
+	// pendingArgs parameters (see later); versions are the versions of
+	// the sites whose rows LockSites locked, as they stand in this
+	// transaction, where the dialect merges writes: AppendEvents numbers
+	// their events without reading them back.
+	pending     []pendingWrite
+	pendingArgs int
+	versions    map[string]int64
+	hold        bool // DeferWrites was called
 }
 
 var _ queue.Tx = (*tx)(nil)
@@ -103,8 +112,10 @@ func (t *tx) Savepoint(ctx context.Context, name string) error {
 	return t.savepointExec(ctx, "SAVEPOINT", name)
 }
 
-// RollbackTo undoes everything since the savepoint, which stays open.
+// RollbackTo undoes everything since the savepoint, which stays open. The
+// site versions known may have been undone with it: they are read again.
 func (t *tx) RollbackTo(ctx context.Context, name string) error {
+	t.versions = nil
 	return t.savepointExec(ctx, "ROLLBACK TO SAVEPOINT", name)
 }
 
@@ -208,9 +219,35 @@ func (t *tx) TicketIDs(ctx context.Context, n int) ([]int64, error) {
 	return ids, nil
 }
 
+// NextSeqIDs adds n to the last number of a service day and reserves ids
+// ticket ids, in one statement where ids come from a sequence; elsewhere
+// errors.ErrUnsupported.
+func (t *tx) NextSeqIDs(ctx context.Context, k queue.DayKey, n, ids int) (int, []int64, error) {
+	if t.s.d.IDs != IDsSequence {
+		return 0, nil, fmt.Errorf("%s: numbers and ticket ids at once: %w", t.s.d.Name, errors.ErrUnsupported)
+	}
+	if n < 1 || ids < 1 {
+		return 0, nil, fmt.Errorf("next seq and ids: %d numbers, %d ids, want 1 or more of each", n, ids)
+	}
+	var last int64
+	got, err := rowsOf(ctx, t, "next seq and ticket ids", t.s.q.nextSeqIDs(k, n, ids), func(row scanner, id *int64) error {
+		return row.Scan(&last, id)
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(got) != ids {
+		return 0, nil, fmt.Errorf("%s: next seq and ticket ids: %d of %d ids", t.s.d.Name, len(got), ids)
+	}
+	return int(last), got, nil
+}
+
 // InsertTickets stores new tickets whose ID (from TicketIDs) and Queue are
 // set, in multi-row inserts.
 func (t *tx) InsertTickets(ctx context.Context, ts []*queue.Ticket) error {
+	if t.merging() {
+		return t.later(ctx, pendingWrite{st: t.s.q.insertTickets(ts), action: fmt.Sprintf("insert %d tickets", len(ts))})
+	}
 	return t.pieces(len(ts), func(from, to int) error {
 		if _, err := t.exec(ctx, t.s.q.insertTickets(ts[from:to])); err != nil {
 			return t.wrap(fmt.Sprintf("insert %d tickets", to-from), err)

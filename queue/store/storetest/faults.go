@@ -237,6 +237,13 @@ func (t *faultTx) NextSeq(ctx context.Context, k queue.DayKey, n int) (int, erro
 	return t.Tx.NextSeq(ctx, k, n)
 }
 
+func (t *faultTx) NextSeqIDs(ctx context.Context, k queue.DayKey, n, ids int) (int, []int64, error) {
+	if err := t.step("NextSeqIDs"); err != nil {
+		return 0, nil, err
+	}
+	return t.Tx.NextSeqIDs(ctx, k, n, ids)
+}
+
 func (t *faultTx) GiveBackSeq(ctx context.Context, k queue.DayKey, n int) error {
 	if err := t.step("GiveBackSeq"); err != nil {
 		return err

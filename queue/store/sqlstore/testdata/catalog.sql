@@ -453,7 +453,7 @@ INSERT INTO site_versions (site, version) VALUES (?, 0), (?, 0) ON CONFLICT (sit
 -- LockSites: 2 sites [postgres]
 -- sent by: several daemons: first in every write
 -- args: "s1", "s2"
-INSERT INTO site_versions (site, version) VALUES ($1, 0), ($2, 0) ON CONFLICT (site) DO UPDATE SET version = site_versions.version;
+INSERT INTO site_versions (site, version) VALUES ($1, 0), ($2, 0) ON CONFLICT (site) DO UPDATE SET version = site_versions.version RETURNING site, version;
 
 -- LockSites: 2 sites [mysql]
 -- sent by: several daemons: first in every write
@@ -812,6 +812,11 @@ DELETE FROM bookings WHERE slot_id IN (?, ?);
 -- args: 5, 6
 DELETE FROM bookings WHERE slot_id IN ($1, $2);
 
+-- NextSeqIDs [postgres]
+-- sent by: the first kiosk of a batch
+-- args: "s1", "A", "2026-03-02", 3, 3, 3
+WITH s AS (INSERT INTO day_counters (site, service, day, last) VALUES ($1, $2, $3, $4) ON CONFLICT (site, service, day) DO UPDATE SET last = day_counters.last + $5 RETURNING last) SELECT s.last, nextval(pg_get_serial_sequence('tickets', 'id')) FROM s, generate_series(1, $6);
+
 -- Counter: in Update, lock the row [postgres]
 -- args: "s1", "c1"
 SELECT mode, ticket_id, since FROM counters WHERE site = $1 AND id = $2 FOR UPDATE;
@@ -827,3 +832,18 @@ INSERT INTO counters (site, id, mode, ticket_id, since) VALUES ($1, $2, $3, $4, 
 -- Counter: in Update, create the missing row [mysql]
 -- args: "s1", "c1", "open", 0, 0
 INSERT INTO counters (site, id, mode, ticket_id, since) VALUES (?, ?, ?, ?, ?);
+
+-- AppendEvents: next versions of a locked site [postgres]
+-- sent by: merged with the transaction's other writes
+-- args: 2, "s1"
+UPDATE site_versions SET version = version + $1 WHERE site = $2;
+
+-- merged writes: a version, 2 events, 1 saved result [postgres]
+-- sent by: the writes waiting at COMMIT
+-- args: 2, "s1", "s1", 42, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 1", 1772440380000, 1, "A", "2026-03-02", "WAITING", "B", "", 120000, 0, 0, 0, "", 0, "s1", 43, "CALLED", 7, "A012", "B", "vip", "CALLED", "c1", "keypad1", "call 2", 1772440380000, 2, "A", "2026-03-02", "WAITING", "B", "", 120000, 0, 0, 0, "", 0, "k1", "x1", "issue A", x"", 1772442000000
+WITH w0 AS (UPDATE site_versions SET version = version + $1 WHERE site = $2), w1 AS (INSERT INTO events (site, version, type, ticket_id, number, service, class, status, counter, actor, detail, at, call_count, issuer, day, from_status, from_queue, from_counter, waited_ms, service_ms, booking_id, slot_id, resource, slot_at) VALUES ($3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26), ($27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, $39, $40, $41, $42, $43, $44, $45, $46, $47, $48, $49, $50)) INSERT INTO requests (device, idem_key, op, result, at) VALUES ($51, $52, $53, $54, $55);
+
+-- TakeSlot [postgres]
+-- sent by: a booking
+-- args: 5, "s1", 1772433000000
+WITH u AS (UPDATE slots SET booked = booked + 1 WHERE id = $1 AND site = $2 AND booked < capacity AND closed = 0 AND start_at > $3 RETURNING id) SELECT id, site, resource, start_at, end_at, capacity, booked, closed, EXISTS (SELECT 1 FROM u) FROM slots WHERE id = $1;

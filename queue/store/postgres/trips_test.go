@@ -1,0 +1,14 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/nowserving/nowserving/queue/store/storetest"
+)
+
+// TestRoundTrips: a kiosk's ticket, a batch of them and a booking cost no
+// more round trips to the server than counted here.
+func TestRoundTrips(t *testing.T) {
+	t.Parallel()
+	storetest.RunTrips(t, "postgres", storetest.Trips{Ticket: 6, Batch: 6, Book: 9})
+}
