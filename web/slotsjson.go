@@ -34,13 +34,14 @@ func writeSlots(w http.ResponseWriter, r *http.Request, out *Slots, page booking
 	h.Write(b[:at])
 	h.Write(b[at+len(page.JSON):])
 	tag := `"` + strconv.FormatUint(h.Sum64(), 36) + `"`
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("ETag", tag)
-	if matches(r.Header.Get("If-None-Match"), tag) {
+	hd := w.Header()
+	hd["Content-Type"] = hdrJSON
+	hd["Cache-Control"] = hdrNoCache
+	hd["Etag"] = []string{tag}
+	if inm := r.Header["If-None-Match"]; len(inm) > 0 && matches(inm[0], tag) {
 		w.WriteHeader(http.StatusNotModified)
 	} else {
-		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		hd["Content-Length"] = []string{strconv.Itoa(len(b))}
 		w.WriteHeader(http.StatusOK)
 		w.Write(b)
 	}
