@@ -446,12 +446,11 @@ func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, b
 	if full, rel := f.known(r.Site, r.Slot); full {
 		return f.bookFull(ctx, r, rel)
 	}
-	resume := pause(ctx)
 	leave, err := f.enter(ctx, r.Site, r.Slot)
 	if leave != nil {
 		defer leave()
 	}
-	if err = resume(err); err != nil {
+	if err != nil {
 		return queue.Booking{}, false, err
 	}
 	full, rel := f.known(r.Site, r.Slot)
@@ -501,16 +500,21 @@ func (f *Front) bookFull(ctx context.Context, r queue.BookRequest, rel uint64) (
 	return f.book(ctx, r, rel)
 }
 
-// book sends r to the engine and remembers a slot it finds full.
+// book sends r to the engine and remembers a slot it finds full. The
+// engine's commit is the request's last wait, and ends its hold on the
+// CPU share (pause, for good): all that follows is a mark and the answer,
+// which was written without a permit already. Taking one again after the
+// commit, only to give it back at once, handed the permit from goroutine
+// to goroutine, and made each booking wait behind the requests working
+// for nothing.
 func (f *Front) book(ctx context.Context, r queue.BookRequest, rel uint64) (queue.Booking, bool, error) {
-	resume := pause(ctx)
+	pause(ctx)
 	leave, err := f.books.enter(ctx)
 	if err != nil {
-		return queue.Booking{}, false, resume(err)
+		return queue.Booking{}, false, err
 	}
 	b, replayed, err := f.eng.Book(ctx, r)
 	leave()
-	err = resume(err)
 	if errors.Is(err, queue.ErrSlotFull) {
 		f.mu.Lock()
 		if f.live[r.Site] && f.releases[r.Slot] == rel {
@@ -523,7 +527,13 @@ func (f *Front) book(ctx context.Context, r queue.BookRequest, rel uint64) (queu
 
 // enter waits for a permit of the slot's gate (while the caches are in
 // use; without them nothing is known full, and the gate would only queue)
-// and returns the function that gives it back.
+// and returns the function that gives it back. A request waiting at the
+// gate gives back its CPU permit meanwhile (pause); one that finds the
+// gate open keeps it: giving it back and taking it again at once, as
+// every booking did, handed the permit to a waiting request and back, two
+// switches of goroutine, and often a wait in the permits' queue, for
+// nothing. When ctx ends while it takes its CPU permit back, it returns
+// both the function and ctx's error.
 func (f *Front) enter(ctx context.Context, site string, slot int64) (func(), error) {
 	f.mu.Lock()
 	if !f.live[site] {
@@ -544,12 +554,19 @@ func (f *Front) enter(ctx context.Context, site string, slot int64) (func(), err
 			delete(f.gates, slot)
 		}
 	}
+	leave := func() { <-g.permits; out() }
 	select {
 	case g.permits <- struct{}{}:
-		return func() { <-g.permits; out() }, nil
+		return leave, nil
+	default:
+	}
+	resume := pause(ctx)
+	select {
+	case g.permits <- struct{}{}:
+		return leave, resume(nil)
 	case <-ctx.Done():
 		out()
-		return nil, ctx.Err()
+		return nil, resume(ctx.Err())
 	}
 }
 
