@@ -19,8 +19,7 @@ import (
 // So an appointment request (a slot list, a booking) holds one of
 // MaxRunning permits while it works, and gives it back whenever it waits
 // (for the store, for its slot's gate, for its commit), taking one again
-// after (but not after a booking's commit, its last wait: what is left is
-// its answer): at most MaxRunning appointment requests are runnable at a time,
+// after: at most MaxRunning appointment requests are runnable at a time,
 // whatever the rate, and a kiosk's goroutine waits behind those few, not
 // behind the rush. MaxRunning is one less than GOMAXPROCS (at least one):
 // with every P the daemon has taken by appointments, each step of a

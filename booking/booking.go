@@ -500,21 +500,19 @@ func (f *Front) bookFull(ctx context.Context, r queue.BookRequest, rel uint64) (
 	return f.book(ctx, r, rel)
 }
 
-// book sends r to the engine and remembers a slot it finds full. The
-// engine's commit is the request's last wait, and ends its hold on the
-// CPU share (pause, for good): all that follows is a mark and the answer,
-// which was written without a permit already. Taking one again after the
-// commit, only to give it back at once, handed the permit from goroutine
-// to goroutine, and made each booking wait behind the requests working
-// for nothing.
+// book sends r to the engine and remembers a slot it finds full. After
+// the commit it takes a permit again before it answers: a batch's
+// bookings end together, and without it each would be runnable at once,
+// the very thing the permits bound (admit.go).
 func (f *Front) book(ctx context.Context, r queue.BookRequest, rel uint64) (queue.Booking, bool, error) {
-	pause(ctx)
+	resume := pause(ctx)
 	leave, err := f.books.enter(ctx)
 	if err != nil {
-		return queue.Booking{}, false, err
+		return queue.Booking{}, false, resume(err)
 	}
 	b, replayed, err := f.eng.Book(ctx, r)
 	leave()
+	err = resume(err)
 	if errors.Is(err, queue.ErrSlotFull) {
 		f.mu.Lock()
 		if f.live[r.Site] && f.releases[r.Slot] == rel {
