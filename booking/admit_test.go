@@ -257,3 +257,68 @@ func TestDefaultMaxRunning(t *testing.T) {
 		}
 	}
 }
+
+// holding is a store whose transactions wait, while hold is set, until
+// release is closed.
+type holding struct {
+	queue.Store
+	hold    atomic.Bool
+	release chan struct{}
+}
+
+func (h *holding) Update(ctx context.Context, fn func(context.Context, queue.Tx) error) error {
+	if h.hold.Load() {
+		<-h.release
+	}
+	return h.Store.Update(ctx, fn)
+}
+
+// TestBookingAnswersWithPermit: a booking gives its permit back while its
+// commit waits, and takes one again before it returns: a batch's bookings
+// end together, and would otherwise all be runnable at once, which the
+// permits are there to prevent.
+func TestBookingAnswersWithPermit(t *testing.T) {
+	ctx := t.Context()
+	site := storetest.BookingSite()
+	st := &holding{Store: storetest.SQLite(t), release: make(chan struct{})}
+	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site},
+		Clock: storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location)).Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close(context.Background()) })
+	if _, err := eng.GenerateSlots(ctx); err != nil {
+		t.Fatal(err)
+	}
+	slots, err := eng.Slots(ctx, site.ID, "dr-li", "2026-12-01")
+	if err != nil || len(slots) == 0 {
+		t.Fatalf("slots: %v, %d", err, len(slots))
+	}
+	f := New(Opts{Engine: eng, MaxRunning: 1, BookingWait: time.Hour})
+	st.hold.Store(true)
+	booked := make(chan error, 1)
+	go func() {
+		_, _, err := f.Book(ctx, queue.BookRequest{Request: queue.Request{Site: site.ID, Device: "api:his"}, Slot: slots[0].ID, Patient: "p1"})
+		booked <- err
+	}()
+	poll.Until(t, "the booking at the engine", func() bool { return len(f.books.permits) == 1 })
+	_, doneA, err := f.Admit(ctx)
+	if err != nil {
+		t.Fatalf("a request while the booking's commit waits: %v, want its permit", err)
+	}
+	st.hold.Store(false)
+	close(st.release)
+	poll.Until(t, "the booking committed", func() bool {
+		list, err := eng.Slots(ctx, site.ID, "dr-li", "2026-12-01")
+		return err == nil && list[0].Booked == 1
+	})
+	select {
+	case err := <-booked:
+		t.Fatalf("the booking returned (%v) while another request held the only permit", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	doneA()
+	if err := <-booked; err != nil {
+		t.Fatalf("the booking once the permit is back: %v", err)
+	}
+}

@@ -446,12 +446,11 @@ func (f *Front) Book(ctx context.Context, r queue.BookRequest) (queue.Booking, b
 	if full, rel := f.known(r.Site, r.Slot); full {
 		return f.bookFull(ctx, r, rel)
 	}
-	resume := pause(ctx)
 	leave, err := f.enter(ctx, r.Site, r.Slot)
 	if leave != nil {
 		defer leave()
 	}
-	if err = resume(err); err != nil {
+	if err != nil {
 		return queue.Booking{}, false, err
 	}
 	full, rel := f.known(r.Site, r.Slot)
@@ -501,7 +500,10 @@ func (f *Front) bookFull(ctx context.Context, r queue.BookRequest, rel uint64) (
 	return f.book(ctx, r, rel)
 }
 
-// book sends r to the engine and remembers a slot it finds full.
+// book sends r to the engine and remembers a slot it finds full. After
+// the commit it takes a permit again before it answers: a batch's
+// bookings end together, and without it each would be runnable at once,
+// the very thing the permits bound (admit.go).
 func (f *Front) book(ctx context.Context, r queue.BookRequest, rel uint64) (queue.Booking, bool, error) {
 	resume := pause(ctx)
 	leave, err := f.books.enter(ctx)
@@ -523,7 +525,13 @@ func (f *Front) book(ctx context.Context, r queue.BookRequest, rel uint64) (queu
 
 // enter waits for a permit of the slot's gate (while the caches are in
 // use; without them nothing is known full, and the gate would only queue)
-// and returns the function that gives it back.
+// and returns the function that gives it back. A request waiting at the
+// gate gives back its CPU permit meanwhile (pause); one that finds the
+// gate open keeps it: giving it back and taking it again at once, as
+// every booking did, handed the permit to a waiting request and back, two
+// switches of goroutine, and often a wait in the permits' queue, for
+// nothing. When ctx ends while it takes its CPU permit back, it returns
+// both the function and ctx's error.
 func (f *Front) enter(ctx context.Context, site string, slot int64) (func(), error) {
 	f.mu.Lock()
 	if !f.live[site] {
@@ -544,12 +552,19 @@ func (f *Front) enter(ctx context.Context, site string, slot int64) (func(), err
 			delete(f.gates, slot)
 		}
 	}
+	leave := func() { <-g.permits; out() }
 	select {
 	case g.permits <- struct{}{}:
-		return func() { <-g.permits; out() }, nil
+		return leave, nil
+	default:
+	}
+	resume := pause(ctx)
+	select {
+	case g.permits <- struct{}{}:
+		return leave, resume(nil)
 	case <-ctx.Done():
 		out()
-		return nil, ctx.Err()
+		return nil, resume(ctx.Err())
 	}
 }
 

@@ -1,12 +1,11 @@
 package web
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -100,14 +99,14 @@ const MaxSlotPage = 1000
 
 // pageParams reads the limit (1 to most, default most) and offset (from
 // 0) of a list, or false once the problem is answered.
-func pageParams(w http.ResponseWriter, r *http.Request, most int) (limit, offset int, ok bool) {
+func pageParams(w http.ResponseWriter, query url.Values, most int) (limit, offset int, ok bool) {
 	limit = most
 	for _, p := range []struct {
 		name   string
 		v      *int
 		lo, hi int
 	}{{"limit", &limit, 1, most}, {"offset", &offset, 0, math.MaxInt32}} {
-		q := r.URL.Query().Get(p.name)
+		q := query.Get(p.name)
 		if q == "" {
 			continue
 		}
@@ -132,13 +131,15 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	loc, resource := site.Location, r.URL.Query().Get("resource")
+	query := r.URL.Query() // parsed once: each call parses it again
+	loc, resource := site.Location, query.Get("resource")
 	now := s.o.Engine.Now()
-	date := r.URL.Query().Get("date")
+	today := now.In(loc).Format(time.DateOnly)
+	date := query.Get("date")
 	if date == "" {
-		date = now.In(loc).Format(time.DateOnly)
+		date = today
 	}
-	limit, offset, ok := pageParams(w, r, MaxSlotPage)
+	limit, offset, ok := pageParams(w, query, MaxSlotPage)
 	if !ok {
 		return
 	}
@@ -162,7 +163,7 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 		out.NextOffset = offset + page.Slots
 	}
 	day, _ := time.ParseInLocation(time.DateOnly, date, loc) // Slots parsed it
-	out.Past = date < now.In(loc).Format(time.DateOnly)
+	out.Past = date < today
 	for _, res := range site.Resources {
 		sc := res.Schedule
 		if (resource != "" && res.ID != resource) || out.Past || !day.After(sc.Horizon(now, loc)) {
@@ -184,10 +185,7 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var b bookBody
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&b)
+	b, err := readBookBody(r.Body)
 	switch {
 	case err != nil:
 		err = fmt.Errorf(`body: want {"slot": ID, "patient": REF, "hold": BOOL}: %w`, err)
@@ -211,8 +209,9 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) {
 	if replayed {
 		status = http.StatusOK
 	}
-	w.Header().Set("Location", fmt.Sprintf("/api/v1/sites/%s/appointments/%d", bk.Site, bk.ID))
-	writeJSON(w, status, toAppointment(bk, loc))
+	w.Header()["Location"] = []string{"/api/v1/sites/" + bk.Site + "/appointments/" + strconv.FormatInt(bk.ID, 10)}
+	a := toAppointment(bk, loc)
+	writeAppointment(w, status, &a)
 }
 
 // checkKey checks the Idempotency-Key of a booking request: at most 128
@@ -268,7 +267,8 @@ func (s *Server) bookingOp(w http.ResponseWriter, r *http.Request, op func(queue
 		writeError(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toAppointment(b, loc))
+	a := toAppointment(b, loc)
+	writeAppointment(w, http.StatusOK, &a)
 }
 
 // checkIn turns the booking into a ticket and answers it as the ticket API

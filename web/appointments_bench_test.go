@@ -107,3 +107,30 @@ func BenchmarkBookKnownFullHTTP(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSlotsCached: one slot list served from its encoded form in
+// memory (the bulk of the API's reads), through the whole handler chain
+// without a network.
+func BenchmarkSlotsCached(b *testing.B) {
+	e, _ := fullSlot(b)
+	h := e.srv.Handler()
+	read := func() *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", "/api/v1/sites/main/slots?resource=dr&date=2026-03-02", nil)
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+		return w
+	}
+	poll.Until(b, "the list in memory", func() bool {
+		hits := cacheHits(b, e.srv.o.Registry)
+		read()
+		return cacheHits(b, e.srv.o.Registry) > hits
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		read()
+	}
+}

@@ -26,10 +26,8 @@ type Problem struct {
 const ProblemType = "urn:nowserving:problem:"
 
 func writeProblem(w http.ResponseWriter, status int, code, title, detail string) {
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(Problem{Type: ProblemType + code, Title: title, Status: status, Detail: detail, Code: code})
+	p := Problem{Type: ProblemType + code, Title: title, Status: status, Detail: detail, Code: code}
+	writeBody(w, status, hdrProblem, func(b []byte) []byte { return appendProblem(b, &p) })
 }
 
 // badRequest answers a request that cannot be read as the document

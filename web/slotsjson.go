@@ -33,14 +33,22 @@ func writeSlots(w http.ResponseWriter, r *http.Request, out *Slots, page booking
 	h.Write(sum[:])
 	h.Write(b[:at])
 	h.Write(b[at+len(page.JSON):])
-	tag := `"` + strconv.FormatUint(h.Sum64(), 36) + `"`
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("ETag", tag)
-	if matches(r.Header.Get("If-None-Match"), tag) {
+	// The ETag and the Content-Length in one string and one array:
+	// five allocations a read were two.
+	var vb [40]byte
+	v := append(strconv.AppendUint(append(vb[:0], '"'), h.Sum64(), 36), '"')
+	n := len(v)
+	vs := string(strconv.AppendInt(v, int64(len(b)), 10))
+	vals := &[2]string{vs[:n], vs[n:]}
+	tag := vals[0]
+	hd := w.Header()
+	hd["Content-Type"] = hdrJSON
+	hd["Cache-Control"] = hdrNoCache
+	hd["Etag"] = vals[0:1:1]
+	if inm := r.Header["If-None-Match"]; len(inm) > 0 && matches(inm[0], tag) {
 		w.WriteHeader(http.StatusNotModified)
 	} else {
-		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		hd["Content-Length"] = vals[1:2:2]
 		w.WriteHeader(http.StatusOK)
 		w.Write(b)
 	}
