@@ -42,6 +42,13 @@ func (t slotCounting) Slot(ctx context.Context, id int64) (*queue.Slot, error) {
 	return t.Tx.Slot(ctx, id)
 }
 
+// TakeSlot is how the engine reads a booking's slot, taking its place in
+// the same statement.
+func (t slotCounting) TakeSlot(ctx context.Context, site string, slot int64, now time.Time) (*queue.Slot, bool, error) {
+	t.n.Add(1)
+	return t.Tx.TakeSlot(ctx, site, slot, now)
+}
+
 func (c *counting) View(ctx context.Context, fn func(context.Context, queue.Tx) error) error {
 	c.views.Add(1)
 	if c.hang.Load() {

@@ -95,11 +95,7 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("AppendEvents: next versions", "", q.nextVersions(site, 2))
 	add("AppendEvents: 2 rows", "", q.insertEvents(exampleEvents(tk)))
 	if d.MergeWrites {
-		bump := q.bumpVersion(site, 2)
-		add("AppendEvents: next versions of a locked site", "merged with the transaction's other writes", bump)
-		m, _ := merged([]pendingWrite{{st: bump}, {st: q.insertEvents(exampleEvents(tk))},
-			{st: q.saveRequests([]queue.SavedRequest{{RequestKey: queue.RequestKey{Device: "k1", Key: "x1"}, Op: "issue A", AtMs: before}})}})
-		add("merged writes: a version, 2 events, 1 saved result", "the writes waiting at COMMIT", m)
+		mergedCatalog(q, add, site, tk, before)
 	}
 	ev := exampleEvents(tk)[0]
 	add("AppendEvents: outbox rows, 1 event to 2 receivers", "", q.insertOutbox([]outboxRow{
@@ -112,6 +108,16 @@ func (d *Dialect) Catalog() []NamedStmt {
 	add("LastVersions", "follow other daemons' events", q.lastVersions())
 	retentionCatalog(q, add)
 	return out
+}
+
+// mergedCatalog adds the writes an engine transaction holds back
+// (Tx.DeferWrites) and the one statement they go as.
+func mergedCatalog(q *queries, add func(name, use string, st Stmt), site string, tk *queue.Ticket, before int64) {
+	bump := q.bumpVersion(site, 2)
+	add("AppendEvents: next versions of a locked site", "merged with the transaction's other writes", bump)
+	m, _ := merged([]pendingWrite{{st: bump}, {st: q.insertEvents(exampleEvents(tk))},
+		{st: q.saveRequests([]queue.SavedRequest{{RequestKey: queue.RequestKey{Device: "k1", Key: "x1"}, Op: "issue A", AtMs: before}})}})
+	add("merged writes: a version, 2 events, 1 saved result", "the writes waiting at COMMIT", m)
 }
 
 // retentionCatalog adds the purge's statements (Store.PurgeRequests and
