@@ -57,6 +57,12 @@ type Opts struct {
 	// should be shorter than the devices' own request timeout.
 	StoreTimeout time.Duration
 	Logger       *slog.Logger
+	// Queued, when set, is called in a request's own goroutine once the
+	// request waits in its committer's queue, before it waits for its
+	// batch: requests sent one after the other, each once the one before
+	// was reported, sit in their batch in that order. For tests that need
+	// a batch in a known order; nothing else needs it.
+	Queued func()
 }
 
 // DefaultStoreTimeout is Opts.StoreTimeout when it is zero: shorter than
@@ -89,6 +95,7 @@ type Engine struct {
 	log     *slog.Logger
 	feed    *feed
 	name    string
+	queued  func() // Opts.Queued
 
 	// losses counts the lost work found and repaired (lost.go).
 	losses struct{ found, restored, tickets, unrestored atomic.Int64 }
@@ -238,7 +245,7 @@ func New(o Opts) (*Engine, error) {
 		o.Name, _ = os.Hostname()
 	}
 	e := &Engine{store: o.Store, clock: o.Clock, batch: o.Batch, timeout: o.StoreTimeout, log: o.Logger,
-		generated: map[string]time.Time{}, slotRuns: map[string]uint64{}, name: o.Name}
+		generated: map[string]time.Time{}, slotRuns: map[string]uint64{}, name: o.Name, queued: o.Queued}
 	defs, err := newSiteDefs(o.Sites)
 	if err != nil {
 		return nil, err
@@ -406,6 +413,9 @@ func (e *Engine) enqueue(ctx context.Context, j *job) (any, error) {
 		return nil, e.ctxErr(ctx)
 	}
 	e.mu.RUnlock()
+	if e.queued != nil {
+		e.queued()
+	}
 	select {
 	case <-j.done:
 		return j.result, j.err

@@ -110,6 +110,8 @@ type env struct {
 	// d, when set, tunes the engine as daemon i of several (follow.go).
 	d *daemons
 	i int
+	// queued, when set, is the engine's Opts.Queued.
+	queued func()
 }
 
 func newEnv(t *testing.T, open func(t *testing.T) queue.Store, sites ...queue.Site) *env {
@@ -144,7 +146,7 @@ const suiteStoreTimeout = 30 * time.Second
 
 func (en *env) start(sites []queue.Site) {
 	en.t.Helper()
-	o := queue.Opts{Store: en.store, Sites: sites, Clock: en.clock.Now, Batch: 32, StoreTimeout: suiteStoreTimeout}
+	o := queue.Opts{Store: en.store, Sites: sites, Clock: en.clock.Now, Batch: 32, StoreTimeout: suiteStoreTimeout, Queued: en.queued}
 	if en.d != nil && en.d.tune != nil {
 		en.d.tune(en.t, en.i, &o)
 	}
@@ -241,6 +243,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"CapInBatch", testCapInBatch},
 		{"NumbersInBatch", testNumbersInBatch},
 		{"CheckInInBatch", testCheckInInBatch},
+		{"RedoInBatch", testRedoInBatch},
 		{"ResultVersions", testResultVersions},
 		{"CallTimeout", testCallTimeout},
 		{"AbortAtEveryStatement", testAbortEveryStatement},

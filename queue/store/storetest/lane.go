@@ -3,13 +3,16 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
@@ -22,6 +25,7 @@ type gateStore struct {
 	entered chan struct{} // closed when it does
 	gate    chan struct{}
 	once    sync.Once
+	queued  atomic.Int64 // requests queued in the engine (Opts.Queued)
 }
 
 func (g *gateStore) Update(ctx context.Context, fn func(ctx context.Context, tx queue.Tx) error) error {
@@ -44,7 +48,7 @@ func gated(t *testing.T, s queue.Store, first string, wg *sync.WaitGroup) (*env,
 // first ticket.
 func gatedSite(t *testing.T, s queue.Store, site queue.Site, setup func(en *env), first string, wg *sync.WaitGroup) (*env, *gateStore) {
 	g := &gateStore{Store: s, armed: make(chan struct{}), entered: make(chan struct{}), gate: make(chan struct{})}
-	en := &env{t: t, ctx: context.Background(), clock: NewClock(monday9), store: g}
+	en := &env{t: t, ctx: context.Background(), clock: NewClock(monday9), store: g, queued: func() { g.queued.Add(1) }}
 	en.start([]queue.Site{site})
 	if setup != nil {
 		setup(en)
@@ -395,13 +399,111 @@ func testCheckInInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 	if len(got) != 7 || appointments != 1 {
 		t.Errorf("%d tickets, %d of them appointments; want 7 and 1", len(got), appointments)
 	}
-	if ss, ok := s.(txSQLStore); ok {
-		r, err := ss.Check(en.ctx, sqlstore.CheckOpts{MaxViolations: 100})
-		if err != nil {
-			t.Fatal(err)
+	checkStore(t, s)
+}
+
+// checkStore fails t with the violations the store's Check finds, where
+// it has one (the SQL stores).
+func checkStore(t *testing.T, s queue.Store) {
+	t.Helper()
+	ss, ok := s.(txSQLStore)
+	if !ok {
+		return
+	}
+	r, err := ss.Check(t.Context(), sqlstore.CheckOpts{MaxViolations: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() {
+		t.Errorf("violations after the batch:\n%s", strings.Join(r.Violations, "\n"))
+	}
+}
+
+// testRedoInBatch queues, behind a transaction in flight and in this order
+// (Opts.Queued), two kiosk tickets of A, a check-in of an appointment of A
+// and a third kiosk ticket of A, where A's daily cap leaves room for two.
+// The kiosks take their numbers from one span; the check-in, in a
+// savepoint of its own, takes its number by a statement of its own, which
+// seals the span, and the cap refuses it; the cap refuses the third kiosk
+// too, which cannot give its number back to the sealed span: the
+// transaction is rolled back and run again with a savepoint per request.
+// Every request is answered as if it ran alone, A's numbers keep no gap
+// and the events' versions none either.
+func testRedoInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
+	s := open(t)
+	cs := newCountStore(s)
+	site := BookingSite()
+	site.Services[0].DailyCap = 4 // A001, A002 (in flight), two more
+	var wg sync.WaitGroup
+	var booking queue.Booking
+	en, g := gatedSite(t, cs, site, func(en *env) {
+		if _, err := en.e.GenerateSlots(en.ctx); err != nil {
+			t.Fatalf("generate slots: %v", err)
 		}
-		if !r.OK() {
-			t.Errorf("violations after the batch:\n%s", strings.Join(r.Violations, "\n"))
+		booking = en.mustBook(en.slot("dr-li", monday9, 9, 15).ID, "p1")
+	}, "A", &wg)
+	got := make([]string, 4) // the answers, in the batch's order
+	send := func(i int, call func() (queue.Ticket, error)) {
+		n := g.queued.Load()
+		wg.Go(func() {
+			tk, err := call()
+			switch {
+			case err == nil:
+				got[i] = tk.Number
+			case errors.Is(err, queue.ErrServiceFull):
+				got[i] = "full"
+			default:
+				got[i] = err.Error()
+			}
+		})
+		poll.Until(t, fmt.Sprintf("request %d queued", i), func() bool { return g.queued.Load() > n })
+	}
+	kiosk := func() (queue.Ticket, error) {
+		return en.e.Issue(en.ctx, queue.IssueRequest{Request: en.req(), Service: "A"})
+	}
+	send(0, kiosk)
+	send(1, kiosk)
+	send(2, func() (queue.Ticket, error) {
+		ci, err := en.e.CheckIn(en.ctx, queue.BookingRequest{Request: en.req(), Code: booking.Code})
+		return ci.Position.Ticket, err
+	})
+	send(3, kiosk)
+	updates, redone := cs.count("Update"), cs.count("RollbackTo r3")
+	close(g.gate)
+	wg.Wait()
+	if want := []string{"A003", "A004", "full", "full"}; !slices.Equal(got, want) {
+		t.Errorf("answers %v, want %v (kiosk, kiosk, check-in, kiosk)", got, want)
+	}
+	// The one in flight, then the batch twice; the third kiosk, in a
+	// savepoint of its own the second time, rolled back to it.
+	if n, r := cs.count("Update")-updates, cs.count("RollbackTo r3")-redone; n != 3 || r != 1 {
+		t.Errorf("%d transactions and %d rollbacks to r3 after the gate opened, want 3 and 1: the batch was not run again", n, r)
+	}
+	site.Services[0].DailyCap = 10
+	if err := en.e.SetSites([]queue.Site{site}); err != nil {
+		t.Fatal(err)
+	}
+	if n := en.issue("A", queue.ClassNormal).Number; n != "A005" {
+		t.Errorf("A after the cap was raised: %s, want A005 (the refused took no number)", n)
+	}
+	checkVersions(t, en.events(), []string{"A001", "A002", "A003", "A004", "A005"})
+	checkStore(t, s)
+}
+
+// checkVersions fails t unless evs are numbered 1..len(evs) and their
+// ISSUED events are of the tickets issued, in order.
+func checkVersions(t *testing.T, evs []queue.Event, issued []string) {
+	t.Helper()
+	var got []string
+	for i, ev := range evs {
+		if ev.Version != int64(i+1) {
+			t.Errorf("event %d (%s) has version %d, want %d", i, ev.Type, ev.Version, i+1)
 		}
+		if ev.Type == queue.EventIssued {
+			got = append(got, ev.Number)
+		}
+	}
+	if !slices.Equal(got, issued) {
+		t.Errorf("ISSUED events of %v, want %v", got, issued)
 	}
 }
