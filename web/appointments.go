@@ -1,8 +1,10 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -185,7 +187,10 @@ func (s *Server) book(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b, err := readBookBody(r.Body)
+	var b bookBody
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&b)
 	switch {
 	case err != nil:
 		err = fmt.Errorf(`body: want {"slot": ID, "patient": REF, "hold": BOOL}: %w`, err)

@@ -3,79 +3,9 @@ package web
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"strings"
 	"testing"
-	"testing/iotest"
 	"time"
 )
-
-// decodeBookBodyJSON is how the booking body was decoded before
-// readBookBody: the reference it must agree with.
-func decodeBookBodyJSON(body io.Reader) (bookBody, error) {
-	dec := json.NewDecoder(io.LimitReader(body, maxBody))
-	dec.DisallowUnknownFields()
-	var b bookBody
-	err := dec.Decode(&b)
-	return b, err
-}
-
-// bookBodies are bodies of every kind: plain ones (read without
-// encoding/json) and the rest.
-var bookBodies = []string{
-	`{"slot":12,"patient":"p-1"}`, `{"patient":"scale-1-2","slot":123}`, `{"slot": 12, "patient": "p-3", "hold": true}`,
-	" \t\n{ \"hold\" : false ,\r\n\"slot\":9223372036854775807,\"patient\":\"x\" }  ", `{}`, `{"slot":1,"patient":"a"} trailing`,
-	`{"slot":1,"patient":"a"}{"slot":2}`, `{"slot":9223372036854775808,"patient":"a"}`, `{"slot":-1,"patient":"a"}`,
-	`{"slot":0,"patient":"a"}`, `{"slot":01,"patient":"a"}`, `{"slot":1.0,"patient":"a"}`, `{"slot":1e3,"patient":"a"}`,
-	`{"slot":"1","patient":"a"}`, `{"slot":null,"patient":"a"}`, `{"Slot":1,"patient":"a"}`, `{"SLOT":1,"PATIENT":"a"}`,
-	`{"slot":1,"slot":2,"patient":"a"}`, `{"slot":1,"patient":"a","x":1}`, `{"slot":1,"patient":"a\"b"}`,
-	`{"slot":1,"patient":"\u00e9"}`, `{"slot":1,"patient":"é"}`, "{\"slot\":1,\"patient\":\"\xff\"}", "{\"slot\":1,\"patient\":\"a\tb\"}",
-	`{"slot":1,"patient":"a","hold":tru}`, `{"slot":1,"patient":"a","hold":truex}`, `{"slot":1,"patient":"a","hold":"true"}`,
-	`{"slot":1,"patient":"a","hold":null}`, `{"slot":1,"patient":"a",}`, `{"slot":1 "patient":"a"}`, `{"slot":1,"patient":"a"`,
-	`{"slot":1,"patient":`, `{"slot":12`, `{"slo`, `{`, ``, `   `, `[]`, `null`, `"x"`, `{"slot":1,"patient":"a"]`,
-	`{"slot":1,,"patient":"a"}`, `{"slot"1}`, `{slot:1}`, `{"slot":1,"patient":"` + strings.Repeat("a", 5000) + `"}`,
-	strings.Repeat(" ", 4090) + `{"slot":1}`, "\x00\xff", strings.Repeat("[", 5000),
-}
-
-// TestReadBookBody: a booking body is read as encoding/json reads it,
-// value and error, whether it comes at once or a byte at a time; and the
-// plain bodies clients send are read without it.
-func TestReadBookBody(t *testing.T) {
-	for _, body := range bookBodies {
-		checkBookBody(t, body)
-	}
-	for _, body := range bookBodies[:4] {
-		if _, st := parseBookBody([]byte(body)); st != bodyDone {
-			t.Errorf("%q: state %d, want it read here (%d)", body, st, bodyDone)
-		}
-	}
-}
-
-// FuzzBookBody: readBookBody agrees with encoding/json on any body.
-func FuzzBookBody(f *testing.F) {
-	for _, body := range bookBodies {
-		f.Add(body)
-	}
-	f.Fuzz(checkBookBody)
-}
-
-func checkBookBody(t *testing.T, body string) {
-	readers := map[string]func() io.Reader{
-		"at once":      func() io.Reader { return strings.NewReader(body) },
-		"byte by byte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(body)) },
-		"failing": func() io.Reader {
-			return io.MultiReader(strings.NewReader(body[:len(body)/2]), iotest.ErrReader(errors.New("conn reset")))
-		},
-	}
-	for name, r := range readers {
-		want, wantErr := decodeBookBodyJSON(r())
-		got, err := readBookBody(r())
-		if got != want || (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
-			t.Errorf("%q (%s): got %+v, %v; want %+v, %v", body, name, got, err, want, wantErr)
-		}
-	}
-}
 
 // TestAppointmentAndProblemJSON: an appointment and a problem are written
 // as encoding/json writes them, to the byte.
