@@ -14,6 +14,7 @@ import (
 
 	driver "github.com/go-sql-driver/mysql"
 
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/postgres"
@@ -34,32 +35,15 @@ type Trips struct {
 // the client had sent something. Requests the client sends without waiting
 // (a pipeline, a statement close with no reply) count as one.
 type turnProxy struct {
-	ln     net.Listener
+	srv    *conntest.Server
 	target string
 	turns  atomic.Int64
 }
 
 func newTurnProxy(t testing.TB, target string) *turnProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("trips: listen: %v", err)
-	}
-	p := &turnProxy{ln: ln, target: target}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() { defer wg.Done(); p.serve(c) }()
-		}
-	}()
+	p := &turnProxy{srv: conntest.Listen(t), target: target}
+	p.srv.Serve(p.serve)
 	return p
 }
 
@@ -170,7 +154,7 @@ func proxied(t *testing.T, name string) (queue.Store, *turnProxy) {
 			t.Fatal(err)
 		}
 		p := newTurnProxy(t, u.Host)
-		u.Host = p.ln.Addr().String()
+		u.Host = p.srv.Addr()
 		return At(t, postgres.Open, u.String(), sqlstore.Opts{MaxConns: 20}), p
 	case "mysql":
 		cfg, err := driver.ParseDSN(MySQLDSN(t))
@@ -178,7 +162,7 @@ func proxied(t *testing.T, name string) (queue.Store, *turnProxy) {
 			t.Fatal(err)
 		}
 		p := newTurnProxy(t, cfg.Addr)
-		cfg.Addr = p.ln.Addr().String()
+		cfg.Addr = p.srv.Addr()
 		return At(t, mysql.Open, cfg.FormatDSN(), sqlstore.Opts{MaxConns: 20}), p
 	}
 	t.Fatalf("trips: no server driver %q", name)
