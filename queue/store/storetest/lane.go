@@ -209,17 +209,7 @@ func testCapInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 	if n := en.issue("C", queue.ClassNormal).Number; n != "C04" {
 		t.Errorf("C after the cap was raised: %s, want C04 (a refused ticket took no number)", n)
 	}
-	evs := en.events()
-	var issued []string
-	for i, ev := range evs {
-		if ev.Version != int64(i+1) {
-			t.Errorf("event %d has version %d, want %d", i, ev.Version, i+1)
-		}
-		if ev.Type == queue.EventIssued {
-			issued = append(issued, ev.Number)
-		}
-	}
-	if len(issued) != 9 {
+	if issued := issuedNumbers(t, en.events()); len(issued) != 9 {
 		t.Errorf("ISSUED events %v, want 9 (C01, A001, 4 A and 2 C in the batch, C04)", issued)
 	}
 }
@@ -491,8 +481,17 @@ func testRedoInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 }
 
 // checkVersions fails t unless evs are numbered 1..len(evs) and their
-// ISSUED events are of the tickets issued, in order.
+// ISSUED events are of the numbers issued, in that order.
 func checkVersions(t *testing.T, evs []queue.Event, issued []string) {
+	t.Helper()
+	if got := issuedNumbers(t, evs); !slices.Equal(got, issued) {
+		t.Errorf("ISSUED events of %v, want %v", got, issued)
+	}
+}
+
+// issuedNumbers fails t unless evs are numbered 1..len(evs), and returns
+// the numbers of their ISSUED events, in order.
+func issuedNumbers(t *testing.T, evs []queue.Event) []string {
 	t.Helper()
 	var got []string
 	for i, ev := range evs {
@@ -503,7 +502,5 @@ func checkVersions(t *testing.T, evs []queue.Event, issued []string) {
 			got = append(got, ev.Number)
 		}
 	}
-	if !slices.Equal(got, issued) {
-		t.Errorf("ISSUED events of %v, want %v", got, issued)
-	}
+	return got
 }
