@@ -41,9 +41,9 @@ func (e *Env) Explain(err error, d Device) error {
 		e.TLS == nil && answersHTTP(e.Addr):
 		return fmt.Errorf("%s answers HTTP: it looks like the daemon's HTTP port (listen.http); give --addr its device protocol port (listen.protocol, %s in the demo)", e.Addr, DefaultAddr)
 	case errors.Is(err, client.ErrHandshake) && e.TLS == nil:
-		return fmt.Errorf("the daemon at %s closed the session before welcoming device %q: if it listens with TLS, give --tls-ca (%v)", e.Addr, d.ID, err)
+		return fmt.Errorf("the daemon at %s closed the session before welcoming device %q: if it listens with TLS, give --tls-ca (%w)", e.Addr, d.ID, err)
 	case errors.Is(err, client.ErrHandshake):
-		return fmt.Errorf("the daemon at %s did not complete the session for device %q: %v", e.Addr, d.ID, err)
+		return fmt.Errorf("the daemon at %s did not complete the session for device %q: %w", e.Addr, d.ID, err)
 	case errors.Is(err, client.ErrTimeout):
 		return fmt.Errorf("the daemon at %s did not answer in time", e.Addr)
 	}
