@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -17,23 +18,12 @@ import (
 // On SQLite the probe shares the one writer connection with the engine:
 // give ctx a short deadline (the store timeout) so a slow probe cannot hold
 // the writer, and do not probe more often than readiness needs.
-func (s *Store) Probe(ctx context.Context, daemon string) (err error) {
-	l, stx, err := s.begin(ctx, true, nil)
-	if err != nil {
-		return s.wrap("probe: begin", err)
-	}
-	defer func() {
-		_ = stx.Rollback() // no-op after Commit
-		l.release(err)
-	}()
-	q := s.d.upsert("health", []string{"daemon"}, []string{"probed_ms"})
-	if _, err = stx.ExecContext(ctx, q, daemon, time.Now().UnixMilli()); err != nil {
+func (s *Store) Probe(ctx context.Context, daemon string) error {
+	return s.inTx(ctx, plainTx{write: true, begin: "probe: begin", commit: "probe: commit"}, func(stx *sql.Tx) error {
+		q := s.d.upsert("health", []string{"daemon"}, []string{"probed_ms"})
+		_, err := stx.ExecContext(ctx, q, daemon, time.Now().UnixMilli())
 		return s.wrap("probe: write health row", err)
-	}
-	if err = stx.Commit(); err != nil {
-		return s.wrap("probe: commit", err)
-	}
-	return nil
+	})
 }
 
 // CheckSchema returns an error unless the database's schema is at the

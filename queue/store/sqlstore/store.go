@@ -252,23 +252,41 @@ func (s *Store) View(ctx context.Context, fn func(ctx context.Context, tx queue.
 	return s.view(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, t *tx) error { return fn(ctx, t) })
 }
 
-func (s *Store) view(ctx context.Context, opts *sql.TxOptions, fn func(ctx context.Context, t *tx) error) (err error) {
+func (s *Store) view(ctx context.Context, opts *sql.TxOptions, fn func(ctx context.Context, t *tx) error) error {
 	if s.rstmts != nil {
 		defer s.rstmts.prepare(ctx)
 	}
-	l, stx, err := s.begin(ctx, false, opts)
+	return s.inTx(ctx, plainTx{opts: opts, begin: "begin read", commit: "end read"}, func(stx *sql.Tx) error {
+		return fn(ctx, &tx{s: s, tx: stx, cache: s.rstmts})
+	})
+}
+
+// plainTx is a transaction run once, with no retry: on the writer pool
+// when write, else on a reader, begun with opts; begin and commit name
+// those steps in its errors.
+type plainTx struct {
+	write         bool
+	opts          *sql.TxOptions
+	begin, commit string
+}
+
+// inTx runs fn in the transaction p describes and commits it when fn
+// returns nil, else rolls it back; the lease notes the outcome (fn's
+// error as fn returned it, begin's or commit's wrapped).
+func (s *Store) inTx(ctx context.Context, p plainTx, fn func(stx *sql.Tx) error) (err error) {
+	l, stx, err := s.begin(ctx, p.write, p.opts)
 	if err != nil {
-		return s.wrap("begin read", err)
+		return s.wrap(p.begin, err)
 	}
 	defer func() {
 		_ = stx.Rollback() // no-op after Commit
 		l.release(err)
 	}()
-	if err = fn(ctx, &tx{s: s, tx: stx, cache: s.rstmts}); err != nil {
+	if err = fn(stx); err != nil {
 		return err
 	}
 	if err = stx.Commit(); err != nil {
-		return s.wrap("end read", err)
+		return s.wrap(p.commit, err)
 	}
 	return nil
 }
