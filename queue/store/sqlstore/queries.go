@@ -324,12 +324,18 @@ func (c *clause) byID(limit int) {
 // addIn appends prefix and a parenthesised placeholder list of vs, bound
 // as plain strings; nothing when vs is empty (a filter left unset).
 func addIn[T ~string](c *clause, prefix string, vs []T) {
+	in(c, prefix, vs, func(v T) any { return string(v) })
+}
+
+// in appends prefix and a parenthesised placeholder list of vs, each
+// bound as arg gives it; nothing when vs is empty.
+func in[T any](c *clause, prefix string, vs []T, arg func(T) any) {
 	if len(vs) == 0 {
 		return
 	}
 	c.b.WriteString(prefix + " (" + placeholders(len(vs)) + ")")
 	for _, v := range vs {
-		c.args = append(c.args, string(v))
+		c.args = append(c.args, arg(v))
 	}
 }
 
@@ -365,12 +371,7 @@ func (q *queries) find(f queue.Filter) Stmt {
 	and(&c, " AND day < ?", f.BeforeDay)
 	addIn(&c, " AND status IN", f.Statuses)
 	and(&c, " AND called_at > 0 AND called_at < ?", f.CalledBefore)
-	if len(f.IDs) > 0 {
-		c.b.WriteString(" AND id IN (" + placeholders(len(f.IDs)) + ")")
-		for _, id := range f.IDs {
-			c.args = append(c.args, id)
-		}
-	}
+	in(&c, " AND id IN", f.IDs, func(id int64) any { return id })
 	c.byID(f.Limit)
 	return c.stmt(q.d)
 }
