@@ -9,10 +9,7 @@ import (
 // TestClosedNotice: a ticket refused outside the hours says, in each of
 // the site's languages, that the service is closed and when it opens.
 func TestClosedNotice(t *testing.T) {
-	sp, err := time.LoadLocation("America/Sao_Paulo")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := zone(t, "America/Sao_Paulo")
 	weekdays := []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday}
 	s := Site{ID: "b", Location: sp, Languages: []string{"pt", "en", "zh"}}
 	sv := Service{Code: "P", Names: map[string]string{"pt": "Pessoa física", "en": "Personal"},
