@@ -19,6 +19,7 @@ import (
 	"github.com/nowserving/nowserving/internal/testkit/logtest"
 	"github.com/nowserving/nowserving/internal/testkit/parttest"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
+	"github.com/nowserving/nowserving/internal/testkit/record"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
@@ -305,23 +306,14 @@ func TestRestoreAfterRestart(t *testing.T) {
 }
 
 // recordSink keeps the names of the announcements played.
-type recordSink struct {
-	mu    sync.Mutex
-	names []string
-}
+type recordSink struct{ names record.List[string] }
 
 func (s *recordSink) Play(_ context.Context, _ []byte, name string) error {
-	s.mu.Lock()
-	s.names = append(s.names, name)
-	s.mu.Unlock()
+	s.names.Add(name)
 	return nil
 }
 
-func (s *recordSink) played() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.names...)
-}
+func (s *recordSink) played() []string { return s.names.All() }
 
 // TestEventsOnBoardsAndVoice follows a ticket through call, recall and
 // done: the counter board shows it then the idle text, the hall keeps it,

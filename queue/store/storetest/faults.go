@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/internal/backoff"
+	"github.com/nowserving/nowserving/internal/testkit/record"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -26,7 +27,7 @@ type FaultStore struct {
 	slow       time.Duration
 	hold, held chan struct{}
 	plan       *Fault
-	violations []string
+	violations record.List[string]
 }
 
 // AtCommit is Fault.At for a failure of COMMIT itself.
@@ -84,18 +85,10 @@ func (s *FaultStore) Arm(f *Fault) {
 }
 
 // Violations returns what callers did after a failure and clears the list.
-func (s *FaultStore) Violations() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v := s.violations
-	s.violations = nil
-	return v
-}
+func (s *FaultStore) Violations() []string { return s.violations.Take() }
 
 func (s *FaultStore) violate(format string, args ...any) {
-	s.mu.Lock()
-	s.violations = append(s.violations, fmt.Sprintf(format, args...))
-	s.mu.Unlock()
+	s.violations.Add(fmt.Sprintf(format, args...))
 }
 
 // View runs fn through the wrapped store, slowed as set.

@@ -15,6 +15,7 @@ import (
 	driver "github.com/go-sql-driver/mysql"
 
 	"github.com/nowserving/nowserving/internal/testkit/conntest"
+	"github.com/nowserving/nowserving/internal/testkit/record"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/postgres"
@@ -94,8 +95,7 @@ func pump(dst io.Writer, src io.Reader, seen func()) {
 type countingStore struct {
 	queue.Store
 	proxy *turnProxy
-	mu    sync.Mutex
-	txs   []txTrips
+	txs   record.List[txTrips]
 }
 
 type txTrips struct{ tickets, bookings, turns int }
@@ -108,20 +108,12 @@ func (s *countingStore) Update(ctx context.Context, fn func(ctx context.Context,
 		return fn(ctx, countingTx{Tx: tx, n: &got})
 	})
 	got.turns = int(s.proxy.turns.Load() - before)
-	s.mu.Lock()
-	s.txs = append(s.txs, got)
-	s.mu.Unlock()
+	s.txs.Add(got)
 	return err
 }
 
 // take returns the transactions noted since the last call.
-func (s *countingStore) take() []txTrips {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.txs
-	s.txs = nil
-	return out
-}
+func (s *countingStore) take() []txTrips { return s.txs.Take() }
 
 type countingTx struct {
 	queue.Tx
