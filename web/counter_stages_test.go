@@ -16,6 +16,7 @@ import (
 
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlite"
+	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
 // stages times each call of BenchmarkCounterCall at the points on its way
@@ -126,28 +127,16 @@ func (t *timedStore) Update(ctx context.Context, fn func(ctx context.Context, tx
 
 // subscribe stamps each call as the engine's feed delivers it.
 func (st *stages) subscribe(b *testing.B, e *queue.Engine) {
-	sub, err := e.Subscribe("main", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	b.Cleanup(cancel)
-	go func() {
-		for {
-			evs, err := sub.Next(ctx)
-			if err != nil {
-				return
+	storetest.Watch(b, e, "main", func(evs []queue.Event) {
+		now := time.Now()
+		st.mu.Lock()
+		for _, ev := range evs {
+			if ev.Type == queue.EventCalled {
+				st.fed[ev.Number] = now
 			}
-			now := time.Now()
-			st.mu.Lock()
-			for _, ev := range evs {
-				if ev.Type == queue.EventCalled {
-					st.fed[ev.Number] = now
-				}
-			}
-			st.mu.Unlock()
 		}
-	}()
+		st.mu.Unlock()
+	})
 }
 
 // stageNames are the stages report reports, each the time from the one

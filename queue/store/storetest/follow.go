@@ -201,30 +201,40 @@ type watcher struct {
 // daemons tunes a suite's engines to follow sh, each watched.
 func (w *watchers) daemons(sh Shared) *daemons {
 	return &daemons{tune: following(sh), started: func(t *testing.T, i int, e *queue.Engine) {
-		sub, err := e.Subscribe("load", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
 		x := &watcher{e: e}
+		Watch(t, e, "load", func(evs []queue.Event) {
+			x.mu.Lock()
+			for _, ev := range evs {
+				x.versions = append(x.versions, ev.Version)
+			}
+			x.mu.Unlock()
+		})
 		w.mu.Lock()
 		w.subs = append(w.subs, x)
 		w.mu.Unlock()
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(cancel)
-		go func() {
-			for {
-				evs, err := sub.Next(ctx)
-				if err != nil {
-					return
-				}
-				x.mu.Lock()
-				for _, ev := range evs {
-					x.versions = append(x.versions, ev.Version)
-				}
-				x.mu.Unlock()
-			}
-		}()
 	}}
+}
+
+// Watch subscribes to e's events of site from the first and hands fn each
+// batch the subscription delivers, on a goroutine of its own, until the
+// test ends.
+func Watch(tb testing.TB, e *queue.Engine, site string, fn func(evs []queue.Event)) {
+	tb.Helper()
+	sub, err := e.Subscribe(site, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	go func() {
+		for {
+			evs, err := sub.Next(ctx)
+			if err != nil {
+				return
+			}
+			fn(evs)
+		}
+	}()
 }
 
 // check waits up to a second for every watcher to reach the site's last
