@@ -1,13 +1,11 @@
 package mysql_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/mysql"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
@@ -49,13 +47,7 @@ func readPlan(row map[string]string, p *storetest.Plan) {
 }
 
 func TestUnreachable(t *testing.T) {
-	_, err := mysql.Open(t.Context(), "nobody@tcp(127.0.0.1:1)/none?timeout=2s", mysql.Opts{})
-	if err == nil {
-		t.Fatal("Open of a closed port succeeded")
-	}
-	if !errors.Is(err, queue.ErrUnavailable) {
-		t.Errorf("Open of a closed port: %v, want ErrUnavailable", err)
-	}
+	storetest.Unreachable(t, mysql.Open, "nobody@tcp(127.0.0.1:1)/none?timeout=2s")
 }
 
 func TestErrorsHideDriver(t *testing.T) {

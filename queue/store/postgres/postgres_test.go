@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/postgres"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
@@ -44,13 +43,7 @@ func readPlan(row map[string]string, p *storetest.Plan) {
 }
 
 func TestUnreachable(t *testing.T) {
-	_, err := postgres.Open(t.Context(), "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", postgres.Opts{})
-	if err == nil {
-		t.Fatal("Open of a closed port succeeded")
-	}
-	if !errorsIs(err, queue.ErrUnavailable) {
-		t.Errorf("Open of a closed port: %v, want ErrUnavailable", err)
-	}
+	storetest.Unreachable(t, postgres.Open, "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")
 }
 
 func TestErrorsHideDriver(t *testing.T) {

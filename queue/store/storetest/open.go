@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -47,6 +48,20 @@ func At[S interface{ Close() error }](t testing.TB, open func(context.Context, s
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// Unreachable checks that open (postgres.Open or mysql.Open) of dsn, a
+// server on a closed port, fails with queue.ErrUnavailable.
+func Unreachable[S interface{ Close() error }](t *testing.T, open func(context.Context, string, sqlstore.Opts) (S, error), dsn string) {
+	t.Helper()
+	s, err := open(t.Context(), dsn, sqlstore.Opts{})
+	if err == nil {
+		s.Close()
+		t.Fatal("Open of a closed port succeeded")
+	}
+	if !errors.Is(err, queue.ErrUnavailable) {
+		t.Errorf("Open of a closed port: %v, want ErrUnavailable", err)
+	}
 }
 
 // An Engine is one of the three stores, by the name the configuration
