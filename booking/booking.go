@@ -93,15 +93,15 @@ type Front struct {
 	// drops whatever was learnt (a known-full mark too, which would let
 	// another request through to the engine).
 	live     map[string]bool
-	epochs   map[string]uint64  // per site, bumped by each fresh snapshot
-	cache    *slotCache         // cached slot lists
-	gens     map[listKey]uint64 // bumped by each invalidation
-	full     map[string]*marks  // per site, the slots known full
-	maxMarks int                // a generation of a site's marks
-	holders  map[int64]holders  // who has a booking in a slot known full, read once
-	releases map[int64]uint64   // places given back per slot, seen in events
-	capacity map[int64]int      // places per slot, from the lists read
-	gates    map[int64]*gate    // the slots with requests at the engine
+	epochs   map[string]uint64        // per site, bumped by each fresh snapshot
+	cache    *slotCache               // cached slot lists
+	gens     *stamps[listKey]         // moved by each invalidation of a list
+	full     map[string]*marks        // per site, the slots known full
+	maxMarks int                      // a generation of a site's marks, its holders, capacities
+	holders  *bounded[int64, holders] // who has a booking in a slot known full, read once
+	releases *stamps[int64]           // moved by each place given back in a slot
+	capacity *bounded[int64, int]     // places per slot of more than one, from the lists read
+	gates    map[int64]*gate          // the slots with requests at the engine
 }
 
 // gate lets at most as many booking requests of one slot go to the
@@ -182,9 +182,9 @@ func New(o Opts) *Front {
 	if o.RunQueue <= 0 {
 		o.RunQueue = DefaultRunQueue
 	}
-	f := &Front{eng: o.Engine, encode: o.Encode, clock: o.Clock, log: o.Logger, cache: newSlotCache(o.CacheSlots, newCacheMetrics()), gens: map[listKey]uint64{},
+	f := &Front{eng: o.Engine, encode: o.Encode, clock: o.Clock, log: o.Logger, cache: newSlotCache(o.CacheSlots, newCacheMetrics()), gens: newStamps[listKey](defaultStamps),
 		live: map[string]bool{}, epochs: map[string]uint64{}, full: map[string]*marks{}, maxMarks: o.CacheSlots,
-		holders: map[int64]holders{}, releases: map[int64]uint64{}, capacity: map[int64]int{},
+		holders: newBounded[int64, holders](o.CacheSlots), releases: newStamps[int64](defaultStamps), capacity: newBounded[int64, int](o.CacheSlots),
 		gates: map[int64]*gate{}, reads: newShare("slot reads", o.MaxReads, 0), budget: o.ReadBudget, books: newShare("bookings", o.MaxBookings, o.BookingQueue),
 		running: newShare("appointment requests", o.MaxRunning, o.RunQueue), readWait: o.ReadWait, bookingWait: o.BookingWait}
 	f.readQueue = int64(min(o.RunQueue, cmp.Or(max(o.ReadQueue, 0), max(o.RunQueue*3/4, 1))))
@@ -206,7 +206,7 @@ func (f *Front) Follow(ctx context.Context) error {
 		f.mu.Lock()
 		f.live = map[string]bool{}
 		f.cache = newSlotCache(f.cache.max, f.cache.metrics)
-		f.full, f.holders = map[string]*marks{}, map[int64]holders{}
+		f.full, f.holders = map[string]*marks{}, newBounded[int64, holders](f.maxMarks)
 		f.mu.Unlock()
 	}()
 	for _, s := range f.eng.Sites() {
@@ -260,16 +260,12 @@ func (f *Front) fresh(site string) {
 	for k := range f.cache.at {
 		if k.site == site {
 			f.cache.drop(k)
-			f.gens[k]++
+			f.gens.bump(k)
 		}
 	}
 	f.epochs[site]++
 	delete(f.full, site)
-	for slot, h := range f.holders {
-		if h.site == site {
-			delete(f.holders, slot)
-		}
-	}
+	f.holders.deleteFunc(func(_ int64, h holders) bool { return h.site == site })
 	f.live[site] = true
 }
 
@@ -291,12 +287,12 @@ func (f *Front) observe(s *queue.Site, e *queue.Event) {
 	defer f.mu.Unlock()
 	for _, k := range []listKey{{s.ID, e.Resource, date}, {s.ID, "", date}} {
 		f.cache.drop(k)
-		f.gens[k]++
+		f.gens.bump(k)
 	}
 	if e.Type == queue.EventBookingCancelled || e.Type == queue.EventBookingExpired {
-		f.releases[e.Slot]++
+		f.releases.bump(e.Slot)
 		f.marksOf(s.ID).del(e.Slot)
-		delete(f.holders, e.Slot)
+		f.holders.del(e.Slot)
 	}
 }
 
@@ -332,7 +328,7 @@ func (f *Front) SlotPage(ctx context.Context, q SlotQuery) ([]queue.Slot, int, e
 			return out, len(p.slots), nil
 		}
 	}
-	following, gen, epoch := f.live[q.Site], f.gens[k], f.epochs[q.Site]
+	following, gen, epoch := f.live[q.Site], f.gens.get(k), f.epochs[q.Site]
 	f.mu.Unlock()
 	var slots []queue.Slot
 	if !following {
@@ -350,15 +346,15 @@ func (f *Front) SlotPage(ctx context.Context, q SlotQuery) ([]queue.Slot, int, e
 				return nil, err
 			}
 			f.mu.Lock()
-			if f.live[q.Site] && f.gens[k] == gen && f.epochs[q.Site] == epoch {
+			if f.live[q.Site] && f.gens.get(k) == gen && f.epochs[q.Site] == epoch {
 				// The capacities and holders of an evicted list's
 				// slots go with it (a gate then lets one request in at
 				// a time; holders are read again); their known-full
 				// marks stay (marks has its own bound): learnt again,
 				// each would let a request through to the engine.
 				for _, ps := range f.cache.put(k, runs, slots) {
-					delete(f.capacity, ps.id)
-					delete(f.holders, ps.id)
+					f.capacity.del(ps.id)
+					f.holders.del(ps.id)
 				}
 				m := f.marksOf(q.Site)
 				for _, sl := range slots {
@@ -366,7 +362,7 @@ func (f *Front) SlotPage(ctx context.Context, q SlotQuery) ([]queue.Slot, int, e
 						m.add(sl.ID)
 					}
 					if sl.Capacity > 1 { // the gate's default is 1
-						f.capacity[sl.ID] = sl.Capacity
+						f.capacity.put(sl.ID, sl.Capacity)
 					}
 				}
 			}
@@ -471,7 +467,7 @@ func (f *Front) hopeless(r queue.BookRequest) error {
 		return nil
 	}
 	if r.Key != "" {
-		if h, ok := f.holders[r.Slot]; !ok || h.site != r.Site || h.hold(r) {
+		if h, ok := f.holders.get(r.Slot); !ok || h.site != r.Site || h.hold(r) {
 			return nil
 		}
 	}
@@ -483,7 +479,7 @@ func (f *Front) hopeless(r queue.BookRequest) error {
 func (f *Front) known(site string, slot int64) (bool, uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.live[site] && f.marksOf(site).has(slot), f.releases[slot]
+	return f.live[site] && f.marksOf(site).has(slot), f.releases.get(slot)
 }
 
 // bookFull answers a request for a slot known full: refused, unless the
@@ -515,7 +511,7 @@ func (f *Front) book(ctx context.Context, r queue.BookRequest, rel uint64) (queu
 	err = resume(err)
 	if errors.Is(err, queue.ErrSlotFull) {
 		f.mu.Lock()
-		if f.live[r.Site] && f.releases[r.Slot] == rel {
+		if f.live[r.Site] && f.releases.get(r.Slot) == rel {
 			f.marksOf(r.Site).add(r.Slot)
 		}
 		f.mu.Unlock()
@@ -540,7 +536,8 @@ func (f *Front) enter(ctx context.Context, site string, slot int64) (func(), err
 	}
 	g := f.gates[slot]
 	if g == nil {
-		g = &gate{permits: make(chan struct{}, max(f.capacity[slot], 1))}
+		places, _ := f.capacity.get(slot)
+		g = &gate{permits: make(chan struct{}, max(places, 1))}
 		f.gates[slot] = g
 	}
 	g.users++
@@ -580,7 +577,7 @@ func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (boo
 		return false, nil
 	}
 	f.mu.Lock()
-	h, ok := f.holders[r.Slot]
+	h, ok := f.holders.get(r.Slot)
 	f.mu.Unlock()
 	if !ok || h.site != r.Site {
 		key := "holders\x00" + r.Site + "\x00" + strconv.FormatInt(r.Slot, 10) + "\x00" + strconv.FormatUint(rel, 10)
@@ -602,8 +599,8 @@ func (f *Front) holds(ctx context.Context, r queue.BookRequest, rel uint64) (boo
 				}
 			}
 			f.mu.Lock()
-			if f.live[r.Site] && f.marksOf(r.Site).has(r.Slot) && f.releases[r.Slot] == rel {
-				f.holders[r.Slot] = h
+			if f.live[r.Site] && f.marksOf(r.Site).has(r.Slot) && f.releases.get(r.Slot) == rel {
+				f.holders.put(r.Slot, h)
 			}
 			f.mu.Unlock()
 			return h, nil
@@ -622,9 +619,9 @@ func (f *Front) Cancel(ctx context.Context, r queue.BookingRequest) (queue.Booki
 	b, err := f.eng.CancelBooking(ctx, r)
 	if err == nil {
 		f.mu.Lock()
-		f.releases[b.Slot]++
+		f.releases.bump(b.Slot)
 		f.marksOf(b.Site).del(b.Slot)
-		delete(f.holders, b.Slot)
+		f.holders.del(b.Slot)
 		f.mu.Unlock()
 	}
 	return b, err

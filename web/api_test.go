@@ -189,6 +189,7 @@ func TestPages(t *testing.T) {
 		{"/static/ticket.js", "text/javascript", 200},
 		{"/static/style.css", "text/css", 200},
 		{"/static/i18n.js", "text/javascript", 200},
+		{"/static/ticket.html", "text/html", 200},
 		{"/display/nope", "application/problem+json", 404},
 		{"/static/missing.js", "text/plain", 404},
 	} {
@@ -200,6 +201,9 @@ func TestPages(t *testing.T) {
 	idx := e.do("GET", "/", "-", "")
 	if b, _ := io.ReadAll(idx.Body); !strings.Contains(string(b), `<a href="/display/main">Main Hall</a>`) {
 		t.Errorf("index does not link the display:\n%s", b)
+	}
+	if b := wantStatus(t, e.do("GET", "/static/ticket.html", "-", ""), 200); b != string(pageFiles["static/ticket.html"]) {
+		t.Errorf("/static/ticket.html is not the page as rendered:\n%s", b)
 	}
 	// Pages must work without network: no external resource.
 	for _, f := range []string{"static/display.html", "static/ticket.html", "static/display.js", "static/ticket.js", "static/i18n.js", "static/style.css"} {

@@ -333,13 +333,10 @@ func (s *Server) pagePerson(w http.ResponseWriter, r *http.Request) *staff.Sessi
 // staffPage serves an embedded people's page with pageHeaders; given a
 // site, in that site's languages (pageFor).
 func (s *Server) staffPage(w http.ResponseWriter, name string, site *queue.Site) {
-	b, err := files.ReadFile(name)
+	b, err := pageOf(name, site)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
-	}
-	if site != nil {
-		b = pageFor(b, site)
 	}
 	pageHeaders(w)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

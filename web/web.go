@@ -5,7 +5,8 @@
 // page /display/{site} and the ticket status page /t/{site}/{number} that
 // the QR code on a printed ticket opens, the counter page /counter for
 // staff behind /login (staff.go) and the browser kiosk /kiosk/{site}
-// (kiosk.go). The pages are plain HTML, CSS and JavaScript embedded in the
+// (kiosk.go). The pages are plain HTML (templates sharing their head and
+// scripts, rendered once: pages.go), CSS and JavaScript embedded in the
 // binary; they follow the site live over SSE.
 package web
 
@@ -470,12 +471,11 @@ func (s *Server) page(name string) http.HandlerFunc {
 		if site == nil {
 			return
 		}
-		b, err := fs.ReadFile(files, name)
+		b, err := pageOf(name, site)
 		if err != nil {
 			writeError(w, s.log, err)
 			return
 		}
-		b = pageFor(b, site)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Write(b)
@@ -498,6 +498,9 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, dir string) {
 	}
 	if dir+name == "static/i18n.js" {
 		b = wordsScript(b)
+	}
+	if page, ok := pageFiles[dir+name]; ok {
+		b = page // a page as rendered (pages.go), not its template
 	}
 	writeStatic(w, name, b)
 }

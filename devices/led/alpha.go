@@ -1,6 +1,7 @@
 package led
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -36,18 +37,10 @@ type AlphaOpts struct {
 
 // withDefaults fills the options left zero.
 func (o AlphaOpts) withDefaults() AlphaOpts {
-	if o.TypeCode == "" {
-		o.TypeCode = "Z"
-	}
-	if o.TextLabel == 0 {
-		o.TextLabel = 'A'
-	}
-	if o.StringLabel == 0 {
-		o.StringLabel = '1'
-	}
-	if o.StringSize == 0 {
-		o.StringSize = 32
-	}
+	o.TypeCode = cmp.Or(o.TypeCode, "Z")
+	o.TextLabel = cmp.Or(o.TextLabel, 'A')
+	o.StringLabel = cmp.Or(o.StringLabel, '1')
+	o.StringSize = cmp.Or(o.StringSize, 32)
 	return o
 }
 

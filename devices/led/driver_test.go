@@ -36,15 +36,6 @@ func TestChecksumCheckValues(t *testing.T) {
 	}
 }
 
-func mustModbus(t testing.TB, o ModbusOpts) *Modbus {
-	t.Helper()
-	m, err := NewModbus(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // TestModbusKnownFrames checks frames against values worked out by hand
 // from the Modbus specification, independent of the golden files.
 func TestModbusKnownFrames(t *testing.T) {
@@ -62,7 +53,7 @@ func TestModbusKnownFrames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			frames, err := mustModbus(t, tt.opts).Encode(tt.addr, tt.c)
+			frames, err := mustNew(t, NewModbus, tt.opts).Encode(tt.addr, tt.c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,8 +87,8 @@ func goldenCases(t testing.TB) []struct {
 	addr int
 	c    Content
 } {
-	modbus := mustModbus(t, ModbusOpts{})
-	modbus6 := mustModbus(t, ModbusOpts{Start: 0x0010, Chars: 6})
+	modbus := mustNew(t, NewModbus, ModbusOpts{})
+	modbus6 := mustNew(t, NewModbus, ModbusOpts{Start: 0x0010, Chars: 6})
 	onbon := mustNew(t, NewOnbon, OnbonOpts{Width: 64, Height: 16})
 	onbonHall := mustNew(t, NewOnbon, OnbonOpts{Width: 192, Height: 32, Area: 1, Template: "{lines}", WantReply: true})
 	alpha := mustNew(t, NewAlpha, AlphaOpts{})
@@ -206,11 +197,11 @@ func TestEncodeErrors(t *testing.T) {
 		c    Content
 		want error
 	}{
-		{"modbus addr 0", mustModbus(t, ModbusOpts{}), 0, Content{Number: "1"}, ErrAddress},
-		{"modbus addr 248", mustModbus(t, ModbusOpts{}), 248, Content{Number: "1"}, ErrAddress},
-		{"modbus too long", mustModbus(t, ModbusOpts{}), 1, Content{Number: "A0234"}, ErrTooLong},
-		{"modbus non-ascii", mustModbus(t, ModbusOpts{}), 1, Content{Number: "号"}, ErrCharset},
-		{"modbus binary overflow", mustModbus(t, ModbusOpts{Encoding: "binary"}), 1, Content{Number: "A99999"}, ErrTooLong},
+		{"modbus addr 0", mustNew(t, NewModbus, ModbusOpts{}), 0, Content{Number: "1"}, ErrAddress},
+		{"modbus addr 248", mustNew(t, NewModbus, ModbusOpts{}), 248, Content{Number: "1"}, ErrAddress},
+		{"modbus too long", mustNew(t, NewModbus, ModbusOpts{}), 1, Content{Number: "A0234"}, ErrTooLong},
+		{"modbus non-ascii", mustNew(t, NewModbus, ModbusOpts{}), 1, Content{Number: "号"}, ErrCharset},
+		{"modbus binary overflow", mustNew(t, NewModbus, ModbusOpts{Encoding: "binary"}), 1, Content{Number: "A99999"}, ErrTooLong},
 		{"onbon broadcast", mustNew(t, NewOnbon, OnbonOpts{Width: 8, Height: 8}), 0xFFFF, Content{}, ErrAddress},
 		{"onbon not gbk", mustNew(t, NewOnbon, OnbonOpts{Width: 8, Height: 8}), 1, Content{Number: "😀"}, ErrCharset},
 		{"alpha addr", mustNew(t, NewAlpha, AlphaOpts{}), 256, Content{}, ErrAddress},
@@ -358,7 +349,7 @@ func TestNewDriver(t *testing.T) {
 }
 
 func TestReplyParserSelection(t *testing.T) {
-	if replyParser(mustModbus(t, ModbusOpts{})) == nil {
+	if replyParser(mustNew(t, NewModbus, ModbusOpts{})) == nil {
 		t.Error("modbus: want a reply parser")
 	}
 	if replyParser(mustNew(t, NewOnbon, OnbonOpts{Width: 8, Height: 8})) != nil {

@@ -1,6 +1,7 @@
 package led
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"strconv"
@@ -36,12 +37,8 @@ type ModbusOpts struct {
 
 // withDefaults fills the options left zero.
 func (o ModbusOpts) withDefaults() ModbusOpts {
-	if o.Chars == 0 {
-		o.Chars = 4
-	}
-	if o.Encoding == "" {
-		o.Encoding = "ascii"
-	}
+	o.Chars = cmp.Or(o.Chars, 4)
+	o.Encoding = cmp.Or(o.Encoding, "ascii")
 	return o
 }
 

@@ -1,6 +1,7 @@
 package led
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 )
@@ -47,21 +48,11 @@ type OnbonOpts struct {
 
 // withDefaults fills the options left zero.
 func (o OnbonOpts) withDefaults() OnbonOpts {
-	if o.Preamble == 0 {
-		o.Preamble = 8
-	}
-	if o.SrcAddr == 0 {
-		o.SrcAddr = 0x8000
-	}
-	if o.DeviceType == 0 {
-		o.DeviceType = 0xFE
-	}
-	if o.ProtocolVersion == 0 {
-		o.ProtocolVersion = 0x02
-	}
-	if o.Charset == "" {
-		o.Charset = "gbk"
-	}
+	o.Preamble = cmp.Or(o.Preamble, 8)
+	o.SrcAddr = cmp.Or(o.SrcAddr, 0x8000)
+	o.DeviceType = cmp.Or(o.DeviceType, 0xFE)
+	o.ProtocolVersion = cmp.Or(o.ProtocolVersion, 0x02)
+	o.Charset = cmp.Or(o.Charset, "gbk")
 	return o
 }
 

@@ -1,6 +1,7 @@
 package led
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"strconv"
@@ -70,9 +71,7 @@ func NewTemplate(opts TemplateOpts) (*Template, error) {
 	if err := opts.Check(); err != nil {
 		return nil, err
 	}
-	if opts.LineSep == "" {
-		opts.LineSep = " "
-	}
+	opts.LineSep = cmp.Or(opts.LineSep, " ")
 	// Check parsed both.
 	header, _ := ParseHex(opts.Header)
 	trailer, _ := ParseHex(opts.Trailer)

@@ -164,16 +164,25 @@
     }
   }
 
-  function drawTargets(d) {
-    var ul = el("targets");
-    while (ul.children.length > d.services.length) ul.removeChild(ul.lastChild);
-    d.services.forEach(function (s, i) {
-      var li = ul.children[i];
-      if (!li) {
-        li = document.createElement("li");
-        li.innerHTML = '<span class="sw"></span><span class="nm"></span><span class="val"></span><span class="bar"><span class="fill"></span><span class="mark"></span></span><span class="sub"></span>';
-        ul.appendChild(li);
+  // rows keeps one child of the element id per item: the extra ones go,
+  // the missing ones are made as tag elements holding html; fill(row, item,
+  // i) then sets each. The rows are made once and refilled in place.
+  function rows(id, items, tag, html, fill) {
+    var parent = el(id);
+    while (parent.children.length > items.length) parent.removeChild(parent.lastChild);
+    items.forEach(function (item, i) {
+      var row = parent.children[i];
+      if (!row) {
+        row = document.createElement(tag);
+        row.innerHTML = html;
+        parent.appendChild(row);
       }
+      fill(row, item, i);
+    });
+  }
+
+  function drawTargets(d) {
+    rows("targets", d.services, "li", '<span class="sw"></span><span class="nm"></span><span class="val"></span><span class="bar"><span class="fill"></span><span class="mark"></span></span><span class="sub"></span>', function (li, s, i) {
       var longest = s.oldest ? since(s.oldest) : 0, target = s.target_s;
       var breach = target > 0 && longest > target;
       li.className = breach ? "breach" : "";
@@ -199,15 +208,7 @@
   }
 
   function drawCounters(d) {
-    var ul = el("counters");
-    while (ul.children.length > d.counters.length) ul.removeChild(ul.lastChild);
-    d.counters.forEach(function (c, i) {
-      var li = ul.children[i];
-      if (!li) {
-        li = document.createElement("li");
-        li.innerHTML = '<span class="nm"></span><span class="mode"></span><span class="now"></span><span class="cnt"></span>';
-        ul.appendChild(li);
-      }
+    rows("counters", d.counters, "li", '<span class="nm"></span><span class="mode"></span><span class="now"></span><span class="cnt"></span>', function (li, c) {
       li.className = "c-" + c.mode + (c.number ? " busy" : "");
       li.querySelector(".nm").textContent = name(c.names, c.id);
       li.querySelector(".mode").textContent = t(c.mode) || c.mode;
@@ -217,16 +218,8 @@
   }
 
   function drawBookings(d) {
-    var tb = el("bookings");
     el("no-bookings").hidden = d.bookings.length > 0;
-    while (tb.children.length > d.bookings.length) tb.removeChild(tb.lastChild);
-    d.bookings.forEach(function (r, i) {
-      var tr = tb.children[i];
-      if (!tr) {
-        tr = document.createElement("tr");
-        tr.innerHTML = "<td></td><td></td><td></td><td></td>";
-        tb.appendChild(tr);
-      }
+    rows("bookings", d.bookings, "tr", "<td></td><td></td><td></td><td></td>", function (tr, r) {
       var cells = tr.children, total = r.booked + r.checked_in + r.missed;
       cells[0].textContent = name(r.names, r.id);
       cells[1].textContent = total;
