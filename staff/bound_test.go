@@ -45,11 +45,13 @@ func TestSessionsBounded(t *testing.T) {
 
 // TestFailuresBounded: failed logins of ever new names from ever new
 // addresses (a scan) keep at most about maxFailKeys keys, and an address
-// over its limit is still refused. (Each login adds two keys: the bound is
-// reached half way, and each login past it scans every key.)
+// over its limit is still refused; and reaching the bound brings the keys
+// down to half of it, so that the flood's next failures do not scan every
+// key again each. (Each login adds two keys: the bound is reached half way.)
 func TestFailuresBounded(t *testing.T) {
 	sv, _, _ := newService(t)
 	ctx := context.Background()
+	least, reached := maxFailKeys, false
 	for i := range maxFailKeys/2 + 20 {
 		if _, err := sv.Login(ctx, fmt.Sprintf("-x%d", i), "wrong-pass", fmt.Sprintf("10.%d", i)); !errors.Is(err, ErrBadLogin) {
 			t.Fatalf("login %d: %v", i, err)
@@ -60,6 +62,12 @@ func TestFailuresBounded(t *testing.T) {
 		if n > maxFailKeys+2 {
 			t.Fatalf("after %d failed logins: %d keys kept, want at most %d", i+1, n, maxFailKeys+2)
 		}
+		if reached = reached || n >= maxFailKeys; reached {
+			least = min(least, n)
+		}
+	}
+	if !reached || least > maxFailKeys/2+2 {
+		t.Errorf("the keys went down to %d once the bound was reached (reached %v), want at most %d", least, reached, maxFailKeys/2+2)
 	}
 	for range sv.o.LoginLimit {
 		sv.Login(ctx, "li.na", "wrong-pass", "10.9.9.9")
