@@ -140,7 +140,7 @@ func Scale(ctx context.Context, o ScaleOpts, w io.Writer) error {
 		o.Book.MaxInFlight = 4096
 	}
 	o.Warmers, o.RushDoctors = max(o.Warmers, 1), max(o.RushDoctors, 1)
-	tr := &http.Transport{MaxIdleConns: o.Book.MaxInFlight, MaxIdleConnsPerHost: o.Book.MaxInFlight, IdleConnTimeout: time.Minute}
+	tr := bookTransport(o.Book.MaxInFlight)
 	defer tr.CloseIdleConnections()
 	raiseFileLimit()
 	s := &scaleRun{o: o, w: w, run: time.Now().UnixNano(), c: newBookClient(o.Book, tr)}
