@@ -113,19 +113,32 @@ type cached struct {
 }
 
 // encoded is a cached list as the API answers it: every slot's encoding
-// followed by a comma, encoded with the site's time zone loc. It is never
-// changed once built: a page of it is handed out without a copy.
+// followed by a comma, encoded with the site's time zone loc. Its json is
+// never changed once built: a page of it is handed out without a copy.
+// Beside it, the API keeps the compressed answers of its pages
+// (Front.KeepCompressed), which go with it.
 type encoded struct {
-	loc  *time.Location
-	json []byte
-	ends []uint32 // ends[i] is where slot i's comma ends in json
-	sum  uint64   // FNV-64a of json
-	at   *list.Element
+	loc     *time.Location
+	json    []byte
+	ends    []uint32 // ends[i] is where slot i's comma ends in json
+	sum     uint64   // FNV-64a of json
+	at      *list.Element
+	gz      map[uint64][]byte // compressed answers by the API's key; under Front.mu
+	gzBytes int               // what gz takes, compressedOverhead a body included
+	full    bool              // a compressed answer found no room beside it
 }
+
+// roomy reports whether a compressed answer may be kept beside e: e is
+// still cached and one found room before.
+func (e *encoded) roomy() bool { return e.at != nil && !e.full }
+
+// compressedOverhead is what a compressed answer takes beside its bytes
+// (its map entry and slice header), counted within the bound.
+const compressedOverhead = 64
 
 // units is what e takes of the cache's bound.
 func (e *encoded) units() int {
-	return (len(e.json) + 4*len(e.ends) + PackedSlotBytes - 1) / PackedSlotBytes
+	return (len(e.json) + 4*len(e.ends) + e.gzBytes + PackedSlotBytes - 1) / PackedSlotBytes
 }
 
 // page is slots [from, to) of e.
@@ -144,7 +157,7 @@ func (e *encoded) page(from, to int) EncodedPage {
 	binary.BigEndian.PutUint64(b[8:], uint64(from))
 	binary.BigEndian.PutUint64(b[16:], uint64(to))
 	h.Write(b[:])
-	return EncodedPage{JSON: e.json[start:end:end], Slots: to - from, Sum: h.Sum64()}
+	return EncodedPage{JSON: e.json[start:end:end], Slots: to - from, Sum: h.Sum64(), list: e}
 }
 
 func newSlotCache(max int, m *cacheMetrics) *slotCache {
@@ -199,10 +212,45 @@ func (c *slotCache) strip(e *cached) {
 	}
 	n := e.enc.units()
 	c.encLRU.Remove(e.enc.at)
+	e.enc.at = nil // tells keep the answer is gone
 	e.enc = nil
 	c.used -= n
 	c.encUsed -= n
 	c.metrics.encoded.Set(float64(c.encUsed * PackedSlotBytes))
+}
+
+// keep keeps body under key beside enc, an encoded answer still cached,
+// making room among the other encoded answers (never enc itself); false
+// when enc is gone or there is no room, which enc then remembers.
+func (c *slotCache) keep(enc *encoded, key uint64, body []byte) bool {
+	if !enc.roomy() {
+		return false
+	}
+	if _, ok := enc.gz[key]; ok {
+		return true // kept by another read meanwhile
+	}
+	before := enc.units()
+	enc.gzBytes += len(body) + compressedOverhead
+	n := enc.units() - before
+	enc.gzBytes -= len(body) + compressedOverhead
+	c.encLRU.MoveToFront(enc.at)
+	for c.encUsed+n > c.max/4 || c.used+n > c.max {
+		back := c.encLRU.Back()
+		if back == enc.at {
+			enc.full = true
+			return false
+		}
+		c.strip(back.Value.(*cached))
+	}
+	if enc.gz == nil {
+		enc.gz = map[uint64][]byte{}
+	}
+	enc.gz[key] = body
+	enc.gzBytes += len(body) + compressedOverhead
+	c.used += n
+	c.encUsed += n
+	c.metrics.encoded.Set(float64(c.encUsed * PackedSlotBytes))
+	return true
 }
 
 // put caches slots as the list of k, evicting the least recently used

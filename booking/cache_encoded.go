@@ -20,6 +20,9 @@ type EncodedPage struct {
 	Slots, Total int
 	// Sum identifies JSON: pages with the same Sum have the same bytes.
 	Sum uint64
+	// list is the cached list's encoded form the page is of, nil when
+	// it is not of one (EncodePage): nothing can be kept beside it.
+	list *encoded
 }
 
 // EncodePage encodes a page of slots with enc, as EncodedPage has it.
@@ -95,6 +98,40 @@ func (f *Front) encodedPage(q SlotQuery, loc *time.Location, hit bool) (EncodedP
 	pg := enc.page(from, to)
 	pg.Total = n
 	return pg, true
+}
+
+// Compressed is the body KeepCompressed kept under key beside the list
+// pg is a page of, nil when there is none; room then reports whether
+// KeepCompressed may keep one: pg's list is in memory with its encoded
+// form, and a body found room beside it before. A caller that compresses
+// only with room compresses an answer once per change of its list.
+func (f *Front) Compressed(pg EncodedPage, key uint64) (body []byte, room bool) {
+	if pg.list == nil {
+		return nil, false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if b, ok := pg.list.gz[key]; ok {
+		return b, true
+	}
+	return nil, pg.list.roomy()
+}
+
+// KeepCompressed keeps body, a compressed answer made of pg (the caller
+// names it by key: what else than pg the answer holds), beside the list
+// pg is a page of until the list changes, so that the API compresses an
+// answer once per change of its list. It counts within the cache's bound
+// with the encoded answers, and goes with its list's encoded form (first
+// when the list changes, else least recently used first). It is not kept
+// (false) when pg is not of a cached list, the list's encoded form is
+// gone, or room cannot be made. body must not change once kept.
+func (f *Front) KeepCompressed(pg EncodedPage, key uint64, body []byte) bool {
+	if pg.list == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cache.keep(pg.list, key, body)
 }
 
 // encodeList is the encoded form of a list of slots.

@@ -101,19 +101,8 @@ nowserving_booking_slot_cache_slots 9
 // are not kept when the lists fill the bound; every page answered is
 // the bytes of a fresh encoding of the store's list.
 func TestCacheBoundEncoded(t *testing.T) {
-	site := storetest.BookingSite()
-	clock := storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location))
-	eng := storetest.StartEngine(t, queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site}, Clock: clock.Now})
-	if _, err := eng.GenerateSlots(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	// 32 bytes and a comma a slot: an encoded list of n slots takes
-	// (37n + 31) / 32 units.
-	enc := func(dst []byte, s *queue.Slot, loc *time.Location) []byte {
-		return fmt.Appendf(dst, "%-16d%-16s", s.ID, s.Start.In(loc).Format("15:04"))
-	}
-	f := New(Opts{Engine: eng, CacheSlots: 80, Encode: enc})
-	f.live["hq"] = true
+	f, eng, site := encodingFront(t)
+	enc := f.encode
 	const tue, wed = "2026-12-01", "2026-12-02"
 	steps := []struct {
 		encode         bool // EncodedPage, else Slots
@@ -153,6 +142,87 @@ func TestCacheBoundEncoded(t *testing.T) {
 			t.Errorf("step %d, %q on %s: %d units held, %d encoded, want %d and %d", i, c.resource, c.date, f.cache.used, f.cache.encUsed, c.used, c.encUsed)
 		}
 	}
+}
+
+// encodingFront is a front of 80 slots following the booking site (as
+// Follow has it), from Monday 2026-11-30 09:00, with its slots made, that
+// encodes a slot in 32 bytes and a comma: an encoded list of n slots
+// takes (37n + 31) / 32 units.
+func encodingFront(t *testing.T) (*Front, *queue.Engine, queue.Site) {
+	site := storetest.BookingSite()
+	clock := storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location))
+	eng := storetest.StartEngine(t, queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site}, Clock: clock.Now})
+	if _, err := eng.GenerateSlots(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	enc := func(dst []byte, s *queue.Slot, loc *time.Location) []byte {
+		return fmt.Appendf(dst, "%-16d%-16s", s.ID, s.Start.In(loc).Format("15:04"))
+	}
+	f := New(Opts{Engine: eng, CacheSlots: 80, Encode: enc})
+	f.live["hq"] = true
+	return f, eng, site
+}
+
+// TestCacheCompressed: a compressed answer kept beside a list's encoded
+// form counts within the bound (and the encoded answers' quarter of it),
+// goes with the encoded form when another needs room and when a booking
+// changes the list; one that finds no room is not kept, and the list
+// then says there is none.
+func TestCacheCompressed(t *testing.T) {
+	f, _, site := encodingFront(t)
+	const tue = "2026-12-01"
+	page := func(resource string) EncodedPage {
+		t.Helper()
+		if _, err := f.Slots(t.Context(), "hq", resource, tue); err != nil {
+			t.Fatal(err)
+		}
+		pg, ok := f.EncodedPage(SlotQuery{Site: "hq", Resource: resource, Date: tue, Limit: 1000}, site.Location)
+		if !ok {
+			t.Fatalf("%s: not in memory", resource)
+		}
+		return pg
+	}
+	held := func(step string, used, encUsed int) {
+		t.Helper()
+		if f.cache.used != used || f.cache.encUsed != encUsed {
+			t.Errorf("%s: %d units held, %d encoded, want %d and %d", step, f.cache.used, f.cache.encUsed, used, encUsed)
+		}
+	}
+	has := func(step string, pg EncodedPage, key uint64, body []byte, room bool) {
+		t.Helper()
+		if got, r := f.Compressed(pg, key); !bytes.Equal(got, body) || r != room {
+			t.Errorf("%s: Compressed %q, room %v, want %q, %v", step, got, r, body, room)
+		}
+	}
+	body := bytes.Repeat([]byte("z"), 60) // 124 bytes with its overhead
+	li := page("dr-li")                   // 12 slots, 14 units encoded
+	held("dr-li encoded", 26, 14)
+	has("dr-li", li, 7, nil, true)
+	if !f.KeepCompressed(li, 7, body) {
+		t.Fatal("dr-li: not kept")
+	}
+	held("dr-li compressed", 30, 18) // (444 + 124 + 31) / 32 = 18
+	has("dr-li kept", li, 7, body, true)
+	wu := page("dr-wu") // 9 slots, 11 units: 18 + 11 > 80/4, dr-li's go
+	held("dr-wu encoded", 32, 11)
+	has("dr-li stripped", li, 8, nil, false)
+	if f.KeepCompressed(li, 8, body) {
+		t.Error("dr-li stripped: kept")
+	}
+	if !f.KeepCompressed(wu, 1, body) {
+		t.Fatal("dr-wu: not kept")
+	}
+	held("dr-wu compressed", 36, 15) // (333 + 124 + 31) / 32 = 15
+	if f.KeepCompressed(wu, 2, bytes.Repeat(body, 3)) {
+		t.Error("dr-wu: 23 units kept in 20")
+	}
+	held("dr-wu refused", 36, 15)
+	has("dr-wu refused", wu, 2, nil, false)
+	has("dr-wu kept", wu, 1, body, true)
+	s, _ := f.eng.Site("hq")
+	f.observe(s, &queue.Event{Type: queue.EventBookingBooked, Resource: "dr-wu", SlotAt: time.Date(2026, 12, 1, 9, 0, 0, 0, site.Location)})
+	held("dr-wu booked", 12, 0)
+	has("dr-wu read again", page("dr-wu"), 1, nil, true)
 }
 
 // viewCounting counts the read transactions that reach the store.

@@ -3,8 +3,12 @@ package load_test
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,9 +44,20 @@ func bookServer(t *testing.T, opts web.Opts) *web.Server {
 
 // TestBook: a short rush onto 3 slots of one place each books exactly 3,
 // answers only 201, 409 and 429, and takes tickets at another site
-// meanwhile.
+// meanwhile. It reads the slot lists as a browser does, asking for gzip
+// (the daemon compresses them for such clients).
 func TestBook(t *testing.T) {
-	hs := httptest.NewServer(bookServer(t, web.Opts{}).Handler())
+	h := bookServer(t, web.Opts{}).Handler()
+	var mu sync.Mutex
+	var encodings []string // the Accept-Encoding of each slot list read
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/slots") {
+			mu.Lock()
+			encodings = append(encodings, r.Header.Get("Accept-Encoding"))
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(hs.Close)
 	var out bytes.Buffer
 	o := load.BookOpts{URL: hs.URL, Token: "bench-token-0123456789", Site: "hq", Resource: "dr-li", Slots: 3, Patients: 20,
@@ -60,6 +75,11 @@ func TestBook(t *testing.T) {
 		if !regexp.MustCompile(re).MatchString(out.String()) {
 			t.Errorf("output lacks %s:\n%s", re, out.String())
 		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(encodings) < 2 || slices.ContainsFunc(encodings, func(ae string) bool { return ae != "gzip" }) {
+		t.Errorf("the slot lists were read with Accept-Encoding %q, want gzip each", encodings)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nowserving/nowserving/sim"
 )
 
 // ScaleOpts shape the scale mode of bench book (--resources, --days): a
@@ -122,6 +124,7 @@ type scalePair struct{ resource, date string }
 type scaleRun struct {
 	o     ScaleOpts
 	c     *bookClient
+	reads sim.API // the ladder's and the rush's reads (readTransport)
 	w     io.Writer
 	pairs []scalePair
 	free  []int64 // unbooked slots of one place after the run's start, but of the rush's doctors
@@ -140,10 +143,13 @@ func Scale(ctx context.Context, o ScaleOpts, w io.Writer) error {
 		o.Book.MaxInFlight = 4096
 	}
 	o.Warmers, o.RushDoctors = max(o.Warmers, 1), max(o.RushDoctors, 1)
-	tr := &http.Transport{MaxIdleConns: o.Book.MaxInFlight, MaxIdleConnsPerHost: o.Book.MaxInFlight, IdleConnTimeout: time.Minute}
+	tr, rt := bookTransport(o.Book.MaxInFlight), readTransport(o.Book.MaxInFlight)
 	defer tr.CloseIdleConnections()
+	defer rt.tr.CloseIdleConnections()
 	raiseFileLimit()
 	s := &scaleRun{o: o, w: w, run: time.Now().UnixNano(), c: newBookClient(o.Book, tr)}
+	s.reads = s.c.appts
+	s.reads.Client = &http.Client{Transport: rt, Timeout: 30 * time.Second}
 	if err := s.warm(ctx); err != nil {
 		return err
 	}
@@ -274,9 +280,32 @@ func (s *scaleRun) pickRush(ctx context.Context) error {
 func (s *scaleRun) readLoop(ctx context.Context, rate float64, d time.Duration, out *outcome) {
 	paceLoop(ctx, rate, d, s.o.Book.MaxInFlight, out, func(ctx context.Context, _ int) (int, error) {
 		p := s.pairs[rand.IntN(len(s.pairs))]
-		st, _, err := s.c.appts.Do(ctx, "GET", fmt.Sprintf("/api/v1/sites/%s/slots?resource=%s&date=%s", s.o.Book.Site, p.resource, p.date), nil, "")
+		st, _, err := s.reads.Do(ctx, "GET", fmt.Sprintf("/api/v1/sites/%s/slots?resource=%s&date=%s", s.o.Book.Site, p.resource, p.date), nil, "")
 		return st, err
 	})
+}
+
+// gzipAsking sends every request with Accept-Encoding: gzip over tr,
+// whose compression is off: the answer comes back as the daemon sent
+// it, compressed when it is.
+type gzipAsking struct{ tr *http.Transport }
+
+func (g gzipAsking) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context()) // a RoundTripper leaves the request as it is
+	r.Header.Set("Accept-Encoding", "gzip")
+	return g.tr.RoundTrip(r)
+}
+
+// readTransport is the transport of the reads that only count answers:
+// they ask for gzip as a browser does, so the daemon does the work it
+// does for real clients, but are not inflated, which real clients do on
+// their own machines: Go's transport makes an inflater per answer, and
+// on this one the bench's CPU took 40 % more from the daemon's cores
+// (2.8 s against 3.8 s in a run of 2,500 reads/s).
+func readTransport(maxIdle int) gzipAsking {
+	tr := bookTransport(maxIdle)
+	tr.DisableCompression = true
+	return gzipAsking{tr}
 }
 
 // ladder reads at each of ReadRates for Step and prints the latencies,

@@ -177,7 +177,7 @@ func (s *Server) slots(w http.ResponseWriter, r *http.Request) {
 		y, m, d := day.Date()
 		out.Opening[res.ID] = time.Date(y, m, d-sc.DaysAhead, 0, 0, 0, 0, loc).Add(sc.OpensAt)
 	}
-	writeSlots(w, r, &out, page)
+	s.writeSlots(w, r, &out, page)
 }
 
 // book takes no permit of the front itself: Book does, once memory

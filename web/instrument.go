@@ -20,7 +20,9 @@ func (s *Server) register(reg *prometheus.Registry) error {
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}}, []string{"route"})
 	streams := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "nowserving", Subsystem: "http", Name: "streams",
 		Help: "Server-Sent Event streams open now."}, func() float64 { return float64(s.open.Load()) })
-	for _, c := range []prometheus.Collector{s.requests, s.latency, streams, s.appts.collector()} {
+	s.gzipped = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "nowserving", Subsystem: "http", Name: "slot_lists_compressed_total",
+		Help: "Slot list answers compressed (gzip): once per change of a list kept in memory, and page."})
+	for _, c := range []prometheus.Collector{s.requests, s.latency, streams, s.gzipped, s.appts.collector()} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) {

@@ -24,7 +24,12 @@ var slotBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &
 // spent most of its CPU on it. A list in memory comes already encoded
 // (booking.EncodedPage). The answer's ETag is a hash of its bytes; a
 // request whose If-None-Match has it is answered 304 without a body.
-func writeSlots(w http.ResponseWriter, r *http.Request, out *Slots, page booking.EncodedPage) {
+//
+// A client that accepts gzip gets the answer compressed, once it is large
+// enough and its list is in memory (slotsEncoding), with an ETag of its
+// own: the hash with "-gz" (RFC 9110 8.8.3: a strong validator names one
+// representation). Every answer says Vary: Accept-Encoding.
+func (s *Server) writeSlots(w http.ResponseWriter, r *http.Request, out *Slots, page booking.EncodedPage) {
 	bp := slotBufs.Get().(*[]byte)
 	b, at := appendAnswer((*bp)[:0], out, page.JSON)
 	h := fnv.New64a()
@@ -33,30 +38,50 @@ func writeSlots(w http.ResponseWriter, r *http.Request, out *Slots, page booking
 	h.Write(sum[:])
 	h.Write(b[:at])
 	h.Write(b[at+len(page.JSON):])
+	key := h.Sum64()
+	gz, kept := s.slotsEncoding(r.Header["Accept-Encoding"], len(b), page, key)
 	// The ETag and the Content-Length in one string and one array:
 	// five allocations a read were two.
-	var vb [40]byte
-	v := append(strconv.AppendUint(append(vb[:0], '"'), h.Sum64(), 36), '"')
-	n := len(v)
-	vs := string(strconv.AppendInt(v, int64(len(b)), 10))
-	vals := &[2]string{vs[:n], vs[n:]}
-	tag := vals[0]
+	var vb [48]byte
+	v := strconv.AppendUint(append(vb[:0], '"'), key, 36)
+	if gz {
+		v = append(v, "-gz"...)
+	}
+	v = append(v, '"')
 	hd := w.Header()
 	hd["Content-Type"] = hdrJSON
 	hd["Cache-Control"] = hdrNoCache
-	hd["Etag"] = vals[0:1:1]
-	if inm := r.Header["If-None-Match"]; len(inm) > 0 && matches(inm[0], tag) {
+	hd["Vary"] = hdrVaryEncoding
+	if inm := r.Header["If-None-Match"]; len(inm) > 0 && matches(inm[0], string(v)) {
+		hd["Etag"] = []string{string(v)}
 		w.WriteHeader(http.StatusNotModified)
 	} else {
+		body := b
+		if gz {
+			if body = kept; body == nil {
+				body = s.compressSlots(b, page, key)
+			}
+			hd["Content-Encoding"] = hdrGzip
+		}
+		n := len(v)
+		vs := string(strconv.AppendInt(v, int64(len(body)), 10))
+		vals := &[2]string{vs[:n], vs[n:]}
+		hd["Etag"] = vals[0:1:1]
 		hd["Content-Length"] = vals[1:2:2]
 		w.WriteHeader(http.StatusOK)
-		w.Write(b)
+		w.Write(body)
 	}
 	if cap(b) <= 1<<20 {
 		*bp = b
 		slotBufs.Put(bp)
 	}
 }
+
+// The slot lists' header values, shared as bookjson.go's are.
+var (
+	hdrVaryEncoding = []string{"Accept-Encoding"}
+	hdrGzip         = []string{"gzip"}
+)
 
 // matches reports whether an If-None-Match header names tag (or is *).
 func matches(header, tag string) bool {

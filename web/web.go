@@ -147,6 +147,8 @@ type Server struct {
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// gzipped counts the slot list answers compressed (slotsgzip.go).
+	gzipped prometheus.Counter
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
