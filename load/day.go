@@ -105,7 +105,9 @@ func Day(ctx context.Context, e *sim.Env, o DayOpts, out io.Writer) (DayResult, 
 	if err != nil {
 		return DayResult{}, err
 	}
-	defer closeAll(d.clients)
+	// The clients the day dials from here on, closed as it returns (a
+	// deferred closeAll(d.clients) would close the empty list of now).
+	defer func() { closeAll(d.clients) }()
 	raiseFileLimit()
 	kc, err := dialN(ctx, e, d.kiosks, o.Kiosks)
 	d.clients = append(d.clients, kc...)
@@ -465,12 +467,14 @@ type watcher struct {
 	v      *view.Site
 	calls  []string                // "number counter" of each CALLED or RECALLED event read, in order
 	status map[string]queue.Status // each ticket's status after the last event read, by number
+
+	done chan struct{} // closed once read ends: the subscription ended
 }
 
 // attach starts a console: dial, its first SNAPSHOT (STATUS) and the
 // subscription after it, as the console does.
 func (d *day) attach(ctx context.Context) (*watcher, error) {
-	w := &watcher{joined: time.Since(d.start), status: map[string]queue.Status{}}
+	w := &watcher{joined: time.Since(d.start), status: map[string]queue.Status{}, done: make(chan struct{})}
 	t0 := time.Now()
 	o := d.e.ClientOpts(d.console)
 	o.OnState = func(s client.State, _ error) {
@@ -497,7 +501,13 @@ func (d *day) attach(ctx context.Context) (*watcher, error) {
 	w.recent = len(snap.Recent)
 	w.version.Store(snap.Version)
 	w.ready = time.Since(t0)
-	if w.sub, err = c.Subscribe(ctx, client.Filter{Site: site, FromVersion: snap.Version}); err != nil {
+	// ctx bounds the dial and the STATUS; the subscription lasts as long
+	// as the client, which the day closes as it returns. It must not end
+	// with ctx: the console that joins at a checkpoint is attached on the
+	// kiosk's goroutine, whose context ends with play, before finish waits
+	// for the consoles to reach the daemon's last version, so the day's
+	// last events, still on their way, never reached it.
+	if w.sub, err = c.Subscribe(context.WithoutCancel(ctx), client.Filter{Site: site, FromVersion: snap.Version}); err != nil {
 		return nil, fmt.Errorf("bench: day: console subscribe: %w", err)
 	}
 	go w.read()
@@ -509,6 +519,7 @@ func (d *day) attach(ctx context.Context) (*watcher, error) {
 
 // read applies the subscription's updates to the picture.
 func (w *watcher) read() {
+	defer close(w.done)
 	for u := range w.sub.Updates() {
 		w.mu.Lock()
 		switch {
@@ -528,6 +539,16 @@ func (w *watcher) read() {
 		}
 		w.mu.Unlock()
 		w.version.Store(u.Version())
+	}
+}
+
+// ended reports whether the watcher's subscription ended.
+func (w *watcher) ended() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
 	}
 }
 

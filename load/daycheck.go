@@ -112,14 +112,18 @@ func (d *day) compare(ctx context.Context) (*Checkpoint, error) {
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	for _, w := range ws {
-		for w.version.Load() < snap.Version && wctx.Err() == nil {
+		for w.version.Load() < snap.Version && wctx.Err() == nil && !w.ended() {
 			sleep(wctx, 10*time.Millisecond)
 		}
 		w.mu.Lock()
 		diff := figuresDiff(w.v, cp.Site)
 		w.mu.Unlock()
 		if v := w.version.Load(); v < snap.Version {
-			diff = strings.TrimSuffix(fmt.Sprintf("stayed at version %d of %d for 30 s; %s", v, snap.Version, diff), "; ")
+			why := "stayed at version %d of %d for 30 s; %s"
+			if w.ended() {
+				why = "its subscription ended at version %d of %d; %s"
+			}
+			diff = strings.TrimSuffix(fmt.Sprintf(why, v, snap.Version, diff), "; ")
 		}
 		cp.Consoles = append(cp.Consoles, ConsoleResult{Joined: w.joined, Ready: w.ready, Recent: w.recent,
 			Events: w.events.Load(), Lost: w.lost.Load(), Matches: diff == "", Diff: diff})
