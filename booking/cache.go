@@ -126,6 +126,7 @@ type encoded struct {
 	gz      map[uint64][]byte // compressed answers by the API's key; under Front.mu
 	gzBytes int               // what gz takes, compressedOverhead a body included
 	full    bool              // a compressed answer found no room beside it
+	asked   bool              // a gzip client read it once (Front.Compressed)
 }
 
 // roomy reports whether a compressed answer may be kept beside e: e is

@@ -98,13 +98,24 @@ func TestSlotsGzip(t *testing.T) {
 			t.Fatalf("plain answer: headers %v\n got %s\nwant %s", plain.Header, got, want)
 		}
 		n := e.metric(t, compressed)
+		// The first gzip read of the list as it is now is answered plain
+		// (a list read once is not worth compressing); the second
+		// compresses, the third reuses.
 		for i := range 3 {
 			resp, body := e.getEncoded(t, path, "deflate, gzip;q=0.8, br", "")
-			checkGzipped(t, resp, body, want, plain.Header.Get("ETag"))
-			if got := e.metric(t, compressed) - n; got != 1 {
-				t.Errorf("read %d: %v compressions, want 1 (at the first read)", i, got)
+			wantN := 1.0
+			if i == 0 {
+				wantN = 0
+				if !bytes.Equal(body, want) || resp.Header.Get("Content-Encoding") != "" {
+					t.Fatalf("first gzip read: headers %v, %d bytes, want the plain answer", resp.Header, len(body))
+				}
+			} else {
+				checkGzipped(t, resp, body, want, plain.Header.Get("ETag"))
+				gzTag = resp.Header.Get("ETag")
 			}
-			gzTag = resp.Header.Get("ETag")
+			if got := e.metric(t, compressed) - n; got != wantN {
+				t.Errorf("read %d: %v compressions, want %v", i, got, wantN)
+			}
 		}
 		return plain.Header.Get("ETag"), gzTag
 	}
