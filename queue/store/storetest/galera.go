@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -273,25 +274,53 @@ wsrep_on=ON
 	return b.String()
 }
 
-// FreePorts reserves n distinct loopback ports and releases them together.
+// FreePorts reserves n distinct loopback ports and releases them together,
+// for servers that must be told their ports before they start (Galera's
+// four per node, a standby's). They are taken below the kernel's
+// ephemeral range (net.ipv4.ip_local_port_range), at a random place:
+// ports from ":0" are ephemeral ones, which any outgoing connection of the
+// machine may take as its own port between their release and the
+// server's bind (CI saw a Galera node abort, its IST listener's port
+// "already in use", with four test binaries running side by side).
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
+	lo, hi := 10000, ephemeralLow()
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
 			l.Close()
 		}
 	}()
-	ports := make([]int, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports := make([]int, 0, n)
+	for p, tried := lo+rand.IntN(hi-lo), 0; len(ports) < n; p, tried = lo+(p-lo+1)%(hi-lo), tried+1 {
+		if tried == hi-lo {
+			t.Fatalf("free ports: %d of %d found in %d-%d", len(ports), n, lo, hi-1)
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
-			t.Fatalf("galera: free port: %v", err)
+			continue // taken
 		}
 		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
+		ports = append(ports, p)
 	}
 	return ports
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768
+// where it cannot be read, Linux's default).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
+		return n
+	}
+	return 32768
 }
 
 // isoSeconds writes d as the ISO 8601 duration Galera's options take.
