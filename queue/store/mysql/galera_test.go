@@ -16,13 +16,13 @@ import (
 // TestGalera runs engines on both nodes of a two-node Galera cluster, one
 // database: Open's session settings, a read on one node right after a
 // write on the other, the concurrency suite with one engine per node, and
-// both engines racing at one counter. It runs beside the package's other
-// parallel tests (the store suite, the plans): its cluster is its own, and
-// most of its 90 s is the cluster's start and the nodes' round trips, where
-// run alone it added them to the package's time (its only timed part, the
-// follow delay, allows a second where it measures milliseconds).
+// both engines racing at one counter. Not parallel: beside the package's
+// other parallel tests (the concurrency suites, the store suite) on 2 CPUs,
+// a node of its cluster once failed to apply a write set of the concurrency
+// case ("Duplicate entry 'load-1' for key 'PRIMARY'", then "Inconsistency
+// detected" and the node left the primary component), which no run alone
+// has shown.
 func TestGalera(t *testing.T) {
-	t.Parallel()
 	g := storetest.StartGalera(t)
 	// Each case has a database of its own on the cluster: they run side
 	// by side, and together end before the timed follow and the desync of
