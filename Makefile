@@ -5,11 +5,14 @@ CONFIG   ?= testdata/hospital.yaml
 PKGS     := ./...
 FUZZTIME ?= 20s
 SOAK_TICKETS ?= 20000
-# Test binaries run at a time (go test -p; its default is the CPUs). The
+# Test binaries run at a time (go test -p), one per CPU by default. The
 # suite waits more than it computes (servers starting, Galera's state
-# transfers, time-outs it proves): at the default 2 on this 2-core machine
-# it kept 0.8 of them busy, so twice as many run side by side.
-TESTP    ?= $(shell echo $$(( $$(nproc) * 2 )))
+# transfers, time-outs it proves): TESTP=4 on a 2-core machine took
+# .ci/run from 8 min to 6 min 20 s, but there TestFeedHoldsNoLockAcrossReads
+# (queue/store/sqlite) twice waited its 2 minutes for a read that never
+# came, which it never did at one per CPU: until that is understood, the
+# default stays.
+TESTP    ?= $(shell nproc)
 
 .PHONY: help build run test check fmt vet lint fuzz bench soak clean
 
