@@ -493,6 +493,10 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, dir string) {
 		http.NotFound(w, r)
 		return
 	}
+	if page, ok := pageFiles[dir+name]; ok {
+		writeStatic(w, name, page) // a page as rendered (pages.go), not its template
+		return
+	}
 	b, err := fs.ReadFile(files, dir+name)
 	if err != nil {
 		http.NotFound(w, r)
@@ -500,9 +504,6 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, dir string) {
 	}
 	if dir+name == "static/i18n.js" {
 		b = wordsScript(b)
-	}
-	if page, ok := pageFiles[dir+name]; ok {
-		b = page // a page as rendered (pages.go), not its template
 	}
 	writeStatic(w, name, b)
 }
