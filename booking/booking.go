@@ -14,11 +14,9 @@
 package booking
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nowserving/nowserving/follow"
 	"log/slog"
 	"math"
 	"strconv"
@@ -27,6 +25,8 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/nowserving/nowserving/follow"
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -160,34 +160,20 @@ func New(o Opts) *Front {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.CacheSlots <= 0 {
-		o.CacheSlots = DefaultCacheSlots
-	}
-	if o.MaxReads <= 0 {
-		o.MaxReads = DefaultMaxReads
-	}
-	if o.MaxBookings <= 0 {
-		o.MaxBookings = DefaultMaxBookings
-	}
-	if o.BookingQueue <= 0 {
-		o.BookingQueue = DefaultBookingQueue
-	}
-	if o.ReadBudget <= 0 {
-		o.ReadBudget = DefaultReadBudget
-	}
-	if o.MaxRunning <= 0 {
-		o.MaxRunning = DefaultMaxRunning()
-	}
-	o.ReadWait, o.BookingWait = cmp.Or(max(o.ReadWait, 0), DefaultReadWait), cmp.Or(max(o.BookingWait, 0), DefaultBookingWait)
-	if o.RunQueue <= 0 {
-		o.RunQueue = DefaultRunQueue
-	}
+	o.CacheSlots = positive.Or(o.CacheSlots, DefaultCacheSlots)
+	o.MaxReads = positive.Or(o.MaxReads, DefaultMaxReads)
+	o.MaxBookings = positive.Or(o.MaxBookings, DefaultMaxBookings)
+	o.BookingQueue = positive.Or(o.BookingQueue, DefaultBookingQueue)
+	o.ReadBudget = positive.Or(o.ReadBudget, DefaultReadBudget)
+	o.MaxRunning = positive.Or(o.MaxRunning, DefaultMaxRunning())
+	o.ReadWait, o.BookingWait = positive.Or(o.ReadWait, DefaultReadWait), positive.Or(o.BookingWait, DefaultBookingWait)
+	o.RunQueue = positive.Or(o.RunQueue, DefaultRunQueue)
 	f := &Front{eng: o.Engine, encode: o.Encode, clock: o.Clock, log: o.Logger, cache: newSlotCache(o.CacheSlots, newCacheMetrics()), gens: newStamps[listKey](defaultStamps),
 		live: map[string]bool{}, epochs: map[string]uint64{}, full: map[string]*marks{}, maxMarks: o.CacheSlots,
 		holders: newBounded[int64, holders](o.CacheSlots), releases: newStamps[int64](defaultStamps), capacity: newBounded[int64, int](o.CacheSlots),
 		gates: map[int64]*gate{}, reads: newShare("slot reads", o.MaxReads, 0), budget: o.ReadBudget, books: newShare("bookings", o.MaxBookings, o.BookingQueue),
 		running: newShare("appointment requests", o.MaxRunning, o.RunQueue), readWait: o.ReadWait, bookingWait: o.BookingWait}
-	f.readQueue = int64(min(o.RunQueue, cmp.Or(max(o.ReadQueue, 0), max(o.RunQueue*3/4, 1))))
+	f.readQueue = int64(min(o.RunQueue, positive.Or(o.ReadQueue, max(o.RunQueue*3/4, 1))))
 	limits := map[string]rate{}
 	for _, s := range o.Engine.Sites() {
 		limits[s.ID] = rate{n: s.Appointments.PatientRate, per: s.Appointments.PatientWindow}

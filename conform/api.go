@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/notify"
 )
 
@@ -134,9 +135,7 @@ func API(ctx context.Context, o APIOpts) (*Report, error) {
 	if o.Client == nil {
 		o.Client = &http.Client{Timeout: 10 * time.Second}
 	}
-	if o.Wait <= 0 {
-		o.Wait = 30 * time.Second
-	}
+	o.Wait = positive.Or(o.Wait, 30*time.Second)
 	r := &apiRun{o: o, rep: NewReport("conform api: " + o.URL), ctx: ctx,
 		tag: fmt.Sprintf("conform-%d", time.Now().UnixNano()), base: "/api/v1/sites/" + o.Site}
 	if o.Webhook != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -43,9 +44,7 @@ func Daemon(ctx context.Context, o DaemonOpts) (*Report, error) {
 	if len(o.Devices) == 0 {
 		return nil, errors.New("conform: daemon: give at least one device")
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = 5 * time.Second
-	}
+	o.Timeout = positive.Or(o.Timeout, 5*time.Second)
 	c := &checker{o: o, rep: NewReport(fmt.Sprintf("conform daemon: %s", o.Addr)), ctx: ctx}
 	first, err := c.login(o.Devices[0], 1)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -33,12 +34,8 @@ type DeviceOpts struct {
 }
 
 func (o DeviceOpts) withDefaults() DeviceOpts {
-	if o.Heartbeat <= 0 {
-		o.Heartbeat = 500 * time.Millisecond
-	}
-	if o.Wait <= 0 {
-		o.Wait = 30 * time.Second
-	}
+	o.Heartbeat = positive.Or(o.Heartbeat, 500*time.Millisecond)
+	o.Wait = positive.Or(o.Wait, 30*time.Second)
 	return o
 }
 

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/sim"
 )
 
@@ -274,9 +275,7 @@ func paceLoop(ctx context.Context, rate float64, d time.Duration, maxInFlight in
 // intended send time, and what the slots hold afterwards; it fails when a
 // slot is overbooked or an answer other than 201, 409 or 429 came back.
 func Book(ctx context.Context, o BookOpts, w io.Writer) error {
-	if o.MaxInFlight <= 0 {
-		o.MaxInFlight = 4096
-	}
+	o.MaxInFlight = positive.Or(o.MaxInFlight, 4096)
 	tr := bookTransport(o.MaxInFlight)
 	defer tr.CloseIdleConnections()
 	c := newBookClient(o, tr)

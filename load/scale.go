@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/sim"
 )
 
@@ -139,9 +140,7 @@ type scaleRun struct {
 // tickets beside it, printing each figure; it fails when a slot is
 // overbooked.
 func Scale(ctx context.Context, o ScaleOpts, w io.Writer) error {
-	if o.Book.MaxInFlight <= 0 {
-		o.Book.MaxInFlight = 4096
-	}
+	o.Book.MaxInFlight = positive.Or(o.Book.MaxInFlight, 4096)
 	o.Warmers, o.RushDoctors = max(o.Warmers, 1), max(o.RushDoctors, 1)
 	tr, rt := bookTransport(o.Book.MaxInFlight), readTransport(o.Book.MaxInFlight)
 	defer tr.CloseIdleConnections()

@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
 
@@ -159,9 +160,7 @@ func New(o Opts) *Model {
 	if m.clock == nil {
 		m.clock = time.Now
 	}
-	if m.tick <= 0 {
-		m.tick = time.Second
-	}
+	m.tick = positive.Or(m.tick, time.Second)
 	if len(o.Sites) == 0 {
 		o.Sites = []SiteOpts{{}}
 	}

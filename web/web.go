@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/nowserving/nowserving/booking"
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/staff"
 )
@@ -199,20 +200,14 @@ func New(o Opts) (*Server, error) {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	if o.Heartbeat <= 0 {
-		o.Heartbeat = 15 * time.Second
-	}
-	if o.RecentCalls <= 0 {
-		o.RecentCalls = 8
-	}
-	if o.MaxStreams <= 0 {
-		o.MaxStreams = 2000
-	}
+	o.Heartbeat = positive.Or(o.Heartbeat, 15*time.Second)
+	o.RecentCalls = positive.Or(o.RecentCalls, 8)
+	o.MaxStreams = positive.Or(o.MaxStreams, 2000)
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
-	o.AppointmentConns = cmp.Or(max(o.AppointmentConns, 0), DefaultAppointmentConns)
-	o.AppointmentIdle = cmp.Or(max(o.AppointmentIdle, 0), DefaultAppointmentIdle)
+	o.AppointmentConns = positive.Or(o.AppointmentConns, DefaultAppointmentConns)
+	o.AppointmentIdle = positive.Or(o.AppointmentIdle, DefaultAppointmentIdle)
 	s := &Server{o: o, log: o.Logger, mux: http.NewServeMux(), front: booking.New(booking.Opts{Engine: o.Engine, Logger: o.Logger,
 		CacheSlots: o.SlotCache, Encode: appendQueueSlot, MaxReads: o.MaxSlotReads, MaxBookings: o.MaxBookings, BookingQueue: o.BookingQueue, ReadBudget: o.ReadBudget,
 		MaxRunning: o.MaxRunning, ReadWait: o.ReadWait, BookingWait: o.BookingWait})}

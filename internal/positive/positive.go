@@ -1,7 +1,8 @@
 // Package positive fills an option left at zero or below with its default:
-// the one rule the Opts structs of the drivers and the protocol server
-// share (a zero or negative timeout, size or count means "use the
-// default"). It imports only the standard library.
+// the one rule the Opts structs outside queue share (a zero or negative
+// timeout, size or count means "use the default"); queue, which imports
+// only the standard library, keeps its own. It imports only the standard
+// library.
 package positive
 
 import "cmp"

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/nowserving/nowserving/internal/backoff"
+	"github.com/nowserving/nowserving/internal/positive"
 )
 
 // Backoff returns the pause before retry number attempt (0 for the first
@@ -12,8 +13,6 @@ import (
 // It is pure; the client adds up to 20% jitter so that many devices do not
 // come back in step.
 func Backoff(attempt int, min, max time.Duration) time.Duration {
-	if min <= 0 {
-		min = DefaultMinBackoff
-	}
+	min = positive.Or(min, DefaultMinBackoff)
 	return backoff.Exp(attempt, min, max)
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/nowserving/nowserving/internal/backoff"
 	"github.com/nowserving/nowserving/internal/part"
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
@@ -144,10 +145,7 @@ func open(ctx context.Context, dsn string, opts Opts) (*Store, error) {
 		writer.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", dsn, err)
 	}
-	n := opts.MaxConns
-	if n <= 0 {
-		n = 4
-	}
+	n := positive.Or(opts.MaxConns, 4)
 	reader.SetMaxOpenConns(n)
 	reader.SetMaxIdleConns(n)
 	s, err := sqlstore.Start(ctx, Dialect(), writer, reader, opts)

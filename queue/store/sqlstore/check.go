@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/positive"
 	"github.com/nowserving/nowserving/queue"
 )
 
@@ -427,10 +428,7 @@ func msText(v string) string {
 // invariants (bookingChecks). Violations are listed in
 // the report; the error is for a database that could not be read.
 func (s *Store) Check(ctx context.Context, opts CheckOpts) (Report, error) {
-	limit := opts.MaxViolations
-	if limit <= 0 {
-		limit = 20
-	}
+	limit := positive.Or(opts.MaxViolations, 20)
 	var r Report
 	v, verr := s.Version(ctx)
 	floors := verr == nil && v >= RetentionMigration

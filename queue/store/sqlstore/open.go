@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/nowserving/nowserving/internal/positive"
 )
 
 // DefaultPoolSize is the connection pool of a server database when
@@ -26,10 +28,7 @@ func Start(ctx context.Context, d *Dialect, writer, reader *sql.DB, opts Opts) (
 // Connect sizes the pool of a server database (PostgreSQL, MySQL), checks
 // that it answers and starts the Store on it.
 func Connect(ctx context.Context, d *Dialect, db *sql.DB, opts Opts) (*Store, error) {
-	n := opts.MaxConns
-	if n <= 0 {
-		n = DefaultPoolSize
-	}
+	n := positive.Or(opts.MaxConns, DefaultPoolSize)
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
 	if err := db.PingContext(ctx); err != nil {
