@@ -26,17 +26,10 @@ func splitList(s string) []string {
 	return strings.Split(s, ",")
 }
 
-func bit(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // AddAccount creates a; queue.ErrAccountExists when its name is taken.
 func (s *Store) AddAccount(ctx context.Context, a queue.Account) error {
 	_, err := s.writer.ExecContext(ctx, s.d.Rebind("INSERT INTO accounts ("+accountCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
-		a.Name, a.Hash, string(a.Role), joinList(a.Sites), joinList(a.Counters), bit(a.Disabled), ms(a.Created), ms(a.Updated))
+		a.Name, a.Hash, string(a.Role), joinList(a.Sites), joinList(a.Counters), boolInt(a.Disabled), ms(a.Created), ms(a.Updated))
 	err = s.wrap("add account", err)
 	if errors.Is(err, queue.ErrDuplicate) {
 		return fmt.Errorf("%w: %q", queue.ErrAccountExists, a.Name)
@@ -47,7 +40,7 @@ func (s *Store) AddAccount(ctx context.Context, a queue.Account) error {
 // SetAccount replaces the account named a.Name (its creation time stays).
 func (s *Store) SetAccount(ctx context.Context, a queue.Account) error {
 	res, err := s.writer.ExecContext(ctx, s.d.Rebind("UPDATE accounts SET hash = ?, role = ?, sites = ?, counters = ?, disabled = ?, updated_at = ? WHERE name = ?"),
-		a.Hash, string(a.Role), joinList(a.Sites), joinList(a.Counters), bit(a.Disabled), ms(a.Updated), a.Name)
+		a.Hash, string(a.Role), joinList(a.Sites), joinList(a.Counters), boolInt(a.Disabled), ms(a.Updated), a.Name)
 	if err != nil {
 		return s.wrap("set account", err)
 	}

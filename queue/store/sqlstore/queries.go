@@ -486,6 +486,7 @@ func (q *queries) insertSlots(slots []queue.Slot) Stmt {
 	return Stmt{q.d.Rebind(text), args}
 }
 
+// boolInt is b as the 0 or 1 a boolean column holds.
 func boolInt(b bool) int {
 	if b {
 		return 1
