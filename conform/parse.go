@@ -9,10 +9,8 @@ import (
 
 // ParseRole returns the role named s: kiosk, keypad, display or console.
 func ParseRole(s string) (wire.Role, error) {
-	for r := wire.RoleKiosk; r <= wire.RoleConsole; r++ {
-		if r.String() == s {
-			return r, nil
-		}
+	if r, ok := wire.RoleNamed(s); ok {
+		return r, nil
 	}
 	return 0, fmt.Errorf("conform: role %q: want kiosk, keypad, display or console", s)
 }

@@ -320,10 +320,8 @@ func (s *Server) addDevice(devs map[string]*device, dv Device) error {
 // ParseRole maps a configuration role name (kiosk, keypad, display,
 // console) onto its wire value.
 func ParseRole(name string) (wire.Role, error) {
-	for _, r := range []wire.Role{wire.RoleKiosk, wire.RoleKeypad, wire.RoleDisplay, wire.RoleConsole} {
-		if r.String() == name {
-			return r, nil
-		}
+	if r, ok := wire.RoleNamed(name); ok {
+		return r, nil
 	}
 	return 0, fmt.Errorf("protocol: unknown role %q", name)
 }

@@ -23,10 +23,8 @@ func CounterNum(id string) (uint32, error) {
 
 // ParseClass reads a ticket class by its name, in any case.
 func ParseClass(s string) (wire.Class, error) {
-	for c := wire.ClassNormal; c <= wire.ClassReentered; c++ {
-		if c.String() == strings.ToLower(s) {
-			return c, nil
-		}
+	if c, ok := wire.ClassNamed(strings.ToLower(s)); ok {
+		return c, nil
 	}
 	return 0, fmt.Errorf("sim: class %q: want normal, vip, emergency, revisit, appointment or reentered", s)
 }

@@ -1,6 +1,9 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Role is what a device is (HELLO, WELCOME).
 type Role uint8
@@ -146,8 +149,25 @@ func enumName(names []string, v uint8) string {
 	return fmt.Sprintf("%d", v)
 }
 
+// enumNamed is the value whose name is name, the inverse of enumName for
+// the names of the table.
+func enumNamed(names []string, name string) (uint8, bool) {
+	i := slices.Index(names, name)
+	if name == "" || i < 0 {
+		return 0, false
+	}
+	return uint8(i), true
+}
+
 // String returns the lower-case name of r, or its number if unknown.
 func (r Role) String() string { return enumName(roleNames, uint8(r)) }
+
+// RoleNamed returns the role whose String is name (kiosk, keypad, display
+// or console); false for any other name.
+func RoleNamed(name string) (Role, bool) {
+	v, ok := enumNamed(roleNames, name)
+	return Role(v), ok
+}
 
 // known reports whether r is one of the four roles (option known: HELLO
 // claims a role the daemon must recognise).
@@ -155,6 +175,13 @@ func (r Role) known() bool { return int(r) < len(roleNames) && roleNames[r] != "
 
 // String returns the lower-case name of c, or its number if unknown.
 func (c Class) String() string { return enumName(classNames, uint8(c)) }
+
+// ClassNamed returns the class whose String is name (normal, vip,
+// emergency, revisit, appointment or reentered); false for any other name.
+func ClassNamed(name string) (Class, bool) {
+	v, ok := enumNamed(classNames, name)
+	return Class(v), ok
+}
 
 // String returns the lower-case name of s, or its number if unknown.
 func (s TicketStatus) String() string { return enumName(statusNames, uint8(s)) }
