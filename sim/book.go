@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,7 +81,7 @@ func (e *Env) Book(ctx context.Context, o BookOpts, out io.Writer) error {
 		}
 	}
 	if slot == nil {
-		return fmt.Errorf("sim: book: no slot of %s on %s %s (%s)", o.Resource, o.Date, pick(o.At, "free"), list.why(o.Resource))
+		return fmt.Errorf("sim: book: no slot of %s on %s %s (%s)", o.Resource, o.Date, cmp.Or(o.At, "free"), list.why(o.Resource))
 	}
 	var b apiBooking
 	body := map[string]any{"slot": slot.ID, "patient": o.Patient, "hold": o.Hold}

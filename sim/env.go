@@ -7,6 +7,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -163,7 +164,7 @@ func (e *Env) Device(counter string, roles ...wire.Role) (Device, error) {
 		if e.Config != nil {
 			if cd, ok := e.Config.Device(o.Device); ok {
 				d.Role = roleOf(cd.Role)
-				d.Site = pick(o.Site, cd.Site)
+				d.Site = cmp.Or(o.Site, cd.Site)
 			}
 		}
 		return d, nil
@@ -176,7 +177,7 @@ func (e *Env) Device(counter string, roles ...wire.Role) (Device, error) {
 		if !ok {
 			return Device{}, fmt.Errorf("sim: device %q is not in the configuration", o.Device)
 		}
-		return Device{ID: cd.ID, Secret: []byte(cd.Secret), Role: roleOf(cd.Role), Site: pick(o.Site, cd.Site), Counter: pick(counter, cd.Counter),
+		return Device{ID: cd.ID, Secret: []byte(cd.Secret), Role: roleOf(cd.Role), Site: cmp.Or(o.Site, cd.Site), Counter: cmp.Or(counter, cd.Counter),
 			Daemons: strings.Join(cd.Daemons, ",")}, nil
 	}
 	for _, r := range roles {
@@ -187,7 +188,7 @@ func (e *Env) Device(counter string, roles ...wire.Role) (Device, error) {
 			if r == wire.RoleKeypad && counter != "" && cd.Counter != counter {
 				continue
 			}
-			return Device{ID: cd.ID, Secret: []byte(cd.Secret), Role: r, Site: pick(o.Site, cd.Site), Counter: pick(counter, cd.Counter),
+			return Device{ID: cd.ID, Secret: []byte(cd.Secret), Role: r, Site: cmp.Or(o.Site, cd.Site), Counter: cmp.Or(counter, cd.Counter),
 				Daemons: strings.Join(cd.Daemons, ",")}, nil
 		}
 	}
@@ -230,7 +231,7 @@ func (e *Env) Devices(role wire.Role) []Device {
 	var out []Device
 	for _, cd := range e.Config.Devices {
 		if roleOf(cd.Role) == role && (o.Site == "" || cd.Site == "" || cd.Site == o.Site) {
-			out = append(out, Device{ID: cd.ID, Secret: []byte(cd.Secret), Role: role, Site: pick(o.Site, cd.Site), Counter: cd.Counter,
+			out = append(out, Device{ID: cd.ID, Secret: []byte(cd.Secret), Role: role, Site: cmp.Or(o.Site, cd.Site), Counter: cd.Counter,
 				Daemons: strings.Join(cd.Daemons, ",")})
 		}
 	}
@@ -239,13 +240,6 @@ func (e *Env) Devices(role wire.Role) []Device {
 
 // Named reports whether Opts named one device (Opts.Device).
 func (e *Env) Named() bool { return e.o.Device != "" }
-
-func pick(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
 
 func roleOf(r config.Role) wire.Role {
 	switch r {

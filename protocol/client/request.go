@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -180,10 +181,7 @@ type TicketOpts struct {
 // TakeTicket issues a ticket of service (kiosk, console). The answer holds
 // the number, people ahead and estimated wait.
 func (c *Client) TakeTicket(ctx context.Context, service string, class wire.Class, o TicketOpts) (*wire.Ticket, error) {
-	site := o.Site
-	if site == "" {
-		site = c.opts.Site
-	}
+	site := cmp.Or(o.Site, c.opts.Site)
 	return c.ticket(ctx, &wire.TakeTicket{
 		IdemKey: o.IdemKey, Service: service, Class: class, WantESCPOS: o.ESCPOS, Language: o.Language, Site: site,
 	})
@@ -194,10 +192,7 @@ func (c *Client) TakeTicket(ctx context.Context, service string, class wire.Clas
 // 0x2B (unknown code), 0x2C (too early: the message says when to come
 // back), 0x2D (too late) and 0x2E (not active).
 func (c *Client) CheckIn(ctx context.Context, code string, o TicketOpts) (*wire.Ticket, error) {
-	site := o.Site
-	if site == "" {
-		site = c.opts.Site
-	}
+	site := cmp.Or(o.Site, c.opts.Site)
 	return c.ticket(ctx, &wire.CheckIn{IdemKey: o.IdemKey, Code: code, WantESCPOS: o.ESCPOS, Language: o.Language, Site: site})
 }
 
