@@ -751,16 +751,19 @@ func lookupPriors(ctx context.Context, tx Tx, jobs []*job) error {
 // runJobs runs the jobs of a batch, each refusal rolled back alone. A batch
 // of one needs no savepoint (a refusal rolls the transaction back). In a
 // larger one, a job runs in a savepoint of its own, except the kiosks'
-// tickets (laneIssue), which run bare: their refusals (unknown service,
-// closed, bad class) come before they write, so there is nothing to roll
-// back, and a savepoint per ticket would cost its statement and, on
-// SQLite, a copy of every page the ticket touches into the statement
-// journal. A bare job refused once it took its number (the daily cap)
-// gives the number back to the batch's span (numbers.untake). One refused
-// after it wrote what cannot be undone alone fails the run with errRedo:
-// the transaction is rolled back and run again with each (every job in a
-// savepoint), which a batch pays only then, where a savepoint around
-// every batch cost two statements each time. Only a refusal of one
+// tickets (laneIssue) and the bookings (laneBooking), which run bare: a
+// ticket's refusals (unknown service, closed, bad class) and a booking's
+// usual ones (the slot full, closed or gone) come before they write, so
+// there is nothing to roll back, and a savepoint per request would cost
+// its statement and, on SQLite, a copy of every page the request touches
+// into the statement journal (on PostgreSQL, a subtransaction each). A
+// bare ticket refused once it took its number (the daily cap) gives the
+// number back to the batch's span (numbers.untake). One refused after it
+// wrote what cannot be undone alone (a booking whose patient holds the
+// time already, refused after it took its place) fails the run with
+// errRedo: the transaction is rolled back and run again with each (every
+// job in a savepoint), which a batch pays only then, where a savepoint
+// around every batch cost two statements each time. Only a refusal of one
 // request is rolled back; anything else (above all a transaction the
 // database aborted, after which only ROLLBACK may run) fails the whole
 // transaction.
@@ -778,17 +781,18 @@ func runJobs(ctx context.Context, tx Tx, jobs []*job, each bool) error {
 		}
 		return nums.finish(ctx, tx)
 	}
-	if each || !slices.ContainsFunc(jobs, func(j *job) bool { return j.lane == laneIssue }) {
-		_, _, err := runEach(ctx, tx, jobs, nil)
-		return err
+	var nums *numbers
+	if !each && slices.ContainsFunc(jobs, func(j *job) bool { return j.lane == laneIssue }) {
+		nums = newNumbers(jobs)
 	}
-	nums := newNumbers(jobs)
-	first, redo, err := runEach(ctx, tx, jobs, nums)
+	first, redo, err := runEach(ctx, tx, jobs, nums, !each)
 	switch {
 	case err != nil:
 		return err
 	case redo:
 		return errRedo
+	case nums == nil:
+		return nil
 	}
 	if err := nums.finish(ctx, tx); err != nil {
 		return err
@@ -806,12 +810,12 @@ func runJobs(ctx context.Context, tx Tx, jobs []*job, each bool) error {
 // savepoint.
 var errRedo = errors.New("queue: a request refused after it wrote: the batch runs again, a savepoint each")
 
-// runEach runs the jobs one after the other. With nums, the bare ones
-// (laneIssue) run without a savepoint and take their numbers from nums;
-// without, every job runs in a savepoint. It returns the first savepoint
-// it took, and reports redo, and stops, when a bare job was refused after
-// it wrote.
-func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (first string, redo bool, err error) {
+// runEach runs the jobs one after the other. With bare, the tickets
+// (laneIssue) and bookings (laneBooking) run without a savepoint, the
+// tickets taking their numbers from nums; without, every job runs in a
+// savepoint. It returns the first savepoint it took, and reports redo, and
+// stops, when a bare job was refused after it wrote.
+func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers, bare bool) (first string, redo bool, err error) {
 	for i, j := range jobs {
 		if nums != nil && !newKioskTicket(j) {
 			// It may read tickets, or insert one of its own.
@@ -820,7 +824,7 @@ func runEach(ctx context.Context, tx Tx, jobs []*job, nums *numbers) (first stri
 			}
 		}
 		sp := ""
-		if nums == nil || j.lane != laneIssue {
+		if !bare || (j.lane != laneIssue && j.lane != laneBooking) {
 			// Savepoints are not released one by one: RELEASE would cost
 			// a round trip and free nothing a batch needs back.
 			sp = fmt.Sprintf("r%d", i)
@@ -918,6 +922,27 @@ func (t trackingTx) InsertTicket(ctx context.Context, tk *Ticket) error {
 		t.j.writes = append(t.j.writes, write{t: &c})
 	}
 	return err
+}
+
+// TakeSlot takes a place in a slot: a write, unless it took none.
+func (t trackingTx) TakeSlot(ctx context.Context, site string, slot int64, now time.Time) (*Slot, bool, error) {
+	sl, ok, err := t.Tx.TakeSlot(ctx, site, slot, now)
+	if ok || err != nil {
+		t.j.wrote = true
+	}
+	return sl, ok, err
+}
+
+// LockPatient takes the patient's lock, which writes its row.
+func (t trackingTx) LockPatient(ctx context.Context, k PatientKey, now time.Time) error {
+	t.j.wrote = true
+	return t.Tx.LockPatient(ctx, k, now)
+}
+
+// InsertBooking stores a booking.
+func (t trackingTx) InsertBooking(ctx context.Context, b *Booking) error {
+	t.j.wrote = true
+	return t.Tx.InsertBooking(ctx, b)
 }
 
 // Waiting reads the waiting tickets once the batch's own are stored (a

@@ -244,6 +244,7 @@ func RunEngine(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"NumbersInBatch", testNumbersInBatch},
 		{"CheckInInBatch", testCheckInInBatch},
 		{"RedoInBatch", testRedoInBatch},
+		{"BookingsInBatch", testBookingsInBatch},
 		{"ResultVersions", testResultVersions},
 		{"CallTimeout", testCallTimeout},
 		{"AbortAtEveryStatement", testAbortEveryStatement},

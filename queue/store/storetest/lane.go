@@ -101,8 +101,8 @@ func testCountersFirst(t *testing.T, open func(t *testing.T) queue.Store) {
 }
 
 // countStore counts the calls its transactions make, by name: "Update"
-// (its own), "NextSeq", "GiveBackSeq", "InsertTicket", "InsertTickets"
-// and "RollbackTo NAME" (per savepoint name).
+// (its own), "NextSeq", "GiveBackSeq", "InsertTicket", "InsertTickets",
+// "Savepoint" and "RollbackTo NAME" (per savepoint name).
 type countStore struct {
 	queue.Store
 	mu sync.Mutex
@@ -132,6 +132,11 @@ func (s *countStore) Update(ctx context.Context, fn func(ctx context.Context, tx
 type countTx struct {
 	queue.Tx
 	s *countStore
+}
+
+func (t countTx) Savepoint(ctx context.Context, name string) error {
+	t.s.add("Savepoint")
+	return t.Tx.Savepoint(ctx, name)
 }
 
 func (t countTx) RollbackTo(ctx context.Context, name string) error {
@@ -477,6 +482,79 @@ func testRedoInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
 		t.Errorf("A after the cap was raised: %s, want A005 (the refused took no number)", n)
 	}
 	checkVersions(t, en.events(), []string{"A001", "A002", "A003", "A004", "A005"})
+	checkStore(t, s)
+}
+
+// testBookingsInBatch queues, behind a transaction in flight and in this
+// order, five bookings of Tuesday: p1 at dr-li 09:00, p2 at dr-li 09:15,
+// p3 at dr-li 09:00 (full by then), p1 at dr-wu 09:00 (overlapping p1's
+// dr-li 09:00) and p4 at vacc 09:00. Bookings run bare in a batch, without
+// a savepoint each: the full slot is refused before it writes, so the
+// batch goes on; the overlap is refused after it took its place, so the
+// transaction is rolled back and run again with a savepoint per request,
+// rolled back to the overlap's. Every answer is the one alone would get,
+// and the places taken agree with the bookings (Check).
+func testBookingsInBatch(t *testing.T, open func(t *testing.T) queue.Store) {
+	s := open(t)
+	cs := newCountStore(s)
+	var wg sync.WaitGroup
+	en, g := gatedSite(t, cs, BookingSite(), func(en *env) {
+		if _, err := en.e.GenerateSlots(en.ctx); err != nil {
+			t.Fatalf("generate slots: %v", err)
+		}
+	}, "A", &wg)
+	asks := []struct {
+		resource string
+		mm       int
+		patient  string
+	}{{"dr-li", 0, "p1"}, {"dr-li", 15, "p2"}, {"dr-li", 0, "p3"}, {"dr-wu", 0, "p1"}, {"vacc", 0, "p4"}}
+	got := make([]string, len(asks)) // the answers, in the batch's order
+	for i, a := range asks {
+		slot := en.slot(a.resource, tuesday, 9, a.mm).ID
+		n := g.queued.Load()
+		wg.Go(func() {
+			_, err := en.book(slot, a.patient)
+			switch {
+			case err == nil:
+				got[i] = "booked"
+			case errors.Is(err, queue.ErrSlotFull):
+				got[i] = "full"
+			case errors.Is(err, queue.ErrOverlap):
+				got[i] = "overlap"
+			default:
+				got[i] = err.Error()
+			}
+		})
+		poll.Until(t, fmt.Sprintf("booking %d queued", i), func() bool { return g.queued.Load() > n })
+	}
+	updates, sps, redone := cs.count("Update"), cs.count("Savepoint"), cs.count("RollbackTo r3")
+	close(g.gate)
+	wg.Wait()
+	if want := []string{"booked", "booked", "full", "overlap", "booked"}; !slices.Equal(got, want) {
+		t.Errorf("answers %v, want %v", got, want)
+	}
+	// The one in flight, then the batch twice: bare, then a savepoint
+	// for each of the five, the overlap's rolled back to.
+	n, sp, r := cs.count("Update")-updates, cs.count("Savepoint")-sps, cs.count("RollbackTo r3")-redone
+	if n != 3 || sp != len(asks) || r != 1 {
+		t.Errorf("%d transactions, %d savepoints, %d rollbacks to r3 after the gate opened; want 3, %d, 1", n, sp, r, len(asks))
+	}
+	for _, c := range []struct {
+		resource string
+		want     int
+	}{{"dr-li", 2}, {"dr-wu", 0}, {"vacc", 1}} {
+		slots, err := en.e.Slots(en.ctx, "hq", c.resource, tuesday.Format(time.DateOnly))
+		if err != nil {
+			t.Fatal(err)
+		}
+		booked := 0
+		for _, sl := range slots {
+			booked += sl.Booked
+		}
+		if booked != c.want {
+			t.Errorf("%s: %d places taken on Tuesday, want %d", c.resource, booked, c.want)
+		}
+	}
 	checkStore(t, s)
 }
 
