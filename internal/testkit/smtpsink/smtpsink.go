@@ -9,12 +9,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 )
 
 // Sink is a running server on a loopback port; it stops when the test
 // ends.
 type Sink struct {
-	ln     net.Listener
+	srv    *conntest.Server
 	mu     sync.Mutex
 	mails  []Mail
 	refuse bool
@@ -30,26 +32,14 @@ type Mail struct {
 
 // Start starts a sink.
 func Start(t testing.TB) *Sink {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Sink{ln: ln}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go s.serve(c)
-		}
-	}()
+	t.Helper()
+	s := &Sink{srv: conntest.Listen(t)}
+	s.srv.Serve(s.serve)
 	return s
 }
 
 // Addr is the sink's host:port.
-func (s *Sink) Addr() string { return s.ln.Addr().String() }
+func (s *Sink) Addr() string { return s.srv.Addr() }
 
 // Mails returns the mails taken so far.
 func (s *Sink) Mails() []Mail {
