@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -254,13 +253,9 @@ func take(t *testing.T, c *client.Client) (*wire.Ticket, *wire.StatusError) {
 // proxiedPostgres returns a fresh PostgreSQL test schema's DSN with its
 // host replaced by a proxy.
 func proxiedPostgres(t *testing.T) (*dbProxy, string) {
-	u, err := url.Parse(storetest.PostgresDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := newProxy(t, u.Host, false)
-	u.Host = p.addr
-	return p, u.String()
+	addr, at := storetest.ServerAddr(t, "postgres", storetest.PostgresDSN(t))
+	p := newProxy(t, addr, false)
+	return p, at(p.addr)
 }
 
 // proxiedMySQL returns a fresh MariaDB test database's DSN with its

@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	driver "github.com/go-sql-driver/mysql"
 
 	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/internal/testkit/record"
@@ -139,23 +136,14 @@ func (t countingTx) InsertBooking(ctx context.Context, b *queue.Booking) error {
 // database through a turn proxy.
 func proxied(t *testing.T, name string) (queue.Store, *turnProxy) {
 	t.Helper()
+	addr, at := ServerAddr(t, name, dialectOf(t, name).dsn(t))
+	p := newTurnProxy(t, addr)
+	dsn, o := at(p.srv.Addr()), sqlstore.Opts{MaxConns: 20}
 	switch name {
 	case "postgres":
-		u, err := url.Parse(PostgresDSN(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := newTurnProxy(t, u.Host)
-		u.Host = p.srv.Addr()
-		return At(t, postgres.Open, u.String(), sqlstore.Opts{MaxConns: 20}), p
+		return At(t, postgres.Open, dsn, o), p
 	case "mysql":
-		cfg, err := driver.ParseDSN(MySQLDSN(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := newTurnProxy(t, cfg.Addr)
-		cfg.Addr = p.srv.Addr()
-		return At(t, mysql.Open, cfg.FormatDSN(), sqlstore.Opts{MaxConns: 20}), p
+		return At(t, mysql.Open, dsn, o), p
 	}
 	t.Fatalf("trips: no server driver %q", name)
 	return nil, nil
