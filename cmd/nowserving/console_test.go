@@ -141,15 +141,8 @@ func tmuxIn(t *testing.T, tmux, dir string) (tm func(args ...string) string) {
 // driven by send-keys and read by capture-pane.
 func TestConsoleTmux(t *testing.T) {
 	tmux := need.Program(t, "tmux", "tmux")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir, file := writeConsoleConfig(t)
-	bin := filepath.Join(dir, "nowserving")
-	if err := os.Symlink(exe, bin); err != nil { // TestMain runs main for argv[0] "nowserving"
-		t.Fatal(err)
-	}
+	bin := linkTestBinary(t, dir)
 	logPath := filepath.Join(dir, "serve.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
