@@ -84,22 +84,12 @@ func (p *dbProxy) relay(srv *conntest.Server, c net.Conn) {
 func (p *dbProxy) copy(dst, src net.Conn) {
 	defer dst.Close()
 	defer src.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			gate := p.gate
-			p.mu.Unlock()
-			<-gate
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
+	conntest.Pump(dst, src, func() {
+		p.mu.Lock()
+		gate := p.gate
+		p.mu.Unlock()
+		<-gate
+	})
 }
 
 // freeze stops every byte, on open connections and new ones.

@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"slices"
 	"sync"
@@ -57,33 +56,16 @@ func (p *turnProxy) serve(c net.Conn) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pump(s, c, func() { sent.Store(true) })
+		conntest.Pump(s, c, func() { sent.Store(true) })
 		s.Close()
 	}()
-	pump(c, s, func() {
+	conntest.Pump(c, s, func() {
 		if sent.Swap(false) {
 			p.turns.Add(1)
 		}
 	})
 	c.Close()
 	<-done
-}
-
-// pump copies from src to dst, calling seen before it forwards each read.
-func pump(dst io.Writer, src io.Reader, seen func()) {
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			seen()
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
 }
 
 // countingStore is a queue.Store whose read-write transactions note the
