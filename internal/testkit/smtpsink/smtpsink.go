@@ -9,14 +9,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/nowserving/nowserving/internal/testkit/conntest"
 )
 
 // Sink is a running server on a loopback port; it stops when the test
 // ends.
 type Sink struct {
-	srv    *conntest.Server
+	ln     net.Listener
 	mu     sync.Mutex
 	mails  []Mail
 	refuse bool
@@ -32,14 +30,26 @@ type Mail struct {
 
 // Start starts a sink.
 func Start(t testing.TB) *Sink {
-	t.Helper()
-	s := &Sink{srv: conntest.Listen(t)}
-	s.srv.Serve(s.serve)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sink{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go s.serve(c)
+		}
+	}()
 	return s
 }
 
 // Addr is the sink's host:port.
-func (s *Sink) Addr() string { return s.srv.Addr() }
+func (s *Sink) Addr() string { return s.ln.Addr().String() }
 
 // Mails returns the mails taken so far.
 func (s *Sink) Mails() []Mail {
