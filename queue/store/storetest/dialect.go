@@ -12,7 +12,7 @@ import (
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
-// dialects are the stores RunDialect and RunEngineConcurrency know, by driver (as the
+// dialects are the stores the suites know, by driver (as the
 // configuration names it): open gives each test its own store, dsn names a
 // new, empty database, at opens a store on a given one (as each of several
 // daemons does).
