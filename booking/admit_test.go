@@ -40,12 +40,7 @@ func TestAdmit(t *testing.T) {
 	st := &hanging{Store: storetest.SQLite(t)}
 	site, other := storetest.BookingSite(), storetest.TestSite()
 	other.ID = "branch"
-	clock := storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location))
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site, other}, Clock: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := admitEngine(t, st, other)
 	if _, err := eng.GenerateSlots(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +113,7 @@ func TestAdmit(t *testing.T) {
 // ones begin in turn.
 func TestAdmitReadsShedFirst(t *testing.T) {
 	ctx := t.Context()
-	f := New(Opts{Engine: admitEngine(t), MaxRunning: 1, RunQueue: 2, ReadQueue: 1, ReadWait: time.Hour, BookingWait: time.Hour})
+	f := New(Opts{Engine: admitEngine(t, storetest.SQLite(t)), MaxRunning: 1, RunQueue: 2, ReadQueue: 1, ReadWait: time.Hour, BookingWait: time.Hour})
 	_, doneA, err := f.Admit(ctx)
 	if err != nil {
 		t.Fatalf("the first request: %v", err)
@@ -152,17 +147,14 @@ func TestAdmitReadsShedFirst(t *testing.T) {
 	}
 }
 
-// admitEngine is an engine of the booking site for the admission tests.
-func admitEngine(t *testing.T) *queue.Engine {
+// admitEngine is an engine on st of the booking site, and of others, for
+// the admission tests: its clock stands at 09:00 on Monday 30 November
+// 2026 of the booking site.
+func admitEngine(t *testing.T, st queue.Store, others ...queue.Site) *queue.Engine {
 	t.Helper()
 	site := storetest.BookingSite()
-	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site},
+	return storetest.StartEngine(t, queue.Opts{Store: st, Sites: append([]queue.Site{site}, others...),
 		Clock: storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location)).Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
-	return eng
 }
 
 // TestAdmitReadsBoundedByWait: the read queue is bounded by its wait, not
@@ -171,7 +163,7 @@ func admitEngine(t *testing.T) *queue.Engine {
 // them begins in turn.
 func TestAdmitReadsBoundedByWait(t *testing.T) {
 	ctx := t.Context()
-	f := New(Opts{Engine: admitEngine(t), MaxRunning: 1, ReadWait: time.Hour})
+	f := New(Opts{Engine: admitEngine(t, storetest.SQLite(t)), MaxRunning: 1, ReadWait: time.Hour})
 	_, doneA, err := f.Admit(ctx)
 	if err != nil {
 		t.Fatalf("the first request: %v", err)
@@ -204,7 +196,7 @@ func TestAdmitShedByWait(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	const readWait = 5 * time.Millisecond
-	f := New(Opts{Engine: admitEngine(t), MaxRunning: 1, ReadWait: readWait, BookingWait: time.Hour})
+	f := New(Opts{Engine: admitEngine(t, storetest.SQLite(t)), MaxRunning: 1, ReadWait: readWait, BookingWait: time.Hour})
 	_, doneA, err := f.Admit(ctx)
 	if err != nil {
 		t.Fatalf("the first request: %v", err)
@@ -235,7 +227,7 @@ func TestAdmitShedByWait(t *testing.T) {
 		t.Fatalf("the waiting booking once the permit is back: %v", err)
 	}
 
-	g := New(Opts{Engine: admitEngine(t), MaxRunning: 1, BookingWait: readWait})
+	g := New(Opts{Engine: admitEngine(t, storetest.SQLite(t)), MaxRunning: 1, BookingWait: readWait})
 	_, doneB, err := g.Admit(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -281,12 +273,7 @@ func TestBookingAnswersWithPermit(t *testing.T) {
 	ctx := t.Context()
 	site := storetest.BookingSite()
 	st := &holding{Store: storetest.SQLite(t), release: make(chan struct{})}
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{site},
-		Clock: storetest.FixedClock(time.Date(2026, 11, 30, 9, 0, 0, 0, site.Location)).Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close(context.Background()) })
+	eng := admitEngine(t, st)
 	if _, err := eng.GenerateSlots(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/nowserving/nowserving/devices"
 	"github.com/nowserving/nowserving/devices/escpos"
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
@@ -42,10 +42,7 @@ func TestNamesAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := conntest.Listener(t)
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	kp, err := client.Dial(ctx, ln.Addr().String(), client.Opts{DeviceID: "keypad-5", Secret: secret, Role: wire.RoleKeypad, Timeout: 5 * time.Second})

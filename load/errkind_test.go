@@ -7,39 +7,30 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 )
 
 // TestErrKind sorts the transport errors a client really gets: a server
 // that resets the connection, one that closes it before answering, and
 // one that does not answer in time.
 func TestErrKind(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			buf := make([]byte, 4096)
-			n, _ := c.Read(buf)
-			switch {
-			case strings.Contains(string(buf[:n]), "/reset"):
-				c.(*net.TCPConn).SetLinger(0) // close sends RST
-				c.Close()
-			case strings.Contains(string(buf[:n]), "/eof"):
-				c.Close()
-			default: // /slow: never answers
-				defer c.Close()
-			}
+	srv := conntest.Listen(t) // closes the /slow connections when the test ends
+	srv.Serve(func(c net.Conn) {
+		buf := make([]byte, 4096)
+		n, _ := c.Read(buf)
+		switch {
+		case strings.Contains(string(buf[:n]), "/reset"):
+			c.(*net.TCPConn).SetLinger(0) // close sends RST
+			c.Close()
+		case strings.Contains(string(buf[:n]), "/eof"):
+			c.Close()
+		default: // /slow: never answers
 		}
-	}()
+	})
 	cl := &http.Client{Timeout: 200 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
 	for path, want := range map[string]string{"/reset": "reset", "/eof": "eof", "/slow": "timeout"} {
-		req, _ := http.NewRequestWithContext(context.Background(), "GET", "http://"+ln.Addr().String()+path, nil)
+		req, _ := http.NewRequestWithContext(context.Background(), "GET", "http://"+srv.Addr()+path, nil)
 		resp, err := cl.Do(req)
 		if err == nil {
 			resp.Body.Close()

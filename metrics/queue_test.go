@@ -82,11 +82,7 @@ func TestQueue(t *testing.T) {
 func TestQueueGap(t *testing.T) {
 	c := storetest.FixedClock(at("09:00"))
 	st := storetest.SQLite(t)
-	eng, err := queue.New(queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now, FeedSize: 2, MaxReplay: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close(context.Background())
+	eng := storetest.StartEngine(t, queue.Opts{Store: st, Sites: []queue.Site{testSite()}, Clock: c.Now, FeedSize: 2, MaxReplay: 2})
 	reg := prometheus.NewRegistry()
 	q, err := NewQueue(QueueOpts{Engine: eng, Registry: reg})
 	if err != nil {

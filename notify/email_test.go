@@ -7,7 +7,6 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"net"
 	"net/mail"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/internal/testkit/smtpsink"
 	"github.com/nowserving/nowserving/notify"
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
@@ -113,9 +113,9 @@ func TestEmailFailures(t *testing.T) {
 	if err := e.Deliver(ctx, m); err == nil || !strings.Contains(err.Error(), "RCPT TO b@x: 550") {
 		t.Errorf("refused recipient: %v", err)
 	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	gone := ln.Addr().String()
-	ln.Close()
+	closed := conntest.Listen(t)
+	closed.Close() // its port refuses connections
+	gone := closed.Addr()
 	e.Addr = gone
 	if err := e.Deliver(ctx, m); err == nil || !strings.Contains(err.Error(), gone) {
 		t.Errorf("no server: %v", err)

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/gate"
 	"github.com/nowserving/nowserving/internal/testkit/logtest"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/notify"
@@ -340,10 +341,10 @@ func TestWorkerShutdown(t *testing.T) {
 	each(t, func(t *testing.T, open func(sqlstore.Opts) *sqlstore.Store) {
 		s := open(sqlstore.Opts{Outbox: routes(map[string][]string{"his": {"CALLED"}})})
 		h := newHook(t, "his-secret-0123456789")
-		var g gate
-		g.reset()
-		h.answer = func(int, delivery) int { g.wait(); return http.StatusOK }
-		t.Cleanup(g.open)
+		var g gate.Gate
+		g.Shut()
+		h.answer = func(int, delivery) int { g.Wait(); return http.StatusOK }
+		t.Cleanup(g.Open)
 		run := func() (*notify.Worker, chan error) {
 			w, err := notify.New(fast(s, h.receiver("his", "CALLED")))
 			if err != nil {
@@ -374,7 +375,7 @@ func TestWorkerShutdown(t *testing.T) {
 			stopped <- w.Shutdown(&doneWatched{Context: ctx, asked: waiting})
 		}()
 		poll.Recv(t, waiting, "Shutdown waiting on the attempt")
-		g.open()
+		g.Open()
 		if err := <-stopped; err != nil {
 			t.Errorf("graceful shutdown: %v", err)
 		}
@@ -385,7 +386,7 @@ func TestWorkerShutdown(t *testing.T) {
 			t.Errorf("after a graceful shutdown: %+v pending, want the delivered message gone", st)
 		}
 
-		g.reset()
+		g.Shut()
 		w, done = run()
 		appendEvents(t, s, queue.EventCalled, 1)
 		poll.Until(t, "the second attempt in flight", func() bool { return len(h.deliveries()) == 2 })
@@ -427,31 +428,6 @@ type doneWatched struct {
 func (c *doneWatched) Done() <-chan struct{} {
 	c.once.Do(func() { close(c.asked) })
 	return c.Context.Done()
-}
-
-// gate holds requests until opened.
-type gate struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (g *gate) reset() { g.mu.Lock(); g.ch = make(chan struct{}); g.mu.Unlock() }
-
-func (g *gate) wait() {
-	g.mu.Lock()
-	ch := g.ch
-	g.mu.Unlock()
-	<-ch
-}
-
-func (g *gate) open() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	select {
-	case <-g.ch:
-	default:
-		close(g.ch)
-	}
 }
 
 func TestMatch(t *testing.T) {

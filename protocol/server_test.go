@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol"
 	"github.com/nowserving/nowserving/protocol/wire"
@@ -846,10 +847,7 @@ func TestLameDuck(t *testing.T) {
 		t.Errorf("issued %d tickets, answered=%v", issued, answered)
 	}
 	// Serve after Shutdown returns at once.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := conntest.Listener(t)
 	if err := en.Server.Serve(ln); !errors.Is(err, protocol.ErrServerClosed) {
 		t.Errorf("Serve after Shutdown: %v", err)
 	}

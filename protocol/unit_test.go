@@ -171,12 +171,8 @@ func TestClosedRefusal(t *testing.T) {
 		Services: []queue.Service{{Code: "P", Prefix: "P", Width: 3, Names: map[string]string{"pt": "Pessoa física", "en": "Personal"},
 			Hours: []queue.Hours{{Days: []time.Weekday{time.Monday}, Open: 10 * time.Hour, Close: 16 * time.Hour}}}},
 		Counters: []queue.Counter{{ID: "1", Services: []queue.CounterService{{Service: "P"}}}}}
-	eng, err := queue.New(queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site},
+	eng := storetest.StartEngine(t, queue.Opts{Store: storetest.SQLite(t), Sites: []queue.Site{site},
 		Clock: storetest.FixedClock(time.Date(2026, 12, 5, 12, 0, 0, 0, sp)).Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close(context.Background())
 	_, err = eng.Issue(context.Background(), queue.IssueRequest{Request: queue.Request{Site: "b", Device: "k"}, Service: "P"})
 	se, internal := statusOf(err)
 	want := "service closed: Pessoa física: fechado, abre seg 10:00 / Personal: closed, opens Mon 10:00"

@@ -23,7 +23,7 @@ func checkInEnv(t *testing.T) (*staffEnv, string) {
 		s.Languages = []string{"en", "zh", "pt"}
 		s.Resources = []queue.Resource{{ID: "dr", Service: "A", Schedule: queue.Schedule{Open: 10 * time.Hour, Close: 12 * time.Hour,
 			Slot: 15 * time.Minute, Capacity: 1, DaysAhead: 7, OpensAt: 7 * time.Hour}}}
-		wo.Kiosks, wo.PublicURL = []KioskDevice{{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}}, "http://q.example.org"
+		wo.Kiosks, wo.PublicURL = []KioskDevice{testKiosk}, "http://q.example.org"
 	})
 	if _, err := se.eng.GenerateSlots(context.Background()); err != nil {
 		t.Fatal(err)
@@ -39,10 +39,10 @@ func checkInEnv(t *testing.T) (*staffEnv, string) {
 func TestKioskCheckInAPI(t *testing.T) {
 	se, code := checkInEnv(t)
 	p := se.person(t)
-	hdr := map[string]string{"X-Kiosk": "1", "Content-Type": "application/json"}
+	hdr := kioskHeader()
 	const path = "/kiosk/main/api/check-in?device=kiosk-web"
 	problemCode(t, p.do("POST", path, `{"code":"`+code+`","key":"checkin-0001"}`, hdr), 401)
-	wantStatus(t, p.do("POST", "/kiosk/main/api/provision", `{"device":"kiosk-web","secret":"kiosk-secret-0123456789"}`, hdr), 200)
+	provisionKiosk(t, p)
 	if st := decode[KioskState](t, p.do("GET", "/kiosk/main/api/state?device=kiosk-web", "", nil), 200); !st.CheckIn {
 		t.Fatalf("a site with resources offers no check-in: %+v", st)
 	}

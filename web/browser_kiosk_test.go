@@ -17,7 +17,7 @@ import (
 // "out of service" when the daemon stops and back when it returns.
 func TestBrowserKiosk(t *testing.T) {
 	b := startBrowser(t)
-	kiosks := []KioskDevice{{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}}
+	kiosks := []KioskDevice{testKiosk}
 	se := newStaffEnv(t, func(qo *queue.Opts, wo *Opts) {
 		counterSite(qo, wo)
 		wo.Kiosks, wo.PublicURL = kiosks, "http://queue.example.org"
@@ -30,7 +30,7 @@ func TestBrowserKiosk(t *testing.T) {
 	if !strings.Contains(se.log.String(), "kiosk provisioning refused") {
 		t.Fatalf("refusal not logged: %s", se.log.String())
 	}
-	b.eval(p, "document.getElementById('p-secret').value = 'kiosk-secret-0123456789'; document.getElementById('f-provision').requestSubmit()")
+	b.eval(p, "document.getElementById('p-secret').value = '"+testKiosk.Secret+"'; document.getElementById('f-provision').requestSubmit()")
 	b.waitFor(t, p, "document.getElementById('choose').hidden", "false", 10*time.Second)
 	b.waitFor(t, p, "document.querySelectorAll('.service').length", "2", 5*time.Second)
 	se.issue("A")
@@ -57,7 +57,7 @@ func TestBrowserKiosk(t *testing.T) {
 	// Without the cookie (another browser) the API refuses.
 	other := se.person(t)
 	if code := problemCode(t, other.do("POST", "/kiosk/main/api/tickets?device=kiosk-web", `{"service":"A","key":"forged-00001"}`,
-		map[string]string{"X-Kiosk": "1", "Content-Type": "application/json"}), 401); code != "kiosk_not_provisioned" {
+		kioskHeader()), 401); code != "kiosk_not_provisioned" {
 		t.Fatalf("unprovisioned: %s", code)
 	}
 
@@ -81,7 +81,7 @@ func TestBrowserKioskShots(t *testing.T) {
 	b := startBrowser(t)
 	se := newStaffEnv(t, func(qo *queue.Opts, wo *Opts) {
 		counterSite(qo, wo)
-		wo.Kiosks, wo.PublicURL = []KioskDevice{{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}}, "http://queue.example.org"
+		wo.Kiosks, wo.PublicURL = []KioskDevice{testKiosk}, "http://queue.example.org"
 	})
 	se.issueN(3, "A")
 	dir := artifacts(t)
@@ -111,7 +111,7 @@ func TestBrowserKioskClosed(t *testing.T) {
 	site := closedBranch(t)
 	se := newStaffEnv(t, func(qo *queue.Opts, wo *Opts) {
 		qo.Sites = []queue.Site{site}
-		wo.Kiosks = []KioskDevice{{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}}
+		wo.Kiosks = []KioskDevice{testKiosk}
 	})
 	se.env.clock.Fix(time.Date(2026, 12, 4, 15, 59, 0, 0, site.Location))
 	p := b.kiosk(t, se, "&lang=pt", 1280, 1024)
@@ -135,6 +135,6 @@ func (b *browser) kiosk(t *testing.T, se *staffEnv, query string, w, h int) stri
 	t.Helper()
 	p := b.window(t, se.http.URL+"/kiosk/main?device=kiosk-web"+query, w, h)
 	b.waitFor(t, p, "document.getElementById('provision').hidden", "false", 10*time.Second)
-	b.eval(p, "document.getElementById('p-secret').value = 'kiosk-secret-0123456789'; document.getElementById('f-provision').requestSubmit()")
+	b.eval(p, "document.getElementById('p-secret').value = '"+testKiosk.Secret+"'; document.getElementById('f-provision').requestSubmit()")
 	return p
 }

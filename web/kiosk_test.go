@@ -9,15 +9,31 @@ import (
 	"github.com/nowserving/nowserving/queue"
 )
 
+// testKiosk is the kiosk device of the kiosk page's tests, at site main.
+var testKiosk = KioskDevice{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}
+
+// kioskHeader is what the kiosk page sends with a call of its API: the
+// header that tells it from a forged form, and a JSON body.
+func kioskHeader() map[string]string {
+	return map[string]string{"X-Kiosk": "1", "Content-Type": "application/json"}
+}
+
+// provisionKiosk provisions p's browser as testKiosk with the device's
+// secret, as the kiosk page does, failing t unless that succeeds.
+func provisionKiosk(t *testing.T, p *person) {
+	t.Helper()
+	wantStatus(t, p.do("POST", "/kiosk/main/api/provision", `{"device":"kiosk-web","secret":"kiosk-secret-0123456789"}`, kioskHeader()), 200)
+}
+
 // TestKioskAPI: provisioning needs the device's secret and the page's
 // header; a provisioned page issues as its device; hostile bodies get a
 // 400 saying why and write nothing.
 func TestKioskAPI(t *testing.T) {
 	se := newStaffEnv(t, func(_ *queue.Opts, wo *Opts) {
-		wo.Kiosks, wo.PublicURL = []KioskDevice{{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}}, "http://q.example.org"
+		wo.Kiosks, wo.PublicURL = []KioskDevice{testKiosk}, "http://q.example.org"
 	})
 	p := se.person(t)
-	hdr := map[string]string{"X-Kiosk": "1", "Content-Type": "application/json"}
+	hdr := kioskHeader()
 	for _, tt := range []struct {
 		body string
 		hdr  map[string]string
@@ -36,7 +52,7 @@ func TestKioskAPI(t *testing.T) {
 	if code := problemCode(t, p.do("GET", "/kiosk/main/api/state?device=kiosk-web", "", nil), 401); code != "kiosk_not_provisioned" {
 		t.Fatalf("state before provisioning: %s", code)
 	}
-	wantStatus(t, p.do("POST", "/kiosk/main/api/provision", `{"device":"kiosk-web","secret":"kiosk-secret-0123456789"}`, hdr), 200)
+	provisionKiosk(t, p)
 	st := decode[KioskState](t, p.do("GET", "/kiosk/main/api/state?device=kiosk-web", "", nil), 200)
 	if st.Device != "kiosk-web" || len(st.Services) != 2 || !st.Services[0].Open {
 		t.Fatalf("state %+v", st)
@@ -80,11 +96,11 @@ func TestKioskStateClosed(t *testing.T) {
 	site := closedBranch(t)
 	se := newStaffEnv(t, func(qo *queue.Opts, wo *Opts) {
 		qo.Sites = []queue.Site{site}
-		wo.Kiosks = []KioskDevice{{ID: "kiosk-web", Site: "main", Secret: "kiosk-secret-0123456789"}}
+		wo.Kiosks = []KioskDevice{testKiosk}
 	})
 	p := se.person(t)
-	hdr := map[string]string{"X-Kiosk": "1", "Content-Type": "application/json"}
-	wantStatus(t, p.do("POST", "/kiosk/main/api/provision", `{"device":"kiosk-web","secret":"kiosk-secret-0123456789"}`, hdr), 200)
+	hdr := kioskHeader()
+	provisionKiosk(t, p)
 	monday := time.Date(2026, 12, 7, 10, 0, 0, 0, site.Location)
 	four := time.Date(2026, 12, 4, 16, 0, 0, 0, site.Location)
 	for _, tc := range []struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
@@ -136,10 +137,7 @@ func TestDoorSilentConnections(t *testing.T) {
 // door, its listener, release and the held request's answer to read.
 func heldDoor(t *testing.T, mod func(*doorListener)) (*doorListener, net.Listener, func(), *bufio.Reader) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := conntest.Listener(t)
 	d := newDoor(ln, 1)
 	if mod != nil {
 		mod(d)

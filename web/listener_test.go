@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/queue"
 )
@@ -45,10 +46,7 @@ func (s *heldStore) View(ctx context.Context, fn func(context.Context, queue.Tx)
 // connections at once, its reads held by the store while armed; the
 // address is its listener's.
 func appointmentsEnv(t *testing.T, conns int, mod func(*Opts)) (*env, *heldStore, net.Listener) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := conntest.Listener(t)
 	var st *heldStore
 	e := newEnv(t, func(qo *queue.Opts, wo *Opts) {
 		st = &heldStore{Store: qo.Store, release: make(chan struct{})}

@@ -3,13 +3,13 @@ package web
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/internal/testkit/parttest"
 	"github.com/nowserving/nowserving/queue"
 )
@@ -151,10 +151,7 @@ func TestTicketStream(t *testing.T) {
 // ErrServerClosed.
 func TestShutdown(t *testing.T) {
 	e := newEnv(t, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := conntest.Listener(t)
 	part := Part{Server: e.srv, Listener: ln}
 	served := parttest.Go(context.Background(), part)
 	resp, err := http.Get("http://" + ln.Addr().String() + "/display/main/events")

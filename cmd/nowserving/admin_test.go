@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -15,16 +14,11 @@ import (
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-// runCmd runs the binary's root command with args and returns its output.
+// runCmd runs the binary's root command with args, and nothing on its
+// standard input, and returns its output.
 func runCmd(t testing.TB, args ...string) (string, error) {
 	t.Helper()
-	root := newRoot()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	return out.String(), err
+	return runWithInput(t, "", args...)
 }
 
 // TestCheckCatchesCorruption: migrate a database, issue tickets, check it

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,16 +14,7 @@ import (
 // ten doctors of one place and the rest rooms of ten, D days ahead, and
 // site branch for the other site's tickets.
 func TestScaleConfig(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "scale.yaml")
-	cmd := newBenchBookCmd()
-	cmd.SetArgs([]string{"--resources", "30", "--days", "3", "--write-config", path, "--config-store-dsn", filepath.Join(t.TempDir(), "s.db")})
-	if err := cmd.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	c, err := config.Load(config.Opts{File: path})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := scaleConfig(t, "--resources", "30", "--days", "3")
 	if len(c.Sites) != 2 || c.Sites[0].ID != "scale" || c.Sites[1].ID != "branch" {
 		t.Fatalf("sites %+v, want scale and branch", c.Sites)
 	}
@@ -41,4 +33,22 @@ func TestScaleConfig(t *testing.T) {
 	if doctors != 27 || rooms != 3 {
 		t.Errorf("%d doctors and %d rooms, want 27 and 3", doctors, rooms)
 	}
+}
+
+// scaleConfig runs bench book with args and --write-config, in a
+// temporary directory, and loads the configuration it writes as the
+// daemon does, failing t if either fails.
+func scaleConfig(t *testing.T, args ...string) *config.Config {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "scale.yaml")
+	cmd := newBenchBookCmd()
+	cmd.SetArgs(slices.Concat(args, []string{"--write-config", path, "--config-store-dsn", filepath.Join(t.TempDir(), "s.db")}))
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(config.Opts{File: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

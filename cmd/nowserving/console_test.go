@@ -119,20 +119,30 @@ func TestResolveConsole(t *testing.T) {
 	}
 }
 
+// tmuxIn returns tm, which runs tmux (the binary's path) with args on a
+// tmux server of the test's own, its socket in dir, no user configuration
+// read, and returns what it printed, failing t if it fails. The server is
+// killed when the test ends.
+func tmuxIn(t *testing.T, tmux, dir string) (tm func(args ...string) string) {
+	sock := filepath.Join(dir, "tmux.sock")
+	t.Cleanup(func() { _ = exec.Command(tmux, "-S", sock, "kill-server").Run() })
+	return func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+}
+
 // TestConsoleTmux runs the real binary as a person would: the daemon on
 // port 0, a kiosk ticket, then `nowserving console` in an 80x24 tmux pane,
 // driven by send-keys and read by capture-pane.
 func TestConsoleTmux(t *testing.T) {
 	tmux := need.Program(t, "tmux", "tmux")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir, file := writeConsoleConfig(t)
-	bin := filepath.Join(dir, "nowserving")
-	if err := os.Symlink(exe, bin); err != nil { // TestMain runs main for argv[0] "nowserving"
-		t.Fatal(err)
-	}
+	bin := linkTestBinary(t, dir)
 	logPath := filepath.Join(dir, "serve.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -164,18 +174,9 @@ func TestConsoleTmux(t *testing.T) {
 	}) {
 		t.Fatalf("daemon did not listen; log:\n%s", log)
 	}
-	sock := filepath.Join(dir, "tmux.sock")
-	tm := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
+	tm := tmuxIn(t, tmux, dir)
 	console := strings.Join([]string{bin, "console", "--config", file, "--addr", addr}, " ")
 	tm("new-session", "-d", "-s", "console", "-x", "80", "-y", "24", "env TERM=xterm-256color "+console+"; sleep 30")
-	t.Cleanup(func() { _ = exec.Command(tmux, "-S", sock, "kill-server").Run() })
 	pane := func() string { return tm("capture-pane", "-p", "-t", "console") }
 	waitScreen := func(what string, ok func(string) bool) string {
 		t.Helper()

@@ -13,6 +13,22 @@ import (
 	"time"
 )
 
+// linkTestBinary links this test binary as dir/nowserving, which runs as
+// the real binary does (TestMain runs main for argv[0] "nowserving"), and
+// returns its path.
+func linkTestBinary(t *testing.T, dir string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "nowserving")
+	if err := os.Symlink(exe, bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
 // dayBinary returns a nowserving for the busy day's daemon and its tmux
 // consoles, as dir/nowserving. Without the race detector it is this test
 // binary (TestMain runs main for argv[0] "nowserving"). With it, it is
@@ -23,17 +39,10 @@ import (
 // compiled every package for go vet first, so this is a link.
 func dayBinary(t *testing.T, dir string) string {
 	t.Helper()
-	bin := filepath.Join(dir, "nowserving")
 	if !raceDetector {
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(exe, bin); err != nil {
-			t.Fatal(err)
-		}
-		return bin
+		return linkTestBinary(t, dir)
 	}
+	bin := filepath.Join(dir, "nowserving")
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -222,18 +221,8 @@ func memDir(t *testing.T, dir, name string) string {
 
 // startTmux starts the tmux server and the supervisor console in it.
 func (h *hallDay) startTmux(tmux string) {
-	t := h.t
-	sock := filepath.Join(h.dir, "tmux.sock")
-	h.tm = func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
+	h.tm = tmuxIn(h.t, tmux, h.dir)
 	h.tm("new-session", "-d", "-s", "supervisor", "-x", "120", "-y", "40", "env TERM=xterm-256color "+h.console("--lang", "en")+"; sleep 600")
-	t.Cleanup(func() { _ = exec.Command(tmux, "-S", sock, "kill-server").Run() })
 }
 
 // console is the command line of a console attached to the daemon.

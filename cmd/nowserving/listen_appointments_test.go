@@ -8,12 +8,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nowserving/nowserving/config"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol/client"
 	"github.com/nowserving/nowserving/protocol/wire"
@@ -115,16 +113,7 @@ func TestScaleConfigAppointments(t *testing.T) {
 		args []string
 		want string
 	}{{nil, "127.0.0.1:7483"}, {[]string{"--config-appointments", ""}, ""}} {
-		path := filepath.Join(t.TempDir(), "scale.yaml")
-		cmd := newBenchBookCmd()
-		cmd.SetArgs(append([]string{"--resources", "10", "--days", "1", "--write-config", path, "--config-store-dsn", filepath.Join(t.TempDir(), "s.db")}, tt.args...))
-		if err := cmd.Execute(); err != nil {
-			t.Fatal(err)
-		}
-		c, err := config.Load(config.Opts{File: path})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := scaleConfig(t, append([]string{"--resources", "10", "--days", "1"}, tt.args...)...)
 		if c.Listen.Appointments != tt.want {
 			t.Errorf("bench book %v: listen.appointments %q, want %q", tt.args, c.Listen.Appointments, tt.want)
 		}

@@ -11,7 +11,7 @@ import (
 
 // runWithInput runs the root command with args and stdin as its standard
 // input, and returns what it wrote.
-func runWithInput(t *testing.T, stdin string, args ...string) (string, error) {
+func runWithInput(t testing.TB, stdin string, args ...string) (string, error) {
 	t.Helper()
 	root := newRoot()
 	var out bytes.Buffer

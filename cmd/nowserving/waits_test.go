@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/nowserving/nowserving/internal/testkit/conntest"
+	"github.com/nowserving/nowserving/internal/testkit/gate"
 	"github.com/nowserving/nowserving/internal/testkit/logtest"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol/client"
@@ -41,13 +41,12 @@ type dbProxy struct {
 
 	mu   sync.Mutex
 	srv  *conntest.Server // the last one up (nil if never), closed while down
-	gate chan struct{}    // closed while bytes flow
+	gate gate.Gate        // shut while frozen
 }
 
 // newProxy returns a proxy to target, up and flowing unless down.
 func newProxy(t *testing.T, target string, down bool) *dbProxy {
-	p := &dbProxy{t: t, target: target, gate: make(chan struct{})}
-	close(p.gate)
+	p := &dbProxy{t: t, target: target}
 	srv := conntest.Listen(t)
 	p.addr = srv.Addr()
 	if down {
@@ -85,30 +84,11 @@ func (p *dbProxy) relay(srv *conntest.Server, c net.Conn) {
 func (p *dbProxy) copy(dst, src net.Conn) {
 	defer dst.Close()
 	defer src.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			gate := p.gate
-			p.mu.Unlock()
-			<-gate
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
+	conntest.Pump(dst, src, p.gate.Wait)
 }
 
 // freeze stops every byte, on open connections and new ones.
-func (p *dbProxy) freeze() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.gate = make(chan struct{})
-}
+func (p *dbProxy) freeze() { p.gate.Shut() }
 
 func (p *dbProxy) close() {
 	p.mu.Lock()
@@ -116,11 +96,7 @@ func (p *dbProxy) close() {
 	if p.srv != nil {
 		p.srv.Close()
 	}
-	select {
-	case <-p.gate:
-	default:
-		close(p.gate) // release the copiers so they see their closed conns
-	}
+	p.gate.Open() // release the copiers so they see their closed conns
 }
 
 // waitsYAML is serveYAML on any store, with a 2 s store deadline and
@@ -254,13 +230,9 @@ func take(t *testing.T, c *client.Client) (*wire.Ticket, *wire.StatusError) {
 // proxiedPostgres returns a fresh PostgreSQL test schema's DSN with its
 // host replaced by a proxy.
 func proxiedPostgres(t *testing.T) (*dbProxy, string) {
-	u, err := url.Parse(storetest.PostgresDSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := newProxy(t, u.Host, false)
-	u.Host = p.addr
-	return p, u.String()
+	addr, at := storetest.ServerAddr(t, "postgres", storetest.PostgresDSN(t))
+	p := newProxy(t, addr, false)
+	return p, at(p.addr)
 }
 
 // proxiedMySQL returns a fresh MariaDB test database's DSN with its

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nowserving/nowserving/devices/escpos"
 	"github.com/nowserving/nowserving/devices/escpos/escpostest"
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 )
 
@@ -244,17 +245,8 @@ func TestNewPrinterDefaultPort(t *testing.T) {
 // TestStatusSkipsFlowControl: a printer with XON/XOFF flow control may send
 // 0x11 / 0x13 between status replies; they are not status bytes.
 func TestStatusSkipsFlowControl(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	srv := conntest.Listen(t)
+	srv.Serve(func(c net.Conn) {
 		q := make([]byte, 3)
 		for _, reply := range [][]byte{{0x13, 0x11, 0x12}, {0x13, 0x1E}} {
 			if _, err := io.ReadFull(c, q); err != nil {
@@ -262,8 +254,8 @@ func TestStatusSkipsFlowControl(t *testing.T) {
 			}
 			c.Write(reply)
 		}
-	}()
-	st, err := escpos.NewPrinter(testOpts(ln.Addr().String())).Status(context.Background())
+	})
+	st, err := escpos.NewPrinter(testOpts(srv.Addr())).Status(context.Background())
 	if err != nil {
 		t.Fatalf("Status: %v", err)
 	}

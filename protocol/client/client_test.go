@@ -3,12 +3,12 @@ package client
 import (
 	"context"
 	"errors"
-	"net"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/internal/testkit/poll"
 	"github.com/nowserving/nowserving/protocol/wire"
 )
@@ -70,12 +70,9 @@ func TestDialErrors(t *testing.T) {
 		t.Errorf("wrong secret: err = %v, want ErrAuthFailed", err)
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	closed := conntest.Listen(t)
+	closed.Close() // its port refuses connections
+	addr := closed.Addr()
 	_, err = Dial(context.Background(), addr, testOpts())
 	if !errors.Is(err, ErrUnreachable) {
 		t.Errorf("closed port: err = %v, want ErrUnreachable", err)

@@ -3,11 +3,13 @@
 // serves every connection on a goroutine of its own, keeps them, and cuts
 // them all at once, the peer's side of a network cut; closed, it refuses
 // connections until ListenOn brings it back on its port. Listener is the
-// bare loopback listener, for a server of the test's own. It imports only
-// the standard library.
+// bare loopback listener, for a server of the test's own; Pump is the
+// byte pump of a proxy the test puts between a client and its server. It
+// imports only the standard library.
 package conntest
 
 import (
+	"io"
 	"net"
 	"sync"
 	"testing"
@@ -107,4 +109,23 @@ func (s *Server) CutAll() {
 		c.Close()
 	}
 	s.conns = nil
+}
+
+// Pump copies what it reads from src to dst until a read fails (EOF
+// included) or a write does, calling before ahead of each write: where a
+// proxy counts the turns of a conversation, or holds the bytes back.
+func Pump(dst io.Writer, src io.Reader, before func()) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			before()
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }

@@ -1,8 +1,11 @@
 package conntest
 
 import (
+	"bytes"
+	"errors"
 	"io"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/nowserving/nowserving/internal/testkit/poll"
@@ -96,3 +99,23 @@ func TestListener(t *testing.T) {
 		t.Errorf("dial %s after the test: connected, want refused", addr)
 	}
 }
+
+// Pump forwards every read, calling before ahead of each, and stops at
+// the end of its source or at the first write that fails.
+func TestPump(t *testing.T) {
+	var dst bytes.Buffer
+	calls := 0
+	Pump(&dst, io.MultiReader(strings.NewReader("ab"), strings.NewReader("cd")), func() { calls++ })
+	if dst.String() != "abcd" || calls != 2 {
+		t.Errorf("pumped %q with %d calls of before, want abcd with 2", dst.String(), calls)
+	}
+	calls = 0
+	Pump(failingWriter{}, io.MultiReader(strings.NewReader("ab"), strings.NewReader("cd")), func() { calls++ })
+	if calls != 1 {
+		t.Errorf("%d calls of before past a failed write, want 1", calls)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("write refused") }

@@ -7,15 +7,11 @@ import (
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
 
-// TestEngineConcurrency: 50 goroutines issue 2,000 tickets over 3 services
-// while 10 counters call, recall, no-show and complete; then the invariants.
-// It runs beside the package's other parallel tests: bound by CPU under
-// the race detector, it takes longer there, but what it checks is the
-// invariants, not its time, and alone it held the package's other tests
-// back while they mostly wait (servers, clusters).
+// TestEngineConcurrency runs beside the package's other parallel tests
+// (see storetest.RunEngineConcurrency).
 func TestEngineConcurrency(t *testing.T) {
 	t.Parallel()
-	storetest.RunConcurrency(t, func(t *testing.T) queue.Store { return storetest.MySQL(t) }, 50, 2000, 10)
+	storetest.RunEngineConcurrency(t, "mysql")
 }
 
 // TestTwoEngines: two daemons on one server, as TestGalera runs them on two

@@ -1,7 +1,7 @@
 package mysql_test
 
 import (
-	"database/sql"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -118,17 +118,7 @@ func (m *mariaDB) dsn(addrs string) string { return "ns@tcp(" + addrs + ")/test"
 func (m *mariaDB) exec(stmts ...string) error {
 	cfg := gomysql.NewConfig()
 	cfg.User, cfg.Net, cfg.Addr, cfg.Timeout = "root", "tcp", m.addr, time.Second
-	db, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	for _, q := range stmts {
-		if _, err := db.Exec(q); err != nil {
-			return fmt.Errorf("%s: %w", q, err)
-		}
-	}
-	return nil
+	return storetest.Exec(context.Background(), "mysql", cfg.FormatDSN(), stmts...)
 }
 
 // root runs statements as root or fails the test.

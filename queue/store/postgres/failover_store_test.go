@@ -167,15 +167,8 @@ func (p *pgServer) dsn(hosts string) string {
 // exec runs statements on the server alone.
 func (p *pgServer) exec(t *testing.T, stmts ...string) {
 	t.Helper()
-	db, err := sql.Open("pgx", "postgres://postgres@"+p.addr+"/postgres?sslmode=disable")
-	if err != nil {
+	if err := storetest.Exec(t.Context(), "pgx", "postgres://postgres@"+p.addr+"/postgres?sslmode=disable", stmts...); err != nil {
 		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, q := range stmts {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
 	}
 }
 

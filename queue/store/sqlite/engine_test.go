@@ -3,14 +3,11 @@ package sqlite_test
 import (
 	"testing"
 
-	"github.com/nowserving/nowserving/queue"
 	"github.com/nowserving/nowserving/queue/store/storetest"
 )
-
-func openStore(t *testing.T) queue.Store { return storetest.SQLite(t) }
 
 // Not parallel: a load bound by CPU under the race detector, it ran
 // several times slower beside the other tests on a 2-core machine.
 func TestEngineConcurrency(t *testing.T) {
-	storetest.RunConcurrency(t, openStore, 50, 2000, 10)
+	storetest.RunEngineConcurrency(t, "sqlite")
 }

@@ -25,14 +25,9 @@ func TestFeedHoldsNoLockAcrossReads(t *testing.T) {
 	held := &heldStore{Store: store}
 	clock := storetest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, storetest.Shanghai))
 	engine := func(s queue.Store) *queue.Engine {
-		e, err := queue.New(queue.Opts{Store: s, Sites: []queue.Site{storetest.TestSite()}, Clock: clock.Now,
+		return storetest.StartEngine(t, queue.Opts{Store: s, Sites: []queue.Site{storetest.TestSite()}, Clock: clock.Now,
 			Follow: true, PollInterval: 5 * time.Millisecond, PollIdle: 5 * time.Millisecond,
 			FeedSize: 2, StoreTimeout: 5 * time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = e.Close(context.Background()) })
-		return e
 	}
 	a, b := engine(store), engine(held)
 	// Generous: these wait on events, not on the store's speed; a lock

@@ -118,3 +118,27 @@ func freshMySQLDatabase(ctx context.Context, t testing.TB, db *sql.DB) string {
 	})
 	return name
 }
+
+// ServerAddr is the host:port of the server dsn, a DSN of driver
+// ("postgres" or "mysql"), names, and at gives the same DSN with the
+// server at another address (host:port, or several joined by commas) in
+// its place: the DSN of the same database through a proxy at it.
+func ServerAddr(t testing.TB, driver, dsn string) (addr string, at func(addr string) string) {
+	t.Helper()
+	switch driver {
+	case "postgres":
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatalf("postgres DSN %q: %v", dsn, err)
+		}
+		return u.Host, func(addr string) string { v := *u; v.Host = addr; return v.String() }
+	case "mysql":
+		cfg, err := mysql.ParseDSN(dsn)
+		if err != nil {
+			t.Fatalf("mysql DSN %q: %v", dsn, err)
+		}
+		return cfg.Addr, func(addr string) string { v := cfg.Clone(); v.Addr = addr; return v.FormatDSN() }
+	}
+	t.Fatalf("storetest: no server driver %q", driver)
+	return "", nil
+}

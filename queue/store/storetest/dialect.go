@@ -12,18 +12,21 @@ import (
 	"github.com/nowserving/nowserving/queue/store/sqlstore"
 )
 
-// dialects are the stores RunDialect knows, by driver (as the
+// dialects are the stores the suites know, by driver (as the
 // configuration names it): open gives each test its own store, dsn names a
 // new, empty database, at opens a store on a given one (as each of several
 // daemons does).
-var dialects = map[string]struct {
-	open func(t *testing.T) queue.Store
-	dsn  func(t testing.TB) string
-	at   openAt
-}{
+var dialects = map[string]dialect{
 	"sqlite":   {func(t *testing.T) queue.Store { return SQLite(t) }, func(t testing.TB) string { return filepath.Join(t.TempDir(), "m.db") }, migratingBy(sqlite.Open)},
 	"postgres": {func(t *testing.T) queue.Store { return Postgres(t) }, PostgresDSN, migratingBy(postgres.Open)},
 	"mysql":    {func(t *testing.T) queue.Store { return MySQL(t) }, MySQLDSN, migratingBy(mysql.Open)},
+}
+
+// A dialect is how the suites open the stores of one driver.
+type dialect struct {
+	open func(t *testing.T) queue.Store
+	dsn  func(t testing.TB) string
+	at   openAt
 }
 
 // migratingBy is open (sqlite.Open, postgres.Open or mysql.Open) as an
@@ -41,15 +44,36 @@ func migratingBy[S migrating](open func(context.Context, string, sqlstore.Opts) 
 // migrating one empty database at once (Migrate) and the checksums of the
 // applied migrations (MigrateChecksums).
 func RunDialect(t *testing.T, driver string) {
-	d, ok := dialects[driver]
-	if !ok {
-		t.Fatalf("storetest: no dialect %q", driver)
-	}
+	d := dialectOf(t, driver)
 	// Each part opens its own databases, so they run side by side.
 	t.Run("Conformance", func(t *testing.T) { t.Parallel(); Run(t, d.open) })
 	t.Run("Engine", func(t *testing.T) { t.Parallel(); RunEngine(t, d.open) })
 	t.Run("Migrate", func(t *testing.T) { t.Parallel(); migrateConcurrently(t, d.at, d.dsn(t)) })
 	t.Run("MigrateChecksums", func(t *testing.T) { t.Parallel(); migrateChecksums(t, d.at, d.dsn(t)) })
+}
+
+// RunEngineConcurrency is RunConcurrency on fresh stores of driver
+// ("sqlite", "postgres", "mysql") at the scale of every store's
+// TestEngineConcurrency: 50 goroutines issue 2,000 tickets over 3 services
+// while 10 counters call, recall, no-show and complete; then the
+// invariants. Whether it runs beside the package's other tests is the
+// caller's choice (t.Parallel): the servers' packages run it beside theirs,
+// which mostly wait on servers and clusters (bound by CPU under the race
+// detector it takes longer there, but what it checks is the invariants,
+// not its time); SQLite's runs alone.
+func RunEngineConcurrency(t *testing.T, driver string) {
+	RunConcurrency(t, dialectOf(t, driver).open, 50, 2000, 10)
+}
+
+// dialectOf is the entry of dialects for driver, failing t when there is
+// none.
+func dialectOf(t *testing.T, driver string) dialect {
+	t.Helper()
+	d, ok := dialects[driver]
+	if !ok {
+		t.Fatalf("storetest: no dialect %q", driver)
+	}
+	return d
 }
 
 // openFunc gives each test of a suite its own new, empty store.

@@ -1,6 +1,9 @@
 package storetest
 
 import (
+	"context"
+	"database/sql"
+	"fmt"
 	"os"
 	"syscall"
 	"testing"
@@ -79,4 +82,22 @@ func (s *Server) Signal(t testing.TB, sig syscall.Signal) {
 	if err := s.proc.signal(sig); err != nil {
 		t.Fatalf("%s: signal %v: %v", s.proc.name, sig, err)
 	}
+}
+
+// Exec runs stmts in order, as the user dsn names, on the server of a
+// test's own that dsn (of database/sql driver "pgx" or "mysql") reaches,
+// outside any store; it stops at the first that fails and returns its
+// error, naming the statement.
+func Exec(ctx context.Context, driver, dsn string, stmts ...string) error {
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return fmt.Errorf("storetest: open %s: %w", driver, err)
+	}
+	defer db.Close()
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
 }

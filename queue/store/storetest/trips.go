@@ -3,16 +3,12 @@ package storetest
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/url"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	driver "github.com/go-sql-driver/mysql"
 
 	"github.com/nowserving/nowserving/internal/testkit/conntest"
 	"github.com/nowserving/nowserving/internal/testkit/record"
@@ -60,33 +56,16 @@ func (p *turnProxy) serve(c net.Conn) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pump(s, c, func() { sent.Store(true) })
+		conntest.Pump(s, c, func() { sent.Store(true) })
 		s.Close()
 	}()
-	pump(c, s, func() {
+	conntest.Pump(c, s, func() {
 		if sent.Swap(false) {
 			p.turns.Add(1)
 		}
 	})
 	c.Close()
 	<-done
-}
-
-// pump copies from src to dst, calling seen before it forwards each read.
-func pump(dst io.Writer, src io.Reader, seen func()) {
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			seen()
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
 }
 
 // countingStore is a queue.Store whose read-write transactions note the
@@ -139,23 +118,14 @@ func (t countingTx) InsertBooking(ctx context.Context, b *queue.Booking) error {
 // database through a turn proxy.
 func proxied(t *testing.T, name string) (queue.Store, *turnProxy) {
 	t.Helper()
+	addr, at := ServerAddr(t, name, dialectOf(t, name).dsn(t))
+	p := newTurnProxy(t, addr)
+	dsn, o := at(p.srv.Addr()), sqlstore.Opts{MaxConns: 20}
 	switch name {
 	case "postgres":
-		u, err := url.Parse(PostgresDSN(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := newTurnProxy(t, u.Host)
-		u.Host = p.srv.Addr()
-		return At(t, postgres.Open, u.String(), sqlstore.Opts{MaxConns: 20}), p
+		return At(t, postgres.Open, dsn, o), p
 	case "mysql":
-		cfg, err := driver.ParseDSN(MySQLDSN(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := newTurnProxy(t, cfg.Addr)
-		cfg.Addr = p.srv.Addr()
-		return At(t, mysql.Open, cfg.FormatDSN(), sqlstore.Opts{MaxConns: 20}), p
+		return At(t, mysql.Open, dsn, o), p
 	}
 	t.Fatalf("trips: no server driver %q", name)
 	return nil, nil
