@@ -44,9 +44,9 @@ func (t slotCounting) Slot(ctx context.Context, id int64) (*queue.Slot, error) {
 
 // TakeSlot is how the engine reads a booking's slot, taking its place in
 // the same statement.
-func (t slotCounting) TakeSlot(ctx context.Context, site string, slot int64, now time.Time) (*queue.Slot, bool, error) {
+func (t slotCounting) TakeSlot(ctx context.Context, k queue.PatientKey, slot int64, now time.Time) (*queue.Slot, bool, error) {
 	t.n.Add(1)
-	return t.Tx.TakeSlot(ctx, site, slot, now)
+	return t.Tx.TakeSlot(ctx, k, slot, now)
 }
 
 func (c *counting) View(ctx context.Context, fn func(context.Context, queue.Tx) error) error {

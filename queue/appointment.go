@@ -186,10 +186,10 @@ func (e *Engine) book(ctx context.Context, tx Tx, j *job, s *Site, r BookRequest
 		return Booking{}, err
 	}
 	now := e.clock()
-	// The read and the UPDATE that takes the place, in one statement
-	// where the store can; refused on what the read shows, without the
-	// UPDATE, where it cannot.
-	sl, ok, err := tx.TakeSlot(ctx, s.ID, r.Slot, now)
+	// The read, the UPDATE that takes the place and the patient's lock,
+	// in one statement where the store can; refused on what the read
+	// shows, without the UPDATE, where it cannot.
+	sl, ok, err := tx.TakeSlot(ctx, PatientKey{Site: s.ID, Patient: r.Patient}, r.Slot, now)
 	if errors.Is(err, ErrSlotNotFound) || (err == nil && sl.Site != s.ID) {
 		return Booking{}, fmt.Errorf("%w: %d at site %s", ErrSlotNotFound, r.Slot, s.ID)
 	}
@@ -205,7 +205,7 @@ func (e *Engine) book(ctx context.Context, tx Tx, j *job, s *Site, r BookRequest
 	if !ok {
 		return Booking{}, slotRefusal(s, sl, now)
 	}
-	if err := patientFree(ctx, tx, s, r.Patient, sl, now); err != nil {
+	if err := patientFree(ctx, tx, s, r.Patient, sl); err != nil {
 		return Booking{}, err
 	}
 	b := Booking{Site: s.ID, Resource: sl.Resource, Slot: sl.ID, Start: sl.Start, End: sl.End, Patient: r.Patient,
@@ -237,12 +237,10 @@ func slotRefusal(s *Site, sl *Slot, now time.Time) error {
 	return fmt.Errorf("%w: slot %d of %s at %s", ErrSlotFull, sl.ID, sl.Resource, at)
 }
 
-// patientFree locks the patient's bookings of the site and refuses a
-// second booking in the slot or one overlapping it.
-func patientFree(ctx context.Context, tx Tx, s *Site, patient string, sl *Slot, now time.Time) error {
-	if err := tx.LockPatient(ctx, PatientKey{Site: s.ID, Patient: patient}, now); err != nil {
-		return fmt.Errorf("queue: lock patient %s: %w", PatientHash(patient), err)
-	}
+// patientFree refuses a second booking of the patient in the slot or one
+// overlapping it. The patient's lock, which TakeSlot took, makes its read
+// see any booking of the patient another transaction commits.
+func patientFree(ctx context.Context, tx Tx, s *Site, patient string, sl *Slot) error {
 	other, err := tx.FindBookings(ctx, BookingFilter{Site: s.ID, Patient: patient, Statuses: []BookingStatus{BookingHeld, BookingBooked},
 		StartBefore: sl.End, EndAfter: sl.Start, Limit: 1})
 	if err != nil {

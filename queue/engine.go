@@ -924,9 +924,10 @@ func (t trackingTx) InsertTicket(ctx context.Context, tk *Ticket) error {
 	return err
 }
 
-// TakeSlot takes a place in a slot: a write, unless it took none.
-func (t trackingTx) TakeSlot(ctx context.Context, site string, slot int64, now time.Time) (*Slot, bool, error) {
-	sl, ok, err := t.Tx.TakeSlot(ctx, site, slot, now)
+// TakeSlot takes a place in a slot, and the patient's lock: a write,
+// unless it took none.
+func (t trackingTx) TakeSlot(ctx context.Context, k PatientKey, slot int64, now time.Time) (*Slot, bool, error) {
+	sl, ok, err := t.Tx.TakeSlot(ctx, k, slot, now)
 	if ok || err != nil {
 		t.j.wrote = true
 	}

@@ -308,11 +308,13 @@ type BookingTx interface {
 	// matched no row.
 	TakePlace(ctx context.Context, slot int64, now time.Time) (bool, error)
 	// TakeSlot reads a slot as it stood before the call (ErrSlotNotFound
-	// if none) and takes a place in it, as TakePlace does, when it is
-	// site's, the read shows it open with a place free and starting
-	// after now; it reports whether it took one. One statement where
-	// the store can.
-	TakeSlot(ctx context.Context, site string, slot int64, now time.Time) (*Slot, bool, error)
+	// if none) and takes a place in it for k.Patient, as TakePlace does,
+	// when it is k.Site's, the read shows it open with a place free and
+	// starting after now; it reports whether it took one. Where it took
+	// one, it takes the patient's lock too, as LockPatient does (after
+	// the slot's, as a booking always does). One statement where the
+	// store can.
+	TakeSlot(ctx context.Context, k PatientKey, slot int64, now time.Time) (*Slot, bool, error)
 	// ReleasePlace gives a place back.
 	ReleasePlace(ctx context.Context, slot int64) error
 	// LockPatient serialises the bookings of one patient of a site until

@@ -88,25 +88,30 @@ func (t *tx) TakePlace(ctx context.Context, slot int64, now time.Time) (bool, er
 	return t.changed(ctx, fmt.Sprintf("take a place in slot %d", slot), t.s.q.takePlace(slot, now))
 }
 
-// TakeSlot reads a slot and takes a place in it when it is site's and the
-// read shows one free: where the dialect merges writes, in one statement
-// (the read sees the slot as it stood before its UPDATE, which decides on
-// the row as it stands then); elsewhere the read, then TakePlace.
-func (t *tx) TakeSlot(ctx context.Context, site string, slot int64, now time.Time) (*queue.Slot, bool, error) {
+// TakeSlot reads a slot and takes a place in it when it is k.Site's and
+// the read shows one free, then the patient's lock: where the dialect
+// merges writes, in one statement (the read sees the slot as it stood
+// before its UPDATE, which decides on the row as it stands then; the lock
+// row is written from the UPDATE's answer, so only when it took a place);
+// elsewhere the read, TakePlace, then LockPatient.
+func (t *tx) TakeSlot(ctx context.Context, k queue.PatientKey, slot int64, now time.Time) (*queue.Slot, bool, error) {
 	action := fmt.Sprintf("take a place in slot %d", slot)
 	if !t.s.d.MergeWrites {
 		sl, err := t.Slot(ctx, slot)
-		if err != nil || sl.Site != site || sl.Closed || !sl.Start.After(now) || sl.Booked >= sl.Capacity {
+		if err != nil || sl.Site != k.Site || sl.Closed || !sl.Start.After(now) || sl.Booked >= sl.Capacity {
 			return sl, false, err
 		}
 		ok, err := t.TakePlace(ctx, slot, now)
+		if err == nil && ok {
+			err = t.LockPatient(ctx, k, now)
+		}
 		return sl, ok, err
 	}
 	type taken struct {
 		queue.Slot
 		ok bool
 	}
-	v, err := scanOne(t, ctx, action, t.s.q.takeSlot(site, slot, now), func(r scanner, v *taken) error {
+	v, err := scanOne(t, ctx, action, t.s.q.takeSlot(k, slot, now), func(r scanner, v *taken) error {
 		return scanSlotAnd(r, &v.Slot, &v.ok)
 	}, queue.ErrSlotNotFound)
 	if err != nil {

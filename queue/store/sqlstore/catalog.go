@@ -154,7 +154,7 @@ func bookingCatalog(q *queries, add func(name, use string, st Stmt)) {
 	add("ReshapeSlot", "slot generation after a schedule change", q.reshapeSlot(sl))
 	add("TakePlace", "", q.takePlace(sl.ID, b.CreatedAt))
 	if q.d.MergeWrites {
-		add("TakeSlot", "a booking", q.takeSlot(sl.Site, sl.ID, b.CreatedAt))
+		add("TakeSlot", "a booking", q.takeSlot(queue.PatientKey{Site: sl.Site, Patient: b.Patient}, sl.ID, b.CreatedAt))
 	}
 	add("ReleasePlace", "", q.releasePlace(sl.ID))
 	add("LockPatient", "", q.lockPatient(queue.PatientKey{Site: b.Site, Patient: b.Patient}, b.CreatedAt))

@@ -132,8 +132,12 @@ func (q *queries) bookingTexts() {
 	// The one statement that takes a place: never read-then-write.
 	t.takePlace = r("UPDATE slots SET booked = booked + 1 WHERE id = ? AND booked < capacity AND closed = 0 AND start_at > ?")
 	if d.MergeWrites {
+		// The lock row is written from u's answer: after the slot's
+		// lock, and only where a place was taken.
 		t.takeSlot = r("WITH u AS (UPDATE slots SET booked = booked + 1 WHERE id = ? AND site = ? AND booked < capacity AND closed = 0" +
-			" AND start_at > ? RETURNING id) SELECT " + slotCols + ", EXISTS (SELECT 1 FROM u) FROM slots WHERE id = " + d.param(1))
+			" AND start_at > ? RETURNING id), l AS (INSERT INTO patient_locks (site, patient, at)" +
+			" SELECT CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT) FROM u ON CONFLICT (site, patient) DO UPDATE SET at = excluded.at)" +
+			" SELECT " + slotCols + ", EXISTS (SELECT 1 FROM u) FROM slots WHERE id = " + d.param(1))
 	}
 	t.releasePlace = r("UPDATE slots SET booked = booked - 1 WHERE id = ? AND booked > 0")
 	t.lockPatient = d.upsert("patient_locks", []string{"site", "patient"}, []string{"at"})
@@ -522,8 +526,8 @@ func (q *queries) takePlace(id int64, now time.Time) Stmt {
 // in a slot of site) in one statement: the UPDATE in a data-modifying WITH,
 // the SELECT reading the row as it stood before it, and whether it took
 // one (MergeWrites dialects).
-func (q *queries) takeSlot(site string, id int64, now time.Time) Stmt {
-	return Stmt{q.text.takeSlot, []any{id, site, ms(now)}}
+func (q *queries) takeSlot(k queue.PatientKey, id int64, now time.Time) Stmt {
+	return Stmt{q.text.takeSlot, []any{id, k.Site, ms(now), k.Site, k.Patient, ms(now)}}
 }
 
 func (q *queries) releasePlace(id int64) Stmt { return Stmt{q.text.releasePlace, []any{id}} }

@@ -55,6 +55,7 @@ func RunBooking(t *testing.T, open func(t *testing.T) queue.Store) {
 		{"CheckInLateRefused", testCheckInLateRefused},
 		{"OneOfTwenty", func(t *testing.T, open openFunc) { testBookRace(t, open, "dr-li", 20, 1) }},
 		{"TenOfFifty", func(t *testing.T, open openFunc) { testBookRace(t, open, "vacc", 50, 10) }},
+		{"PatientRace", testPatientRace},
 		{"SameKeyTwenty", testSameKey},
 		{"DoubleCancel", testDoubleCancel},
 		{"Check", testBookingCheck},
@@ -460,6 +461,48 @@ func testBookRace(t *testing.T, open func(t *testing.T) queue.Store, resource st
 	bs, err := en.e.Bookings(en.ctx, queue.BookingFilter{Site: "hq", Slot: sl.ID})
 	if err != nil || len(bs) != capacity {
 		t.Errorf("bookings of the slot: %d, %v; want %d", len(bs), err, capacity)
+	}
+}
+
+// testPatientRace: ten patients each book three slots that overlap (dr-li
+// 10:00-10:15, dr-wu 10:00-10:20, vacc 10:00-10:30) at once, through two
+// engines that follow each other over the store (two daemons), which also
+// race for the places: each transaction's check sees the bookings of the
+// patient the other committed, so every patient ends with one booking of
+// the three, never two, and every other request is refused as full or
+// overlapping.
+func testPatientRace(t *testing.T, open func(t *testing.T) queue.Store) {
+	en := newBookingEnv(t, open)
+	var engines []*queue.Engine
+	for range 2 {
+		engines = append(engines, StartEngine(t, queue.Opts{Store: en.store, Sites: []queue.Site{BookingSite()}, Clock: en.clock.Now,
+			Batch: 32, Follow: true, PollInterval: 2 * time.Millisecond, PollIdle: 2 * time.Millisecond}))
+	}
+	var slots []int64
+	for _, r := range []string{"dr-li", "dr-wu", "vacc"} {
+		slots = append(slots, en.slot(r, tuesday, 10, 0).ID)
+	}
+	const patients = 10
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range patients * len(slots) {
+		wg.Go(func() {
+			<-start
+			r := queue.BookRequest{Request: en.req(), Slot: slots[i%len(slots)], Patient: fmt.Sprintf("patient-%d", i/len(slots))}
+			_, _, err := engines[i%2].Book(en.ctx, r)
+			if err != nil && !errors.Is(err, queue.ErrSlotFull) && !errors.Is(err, queue.ErrOverlap) {
+				t.Errorf("book %d for %s: %v", r.Slot, r.Patient, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for p := range patients {
+		patient := fmt.Sprintf("patient-%d", p)
+		bs, err := en.e.Bookings(en.ctx, queue.BookingFilter{Site: "hq", Patient: patient})
+		if err != nil || len(bs) != 1 {
+			t.Errorf("%s holds %d bookings (%v) of three overlapping slots, want 1", patient, len(bs), err)
+		}
 	}
 }
 

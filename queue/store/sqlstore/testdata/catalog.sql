@@ -845,5 +845,5 @@ WITH w0 AS (UPDATE site_versions SET version = version + $1 WHERE site = $2), w1
 
 -- TakeSlot [postgres]
 -- sent by: a booking
--- args: 5, "s1", 1772433000000
-WITH u AS (UPDATE slots SET booked = booked + 1 WHERE id = $1 AND site = $2 AND booked < capacity AND closed = 0 AND start_at > $3 RETURNING id) SELECT id, site, resource, start_at, end_at, capacity, booked, closed, EXISTS (SELECT 1 FROM u) FROM slots WHERE id = $1;
+-- args: 5, "s1", 1772433000000, "s1", "p-123", 1772433000000
+WITH u AS (UPDATE slots SET booked = booked + 1 WHERE id = $1 AND site = $2 AND booked < capacity AND closed = 0 AND start_at > $3 RETURNING id), l AS (INSERT INTO patient_locks (site, patient, at) SELECT CAST($4 AS TEXT), CAST($5 AS TEXT), CAST($6 AS BIGINT) FROM u ON CONFLICT (site, patient) DO UPDATE SET at = excluded.at) SELECT id, site, resource, start_at, end_at, capacity, booked, closed, EXISTS (SELECT 1 FROM u) FROM slots WHERE id = $1;
