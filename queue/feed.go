@@ -294,8 +294,8 @@ type orderWork struct {
 }
 
 // follow applies w to the order. A run the last build read already is in
-// it; a remote one nothing was read for (the order was not following when
-// catchUp began) drops it, built again on its next use. f.mu is held.
+// it; a remote one nothing was read for (readLate gave up) drops it,
+// built again on its next use. f.mu is held.
 func (sf *siteFeed) follow(w orderWork) {
 	switch {
 	case w.evs[len(w.evs)-1].Version <= sf.ordBuilt:
@@ -376,6 +376,7 @@ func (f *feed) catchUp(id string, before int64) error {
 			return err
 		}
 		f.mu.Lock()
+		rd, gen = f.readLate(ctx, sf, orderWork{evs: evs, rd: rd}, gen)
 		if len(evs) > 0 && evs[0].Version > sf.last+1 && sf.last == from {
 			// The store skipped versions: a daemon restored work the
 			// store had lost (lost.go). The feed goes on after them, and
@@ -404,6 +405,33 @@ func (f *feed) catchUp(id string, before int64) error {
 	}
 }
 
+// readLate reads what the waiting order needs to follow the events of w,
+// which catchUp read with w.rd for the order's generation gen, when the
+// order has begun to follow the feed since (it was built, or dropped and
+// built again, while the events were read): without it the order cannot
+// follow them and is dropped, to be built again from all the site's
+// waiting tickets instead of those of the run. It returns what the order
+// follows them with, and its generation. f.mu is held on entry and on
+// return (released across the read).
+func (f *feed) readLate(ctx context.Context, sf *siteFeed, w orderWork, gen int) (*remoteRead, int) {
+	evs, rd := w.evs, w.rd
+	// An order dropped and built again during each read (new site
+	// definitions, over and over) is dropped after a few.
+	for range 3 {
+		follow, g := f.following(sf)
+		switch {
+		case !follow || rd != nil && g == gen || len(evs) == 0 || evs[len(evs)-1].Version <= sf.last:
+			return rd, gen // nothing to read, or nothing to follow
+		case !sf.building && evs[len(evs)-1].Version <= sf.ordBuilt:
+			return rd, gen // its build read them all
+		}
+		f.mu.Unlock()
+		rd, gen = f.readForOrder(ctx, evs[0].Site, evs), g
+		f.mu.Lock()
+	}
+	return rd, gen
+}
+
 // read reads the events q selects and, when the waiting order follows the
 // feed, what the order needs to follow them. f.mu is not held.
 func (f *feed) read(ctx context.Context, q EventsQuery, follow bool) ([]Event, *remoteRead, error) {
@@ -411,20 +439,26 @@ func (f *feed) read(ctx context.Context, q EventsQuery, follow bool) ([]Event, *
 	if err != nil || !follow || len(evs) == 0 {
 		return evs, nil, err
 	}
-	id := q.Site
+	return evs, f.readForOrder(ctx, q.Site, evs), nil
+}
+
+// readForOrder reads what the waiting order of site id needs to follow
+// evs, events another daemon committed; nil when the site has no definition.
+// A read that fails is returned as its error: the events go on to the
+// feed, the order is dropped. f.mu is not held.
+func (f *feed) readForOrder(ctx context.Context, id string, evs []Event) *remoteRead {
 	s, ok := f.e.defs.Load().byID[id]
 	if !ok {
-		return evs, nil, nil
+		return nil
 	}
 	rd, err := read(ctx, f.e, func(ctx context.Context, tx Tx) (remoteRead, error) {
 		return readRemote(ctx, tx, s, evs)
 	})
 	if err != nil {
-		// The events go on to the feed; the order is dropped.
 		f.orderFailed(id, err)
 		rd = remoteRead{err: err}
 	}
-	return evs, &rd, nil
+	return &rd
 }
 
 // append adds contiguous events and wakes subscribers; it returns those

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -24,12 +25,7 @@ func TestFeedHoldsNoLockAcrossReads(t *testing.T) {
 	store := storetest.SQLite(t)
 	held := &heldStore{Store: store}
 	clock := storetest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, storetest.Shanghai))
-	engine := func(s queue.Store) *queue.Engine {
-		return storetest.StartEngine(t, queue.Opts{Store: s, Sites: []queue.Site{storetest.TestSite()}, Clock: clock.Now,
-			Follow: true, PollInterval: 5 * time.Millisecond, PollIdle: 5 * time.Millisecond,
-			FeedSize: 2, StoreTimeout: 5 * time.Minute})
-	}
-	a, b := engine(store), engine(held)
+	a, b := followingEngine(t, store, clock), followingEngine(t, held, clock)
 	// Generous: these wait on events, not on the store's speed; a lock
 	// held across the read would make them wait until release.
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -67,7 +63,9 @@ func TestFeedHoldsNoLockAcrossReads(t *testing.T) {
 	// b's waiting order is there before a writes: an order built after
 	// (a build that failed on a loaded machine is retried at a later use)
 	// reads a's ticket with the rest and leaves the follower nothing to
-	// read: the likeliest way this test once waited 2 minutes in CI.
+	// read. (One built while the follower read a's ticket's events, which
+	// once made this test wait its 2 minutes in CI, reads it then:
+	// TestFeedReadsForOrderBuiltDuringRead.)
 	if !poll.Within(time.Minute, 10*time.Millisecond, func() bool { _, ok := b.OrderPosition(first); return ok }) {
 		t.Fatal("b's waiting order was never built")
 	}
@@ -121,6 +119,83 @@ func TestFeedHoldsNoLockAcrossReads(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the replay did not end once released")
 	}
+}
+
+// TestFeedReadsForOrderBuiltDuringRead: a waiting order built while the
+// follower read other daemons' events without what the order needs (it
+// was not in use when the read began) follows them by reading their
+// tickets, as it would have, instead of being dropped and built again
+// from every waiting ticket of the site. On a loaded machine this is how
+// TestFeedHoldsNoLockAcrossReads waited for a read of a's ticket that
+// never came: b's follower had begun a read before b's order was built,
+// and a's ticket came in with it.
+func TestFeedReadsForOrderBuiltDuringRead(t *testing.T) {
+	store := storetest.SQLite(t)
+	held := &heldStore{Store: store}
+	clock := storetest.NewClock(time.Date(2026, 11, 30, 9, 0, 0, 0, storetest.Shanghai))
+	a, b := followingEngine(t, store, clock), followingEngine(t, held, clock)
+	followed := make(chan []queue.Event, 16)
+	b.OnFollow(func(_ string, evs []queue.Event) {
+		select {
+		case followed <- evs:
+		default:
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	issue := func(key string) queue.Ticket {
+		t.Helper()
+		tk, err := a.Issue(ctx, queue.IssueRequest{Request: queue.Request{Site: "hq", Device: "kiosk", Key: key}, Service: "A"})
+		if err != nil {
+			t.Fatalf("issue %s: %v", key, err)
+		}
+		return tk
+	}
+
+	// b has not used the site: its follower reads a's first ticket's
+	// events for the feed alone, and waits.
+	events, releaseEvents := held.hold(func(call string, arg any) bool {
+		q, ok := arg.(queue.EventsQuery)
+		return call == "Events" && ok && q.After == 0
+	})
+	t.Cleanup(releaseEvents)
+	first := issue("1")
+	wait(ctx, t, events, "b's follower reading a's first event")
+	// Meanwhile b uses the site: its order is built, then a issues again.
+	if !poll.Within(time.Minute, 10*time.Millisecond, func() bool { _, ok := b.OrderPosition(first); return ok }) {
+		t.Fatal("b's waiting order was never built")
+	}
+	inUseDone := make(chan struct{})
+	defer close(inUseDone)
+	go inUse(ctx, b, first, inUseDone)
+	second := issue("2")
+	// The read, once let go, brings both tickets' events.
+	tickets, releaseTickets := held.hold(func(call string, arg any) bool {
+		f, ok := arg.(queue.Filter)
+		return call == "Find" && ok && slices.Contains(f.IDs, second.ID)
+	})
+	t.Cleanup(releaseTickets)
+	releaseEvents()
+	select {
+	case <-tickets:
+	case evs := <-followed:
+		t.Fatalf("b's order took events %d-%d without reading their tickets: dropped, to be built again from all", evs[0].Version, evs[len(evs)-1].Version)
+	case <-ctx.Done():
+		t.Fatal("b's follower never read a's tickets")
+	}
+	releaseTickets()
+	for _, tk := range []queue.Ticket{first, second} {
+		orderAgrees(ctx, t, b, store, tk)
+	}
+}
+
+// followingEngine is a daemon on s that follows the others on its store
+// fast, with a small feed.
+func followingEngine(t *testing.T, s queue.Store, clock *storetest.Clock) *queue.Engine {
+	t.Helper()
+	return storetest.StartEngine(t, queue.Opts{Store: s, Sites: []queue.Site{storetest.TestSite()}, Clock: clock.Now,
+		Follow: true, PollInterval: 5 * time.Millisecond, PollIdle: 5 * time.Millisecond,
+		FeedSize: 2, StoreTimeout: 5 * time.Minute})
 }
 
 // inUse asks e where tk stands until done is closed: a daemon drops the
