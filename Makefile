@@ -5,12 +5,11 @@ CONFIG   ?= testdata/hospital.yaml
 PKGS     := ./...
 FUZZTIME ?= 20s
 SOAK_TICKETS ?= 20000
-# Test binaries run at a time (go test -p): 4, twice the CPUs of the
-# 2-core machine CI runs on. The suite waits more than it computes
-# (servers starting, Galera's state transfers, time-outs it proves): there
-# .ci/run took 8 min at one binary per CPU and 6 min 20 s at 4. On a
-# machine with more CPUs, give it twice their number.
-TESTP    ?= 4
+# Test binaries run at a time (go test -p): twice the CPUs. The suite
+# waits more than it computes (servers starting, Galera's state
+# transfers, time-outs it proves): on the 2-core machine CI runs on,
+# .ci/run took 8 min at one binary per CPU and 6 min 20 s at 4.
+TESTP    ?= $(shell echo $$(( $$(nproc) * 2 )))
 
 .PHONY: help build run test check fmt vet lint fuzz bench soak clean
 
