@@ -934,12 +934,6 @@ func (t trackingTx) TakeSlot(ctx context.Context, k PatientKey, slot int64, now 
 	return sl, ok, err
 }
 
-// LockPatient takes the patient's lock, which writes its row.
-func (t trackingTx) LockPatient(ctx context.Context, k PatientKey, now time.Time) error {
-	t.j.wrote = true
-	return t.Tx.LockPatient(ctx, k, now)
-}
-
 // InsertBooking stores a booking.
 func (t trackingTx) InsertBooking(ctx context.Context, b *Booking) error {
 	t.j.wrote = true
